@@ -1,0 +1,63 @@
+"""The site builds with `mkdocs build --strict`, and the built pages carry what the build computed."""
+
+from __future__ import annotations
+
+import platform
+import re
+
+import numpy as np
+
+
+def _page(site, path: str) -> str:
+    return (site / path / "index.html").read_text(encoding="utf-8")
+
+
+def test_strict_build_has_no_warnings(built_site) -> None:
+    _, log = built_site
+    assert not re.search(r"^(WARNING|ERROR)", log, flags=re.MULTILINE), log
+
+
+def test_snippet_output_is_produced_at_build_time(built_site) -> None:
+    site, _ = built_site
+    html = _page(site, "formats/float32")
+    # The mantissa field of 42.5 appears in the executed output, not only in the source.
+    assert re.search(r"mantissa=01010100000000000000000", html)
+    bits_of_0_1 = format(int(np.array(0.1, dtype=np.float32).view(np.uint32)) & 0x7FFFFF, "023b")
+    assert f"mantissa={bits_of_0_1}" in html
+
+
+def test_math_is_mathml_not_tex(built_site) -> None:
+    site, _ = built_site
+    html = _page(site, "formats/float32")
+    assert html.count("<math") >= 8
+    assert "arithmatex" not in html
+    assert "\\(" not in html and "\\frac" not in html
+
+
+def test_verification_page_reports_this_build(built_site) -> None:
+    site, _ = built_site
+    html = _page(site, "about/verification")
+    assert f"<td>{platform.python_version()}</td>" in html
+    assert f"<td>{np.__version__}</td>" in html
+
+
+def test_errata_page_renders_the_data(built_site) -> None:
+    site, _ = built_site
+    html = _page(site, "about/errata")
+    assert 'id="fp32-formula-normal-only"' in html
+    assert "tests/formats/test_float32.py::test_subnormals_have_no_implicit_leading_one" in html
+
+
+def test_api_reference_is_generated(built_site) -> None:
+    site, _ = built_site
+    html = _page(site, "reference/api")
+    for name in ("gpukb.formats.float32.float32_fields", "gpukb.environment.collect", "gpukb.errata.load"):
+        assert f'id="{name}"' in html, name
+
+
+def test_no_page_loads_assets_from_another_host(built_site) -> None:
+    site, _ = built_site
+    for page in site.rglob("*.html"):
+        html = page.read_text(encoding="utf-8")
+        external = re.findall(r'<(?:script|link|img)[^>]+(?:src|href)="(https?://[^"]+)"', html)
+        assert external == [], f"{page.relative_to(site)} loads {external}"
