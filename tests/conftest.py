@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -9,6 +10,13 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import ROOT
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The inline bash blocks of the pages call the `gpukb` command: put this environment's scripts first on PATH,
+    # whether pytest was started through `make test` or straight from the virtual environment.
+    scripts = str(Path(sys.executable).parent)
+    os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
 
 
 def _cuda_available() -> bool:

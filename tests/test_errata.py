@@ -22,9 +22,7 @@ def test_every_erratum_names_an_existing_test() -> None:
 
 
 def _entry(**change) -> dict:
-    entry = dict(
-        id="x", topic="formats", seed="000", claim="c", truth="t", test="tests/a.py::test_b", source="s"
-    )
+    entry = dict(id="x", topic="formats", seed="000", claim="c", truth="t", test="tests/a.py::test_b", source="s")
     entry.update(change)
     return {k: v for k, v in entry.items() if v is not None}
 

@@ -9,9 +9,7 @@ from tests.helpers import ROOT
 
 
 def test_ruff_check() -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "ruff", "check", "."], cwd=ROOT, capture_output=True, text=True
-    )
+    proc = subprocess.run([sys.executable, "-m", "ruff", "check", "."], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 

@@ -31,9 +31,7 @@ def _actionlint_command() -> list[str]:
 
 
 def _lint(files: list[Path]) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [*_actionlint_command(), *map(str, files)], capture_output=True, text=True, cwd=ROOT
-    )
+    return subprocess.run([*_actionlint_command(), *map(str, files)], capture_output=True, text=True, cwd=ROOT)
 
 
 def test_both_workflows_exist() -> None:
@@ -48,8 +46,7 @@ def test_workflows_pass_actionlint() -> None:
 def test_a_broken_workflow_fails_actionlint(tmp_path: Path) -> None:
     broken = tmp_path / "broken.yml"
     broken.write_text(
-        "on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n"
-        "      - run: echo ${{ matrix.missing }}\n"
+        "on: push\njobs:\n  t:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ matrix.missing }}\n"
     )
     proc = _lint([broken])
     assert proc.returncode != 0

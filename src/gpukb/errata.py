@@ -56,9 +56,7 @@ def parse(data: dict) -> list[Erratum]:
         if raw["id"] in seen:
             raise ValueError(f"{label}: id {raw['id']!r} is used twice")
         if not (raw["test"].startswith("tests/") and ".py::" in raw["test"]):
-            raise ValueError(
-                f"{label}: test {raw['test']!r} must be a node id like tests/x/test_y.py::test_z"
-            )
+            raise ValueError(f"{label}: test {raw['test']!r} must be a node id like tests/x/test_y.py::test_z")
         seen.add(raw["id"])
         entries.append(Erratum(**raw))
     return entries

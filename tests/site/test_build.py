@@ -19,7 +19,7 @@ def test_strict_build_has_no_warnings(built_site) -> None:
 
 def test_snippet_output_is_produced_at_build_time(built_site) -> None:
     site, _ = built_site
-    html = _page(site, "formats/float32")
+    html = _page(site, "formats/anatomy")
     # The mantissa field of 42.5 appears in the executed output, not only in the source.
     assert re.search(r"mantissa=01010100000000000000000", html)
     bits_of_0_1 = format(int(np.array(0.1, dtype=np.float32).view(np.uint32)) & 0x7FFFFF, "023b")
@@ -28,7 +28,7 @@ def test_snippet_output_is_produced_at_build_time(built_site) -> None:
 
 def test_math_is_mathml_not_tex(built_site) -> None:
     site, _ = built_site
-    html = _page(site, "formats/float32")
+    html = _page(site, "formats/anatomy")
     assert html.count("<math") >= 8
     assert "arithmatex" not in html
     assert "\\(" not in html and "\\frac" not in html
@@ -45,13 +45,13 @@ def test_errata_page_renders_the_data(built_site) -> None:
     site, _ = built_site
     html = _page(site, "about/errata")
     assert 'id="fp32-formula-normal-only"' in html
-    assert "tests/formats/test_float32.py::test_subnormals_have_no_implicit_leading_one" in html
+    assert "tests/formats/test_decode.py::test_subnormals_have_no_implicit_leading_one" in html
 
 
 def test_api_reference_is_generated(built_site) -> None:
     site, _ = built_site
     html = _page(site, "reference/api")
-    for name in ("gpukb.formats.float32.float32_fields", "gpukb.environment.collect", "gpukb.errata.load"):
+    for name in ("gpukb.formats.explain.explain", "gpukb.environment.collect", "gpukb.errata.load"):
         assert f'id="{name}"' in html, name
 
 

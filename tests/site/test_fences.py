@@ -36,6 +36,7 @@ GOOD = {
         "```python\nprint(2)\n```\n\n<!--pytest-codeblocks:expected-output-->\n\n```text\n2\n```\n"
     ),
     "bash": "```bash\necho hi\n```\n",
+    "cli": '```console exec="on" source="above" result="text"\n$ gpukb format 0x63 --as e4m3\n```\n',
     "render": '```python exec="on" idprefix=""\nfrom gpukb.errata import as_markdown, load\nprint(as_markdown(load()))\n```\n',
 }
 
@@ -49,6 +50,7 @@ BAD = {
     "include from outside": ('```text\n--8<-- "README.md"\n```\n', "includes must come from"),
     "hidden exec with logic": ('```python exec="on"\nimport os\nprint(os.getcwd())\n```\n', "hidden build-time"),
     "console block": ("```console\n$ make test\n```\n", "untested"),
+    "console exec of another command": ('```console exec="on"\n$ rm -rf /tmp/x\n```\n', "only run '$ gpukb"),
 }
 
 

@@ -1,6 +1,6 @@
 """Find every code fence on a page and decide whether something tests it.
 
-A fence may reach a page in one of three ways, and only these:
+A fence may reach a page in one of four ways, and only these:
 
 * **include**: its body is nothing but ``--8<-- "snippets/..."`` or ``--8<-- "src/..."`` lines, so the code
   shown is a file that the test suite runs and asserts.
@@ -8,6 +8,8 @@ A fence may reach a page in one of three ways, and only these:
   ``python`` block must assert something itself or be followed by an expected-output block.
 * **render**: a markdown-exec block that shows no source (``exec="on"`` without ``source=``) and only imports
   from ``gpukb`` and prints: it turns tested library code into a table or figure at build time.
+* **cli**: a markdown-exec ``console`` block whose every line is a ``$ gpukb ...`` command: the page shows the
+  command line's real output, produced at build time (the CLI has its own tests).
 
 pytest-codeblocks silently skips ``~~~`` fences, titled blocks, ``py`` and skip markers; such a fence that is
 not an include is reported, so nothing untested reaches a page.
@@ -28,6 +30,7 @@ _FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<marker>`{3,}|~{3,})(?P<info>.*
 INCLUDE_LINE = re.compile(r'^--8<--\s+"(?P<target>[^"]+)"\s*$')
 _SKIP_MARK = re.compile(r"<!--\s*(pytest\.mark\.skip|pytest-codeblocks:\s*skip)")
 _EXPECTED_OUTPUT = re.compile(r"<!--\s*pytest-codeblocks:\s*expected-output")
+_CLI_LINE = re.compile(r"^\$ gpukb( [\w.,:=+-]+)*$")
 _RENDER_LINE = re.compile(r"^(from gpukb(\.\w+)* import [\w, ]+|import gpukb(\.\w+)*|print\(.*\))$")
 
 
@@ -107,7 +110,7 @@ def iter_fences(path: Path) -> Iterator[Fence]:
 
 
 def classify(fence: Fence) -> str:
-    """Say how a fence is tested: ``"include"``, ``"codeblock"`` or ``"render"``.
+    """Say how a fence is tested: ``"include"``, ``"codeblock"``, ``"render"`` or ``"cli"``.
 
     Raises:
         ValueError: If nothing tests it, saying where it is and what is allowed.
@@ -125,6 +128,11 @@ def classify(fence: Fence) -> str:
         if code and all(_RENDER_LINE.match(line) for line in code):
             return "render"
         raise ValueError(f"{where}: a hidden build-time block may only import from gpukb and print")
+    if fence.language == "console" and options.get("exec") == "on":
+        commands = [line.strip() for line in fence.body if line.strip()]
+        if commands and all(_CLI_LINE.match(line) for line in commands):
+            return "cli"
+        raise ValueError(f"{where}: a build-time console block may only run '$ gpukb ...' commands")
     if fence.marker.startswith("`") and fence.info in CODEBLOCK_LANGUAGES:
         if _SKIP_MARK.search(fence.before):
             raise ValueError(f"{where} is marked skip, so nothing runs it")

@@ -39,7 +39,7 @@ def parse_target(target: str) -> tuple[str, str | None]:
         ValueError: For a line-number range such as ``"a.py:3:9"``, which drifts when the file changes.
     """
     path, _, section = target.partition(":")
-    if section and not re.fullmatch(r"[\w-]+", section) or section.isdigit():
+    if (section and not re.fullmatch(r"[\w-]+", section)) or section.isdigit():
         raise ValueError(f"include {target!r}: use a named section (path.py:name), not line numbers")
     return path, section or None
 

@@ -1,0 +1,24 @@
+"""Measure the GPU that is present and write a results file: the script behind ``gpukb bench``.
+
+Run from the repository root, on a machine with an NVIDIA GPU and a CUDA build of torch::
+
+    python bench/gpu_sweep.py --output bench/results/<gpu>-<date>.json     # full sweep, minutes
+    python bench/gpu_sweep.py --quick --output /tmp/quick.json             # seconds
+
+It needs no installation: it puts the checkout's ``src/`` on ``sys.path`` when ``gpukb`` is not importable.
+Progress goes to stderr, the summary tables to stdout.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+try:
+    from gpukb.bench.runner import main
+except ImportError:  # a checkout on a machine where gpukb is not installed
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+    from gpukb.bench.runner import main
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,130 @@
+"""The format registry: names from every library resolve, parameters agree with ml_dtypes' and torch's finfo."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from gpukb.formats.library_casts import ml_dtypes_type, torch_dtype
+from gpukb.formats.properties import properties
+from gpukb.formats.spec import FloatFormat, formats, get_format
+
+ml_dtypes = pytest.importorskip("ml_dtypes")
+torch = pytest.importorskip("torch")
+
+
+@pytest.mark.parametrize(
+    ("alias", "name"),
+    [
+        ("e4m3", "e4m3"),
+        ("float8_e4m3fn", "e4m3"),
+        ("torch.float8_e4m3fn", "e4m3"),
+        ("HIP_R_8F_E4M3", "e4m3"),
+        ("cuda_r_8f_e4m3", "e4m3"),
+        ("HIP_R_8F_E4M3_FNUZ", "e4m3fnuz"),
+        ("float8_e4m3", "e4m3ieee"),  # ml_dtypes' IEEE-style E4M3 is not OCP E4M3
+        ("bfloat16", "bf16"),
+        ("CUDA_R_8F_UE8M0", "e8m0"),
+        ("float4_e2m1fn", "e2m1"),
+        (" FP16 ", "fp16"),
+    ],
+)
+def test_library_names_resolve(alias: str, name: str) -> None:
+    assert get_format(alias).name == name
+
+
+def test_unknown_name_lists_the_known_ones() -> None:
+    with pytest.raises(ValueError, match=r"unknown format 'fp7'; known formats: fp64, fp32, tf32, .*e2m1"):
+        get_format("fp7")
+
+
+def test_non_string_name_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match="named by a string, got int"):
+        get_format(8)
+
+
+def test_bad_parameters_are_refused() -> None:
+    with pytest.raises(ValueError, match="encoding 'ibm' is not one of"):
+        FloatFormat("x", "x", 4, 3, 7, "ibm")
+    with pytest.raises(ValueError, match="exponent-only"):
+        FloatFormat("x", "x", 8, 1, 127, "e8m0")
+
+
+FINFO_FORMATS = [name for name in formats() if ml_dtypes_type(name) is not None]
+
+
+@pytest.mark.parametrize("name", FINFO_FORMATS)
+def test_properties_match_ml_dtypes_finfo(name: str) -> None:
+    info = ml_dtypes.finfo(ml_dtypes_type(name))
+    props = properties(name)
+    assert float(props.max_value) == float(info.max)
+    assert float(props.min_normal) == float(info.smallest_normal)
+    assert float(props.min_subnormal) == float(info.smallest_subnormal)
+    assert float(props.epsilon) == float(info.eps)
+    assert props.format.mantissa_bits == info.nmant
+
+
+@pytest.mark.parametrize("name", [n for n in formats() if torch_dtype(n) is not None])
+def test_properties_match_torch_finfo(name: str) -> None:
+    info = torch.finfo(torch_dtype(name))
+    props = properties(name)
+    assert float(props.max_value) == info.max
+    assert float(props.min_normal) == info.smallest_normal
+    assert props.format.bits == info.bits
+    if name == "e5m2fnuz" and info.eps != float(props.epsilon):
+        # torch.finfo reports E4M3FNUZ's epsilon for E5M2FNUZ; ml_dtypes and the bit patterns say 2**-2.
+        assert (info.eps, float(props.epsilon)) == (2.0**-3, 2.0**-2)
+    else:
+        assert float(props.epsilon) == info.eps
+
+
+@pytest.mark.parametrize(
+    ("name", "maximum"),
+    # The largest finite values the OCP OFP8 and MX specifications state, and AMD's FNUZ variants.
+    [
+        ("e4m3", 448),
+        ("e5m2", 57344),
+        ("e4m3fnuz", 240),
+        ("e5m2fnuz", 57344),
+        ("e2m3", 7.5),
+        ("e3m2", 28),
+        ("e2m1", 6),
+        ("e8m0", 2.0**127),
+        ("fp16", 65504),
+        ("bf16", 3.3895313892515355e38),
+    ],
+)
+def test_largest_values(name: str, maximum: float) -> None:
+    assert properties(name).max_value == maximum
+
+
+def test_finite_value_counts_match_the_bit_patterns() -> None:
+    from gpukb.formats.arrays import decode_array
+
+    for fmt in formats().values():
+        if fmt.bits > 19:
+            continue
+        values = decode_array(np.arange(1 << fmt.bits), fmt)
+        props = properties(fmt)
+        assert props.finite_values == int(np.isfinite(values).sum()), fmt.name
+        assert props.nan_patterns == int(np.isnan(values).sum()), fmt.name
+
+
+def test_bf16_max_is_not_fp32_max() -> None:
+    """Decides the erratum 'bf16-max': BF16's largest value is (2 - 2**-7) * 2**127, below FP32's."""
+    bf16, fp32 = properties("bf16").max_value, properties("fp32").max_value
+    assert bf16 == (2 - Fraction(1, 2**7)) * Fraction(2) ** 127
+    assert f"{float(bf16):.4e}" == "3.3895e+38"
+    assert f"{float(fp32):.4e}" == "3.4028e+38"
+
+
+def test_quad_precision_is_not_double_double() -> None:
+    """Decides the erratum 'quad-is-not-double-double': binary128 and a pair of doubles differ in range and bits."""
+    quad = FloatFormat("fp128", "IEEE binary128", exponent_bits=15, mantissa_bits=112, bias=16383, encoding="ieee")
+    double = properties("fp64")
+    assert quad.mantissa_bits + 1 == 113  # significand bits of binary128
+    assert 2 * (double.format.mantissa_bits + 1) + 1 == 107  # double-double: two 53-bit significands and a sign bit
+    assert quad.max_exponent == 16383  # quad reaches ~1.19e4932; double-double stops at FP64's ~1.80e308
+    assert double.format.max_exponent == 1023
