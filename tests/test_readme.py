@@ -30,3 +30,26 @@ def test_makefile_serves_with_livereload_on_localhost() -> None:
     assert re.search(r"^serve: ", makefile, flags=re.MULTILINE)
     assert "mkdocs serve --livereload" in makefile  # Click 8.3+ needs the flag for live reload
     assert re.search(r"^test: ", makefile, flags=re.MULTILINE)
+
+
+def test_readme_gpukb_commands_run() -> None:
+    import shlex
+    import shutil
+    import subprocess
+
+    import torch
+
+    commands = [c.split("#")[0].strip() for c in _console_commands() if c.startswith("gpukb ")]
+    assert len(commands) >= 4
+    for command in commands:
+        measures = command.startswith("gpukb bench")
+        if measures and torch.cuda.is_available():
+            continue  # on a GPU machine this is a benchmark run, which bench/ and tests/bench cover
+        proc = subprocess.run([shutil.which("gpukb"), *shlex.split(command)[1:]], capture_output=True, text=True)
+        if measures:  # no GPU: a clear message and status 1, not a traceback
+            assert proc.returncode == 1, proc.stderr
+            assert "no CUDA GPU is available" in proc.stderr
+            assert "Traceback" not in proc.stderr
+            continue
+        assert proc.returncode == 0, (command, proc.stderr)
+        assert proc.stdout.strip(), command

@@ -53,6 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     from gpukb.formats import cli as formats_cli
 
     formats_cli.add_parser(sub)
+    from gpukb.gemm import cli as gemm_cli
+
+    gemm_cli.add_parser(sub)
     return parser
 
 

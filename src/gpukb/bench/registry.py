@@ -6,8 +6,8 @@ inputs for a case, the kernel, the peer it competes with (cuBLAS through ``torch
 then times both on the same inputs, one after the other, and records their ratio and the fraction of the
 measured and datasheet ceilings each reaches.
 
-The registry starts empty: no chapter has shipped a kernel yet, and a stand-in kernel would only measure
-itself.
+The pairs live with their kernels: importing :mod:`gpukb.kernels` (which the kernels suite does) registers the
+Triton GEMM against cuBLAS. A stand-in kernel would only measure itself, so none is registered.
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ See :mod:`gpukb.bench.registry`. With nothing registered the suite records nothi
 
 from __future__ import annotations
 
+import gpukb.kernels  # noqa: F401  (importing the kernels package registers its pairs)
 from gpukb.bench.registry import REGISTRY, Registry, measure_pair
 from gpukb.bench.suites import Context
 

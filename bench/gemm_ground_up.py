@@ -1,0 +1,282 @@
+"""The GEMM ground-up chapter's GPU run: the cuBLASLt snippet, batched GEMM, and timing a GEMM right and wrong.
+
+Usage: PYTHONPATH=src python bench/gemm_ground_up.py OUTPUT.json
+
+1. ``cublaslt``: compiles ``snippets/gemm/cublaslt_matmul.cu`` with nvcc, runs its host check at the default
+   size, then times it at 4096³ and 8192³ in three rounds, each round alternating the snippet with ``torch.mm`` on
+   the same shapes (cuBLAS preferred, PyTorch's default, and cuBLASLt preferred), all timed alike.
+2. ``batched``: a batch of small bf16 products as a loop of ``torch.mm``, the same loop replayed from a CUDA
+   graph, one ``torch.bmm``, and (shared B) one ``torch.mm`` of all rows, over sizes and batch counts.
+3. ``timing``: the lecture lab's GPU matmul timed as the lab did (host clock, no synchronization) and the right
+   ways (synchronized host clock, CUDA events, warm-up, median of many, ``triton.testing.do_bench``), plus
+   the lab's CPU half (numpy), whose host-clock method is right because numpy returns when it is done.
+
+Every product runs on random inputs; results are checked before they are timed.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from gpukb import environment
+from gpukb.bench.device import describe
+from gpukb.bench.stats import summarize
+from gpukb.bench.suites.mistakes import keep_busy
+from gpukb.bench.timing import Budget, EventTimer, HostTimer, benchmark
+from gpukb.gemm.batched import agreement, captured, counts, make_batch, variant
+
+ROOT = Path(__file__).resolve().parents[1]
+SNIPPET = ROOT / "snippets" / "gemm" / "cublaslt_matmul.cu"
+CUBLASLT_TIMED = ((4096, 4096, 4096), (8192, 8192, 8192))
+CUBLASLT_ROUNDS = 3
+CUBLASLT_CALLS = 50
+BATCH_SIZES = (16, 32, 64, 128, 256)
+BATCH_COUNTS = (16, 256, 4096)
+TIMING_CASES = (("fp32", 2000), ("fp32", 4000), ("fp32", 6000), ("tf32", 6000), ("bf16", 8192))
+CPU_LAB = (2000, 4000, 6000)
+REPS = 30
+
+
+def log(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def run(cmd: list[str], timeout: float = 300) -> dict:
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    return {"command": " ".join(cmd), "returncode": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr}
+
+
+def torch_mm(torch, library: str, m: int, n: int, k: int, round_: int) -> dict:
+    """``torch.mm`` on random bf16 operands with one BLAS preference, checked, then timed like the snippet: five
+    warm-up calls and fifty calls back to back, one pair of CUDA events each."""
+    before = torch.backends.cuda.preferred_blas_library()
+    torch.backends.cuda.preferred_blas_library(library)
+    try:
+        x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+        y = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
+        z = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+        ref = x[:256].double() @ y.double()
+        torch.mm(x, y, out=z)
+        rel = float((z[:256].double() - ref).norm() / ref.norm())
+        timer = EventTimer(torch)
+        timer.time(lambda: torch.mm(x, y, out=z), 5)
+        ms = summarize(timer.time(lambda: torch.mm(x, y, out=z), CUBLASLT_CALLS))
+    finally:
+        torch.backends.cuda.preferred_blas_library(before)
+    record = {
+        "library": library,
+        "round": round_,
+        "m": m,
+        "n": n,
+        "k": k,
+        "ms": ms.as_dict(),
+        "tflops": 2 * m * n * k / (ms.median * 1e-3) / 1e12,
+        "rel_error": rel,
+    }
+    log(f"torch.mm {library} {m}x{n}x{k} round {round_}: {record['tflops']:.1f} TFLOP/s, rel err {rel:.2e}")
+    return record
+
+
+def cublaslt_section(torch) -> dict:
+    """Compile the snippet, run its check, then time it and torch.mm (both preferences) in alternating rounds."""
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    if not Path(nvcc).exists() and shutil.which(nvcc) is None:
+        return {"error": "nvcc not found on PATH or in /usr/local/cuda/bin"}
+    out: dict = {"nvcc_version": run([nvcc, "--version"])["stdout"].strip()}
+    out["preferred_blas_library"] = str(torch.backends.cuda.preferred_blas_library())
+    out["runs"], out["torch_mm"] = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        exe = str(Path(tmp) / "cublaslt_matmul")
+        build = ["-O2", "-std=c++17", "-arch=sm_90", str(SNIPPET.relative_to(ROOT)), "-o", exe]
+        compiled = run([nvcc, *build, "-lcublasLt", "-lcublas"])
+        compiled["command"] = compiled["command"].replace(exe, "cublaslt_matmul").replace(nvcc, "nvcc")
+        out["compile"] = compiled
+        log(f"cublaslt: compile rc={compiled['returncode']} {compiled['stderr'][-500:]}")
+        if compiled["returncode"] != 0:
+            return out
+
+        def snippet(*args: str, round_: int | None = None) -> None:
+            result = run([exe, *args], timeout=600)
+            result["command"] = " ".join(["./cublaslt_matmul", *args])
+            result["round"] = round_
+            out["runs"].append(result)
+            log(f"cublaslt {args}: rc={result['returncode']}\n{result['stdout']}{result['stderr'][-500:]}")
+
+        snippet()  # the check at the default size, shown on the page
+        for round_ in range(CUBLASLT_ROUNDS):  # alternate, so that drift in clocks hits every column alike
+            for m, n, k in CUBLASLT_TIMED:
+                snippet(str(m), str(n), str(k), str(CUBLASLT_CALLS), round_=round_)
+                for library in ("cublas", "cublaslt"):
+                    out["torch_mm"].append(torch_mm(torch, library, m, n, k, round_))
+    return out
+
+
+def batched_section(torch) -> list[dict]:
+
+    budget = Budget(warmup_ms=10.0, rep_ms=50.0, min_reps=5, max_reps=100)
+    records = []
+    for size in BATCH_SIZES:
+        for count in BATCH_COUNTS:
+            batch = make_batch(torch, count, size, size, size, torch.bfloat16, device="cuda", seed=size + count)
+            diffs = agreement(torch, batch)
+            scale = float(batch.out.abs().max())
+            fns = {
+                "loop": variant(torch, batch, "loop"),
+                "bmm": variant(torch, batch, "bmm"),
+                "one_gemm": variant(torch, batch, "one_gemm"),
+            }
+            try:
+                fns["loop_graph"] = captured(torch, variant(torch, batch, "loop"))
+            except RuntimeError as err:  # recorded, not fatal
+                records.append({"m": size, "batch": count, "variant": "loop_graph", "error": str(err)[:200]})
+            for name, fn in fns.items():
+                samples = benchmark(fn, EventTimer(torch), budget, lambda: keep_busy(torch)).samples
+                ms = summarize(samples)
+                flops, nbytes = counts(batch, "bf16", shared=name == "one_gemm")
+                record = {
+                    "m": size,
+                    "n": size,
+                    "k": size,
+                    "batch": count,
+                    "dtype": "bf16",
+                    "variant": name,
+                    "ms": ms.as_dict(),
+                    "tflops": flops / (ms.median * 1e-3) / 1e12,
+                    "gbps": nbytes / (ms.median * 1e-3) / 1e9,
+                    "max_abs_diff": diffs.get("one_gemm" if name == "one_gemm" else "loop", 0.0)
+                    if name != "bmm"
+                    else 0.0,
+                    "max_abs_out": scale,
+                }
+                records.append(record)
+                log(f"batched {size}^3 x{count} {name:>10}: {ms.median * 1e3:9.1f} us  {record['tflops']:7.2f} TFLOP/s")
+            del batch, fns
+    return records
+
+
+def timing_section(torch) -> list[dict]:
+    records = []
+    sync = torch.cuda.synchronize
+
+    def add(dtype: str, n: int, method: str, samples: list[float], **extra) -> None:
+        ms = summarize(samples)
+        records.append(
+            {
+                "device": "cpu" if dtype == "cpu-fp32" else "cuda",
+                "dtype": dtype,
+                "n": n,
+                "method": method,
+                "ms": ms.as_dict(),
+                "gflops": 2 * n**3 / (ms.median * 1e-3) / 1e9,
+                **extra,
+            }
+        )
+        log(f"timing {dtype} {n}: {method}: median {ms.median:.4f} ms -> {records[-1]['gflops']:,.0f} GFLOP/s")
+
+    torch_dtype = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16}
+    allow = torch.backends.cuda.matmul.allow_tf32
+    try:
+        for dtype, n in TIMING_CASES:
+            torch.backends.cuda.matmul.allow_tf32 = dtype == "tf32"
+            a = torch.randn(n, n, device="cuda", dtype=torch_dtype[dtype])
+            b = torch.randn(n, n, device="cuda", dtype=torch_dtype[dtype])
+            sync()
+            # The lab's method on the first call of this shape: time.time() around the call, no synchronize.
+            start = time.time()
+            c = torch.matmul(a, b)
+            returned = time.time()
+            sync()
+            finished = time.time()
+            add(dtype, n, "lab: first call, host clock, no synchronize", [(returned - start) * 1e3])
+            add(dtype, n, "first call, host clock, synchronized", [(finished - start) * 1e3])
+            ref = a[:256].double() @ b.double()
+            rel = float((c[:256].double() - ref).norm() / ref.norm())
+
+            def matmul(a=a, b=b):
+                return torch.matmul(a, b)
+
+            benchmark(matmul, HostTimer(sync), Budget())  # warm-up
+            sync()
+            add(dtype, n, "warm call, host clock, no synchronize", HostTimer(None).time(matmul, 1))
+            sync()
+            add(dtype, n, "warm calls, host clock, no synchronize (median)", HostTimer(None).time(matmul, REPS))
+            sync()
+            add(dtype, n, "warm call, host clock, synchronized (one run)", HostTimer(sync).time(matmul, 1))
+            add(dtype, n, "warm calls, host clock, synchronized (median)", HostTimer(sync).time(matmul, REPS))
+            add(dtype, n, "warm calls, CUDA events (median)", EventTimer(torch).time(matmul, REPS))
+            sync()
+            t0 = time.perf_counter()
+            for _ in range(REPS):
+                matmul()
+            sync()
+            add(
+                dtype,
+                n,
+                f"{REPS} calls back to back, one synchronize at the end (mean)",
+                [(time.perf_counter() - t0) * 1e3 / REPS],
+            )
+            try:
+                import triton.testing
+
+                ms = triton.testing.do_bench(matmul, warmup=25, rep=200, return_mode="median")
+                add(dtype, n, "triton.testing.do_bench (median, L2 flushed)", [ms])
+            except Exception as err:  # recorded; do_bench is a cross-check only
+                log(f"do_bench failed: {err}")
+            for r in records:
+                if (r["dtype"], r["n"]) == (dtype, n):
+                    r["rel_error_vs_fp64"] = rel  # of the product timed, first 256 rows against float64
+            del a, b, c, ref
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = allow
+    # The lab's CPU half: numpy is synchronous, so a host clock around np.dot is a fair measurement.
+    for n in CPU_LAB:
+        rng = np.random.default_rng(n)
+        a = rng.random((n, n), dtype=np.float32)
+        b = rng.random((n, n), dtype=np.float32)
+        samples = HostTimer().time(lambda a=a, b=b: np.dot(a, b), 4)
+        add("cpu-fp32", n, "lab: numpy, host clock (first call)", samples[:1])
+        add("cpu-fp32", n, "numpy, host clock (median of 3 after it)", samples[1:])
+    return records
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1:
+        print(__doc__, file=sys.stderr)
+        return 2
+    import torch
+
+    if not torch.cuda.is_available():
+        print("gemm_ground_up: no CUDA GPU here; nothing to record", file=sys.stderr)
+        return 1
+    started = time.perf_counter()
+    record = {
+        "meta": {
+            **describe(torch),
+            "environment": environment.collect().as_dict(),
+            "date": datetime.date.today().isoformat(),
+            "command": "PYTHONPATH=src python bench/gemm_ground_up.py " + argv[0],
+            "cpu_count": os.cpu_count(),
+        }
+    }
+    record["cublaslt"] = cublaslt_section(torch)
+    record["batched"] = batched_section(torch)
+    record["timing"] = timing_section(torch)
+    record["meta"]["duration_s"] = time.perf_counter() - started
+    Path(argv[0]).parent.mkdir(parents=True, exist_ok=True)
+    Path(argv[0]).write_text(json.dumps(record, indent=1) + "\n")
+    print(f"wrote {argv[0]} in {record['meta']['duration_s']:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
