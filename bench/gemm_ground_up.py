@@ -32,8 +32,8 @@ from gpukb import environment
 from gpukb.bench.device import describe
 from gpukb.bench.stats import summarize
 from gpukb.bench.suites.mistakes import keep_busy
-from gpukb.bench.timing import Budget, EventTimer, HostTimer, benchmark
-from gpukb.gemm.batched import agreement, captured, counts, make_batch, variant
+from gpukb.bench.timing import Budget, EventTimer, HostTimer, benchmark, captured
+from gpukb.gemm.batched import agreement, counts, make_batch, variant
 
 ROOT = Path(__file__).resolve().parents[1]
 SNIPPET = ROOT / "snippets" / "gemm" / "cublaslt_matmul.cu"

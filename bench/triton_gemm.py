@@ -43,6 +43,8 @@ try:
 except ImportError:  # a checkout on a machine where gpukb is not installed
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
+from gpukb.bench.timing import captured
+
 #: Sizes (M = N = K) of the configuration sweep (large, then small) and of the comparison.
 LARGE_SIZES = (4096, 8192)
 SMALL_SIZES = (512, 1024)
@@ -106,20 +108,6 @@ def _paired(torch: Any, kernel: Any, peer: Any, flush: Any) -> dict:
         "cublas_ms": peer_ms.as_dict(),
         "ratio": peer_ms.median / kernel_ms.median,
     }
-
-
-def _graphed(torch: Any, fn: Any) -> Any:
-    """``fn`` captured in a CUDA graph: its replay runs the same kernels without the host-side launch cost."""
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(3):  # warm up off the capture (compilation, cuBLAS handles, workspaces)
-            fn()
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        fn()
-    return graph.replay
 
 
 def _tflops(m: int, n: int, k: int, ms: float) -> float:
@@ -200,7 +188,7 @@ def phase_sweep(out: Path) -> None:
                 kernel = lambda a=a, b=b, s=s, cfg=config: matmul(a, b, out=outs[s], config=cfg)  # noqa: E731
                 peer = lambda a=a, b=b, s=s: torch.matmul(a, b, out=refs[s])  # noqa: E731
                 try:
-                    timing = _paired(torch, _graphed(torch, kernel), _graphed(torch, peer), flush)
+                    timing = _paired(torch, captured(torch, kernel), captured(torch, peer), flush)
                     result["timed"] = "graph replays"
                 except Exception as err:  # keep the config: time it eagerly and say why
                     result["graph_error"] = _first_line(err)
@@ -392,7 +380,7 @@ def phase_compare(out: Path, chosen: dict) -> None:
             for _ in range(ROUNDS):
                 record["rounds"].append(_paired(torch, kernel, peer, flush))
             try:
-                graphs = _graphed(torch, kernel), _graphed(torch, peer)
+                graphs = captured(torch, kernel), captured(torch, peer)
                 record["graph_rounds"] = [_paired(torch, *graphs, flush) for _ in range(ROUNDS)]
                 graph_kernel = sorted(r["kernel_ms"]["median"] for r in record["graph_rounds"])[ROUNDS // 2]
                 graph_peer = sorted(r["cublas_ms"]["median"] for r in record["graph_rounds"])[ROUNDS // 2]
