@@ -138,3 +138,13 @@ def test_the_sweeps_the_h100_page_describes() -> None:
     for r in RUN["attention"]:
         assert r["batch"] * r["seq"] == 16384
         assert r["heads"] * r["head_dim"] == 2048
+
+
+def test_the_h200_run_measured_the_registered_triton_gemm() -> None:
+    """Backs the H200 section of the H100 page: same harness, more memory, and the Triton GEMM in `kernels`."""
+    h200 = load_results(committed("nvidia-h200-2026-11-22.json"))
+    assert h200["meta"]["gpu"] == "NVIDIA H200"
+    assert h200["meta"]["memory_bytes"] > RUN["meta"]["memory_bytes"]
+    assert report.ceilings(h200)["bandwidth"] > report.ceilings(RUN)["bandwidth"]
+    assert {k["name"] for k in h200["kernels"]} == {"triton-gemm-bf16"}
+    assert RUN["kernels"] == []
