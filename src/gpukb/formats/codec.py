@@ -51,6 +51,13 @@ class Decoded:
     mantissa_field: int
     value: Fraction | None
 
+    @property
+    def signed_value(self) -> Fraction | None:
+        """The exact value with its sign (``-0`` is ``Fraction(0)``), or ``None`` for infinity and NaN."""
+        if self.value is None:
+            return None
+        return -self.value if self.sign else self.value
+
     def as_float(self) -> float:
         """The value as a Python float (NaN, signed infinity and signed zero included)."""
         if self.kind == "nan":
