@@ -1,0 +1,222 @@
+"""gpukb.records: the run description, the writer, the validating loader, and every committed results file."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import platform
+import subprocess
+import sys
+import zipfile
+from typing import Literal
+
+import pytest
+
+from gpukb import records
+from gpukb.records import store
+from gpukb.schema import StrictModel
+from tests.helpers import ROOT
+
+
+class Point(StrictModel):
+    x: int
+    label: str
+
+
+class Demo(records.Record):
+    """A kind that exists only in these tests (registered by the ``demo_kind`` fixture)."""
+
+    kind: Literal["test.demo"] = "test.demo"
+    schema_version: Literal[2] = 2
+    points: list[Point]
+
+
+@pytest.fixture
+def demo_kind(monkeypatch: pytest.MonkeyPatch) -> type[Demo]:
+    monkeypatch.setitem(store.KINDS, "test.demo", f"{__name__}:Demo")
+    return Demo
+
+
+def _cpu_run(**changes) -> records.Run:
+    run = records.Run(
+        date=dt.date(2026, 11, 23),
+        started=dt.datetime(2026, 11, 23, 16, 0, 5, tzinfo=dt.UTC),
+        command="python bench/demo.py out.json",
+        machine="x86_64",
+        cpu_count=2,
+        gpu=None,
+        versions=records.Versions(python="3.11.7", numpy="2.3.5", torch="2.13.0+cpu"),
+    )
+    return run.model_copy(update=changes)
+
+
+def test_describe_run_reads_this_machine() -> None:
+    run = records.describe_run("python x.py --flag", notes=["a note"])
+    assert run.versions.python == platform.python_version()
+    assert run.command == "python x.py --flag"
+    assert run.date == run.started.date()
+    assert run.notes == ["a note"]
+    import torch
+
+    assert (run.gpu is None) == (not torch.cuda.is_available())
+
+
+def test_command_line_is_what_a_reader_types() -> None:
+    assert (
+        records.command_line(["bench/gpu_sweep.py", "--output", "a b.json"])
+        == "python bench/gpu_sweep.py --output 'a b.json'"
+    )
+    assert records.command_line(["/x/gpukb/__main__.py", "bench"]) == "python -m gpukb bench"
+    assert records.command_line(["/venv/bin/gpukb", "bench", "--quick"]) == "gpukb bench --quick"
+
+
+def test_clock_reading_from_nvidia_smi_fields() -> None:
+    smi = {"clocks.sm": 1980.0, "clocks.mem": 2619.0, "clocks.max.sm": 1980.0, "clocks.max.mem": 2619.0,
+           "power.draw": 338.8, "power.limit": 700.0, "temperature.gpu": 48.0, "pstate": "P0"}  # fmt: skip
+    reading = records.clock_reading(smi)
+    assert reading == records.ClockReading(sm_mhz=1980, mem_mhz=2619, max_sm_mhz=1980, max_mem_mhz=2619,
+                                           power_w=338.8, power_limit_w=700, temperature_c=48, pstate="P0")  # fmt: skip
+    assert records.clock_text(reading) == "SM 1980/1980 MHz, memory 2619 MHz, 339 W of 700 W, 48 °C, P0"
+    assert records.clock_reading({**smi, "power.draw": "[N/A]"}).power_w is None
+    assert records.clock_reading(None) is None
+
+
+def test_measured_on_names_gpu_software_day_and_command() -> None:
+    gpu = records.Gpu(name="NVIDIA H100 80GB HBM3", sm_count=132, compute_capability="9.0",
+                      memory_bytes=85017493504, l2_bytes=52428800, driver="580.159.04")  # fmt: skip
+    run = _cpu_run(gpu=gpu, versions=records.Versions(python="3.12.3", torch="2.11.0+cu130", torch_cuda="13.0",
+                                                      triton="3.6.0"))  # fmt: skip
+    assert records.measured_on(run) == (
+        "Measured on an NVIDIA H100 80GB HBM3 (132 SMs, driver 580.159.04), torch 2.11.0+cu130 (CUDA 13.0), "
+        "triton 3.6.0, Python 3.12.3, on 2026-11-23, by `python bench/demo.py out.json`."
+    )
+    cpu = records.measured_on(_cpu_run(), command=False)
+    assert cpu.startswith("Measured on the CPU of an x86_64 machine (2 logical CPUs), torch 2.13.0+cpu")
+    assert "`" not in cpu
+
+
+def test_write_then_read_round_trips(tmp_path, demo_kind) -> None:
+    record = Demo(run=_cpu_run(), points=[Point(x=1, label="a"), Point(x=2, label="b")])
+    assert (record.kind, record.schema_version) == ("test.demo", 2)
+    path = records.write(record, tmp_path / "sub" / "demo.json")
+    text = path.read_text()
+    assert json.loads(text)["run"]["date"] == "2026-11-23"  # one date format: the UTC day
+    assert json.loads(text)["run"]["started"] == "2026-11-23T16:00:05Z"
+    assert records.read(path, Demo) == record
+
+
+def test_load_by_id_from_a_configured_folder(tmp_path, monkeypatch, demo_kind) -> None:
+    records.write(Demo(run=_cpu_run(), points=[]), tmp_path / "topic" / "first.json")
+    monkeypatch.setenv(records.RESULTS_DIR_VARIABLE, str(tmp_path))
+    assert records.record_ids() == ["topic/first"]
+    assert records.load("topic/first", Demo).points == []
+    with pytest.raises(FileNotFoundError, match=r"topic/second.*there are \['topic/first'\]"):
+        records.load("topic/second")
+
+
+@pytest.mark.parametrize("bad_id", ["../etc/passwd", "/abs", "a//b", "a/./b", "", "a b", 3])
+def test_a_record_id_is_a_plain_relative_path(bad_id) -> None:
+    with pytest.raises(ValueError, match="a record id is a path like"):
+        records.load(bad_id)
+
+
+def _file(tmp_path, demo_kind, **changes) -> dict:
+    data = json.loads(
+        records.write(Demo(run=_cpu_run(), points=[Point(x=1, label="a")]), tmp_path / "d.json").read_text()
+    )
+    data.update(changes)
+    return data
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"kind": "test.nothing"}, r"kind: unknown results kind 'test.nothing'; kinds are \["),
+        ({"schema_version": 1}, r"schema_version is 1; this version of gpukb reads test.demo schema 2"),
+        ({"points": [{"x": "1", "label": "a"}]}, r"points\[0\]\.x: Input should be a valid integer \(got '1'\)"),
+        ({"points": [{"x": 1}]}, r"points\[0\]\.label: Field required"),
+        ({"points": [{"x": 1, "label": "a", "colour": "red"}]}, r"points\[0\]\.colour: Extra inputs are not permitted"),
+        ({"run": None}, r"run: Input should be an object"),
+    ],
+)
+def test_a_malformed_file_names_the_file_and_the_field(tmp_path, demo_kind, change, message) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(_file(tmp_path, demo_kind, **change)))
+    with pytest.raises(ValueError, match=rf"^{path}: {message}"):
+        records.read(path)
+
+
+def test_a_file_that_omits_its_schema_version_is_refused(tmp_path, demo_kind) -> None:
+    data = _file(tmp_path, demo_kind)
+    del data["schema_version"]
+    with pytest.raises(ValueError, match="schema_version is None"):
+        records.parse(data, "x.json")
+
+
+class Other(records.Record):
+    kind: Literal["test.other"] = "test.other"
+    schema_version: Literal[1] = 1
+
+
+def test_a_record_of_another_kind_is_refused(tmp_path, demo_kind, monkeypatch) -> None:
+    monkeypatch.setitem(store.KINDS, "test.other", f"{__name__}:Other")
+    with pytest.raises(ValueError, match=r"holds a 'test\.demo' record; expected 'test\.other'"):
+        records.parse(_file(tmp_path, demo_kind), "x.json", Other)
+
+
+def test_an_unregistered_kind_cannot_be_written(tmp_path) -> None:
+    with pytest.raises(ValueError, match="not registered in KINDS"):
+        records.write(Demo(run=_cpu_run(), points=[]), tmp_path / "x.json")
+
+
+def test_every_registered_kind_has_a_model_and_a_json_schema() -> None:
+    schemas = records.json_schemas()
+    assert sorted(schemas) == sorted(store.KINDS)
+    for kind, schema in schemas.items():
+        assert schema["properties"]["kind"]["const"] == kind
+        assert "run" in schema["required"]
+
+
+@pytest.mark.parametrize("record_id", records.record_ids())
+def test_every_committed_results_file_validates(record_id: str) -> None:
+    record = records.load(record_id)
+    assert record.kind in store.KINDS
+    assert records.measured_on(record.run).startswith("Measured on ")
+
+
+def test_every_committed_file_is_a_record() -> None:
+    folder = ROOT / "src" / "gpukb" / "data" / "results"
+    files = sorted(p.relative_to(folder).with_suffix("").as_posix() for p in folder.rglob("*") if p.is_file())
+    assert files == records.record_ids(), "only JSON records belong under gpukb/data/results"
+
+
+def test_an_installed_wheel_finds_and_renders_its_records(tmp_path) -> None:
+    """Build the wheel, unpack it where the checkout is not on the path, and read every record from it."""
+    wheels = tmp_path / "wheels"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(wheels), str(ROOT)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    (wheel,) = wheels.glob("gpukb-*.whl")
+    installed = tmp_path / "site-packages"
+    zipfile.ZipFile(wheel).extractall(installed)
+    script = (
+        "import gpukb, gpukb.records as r; "
+        f"assert gpukb.__file__.startswith({str(installed)!r}), gpukb.__file__; "
+        "ids = r.record_ids(); print(len(ids)); "
+        "print('\\n'.join(r.measured_on(r.load(i).run) for i in ids))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(installed), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert int(lines[0]) == len(records.record_ids()) > 0
+    assert all(line.startswith("Measured on ") for line in lines[1:])
