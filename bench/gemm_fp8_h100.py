@@ -1,24 +1,24 @@
 """Record what FP8 matrix products do on this GPU: which torch._scaled_mm combinations run, how close they come to
-the emulator, what fast accumulation and overflow do, and TF32 against FP32. The GEMM accuracy page renders the file.
+the emulator, what fast accumulation and overflow do, and TF32 against FP32. The GEMM accuracy page renders the
+record (kind ``gemm.fp8-hardware``; the committed one is ``gemm/fp8-h100``).
 
 Usage: PYTHONPATH=src python bench/gemm_fp8_h100.py OUTPUT.json
 """
 
 from __future__ import annotations
 
-import datetime
-import json
+import glob
 import sys
 import time
 from pathlib import Path
 
-#: cuBLASLt attributes whose header comments the results keep, as the installed library documents them.
+#: cuBLASLt attributes whose header comments the record keeps, as the installed library documents them.
 HEADER_NAMES = ("CUBLASLT_MATMUL_DESC_FAST_ACCUM", "CUBLASLT_MATMUL_DESC_D_SCALE_POINTER")
 
 
-def header_notes() -> dict[str, str]:
-    """The comment above each attribute of ``HEADER_NAMES`` in the cublasLt.h found on this machine."""
-    import glob
+def header_notes():
+    """The comment above each attribute of ``HEADER_NAMES`` in the cublasLt.h found on this machine, or ``None``."""
+    from gpukb.gemm.results import CublasltHeader
 
     candidates = [
         "/usr/local/cuda/include/cublasLt.h",
@@ -29,17 +29,17 @@ def header_notes() -> dict[str, str]:
             lines = Path(path).read_text(errors="replace").splitlines()
         except OSError:
             continue
-        notes = {"path": path}
+        comments = {}
         for name in HEADER_NAMES:
             for i, line in enumerate(lines):
                 if line.strip().startswith(name):
                     start = i
                     while start > 0 and lines[start - 1].strip().startswith(("*", "/*")):
                         start -= 1
-                    notes[name] = " ".join(x.strip(" */") for x in lines[start:i] if x.strip(" */"))
+                    comments[name] = " ".join(x.strip(" */") for x in lines[start:i] if x.strip(" */"))
                     break
-        return notes
-    return {}
+        return CublasltHeader(path=path, comments=comments)
+    return None
 
 
 def main(argv: list[str]) -> int:
@@ -51,41 +51,38 @@ def main(argv: list[str]) -> int:
     if not torch.cuda.is_available():
         print("gemm_fp8_h100: no CUDA GPU here; nothing to record", file=sys.stderr)
         return 1
-    from gpukb import environment
-    from gpukb.bench.device import describe
+    from gpukb.bench.device import clocks
     from gpukb.formats.gpu_checks import tf32_matmul_check
+    from gpukb.formats.results import Tf32Check
     from gpukb.gemm import fp8_hardware as hw
+    from gpukb.gemm.results import Fp8Hardware
+    from gpukb.records import clock_reading, describe_run, finished, write
 
     started = time.perf_counter()
-    parts: dict[str, object] = {}
-    parts["acceptance"] = hw.acceptance_grid()
-    parts["layout"] = hw.layout_probe()
-    parts["agreement"] = hw.agreement_suite(parts["acceptance"])
-    parts["accumulation"] = hw.accumulation_study()
-    parts["accumulation_probe"] = hw.accumulation_probe()
-    parts["overflow"] = hw.overflow_probe()
-    parts["scale_result"] = hw.scale_result_probe()
-    parts["int32_overflow"] = hw.int32_overflow_probe()
-    parts["tf32"] = [tf32_matmul_check(n=n) for n in (256, 1024, 4096)]
-    record = {
-        "meta": {
-            **describe(torch),
-            "environment": environment.collect().as_dict(),
-            "cublaslt": hw.cublaslt_version(),
-            "cublaslt_header": header_notes(),
-            "date": datetime.date.today().isoformat(),
-            "command": "PYTHONPATH=src python3 " + " ".join(sys.argv),
-            "seconds": round(time.perf_counter() - started, 1),
-        },
-        **parts,
+    run = describe_run()
+    acceptance = hw.acceptance_grid()
+    parts = {
+        "acceptance": acceptance,
+        "layout": hw.layout_probe(),
+        "agreement": hw.agreement_suite(acceptance),
+        "accumulation": hw.accumulation_study(),
+        "accumulation_probe": hw.accumulation_probe(),
+        "overflow": hw.overflow_probe(),
+        "scale_result": hw.scale_result_probe(),
+        "int32_overflow": hw.int32_overflow_probe(),
+        "tf32": [Tf32Check(**tf32_matmul_check(n=n)) for n in (256, 1024, 4096)],
     }
-    Path(argv[0]).write_text(json.dumps(record, indent=1) + "\n")
-    accepted = sum(r["accepted"] for r in parts["acceptance"])
-    print(f"{accepted} of {len(parts['acceptance'])} combinations accepted; {record['meta']['seconds']} s")
-    for r in parts["agreement"]:
-        if r.get("emulated"):
-            print(f"{r['a']}x{r['b']}->{r['out']} bias={r['bias']} fast={r['fast_accum']}: "
-                  f"diff {r['hw_vs_emulator']:.2e} bound {r['bound']:.2e}")  # fmt: skip
+    end = clock_reading(clocks())
+    versions = run.versions.model_copy(update={"cublaslt": hw.cublaslt_version()})
+    run = finished(run, started, clocks={"end": end} if end is not None else None, versions=versions)
+    record = Fp8Hardware(run=run, cublaslt_header=header_notes(), **parts)
+    write(record, argv[0])
+    accepted = sum(r.accepted for r in record.acceptance)
+    print(f"{accepted} of {len(record.acceptance)} combinations accepted; {run.duration_s:.1f} s")
+    for r in record.agreement:
+        if r.emulated:
+            print(f"{r.a}x{r.b}->{r.out} bias={r.bias} fast={r.fast_accum}: "
+                  f"diff {r.hw_vs_emulator:.2e} bound {r.bound:.2e}")  # fmt: skip
     return 0
 
 

@@ -2,6 +2,9 @@
 
 Usage: PYTHONPATH=src python bench/gemm_ground_up.py OUTPUT.json
 
+Writes a ``gemm.ground-up`` record (:class:`gpukb.gemm.results.GroundUp`); the committed one is
+``gemm/ground-up-h100``.
+
 1. ``cublaslt``: compiles ``snippets/gemm/cublaslt_matmul.cu`` with nvcc, runs its host check at the default
    size, then times it at 4096³ and 8192³ in three rounds, each round alternating the snippet with ``torch.mm`` on
    the same shapes (cuBLAS preferred, PyTorch's default, and cuBLASLt preferred), all timed alike.
@@ -16,10 +19,6 @@ Every product runs on random inputs; results are checked before they are timed.
 
 from __future__ import annotations
 
-import datetime
-import json
-import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -28,12 +27,24 @@ from pathlib import Path
 
 import numpy as np
 
-from gpukb import environment
-from gpukb.bench.device import describe
+from gpukb.bench.device import clocks
 from gpukb.bench.stats import summarize
 from gpukb.bench.suites.mistakes import keep_busy
 from gpukb.bench.timing import Budget, EventTimer, HostTimer, benchmark, captured
 from gpukb.gemm.batched import agreement, counts, make_batch, variant
+from gpukb.gemm.results import (
+    BatchedFailure,
+    BatchedTiming,
+    Cublaslt,
+    GroundUp,
+    Process,
+    SnippetRun,
+    TimingEntry,
+    TimingMethod,
+    TorchMm,
+)
+from gpukb.records import clock_reading, describe_run, finished, write
+from gpukb.site.snippets import find_nvcc
 
 ROOT = Path(__file__).resolve().parents[1]
 SNIPPET = ROOT / "snippets" / "gemm" / "cublaslt_matmul.cu"
@@ -51,12 +62,13 @@ def log(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def run(cmd: list[str], timeout: float = 300) -> dict:
+def run(cmd: list[str], timeout: float = 300, shown: str | None = None) -> Process:
+    """Run a command to completion; ``shown`` is the command as the record states it (default: as run)."""
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    return {"command": " ".join(cmd), "returncode": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr}
+    return Process(command=shown or " ".join(cmd), returncode=proc.returncode, stdout=proc.stdout, stderr=proc.stderr)
 
 
-def torch_mm(torch, library: str, m: int, n: int, k: int, round_: int) -> dict:
+def torch_mm(torch, library: str, m: int, n: int, k: int, round_: int) -> TorchMm:
     """``torch.mm`` on random bf16 operands with one BLAS preference, checked, then timed like the snippet: five
     warm-up calls and fifty calls back to back, one pair of CUDA events each."""
     before = torch.backends.cuda.preferred_blas_library()
@@ -73,58 +85,49 @@ def torch_mm(torch, library: str, m: int, n: int, k: int, round_: int) -> dict:
         ms = summarize(timer.time(lambda: torch.mm(x, y, out=z), CUBLASLT_CALLS))
     finally:
         torch.backends.cuda.preferred_blas_library(before)
-    record = {
-        "library": library,
-        "round": round_,
-        "m": m,
-        "n": n,
-        "k": k,
-        "ms": ms.as_dict(),
-        "tflops": 2 * m * n * k / (ms.median * 1e-3) / 1e12,
-        "rel_error": rel,
-    }
-    log(f"torch.mm {library} {m}x{n}x{k} round {round_}: {record['tflops']:.1f} TFLOP/s, rel err {rel:.2e}")
+    tflops = 2 * m * n * k / (ms.median * 1e-3) / 1e12
+    record = TorchMm(library=library, round=round_, m=m, n=n, k=k, ms=ms, tflops=tflops, rel_error=rel)
+    log(f"torch.mm {library} {m}x{n}x{k} round {round_}: {record.tflops:.1f} TFLOP/s, rel err {rel:.2e}")
     return record
 
 
-def cublaslt_section(torch) -> dict:
+def cublaslt_section(torch) -> Cublaslt:
     """Compile the snippet, run its check, then time it and torch.mm (both preferences) in alternating rounds."""
-    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
-    if not Path(nvcc).exists() and shutil.which(nvcc) is None:
-        return {"error": "nvcc not found on PATH or in /usr/local/cuda/bin"}
-    out: dict = {"nvcc_version": run([nvcc, "--version"])["stdout"].strip()}
-    out["preferred_blas_library"] = str(torch.backends.cuda.preferred_blas_library())
-    out["runs"], out["torch_mm"] = [], []
+    nvcc = find_nvcc()
+    if nvcc is None:
+        return Cublaslt(error="nvcc not found ($NVCC, PATH, $CUDA_HOME/bin, /usr/local/cuda/bin)")
+    version = run([nvcc, "--version"]).stdout.strip()
+    preferred = str(torch.backends.cuda.preferred_blas_library())
+    runs: list[SnippetRun] = []
+    timings: list[TorchMm] = []
     with tempfile.TemporaryDirectory() as tmp:
         exe = str(Path(tmp) / "cublaslt_matmul")
         build = ["-O2", "-std=c++17", "-arch=sm_90", str(SNIPPET.relative_to(ROOT)), "-o", exe]
-        compiled = run([nvcc, *build, "-lcublasLt", "-lcublas"])
-        compiled["command"] = compiled["command"].replace(exe, "cublaslt_matmul").replace(nvcc, "nvcc")
-        out["compile"] = compiled
-        log(f"cublaslt: compile rc={compiled['returncode']} {compiled['stderr'][-500:]}")
-        if compiled["returncode"] != 0:
-            return out
+        command = [nvcc, *build, "-lcublasLt", "-lcublas"]
+        shown = " ".join(command).replace(exe, "cublaslt_matmul").replace(nvcc, "nvcc")
+        compiled = run(command, shown=shown)
+        log(f"cublaslt: compile rc={compiled.returncode} {compiled.stderr[-500:]}")
+        if compiled.returncode == 0:
 
-        def snippet(*args: str, round_: int | None = None) -> None:
-            result = run([exe, *args], timeout=600)
-            result["command"] = " ".join(["./cublaslt_matmul", *args])
-            result["round"] = round_
-            out["runs"].append(result)
-            log(f"cublaslt {args}: rc={result['returncode']}\n{result['stdout']}{result['stderr'][-500:]}")
+            def snippet(*args: str, round_: int | None = None) -> None:
+                result = run([exe, *args], timeout=600, shown=" ".join(["./cublaslt_matmul", *args]))
+                runs.append(SnippetRun(**result.model_dump(), round=round_))
+                log(f"cublaslt {args}: rc={result.returncode}\n{result.stdout}{result.stderr[-500:]}")
 
-        snippet()  # the check at the default size, shown on the page
-        for round_ in range(CUBLASLT_ROUNDS):  # alternate, so that drift in clocks hits every column alike
-            for m, n, k in CUBLASLT_TIMED:
-                snippet(str(m), str(n), str(k), str(CUBLASLT_CALLS), round_=round_)
-                for library in ("cublas", "cublaslt"):
-                    out["torch_mm"].append(torch_mm(torch, library, m, n, k, round_))
-    return out
+            snippet()  # the check at the default size, shown on the page
+            for round_ in range(CUBLASLT_ROUNDS):  # alternate, so that drift in clocks hits every column alike
+                for m, n, k in CUBLASLT_TIMED:
+                    snippet(str(m), str(n), str(k), str(CUBLASLT_CALLS), round_=round_)
+                    for library in ("cublas", "cublaslt"):
+                        timings.append(torch_mm(torch, library, m, n, k, round_))
+    return Cublaslt(nvcc_version=version, preferred_blas_library=preferred, compile=compiled, runs=runs,
+                    torch_mm=timings)  # fmt: skip
 
 
-def batched_section(torch) -> list[dict]:
-
+def batched_section(torch) -> tuple[list[BatchedTiming], list[BatchedFailure]]:
     budget = Budget(warmup_ms=10.0, rep_ms=50.0, min_reps=5, max_reps=100)
-    records = []
+    records: list[BatchedTiming] = []
+    failures: list[BatchedFailure] = []
     for size in BATCH_SIZES:
         for count in BATCH_COUNTS:
             batch = make_batch(torch, count, size, size, size, torch.bfloat16, device="cuda", seed=size + count)
@@ -138,37 +141,27 @@ def batched_section(torch) -> list[dict]:
             try:
                 fns["loop_graph"] = captured(torch, variant(torch, batch, "loop"))
             except RuntimeError as err:  # recorded, not fatal
-                records.append({"m": size, "batch": count, "variant": "loop_graph", "error": str(err)[:200]})
+                failures.append(BatchedFailure(m=size, batch=count, variant="loop_graph", error=str(err)[:200]))
             for name, fn in fns.items():
                 samples = benchmark(fn, EventTimer(torch), budget, lambda: keep_busy(torch)).samples
                 ms = summarize(samples)
                 flops, nbytes = counts(batch, "bf16", shared=name == "one_gemm")
-                record = {
-                    "m": size,
-                    "n": size,
-                    "k": size,
-                    "batch": count,
-                    "dtype": "bf16",
-                    "variant": name,
-                    "ms": ms.as_dict(),
-                    "tflops": flops / (ms.median * 1e-3) / 1e12,
-                    "gbps": nbytes / (ms.median * 1e-3) / 1e9,
-                    "max_abs_diff": diffs.get("one_gemm" if name == "one_gemm" else "loop", 0.0)
-                    if name != "bmm"
-                    else 0.0,
-                    "max_abs_out": scale,
-                }
+                diff = 0.0 if name == "bmm" else diffs.get("one_gemm" if name == "one_gemm" else "loop", 0.0)
+                record = BatchedTiming(m=size, n=size, k=size, batch=count, dtype="bf16", variant=name, ms=ms,
+                                       tflops=flops / (ms.median * 1e-3) / 1e12, gbps=nbytes / (ms.median * 1e-3) / 1e9,
+                                       max_abs_diff=diff, max_abs_out=scale)  # fmt: skip
                 records.append(record)
-                log(f"batched {size}^3 x{count} {name:>10}: {ms.median * 1e3:9.1f} us  {record['tflops']:7.2f} TFLOP/s")
+                log(f"batched {size}^3 x{count} {name:>10}: {ms.median * 1e3:9.1f} us  {record.tflops:7.2f} TFLOP/s")
             del batch, fns
-    return records
+    return records, failures
 
 
-def timing_section(torch) -> list[dict]:
-    records = []
+def timing_section(torch) -> list[TimingEntry]:
+    """Each product timed every way; the checked relative error is attached to every entry of its product."""
+    records: list[dict] = []
     sync = torch.cuda.synchronize
 
-    def add(dtype: str, n: int, method: str, samples: list[float], **extra) -> None:
+    def add(dtype: str, n: int, method: TimingMethod, samples: list[float], **extra) -> None:
         ms = summarize(samples)
         records.append(
             {
@@ -176,7 +169,7 @@ def timing_section(torch) -> list[dict]:
                 "dtype": dtype,
                 "n": n,
                 "method": method,
-                "ms": ms.as_dict(),
+                "ms": ms,
                 "gflops": 2 * n**3 / (ms.median * 1e-3) / 1e9,
                 **extra,
             }
@@ -197,8 +190,8 @@ def timing_section(torch) -> list[dict]:
             returned = time.time()
             sync()
             finished = time.time()
-            add(dtype, n, "lab: first call, host clock, no synchronize", [(returned - start) * 1e3])
-            add(dtype, n, "first call, host clock, synchronized", [(finished - start) * 1e3])
+            add(dtype, n, "lab_first_call", [(returned - start) * 1e3])
+            add(dtype, n, "first_call_synchronized", [(finished - start) * 1e3])
             ref = a[:256].double() @ b.double()
             rel = float((c[:256].double() - ref).norm() / ref.norm())
 
@@ -207,29 +200,24 @@ def timing_section(torch) -> list[dict]:
 
             benchmark(matmul, HostTimer(sync), Budget())  # warm-up
             sync()
-            add(dtype, n, "warm call, host clock, no synchronize", HostTimer(None).time(matmul, 1))
+            add(dtype, n, "warm_call_no_sync", HostTimer(None).time(matmul, 1))
             sync()
-            add(dtype, n, "warm calls, host clock, no synchronize (median)", HostTimer(None).time(matmul, REPS))
+            add(dtype, n, "warm_calls_no_sync", HostTimer(None).time(matmul, REPS))
             sync()
-            add(dtype, n, "warm call, host clock, synchronized (one run)", HostTimer(sync).time(matmul, 1))
-            add(dtype, n, "warm calls, host clock, synchronized (median)", HostTimer(sync).time(matmul, REPS))
-            add(dtype, n, "warm calls, CUDA events (median)", EventTimer(torch).time(matmul, REPS))
+            add(dtype, n, "warm_call_synchronized", HostTimer(sync).time(matmul, 1))
+            add(dtype, n, "warm_calls_synchronized", HostTimer(sync).time(matmul, REPS))
+            add(dtype, n, "warm_calls_events", EventTimer(torch).time(matmul, REPS))
             sync()
             t0 = time.perf_counter()
             for _ in range(REPS):
                 matmul()
             sync()
-            add(
-                dtype,
-                n,
-                f"{REPS} calls back to back, one synchronize at the end (mean)",
-                [(time.perf_counter() - t0) * 1e3 / REPS],
-            )
+            add(dtype, n, "back_to_back", [(time.perf_counter() - t0) * 1e3 / REPS], calls=REPS)
             try:
                 import triton.testing
 
                 ms = triton.testing.do_bench(matmul, warmup=25, rep=200, return_mode="median")
-                add(dtype, n, "triton.testing.do_bench (median, L2 flushed)", [ms])
+                add(dtype, n, "do_bench", [ms])
             except Exception as err:  # recorded; do_bench is a cross-check only
                 log(f"do_bench failed: {err}")
             for r in records:
@@ -244,9 +232,9 @@ def timing_section(torch) -> list[dict]:
         a = rng.random((n, n), dtype=np.float32)
         b = rng.random((n, n), dtype=np.float32)
         samples = HostTimer().time(lambda a=a, b=b: np.dot(a, b), 4)
-        add("cpu-fp32", n, "lab: numpy, host clock (first call)", samples[:1])
-        add("cpu-fp32", n, "numpy, host clock (median of 3 after it)", samples[1:])
-    return records
+        add("cpu-fp32", n, "numpy_first_call", samples[:1])
+        add("cpu-fp32", n, "numpy_after_first", samples[1:])
+    return [TimingEntry(**r) for r in records]
 
 
 def main(argv: list[str]) -> int:
@@ -259,22 +247,15 @@ def main(argv: list[str]) -> int:
         print("gemm_ground_up: no CUDA GPU here; nothing to record", file=sys.stderr)
         return 1
     started = time.perf_counter()
-    record = {
-        "meta": {
-            **describe(torch),
-            "environment": environment.collect().as_dict(),
-            "date": datetime.date.today().isoformat(),
-            "command": "PYTHONPATH=src python bench/gemm_ground_up.py " + argv[0],
-            "cpu_count": os.cpu_count(),
-        }
-    }
-    record["cublaslt"] = cublaslt_section(torch)
-    record["batched"] = batched_section(torch)
-    record["timing"] = timing_section(torch)
-    record["meta"]["duration_s"] = time.perf_counter() - started
-    Path(argv[0]).parent.mkdir(parents=True, exist_ok=True)
-    Path(argv[0]).write_text(json.dumps(record, indent=1) + "\n")
-    print(f"wrote {argv[0]} in {record['meta']['duration_s']:.0f} s")
+    run = describe_run()
+    cublaslt = cublaslt_section(torch)
+    batched, failures = batched_section(torch)
+    timing = timing_section(torch)
+    end = clock_reading(clocks())
+    run = finished(run, started, clocks={"end": end} if end is not None else None)
+    record = GroundUp(run=run, cublaslt=cublaslt, batched=batched, batched_failures=failures, timing=timing)
+    write(record, argv[0])
+    print(f"wrote {argv[0]} in {run.duration_s:.0f} s")
     return 0
 
 

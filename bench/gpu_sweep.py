@@ -2,8 +2,8 @@
 
 Run from the repository root, on a machine with an NVIDIA GPU and a CUDA build of torch::
 
-    python bench/gpu_sweep.py --output bench/results/<gpu>-<date>.json     # full sweep, minutes
-    python bench/gpu_sweep.py --quick --output /tmp/quick.json             # seconds
+    python bench/gpu_sweep.py --output src/gpukb/data/results/performance/<gpu>-<date>.json   # minutes
+    python bench/gpu_sweep.py --quick --output /tmp/quick.json                                # seconds
 
 It needs no installation: it puts the checkout's ``src/`` on ``sys.path`` when ``gpukb`` is not importable.
 Progress goes to stderr, the summary tables to stdout.

@@ -2,10 +2,11 @@
 
 Run from the repository root on a machine with a Hopper GPU::
 
-    PYTHONPATH=src python bench/triton_gemm.py bench/results/gemm/triton-gemm-h100.json
+    python bench/triton_gemm.py src/gpukb/data/results/gemm/triton-gemm-h100.json
 
 Three phases, each in its own process so that a configuration that faults the GPU cannot take the others down;
-each writes what it measured as it goes, and this driver merges them into one results file:
+each writes what it measured to a scratch JSON file as it goes, and this driver merges them into one record
+(``gpukb.kernels.results.TritonGemm``), validated and written through ``gpukb.records``:
 
 * ``sweep``: every candidate configuration (``CANDIDATES``) is first checked on a 1040×1072×784 bf16 product
   (tiles hang over every edge) into a NaN-poisoned output against a float64 reference, then timed against
@@ -28,7 +29,6 @@ after the other would hand the difference to whichever ran cooler.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import math
 import subprocess
@@ -158,6 +158,7 @@ def _check(torch: Any, config: Any, dtype: Any, layout: str = "NN") -> dict:
 
 
 def _write(path: Path, data: dict) -> None:
+    """A phase's scratch file (the driver validates the merged record)."""
     path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
 
 
@@ -173,7 +174,8 @@ def phase_sweep(out: Path) -> None:
     outs = {s: torch.empty(s, s, device="cuda", dtype=dtype) for s in SWEEP_SIZES}
     refs = {s: torch.matmul(*ops[s]) for s in SWEEP_SIZES}
     for config in CANDIDATES:
-        record: dict = {"config": config.as_dict(), "label": config.label, "results": [], "error": None}
+        record: dict = {"config": config.as_dict(), "check": None, "compile_and_check_s": None, "results": []}
+        record["error"] = None
         data["configs"].append(record)
         started = time.perf_counter()
         try:
@@ -233,7 +235,7 @@ def choose(sweep: dict, sizes: tuple[int, ...]) -> dict | None:
             best, best_score = rec, score
     if best is None:
         return None
-    return {"config": best["config"], "label": best["label"], "sizes": list(sizes), "geomean_ratio": best_score}
+    return {"config": best["config"], "sizes": list(sizes), "geomean_ratio": best_score}
 
 
 def small_rate(sweep: dict, chosen: dict) -> float | None:
@@ -241,11 +243,14 @@ def small_rate(sweep: dict, chosen: dict) -> float | None:
     if not (chosen.get("large") and chosen.get("small")):
         return None
     size = max(LARGE_SIZES)
-    rates = {
-        rec["label"]: next((r["tflops"] for r in rec["results"] if r["m"] == size), None)
-        for rec in sweep.get("configs", [])
-    }
-    large, small = rates.get(chosen["large"]["label"]), rates.get(chosen["small"]["label"])
+
+    def rate(config: dict) -> float | None:
+        for rec in sweep.get("configs", []):
+            if rec["config"] == config:
+                return next((r["tflops"] for r in rec["results"] if r["m"] == size), None)
+        return None
+
+    large, small = rate(chosen["large"]["config"]), rate(chosen["small"]["config"])
     return None if not (large and small) else small / large
 
 
@@ -264,7 +269,7 @@ def choose_fp8(fp8: dict) -> dict | None:
             best, best_score = rec, score
     if best is None:
         return None
-    return {"config": best["config"], "label": best["label"], "sizes": list(FP8_SIZES), "geomean_ratio": best_score}
+    return {"config": best["config"], "sizes": list(FP8_SIZES), "geomean_ratio": best_score}
 
 
 def _host_us_per_call(torch: Any, fn: Any, calls: int = 300) -> float:
@@ -314,8 +319,8 @@ def host_overhead(torch: Any) -> dict:
     )  # fmt: skip
     parts = {
         "shape": [m, n, k],
-        "matmul_config": mm.default_config(a, b, c).label,
-        "raw_launch_config": config.label,
+        "matmul_config": mm.default_config(a, b, c).as_dict(),
+        "raw_launch_config": config.as_dict(),
         "matmul": lambda: mm.matmul(a, b, out=c),
         "checks_and_config": lambda: (mm._check(a, b, c, None), mm.default_config(a, b, c), mm.tma_refusal(a, b, c)),
         "descriptors": lambda: [TensorDescriptor(t.base, t.shape, t.strides, t.block_shape) for t in descs],
@@ -325,7 +330,7 @@ def host_overhead(torch: Any) -> dict:
     }
     result: dict = {}
     for name, fn in parts.items():
-        result[name] = fn if isinstance(fn, (str, list)) else round(_host_us_per_call(torch, fn), 2)
+        result[name] = fn if isinstance(fn, dict | list) else round(_host_us_per_call(torch, fn), 2)
     profiler = cProfile.Profile()
     profiler.enable()
     for _ in range(300):
@@ -354,7 +359,7 @@ def phase_compare(out: Path, chosen: dict) -> None:
         mm.DEFAULT_CONFIGS[name] = mm.Config(**chosen["large"]["config"])
         mm.SMALL_CONFIGS[name] = mm.Config(**chosen["small"]["config"])
     mm.SMALL_RATE = chosen["small_rate"]  # read by default_config's wave rule
-    data: dict = {"clocks_start": clocks(), "checks": [], "records": [], "host_overhead": {}}
+    data: dict = {"clocks_start": clocks(), "checks": [], "records": [], "compiled": [], "host_overhead": None}
     cases = [("bfloat16", "NN", s) for s in COMPARE_SIZES]
     cases += [("float16", "NN", s) for s in LARGE_SIZES] + [("bfloat16", "NT", s) for s in LARGE_SIZES]
     for name in ("bfloat16", "float16"):
@@ -363,13 +368,16 @@ def phase_compare(out: Path, chosen: dict) -> None:
     _write(out, data)
     for name, layout, s in cases:
         dtype = getattr(torch, name)
-        record: dict = {"dtype": name, "layout": layout, "m": s, "n": s, "k": s, "rounds": [], "error": None}
+        record: dict = {"dtype": name, "layout": layout, "m": s, "n": s, "k": s, "error": None, "config": None}
+        record |= dict.fromkeys(("all_written", "diff_vs_cublas", "identical_to_cublas"))
+        record |= {"rounds": [], "graph_rounds": [], "graph_ratio": None}
+        record |= dict.fromkeys(("kernel_ms", "cublas_ms", "kernel_tflops", "cublas_tflops", "ratio"))
         data["records"].append(record)
         try:
             a, b = _operands(torch, dtype, s, s, s, layout)
             c_kernel = torch.full((s, s), float("nan"), device="cuda", dtype=dtype)
             c_peer = torch.empty(s, s, device="cuda", dtype=dtype)
-            record["config"] = default_config(a, b, c_kernel).label
+            record["config"] = default_config(a, b, c_kernel).as_dict()
             matmul(a, b, out=c_kernel)
             torch.matmul(a, b, out=c_peer)
             record["all_written"] = bool(torch.isfinite(c_kernel).all())
@@ -399,14 +407,13 @@ def phase_compare(out: Path, chosen: dict) -> None:
             )
             rates = f"kernel {record['kernel_tflops']:.1f}, cuBLAS {record['cublas_tflops']:.1f} TFLOP/s"
             ratios = f"ratio {record['ratio']:.3f} (graphs {record['graph_ratio'] or math.nan:.3f})"
-            print(f"{name} {layout} {s} [{record['config']}]: {rates}, {ratios}", flush=True)
+            print(f"{name} {layout} {s} [{default_config(a, b, c_kernel).label}]: {rates}, {ratios}", flush=True)
         except Exception as err:
             record["error"] = _first_line(err)
             print(f"{name} {layout} {s}: {record['error']}", flush=True)
         _write(out, data)
     from gpukb.kernels.matmul import BLOCKED_CONFIG, compiled_summary
 
-    data["compiled"] = []
     ws = mm.Config("tma", 128, 256, 64, num_stages=3, num_warps=8, warp_specialize=True)
     for name, s, config in (("bfloat16", 8192, None), ("bfloat16", 1024, None), ("bfloat16", 8192, BLOCKED_CONFIG),
                             ("bfloat16", 8192, ws), ("float8_e4m3fn", 8192, None)):  # fmt: skip
@@ -416,16 +423,20 @@ def phase_compare(out: Path, chosen: dict) -> None:
                 b = torch.randn(s, s, device="cuda").to(torch.float8_e4m3fn).t()
             else:
                 a, b = _operands(torch, getattr(torch, name), s, s, s)
-            data["compiled"].append({"dtype": name, "m": s, "n": s, "k": s, **compiled_summary(a, b, config=config)})
+            summary = compiled_summary(a, b, config=config)
+            summary["config"] = summary["config"].as_dict()
+            data["compiled"].append({"dtype": name, "m": s, "n": s, "k": s, "error": None, **summary})
         except Exception as err:
-            data["compiled"].append({"dtype": name, "m": s, "n": s, "k": s, "error": _first_line(err)})
+            failed = dict.fromkeys(("config", "registers", "spills", "shared_bytes", "ptx", "warp_specialized"))
+            data["compiled"].append({"dtype": name, "m": s, "n": s, "k": s, "error": _first_line(err), **failed})
         print(f"compiled: {data['compiled'][-1]}", flush=True)
     _write(out, data)
     try:
         data["host_overhead"] = host_overhead(torch)
+        shown = {k: v for k, v in data["host_overhead"].items() if k != "profile"}
     except Exception as err:
-        data["host_overhead"] = {"error": _first_line(err)}
-    print(f"host overhead: { {k: v for k, v in data['host_overhead'].items() if k != 'profile'} }", flush=True)
+        data["host_overhead_error"] = shown = _first_line(err)
+    print(f"host overhead: {shown}", flush=True)
     data["clocks_end"] = clocks()
     _write(out, data)
 
@@ -460,7 +471,7 @@ def phase_fp8(out: Path) -> None:
             )  # fmt: skip
     _write(out, data)
     for config in FP8_CANDIDATES:
-        record: dict = {"config": config.as_dict(), "label": config.label, "results": [], "error": None}
+        record: dict = {"config": config.as_dict(), "results": [], "error": None}
         data["configs"].append(record)
         fast = config.fp8_imprecise_acc is None
         try:
@@ -498,23 +509,23 @@ def phase_fp8(out: Path) -> None:
     _write(out, data)
 
 
-def _run_phase(name: str, workdir: Path, extra: list[str]) -> dict:
+def _run_phase(name: str, workdir: Path, extra: list[str]) -> tuple[dict, dict]:
+    """Run one phase in its own process: (its status, what its scratch file holds, ``{}`` if nothing)."""
     path = workdir / f"{name}.json"
     started = time.perf_counter()
     cmd = [sys.executable, __file__, "--phase", name, "--phase-output", str(path), *extra]
     try:
-        proc = subprocess.run(cmd, timeout=PHASE_TIMEOUT_S[name])
-        returncode: int | str = proc.returncode
+        returncode: int | None = subprocess.run(cmd, timeout=PHASE_TIMEOUT_S[name]).returncode
     except subprocess.TimeoutExpired:
-        returncode = f"timed out after {PHASE_TIMEOUT_S[name]} s"
+        returncode = None  # killed at PHASE_TIMEOUT_S
     status = {"name": name, "returncode": returncode, "seconds": round(time.perf_counter() - started, 1)}
     data = json.loads(path.read_text()) if path.exists() else {}
-    return {"status": status, "data": data}
+    return status, data
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("output", type=Path, nargs="?", help="where to write the merged results (JSON)")
+    parser.add_argument("output", type=Path, nargs="?", help="where to write the record (JSON)")
     parser.add_argument("--phase", choices=("sweep", "compare", "fp8"), help=argparse.SUPPRESS)
     parser.add_argument("--phase-output", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--chosen", help=argparse.SUPPRESS)
@@ -534,55 +545,67 @@ def main(argv: list[str] | None = None) -> int:
     if not torch.cuda.is_available():
         print("triton_gemm: no CUDA GPU here; nothing to measure", file=sys.stderr)
         return 1
-    import triton
 
-    from gpukb import environment
-    from gpukb.bench.device import describe
-    from gpukb.kernels.matmul import CANDIDATES, DEFAULT_CONFIGS, FP8_CANDIDATES, SMALL_CONFIGS
+    from gpukb.bench.device import clocks
+    from gpukb.kernels.configs import CANDIDATES, DEFAULT_CONFIGS, FP8_CANDIDATES, SMALL_CONFIGS
+    from gpukb.kernels.results import TritonGemm
+    from gpukb.records import clock_reading, describe_run, finished, parse, write
 
-    results: dict = {
-        "meta": {
-            **describe(torch),
-            "environment": environment.collect().as_dict(),
-            "triton": triton.__version__,
-            "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            "command": "PYTHONPATH=src python bench/triton_gemm.py " + " ".join(sys.argv[1:]),
-            "timing": f"CUDA events per call; kernel and peer alternate, {PAIR_WARMUP_MS:g} ms warm-up, about "
-            f"{PAIR_REP_MS:g} ms of pairs ({MIN_PAIRS} to {MAX_PAIRS}); L2 flushed (gpukb.bench.timing.L2Flusher) "
-            "before every call; medians and quartiles in ms",
-            "inputs": "torch.randn (standard normal), fresh per case; outputs poisoned with NaN before checks",
-            "defaults_in_code": {k: v.as_dict() for k, v in DEFAULT_CONFIGS.items()},
-            "small_defaults_in_code": {k: v.as_dict() for k, v in SMALL_CONFIGS.items()},
-        },
+    started = time.perf_counter()
+    run = describe_run()
+    record: dict = {
+        "kind": TritonGemm.kind_name(),
+        "schema_version": TritonGemm.version(),
+        "timing": f"CUDA events per call; kernel and peer alternate, {PAIR_WARMUP_MS:g} ms warm-up, about "
+        f"{PAIR_REP_MS:g} ms of pairs ({MIN_PAIRS} to {MAX_PAIRS}); L2 flushed (gpukb.bench.timing.L2Flusher) "
+        "before every call; medians and quartiles in ms",
+        "inputs": "torch.randn (standard normal), fresh per case; outputs poisoned with NaN before checks",
+        "defaults_in_code": {k: v.as_dict() for k, v in DEFAULT_CONFIGS.items()},
+        "small_defaults_in_code": {k: v.as_dict() for k, v in SMALL_CONFIGS.items()},
         "candidates": [c.as_dict() for c in CANDIDATES],
         "fp8_candidates": [c.as_dict() for c in FP8_CANDIDATES],
         "phases": [],
+        "sweep": {"sizes": list(SWEEP_SIZES), "configs": []},
+        "compare": None,
+        "fp8": None,
     }
+    readings = {}
+
+    def merge(name: str, status: dict, data: dict) -> dict | None:
+        """Keep a phase's status, move its clock readings into the run, and return its data (None if empty)."""
+        record["phases"].append(status)
+        for when in ("start", "end"):
+            reading = clock_reading(data.pop(f"clocks_{when}", None))
+            if reading is not None:
+                readings[f"{name}_{when}"] = reading
+        return data or None
+
     with tempfile.TemporaryDirectory() as tmp:
         work = args.parts or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
-        sweep = _run_phase("sweep", work, [])
-        results["phases"].append(sweep["status"])
-        results["sweep"] = sweep["data"]
-        results["chosen"] = {
-            "large": choose(sweep["data"], LARGE_SIZES),
-            "small": choose(sweep["data"], SMALL_SIZES),
+        sweep = merge("sweep", *_run_phase("sweep", work, [])) or record["sweep"]
+        record["sweep"] = sweep
+        chosen = {
+            "large": choose(sweep, LARGE_SIZES),
+            "small": choose(sweep, SMALL_SIZES),
             "rule": "highest geometric mean of cuBLAS time / kernel time among configurations that pass the checks",
         }
-        results["chosen"]["small_rate"] = small_rate(sweep["data"], results["chosen"])
-        if results["chosen"]["large"] and results["chosen"]["small"] and results["chosen"]["small_rate"]:
-            compare = _run_phase("compare", work, ["--chosen", json.dumps(results["chosen"])])
-            results["phases"].append(compare["status"])
-            results["compare"] = compare["data"]
+        chosen["small_rate"] = small_rate(sweep, chosen)
+        chosen["fp8"] = None
+        record["chosen"] = chosen
+        if chosen["large"] and chosen["small"] and chosen["small_rate"]:
+            record["compare"] = merge("compare", *_run_phase("compare", work, ["--chosen", json.dumps(chosen)]))
         if not args.skip_fp8:
-            fp8 = _run_phase("fp8", work, [])
-            results["phases"].append(fp8["status"])
-            results["fp8"] = fp8["data"]
-            results["chosen"]["fp8"] = choose_fp8(fp8["data"])
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    _write(args.output, results)
-    print(f"wrote {args.output}; phases: {results['phases']}")
-    return 0 if all(p["returncode"] == 0 for p in results["phases"]) else 1
+            record["fp8"] = merge("fp8", *_run_phase("fp8", work, []))
+            chosen["fp8"] = choose_fp8(record["fp8"] or {})
+    end = clock_reading(clocks())
+    if end is not None:
+        readings["end"] = end
+    run = finished(run, started, clocks=readings)
+    record["run"] = run.model_dump(mode="json")
+    path = write(parse(record, str(args.output), expect=TritonGemm), args.output)
+    print(f"wrote {path}; phases: {record['phases']}")
+    return 0 if all(p["returncode"] == 0 for p in record["phases"]) else 1
 
 
 if __name__ == "__main__":

@@ -1,410 +1,258 @@
-"""Run every snippet under snippets/ and assert what it prints, FastAPI-style.
+"""Every file under snippets/ has exactly one check, and the shared runner behaves.
 
-Each snippet has a check function below; a snippet without one fails `test_every_snippet_has_a_check`, so a
-new snippet cannot reach the site with only "it ran" as its test.
+The checks live with their topic, FastAPI-style: ``tests/<topic>/test_snippets.py`` defines
+``CHECKS = {"snippets/<topic>/<name>.<suffix>": check}`` and a test that runs each snippet with
+:func:`gpukb.site.snippets.run_snippet` and asserts what it printed. This module imports them all and holds the
+line: a snippet of any suffix (``.py``, ``.cu``, ...) without a check, a check registered twice, a check for a
+file that is gone fails here.
 """
 
 from __future__ import annotations
 
-import platform
-import re
+import importlib
+import os
+import stat
+import subprocess
+import sys
 from collections.abc import Callable
-from fractions import Fraction
+from pathlib import Path
+from types import ModuleType
 
-import numpy as np
 import pytest
 
-from gpukb.site.snippets import SnippetError, run_snippet
+from gpukb.site import snippets as runner
+from gpukb.site.includes import snippet_files
+from gpukb.site.snippets import (
+    MissingToolError,
+    NoGpuError,
+    SnippetError,
+    compile_cuda,
+    find_nvcc,
+    nvcc_flags,
+    run_snippet,
+)
 from tests.helpers import ROOT
 
+Check = Callable[[str], None]
 
-def check_float32_fields(out: str) -> None:
-    rows = {}
-    for line in out.splitlines():
-        match = re.match(
-            r"\s*(\S+)\s+sign=(\d)\s+exponent=([01]{8})\s+mantissa=([01]{23})\s+(.+?)\s+stored=(\S+)$", line
-        )
-        assert match, f"unexpected line {line!r}"
-        rows[match.group(1)] = match.groups()[1:]
-    assert list(rows) == ["42.5", "0.1", "-2", "1e-45", "3.5e38"]
-    # Every row's fields must be the bits numpy stores for that float32.
-    for label, (sign, exponent, mantissa, _outcome, _stored) in rows.items():
-        with np.errstate(over="ignore"):  # 3.5e38 overflows to inf, as the snippet shows
-            bits = int(np.array(float(label), dtype=np.float32).view(np.uint32))
-        assert int(sign + exponent + mantissa, 2) == bits, label
-    assert rows["42.5"] == ("0", "10000100", "01010100000000000000000", "exact", "42.5")
-    assert rows["0.1"][3:] == ("rounded", "0.10000000149011612")
-    assert Fraction(rows["0.1"][4]) != Fraction("0.1")
-    assert rows["1e-45"][3:] == ("subnormal, rounded", repr(2.0**-149))
-    assert rows["3.5e38"][3:] == ("overflow", "inf")
+# --8<-- [start:collector]
+TOPIC_MODULES = sorted(p.parent.name for p in (ROOT / "tests").glob("*/test_snippets.py"))
 
 
-def check_environment(out: str) -> None:
-    table = dict(re.findall(r"^\| ([^|]+?) \| ([^|]+?) \|$", out, flags=re.MULTILINE))
-    assert table["python"] == platform.python_version()
-    assert table["numpy"] == np.__version__
-    import torch
-
-    assert table["torch"] == torch.__version__
-    assert table["CUDA GPU"] == (torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none")
+def topic_checks() -> dict[str, ModuleType]:
+    """Each topic's ``tests.<topic>.test_snippets`` module, by topic."""
+    return {topic: importlib.import_module(f"tests.{topic}.test_snippets") for topic in TOPIC_MODULES}
 
 
-def check_fp8_scaling(out: str) -> None:
-    import ml_dtypes
+def collect(modules: dict[str, ModuleType]) -> dict[str, Check]:
+    """The union of the topics' ``CHECKS``.
 
-    rows = re.findall(
-        r"^(e4m3|e5m2)\s+(no scale|scale \S+)\s+became zero:\s+(\S+)%\s+relative RMS error: (\S+)$", out, re.M
-    )
-    assert len(rows) == 4
-    # Recompute every row with ml_dtypes' casts instead of gpukb's encoder.
-    grads = (np.random.default_rng(0).standard_normal(100_000) * 1e-4).astype(np.float32)
-    targets = {"e4m3": (ml_dtypes.float8_e4m3fn, 448.0), "e5m2": (ml_dtypes.float8_e5m2, 57344.0)}
-    for fmt, label, zeros, rel_rms in rows:
-        dtype, fmt_max = targets[fmt]
-        scale = 1.0 if label == "no scale" else fmt_max / float(np.abs(grads).max())
-        y = (grads * np.float32(scale)).astype(dtype).astype(np.float64) / scale
-        assert float(zeros) == pytest.approx(100 * np.mean(y == 0), abs=0.05)
-        assert float(rel_rms) == pytest.approx(np.sqrt(np.mean((y - grads) ** 2) / np.mean(grads**2)), abs=1e-4)
-    by_key = {(fmt, label.split()[0]): float(err) for fmt, label, _, err in rows}
-    assert by_key[("e4m3", "no")] == 1.0  # every value underflows to zero without a scale
-    assert by_key[("e4m3", "scale")] < by_key[("e5m2", "scale")]  # scaled, E4M3's extra mantissa bit wins
+    Raises:
+        ValueError: If two topics register the same snippet, naming both.
+    """
+    found: dict[str, Check] = {}
+    owner: dict[str, str] = {}
+    for topic, module in modules.items():
+        for path, check in module.CHECKS.items():
+            if path in found:
+                raise ValueError(f"{path} has a check in tests/{owner[path]}/ and in tests/{topic}/")
+            found[path], owner[path] = check, topic
+    return found
 
 
-def check_mx_quantize(out: str) -> None:
-    import ml_dtypes
-
-    lines = out.splitlines()
-    assert lines[0] == "amax = 0.9, floor(log2(amax)) = -1"
-    pattern = r"^(MXFP\d \(E\dM\d\))\s+(\d+)\s+(-?\d+)\s+0x([0-9A-F]{2})\s+(\S+)\s+(\S+)\s+(\d+)\s+(\d+)\s+(\S+)$"
-    rows = {m[0]: m[1:] for m in re.findall(pattern, out, re.M)}
-    # Recompute the block with ml_dtypes' casts and the spec's numbers (emax, max), not with gpukb.
-    block = (np.random.default_rng(1).standard_normal(32) * 0.02).astype(np.float32)
-    block[5] = 0.9
-    others = np.arange(32) != 5
-    spec = {  # element format: (ml_dtypes type, emax, max), OCP MX v1.0
-        "MXFP8 (E4M3)": (ml_dtypes.float8_e4m3fn, 8, 448.0),
-        "MXFP8 (E5M2)": (ml_dtypes.float8_e5m2, 15, 57344.0),
-        "MXFP6 (E3M2)": (ml_dtypes.float6_e3m2fn, 4, 28.0),
-        "MXFP6 (E2M3)": (ml_dtypes.float6_e2m3fn, 2, 7.5),
-        "MXFP4 (E2M1)": (ml_dtypes.float4_e2m1fn, 2, 6.0),
-    }
-    assert list(rows) == list(spec)
-    errors = {}
-    for name, (dtype, emax, fmt_max) in spec.items():
-        x = -1 - emax  # floor(log2(0.9)) - emax
-        scaled = np.clip(block.astype(np.float64) * 2.0**-x, -fmt_max, fmt_max)  # saturating, as the spec says
-        elements = scaled.astype(dtype).astype(np.float64)
-        restored = elements * 2.0**x
-        error = np.linalg.norm((restored - block)[others]) / np.linalg.norm(block[others])
-        emax_out, x_out, scale, elem5, back5, saturated, zeroed, err = rows[name]
-        assert (int(emax_out), int(x_out), int(scale, 16)) == (emax, x, 127 + x)
-        assert (float(elem5), float(back5)) == (elements[5], restored[5])
-        assert int(saturated) == int(np.sum(np.abs(block) > fmt_max * 2.0**x))
-        assert int(zeroed) == int(np.sum((elements == 0) & (block != 0)))
-        assert float(err) == pytest.approx(error, abs=5e-4)
-        errors[name] = float(err)
-    assert rows["MXFP4 (E2M1)"][3:6] == ("6", "0.75", "1")  # the outlier saturates: 0.9 / 2**-3 = 7.2 > 6
-    assert rows["MXFP6 (E2M3)"][5] == "0"  # 7.2 fits under E2M3's 7.5
-    assert errors["MXFP8 (E4M3)"] < errors["MXFP6 (E2M3)"] < errors["MXFP4 (E2M1)"]
-    first = [line.split() for line in lines[lines.index("The first four ordinary values:") + 3 :]]
-    assert [float(r[0]) for r in first] == pytest.approx(block[:4].tolist(), abs=5e-6)
-    assert all(float(r[-1]) == 0.0 for r in first)  # MXFP4 flushes all four to zero
+# --8<-- [end:collector]
 
 
-def check_mp_accumulation(out: str) -> None:
-    import torch
-
-    from gpukb.formats.mixed_precision import accumulate, stagnation_point, update_threshold
-
-    sums = dict(
-        (m[0], m[1:])
-        for m in re.findall(r"^(fp16|bf16|fp32)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)$", out, flags=re.MULTILINE)
-    )
-    assert list(sums) == ["fp16", "bf16", "fp32"]
-    for fmt, dtype in (("fp16", torch.float16), ("bf16", torch.bfloat16), ("fp32", torch.float32)):
-        stored, running, stall, torch_sum = map(float, sums[fmt])
-        assert stored == torch.tensor(1e-4, dtype=dtype).item()
-        assert running == pytest.approx(accumulate(1e-4, 10_000, fmt).total, rel=1e-7)
-        assert stall == float(stagnation_point(1e-4, fmt))
-        assert torch_sum == pytest.approx(1.0, abs=1e-6)  # an FP32 accumulator inside torch
-    assert float(sums["fp16"][1]) == 0.25 == float(sums["fp16"][2])  # the page's numbers
-    assert float(sums["bf16"][1]) == 0.03125
-    long = accumulate(1e-4, 10**9, "fp32")
-    assert f"stalls too: at 2048, after {long.stalled_after:,} additions" in out
-    assert long.total == 2048
-    rows = re.findall(r"^(fp16|bf16|fp32)\s+(\S+)\s+(\S+)$", out, flags=re.MULTILINE)
-    lost = {fmt: float(threshold) for fmt, threshold, _ in rows}
-    weights = {fmt: w for fmt, _, w in rows}
-    assert list(weights) == ["fp16", "bf16", "fp32"]
-    for fmt in lost:
-        assert lost[fmt] == pytest.approx(float(update_threshold(1, fmt)), rel=2e-3)
-    assert float(weights["fp16"]) == 1.0
-    assert float(weights["bf16"]) == 1.0
-    w = float(weights["fp32"])
-    assert w == pytest.approx(1 - 1000 * 1e-3 * torch.tensor(0.1, dtype=torch.float16).item(), abs=1e-4)
-    copies = re.search(r"fp16 (\S+), bf16 (\S+)$", out, flags=re.MULTILINE)
-    assert copies is not None
-    assert copies.group(1) == f"{torch.tensor(w).half().item():.8g}"
-    assert copies.group(2) == f"{torch.tensor(w).bfloat16().item():.8g}"
+MODULES = topic_checks()
+CHECKS = collect(MODULES)
 
 
-def check_loss_scaling(out: str) -> None:
-    from gpukb.formats.mixed_precision import GRADSCALER_DEFAULTS, lognormal_fractions, rescue_scale
-
-    rows = re.findall(r"^(\S+)\s+\| (\S+)\s+(\S+)%\s+(.+?)\s+\| (\S+)\s+(\S+)% \| 2\^(\d+)$", out, flags=re.MULTILINE)
-    assert [r[0] for r in rows] == ["3e-05", "1e-06", "5e-08", "2e-08", "1e-08"]
-    for label, plain, error, outcome, unscaled, scaled_error, rescue in rows:
-        g = float(label)
-        assert 2 ** int(rescue) == rescue_scale(g, "fp16")
-        assert float(scaled_error) < 0.05  # scaled by 2^16, every one of them survives to within 0.05 %
-        assert float(unscaled) == pytest.approx(g, rel=5e-4)
-        if g < 2.0**-25:
-            assert (plain, error, outcome) == ("0", "100.0", "underflow")
-        else:
-            assert outcome == "subnormal, rounded"
-            assert float(plain) != 0
-    assert rows[2][1] == f"{2.0**-24:.6g}"  # 5e-8 becomes the smallest subnormal, 2^-24
-    assert rows[2][2] == "19.2"
-    table = re.findall(r"^2\^(\d+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)$", out, flags=re.MULTILINE)
-    assert [int(t[0]) for t in table] == [0, 4, 8, 12, 16, 20, 24]
-    for k, zero, subnormal, overflow, step in table:
-        f = lognormal_fractions(2.0**-20, 4.0, 2.0 ** int(k), "fp16")
-        assert float(zero) == pytest.approx(f.zero, rel=1e-2)
-        assert float(subnormal) == pytest.approx(f.subnormal, rel=1e-2)
-        assert float(overflow) == pytest.approx(f.overflow, rel=1e-2)
-        assert float(step) == pytest.approx(f.step_overflows(10**8), rel=1e-2)
-        if int(k) >= 16:
-            assert float(step) > 0.99  # "from 2^16 on, a step almost surely holds an infinity"
-    sampled = dict(re.findall(r"^sampled, scale 2\^(\d+): fraction zero in fp16 (\S+)$", out, flags=re.MULTILINE))
-    assert float(sampled["0"]) == pytest.approx(lognormal_fractions(2.0**-20, 4.0, 1, "fp16").zero, abs=0.002)
-    assert float(sampled["16"]) == 0
-    assert "zeros in bf16 0," in out
-    defaults = re.search(
-        r"init_scale=(\S+), growth_factor=(\S+), backoff_factor=(\S+), growth_interval=(\d+)$", out, re.MULTILINE
-    )
-    assert defaults is not None
-    assert dict(zip(GRADSCALER_DEFAULTS, map(float, defaults.groups()), strict=True)) == GRADSCALER_DEFAULTS
-    steps = re.findall(r"^step (\d): overflow=(\w+)\s+step taken=(\w+)\s+scale -> (\d+)$", out, flags=re.MULTILINE)
-    assert [float(s[3]) for s in steps] == [2.0**k for k in (16, 16, 17, 16, 15, 15, 15, 16, 16, 16)]
-    assert [s[2] == "False" for s in steps] == [s[1] == "True" for s in steps]  # overflow steps are skipped
+def test_every_snippet_has_exactly_one_check() -> None:
+    """Every file under snippets/, whatever its suffix, is a key of exactly one topic's ``CHECKS``."""
+    missing = [path for path in snippet_files(ROOT) if path not in CHECKS]
+    assert missing == [], f"snippets without a check (add them to tests/<topic>/test_snippets.py): {missing}"
 
 
-def check_mp_tf32(out: str) -> None:
-    import torch
-
-    assert f"torch {torch.__version__}\n" in out
-    assert "torch.backends.cuda.matmul.allow_tf32 = False" in out
-    assert "torch.get_float32_matmul_precision() = 'highest'" in out
-    assert "torch.backends.cudnn.allow_tf32 = True" in out
-    errors = {k.strip(): float(v) for k, v in re.findall(r"^(fp32|tf32|bf16|fp16|tf32, truncated)\s+(\S+)$", out, re.M)}
-    assert errors["fp32"] < 1e-5
-    assert 5e-4 < errors["tf32"] < 5e-3  # about 2^-11 per input, summed over 512 products
-    assert errors["fp16"] == errors["tf32"]  # same 10 mantissa bits; these values need no more range
-    assert errors["tf32"] > 100 * errors["fp32"]  # "about three orders of magnitude above full FP32"
-    assert 5 < errors["bf16"] / errors["tf32"] < 12  # 3 fewer bits: about 8 times coarser
-    assert 1.5 < errors["tf32, truncated"] / errors["tf32"] < 3.5  # "roughly double to triple"
+def test_every_check_names_an_existing_snippet() -> None:
+    existing = set(snippet_files(ROOT))
+    assert sorted(set(CHECKS) - existing) == []
 
 
-def _fields(out: str) -> dict[str, str]:
-    """``name   value`` lines as a dict (names may hold single spaces; two or more end the name)."""
-    return dict(re.split(r"\s{2,}", line.strip(), maxsplit=1) for line in out.splitlines() if line.strip())
+@pytest.mark.parametrize("topic", TOPIC_MODULES)
+def test_each_topic_module_registers_and_runs_its_snippets(topic: str) -> None:
+    """A topic module checks files under snippets/ (the library's topic may differ from the page's: the Triton
+    snippet is on a GEMM page and checked in tests/kernels/) and runs them with the shared runner."""
+    module = MODULES[topic]
+    assert module.CHECKS, f"tests/{topic}/test_snippets.py has an empty CHECKS"
+    elsewhere = [path for path in module.CHECKS if not path.startswith("snippets/")]
+    assert elsewhere == []
+    assert all(callable(check) for check in module.CHECKS.values())
+    assert module.run_snippet is run_snippet, f"tests/{topic}/test_snippets.py must run snippets with run_snippet"
+    assert (ROOT / "tests" / topic / "__init__.py").is_file(), f"tests/{topic}/ needs an __init__.py"
 
 
-def check_bound_a_layer(out: str) -> None:
-    from gpukb.bench.counting import conv2d_counts
-
-    fields = _fields(out)
-    layer = conv2d_counts((1, 3, 416, 480), out_channels=16, kernel=(3, 3), stride=2, padding=1)
-    assert fields["output shape"] == "(1, 16, 208, 240)"
-    assert fields["parameters"] == "448"
-    assert fields["FLOPs"] == f"{layer.flops:,}" == "43,929,600"
-    assert fields["bytes"] == "5,592,832"
-    assert fields["compute bound"] == "43.93 µs"  # microseconds: the notes say 44.8 ns
-    assert fields["memory bound"] == "5.59 µs"
-    assert fields["limited by"] == "compute"
+def test_a_snippet_registered_twice_fails() -> None:
+    one = ModuleType("one")
+    one.CHECKS = {"snippets/a/x.py": print}
+    two = ModuleType("two")
+    two.CHECKS = {"snippets/a/x.py": print}
+    with pytest.raises(ValueError, match=r"snippets/a/x.py has a check in tests/one/ and in tests/two/"):
+        collect({"one": one, "two": two})
 
 
-def check_time_a_matmul(out: str) -> None:
-    import torch
-
-    fields = _fields(out)
-    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu (no CUDA GPU found)"
-    assert fields["device"] == gpu
-    assert fields["FLOPs"] == f"{2 * 512**3:,}"
-    calls, warmup = map(int, re.fullmatch(r"(\d+) timed after (\d+) warm-up calls", fields["calls"]).groups())
-    assert calls >= 10
-    assert warmup >= 2
-    median, low, high = map(float, re.match(r"([\d.]+) ms \(min ([\d.]+), max ([\d.]+)", fields["median"]).groups())
-    assert low <= median <= high
-    rate = float(fields["rate"].removesuffix(" GFLOP/s"))
-    assert rate == pytest.approx(2 * 512**3 / (median * 1e-3) / 1e9, rel=1e-3, abs=0.1)
+# --- the runner -----------------------------------------------------------------------------------------------
 
 
-def check_ceilings(out: str) -> None:
-    from gpukb.bench.report import ceilings, data
-
-    results = data("nvidia-h100-80gb-hbm3-2026-11-22.json")
-    roof = ceilings(results)
-    best_bf16 = max(r["tflops"] for r in results["gemm"] if r["dtype"] == "bf16" and r["tflops"] is not None)
-    fields = _fields(out)
-    assert fields["measured bf16 peak"] == f"{best_bf16:.1f} TFLOP/s"
-    assert fields["measured bandwidth"] == f"{roof['bandwidth']:.0f} GB/s"
-    assert fields["ridge point"] == f"{roof['bf16'] * 1e3 / roof['bandwidth']:.0f} FLOP/byte"
-    big, small = (line for line in out.splitlines() if line.startswith("M="))
-    assert big.startswith("M=4096")
-    assert big.endswith("(compute-bound)")
-    assert f"at most {best_bf16:6.1f} TFLOP/s" in big
-    assert small.startswith("M=16")
-    assert small.endswith("(memory-bound)")
-
-
-def check_gemm_check_combination(out: str) -> None:
-    lines = out.splitlines()
-    assert lines[0] == "hipblaslt on MI300X (gfx942): e4m3fnuz x e5m2fnuz -> bf16"  # FNUZ FP8 on MI300
-    assert lines[1] == "  compute HIPBLAS_COMPUTE_32F, scale fp32, bias fp32 or bf16"
-    assert lines[2].startswith("  layout any, confirmed: no, the sources do not state bias")
-    assert lines[3] == "cublaslt on H100 (sm_90): e4m3 x e5m2 -> bf16"  # OCP FP8 on Hopper
-    assert lines[4] == "  compute CUBLAS_COMPUTE_32F, scale fp32, bias bf16"
-    assert lines[5] == "  layout TN, confirmed: yes"  # A transposed, B not: the FP8 rule on Hopper
-    assert lines[6].startswith("cuBLASLt refuses A=e5m2 x B=e5m2: the FP8 table has no E5M2 x E5M2 row")
-    assert len(lines) == 7
-
-
-def check_blocked_matmul(out: str) -> None:
-    from gpukb.gemm.blocking import largest_block, reuse_analysis
-
-    lines = out.splitlines()
-    assert lines[0] == "result matches C + A·B: True"
-    (one,) = reuse_analysis(64, 64, 64, 16)
-    c_moves = one.c_loads + one.c_stores
-    assert lines[1] == f"moved {one.moves:,} elements: A {one.a_loads:,}, B {one.b_loads:,}, C {c_moves:,}"
-    assert lines[2] == f"slides' (2N+2)·n² with N=4: {(2 * 4 + 2) * 64 * 64:,}"
-    assert one.moves == (2 * 4 + 2) * 64 * 64
-    assert lines[3] == f"flops per element moved: {2 * 64**3 / one.moves:.2f}"
-    levels = re.findall(
-        r"^level (\d) tile \((\d+), (\d+), (\d+)\): counted ([\d,]+), formula ([\d,]+), holds (\d+)$", out, re.M
-    )
-    assert [lv[:4] for lv in levels] == [("1", "32", "32", "16"), ("2", "8", "8", "4")]
-    for (_, bm, bn, bk, counted, formula, holds), want in zip(
-        levels, reuse_analysis(64, 64, 64, [(32, 32, 16), (8, 8, 4)]), strict=True
-    ):
-        assert counted == formula == f"{want.moves:,}"
-        assert int(holds) == int(bm) * int(bk) + int(bk) * int(bn) + int(bm) * int(bn)
-    lru = re.findall(r"^LRU cache of 768 elements, block (\d+): ([\d,]+) moves \(formula ([\d,]+)\)$", out, re.M)
-    assert [int(b) for b, _, _ in lru] == [largest_block(768), 2 * largest_block(768)] == [16, 32]
-    (fits, _, formula_fits), (too_big, _, formula_big) = [(m, b, f) for b, m, f in lru]
-    assert fits == formula_fits  # three 16×16 tiles fit in 768 elements: the cache moves what the analysis says
-    assert int(too_big.replace(",", "")) > 10 * int(formula_big.replace(",", ""))  # 32×32 tiles do not
-
-
-def check_gemm_emulate(out: str) -> None:
-    import ml_dtypes
-
-    pattern = (
-        r"^A (e4m3|e5m2), B e4m3, D bf16, (no scales|scales (\S+), (\S+))\s+relative error (\S+) \(max abs (\S+)\)$"
-    )
-    rows = re.findall(pattern, out, re.M)
-    assert [(r[0], r[1] == "no scales") for r in rows] == [
-        ("e4m3", True),
-        ("e4m3", False),
-        ("e5m2", True),
-        ("e5m2", False),
-    ]
-    # Recompute every row with ml_dtypes' casts and a float32 matrix product instead of gpukb's emulator.
-    rng = np.random.default_rng(0)
-    x, w = rng.standard_normal((64, 512)) * 1e-3, rng.standard_normal((512, 32))
-    exact = x @ w
-    formats = {"e4m3": (ml_dtypes.float8_e4m3fn, 448.0), "e5m2": (ml_dtypes.float8_e5m2, 57344.0)}
-    errors = {}
-    for a_type, label, sx_text, sw_text, frobenius, max_abs in rows:
-        dtype, top = formats[a_type]
-        sx, sw = (1.0, 1.0) if label == "no scales" else (top / np.abs(x).max(), 448.0 / np.abs(w).max())
-        if label != "no scales":
-            assert (float(sx_text), float(sw_text)) == pytest.approx((sx, sw), rel=1e-3)
-        xs = (x * sx).astype(np.float32).astype(dtype).astype(np.float32)
-        ws = (w * sw).astype(np.float32).astype(ml_dtypes.float8_e4m3fn).astype(np.float32)
-        d = ((xs @ ws).astype(np.float64) / (sx * sw)).astype(np.float32).astype(ml_dtypes.bfloat16).astype(np.float64)
-        diff = d - exact
-        assert float(frobenius) == pytest.approx(np.linalg.norm(diff) / np.linalg.norm(exact), abs=2e-4)
-        assert float(max_abs) == pytest.approx(np.abs(diff).max() / np.abs(exact).max(), abs=2e-4)
-        errors[(a_type, label == "no scales")] = float(frobenius)
-    assert errors[("e4m3", True)] > 10 * errors[("e4m3", False)]  # E4M3 needs the scale: its range is narrow
-    assert errors[("e5m2", True)] == pytest.approx(errors[("e5m2", False)], rel=0.1)  # E5M2's range covers 0.001
-    assert 1.3 < errors[("e5m2", False)] / errors[("e4m3", False)] < 1.9  # one mantissa bit fewer in A
-
-
-def check_batched_gemm(out: str) -> None:
-    import torch
-
-    fields = dict(line.split(": ", 1) for line in out.splitlines() if line.startswith(("device", "largest")))
-    assert fields["device"] == ("cuda" if torch.cuda.is_available() else "cpu")
-    assert "A: (64, 32, 32)  B: (64, 32, 32)  shared B: (32, 32)" in out
-    assert "loop out: (64, 32, 32)  bmm out: (64, 32, 32)  one GEMM out: (64, 32, 32)" in out
-    diffs = {
-        k.removeprefix("largest difference from torch.bmm, "): float(v) for k, v in fields.items() if k != "device"
-    }
-    assert set(diffs) == {"loop", "loop, shared B", "one_gemm"}
-    assert all(0 <= d < 1e-4 for d in diffs.values())  # fp32 products of 32 terms: the forms agree
-    flops, nbytes = 64 * 2 * 32**3, 64 * 3 * 32 * 32 * 4
-    assert f"work: {flops:,} FLOPs over {nbytes:,} bytes ({flops / nbytes:.1f} FLOP/byte)" in out
-
-
-def check_triton_matmul(out: str) -> None:
-    import torch
-
-    from gpukb.kernels.configs import INTERPRETER_CONFIG
-
-    fields = dict(line.split(": ", 1) for line in out.splitlines())
-    if not torch.cuda.is_available():  # the interpreter's tiles; on a GPU the label is whatever default_config picks
-        assert fields["device"] == f"cpu, kernel: {INTERPRETER_CONFIG.label}"
-    assert fields["C"] == "(100, 56) float16"
-    gen = torch.Generator().manual_seed(0)  # the snippet's operands, rebuilt here
-    a, b = torch.randn(100, 72, generator=gen).half(), torch.randn(72, 56, generator=gen).half()
-    largest = (a.double() @ b.double()).abs().max().item()
-    assert float(fields["largest |A@B|"]) == pytest.approx(largest, rel=1e-5)
-    # One rounding of a float32 sum to fp16: within half an ulp, at most 2^-11 of the largest entry.
-    assert 0 < float(fields["max |C - A@B| (float64)"]) <= 2**-11 * largest * (1 + 1e-5)
-    # torch's product is within half an ulp of the exact value too, so the two differ by at most one ulp.
-    assert float(fields["max |C - torch.matmul(A, B)|"]) <= 2**-10 * largest * (1 + 1e-5)
-
-
-CHECKS: dict[str, Callable[[str], None]] = {
-    "snippets/formats/float32_fields.py": check_float32_fields,
-    "snippets/formats/fp8_scaling.py": check_fp8_scaling,
-    "snippets/formats/loss_scaling.py": check_loss_scaling,
-    "snippets/formats/mp_accumulation.py": check_mp_accumulation,
-    "snippets/formats/mp_tf32.py": check_mp_tf32,
-    "snippets/formats/mx_quantize.py": check_mx_quantize,
-    "snippets/gemm/batched_gemm.py": check_batched_gemm,
-    "snippets/gemm/blocked_matmul.py": check_blocked_matmul,
-    "snippets/gemm/check_combination.py": check_gemm_check_combination,
-    "snippets/gemm/emulate.py": check_gemm_emulate,
-    "snippets/gemm/triton_matmul.py": check_triton_matmul,
-    "snippets/performance/bound_a_layer.py": check_bound_a_layer,
-    "snippets/performance/ceilings.py": check_ceilings,
-    "snippets/performance/time_a_matmul.py": check_time_a_matmul,
-    "snippets/site/environment.py": check_environment,
-}
-
-SNIPPETS = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "snippets").rglob("*.py"))
-
-
-def test_every_snippet_has_a_check() -> None:
-    assert sorted(CHECKS) == SNIPPETS
-
-
-@pytest.mark.parametrize("snippet", SNIPPETS)
-def test_snippet_output(snippet: str) -> None:
-    CHECKS[snippet](run_snippet(ROOT / snippet))
-
-
-def test_a_broken_snippet_fails(tmp_path) -> None:
+def test_a_broken_snippet_fails(tmp_path: Path) -> None:
     broken = tmp_path / "broken.py"
     broken.write_text("from gpukb.formats.explain import explain\nexplain('42.5', 'fp7')\n")
     with pytest.raises(SnippetError, match="ValueError: unknown format 'fp7'"):
         run_snippet(broken)
 
 
-def test_a_missing_snippet_fails(tmp_path) -> None:
+def test_a_missing_snippet_fails(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="no snippet"):
         run_snippet(tmp_path / "nowhere.py")
+
+
+def test_arguments_reach_the_snippet(tmp_path: Path) -> None:
+    echo = tmp_path / "echo.py"
+    echo.write_text("import sys\nprint(sys.argv[1:])\n")
+    assert run_snippet(echo, args=["256", "3"]) == "['256', '3']\n"
+
+
+def test_an_unknown_suffix_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "x.rs").write_text("fn main() {}\n")
+    with pytest.raises(ValueError, match=r"no runner for '.rs' snippets"):
+        run_snippet(tmp_path / "x.rs")
+
+
+KERNEL = """// A kernel that fills a vector, and its host check.
+//
+// Build and run:
+//   nvcc -O2 -std=c++17 snippets/t/fill.cu -o fill -lcublas
+#include <cstdio>
+__global__ void fill(float* x, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] = i; }
+int main() {
+  float* x; cudaMalloc(&x, 64 * sizeof(float)); fill<<<1, 64>>>(x, 64);
+  float h[64]; cudaMemcpy(h, x, sizeof h, cudaMemcpyDeviceToHost); std::printf("%g\\n", h[63]); return 0;
+}
+"""
+
+
+def test_the_build_line_comes_from_the_snippet(tmp_path: Path) -> None:
+    (tmp_path / "fill.cu").write_text(KERNEL)
+    assert nvcc_flags(tmp_path / "fill.cu") == ["-O2", "-std=c++17", "-lcublas"]
+    (tmp_path / "bare.cu").write_text("int main() { return 0; }\n")
+    assert nvcc_flags(tmp_path / "bare.cu") == list(runner.DEFAULT_NVCC_FLAGS)
+
+
+def _fake_nvcc(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    nvcc = folder / "nvcc"
+    nvcc.write_text("#!/bin/sh\necho fake\n")
+    nvcc.chmod(nvcc.stat().st_mode | stat.S_IXUSR)
+    return nvcc
+
+
+def test_find_nvcc_looks_in_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for variable in ("NVCC", *runner.CUDA_PREFIXES):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setattr(runner, "DEFAULT_CUDA_PREFIX", str(tmp_path / "no-cuda"))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert find_nvcc() is None
+    home = _fake_nvcc(tmp_path / "toolkit" / "bin")
+    monkeypatch.setenv("CUDA_HOME", str(tmp_path / "toolkit"))
+    assert find_nvcc() == str(home)
+    on_path = _fake_nvcc(tmp_path / "path")
+    monkeypatch.setenv("PATH", str(tmp_path / "path"))
+    assert find_nvcc() == str(on_path)
+    named = _fake_nvcc(tmp_path / "named")
+    monkeypatch.setenv("NVCC", str(named))
+    assert find_nvcc() == str(named)
+
+
+def test_without_nvcc_compiling_says_what_is_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "fill.cu").write_text(KERNEL)
+    monkeypatch.setattr(runner, "find_nvcc", lambda: None)
+    with pytest.raises(MissingToolError, match=r"no nvcc to compile .*fill.cu \(looked at \$NVCC, PATH"):
+        compile_cuda(tmp_path / "fill.cu", tmp_path / "fill")
+    monkeypatch.setattr(runner, "gpu_present", lambda: True)
+    with pytest.raises(MissingToolError):
+        run_snippet(tmp_path / "fill.cu")
+
+
+def test_without_a_gpu_a_cuda_snippet_does_not_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "fill.cu").write_text(KERNEL)
+    monkeypatch.setattr(runner, "gpu_present", lambda: False)
+    with pytest.raises(NoGpuError, match="runs on a CUDA GPU and none is visible"):
+        run_snippet(tmp_path / "fill.cu")
+
+
+def test_nvcc_compiles_a_kernel(tmp_path: Path) -> None:
+    """Where nvcc is present, the runner's compile step works (``-c``: no GPU needed)."""
+    if find_nvcc() is None:
+        pytest.skip("no nvcc (looked at $NVCC, PATH, $CUDA_HOME/bin and /usr/local/cuda/bin)")
+    (tmp_path / "fill.cu").write_text(KERNEL)
+    command = compile_cuda(tmp_path / "fill.cu", tmp_path / "fill.o", compile_only=True)
+    assert "-c" in command
+    assert "-lcublas" not in command  # link flags are left out when only compiling
+    assert (tmp_path / "fill.o").stat().st_size > 0
+    (tmp_path / "bad.cu").write_text("int main() { return undeclared; }\n")
+    with pytest.raises(SnippetError, match="undeclared"):
+        compile_cuda(tmp_path / "bad.cu", tmp_path / "bad.o", compile_only=True)
+
+
+@pytest.mark.gpu
+def test_a_cuda_snippet_runs_on_the_gpu(tmp_path: Path) -> None:
+    (tmp_path / "fill.cu").write_text(KERNEL.replace(" -lcublas", ""))
+    assert run_snippet(tmp_path / "fill.cu") == "63\n"
+
+
+INNER = """
+from gpukb.site.snippets import MissingToolError, NoGpuError
+
+def test_no_gpu():
+    raise NoGpuError("x.cu runs on a CUDA GPU and none is visible here")
+
+def test_no_tool():
+    raise MissingToolError("no nvcc to compile x.cu")
+"""
+
+
+@pytest.mark.parametrize(("require_all", "tool_outcome"), [("", "skipped"), ("1", "failed")])
+def test_a_missing_gpu_skips_and_a_missing_tool_skips_or_fails(tmp_path: Path, require_all: str, tool_outcome: str):
+    """tests/conftest.py turns the runner's errors into skips; ``GPUKB_REQUIRE_ALL=1`` fails on a missing nvcc."""
+    (tmp_path / "test_inner.py").write_text(INNER)
+    env = {**os.environ, "GPUKB_REQUIRE_ALL": require_all, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "tests.conftest",
+            "-o",
+            "addopts=",
+            "-rA",
+            "-q",
+            "--rootdir",
+            str(tmp_path),
+            str(tmp_path / "test_inner.py"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=120,
+    )
+    out = proc.stdout
+    assert "SKIPPED" in out
+    assert "runs on a CUDA GPU and none is visible here" in out
+    if tool_outcome == "skipped":
+        assert "2 skipped" in out, out
+    else:
+        assert "1 failed, 1 skipped" in out, out
+        assert "GPUKB_REQUIRE_ALL=1 but no nvcc to compile x.cu" in out

@@ -1,12 +1,11 @@
 """Read the measured ceilings of a committed H100 run and bound two operations with them."""
 
 # --8<-- [start:example]
+from gpukb.bench.ceilings import measured_ceilings
 from gpukb.bench.counting import gemm_bytes, gemm_flops
-from gpukb.bench.report import ceilings, data
 from gpukb.bench.roofline import attainable, bound, ridge_point
 
-results = data("nvidia-h100-80gb-hbm3-2026-11-22.json")  # a file under bench/results/
-roof = ceilings(results)
+roof = measured_ceilings("performance/nvidia-h100-80gb-hbm3-2026-11-22")  # a committed record, by id
 peak, bandwidth = roof["bf16"] * 1e12, roof["bandwidth"] * 1e9  # FLOP/s and bytes/s
 print(f"measured bf16 peak       {roof['bf16']:.1f} TFLOP/s")
 print(f"measured bandwidth       {roof['bandwidth']:.0f} GB/s")

@@ -2,6 +2,7 @@
 
 # --8<-- [start:example]
 from gpukb import environment
+from gpukb.tables import markdown_table
 
-print(environment.as_markdown(environment.collect()))
+print(markdown_table(["item", "value"], environment.rows(environment.collect())))
 # --8<-- [end:example]

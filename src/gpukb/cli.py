@@ -49,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_bench_arguments(bench)
     bench.set_defaults(handler=_bench, bench_parser=bench)
 
+    # --8<-- [start:chapters]
     # Each chapter registers its own subcommand; the work lives in the chapter's package.
     from gpukb.formats import cli as formats_cli
 
@@ -56,6 +57,10 @@ def build_parser() -> argparse.ArgumentParser:
     from gpukb.gemm import cli as gemm_cli
 
     gemm_cli.add_parser(sub)
+    from gpukb.datasets import cli as datasets_cli
+
+    datasets_cli.add_parser(sub)
+    # --8<-- [end:chapters]
     return parser
 
 

@@ -1,7 +1,7 @@
 """What this machine has: library versions, a CUDA GPU, ``nvcc``.
 
-The site's "How this site is verified" page and ``gpukb info`` both render this report, so the versions a
-page claims are the versions it was built with.
+The site's "How this site is verified" page (through ``snippets/site/environment.py``) and ``gpukb info`` both
+render this report, so the versions a page claims are the versions it was built with.
 """
 
 from __future__ import annotations
@@ -9,9 +9,10 @@ from __future__ import annotations
 import importlib
 import platform
 import re
-import shutil
 import subprocess
 from dataclasses import asdict, dataclass
+
+from gpukb.site.snippets import find_nvcc  # the one place that looks for nvcc
 
 #: Libraries whose versions the report lists, in display order.
 LIBRARIES = ("numpy", "torch", "triton", "numba", "ml_dtypes", "mkdocs", "material")
@@ -64,7 +65,7 @@ def library_version(name: str) -> str | None:
 
 def nvcc_release() -> str | None:
     """The release printed by ``nvcc --version`` (``"13.0"``), or ``None`` where nvcc is absent."""
-    nvcc = shutil.which("nvcc")
+    nvcc = find_nvcc()
     if nvcc is None:
         return None
     try:
@@ -109,10 +110,3 @@ def as_text(env: Environment) -> str:
     table = rows(env)
     width = max(len(item) for item, _ in table)
     return "\n".join(f"{item:<{width}}  {value}" for item, value in table)
-
-
-def as_markdown(env: Environment) -> str:
-    """The snapshot as a Markdown table, as the verification page shows it."""
-    lines = ["| item | value |", "| --- | --- |"]
-    lines += [f"| {item} | {value} |" for item, value in rows(env)]
-    return "\n".join(lines)

@@ -8,25 +8,27 @@ from __future__ import annotations
 
 import pytest
 
-from gpukb.bench import report
-from gpukb.bench.results import committed, load_results
+from gpukb.bench.ceilings import measured_ceilings
+from gpukb.bench.results import H100_SWEEP, H200_SWEEP, SweepRecord
+from gpukb.bench.specs import datasheet_for, datasheet_peak
+from gpukb.records import load
 
-RUN = load_results(committed("nvidia-h100-80gb-hbm3-2026-11-22.json"))
-H100 = report.spec_for(RUN)
+RUN = load(H100_SWEEP, SweepRecord)
+H100 = datasheet_for(RUN.run.gpu.name)
 
 
 def _rates(mistake: str) -> dict[str, float]:
-    return {r["variant"]: r["rate"] for r in report.mistakes(RUN, mistake)}
+    return {r.variant: r.rate for r in RUN.mistake(mistake)}
 
 
 def _ms(mistake: str) -> dict[str, float]:
-    return {r["variant"]: r["ms"]["median"] for r in report.mistakes(RUN, mistake)}
+    return {r.variant: r.ms.median for r in RUN.mistake(mistake)}
 
 
 def test_the_run_is_an_h100_sxm5_with_its_datasheet_entry() -> None:
     assert H100 is not None
     assert H100.id == "h100-sxm5"
-    assert RUN["meta"]["mode"] == "full"
+    assert RUN.mode == "full"
 
 
 def test_unsynchronized_timing_measures_the_launch_not_the_product() -> None:
@@ -53,9 +55,9 @@ def test_zeros_run_faster_than_random_inputs() -> None:
 
 
 def test_one_run_can_land_far_from_the_median() -> None:
-    (record,) = report.mistakes(RUN, "one_run")
-    samples = record["samples"]
-    assert max(samples) > 10 * record["ms"]["median"]  # the first call of a new shape
+    (record,) = RUN.mistake("one_run")
+    samples = record.samples
+    assert max(samples) > 10 * record.ms.median  # the first call of a new shape
     assert samples.index(max(samples)) == 0
 
 
@@ -76,9 +78,9 @@ def test_a_warm_l2_flatters_work_that_fits_in_it() -> None:
 
 def test_sizes_that_are_not_multiples_of_8_run_far_slower() -> None:
     # The notes (seed 003) advise multiples of 8; the bf16 sizes around 8192 bear it out.
-    rows = [r for r in RUN["gemm"] if r["sweep"] == "alignment"]
-    aligned = [r["tflops"] for r in rows if r["m"] % 8 == 0]
-    unaligned = [r["tflops"] for r in rows if r["m"] % 8]
+    rows = [r for r in RUN.gemm if r.sweep == "alignment"]
+    aligned = [r.tflops for r in rows if r.m % 8 == 0]
+    unaligned = [r.tflops for r in rows if r.m % 8]
     assert aligned
     assert unaligned
     assert min(aligned) > 2 * max(unaligned)
@@ -88,22 +90,20 @@ def test_element_width_does_not_change_copy_bandwidth() -> None:
     # The notes (seed 004) report u16 copies almost 2x slower than u32 on an Intel GPU, u8 slower still.
     # On the H100 neither torch path shows it.
     for method, spread in (("memcpy", 0.98), ("elementwise", 0.9)):
-        rates = {r["dtype"]: r["gbps"] for r in RUN["copy"] if r["method"] == method and r["bytes"] == 2**30}
+        rates = {r.dtype: r.gbps for r in RUN.copies if r.method == method and r.bytes == 2**30}
         assert sorted(rates) == ["int16", "int32", "int64", "uint8"]
         assert min(rates.values()) > spread * max(rates.values())
 
 
 def test_measured_ceilings_stay_under_the_datasheet() -> None:
-    measured = report.ceilings(RUN)
+    measured = measured_ceilings(RUN)
     assert measured["bandwidth"] < H100.figure("memory_bandwidth").value
     for dtype in ("fp32", "tf32", "fp16", "bf16", "fp8"):
-        assert (
-            0.5 * report.datasheet_peak(H100, dtype).dense < measured[dtype] < report.datasheet_peak(H100, dtype).dense
-        )
+        assert 0.5 * datasheet_peak(H100, dtype).dense < measured[dtype] < datasheet_peak(H100, dtype).dense
 
 
 def test_pinned_host_memory_is_faster_than_pageable() -> None:
-    rates = {(r["direction"], r["memory"], r["bytes"]): r["gbps"] for r in RUN["host_device"]}
+    rates = {(r.direction, r.memory, r.bytes): r.gbps for r in RUN.host_device}
     for (direction, memory, nbytes), gbps in rates.items():
         if memory == "pinned" and nbytes >= 2**20:
             assert gbps > 2 * rates[(direction, "pageable", nbytes)]
@@ -111,40 +111,41 @@ def test_pinned_host_memory_is_faster_than_pageable() -> None:
 
 def test_cudnn_is_the_fastest_attention_backend_here() -> None:
     by_case: dict[tuple, dict[str, float]] = {}
-    for r in RUN["attention"]:
-        if r["tflops"] is not None:
-            by_case.setdefault((r["seq"], r["head_dim"], r["causal"]), {})[r["backend"]] = r["tflops"]
+    for r in RUN.attention:
+        if r.tflops is not None:
+            by_case.setdefault((r.seq, r.head_dim, r.causal), {})[r.backend] = r.tflops
     assert by_case
     for rates in by_case.values():
         assert max(rates, key=rates.get) == "cudnn"
 
 
 def test_clocks_were_read_and_fell_under_sustained_load() -> None:
-    clocks = RUN["meta"]["clocks"]
-    assert clocks["start"]["clocks.sm"] == clocks["start"]["clocks.max.sm"]
-    assert clocks["after_gemm"]["clocks.sm"] < clocks["start"]["clocks.sm"]
-    assert clocks["after_gemm"]["power.draw"] > 0.8 * clocks["after_gemm"]["power.limit"]
+    clocks = RUN.run.clocks
+    assert clocks["start"].sm_mhz == clocks["start"].max_sm_mhz
+    assert clocks["after_gemm"].sm_mhz < clocks["start"].sm_mhz
+    assert clocks["after_gemm"].power_w > 0.8 * clocks["after_gemm"].power_limit_w
 
 
 def test_the_sweeps_the_h100_page_describes() -> None:
     # docs/performance/h100.md: squares from 256 to 16384, a grid of M, N, K from 4096 to 16384, sizes around
     # 8192; the relative error of a 1024³ product; attention with 16 384 tokens and a width of 2048.
-    squares = {r["m"] for r in RUN["gemm"] if r["sweep"] == "square"}
+    squares = {r.m for r in RUN.gemm if r.sweep == "square"}
     assert (min(squares), max(squares)) == (256, 16384)
-    grid = {d for r in RUN["gemm"] if r["sweep"] == "grid" for d in (r["m"], r["n"], r["k"])}
+    grid = {d for r in RUN.gemm if r.sweep == "grid" for d in (r.m, r.n, r.k)}
     assert (min(grid), max(grid)) == (4096, 16384)
-    assert all(8176 <= r["m"] <= 8200 for r in RUN["gemm"] if r["sweep"] == "alignment")
-    assert {r["m"] for r in RUN["gemm"] if r.get("rel_error") is not None} == {1024}
-    for r in RUN["attention"]:
-        assert r["batch"] * r["seq"] == 16384
-        assert r["heads"] * r["head_dim"] == 2048
+    assert all(8176 <= r.m <= 8200 for r in RUN.gemm if r.sweep == "alignment")
+    assert {r.m for r in RUN.gemm if r.rel_error is not None} == {1024}
+    for r in RUN.attention:
+        assert r.batch * r.seq == 16384
+        assert r.heads * r.head_dim == 2048
 
 
 def test_the_h200_run_measured_the_registered_triton_gemm() -> None:
     """Backs the H200 section of the H100 page: same harness, more memory, and the Triton GEMM in `kernels`."""
-    h200 = load_results(committed("nvidia-h200-2026-11-22.json"))
-    assert h200["meta"]["gpu"] == "NVIDIA H200"
-    assert h200["meta"]["memory_bytes"] > RUN["meta"]["memory_bytes"]
-    assert report.ceilings(h200)["bandwidth"] > report.ceilings(RUN)["bandwidth"]
-    assert {k["name"] for k in h200["kernels"]} == {"triton-gemm-bf16"}
-    assert RUN["kernels"] == []
+    h200 = load(H200_SWEEP, SweepRecord)
+    assert h200.run.gpu.name == "NVIDIA H200"
+    assert h200.run.gpu.memory_bytes > RUN.run.gpu.memory_bytes
+    assert measured_ceilings(h200)["bandwidth"] > measured_ceilings(RUN)["bandwidth"]
+    assert {k.name for k in h200.kernels} == {"triton-gemm-bf16"}
+    assert RUN.kernels == []
+    assert datasheet_for(h200.run.gpu.name) is None  # "The datasheet table has no H200 entry yet"

@@ -52,10 +52,10 @@ def test_registration_errors_name_the_problem() -> None:
 
 def test_measure_pair_reports_the_ratio_to_the_peer() -> None:
     record = measure_pair(_pair(), "large", CostTimer(), Budget(warmup_ms=0, rep_ms=0, min_reps=3, max_reps=3))
-    assert record["kernel_ms"]["median"] == 8.0
-    assert record["peer_ms"]["median"] == 12.0
-    assert record["ratio"] == 1.5  # the peer's time over the kernel's: above 1, the kernel is faster
-    assert (record["name"], record["peer"], record["case"], record["flops"], record["bytes"]) == (
+    assert record.kernel_ms.median == 8.0
+    assert record.peer_ms.median == 12.0
+    assert record.ratio == 1.5  # the peer's time over the kernel's: above 1, the kernel is faster
+    assert (record.name, record.peer, record.case, record.flops, record.bytes) == (
         "toy",
         "reference",
         "large",
@@ -89,7 +89,7 @@ def test_the_kernels_suite_measures_every_case() -> None:
     registry, notes, lines = Registry(), [], []
     registry.register(_pair())
     records = kernels_suite.run(_context(notes, lines), registry)
-    assert [r["case"] for r in records] == ["small", "large"]
+    assert [r.case for r in records] == ["small", "large"]
     assert len(lines) == 2
     assert notes == []
 

@@ -1,4 +1,5 @@
-"""The results-file schema: committed files fit it, and a malformed file is refused with a precise message."""
+"""Sweep records: the committed files validate, a malformed file is refused naming the file and the field, and
+what the runner writes reads back unchanged."""
 
 from __future__ import annotations
 
@@ -7,93 +8,104 @@ import json
 
 import pytest
 
-from gpukb.bench.results import RESULTS_DIR, committed, file_name, load_results, save_results, validate
+from gpukb.bench.results import H100_QUICK, H100_SWEEP, H200_SWEEP, SUITES, SweepRecord, file_name
+from gpukb.records import load, read, record_ids, results_dir, write
 
-COMMITTED = sorted(RESULTS_DIR.glob("*.json"))
-QUICK = json.loads(committed("nvidia-h100-80gb-hbm3-2026-11-22-quick.json").read_text())
-
-
-def test_there_are_committed_results() -> None:
-    assert COMMITTED
+SWEEPS = [i for i in record_ids() if i.startswith("performance/")]
+QUICK = json.loads(results_dir().joinpath(*f"{H100_QUICK}.json".split("/")).read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("path", COMMITTED, ids=lambda p: p.name)
-def test_committed_results_fit_the_schema(path) -> None:
-    results = load_results(path)
-    meta = results["meta"]
-    assert meta["gpu"]
-    assert meta["sm_count"] > 0
-    assert meta["torch"]
-    assert meta["command"]
-    assert path.name.startswith(file_name(meta["gpu"], meta["date"]).removesuffix(".json"))
+def test_the_committed_sweeps_are_the_ones_the_pages_name() -> None:
+    assert sorted(SWEEPS) == sorted([H100_SWEEP, H100_QUICK, H200_SWEEP])
 
 
-def _broken(edit) -> dict:
+@pytest.mark.parametrize("record_id", SWEEPS)
+def test_committed_sweeps_validate(record_id) -> None:
+    record = load(record_id, SweepRecord)
+    assert record.kind == "bench.sweep"
+    assert record.run.gpu.sm_count > 0
+    assert record.run.versions.torch
+    assert record.run.command.startswith("python bench/gpu_sweep.py")
+    assert record.suites == list(SUITES)
+    assert record_id.split("/")[1].startswith(file_name(record.run.gpu.name, record.run.date.isoformat())[:-5])
+    # the clocks were read at the start and after every suite
+    assert list(record.run.clocks) == ["start", *(f"after_{s}" for s in SUITES)]
+    assert record.run.notes[-1].startswith("Converted on 2026-11-23 from the first results format")
+
+
+def _write(tmp_path, edit) -> str:
     data = copy.deepcopy(QUICK)
     edit(data)
-    return data
+    path = tmp_path / "broken-sweep.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
 
 
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        (lambda d: d["meta"].update(mode="fast"), r"meta\.mode is 'fast'; allowed: \['quick', 'full'\]"),
-        (lambda d: d["gemm"][0].update(dtype="fp64"), r"gemm\[0\]\.dtype is 'fp64'; allowed: \['fp32', 'tf32'"),
-        (lambda d: d["gemm"][1].pop("m"), r"gemm\[1\]\.m is missing; expected a non-negative integer"),
-        (lambda d: d["gemm"][0].update(m=-4), r"gemm\[0\]\.m is -4; expected a non-negative integer"),
-        (lambda d: d["copy"][0].update(colour="red"), r"copy\[0\] has unknown fields \['colour'\]; allowed fields"),
-        (lambda d: d["copy"][0].update(l2_flushed="yes"), r"copy\[0\]\.l2_flushed is 'yes'; expected true or false"),
-        (lambda d: d["host_device"][0]["ms"].pop("q3"), r"host_device\[0\]\.ms\.q3 is missing"),
+        # an unknown field, anywhere
+        (lambda d: d["copy"][0].update(colour="red"), r"copy\[0\]\.colour: Extra inputs are not permitted"),
+        (lambda d: d.update(extra=[]), r"extra: Extra inputs are not permitted"),
+        (lambda d: d["run"].update(gpu_name="H100"), r"run\.gpu_name: Extra inputs are not permitted"),
+        # a wrong type
+        (lambda d: d["copy"][0].update(l2_flushed="yes"), r"copy\[0\]\.l2_flushed: Input should be a valid boolean"),
+        (lambda d: d["gemm"][0].update(m="4096"), r"gemm\[0\]\.m: Input should be a valid integer \(got '4096'\)"),
+        (lambda d: d.update(gemm={}), r"gemm: Input should be a valid array"),
+        (lambda d: d["attention"][0].update(tflops=float("nan")), r"attention\[0\]\.tflops: .*finite number"),
+        # a value outside its set
+        (lambda d: d["gemm"][0].update(dtype="fp64"), r"gemm\[0\]\.dtype: Input should be 'fp32', 'tf32'"),
+        (lambda d: d.update(mode="fast"), r"mode: Input should be 'quick' or 'full' \(got 'fast'\)"),
+        (lambda d: d.update(suites=["gemm", "fft"]), r"suites\[1\]: Input should be 'mistakes'"),
+        (lambda d: d["mistakes"][0].update(unit="GFLOPS"), r"mistakes\[0\]\.unit: Input should be 'TFLOP/s' or"),
+        (lambda d: d["gemm"][0].update(m=-4), r"gemm\[0\]\.m: Input should be greater than 0 \(got -4\)"),
+        # a missing field
+        (lambda d: d["gemm"][1].pop("m"), r"gemm\[1\]\.m: Field required"),
+        (lambda d: d["host_device"][0]["ms"].pop("q3"), r"host_device\[0\]\.ms\.q3: Field required"),
+        (lambda d: d["run"].pop("command"), r"run\.command: Field required"),
+        (lambda d: d.pop("mode"), r"mode: Field required"),
+        # values that do not fit together
         (lambda d: d["host_device"][0]["ms"].update(q1=1e9), r"host_device\[0\]\.ms: .*not ordered"),
-        (lambda d: d["attention"][0].update(tflops=float("nan")), r"attention\[0\]\.tflops is nan; expected a finite"),
-        (lambda d: d["attention"][0].update(backend="xformers"), r"backend is 'xformers'; allowed: \['flash'"),
-        (lambda d: d["mistakes"][0].update(unit="GFLOPS"), r"mistakes\[0\]\.unit is 'GFLOPS'; allowed"),
-        (lambda d: d["meta"].update(suites=["gemm", "fft"]), r"meta\.suites holds 'fft'; allowed"),
-        (lambda d: d["meta"].pop("command"), r"meta\.command is missing; expected a string"),
-        (lambda d: d["meta"].update(driver=None, torch=None), r"meta\.torch is null; expected a string"),
-        (lambda d: d.update(schema=2), "schema is 2; this version of gpukb reads schema 1"),
-        (lambda d: d.update(extra=[]), r"unknown top-level fields \['extra'\]"),
-        (lambda d: d.pop("meta"), "meta is missing"),
-        (lambda d: d.update(gemm={}), "gemm is dict; expected a list of records"),
+        (lambda d: d.update(suites=["gemm"]), r"mistakes holds records, but suites \['gemm'\] does not name it"),
+        (lambda d: d["run"].update(gpu=None), r"run\.gpu is null; a sweep is measured on a GPU"),
+        # the envelope
+        (lambda d: d.update(kind="formats.gpu-checks"), r"holds a 'formats.gpu-checks' record; expected 'bench.sweep'"),
+        (lambda d: d.update(kind="bench.sweeps"), r"kind: unknown results kind 'bench.sweeps'"),
+        (
+            lambda d: d.update(schema_version=2),
+            r"schema_version is 2; this version of gpukb reads bench.sweep schema 1",
+        ),
+        (lambda d: d.pop("schema_version"), r"schema_version is None"),
     ],
 )
-def test_malformed_results_are_refused_naming_the_field(edit, message) -> None:
-    with pytest.raises(ValueError, match=message):
-        validate(_broken(edit))
+def test_a_malformed_sweep_is_refused_naming_the_file_and_the_field(tmp_path, edit, message) -> None:
+    path = _write(tmp_path, edit)
+    with pytest.raises(ValueError, match=message) as caught:
+        read(path, SweepRecord)
+    assert str(caught.value).startswith(f"{path}: ")
 
 
-def test_a_results_file_must_be_an_object() -> None:
-    with pytest.raises(ValueError, match="holds a JSON object; got list"):
-        validate([])
+def test_a_sweep_written_reads_back_unchanged(tmp_path) -> None:
+    record = load(H100_QUICK, SweepRecord)
+    path = write(record, tmp_path / "sub" / "run.json")
+    assert read(path, SweepRecord) == record
+    assert json.loads(path.read_text(encoding="utf-8")) == QUICK  # the committed file is exactly what write gives
+    assert '"copy": [' in path.read_text(encoding="utf-8")  # the section keeps its name (the field is `copies`)
 
 
-def test_optional_and_nullable_fields() -> None:
-    data = _broken(lambda d: d["gemm"][0].update(error=None, ms=None, tflops=None))
-    assert validate(data)["gemm"][0]["tflops"] is None
-    validate(_broken(lambda d: d["meta"].update(driver=None, triton=None, clocks=None)))
-
-
-def test_save_and_load_round_trip(tmp_path) -> None:
-    path = save_results(QUICK, tmp_path / "sub" / "run.json")
-    assert load_results(path) == QUICK
-
-
-def test_load_names_the_file_it_refuses(tmp_path) -> None:
-    bad = tmp_path / "bad.json"
-    bad.write_text("{not json")
-    with pytest.raises(ValueError, match=r"bad\.json: not JSON"):
-        load_results(bad)
-    bad.write_text(json.dumps(_broken(lambda d: d["meta"].update(mode="slow"))))
-    with pytest.raises(ValueError, match=r"bad\.json: meta\.mode is 'slow'"):
-        load_results(bad)
-    with pytest.raises(ValueError, match="not ordered"):
-        save_results(_broken(lambda d: d["copy"][0]["ms"].update(max=0.0)), tmp_path / "x.json")
-    assert not (tmp_path / "x.json").exists()
-
-
-def test_committed_names_what_there_is() -> None:
-    with pytest.raises(FileNotFoundError, match=r"no results file 'b200.json'.*nvidia-h100"):
-        committed("b200.json")
+def test_optional_fields_and_sections() -> None:
+    data = copy.deepcopy(QUICK)
+    data["gemm"][0].update(error="RuntimeError: refused", ms=None, tflops=None)
+    for section in ("mistakes", "copy", "host_device", "attention", "kernels"):
+        data.pop(section)
+    data["suites"] = ["gemm"]
+    record = SweepRecord.model_validate_json(json.dumps(data))
+    assert record.gemm[0].tflops is None
+    assert record.copies == []
+    assert record.section("copy") == []
+    assert record.failed() == []
+    with pytest.raises(ValueError, match="unknown suite 'fft'"):
+        record.section("fft")
 
 
 def test_file_name() -> None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from importlib import resources
+from typing import get_args
+
 import pytest
 
 from gpukb.bench import specs
@@ -79,37 +82,105 @@ def test_dgx_a100_totals() -> None:
     assert 8 * a100.figure("fp64").dense == pytest.approx(77.6)
 
 
-def _minimal(**figure) -> dict:
-    entry = dict(gpu="g", quantity="fp32", value=1.0, source="s", status="confirmed")
-    entry.update(figure)
-    return {
-        "checked": "2026-01-01",
-        "sources": {"s": {"title": "t", "url": "https://example.org"}},
-        "gpu": [{"id": "g", "name": "G", "architecture": "A"}],
-        "figure": [{k: v for k, v in entry.items() if v is not None}],
-    }
+TEXT = resources.files("gpukb.data").joinpath(specs.FILE).read_text(encoding="utf-8")
+#: The first figure entry of the file, as written.
+FIRST_FIGURE = """[[figure]]
+gpu = "v100-sxm2"
+quantity = "sm_count"
+value = 80
+source = "ampere-whitepaper"
+status = "secondary"
+"""
+
+
+def test_the_file_parses_to_the_loaded_table() -> None:
+    assert FIRST_FIGURE in TEXT
+    assert specs.parse(TEXT) == TABLE
+    assert tuple(specs.QUANTITIES) == get_args(specs.Quantity)
+
+
+def _corrupt(old: str, new: str) -> str:
+    assert old in TEXT
+    return TEXT.replace(old, new, 1)
 
 
 @pytest.mark.parametrize(
-    ("change", "message"),
+    ("text", "message"),
     [
-        ({"gpu": "nope"}, r"unknown gpu; gpus: \['g'\]"),
-        ({"quantity": "fp4"}, "unknown quantity; allowed:"),
-        ({"status": "probably"}, r"status 'probably'; allowed: \['confirmed', 'secondary', 'unconfirmed'\]"),
-        ({"source": "blog"}, r"source 'blog'; sources: \['s'\]"),
-        ({"value": 0}, "positive number; got 0"),
+        # an unknown key
+        (
+            _corrupt(FIRST_FIGURE, FIRST_FIGURE + "colour = 'red'\n"),
+            r"figure entry 1 \(v100-sxm2/sm_count\): colour: Extra inputs are not permitted",
+        ),
+        (
+            _corrupt('checked = "2026-11-22"', 'checked = "2026-11-22"\nowner = "me"'),
+            r"unknown top-level keys \['owner'\]",
+        ),
+        (
+            _corrupt('architecture = "Volta"', 'architecture = "Volta"\nfab = "TSMC"'),
+            r"gpu entry 1 \(v100-sxm2\): fab: Extra inputs are not permitted",
+        ),
+        # a wrong type
+        (
+            _corrupt(FIRST_FIGURE, FIRST_FIGURE.replace("value = 80", 'value = "80"')),
+            r"figure entry 1 \(v100-sxm2/sm_count\): value: Input should be a valid number \(got '80'\)",
+        ),
+        (
+            _corrupt(FIRST_FIGURE, FIRST_FIGURE + "sparsity = 1\n"),
+            r"figure entry 1 \(v100-sxm2/sm_count\): sparsity: Input should be a valid boolean \(got 1\)",
+        ),
+        (
+            _corrupt('device_names = ["V100-SXM2"]', 'device_names = "V100-SXM2"'),
+            r"gpu entry 1 \(v100-sxm2\): device_names: Input should be a valid list",
+        ),
+        # a value outside its set or range
+        (
+            _corrupt(FIRST_FIGURE, FIRST_FIGURE.replace('quantity = "sm_count"', 'quantity = "fp4"')),
+            r"figure entry 1 \(v100-sxm2/fp4\): quantity: Input should be 'sm_count', 'boost_clock'",
+        ),
+        (
+            _corrupt(FIRST_FIGURE, FIRST_FIGURE.replace('status = "secondary"', 'status = "probably"')),
+            r"status: Input should be 'confirmed', 'secondary' or 'unconfirmed' \(got 'probably'\)",
+        ),
+        (
+            _corrupt(FIRST_FIGURE, FIRST_FIGURE.replace("value = 80", "value = 0")),
+            r"figure entry 1 \(v100-sxm2/sm_count\): value: Input should be greater than 0 \(got 0\)",
+        ),
+        (
+            _corrupt('url = "https://www.nvidia.co.uk', 'url = "http://www.nvidia.co.uk'),
+            r"sources entry 3 \(volta-tensor-cores\): url: String should match pattern",
+        ),
+        # a missing field
+        (
+            _corrupt(FIRST_FIGURE, FIRST_FIGURE.replace('source = "ampere-whitepaper"\n', "")),
+            r"figure entry 1 \(v100-sxm2/sm_count\): source: Field required",
+        ),
+        (_corrupt('name = "Tesla V100 SXM2"\n', ""), r"gpu entry 1 \(v100-sxm2\): name: Field required"),
+        (_corrupt('checked = "2026-11-22"', ""), r"checked \(the date the figures were checked"),
+        # a repeated entry
+        (_corrupt(FIRST_FIGURE, FIRST_FIGURE + "\n" + FIRST_FIGURE), r"figure entry 2 \(v100-sxm2/sm_count\): key"),
+        (_corrupt('id = "a100-sxm4-40gb"', 'id = "v100-sxm2"'), r"gpu entry 2 \(v100-sxm2\): id 'v100-sxm2' repeats"),
+        # a reference to nothing
+        (
+            _corrupt(FIRST_FIGURE, FIRST_FIGURE.replace('gpu = "v100-sxm2"', 'gpu = "nope"')),
+            r"figure entry 1 \(nope/sm_count\): gpu: unknown GPU 'nope'; gpus: \['v100-sxm2'",
+        ),
+        (
+            _corrupt(FIRST_FIGURE, FIRST_FIGURE.replace('source = "ampere-whitepaper"', 'source = "blog"')),
+            r"figure entry 1 \(v100-sxm2/sm_count\): source: unknown source 'blog'",
+        ),
+        (
+            _corrupt('base = "a100-sxm4-40gb"', 'base = "a100"'),
+            r"gpu entry 3 \(a100-sxm4-80gb\): base: unknown GPU 'a100'",
+        ),
+        # not TOML at all
+        (_corrupt("[[gpu]]", "[[gpu]"), r"not valid TOML"),
     ],
 )
-def test_malformed_figures_are_refused(change, message) -> None:
-    with pytest.raises(ValueError, match=message):
-        specs.parse(_minimal(**change))
-
-
-def test_a_figure_listed_twice_is_refused() -> None:
-    data = _minimal()
-    data["figure"].append(dict(data["figure"][0]))
-    with pytest.raises(ValueError, match="listed twice"):
-        specs.parse(data)
+def test_a_corrupted_spec_file_names_file_entry_and_field(text, message) -> None:
+    with pytest.raises(ValueError, match=message) as caught:
+        specs.parse(text)
+    assert str(caught.value).startswith("gpu_specs.toml: ")
 
 
 def test_unknown_quantities_and_gpus_are_named() -> None:

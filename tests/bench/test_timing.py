@@ -101,7 +101,8 @@ def test_l2_flusher_buffer_is_at_least_four_times_l2() -> None:
     [
         (lambda: benchmark("not callable", HostTimer()), TypeError, "expects a callable; got str"),
         (lambda: benchmark(print, HostTimer(), before=3), TypeError, "before must be callable"),
-        (lambda: HostTimer().time(print, 0), ValueError, "positive integer; got 0"),
+        (lambda: HostTimer().time(print, 0), ValueError, "the number of calls must be an int ≥ 1; got 0"),
+        (lambda: HostTimer().time(print, 2.0), TypeError, "the number of calls must be an int ≥ 1; got 2.0"),
         (lambda: Budget(min_reps=0), ValueError, "1 ≤ min_reps ≤ max_reps"),
         (lambda: Budget(min_reps=9, max_reps=3), ValueError, "got 9, 3"),
         (lambda: Budget(rep_ms=-1), ValueError, "must be ≥ 0"),

@@ -6,6 +6,7 @@ import inspect
 import math
 import random
 from fractions import Fraction
+from importlib import resources
 
 import numpy as np
 import pytest
@@ -13,17 +14,19 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gpukb.formats import pages
 from gpukb.formats.arrays import decode_array
 from gpukb.formats.codec import decode, encode
 from gpukb.formats.mixed_precision import (
-    AUTOCAST_CUDA_FLOAT32,
-    AUTOCAST_CUDA_LOWER_PRECISION,
+    AUTOCAST_FILE,
     GRADSCALER_DEFAULTS,
     DynamicLossScaler,
     accumulate,
-    autocast_table,
+    autocast_lists,
+    autocast_ops,
     lognormal_fractions,
     overflow_threshold,
+    parse_autocast,
     quantize,
     rescue_scale,
     stagnation_point,
@@ -386,22 +389,47 @@ def test_cuda_autocast_follows_the_documented_lists() -> None:
         "nll_loss": lambda: torch.nn.functional.nll_loss(h, target),
         "mse_loss": lambda: torch.nn.functional.mse_loss(h, h),
     }
-    assert set(lower) <= set(AUTOCAST_CUDA_LOWER_PRECISION)
-    assert set(fp32) <= set(AUTOCAST_CUDA_FLOAT32)
+    assert set(lower) <= set(autocast_ops("lower-precision"))
+    assert set(fp32) <= set(autocast_ops("float32"))
     with torch.autocast("cuda", dtype=torch.float16):
         assert {name: op().dtype for name, op in lower.items()} == dict.fromkeys(lower, torch.float16)
         assert {name: op().dtype for name, op in fp32.items()} == dict.fromkeys(fp32, torch.float32)
 
 
 def test_autocast_table_lists_the_documented_ops() -> None:
-    headers, rows = autocast_table()
-    assert headers[0] == "autocast runs them in"
-    assert len(rows) == 3
+    lower, fp32, widest = autocast_ops("lower-precision"), autocast_ops("float32"), autocast_ops("widest")
     for op in ("mm", "matmul", "linear", "conv2d", "bmm", "addmm"):
-        assert op in AUTOCAST_CUDA_LOWER_PRECISION
+        assert op in lower
     for op in ("softmax", "log_softmax", "layer_norm", "group_norm", "sum", "prod", "cumsum", "exp", "log", "pow"):
-        assert op in AUTOCAST_CUDA_FLOAT32
-    assert not set(AUTOCAST_CUDA_LOWER_PRECISION) & set(AUTOCAST_CUDA_FLOAT32)
+        assert op in fp32
+    assert not set(lower) & set(fp32)
+    assert [len(lower), len(fp32), len(widest)] == [22, 51, 10]  # the lists of docs/source/amp.md, checked 2026-11-22
+    assert "docs/source/amp.md" in autocast_lists().source
+    text = pages.autocast_table()
+    assert text.startswith("| autocast runs them in | ops (CUDA) | why |")
+    assert "| float16 / bfloat16 | `__matmul__`, `addbmm`," in text
+    assert "| the widest input type | `addcdiv`, `addcmul`," in text
+    with pytest.raises(ValueError, match="unknown autocast list 'fp8'"):
+        autocast_ops("fp8")
+
+
+AUTOCAST = resources.files("gpukb.data").joinpath(AUTOCAST_FILE).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (AUTOCAST.replace('id = "widest"', 'id = "fp8"'), r"list entry 3 \(fp8\): id: Input should be"),
+        (AUTOCAST.replace('id = "widest"', 'id = "float32"'), r"list entry 3 \(float32\): id 'float32' repeats"),
+        (AUTOCAST.replace('section = "CUDA Ops that can autocast to float32"\n', ""), r"entry 2 \(float32\): section"),
+        (AUTOCAST.replace('id = "widest"', 'id = "widest"\nnote = "x"'), r"entry 3 \(widest\): note: Extra inputs"),
+        (AUTOCAST.replace("checked = 2026-11-22", 'checked = "2026-11-22"'), r"checked: Input should be a valid date"),
+    ],
+)  # fmt: skip
+def test_a_corrupted_autocast_file_fails_naming_file_entry_and_field(text: str, message: str) -> None:
+    assert parse_autocast(AUTOCAST).list == autocast_lists().list
+    with pytest.raises(ValueError, match=f"^{AUTOCAST_FILE}: .*{message}"):
+        parse_autocast(text)
 
 
 # --- FSDP mixed precision: param_dtype is a compute dtype ------------------------------------------------------

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
+from importlib import resources
 
 import numpy as np
 import pytest
 
 from gpukb.formats.library_casts import ml_dtypes_type, torch_dtype
 from gpukb.formats.properties import properties
-from gpukb.formats.spec import FloatFormat, formats, get_format
+from gpukb.formats.spec import FloatFormat, formats, get_format, parse
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
 torch = pytest.importorskip("torch")
@@ -46,10 +48,51 @@ def test_non_string_name_is_a_type_error() -> None:
 
 
 def test_bad_parameters_are_refused() -> None:
-    with pytest.raises(ValueError, match="encoding 'ibm' is not one of"):
-        FloatFormat("x", "x", 4, 3, 7, "ibm")
+    def make(**change) -> FloatFormat:
+        params = dict(name="x", title="x", exponent_bits=4, mantissa_bits=3, bias=7, encoding="fn")
+        return FloatFormat(**{**params, **change})
+
+    assert make().max_value == 448
+    with pytest.raises(ValueError, match="encoding\n  Input should be 'ieee', 'fn', 'fnuz', 'finite' or 'e8m0'"):
+        make(encoding="ibm")
     with pytest.raises(ValueError, match="exponent-only"):
-        FloatFormat("x", "x", 8, 1, 127, "e8m0")
+        make(exponent_bits=8, mantissa_bits=1, bias=127, encoding="e8m0")
+    with pytest.raises(ValueError, match="exponent_bits\n  Input should be greater than or equal to 1"):
+        make(exponent_bits=0)
+
+
+DATA = resources.files("gpukb.data").joinpath("formats.toml").read_text(encoding="utf-8")
+E4M3 = DATA[DATA.index('[[format]]\nname = "e4m3"\n') :].split("\n\n")[0]  # the E4M3 entry, as written
+N_E4M3 = list(formats()).index("e4m3") + 1
+AT = rf"format entry {N_E4M3} \(e4m3\)"  # how a message names the E4M3 entry
+
+
+def _with(entry: str) -> str:
+    """A copy of the real file with the E4M3 entry replaced."""
+    return DATA.replace(E4M3, entry)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (_with(E4M3.replace('encoding = "fn"', 'encoding = "ibm"')), rf"{AT}: encoding: Input should be"),
+        (_with(E4M3.replace("bias = 7", 'bias = "7"')), rf"{AT}: bias: Input should be a valid integer"),
+        (_with(E4M3.replace("exponent_bits = 4", "exponent_bits = 0")), rf"{AT}: exponent_bits: Input should be"),
+        (_with(E4M3 + '\ncolour = "red"'), rf"{AT}: colour: Extra inputs are not permitted"),
+        (_with(re.sub(r'\ncuda = "[^"]*"', "", E4M3)), rf"{AT}: cuda: Field required"),
+        (_with(E4M3 + "\n\n" + E4M3), rf"entry {N_E4M3 + 1} \(e4m3\): name 'e4m3' repeats entry {N_E4M3}"),
+        (DATA.replace('cuda = "cudaDataType_t', 'cudnn = "cudaDataType_t', 1), r"name_sources: cuda: Field required"),
+        ("version = 1\n" + DATA, r"unknown top-level keys \['version'\]"),
+    ],
+)  # fmt: skip
+def test_a_corrupted_copy_fails_naming_file_entry_and_field(text: str, message: str) -> None:
+    assert text != DATA
+    with pytest.raises(ValueError, match=f"^formats\\.toml: .*{message}"):
+        parse(text, "formats.toml")
+
+
+def test_the_data_file_reads_as_the_registry() -> None:
+    assert [entry.name for entry in parse(DATA).format] == list(formats())
 
 
 FINFO_FORMATS = [name for name in formats() if ml_dtypes_type(name) is not None]
@@ -122,7 +165,9 @@ def test_bf16_max_is_not_fp32_max() -> None:
 
 def test_quad_precision_is_not_double_double() -> None:
     """Decides the erratum 'quad-is-not-double-double': binary128 and a pair of doubles differ in range and bits."""
-    quad = FloatFormat("fp128", "IEEE binary128", exponent_bits=15, mantissa_bits=112, bias=16383, encoding="ieee")
+    quad = FloatFormat(
+        name="fp128", title="IEEE binary128", exponent_bits=15, mantissa_bits=112, bias=16383, encoding="ieee"
+    )
     double = properties("fp64")
     assert quad.mantissa_bits + 1 == 113  # significand bits of binary128
     assert 2 * (double.format.mantissa_bits + 1) + 1 == 107  # double-double: two 53-bit significands and a sign bit

@@ -37,7 +37,7 @@ def test_counts_follow_gemm_counts() -> None:
 
 
 def test_bad_input_is_refused() -> None:
-    with pytest.raises(ValueError, match="batch must be a positive int"):
+    with pytest.raises(ValueError, match="batch must be an int ≥ 1; got 0"):
         make_batch(torch, 0, 2, 2, 2, torch.float32)
     with pytest.raises(ValueError, match=r"unknown variant 'gemm'.*'loop', 'bmm', 'one_gemm'"):
         variant(torch, make_batch(torch, 2, 2, 2, 2, torch.float32), "gemm")

@@ -10,15 +10,13 @@ from gpukb.gemm.blas import (
     axpy,
     dot,
     examples,
-    examples_markdown,
+    floors,
     gemm,
     gemv,
     growth,
-    roofline_markdown,
     trsm,
 )
-
-H100 = "nvidia-h100-80gb-hbm3-2026-11-22.json"
+from gpukb.gemm.pages import blas_examples, blas_roofline
 
 
 def test_counts_of_each_example() -> None:
@@ -57,7 +55,7 @@ def test_slides_asymptotics() -> None:
 
 
 def test_memory_bound_levels_on_the_h100() -> None:
-    table = roofline_markdown(H100, (4096,), "fp32")
+    table = blas_roofline((4096,), "fp32")
     rows = {line.split(" | ")[0].strip("| `"): line for line in table.splitlines()[2:] if line.startswith("|")}
     for routine in ("saxpy", "sdot", "sgemv"):
         assert rows[routine].endswith("| memory |")
@@ -70,17 +68,25 @@ def test_bad_input_is_refused() -> None:
         axpy(10, "fp8")
     with pytest.raises(ValueError, match="unknown element type"):
         gemm(2, 2, 2, "fp7")
-    with pytest.raises(ValueError, match="n must be ≥ 1; got 0"):
+    with pytest.raises(ValueError, match="n must be an int ≥ 1; got 0"):
         dot(0)
-    with pytest.raises(TypeError, match="m must be an int"):
+    with pytest.raises(TypeError, match=r"m must be an int ≥ 1; got 2\.5"):
         gemv(2.5, 2)
     with pytest.raises(ValueError, match=r"unknown example 'gemmm'; known: \['axpy'"):
         growth("gemmm", 8)
     with pytest.raises(ValueError, match="has no measured fp64 product"):
-        roofline_markdown(H100, (8,), "fp64")
+        blas_roofline((8,), "fp64")
 
 
 def test_examples_table_has_one_row_per_example() -> None:
-    table = examples_markdown(1024)
+    table = blas_examples(1024)
     assert len(table.splitlines()) == 2 + len(EXAMPLES)
     assert "| `sgemm` | 3 | C ← αAB + βC | 2,147,483,648 |" in table
+
+
+def test_floors_take_the_larger_bound() -> None:
+    bounded = floors((256, 4096), "fp32", peak_flops=50e12, bandwidth=3e12)
+    routines = ("saxpy", "sdot", "sgemv", "sgemm", "strsm")
+    assert [(n, op.routine) for n, op, _ in bounded] == [(n, r) for n in (256, 4096) for r in routines]
+    for _, op, floor in bounded:
+        assert floor.time_s == max(op.flops / 50e12, op.nbytes / 3e12)

@@ -7,17 +7,18 @@ import pytest
 
 from gpukb.gemm.blocking import (
     blocked_matmul,
+    capacity_rows,
     intensity,
     largest_block,
-    levels_markdown,
+    level_comparison,
     lru_capacity_needed,
     lru_traffic,
     normalize_tiles,
     reuse_analysis,
     slides_moves,
-    traffic_markdown,
     traffic_rows,
 )
+from gpukb.gemm.pages import blocking_capacity, blocking_levels, blocking_traffic
 
 TILINGS = [
     ((16, 16, 16), 4),
@@ -127,12 +128,16 @@ def test_traffic_rows_and_tables() -> None:
     rows = traffic_rows(16, (1, 4, 16))
     assert [(b, blocks) for b, blocks, *_ in rows] == [(1, 16), (4, 4), (16, 1)]
     assert all(moves == formula for _, _, moves, formula, _, _ in rows)
-    table = traffic_markdown(16, (2, 8))
+    table = blocking_traffic(16, (2, 8))
     assert table.splitlines()[2].startswith("| 2 | 8 | ")
     assert "| 8 | 2 | 1,536 | 1,536 | 192 |" in table
-    two = levels_markdown(32, 32, 32, [16, 4])
+    two = blocking_levels(32, 32, 32, [16, 4])
     assert "| 1 | 16×16×16 | 2,048 / 2,048 | 2,048 / 2,048 | 1,024 + 1,024 / 1,024 + 1,024 | 768 |" in two
     assert "| 2 | 4×4×4 | 8,192 / 8,192 |" in two
+    assert all(counted == formula for counted, formula in level_comparison(32, 32, 32, [16, 4]))
+    assert capacity_rows((2,)) == [(2, 12, lru_capacity_needed(2))]
+    needed = lru_capacity_needed(2)
+    assert blocking_capacity((2,)).splitlines()[2] == f"| 2 | 12 | {needed} | {needed / 4:.2f} |"
 
 
 @pytest.mark.parametrize(
@@ -142,7 +147,7 @@ def test_traffic_rows_and_tables() -> None:
         ([8, 3], r"level 2: bm=3 does not divide the level-1 tile \(8, 8, 8\) \(8\)"),
         ([], "non-empty list"),
         ([(2, 2)], r"a tile is a block size or \(bm, bn, bk\)"),
-        (0, "level 1 bm must be ≥ 1; got 0"),
+        (0, "level 1 bm must be an int ≥ 1; got 0"),
     ],
 )
 def test_bad_tilings_are_refused(tiles, message: str) -> None:
@@ -155,7 +160,7 @@ def test_bad_operands_are_refused() -> None:
         blocked_matmul(np.ones((4, 3)), np.ones((4, 2)))
     with pytest.raises(ValueError, match="C must be 4×2"):
         blocked_matmul(np.ones((4, 3)), np.ones((3, 2)), np.ones((2, 4)))
-    with pytest.raises(TypeError, match="m must be an int"):
+    with pytest.raises(TypeError, match=r"m must be an int ≥ 1; got 4\.0"):
         reuse_analysis(4.0, 4, 4, 1)
     with pytest.raises(ValueError, match="blocks=3 must divide n=16"):
         slides_moves(16, 3)

@@ -1,5 +1,9 @@
 """The cuBLASLt snippet: its call sequence, a syntax check against real headers, a compile, and a GPU run.
 
+The GPU run goes through the shared runner (``gpukb.site.snippets.run_snippet``, which compiles the file with the
+``nvcc`` line its header shows the reader); :func:`check_cublaslt_matmul` asserts what it prints and is this
+snippet's entry in ``tests/gemm/test_snippets.py``'s ``CHECKS``. The static checks here need no GPU.
+
 The CUDA runtime and cuBLAS headers are not part of the test extra: the only registry source for ``cublasLt.h``
 is the ``nvidia-cublas`` wheel, 444 MB (13.10.0.20, measured 2026-11-22) for 0.6 MB of headers. The
 compile tests look for the headers in ``GPUKB_CUDA_INCLUDE`` (directories separated by ``os.pathsep``), in
@@ -17,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from gpukb.site.snippets import compile_cuda, find_nvcc, nvcc_flags, run_snippet
 from tests.helpers import ROOT
 
 SNIPPET = ROOT / "snippets" / "gemm" / "cublaslt_matmul.cu"
@@ -171,28 +176,71 @@ def test_snippet_compiles_as_host_cpp() -> None:
 
 
 def test_snippet_compiles_with_nvcc(tmp_path: Path) -> None:
+    """Compile only (``-c``): no GPU and no cuBLAS library needed, the headers are."""
     dirs = _need_headers()
-    nvcc = shutil.which("nvcc")
-    if nvcc is None:
-        pytest.skip("no nvcc on PATH")
+    if find_nvcc() is None:
+        pytest.skip("no nvcc (looked at $NVCC, PATH, $CUDA_HOME/bin and /usr/local/cuda/bin)")
     obj = tmp_path / "cublaslt_matmul.o"
-    cmd = [nvcc, "-std=c++17", "-c", *(f"-I{d}" for d in dirs), str(SNIPPET), "-o", str(obj)]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
+    compile_cuda(SNIPPET, obj, flags=[*nvcc_flags(SNIPPET), *(f"-I{d}" for d in dirs)], compile_only=True)
     assert obj.stat().st_size > 0
 
 
+def test_the_runner_builds_with_the_line_the_reader_sees() -> None:
+    header = SNIPPET.read_text(encoding="utf-8").split("// --8<-- [start:example]")[0]
+    assert "//   nvcc -O2 -std=c++17 snippets/gemm/cublaslt_matmul.cu -o cublaslt_matmul -lcublasLt -lcublas" in header
+    assert nvcc_flags(SNIPPET) == ["-O2", "-std=c++17", "-lcublasLt", "-lcublas"]
+
+
+_RUN = re.compile(
+    r"cuBLASLt bf16 GEMM: D = A\^T B, M=(?P<m>\d+) N=(?P<n>\d+) K=(?P<k>\d+), FP32 accumulation\n"
+    r"cublasLt version: (?P<version>\d+)\n"
+    r"heuristic: (?P<found>\d+) algorithm returned, workspace (?P<ws>\d+) of (?P<ws_max>\d+) bytes\n"
+    r"checked (?P<checked>\d+) of (?P<total>\d+) elements against the FP64 product of the bf16 inputs\n"
+    r"max abs error (?P<max_abs>\S+), largest error / bound (?P<worst>\S+), elements over the bound: (?P<over>\d+)\n"
+    r"median (?P<ms>\S+) ms over (?P<calls>\d+) calls \(CUDA events\): (?P<tflops>\S+) TFLOP/s\n"
+    r"PASS\n$"
+)
+
+
+def check_cublaslt_matmul(out: str, m: int = 768, n: int = 512, k: int = 1024, calls: int = 20) -> None:
+    """What the snippet prints: its sizes, a chosen algorithm, every checked element within the bound, a timing."""
+    match = _RUN.match(out)
+    assert match, f"unexpected output:\n{out}"
+    got = {key: float(value) for key, value in match.groupdict().items()}
+    assert (got["m"], got["n"], got["k"], got["calls"]) == (m, n, k, calls)
+    assert got["version"] >= 110000  # cublasLtGetVersion(): major * 10000 + minor * 100 + patch
+    assert got["found"] == 1
+    assert got["ws"] <= got["ws_max"] == 32 * 1024 * 1024
+    total = m * n
+    assert got["total"] == total
+    step = max(1, total // 65536)  # the snippet checks every step-th element
+    assert got["checked"] == -(-total // step)
+    assert got["over"] == 0
+    assert 0 < got["worst"] <= 1
+    assert got["max_abs"] > 0
+    assert got["ms"] > 0
+    assert got["tflops"] == pytest.approx(2 * m * n * k / (got["ms"] * 1e-3) / 1e12, rel=0.02, abs=0.1)
+
+
+def test_the_check_reads_the_recorded_h100_run() -> None:
+    """The check accepts what the snippet printed on the H100 (recorded by bench/gemm_ground_up.py)."""
+    recorded = (
+        "cuBLASLt bf16 GEMM: D = A^T B, M=768 N=512 K=1024, FP32 accumulation\n"
+        "cublasLt version: 130100\n"
+        "heuristic: 1 algorithm returned, workspace 0 of 33554432 bytes\n"
+        "checked 65536 of 393216 elements against the FP64 product of the bf16 inputs\n"
+        "max abs error 1.249e-01, largest error / bound 0.773, elements over the bound: 0\n"
+        "median 0.0067 ms over 20 calls (CUDA events): 119.8 TFLOP/s\n"
+        "PASS\n"
+    )
+    check_cublaslt_matmul(recorded)
+    with pytest.raises(AssertionError):
+        check_cublaslt_matmul(recorded.replace("bound: 0", "bound: 3"))
+
+
 @pytest.mark.gpu
-def test_snippet_runs_on_the_gpu(tmp_path: Path) -> None:
-    nvcc = shutil.which("nvcc")
-    if nvcc is None:
-        pytest.skip("no nvcc on PATH")
-    exe = tmp_path / "cublaslt_matmul"
-    build = [nvcc, "-O2", "-std=c++17", str(SNIPPET), "-o", str(exe), "-lcublasLt", "-lcublas"]
-    proc = subprocess.run(build, capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    for args in ((), ("256", "128", "4096", "3"), ("48", "80", "16", "3")):
-        run = subprocess.run([str(exe), *args], capture_output=True, text=True, timeout=300)
-        assert run.returncode == 0, run.stdout + run.stderr
-        assert "elements over the bound: 0" in run.stdout
-        assert run.stdout.rstrip().endswith("PASS")
+@pytest.mark.parametrize("size", [("256", "128", "4096", "3"), ("48", "80", "16", "3")])
+def test_snippet_runs_at_other_sizes(size: tuple[str, ...]) -> None:
+    """Shapes nobody tuned for, through the shared runner (the default size runs in tests/gemm/test_snippets.py)."""
+    m, n, k, calls = map(int, size)
+    check_cublaslt_matmul(run_snippet(SNIPPET, args=size), m, n, k, calls)

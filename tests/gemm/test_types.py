@@ -13,7 +13,7 @@ import pytest
 from gpukb.cli import main
 from gpukb.errata import load as load_errata
 from gpukb.formats.spec import get_format
-from gpukb.gemm import type_tables
+from gpukb.gemm import pages, type_tables
 from gpukb.gemm.types import INTEGER_TYPES, LIBRARIES, canonical_type, check, nearest, parse, table
 
 CHECKED = "2026-11-22"
@@ -95,29 +95,88 @@ def _broken(change) -> dict:
     return data
 
 
+ROW = re.escape("cublaslt.toml: group general row 1: ")  # the file, the group and the row
+GROUP = re.escape("cublaslt.toml: group entry 1 (general): ")
+
+
+def _row(**fields):
+    return lambda d: d["group"][0]["rows"][0].update(**fields)
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (
-            lambda d: d["group"][0]["rows"][0].update(a="float16"),
-            r"a = 'float16' is not a canonical name \(use 'fp16'\)",
-        ),
-        (lambda d: d["group"][0]["rows"][0].update(a="fp7"), "unknown format 'fp7'"),
-        (lambda d: d["group"][0]["rows"].append(dict(d["group"][0]["rows"][0])), "is listed twice"),
-        (lambda d: d["group"][0]["rows"][0].update(colour="red"), r"unknown keys \['colour'\]"),
-        (lambda d: d["group"][0]["rows"][0].update(default_bias="fp32"), "default bias 'fp32' is not among"),
-        (lambda d: d["group"][0]["rows"][0].update(source=["nowhere"]), "source 'nowhere' is not one of"),
-        (lambda d: d["group"][0]["rows"][0].update(compute="fp128"), "compute 'fp128' is not one of"),
-        (lambda d: d["group"][0]["rows"][0].update(arch=["sm_75"]), "architecture 'sm_75' is not one of"),
-        (lambda d: d["group"][0]["rows"][0].update(confirmed=False), "needs `unconfirmed` fields"),
-        (lambda d: d["group"][0]["rows"][0].update(layout="NT"), "layout 'NT' is not"),
-        (lambda d: d.update(library="rocblas"), "unknown library 'rocblas'"),
+        (_row(a="float16"), ROW + r"a: a = 'float16' is not a canonical name \(use 'fp16'\)"),
+        (_row(a="fp7"), ROW + "a: unknown format 'fp7'"),
+        (lambda d: d["group"][0]["rows"].append(dict(d["group"][0]["rows"][0])),
+         re.escape("group general row 3: the combination fp16 x fp16 -> fp16 (fp16, ('any',)) is listed twice "
+                   "(first in group general row 1)")),
+        (_row(default_bias="fp32"), ROW + "default_bias: .*default bias 'fp32' is not among"),
+        (_row(source=["nowhere"]), ROW + "source: source 'nowhere' is not one of"),
+        (_row(compute="fp128"), ROW + "compute: compute 'fp128' is not one of"),
+        (_row(arch=["sm_75"]), ROW + "arch: architecture 'sm_75' is not one of"),
+        (_row(confirmed=False), ROW + "unconfirmed: .*needs `unconfirmed` fields"),
+        (_row(confirmed=False, unconfirmed=["colour"], note="x"), ROW + r"unconfirmed\[0\]: Input should be 'a'"),
+        (lambda d: d.update(library="rocblas"), re.escape("rocblas.toml: library: Input should be 'hipblaslt' or")),
+        # A corrupted copy: an unknown key, a wrong type, a missing field, a repeated id.
+        (_row(colour="red"), GROUP + re.escape("rows[0].colour: Extra inputs are not permitted (got 'red')")),
+        (_row(layout="NT"), GROUP + re.escape("rows[0].layout: Input should be 'any' or 'TN' (got 'NT')")),
+        (_row(confirmed="yes"), GROUP + re.escape("rows[0].confirmed: Input should be a valid boolean (got 'yes')")),
+        (lambda d: d["group"][0]["rows"][0].pop("compute"), ROW + "compute: Field required"),
+        (lambda d: d["group"][0].pop("scaling"), ROW + "scaling: Field required"),
+        (lambda d: d["compute"]["fp32"].pop("enum"), re.escape("cublaslt.toml: compute.fp32.enum: Field required")),
+        (lambda d: d["group"].append(copy.deepcopy(d["group"][0])),
+         re.escape("cublaslt.toml: group entry 2 (general): id 'general' repeats entry 1")),
+        (lambda d: d.update(colour=1), re.escape("cublaslt.toml: unknown top-level keys ['colour']")),
     ],
-)
+)  # fmt: skip
 def test_malformed_tables_are_refused(change, message) -> None:
     parse(_minimal())  # the unbroken table parses
     with pytest.raises(ValueError, match=message):
         parse(_broken(change))
+
+
+@pytest.mark.parametrize("library", LIBRARIES)
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda g: g["rows"][0].update(colour="red"), "rows[0].colour: Extra inputs are not permitted (got 'red')"),
+        (lambda g: g["rows"][0].update(compute=16), "rows[0].compute: Input should be a valid string (got 16)"),
+        (lambda g: g.pop("title"), "title: Field required"),
+    ],
+)  # fmt: skip
+def test_each_data_file_names_the_file_group_and_field(library, change, message) -> None:
+    data = _raw(library)
+    first = data["group"][0]
+    change(first)
+    with pytest.raises(ValueError, match=re.escape(f"{library}.toml: group entry 1 ({first['id']}): {message}")):
+        parse(data)
+    data = _raw(library)
+    data["group"].append(copy.deepcopy(data["group"][0]))
+    again = len(data["group"])
+    with pytest.raises(ValueError, match=re.escape(f"group entry {again} ({data['group'][0]['id']}): id ")):
+        parse(data)
+
+
+def test_a_corrupted_file_names_the_file_group_row_and_field(tmp_path, monkeypatch) -> None:
+    text = resources.files("gpukb.data.gemm").joinpath("cublaslt.toml").read_text(encoding="utf-8")
+    broken = text.replace('compute = "fp16", scale = "fp16"', 'compute = 16, scale = "fp16"', 1)
+    assert broken != text
+    folder = tmp_path / "gemm"
+    folder.mkdir()
+    (folder / "cublaslt.toml").write_text(broken, encoding="utf-8")
+    import gpukb.gemm.types as types_module
+
+    monkeypatch.setattr(types_module.resources, "files", lambda package: folder)
+    types_module.table.cache_clear()
+    try:
+        with pytest.raises(ValueError, match=re.escape(
+            "gpukb/data/gemm/cublaslt.toml: group entry 1 (general): rows[0].compute: Input should be a valid string "
+            "(got 16)"
+        )):  # fmt: skip
+            table("cublaslt")
+    finally:
+        types_module.table.cache_clear()
 
 
 # --- the facts the pages state ----------------------------------------------------------------------------------
@@ -267,10 +326,90 @@ def test_every_gemm_erratum_of_the_notes_is_on_the_page() -> None:
     entries = [e for e in load_errata() if e.topic == "gemm" and e.seed.startswith(type_tables.NOTES_SECTION)]
     # Five are decided by the type tables (this file); the FP8 accumulator one by the H100 record.
     assert len([e for e in entries if e.test.startswith("tests/gemm/test_types.py::")]) == 5
-    rendered = type_tables.notes_errata_markdown()
+    rendered = pages.type_notes_errata()
     for e in entries:
         assert f"../about/errata.md#{e.id}" in rendered
         assert f"Decided by `{e.test}`" in rendered
+
+
+# --- corrections to earlier versions of the type-tables page (errata with a "this page" seed) ----------------------
+
+ROCM_6_2_0 = "500158158f48332c80bc35edaec1335ad328a5f6"  # ROCm/hipBLASLt tag rocm-6.2.0 (hipBLASLt 0.8.0)
+
+
+def test_page_hipblaslt_fnuz_fp8_group_is_confirmed_by_the_rocm62_reference() -> None:
+    fnuz = _rows("hipblaslt", group="fp8-fnuz")
+    assert len(fnuz) == 20  # four A, B pairs x five C = D types
+    assert {(r.a, r.b) for r in fnuz} == {(a, b) for a in ("e4m3fnuz", "e5m2fnuz") for b in ("e4m3fnuz", "e5m2fnuz")}
+    assert all(r.confirmed and not r.unconfirmed for r in fnuz)
+    reference = table("hipblaslt").sources["api-reference-rocm62"]
+    assert (reference.path, reference.commit) == ("ROCm/hipBLASLt:docs/api-reference.rst", ROCM_6_2_0)
+    assert "HIP_R_8F_E4M3_FNUZ" in reference.title
+    assert all(reference in r.sources for r in fnuz)
+    # The reference's bias, default bias and scaleA,B / scaleC,D columns, and "all tranpose types".
+    by_d = {r.d: (r.bias, r.default_bias, r.scaled) for r in fnuz}
+    assert by_d == {
+        "fp16": (("fp32", "fp16"), "fp16", ("a", "b")),
+        "bf16": (("fp32", "bf16"), "bf16", ("a", "b")),
+        "fp32": (("fp32", "bf16"), "bf16", ("a", "b")),
+        "e4m3fnuz": (("fp32", "fp16"), "fp16", ("a", "b", "c", "d")),
+        "e5m2fnuz": (("fp32", "fp16"), "fp16", ("a", "b", "c", "d")),
+    }
+    assert {(r.layout, r.compute.id, r.scale, r.arch) for r in fnuz} == {("any", "fp32", "fp32", ("gfx942",))}
+
+
+def test_page_readme_lists_the_full_fp8_set_only_from_rocm62() -> None:
+    readme = table("hipblaslt").sources["readme-fp8"]
+    assert readme.commit == ROCM_6_2_0  # an exact revision, the first whose README has every pair and output
+    assert "rocm-6.2.0" in readme.version
+    assert "rocm-6.0.0" in readme.version  # which lists fewer, as does ...
+    assert "rocm-6.1.0" in readme.version
+    assert "fp32 or fp16 only" in readme.version
+    # BF8 x BF8 and the BF16 and FP8 outputs, absent from those READMEs, rest on the ROCm 6.2 reference.
+    (row,) = check("hipblaslt", a="e5m2fnuz", b="e5m2fnuz", d="bf16")
+    assert "api-reference-rocm62" in {s.id for s in row.sources}
+
+
+def test_page_the_122_reference_also_defines_fnuz_names() -> None:
+    note = table("hipblaslt").groups["fp8-fnuz"][2]
+    assert "FP8_FNUZ and BF8_FNUZ" in note
+    assert "names only the OCP" not in note
+    assert not any("names only the OCP" in r.note for r in table("hipblaslt").rows)
+
+
+def test_page_mx_kernels_are_not_gfx950_only() -> None:
+    mx = _rows("hipblaslt", group="mx")
+    note = table("hipblaslt").groups["mx"][2]
+    assert "gfx1250" in note  # changelog 1.5.0: a fix for MX-FP8 and MX-FP4 results on gfx1250
+    assert "gfx950 only" not in note
+    assert all("arch" in r.unconfirmed for r in mx)  # gfx950 is listed, but not every architecture with the mode
+    assert "gfx1250" in table("hipblaslt").sources["changelog"].title
+
+
+def test_page_hipblaslt_has_bf16_in_fp32_out() -> None:
+    (row,) = check("hipblaslt", a="bf16", b="bf16", c="fp32", d="fp32")
+    assert (row.compute.id, row.scale, row.arch, row.scaling.id) == ("fp32", "fp32", ("gfx942",), "none")
+    assert not row.confirmed
+    assert set(row.unconfirmed) == {"arch", "layout", "bias"}
+    assert {"client-dispatch", "kernel-logic", "changelog"} <= {s.id for s in row.sources}
+    assert "gfx90a" in row.note  # changelog 1.2.0: "BF16 input with FP32 output ... for gfx90a"
+    assert table("hipblaslt").sources["client-dispatch"].commit == ROCM_6_2_0
+    side_by_side = type_tables.comparison()[("bf16", "bf16", "fp32", "fp32", "fp32", "fp32")]
+    assert side_by_side["hipblaslt"]  # no longer "-" for hipBLASLt
+    assert side_by_side["cublaslt"]
+
+
+def test_page_cublaslt_fast16_accumulator_and_int8_fp32_layout_are_unconfirmed() -> None:
+    for mode in ("fast_16f", "fast_16bf"):
+        (row,) = check("cublaslt", a="fp32", b="fp32", d="fp32", compute=mode)
+        assert not row.confirmed
+        assert row.unconfirmed == ("compute",)  # the documented mode is, its accumulator is not
+        assert "not stated" in row.note
+        assert "unconfirmed" in table("cublaslt").compute[mode].note
+    (row,) = check("cublaslt", a="int8", b="int8", c="fp32", d="fp32")
+    assert (row.layout, row.unconfirmed) == ("any", ("layout",))
+    (tf32,) = check("cublaslt", a="fp32", b="fp32", d="fp32", compute="fast_tf32")
+    assert tf32.confirmed
 
 
 # --- check(): bad input and the nearest combinations ------------------------------------------------------------
@@ -376,10 +515,10 @@ def test_cli_errors_exit_2(argv, message, capsys) -> None:
 
 
 def test_quick_answers_come_from_check() -> None:
-    text = type_tables.answers_markdown()
+    text = pages.type_answers()
     lines = {line.split(" | ")[0].strip("| "): line.split(" | ")[1:] for line in text.splitlines()[2:]}
     mi300, mi355, h100 = lines["A E4M3, B E5M2, D BF16"]
-    assert mi300.startswith("yes: e4m3fnuz × e5m2fnuz → bf16 (unconfirmed")
+    assert mi300 == "yes: e4m3fnuz × e5m2fnuz → bf16"  # the ROCm 6.2 API reference states every field
     assert mi355 == "yes: e4m3 × e5m2 → bf16"
     assert h100.startswith("yes: e4m3 × e5m2 → bf16 (A transposed, B not)")
     assert lines["A E5M2, B E5M2, D BF16"][2].strip(" |") == "no"
@@ -388,7 +527,7 @@ def test_quick_answers_come_from_check() -> None:
 
 def test_comparison_counts_add_up() -> None:
     pairs = type_tables.comparison()
-    summary = type_tables.comparison_markdown().splitlines()[0]
+    summary = pages.type_comparison().splitlines()[0]
     total, both, hip_only, cu_only = map(int, re.findall(r"\d+", summary))
     assert total == len(pairs) == both + hip_only + cu_only
     assert both == sum(all(libs.values()) for libs in pairs.values())
@@ -410,11 +549,11 @@ def test_merge_ab_writes_products_and_pairs() -> None:
 
 def test_library_tables_render_every_row() -> None:
     for library in LIBRARIES:
-        text = type_tables.library_markdown(library)
+        text = pages.type_library(library)
         counts = map(int, re.findall(r"^\*\*.+?\*\* \((\d+) combinations\)", text, re.M))
         assert sum(counts) == len(table(library).rows)
     with pytest.raises(ValueError, match=r"unknown group\(s\) \['fp9'\] of cuBLASLt; groups: general, fp8"):
-        type_tables.library_markdown("cublaslt", ["fp9"])
+        pages.type_library("cublaslt", ["fp9"])
 
 
 def test_what_the_notes_get_right_and_the_page_says() -> None:

@@ -110,7 +110,7 @@ def test_load_by_id_from_a_configured_folder(tmp_path, monkeypatch, demo_kind) -
     monkeypatch.setenv(records.RESULTS_DIR_VARIABLE, str(tmp_path))
     assert records.record_ids() == ["topic/first"]
     assert records.load("topic/first", Demo).points == []
-    with pytest.raises(FileNotFoundError, match=r"topic/second.*there are \['topic/first'\]"):
+    with pytest.raises(FileNotFoundError, match=r"topic/second.*does not exist; there are \['topic/first'\]"):
         records.load("topic/second")
 
 

@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+import html
+import os
 import platform
 import re
+import shutil
+import sys
+from pathlib import Path
 
 import numpy as np
+import pytest
+
+from gpukb.site import mkdocs_hooks
+from tests.helpers import path_without_scripts
 
 
 def _page(site, path: str) -> str:
@@ -15,6 +24,27 @@ def _page(site, path: str) -> str:
 def test_strict_build_has_no_warnings(built_site) -> None:
     _, log = built_site
     assert not re.search(r"^(WARNING|ERROR)", log, flags=re.MULTILINE), log
+
+
+def test_the_hook_puts_this_environments_gpukb_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``.venv/bin/mkdocs build`` in a shell that never activated the venv finds the venv's ``gpukb``."""
+    scripts = str(Path(sys.executable).parent)
+    bare = path_without_scripts()
+    monkeypatch.setenv("PATH", bare)
+    assert scripts not in os.environ["PATH"].split(os.pathsep)
+    mkdocs_hooks.on_startup(command="build", dirty=False)
+    assert os.environ["PATH"] == os.pathsep.join([scripts, bare])
+    assert shutil.which("gpukb") == str(Path(scripts) / "gpukb")
+    mkdocs_hooks.on_startup(command="build", dirty=False)  # twice (mkdocs serve): no second copy
+    assert os.environ["PATH"].split(os.pathsep).count(scripts) == 1
+
+
+def test_console_blocks_ran_without_the_venv_on_path(built_site) -> None:
+    """``built_site`` builds with this environment's scripts taken off PATH; the ``gpukb`` blocks still ran."""
+    site, _ = built_site
+    text = html.unescape(re.sub(r"<[^>]+>", "", _page(site, "formats/anatomy")))
+    assert re.search(r"\$ gpukb format 0x63 --as e4m3\s+format\s+bits\s+sign exponent mantissa", text)
+    assert "command not found" not in text
 
 
 def test_snippet_output_is_produced_at_build_time(built_site) -> None:
@@ -31,7 +61,8 @@ def test_math_is_mathml_not_tex(built_site) -> None:
     html = _page(site, "formats/anatomy")
     assert html.count("<math") >= 8
     assert "arithmatex" not in html
-    assert "\\(" not in html and "\\frac" not in html
+    assert "\\(" not in html
+    assert "\\frac" not in html
 
 
 def test_verification_page_reports_this_build(built_site) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gpukb.site.fences import check_page, classify, iter_fences
+from gpukb.site.fences import PAGE_LAYERS, check_page, classify, iter_fences, render_imports
 from tests.helpers import ROOT
 
 PAGES = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").rglob("*.md"))
@@ -30,6 +30,7 @@ def _page(tmp_path: Path, text: str) -> Path:
 
 GOOD = {
     "include": '```python title="x.py"\n--8<-- "snippets/formats/float32_fields.py:example"\n```\n',
+    "include of a test's section": '```python title="tests/t/x.py"\n--8<-- "tests/t/x.py:c"\n```\n',
     "include in a tab": '=== "NumPy"\n\n    ```python exec="on" source="above"\n    --8<-- "snippets/a.py"\n    ```\n',
     "python that asserts": "```python\nx = 1 + 1\nassert x == 2\n```\n",
     "python with expected output": (
@@ -37,7 +38,7 @@ GOOD = {
     ),
     "bash": "```bash\necho hi\n```\n",
     "cli": '```console exec="on" source="above" result="text"\n$ gpukb format 0x63 --as e4m3\n```\n',
-    "render": '```python exec="on" idprefix=""\nfrom gpukb.errata import as_markdown, load\nprint(as_markdown(load()))\n```\n',
+    "render": '```python exec="on" idprefix=""\nfrom gpukb.site.pages import errata\nprint(errata())\n```\n',
 }
 
 BAD = {
@@ -71,3 +72,17 @@ def test_rejected_fences(tmp_path: Path, name: str) -> None:
 def test_unclosed_fence_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="never closed"):
         check_page(_page(tmp_path, "```python\nassert 1\n"))
+
+
+def test_render_imports_names_the_modules(tmp_path: Path) -> None:
+    text = (
+        '```python exec="on"\nfrom gpukb.gemm.pages import fp8_acceptance\nimport gpukb.tables\n'
+        "print(fp8_acceptance())\n```\n"
+    )
+    (fence,) = iter_fences(_page(tmp_path, text))
+    assert classify(fence) == "render"
+    assert render_imports(fence) == ["gpukb.gemm.pages", "gpukb.tables"]
+
+
+def test_every_chapter_maps_to_a_pages_module() -> None:
+    assert all(module.startswith("gpukb.") and module.endswith(".pages") for module in PAGE_LAYERS.values())

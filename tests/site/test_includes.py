@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gpukb.site.includes import check_include, orphans, page_includes, parse_target, sections
+from gpukb.site.includes import check_include, orphans, page_includes, parse_target, sections, snippet_files
 from tests.helpers import ROOT
 
 PAGES = sorted((ROOT / "docs").rglob("*.md"))
@@ -40,6 +40,14 @@ SECTIONED = "# --8<-- [start:demo]\nprint(1)\n# --8<-- [end:demo]\n"
 def test_orphan_is_reported(tmp_path: Path) -> None:
     root = _tree(tmp_path, '```py\n--8<-- "snippets/t/used.py:demo"\n```\n', {"t/used.py": SECTIONED, "t/lost.py": ""})
     assert orphans(root) == ["snippets/t/lost.py"]
+
+
+def test_cuda_and_other_snippets_count_too(tmp_path: Path) -> None:
+    page = '```cpp\n--8<-- "snippets/t/used.cu"\n```\n'
+    files = {"t/used.cu": "", "t/lost.cu": "", "t/data.csv": "", "t/__pycache__/x.cpython-311.pyc": ""}
+    root = _tree(tmp_path, page, files)
+    assert snippet_files(root) == ["snippets/t/data.csv", "snippets/t/lost.cu", "snippets/t/used.cu"]
+    assert orphans(root) == ["snippets/t/data.csv", "snippets/t/lost.cu"]
 
 
 def test_missing_file_and_section_are_reported(tmp_path: Path) -> None:

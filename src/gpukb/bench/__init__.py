@@ -1,4 +1,4 @@
-"""The GPU benchmark harness: timing, counting, ceilings, results files and the pages rendered from them.
+"""The GPU benchmark harness: timing, counting, ceilings, sweep records and the pages rendered from them.
 
 Modules, one concept each:
 
@@ -7,12 +7,13 @@ Modules, one concept each:
 * ``counting``: the floating-point operations and the fewest bytes an operation needs.
 * ``roofline``: ceilings, bounds and fractions of a ceiling.
 * ``specs``: datasheet figures of GPUs, with their sources (``gpukb/data/gpu_specs.toml``).
-* ``results``: the schema of a results file, its validation, loading and saving.
+* ``results``: the typed record of a sweep (kind ``bench.sweep``), written and read through ``gpukb.records``.
+* ``ceilings``: the measured ceilings of a sweep (best matrix product per type, fastest large copy).
 * ``registry``: the project's kernels and the peers they are measured against.
 * ``device``: what the GPU is (name, SMs, driver, clocks).
 * ``suites``: what is measured: matrix products, device and host-device copies, attention, classic mistakes.
-* ``runner``: runs the suites, reports progress and writes the results file (``gpukb bench``).
-* ``report``: tables and figures rendered from results files when the site is built.
+* ``runner``: runs the suites, reports progress and writes the sweep record (``gpukb bench``).
+* ``pages``: the performance chapter's page layer: the only module here that returns Markdown or SVG.
 
 Only ``timing``, ``device``, ``suites`` and ``runner`` touch a GPU, and they import torch lazily, so the rest
 runs on any machine.

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gpukb.arguments import positive_int
+
 #: Bytes per element of the element types the harness uses. ``tf32`` is stored as float32.
 ELEMENT_BYTES = {
     "fp64": 8,
@@ -41,10 +43,7 @@ def element_bytes(dtype: str) -> int:
 
 def _positive(**sizes: int) -> None:
     for name, value in sizes.items():
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"{name} must be an int; got {value!r} ({type(value).__name__})")
-        if value < 1:
-            raise ValueError(f"{name} must be ≥ 1; got {value}")
+        positive_int(name, value)
 
 
 def gemm_flops(m: int, n: int, k: int) -> int:
@@ -184,3 +183,16 @@ def conv2d_counts(
         input_elems=n * c_in * h * w,
         output_elems=output_elems,
     )
+
+
+def intensity_examples() -> list[tuple[str, int, int]]:
+    """The operations of the source notes' table of arithmetic intensities (FP16 data), as (name, FLOPs, bytes)
+    counted from each operation's definition."""
+    linear = [(512, "batch 512"), (1, "batch 1")]
+    rows = [
+        (f"linear layer, 1024 → 4096, {label}", gemm_flops(m, 4096, 1024), gemm_bytes(m, 4096, 1024, 2))
+        for m, label in linear
+    ]
+    rows.append(("3×3 max pooling, unit stride (per output)", 9, 2 + 2))
+    rows.append(("ReLU (per element)", 1, 2 + 2))
+    return rows

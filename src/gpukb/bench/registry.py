@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpukb.bench.results import KernelRecord
 from gpukb.bench.stats import summarize
 from gpukb.bench.timing import Budget, Timer, benchmark
 
@@ -86,8 +87,8 @@ def measure_pair(
     timer: Timer,
     budget: Budget | None = None,
     before: Callable[[], object] | None = None,
-) -> dict:
-    """Time a kernel and its peer on the same inputs and return a ``kernels`` record of a results file.
+) -> KernelRecord:
+    """Time a kernel and its peer on the same inputs and return a ``kernels`` record of a sweep.
 
     The outputs are compared first (``pair.check``): a fast wrong kernel is not measured. The record's
     ``ratio`` is the peer's median time over the kernel's: above 1, the kernel is faster.
@@ -97,13 +98,13 @@ def measure_pair(
         pair.check(pair.kernel(inputs), pair.reference(inputs))
     kernel = summarize(benchmark(lambda: pair.kernel(inputs), timer, budget, before).samples)
     peer = summarize(benchmark(lambda: pair.reference(inputs), timer, budget, before).samples)
-    return {
-        "name": pair.name,
-        "peer": pair.peer,
-        "case": case,
-        "kernel_ms": kernel.as_dict(),
-        "peer_ms": peer.as_dict(),
-        "ratio": peer.median / kernel.median if kernel.median > 0 else 0.0,
-        "flops": pair.flops(case) if pair.flops else None,
-        "bytes": pair.nbytes(case) if pair.nbytes else None,
-    }
+    return KernelRecord(
+        name=pair.name,
+        peer=pair.peer,
+        case=case,
+        kernel_ms=kernel,
+        peer_ms=peer,
+        ratio=peer.median / kernel.median if kernel.median > 0 else 0.0,
+        flops=pair.flops(case) if pair.flops else None,
+        bytes=pair.nbytes(case) if pair.nbytes else None,
+    )

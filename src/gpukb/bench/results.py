@@ -1,281 +1,180 @@
-"""Results files: one JSON file per run of ``gpukb bench``, validated against a fixed schema.
+"""The results of ``gpukb bench``: one :class:`SweepRecord` per run, read and written through :mod:`gpukb.records`.
 
-A file holds ``schema`` (its version), ``meta`` (the GPU, software versions, clocks, date and the exact command)
-and one list of records per suite that ran (``gemm``, ``copy``, ``host_device``, ``attention``, ``mistakes``,
-``kernels``). Every record keeps its timings as a summary (median, quartiles, extremes, count, in
-milliseconds) next to the rate derived from the median. The site renders tables and figures from committed
-files under ``bench/results/``; :func:`validate` refuses a malformed file with a message that names the field,
-what it holds and what is allowed.
+A sweep record holds the run's description (``run``: GPU, software, clocks before and after each suite, date,
+command, notes), the ``mode`` and the ``suites`` that ran, and one list of typed records per suite (``gemm``,
+``copy``, ``host_device``, ``attention``, ``mistakes``, ``kernels``). Every record keeps its timings as a
+:class:`~gpukb.bench.stats.Summary` (median, quartiles, extremes, count, in milliseconds) next to the rate derived
+from the median. Committed sweeps are read by id::
+
+    from gpukb.records import load
+    record = load(H100_SWEEP, SweepRecord)
+
+A malformed file is refused with a message naming the file and the field (``gemm[3].dtype``).
 """
 
 from __future__ import annotations
 
-import json
-import math
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from typing import Annotated, Literal, get_args
 
-from gpukb.bench.stats import SUMMARY_FIELDS, Summary
+from pydantic import ConfigDict, Field, model_validator
 
-SCHEMA_VERSION = 1
+from gpukb.bench.stats import Summary
+from gpukb.records import Record
+from gpukb.schema import StrictModel
 
-#: Where committed results live in a checkout of the repository.
-RESULTS_DIR = Path(__file__).resolve().parents[3] / "bench" / "results"
+#: Ids of the committed sweeps the performance pages render.
+H100_SWEEP = "performance/nvidia-h100-80gb-hbm3-2026-11-22"
+H100_QUICK = "performance/nvidia-h100-80gb-hbm3-2026-11-22-quick"
+H200_SWEEP = "performance/nvidia-h200-2026-11-22"
 
-GEMM_DTYPES = ("fp32", "tf32", "fp16", "bf16", "fp8")
-GEMM_SWEEPS = ("square", "grid", "alignment")
-COPY_METHODS = ("memcpy", "elementwise")
-COPY_DTYPES = ("uint8", "int16", "int32", "int64")
-DIRECTIONS = ("h2d", "d2h")
-HOST_MEMORY = ("pageable", "pinned")
-ATTENTION_BACKENDS = ("flash", "efficient", "cudnn", "math")
-ATTENTION_DTYPES = ("bf16", "fp16")
-MISTAKES = ("sync", "cold_start", "zeros", "one_run", "idle_gpu", "l2_cache")
-RATE_UNITS = ("TFLOP/s", "GB/s")
-MODES = ("quick", "full")
-SUITES = ("mistakes", "gemm", "copy", "host_device", "attention", "kernels")
+GemmDtype = Literal["fp32", "tf32", "fp16", "bf16", "fp8"]
+GemmSweep = Literal["square", "grid", "alignment"]
+CopyMethod = Literal["memcpy", "elementwise"]
+CopyDtype = Literal["uint8", "int16", "int32", "int64"]
+Direction = Literal["h2d", "d2h"]
+HostMemory = Literal["pageable", "pinned"]
+AttentionBackend = Literal["flash", "efficient", "cudnn", "math"]
+AttentionDtype = Literal["bf16", "fp16"]
+Mistake = Literal["sync", "cold_start", "zeros", "one_run", "idle_gpu", "l2_cache"]
+RateUnit = Literal["TFLOP/s", "GB/s"]
+Mode = Literal["quick", "full"]
+Suite = Literal["mistakes", "gemm", "copy", "host_device", "attention", "kernels"]
+
+#: The element types of the matrix-product suite, in the order tables list them.
+GEMM_DTYPES: tuple[str, ...] = get_args(GemmDtype)
+#: The suites, in the order they run (``mistakes`` first: it needs the process's first cuBLAS call).
+SUITES: tuple[str, ...] = get_args(Suite)
+MODES: tuple[str, ...] = get_args(Mode)
+
+Size = Annotated[int, Field(gt=0)]
+Rate = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+Finite = Annotated[float, Field(allow_inf_nan=False)]
 
 
-@dataclass(frozen=True)
-class Field:
-    """What one field of a record may hold.
+class GemmRecord(StrictModel):
+    """One matrix product ``(m×k)·(k×n)`` of an element type: its timing and rate, or the error a library gave.
 
-    Attributes:
-        kind: ``str``, ``int``, ``number``, ``bool``, ``summary``, ``numbers`` (a list of numbers), ``strings``
-            or ``mapping``.
-        choices: The allowed values, where the field is an enumeration.
-        nullable: Whether ``null`` is allowed.
-        optional: Whether the field may be left out.
+    ``rel_error`` is the relative error against a float64 product of the same operands, where it was checked.
     """
 
-    kind: str
-    choices: tuple[Any, ...] | None = None
-    nullable: bool = False
-    optional: bool = False
-
-    def describe(self) -> str:
-        """The field's rule in words, for error messages."""
-        text = f"one of {list(self.choices)}" if self.choices else _KIND_WORDS[self.kind]
-        return text + (" or null" if self.nullable else "")
-
-
-_KIND_WORDS = {
-    "str": "a string",
-    "int": "a non-negative integer",
-    "number": "a finite number",
-    "bool": "true or false",
-    "summary": f"a summary object with {list(SUMMARY_FIELDS)}",
-    "numbers": "a list of finite numbers",
-    "strings": "a list of strings",
-    "mapping": "an object",
-}
-
-_SIZE = Field("int")
-META = {
-    "gpu": Field("str"),
-    "sm_count": _SIZE,
-    "compute_capability": Field("str"),
-    "memory_bytes": _SIZE,
-    "l2_bytes": _SIZE,
-    "driver": Field("str", nullable=True),
-    "cuda": Field("str", nullable=True),
-    "torch": Field("str"),
-    "triton": Field("str", nullable=True),
-    "python": Field("str"),
-    "clocks": Field("mapping", nullable=True),
-    "date": Field("str"),
-    "command": Field("str"),
-    "mode": Field("str", MODES),
-    "suites": Field("strings"),
-    "duration_s": Field("number"),
-    "notes": Field("strings"),
-}
-
-SECTIONS: dict[str, dict[str, Field]] = {
-    "gemm": {
-        "dtype": Field("str", GEMM_DTYPES),
-        "sweep": Field("str", GEMM_SWEEPS),
-        "m": _SIZE,
-        "n": _SIZE,
-        "k": _SIZE,
-        "ms": Field("summary", nullable=True),
-        "tflops": Field("number", nullable=True),
-        "rel_error": Field("number", nullable=True, optional=True),
-        "error": Field("str", nullable=True, optional=True),
-    },
-    "copy": {
-        "method": Field("str", COPY_METHODS),
-        "dtype": Field("str", COPY_DTYPES),
-        "bytes": _SIZE,
-        "l2_flushed": Field("bool"),
-        "ms": Field("summary"),
-        "gbps": Field("number"),
-    },
-    "host_device": {
-        "direction": Field("str", DIRECTIONS),
-        "memory": Field("str", HOST_MEMORY),
-        "bytes": _SIZE,
-        "ms": Field("summary"),
-        "gbps": Field("number"),
-    },
-    "attention": {
-        "backend": Field("str", ATTENTION_BACKENDS),
-        "dtype": Field("str", ATTENTION_DTYPES),
-        "batch": _SIZE,
-        "heads": _SIZE,
-        "seq": _SIZE,
-        "head_dim": _SIZE,
-        "causal": Field("bool"),
-        "ms": Field("summary", nullable=True),
-        "tflops": Field("number", nullable=True),
-        "error": Field("str", nullable=True, optional=True),
-    },
-    "mistakes": {
-        "mistake": Field("str", MISTAKES),
-        "variant": Field("str"),
-        "ms": Field("summary"),
-        "rate": Field("number"),
-        "unit": Field("str", RATE_UNITS),
-        "samples": Field("numbers", nullable=True, optional=True),
-    },
-    "kernels": {
-        "name": Field("str"),
-        "peer": Field("str"),
-        "case": Field("str"),
-        "kernel_ms": Field("summary"),
-        "peer_ms": Field("summary"),
-        "ratio": Field("number"),
-        "flops": Field("int", nullable=True),
-        "bytes": Field("int", nullable=True),
-    },
-}
+    dtype: GemmDtype
+    sweep: GemmSweep
+    m: Size
+    n: Size
+    k: Size
+    ms: Summary | None
+    tflops: Rate | None
+    rel_error: Finite | None = None
+    error: str | None = None
 
 
-def _check_value(value: Any, rule: Field, where: str) -> None:
-    if value is None:
-        if not rule.nullable:
-            raise ValueError(f"{where} is null; expected {rule.describe()}")
-        return
-    kind = rule.kind
-    ok = {
-        "str": lambda v: isinstance(v, str),
-        "int": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
-        "number": lambda v: _is_number(v),
-        "bool": lambda v: isinstance(v, bool),
-        "summary": lambda v: isinstance(v, Mapping),
-        "numbers": lambda v: isinstance(v, list) and all(_is_number(x) for x in v),
-        "strings": lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
-        "mapping": lambda v: isinstance(v, Mapping),
-    }[kind](value)
-    if not ok:
-        raise ValueError(f"{where} is {value!r}; expected {rule.describe()}")
-    if rule.choices is not None and value not in rule.choices:
-        raise ValueError(f"{where} is {value!r}; allowed: {list(rule.choices)}")
-    if kind == "summary":
-        unknown = sorted(set(value) - set(SUMMARY_FIELDS))
-        if unknown:
-            raise ValueError(f"{where} has unknown fields {unknown}; a summary has {list(SUMMARY_FIELDS)}")
-        for name in SUMMARY_FIELDS:
-            inner = Field("int") if name == "n" else Field("number")
-            if name not in value:
-                raise ValueError(f"{where}.{name} is missing; expected {inner.describe()}")
-            _check_value(value[name], inner, f"{where}.{name}")
-        try:
-            Summary.from_dict(value)
-        except ValueError as err:
-            raise ValueError(f"{where}: {err}") from None
+class CopyRecord(StrictModel):
+    """A device-to-device copy of ``bytes`` bytes as elements of ``dtype``; ``gbps`` counts read plus write."""
+
+    method: CopyMethod
+    dtype: CopyDtype
+    bytes: Size
+    l2_flushed: bool
+    ms: Summary
+    gbps: Rate
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+class HostDeviceRecord(StrictModel):
+    """A copy between host and device memory; ``gbps`` counts each byte once."""
+
+    direction: Direction
+    memory: HostMemory
+    bytes: Size
+    ms: Summary
+    gbps: Rate
 
 
-def _check_record(record: Any, fields: Mapping[str, Field], where: str) -> None:
-    if not isinstance(record, Mapping):
-        raise ValueError(f"{where} is {type(record).__name__}; expected an object with fields {list(fields)}")
-    unknown = sorted(set(record) - set(fields))
-    if unknown:
-        raise ValueError(f"{where} has unknown fields {unknown}; allowed fields are {list(fields)}")
-    for name, rule in fields.items():
-        if name not in record:
-            if rule.optional:
-                continue
-            raise ValueError(f"{where}.{name} is missing; expected {rule.describe()}")
-        _check_value(record[name], rule, f"{where}.{name}")
+class AttentionRecord(StrictModel):
+    """A forward pass of ``scaled_dot_product_attention`` with one backend forced, or why it did not run."""
+
+    backend: AttentionBackend
+    dtype: AttentionDtype
+    batch: Size
+    heads: Size
+    seq: Size
+    head_dim: Size
+    causal: bool
+    ms: Summary | None
+    tflops: Rate | None
+    error: str | None = None
 
 
-def validate(data: Any) -> dict:
-    """Check a parsed results file against the schema and return it.
+class MistakeRecord(StrictModel):
+    """One way of timing (a classic mistake or the right way), the rate it implies, and, where kept, every
+    sample in milliseconds."""
 
-    Raises:
-        ValueError: For anything that does not fit: a missing, unknown or mistyped field, a value outside its
-            allowed set, a wrong schema version. The message names the field (``gemm[3].dtype``), what it
-            holds and what is allowed.
-    """
-    if not isinstance(data, Mapping):
-        raise ValueError(f"a results file holds a JSON object; got {type(data).__name__}")
-    allowed = ["schema", "meta", *SECTIONS]
-    unknown = sorted(set(data) - set(allowed))
-    if unknown:
-        raise ValueError(f"results file has unknown top-level fields {unknown}; allowed: {allowed}")
-    if data.get("schema") != SCHEMA_VERSION:
-        raise ValueError(f"schema is {data.get('schema')!r}; this version of gpukb reads schema {SCHEMA_VERSION}")
-    if "meta" not in data:
-        raise ValueError("meta is missing; a results file names its GPU, software, date and command in meta")
-    _check_record(data["meta"], META, "meta")
-    for suite in data["meta"]["suites"]:
+    mistake: Mistake
+    variant: str
+    ms: Summary
+    rate: Rate
+    unit: RateUnit
+    samples: list[Annotated[float, Field(ge=0, allow_inf_nan=False)]] | None = None
+
+
+class KernelRecord(StrictModel):
+    """A project kernel against its peer on one case; ``ratio`` is the peer's median over the kernel's."""
+
+    name: str
+    peer: str
+    case: str
+    kernel_ms: Summary
+    peer_ms: Summary
+    ratio: Rate
+    flops: Size | None
+    bytes: Size | None
+
+
+class SweepRecord(Record):
+    """A run of ``gpukb bench`` (kind ``bench.sweep``): the mode, the suites that ran and their records."""
+
+    # The file's key is ``copy``, which would shadow ``BaseModel.copy`` as an attribute: the field is ``copies``.
+    model_config = ConfigDict(**Record.model_config, validate_by_name=True, serialize_by_alias=True)
+
+    kind: Literal["bench.sweep"] = "bench.sweep"
+    schema_version: Literal[1] = 1
+    mode: Mode
+    suites: list[Suite]
+    mistakes: list[MistakeRecord] = Field(default_factory=list)
+    gemm: list[GemmRecord] = Field(default_factory=list)
+    copies: list[CopyRecord] = Field(default_factory=list, alias="copy")
+    host_device: list[HostDeviceRecord] = Field(default_factory=list)
+    attention: list[AttentionRecord] = Field(default_factory=list)
+    kernels: list[KernelRecord] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> SweepRecord:
+        if self.run.gpu is None:
+            raise ValueError("run.gpu is null; a sweep is measured on a GPU")
+        if len(set(self.suites)) != len(self.suites):
+            raise ValueError(f"suites repeats a suite: {self.suites}")
+        for suite in SUITES:
+            if self.section(suite) and suite not in self.suites:
+                raise ValueError(f"{suite} holds records, but suites {self.suites} does not name it")
+        return self
+
+    def section(self, suite: str) -> list[StrictModel]:
+        """The records of one suite, by the suite's name (``"copy"`` reads :attr:`copies`)."""
         if suite not in SUITES:
-            raise ValueError(f"meta.suites holds {suite!r}; allowed: {list(SUITES)}")
-    for section, fields in SECTIONS.items():
-        records = data.get(section, [])
-        if not isinstance(records, list):
-            raise ValueError(f"{section} is {type(records).__name__}; expected a list of records")
-        for index, record in enumerate(records):
-            _check_record(record, fields, f"{section}[{index}]")
-    return dict(data)
+            raise ValueError(f"unknown suite {suite!r}; suites are {list(SUITES)}")
+        return self.copies if suite == "copy" else getattr(self, suite)
 
+    def mistake(self, mistake: str) -> list[MistakeRecord]:
+        """The records of one mistake, in the order measured."""
+        return [r for r in self.mistakes if r.mistake == mistake]
 
-def load_results(path: str | Path) -> dict:
-    """Read and validate a results file.
+    def suite_notes(self) -> list[str]:
+        """The notes the suites wrote (``"gemm: torch.mm into ..."``), without notes about the file itself."""
+        return [note for note in self.run.notes if note.split(":", 1)[0] in SUITES]
 
-    Raises:
-        FileNotFoundError: If there is no such file.
-        ValueError: If it is not JSON or does not fit the schema; the message starts with the path.
-    """
-    path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{path}: not JSON ({err})") from None
-    try:
-        return validate(data)
-    except ValueError as err:
-        raise ValueError(f"{path}: {err}") from None
-
-
-def committed(name: str) -> Path:
-    """The path of a committed results file, by its name under ``bench/results/``.
-
-    Raises:
-        FileNotFoundError: If there is none of that name; the message lists the files there are.
-    """
-    path = RESULTS_DIR / name
-    if not path.is_file():
-        have = sorted(p.name for p in RESULTS_DIR.glob("*.json")) if RESULTS_DIR.is_dir() else []
-        raise FileNotFoundError(f"no results file {name!r} in {RESULTS_DIR}; there are {have}")
-    return path
-
-
-def save_results(data: Mapping, path: str | Path) -> Path:
-    """Validate and write a results file (JSON, one space of indent); returns the path."""
-    validate(data)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    return path
+    def failed(self) -> list[str]:
+        """The notes of suites that failed in this run."""
+        return [note for note in self.run.notes if ": FAILED, " in note]
 
 
 def file_name(gpu: str, date: str) -> str:

@@ -11,6 +11,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from gpukb.bench.counting import attention_bytes, attention_flops, gemm_bytes, gemm_flops
+
+if TYPE_CHECKING:
+    from gpukb.bench.results import SweepRecord
 
 
 def _check_rate(name: str, value: float) -> None:
@@ -88,3 +94,39 @@ def fraction(measured: float, ceiling: float) -> float:
     if measured < 0:
         raise ValueError(f"a measured rate must be ≥ 0; got {measured}")
     return measured / ceiling
+
+
+@dataclass(frozen=True)
+class Point:
+    """A measured operation placed on a roofline.
+
+    Attributes:
+        group: ``"gemm"`` (a bf16 square product), ``"attention"`` (a flash-attention forward pass, head
+            dimension 128, no mask) or ``"kernel"`` (a registered project kernel).
+        case: The size (``"4096"``: N of the product, or the sequence length) or the kernel's name.
+        intensity: FLOP per byte of device memory (counted by :mod:`gpukb.bench.counting`).
+        tflops: The measured rate.
+    """
+
+    group: Literal["gemm", "attention", "kernel"]
+    case: str
+    intensity: float
+    tflops: float
+
+
+def measured_points(record: SweepRecord) -> list[Point]:
+    """The operations of a sweep that a roofline shows: bf16 square products, flash attention (d=128, no
+    mask) and the project kernels, each at its arithmetic intensity."""
+    points = []
+    for r in record.gemm:
+        if r.sweep == "square" and r.dtype == "bf16" and r.tflops is not None:
+            intensity = gemm_flops(r.m, r.n, r.k) / gemm_bytes(r.m, r.n, r.k, 2)
+            points.append(Point("gemm", str(r.m), intensity, r.tflops))
+    for r in record.attention:
+        if r.backend == "flash" and r.tflops is not None and r.head_dim == 128 and not r.causal:
+            args = (r.batch, r.heads, r.seq, r.seq, r.head_dim)
+            points.append(Point("attention", str(r.seq), attention_flops(*args) / attention_bytes(*args, 2), r.tflops))
+    for r in record.kernels:
+        if r.flops and r.bytes:
+            points.append(Point("kernel", r.name, r.flops / r.bytes, r.flops / (r.kernel_ms.median * 1e-3) / 1e12))
+    return points

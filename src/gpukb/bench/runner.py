@@ -7,17 +7,16 @@ any machine.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import json
-import shlex
 import sys
+import time
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
-from gpukb.bench.results import SCHEMA_VERSION, SUITES, file_name, load_results, save_results
+from gpukb.bench.results import SUITES, SweepRecord, file_name
 from gpukb.bench.suites import Stopwatch, first_line
+from gpukb.records import ClockReading, clock_reading, describe_run, finished, read, write
 
 #: Exit status when nothing could be measured or a suite failed (argparse uses 2 for usage errors).
 FAILURE = 1
@@ -64,23 +63,25 @@ def run(
     mode: str = "full",
     command: str | None = None,
     progress: Callable[[str], None] | None = None,
-) -> dict:
-    """Measure the chosen suites on CUDA device 0 and return the results (validate them with ``save_results``).
+) -> SweepRecord:
+    """Measure the chosen suites on CUDA device 0 and return the sweep record (write it with
+    :func:`gpukb.records.write`).
 
-    A suite that raises is reported on stderr and recorded as a ``FAILED`` note with no records, so that one
-    broken suite does not lose what the others measured.
+    The run is described first (:func:`gpukb.records.describe_run`, with a clock reading at the start); the
+    clocks are read again after each suite (``run.clocks["after_<suite>"]``). A suite that raises is reported on
+    stderr and recorded as a ``FAILED`` note with no records, so that one broken suite does not lose what the
+    others measured.
 
     Args:
         suites: Names from ``SUITES``; all of them when omitted.
         mode: ``"full"`` or ``"quick"`` (smaller sweeps, shorter budgets; well under a minute).
-        command: The command line to record; ``sys.argv`` when omitted.
+        command: The command line to record; the one that started this process when omitted.
         progress: Receives progress lines; a :class:`Progress` on stderr when omitted.
 
     Raises:
         RuntimeError: If no CUDA GPU is available.
         ValueError: For an unknown suite or mode.
     """
-    from gpukb import environment
     from gpukb.bench import device
     from gpukb.bench.suites import Context, attention, copy, gemm, host_device, kernels, mistakes
     from gpukb.bench.timing import BUDGETS, EventTimer, L2Flusher
@@ -94,19 +95,20 @@ def run(
     import torch
 
     progress = progress or Progress()
-    clock = Stopwatch()
+    started = time.perf_counter()
     torch.cuda.init()
-    info = device.describe(torch)
-    env = environment.collect()
+    described = describe_run(command)
+    gpu = described.gpu
+    if gpu is None:
+        raise RuntimeError("torch sees a CUDA GPU, but the run description found none")
     ctx = Context(
         torch=torch,
         mode=mode,
         budget=BUDGETS[mode],
         timer=EventTimer(torch),
-        flush=L2Flusher(torch, info["l2_bytes"]),
+        flush=L2Flusher(torch, gpu.l2_bytes),
         progress=progress,
     )
-    clocks: dict[str, object] = {"start": device.clocks()}
     modules = {
         "mistakes": mistakes,
         "gemm": gemm,
@@ -115,52 +117,26 @@ def run(
         "attention": attention,
         "kernels": kernels,
     }
-    data: dict = {"schema": SCHEMA_VERSION}
-    progress(f"{info['gpu']}, {info['sm_count']} SMs, driver {info['driver']}, torch {env.libraries['torch']}")
+    sections: dict[str, list] = {}
+    clocks: dict[str, ClockReading] = {}
+    progress(f"{gpu.name}, {gpu.sm_count} SMs, driver {gpu.driver}, torch {described.versions.torch}")
     for name in names:
         try:
-            data[name] = modules[name].run(ctx)
+            sections[name] = modules[name].run(ctx)
         except Exception as err:  # keep what the other suites measured; the note and the exit status say so
             traceback.print_exc()
             ctx.notes.append(f"{name}: FAILED, {first_line(err)}")
-            data[name] = []
-        clocks[f"after_{name}"] = device.clocks()
+            sections[name] = []
+        reading = clock_reading(device.clocks())
+        if reading is not None:
+            clocks[f"after_{name}"] = reading
         torch.cuda.empty_cache()
-    data["meta"] = {
-        **info,
-        "cuda": env.torch_cuda,
-        "torch": env.libraries["torch"] or "unknown",
-        "triton": env.libraries["triton"],
-        "python": env.python,
-        "clocks": clocks if any(v is not None for v in clocks.values()) else None,
-        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "command": command or command_line(),
-        "mode": mode,
-        "suites": names,
-        "duration_s": clock(),
-        "notes": ctx.notes,
-    }
-    return data
-
-
-def failed(results: dict) -> list[str]:
-    """The notes of suites that failed in a run."""
-    return [note for note in results["meta"]["notes"] if ": FAILED, " in note]
-
-
-def command_line(argv: Sequence[str] | None = None) -> str:
-    """The command that started this process, as a reader would type it (``python -m gpukb bench --quick``)."""
-    argv = list(sys.argv if argv is None else argv)
-    if not argv:
-        return ""
-    first, rest = argv[0], argv[1:]
-    if first.endswith("__main__.py"):
-        words = ["python", "-m", Path(first).parent.name, *rest]
-    elif first.endswith(".py"):
-        words = ["python", first, *rest]
-    else:
-        words = [Path(first).name, *rest]
-    return shlex.join(words)
+    return SweepRecord(
+        run=finished(described, started, clocks=clocks, notes=[*described.notes, *ctx.notes]),
+        mode=mode,
+        suites=names,
+        **sections,
+    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -181,14 +157,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def execute(args: argparse.Namespace, parser: argparse.ArgumentParser, out: TextIO | None = None) -> int:
     """Carry out parsed ``gpukb bench`` arguments; returns the exit status."""
-    from gpukb.bench import report
+    from gpukb.bench import pages
 
     out = out if out is not None else sys.stdout
     if args.show is not None:
         if args.quick or args.suite or args.output:
             parser.error("--show reads a results file; it cannot be combined with --quick, --suite or --output")
         try:
-            print(report.summary(load_results(args.show)), file=out)
+            print(pages.run_summary(read(args.show, SweepRecord)), file=out)
         except (FileNotFoundError, ValueError) as err:
             print(f"{parser.prog}: error: {err}", file=sys.stderr)
             return FAILURE
@@ -198,23 +174,23 @@ def execute(args: argparse.Namespace, parser: argparse.ArgumentParser, out: Text
         print(
             f"{parser.prog}: {reason}; nothing was measured.\n"
             f"Run it on a machine with an NVIDIA GPU and a CUDA build of torch, "
-            f"or read a recorded run with --show FILE (see bench/results/).",
+            f"or read a recorded run with --show FILE (see src/gpukb/data/results/performance/).",
             file=sys.stderr,
         )
         return FAILURE
-    data = run(args.suite, "quick" if args.quick else "full", command=None)
-    path = args.output or Path(file_name(data["meta"]["gpu"], data["meta"]["date"]))
+    record = run(args.suite, "quick" if args.quick else "full", command=None)
+    path = args.output or Path(file_name(record.run.gpu.name, record.run.date.isoformat()))
     try:
-        save_results(data, path)
+        write(record, path)
     except ValueError as err:
         raw = path.with_suffix(".invalid.json")
-        raw.write_text(json.dumps(data, indent=1, default=str) + "\n", encoding="utf-8")
+        raw.write_text(record.model_dump_json(indent=1) + "\n", encoding="utf-8")
         print(f"{parser.prog}: error: the results do not fit the schema ({err}); raw data in {raw}", file=sys.stderr)
         return FAILURE
-    print(report.summary(data), file=out)
+    print(pages.run_summary(record), file=out)
     print(f"\nwrote {path}", file=out)
-    if failed(data):
-        print(f"{parser.prog}: some suites failed: {failed(data)}", file=sys.stderr)
+    if record.failed():
+        print(f"{parser.prog}: some suites failed: {record.failed()}", file=sys.stderr)
         return FAILURE
     return 0
 

@@ -2,17 +2,43 @@
 
 Each figure carries its source and a status: ``confirmed`` (read in the primary source itself), ``secondary``
 (the primary source is named but the figure was read only in copies of it) or ``unconfirmed``. Tensor-core
-rates published "with sparsity" are stored as published and halved by :meth:`Figure.dense`.
+rates published "with sparsity" are stored as published and halved by :attr:`Figure.dense`. The file is read
+into typed models (:mod:`gpukb.schema`): an unknown key, a wrong type, a missing field, a repeated entry or a
+reference to an unknown GPU or source fails with the file, the entry and the field named.
 """
 
 from __future__ import annotations
 
-import tomllib
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from functools import cache
 from importlib import resources
+from typing import Literal, get_args
 
-#: Quantity name → (unit, label).
+from pydantic import Field
+
+from gpukb.schema import StrictModel, parse_toml, validate_entries
+
+#: The file this module reads, in the ``gpukb.data`` package.
+FILE = "gpu_specs.toml"
+
+Quantity = Literal[
+    "sm_count",
+    "boost_clock",
+    "memory",
+    "memory_bandwidth",
+    "l2_cache",
+    "fp64",
+    "fp64_tensor",
+    "fp32",
+    "tf32_tensor",
+    "fp16_tensor",
+    "bf16_tensor",
+    "fp8_tensor",
+    "int8_tensor",
+]
+Status = Literal["confirmed", "secondary", "unconfirmed"]
+
+#: Quantity name → (unit, label), in the order tables list them.
 QUANTITIES = {
     "sm_count": ("", "SMs"),
     "boost_clock": ("MHz", "boost clock"),
@@ -28,7 +54,7 @@ QUANTITIES = {
     "fp8_tensor": ("TFLOP/s", "FP8 tensor core, dense"),
     "int8_tensor": ("TOPS", "INT8 tensor core, dense"),
 }
-STATUSES = ("confirmed", "secondary", "unconfirmed")
+STATUSES: tuple[str, ...] = get_args(Status)
 #: The datasheet quantity that bounds a matrix product of each element type of the harness.
 GEMM_QUANTITY = {
     "fp32": "fp32",
@@ -39,18 +65,36 @@ GEMM_QUANTITY = {
 }
 
 
-@dataclass(frozen=True)
-class Source:
-    """A document figures were checked against."""
+class Source(StrictModel):
+    """A document figures were checked against (``[sources.<id>]``)."""
 
     id: str
     title: str
-    url: str
+    url: str = Field(pattern=r"^https://")
 
 
-@dataclass(frozen=True)
-class Figure:
-    """One datasheet figure.
+class GpuEntry(StrictModel):
+    """A ``[[gpu]]`` entry as written in the file.
+
+    Attributes:
+        id: Short identifier, e.g. ``"h100-sxm5"``.
+        name: Display name.
+        architecture: e.g. ``"Hopper"``.
+        base: Another GPU's id whose figures this one shares unless it lists its own.
+        device_names: Substrings of the names torch reports for this GPU.
+        evidence: Where the figures were read, when not in the primary source itself.
+    """
+
+    id: str
+    name: str
+    architecture: str
+    base: str | None = None
+    device_names: list[str] = Field(default_factory=list)
+    evidence: str = ""
+
+
+class Figure(StrictModel):
+    """One datasheet figure (a ``[[figure]]`` entry).
 
     Attributes:
         gpu: The GPU's id.
@@ -63,10 +107,10 @@ class Figure:
     """
 
     gpu: str
-    quantity: str
-    value: float
+    quantity: Quantity
+    value: float = Field(gt=0, allow_inf_nan=False)
     source: str
-    status: str
+    status: Status
     sparsity: bool = False
     note: str = ""
 
@@ -81,25 +125,15 @@ class Figure:
         return QUANTITIES[self.quantity][0]
 
 
-@dataclass(frozen=True)
-class Gpu:
-    """A GPU and its figures.
-
-    Attributes:
-        id: Short identifier, e.g. ``"h100-sxm5"``.
-        name: Display name.
-        architecture: e.g. ``"Hopper"``.
-        device_names: Substrings of the names torch reports for this GPU.
-        evidence: Where the figures were read, when not in the primary source itself.
-        figures: Quantity → figure, the base GPU's included.
-    """
+class Gpu(StrictModel):
+    """A GPU and its figures, its base GPU's included (see :class:`GpuEntry` for the other attributes)."""
 
     id: str
     name: str
     architecture: str
     device_names: tuple[str, ...]
     evidence: str
-    figures: dict[str, Figure] = field(default_factory=dict)
+    figures: dict[str, Figure] = Field(default_factory=dict)
 
     def figure(self, quantity: str) -> Figure | None:
         """The figure for a quantity, or ``None`` where the table has none."""
@@ -112,11 +146,10 @@ class Gpu:
         return any(part.lower() in device_name.lower() for part in self.device_names)
 
 
-@dataclass(frozen=True)
-class SpecTable:
+class SpecTable(StrictModel):
     """All GPUs and sources, and the date the figures were checked."""
 
-    checked: str
+    checked: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$")
     sources: dict[str, Source]
     gpus: dict[str, Gpu]
 
@@ -137,60 +170,84 @@ class SpecTable:
             raise KeyError(f"no GPU {gpu_id!r} in the spec table; ids: {sorted(self.gpus)}") from None
 
 
-def parse(data: dict) -> SpecTable:
-    """Validate parsed TOML and build the table.
+def _figure_key(raw: object) -> str:
+    if not isinstance(raw, Mapping):
+        return "not a table"
+    return f"{raw.get('gpu', 'no gpu')}/{raw.get('quantity', 'no quantity')}"
+
+
+def parse(text: str, file: str = FILE) -> SpecTable:
+    """Read the TOML text of a spec table into models and check its cross-references.
 
     Raises:
-        ValueError: For an unknown quantity, status or source, a figure for an unknown GPU, a duplicate
-            figure, or a non-positive value; the message names the entry and what is allowed.
+        ValueError: ``<file>: <table> entry <n> (<id>): <field>: <what is wrong>`` for an unknown key, a wrong
+            type, a missing field, a repeated id or figure, or a reference to an unknown GPU or source.
     """
+    data = parse_toml(text, file, ("checked", "sources", "gpu", "figure"))
     checked = data.get("checked")
     if not isinstance(checked, str):
-        raise ValueError("gpu_specs: 'checked' (the date the figures were checked) is missing")
-    sources = {sid: Source(sid, s["title"], s["url"]) for sid, s in data.get("sources", {}).items()}
-    raw_gpus = {g["id"]: g for g in data.get("gpu", [])}
-    figures: dict[str, dict[str, Figure]] = {gid: {} for gid in raw_gpus}
-    for index, raw in enumerate(data.get("figure", [])):
-        label = f"figure #{index + 1} ({raw.get('gpu')}, {raw.get('quantity')})"
-        if raw.get("gpu") not in raw_gpus:
-            raise ValueError(f"{label}: unknown gpu; gpus: {sorted(raw_gpus)}")
-        if raw.get("quantity") not in QUANTITIES:
-            raise ValueError(f"{label}: unknown quantity; allowed: {list(QUANTITIES)}")
-        if raw.get("status") not in STATUSES:
-            raise ValueError(f"{label}: status {raw.get('status')!r}; allowed: {list(STATUSES)}")
-        if raw.get("source") not in sources:
-            raise ValueError(f"{label}: source {raw.get('source')!r}; sources: {sorted(sources)}")
-        value = raw.get("value")
-        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-            raise ValueError(f"{label}: value must be a positive number; got {value!r}")
-        if raw["quantity"] in figures[raw["gpu"]]:
-            raise ValueError(f"{label}: listed twice")
-        figures[raw["gpu"]][raw["quantity"]] = Figure(
-            gpu=raw["gpu"],
-            quantity=raw["quantity"],
-            value=float(value),
-            source=raw["source"],
-            status=raw["status"],
-            sparsity=bool(raw.get("sparsity", False)),
-            note=raw.get("note", ""),
+        raise ValueError(
+            f"{file}: checked (the date the figures were checked, 'YYYY-MM-DD') is missing or not a string"
         )
-    gpus = {}
-    for gid, raw in raw_gpus.items():
-        merged = dict(figures[raw["base"]]) if raw.get("base") else {}
-        merged.update(figures[gid])
-        gpus[gid] = Gpu(
-            id=gid,
-            name=raw["name"],
-            architecture=raw["architecture"],
-            device_names=tuple(raw.get("device_names", ())),
-            evidence=raw.get("evidence", ""),
+    raw_sources = data.get("sources", {})
+    if not isinstance(raw_sources, Mapping):
+        raise ValueError(f"{file}: sources must be tables ([sources.<id>]); got {type(raw_sources).__name__}")
+    sources = validate_entries(
+        Source,
+        [{"id": sid, **raw} if isinstance(raw, Mapping) else raw for sid, raw in raw_sources.items()],
+        file,
+        "sources",
+    )
+    gpus = validate_entries(GpuEntry, data.get("gpu", []), file, "gpu")
+    figures = validate_entries(Figure, data.get("figure", []), file, "figure", key=_figure_key)
+    source_ids = [s.id for s in sources]
+    gpu_ids = [g.id for g in gpus]
+    for index, gpu in enumerate(gpus, start=1):
+        if gpu.base is not None and gpu.base not in gpu_ids:
+            raise ValueError(f"{file}: gpu entry {index} ({gpu.id}): base: unknown GPU {gpu.base!r}; gpus: {gpu_ids}")
+    by_gpu: dict[str, dict[str, Figure]] = {gid: {} for gid in gpu_ids}
+    for index, figure in enumerate(figures, start=1):
+        where = f"{file}: figure entry {index} ({figure.gpu}/{figure.quantity})"
+        if figure.gpu not in by_gpu:
+            raise ValueError(f"{where}: gpu: unknown GPU {figure.gpu!r}; gpus: {gpu_ids}")
+        if figure.source not in source_ids:
+            raise ValueError(f"{where}: source: unknown source {figure.source!r}; sources: {sorted(source_ids)}")
+        by_gpu[figure.gpu][figure.quantity] = figure
+    resolved = {}
+    for entry in gpus:
+        merged = dict(by_gpu[entry.base]) if entry.base else {}
+        merged.update(by_gpu[entry.id])
+        resolved[entry.id] = Gpu(
+            id=entry.id,
+            name=entry.name,
+            architecture=entry.architecture,
+            device_names=tuple(entry.device_names),
+            evidence=entry.evidence,
             figures=merged,
         )
-    return SpecTable(checked=checked, sources=sources, gpus=gpus)
+    return SpecTable(checked=checked, sources={s.id: s for s in sources}, gpus=resolved)
 
 
 @cache
 def load() -> SpecTable:
     """The project's spec table, validated."""
-    text = resources.files("gpukb.data").joinpath("gpu_specs.toml").read_text(encoding="utf-8")
-    return parse(tomllib.loads(text))
+    return parse(resources.files("gpukb.data").joinpath(FILE).read_text(encoding="utf-8"))
+
+
+def datasheet_for(device_name: str) -> Gpu | None:
+    """The datasheet entry of a device as torch names it (a run's ``run.gpu.name``), or ``None``."""
+    return load().for_device(device_name)
+
+
+def datasheet_peak(gpu: Gpu | None, dtype: str) -> Figure | None:
+    """The datasheet figure that bounds a matrix product of ``dtype`` on ``gpu``, if the table has it."""
+    return None if gpu is None else gpu.figure(GEMM_QUANTITY[dtype])
+
+
+def datasheet_ridge(gpu: Gpu | None, dtype: str) -> float | None:
+    """The datasheet ridge point (FLOP per byte) of ``gpu`` for ``dtype``: dense peak over memory bandwidth."""
+    peak = datasheet_peak(gpu, dtype)
+    bandwidth = None if gpu is None else gpu.figure("memory_bandwidth")
+    if peak is None or bandwidth is None:
+        return None
+    return peak.dense * 1e3 / bandwidth.value

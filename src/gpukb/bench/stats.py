@@ -1,23 +1,26 @@
 """Medians and spread of repeated timings.
 
 A single timing is a sample of a noisy process; a benchmark reports the median of many, with the interquartile
-range as its spread, and keeps the extremes so that outliers stay visible.
+range as its spread, and keeps the extremes so that outliers stay visible. :class:`Summary` is also the model of
+every timing stored in a results file (``gpukb.records``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Sequence
+from typing import Annotated
 
 import numpy as np
+from pydantic import Field, model_validator
 
-#: The fields of a summary, in the order a results file stores them.
-SUMMARY_FIELDS = ("median", "q1", "q3", "min", "max", "n")
+from gpukb.schema import StrictModel
+
+#: A finite, non-negative number of milliseconds.
+Milliseconds = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
 
-@dataclass(frozen=True)
-class Summary:
+class Summary(StrictModel):
     """Order statistics of repeated measurements (times in milliseconds, for example).
 
     Attributes:
@@ -29,12 +32,21 @@ class Summary:
         n: How many values there were.
     """
 
-    median: float
-    q1: float
-    q3: float
-    min: float
-    max: float
-    n: int
+    median: Milliseconds
+    q1: Milliseconds
+    q3: Milliseconds
+    min: Milliseconds
+    max: Milliseconds
+    n: int = Field(ge=1)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Summary:
+        if not self.min <= self.q1 <= self.median <= self.q3 <= self.max:
+            raise ValueError(
+                f"summary values are not ordered min ≤ q1 ≤ median ≤ q3 ≤ max: min={self.min}, q1={self.q1}, "
+                f"median={self.median}, q3={self.q3}, max={self.max}"
+            )
+        return self
 
     @property
     def spread(self) -> float:
@@ -42,23 +54,8 @@ class Summary:
         return (self.q3 - self.q1) / self.median if self.median > 0 else math.inf
 
     def as_dict(self) -> dict[str, float | int]:
-        """The summary as plain JSON-ready data."""
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, float | int]) -> Summary:
-        """Rebuild a summary from :meth:`as_dict` output.
-
-        Raises:
-            ValueError: If a field is missing, or the values are not ordered min ≤ q1 ≤ median ≤ q3 ≤ max.
-        """
-        missing = [f for f in SUMMARY_FIELDS if f not in data]
-        if missing:
-            raise ValueError(f"a summary needs the fields {list(SUMMARY_FIELDS)}; missing {missing}")
-        summary = cls(**{f: data[f] for f in SUMMARY_FIELDS})
-        if not summary.min <= summary.q1 <= summary.median <= summary.q3 <= summary.max:
-            raise ValueError(f"summary values are not ordered min ≤ q1 ≤ median ≤ q3 ≤ max: {dict(data)}")
-        return summary
+        """The summary as plain JSON-ready data (``model_dump()``)."""
+        return self.model_dump()
 
 
 def summarize(samples: Sequence[float]) -> Summary:

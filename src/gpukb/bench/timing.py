@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from gpukb.arguments import positive_int
+
 
 class Timer(Protocol):
     """Something that times ``n`` calls of a function, one sample per call, in milliseconds."""
@@ -39,7 +41,7 @@ class HostTimer:
 
     def time(self, fn: Callable[[], object], n: int, before: Callable[[], object] | None = None) -> list[float]:
         """Time ``n`` calls of ``fn``; see :class:`Timer`."""
-        _check_count(n)
+        positive_int("the number of calls", n)
         samples = []
         for _ in range(n):
             if before is not None:
@@ -69,7 +71,7 @@ class EventTimer:
 
     def time(self, fn: Callable[[], object], n: int, before: Callable[[], object] | None = None) -> list[float]:
         """Time ``n`` calls of ``fn``; see :class:`Timer`."""
-        _check_count(n)
+        positive_int("the number of calls", n)
         cuda = self.torch.cuda
         starts = [cuda.Event(enable_timing=True) for _ in range(n)]
         ends = [cuda.Event(enable_timing=True) for _ in range(n)]
@@ -187,11 +189,6 @@ class L2Flusher:
     def __call__(self) -> None:
         """Overwrite the buffer, pushing everything else out of L2."""
         self.buffer.zero_()
-
-
-def _check_count(n: int) -> None:
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"the number of calls must be a positive integer; got {n!r}")
 
 
 def captured(torch: Any, fn: Callable[[], Any], warmup: int = 3) -> Callable[[], Any]:

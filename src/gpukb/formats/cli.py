@@ -16,6 +16,7 @@ EPILOG = """examples:
   gpukb format --list                every format and its limits"""
 
 
+# --8<-- [start:add-parser]
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register the ``format`` subcommand."""
     parser = sub.add_parser(
@@ -31,6 +32,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--saturate", action="store_true", help="clamp overflow to the largest finite value")
     parser.add_argument("--list", action="store_true", help="list the formats and their properties")
     parser.set_defaults(handler=run, parser=parser)
+    # --8<-- [end:add-parser]
 
 
 def run(args: argparse.Namespace) -> int:

@@ -270,9 +270,3 @@ def encode(
     if bits == 0 and not fmt.has_negative_zero:
         sign = 0
     return _with_sign(fmt, sign, bits)
-
-
-def round_to_format(value: object, fmt: str | FloatFormat, **options) -> Decoded:
-    """Encode and decode in one step: what the format stores for ``value``. Options as for ``encode``."""
-    fmt = get_format(fmt)
-    return decode(encode(value, fmt, **options), fmt)

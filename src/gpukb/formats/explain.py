@@ -82,9 +82,7 @@ def explain(
     stored = decode(encode(value, fmt, rounding=rounding, saturate=saturate, rng=rng), fmt)
     exact = None if magnitude is None else (-magnitude if sign else magnitude)
     finite_out = stored.value is not None
-    signed_out = None
-    if finite_out:
-        signed_out = -stored.value if stored.sign else stored.value
+    signed_out = stored.signed_value
     error = signed_out - exact if (finite_out and exact is not None) else None
     relative = float(abs(error) / abs(exact)) if error is not None and exact else None
     unbiased = None

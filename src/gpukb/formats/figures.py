@@ -1,12 +1,17 @@
-"""The formats chapter's figures: where each format has precision."""
+"""The formats chapter's figures: where each format has precision.
+
+Figure functions return a matplotlib ``Figure``; ``gpukb.formats.pages`` alone turns one into inline SVG for a page
+(``gpukb.figures.to_svg``), and a reader's notebook can show it as it is.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
 import numpy as np
+from matplotlib.figure import Figure
 
-from gpukb.figures import new_figure, to_svg
+from gpukb.figures import new_figure
 from gpukb.formats.spec import get_format
 
 
@@ -26,8 +31,8 @@ def ulp_curve(name: str, points_per_binade: int = 4) -> tuple[np.ndarray, np.nda
     return x, ulp
 
 
-def ulp_figure(names: Iterable[str], title: str) -> str:
-    """Log-log plot of the gap between neighbouring values against magnitude, one line per format, as SVG."""
+def ulp_figure(names: Iterable[str], title: str) -> Figure:
+    """Log-log plot of the gap between neighbouring values against magnitude, one line per format."""
     fig, ax = new_figure()
     for name in names:
         x, ulp = ulp_curve(name)
@@ -38,4 +43,4 @@ def ulp_figure(names: Iterable[str], title: str) -> str:
     ax.set_ylabel("gap to the next value (ulp)")
     ax.set_title(title)
     ax.legend(loc="upper left", fontsize="small")
-    return to_svg(fig)
+    return fig

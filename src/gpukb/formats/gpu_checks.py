@@ -1,7 +1,8 @@
 """Checks of the formats library against a real GPU: TF32 matrix products and CUDA casts to FP8.
 
-Both return plain dictionaries, so the GPU tests assert on them and ``bench/formats_gpu.py`` records them for the
-pages. They need torch with CUDA; call them only where ``torch.cuda.is_available()``.
+Both return plain dictionaries, so the GPU tests assert on them and ``bench/formats_gpu.py`` records them (as a
+``gpukb.formats.results.GpuChecks``) for the pages. They need torch with CUDA; call them only where
+``torch.cuda.is_available()``.
 """
 
 from __future__ import annotations
@@ -11,12 +12,7 @@ import numpy as np
 from gpukb.formats.arrays import decode_array, encode_array
 from gpukb.formats.library_casts import probe_inputs, same_values, torch_bits, torch_dtype
 from gpukb.formats.spec import formats
-
-
-def _relative_frobenius(x, reference) -> float:
-    import torch
-
-    return float(torch.linalg.norm(x.double() - reference) / torch.linalg.norm(reference))
+from gpukb.numerics import relative_error
 
 
 def tf32_matmul_check(n: int = 2048, seed: int = 0) -> dict[str, float | int | str]:
@@ -56,10 +52,10 @@ def tf32_matmul_check(n: int = 2048, seed: int = 0) -> dict[str, float | int | s
         "n": n,
         "seed": seed,
         "inputs": "standard normal float32",
-        "tf32_vs_nearest_even_inputs": _relative_frobenius(tf32, nearest),
-        "tf32_vs_truncated_inputs": _relative_frobenius(tf32, truncated),
-        "tf32_vs_exact": _relative_frobenius(tf32, exact),
-        "fp32_vs_exact": _relative_frobenius(fp32, exact),
+        "tf32_vs_nearest_even_inputs": relative_error(tf32, nearest),
+        "tf32_vs_truncated_inputs": relative_error(tf32, truncated),
+        "tf32_vs_exact": relative_error(tf32, exact),
+        "fp32_vs_exact": relative_error(fp32, exact),
     }
 
 

@@ -17,42 +17,82 @@ Everything here is exact (``Fraction``) and computed from a format's parameters,
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cache
+from importlib import resources
+from typing import Literal
 
 import numpy as np
+from pydantic import Field
 
 from gpukb.formats.arrays import decode_array, encode_array
 from gpukb.formats.codec import decode, encode, floor_log2, to_fraction
 from gpukb.formats.spec import FloatFormat, get_format
+from gpukb.schema import StrictModel, parse_toml, validate_document, validate_entries
 
-#: Where the autocast op lists below come from (checked 2026-11-22 against PyTorch's docs/source/amp.md).
-AMP_DOCS = "https://docs.pytorch.org/docs/stable/amp.html"
+#: The data file of PyTorch's CUDA autocast op lists, inside the package ``gpukb.data``.
+AUTOCAST_FILE = "autocast.toml"
 
-#: CUDA ops that autocast to float16 (or bfloat16, when that is autocast's dtype): matmuls and convolutions.
-AUTOCAST_CUDA_LOWER_PRECISION = (
-    "__matmul__", "addbmm", "addmm", "addmv", "addr", "baddbmm", "bmm", "multi_dot", "conv1d", "conv2d", "conv3d",
-    "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "GRUCell", "linear", "LSTMCell", "matmul", "mm",
-    "mv", "prelu", "RNNCell",
-)  # fmt: skip
+#: The autocast lists by id: ops that run in 16 bits, in float32, and in the widest input type.
+AutocastListId = Literal["lower-precision", "float32", "widest"]
 
-#: CUDA ops that autocast to float32: reductions, normalisations, losses, and functions that grow fast.
-AUTOCAST_CUDA_FLOAT32 = (
-    "__pow__", "__rdiv__", "__rpow__", "__rtruediv__", "acos", "asin", "binary_cross_entropy_with_logits", "cosh",
-    "cosine_embedding_loss", "cdist", "cosine_similarity", "cross_entropy", "cumprod", "cumsum", "dist", "erfinv",
-    "exp", "expm1", "group_norm", "hinge_embedding_loss", "kl_div", "l1_loss", "layer_norm", "log", "log_softmax",
-    "log10", "log1p", "log2", "margin_ranking_loss", "mse_loss", "multilabel_margin_loss", "multi_margin_loss",
-    "nll_loss", "norm", "normalize", "pdist", "poisson_nll_loss", "pow", "prod", "reciprocal", "rsqrt", "sinh",
-    "smooth_l1_loss", "soft_margin_loss", "softmax", "softmin", "softplus", "sum", "renorm", "tan",
-    "triplet_margin_loss",
-)  # fmt: skip
 
-#: CUDA ops that run in the widest dtype among their inputs.
-AUTOCAST_CUDA_WIDEST = (
-    "addcdiv", "addcmul", "atan2", "bilinear", "cross", "dot", "grid_sample", "index_put", "scatter_add", "tensordot",
-)  # fmt: skip
+class AutocastList(StrictModel):
+    """One of PyTorch's CUDA autocast op lists.
+
+    Attributes:
+        id: Which list.
+        section: The heading it has in the source.
+        ops: The ops, in the source's order.
+    """
+
+    id: AutocastListId
+    section: str = Field(min_length=1)
+    ops: list[str] = Field(min_length=1)
+
+
+class AutocastLists(StrictModel):
+    """The autocast data file: where the lists were read, when, and the lists."""
+
+    source: str = Field(min_length=1)
+    checked: dt.date
+    list: list[AutocastList]
+
+
+def parse_autocast(text: str, file: str = AUTOCAST_FILE) -> AutocastLists:
+    """Read the autocast data file's text into its model.
+
+    Raises:
+        ValueError: Naming the file, the list and the field: a TOML error, an unknown key, a missing or mistyped
+            field, or a list id used twice.
+    """
+    data = parse_toml(text, file, ("source", "checked", "list"))
+    lists = validate_entries(AutocastList, data.get("list", []), file, "list", key="id")
+    return validate_document(AutocastLists, {**data, "list": lists}, file)
+
+
+@cache
+def autocast_lists() -> AutocastLists:
+    """PyTorch's CUDA autocast op lists, from ``gpukb/data/autocast.toml`` (validated)."""
+    return parse_autocast(resources.files("gpukb.data").joinpath(AUTOCAST_FILE).read_text(encoding="utf-8"))
+
+
+def autocast_ops(list_id: AutocastListId) -> tuple[str, ...]:
+    """The ops of one CUDA autocast list: ``"lower-precision"`` (float16 or bfloat16), ``"float32"`` or
+    ``"widest"`` (the widest input type).
+
+    Raises:
+        ValueError: For another id (the message lists the ids).
+    """
+    lists = {entry.id: entry for entry in autocast_lists().list}
+    if list_id not in lists:
+        raise ValueError(f"unknown autocast list {list_id!r}; lists are {sorted(lists)}")
+    return tuple(lists[list_id].ops)
+
 
 #: ``torch.amp.GradScaler``'s defaults (torch/amp/grad_scaler.py); a test checks them against the installed torch.
 GRADSCALER_DEFAULTS = {"init_scale": 2.0**16, "growth_factor": 2.0, "backoff_factor": 0.5, "growth_interval": 2000}
@@ -74,9 +114,9 @@ def stored(value: object, fmt: str | FloatFormat) -> Fraction:
     fmt = get_format(fmt)
     exact = _exact(value, "value")
     d = decode(encode(exact, fmt), fmt)
-    if d.value is None:
+    if d.signed_value is None:
         raise ValueError(f"{value!r} overflows {fmt.name} (largest finite value {float(fmt.max_value):.6g})")
-    return -d.value if d.sign else d.value
+    return d.signed_value
 
 
 def ulp(value: object, fmt: str | FloatFormat) -> Fraction:
@@ -336,29 +376,6 @@ def quantize(x: np.ndarray, fmt: str | FloatFormat, rounding: str = "nearest-eve
     if x.dtype == np.float32 and fmt == get_format("fp32"):
         return x.astype(np.float64)  # already stored in the format: nothing to round
     return decode_array(encode_array(x, fmt, rounding=rounding), fmt)
-
-
-def autocast_table() -> tuple[list[str], list[list[str]]]:
-    """The CUDA autocast op lists of PyTorch, as Markdown-ready rows: what runs in 16 bits, what in FP32, and why."""
-
-    def ops(names: Sequence[str]) -> str:
-        return ", ".join(f"`{name}`" for name in names)  # code spans, so that `__matmul__` does not turn bold
-
-    headers = ["autocast runs them in", "ops (CUDA)", "why"]
-    rows = [
-        [
-            "float16 / bfloat16",
-            ops(AUTOCAST_CUDA_LOWER_PRECISION),
-            "products of 16-bit inputs, summed by tensor cores in an FP32 accumulator",
-        ],
-        [
-            "float32",
-            ops(AUTOCAST_CUDA_FLOAT32),
-            "long sums (reductions, norms, softmax, losses) and functions whose output range outgrows FP16",
-        ],
-        ["the widest input type", ops(AUTOCAST_CUDA_WIDEST), "several inputs that must share a dtype"],
-    ]
-    return headers, rows
 
 
 def fractions_table(

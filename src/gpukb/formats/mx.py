@@ -24,6 +24,7 @@ import numpy as np
 
 from gpukb.formats.arrays import decode_array, encode_array
 from gpukb.formats.spec import FloatFormat, get_format
+from gpukb.numerics import relative_error
 
 #: Values per block, fixed by the OCP MX v1.0 specification for every MX format.
 BLOCK_SIZE = 32
@@ -326,15 +327,6 @@ class OutlierModel:
         w[:, cols] *= self.outlier_scale
         return w.astype(np.float32), cols
 
-    def describe(self) -> str:
-        """One sentence (Markdown) saying what the data is."""
-        return (
-            f"A {self.rows} × {self.cols} float32 matrix (seed {self.seed}): row \\(i\\) is Gaussian with standard "
-            f"deviation \\({self.std}\\,e^{{z_i}}\\), \\(z_i \\sim N(0, {self.row_spread}^2)\\), and "
-            f"{self.outlier_channels} randomly chosen columns are multiplied by {self.outlier_scale:g}. "
-            f"Blocks of 32 run along the rows, so most blocks hold no outlier and some hold one."
-        )
-
 
 @dataclass(frozen=True)
 class ErrorRow:
@@ -355,10 +347,6 @@ class ErrorRow:
     relative_rms_error: float
     relative_rms_error_ordinary: float
     max_abs_error: float
-
-
-def _relative_rms(x: np.ndarray, restored: np.ndarray) -> float:
-    return float(np.linalg.norm(restored - x) / np.linalg.norm(x)) if np.any(x) else 0.0
 
 
 def compare_errors(model: OutlierModel | None = None) -> list[ErrorRow]:
@@ -382,8 +370,8 @@ def compare_errors(model: OutlierModel | None = None) -> list[ErrorRow]:
             label,
             scaling,
             bits,
-            _relative_rms(x64, restored),
-            _relative_rms(x64[:, ordinary], restored[:, ordinary]),
+            relative_error(restored, x64),
+            relative_error(restored[:, ordinary], x64[:, ordinary]),
             float(np.abs(restored - x64).max()),
         )
 
@@ -423,8 +411,3 @@ def error_table(model: OutlierModel | None = None) -> tuple[list[str], list[list
         for r in compare_errors(model)
     ]
     return headers, rows
-
-
-def describe_outlier_model() -> str:
-    """The sentence describing the default comparison data, for the page."""
-    return OutlierModel().describe()

@@ -8,22 +8,30 @@ patterns (``encoding``). The formats and their names in torch, ml_dtypes, HIP an
 
 from __future__ import annotations
 
-import tomllib
-from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cache
 from importlib import resources
+from typing import Literal, get_args
+
+from pydantic import Field, model_validator
+
+from gpukb.schema import StrictModel, parse_toml, validate_document, validate_entries
 
 #: How a format spends its special bit patterns (see ``gpukb/data/formats.toml``).
-ENCODINGS = ("ieee", "fn", "fnuz", "finite", "e8m0")
+Encoding = Literal["ieee", "fn", "fnuz", "finite", "e8m0"]
+ENCODINGS: tuple[str, ...] = get_args(Encoding)
 
 #: The libraries whose names for each format the registry records.
-LIBRARIES = ("torch", "ml_dtypes", "hip", "cuda")
+Library = Literal["torch", "ml_dtypes", "hip", "cuda"]
+LIBRARIES: tuple[str, ...] = get_args(Library)
+
+#: The data file, inside the package ``gpukb.data``.
+DATA_FILE = "formats.toml"
 
 
-@dataclass(frozen=True)
-class FloatFormat:
-    """A binary floating-point format.
+# --8<-- [start:parameters]
+class FormatParameters(StrictModel):
+    """The parameters that define a format, and the rules they must obey (shared by the data file's entries).
 
     Attributes:
         name: Short canonical name, e.g. ``"e4m3"``.
@@ -32,26 +40,37 @@ class FloatFormat:
         mantissa_bits: Width of the stored fraction (the leading 1 of normal numbers is implicit).
         bias: Exponent bias: a normal number with exponent field ``e`` is ``2**(e - bias) * 1.m``.
         encoding: One of ``ENCODINGS``.
+    """
+
+    name: str = Field(min_length=1)
+    title: str = Field(min_length=1)
+    exponent_bits: int = Field(ge=1)
+    mantissa_bits: int = Field(ge=0)
+    bias: int
+    encoding: Encoding
+
+    @model_validator(mode="after")
+    def _exponent_only(self):
+        if self.encoding == "e8m0" and self.mantissa_bits != 0:
+            raise ValueError("encoding 'e8m0' is exponent-only (mantissa_bits = 0)")
+        return self
+
+    # --8<-- [end:parameters]
+
+
+class FloatFormat(FormatParameters):
+    """A binary floating-point format: its parameters, its names, and everything computed from them.
+
+    Attributes:
         library_names: The format's name in each library of ``LIBRARIES`` (absent where it has none).
         source: Where the parameters were checked.
     """
 
-    name: str
-    title: str
-    exponent_bits: int
-    mantissa_bits: int
-    bias: int
-    encoding: str
-    library_names: dict[str, str] = field(default_factory=dict, compare=False)
-    source: str = field(default="", compare=False)
+    library_names: dict[Library, str] = Field(default_factory=dict)
+    source: str = ""
 
-    def __post_init__(self) -> None:
-        if self.encoding not in ENCODINGS:
-            raise ValueError(f"format {self.name!r}: encoding {self.encoding!r} is not one of {list(ENCODINGS)}")
-        if self.exponent_bits < 1 or self.mantissa_bits < 0:
-            raise ValueError(f"format {self.name!r}: needs exponent_bits >= 1 and mantissa_bits >= 0")
-        if self.encoding == "e8m0" and self.mantissa_bits != 0:
-            raise ValueError(f"format {self.name!r}: encoding 'e8m0' is exponent-only (mantissa_bits = 0)")
+    def __hash__(self) -> int:  # the names and the source are not part of a format's identity
+        return hash((self.name, self.exponent_bits, self.mantissa_bits, self.bias, self.encoding))
 
     @property
     def signed(self) -> bool:
@@ -134,33 +153,73 @@ class FloatFormat:
         return next(f"uint{w}" for w in (8, 16, 32, 64) if self.bits <= w)
 
 
-def _from_record(record: dict) -> FloatFormat:
-    names = {lib: record[lib] for lib in LIBRARIES if record.get(lib)}
-    return FloatFormat(
-        name=record["name"],
-        title=record["title"],
-        exponent_bits=record["exponent_bits"],
-        mantissa_bits=record["mantissa_bits"],
-        bias=record["bias"],
-        encoding=record["encoding"],
-        library_names=names,
-        source=record["source"],
-    )
+# --8<-- [start:entry-model]
+class FormatEntry(FormatParameters):
+    """One ``[[format]]`` of the data file: the parameters, each library's name (``""``: it has none) and the
+    source the parameters were checked against."""
+
+    torch: str
+    ml_dtypes: str
+    hip: str
+    cuda: str
+    source: str = Field(min_length=1)
+    # --8<-- [end:entry-model]
+
+    def to_format(self) -> FloatFormat:
+        names = {lib: getattr(self, lib) for lib in LIBRARIES if getattr(self, lib)}
+        return FloatFormat(**self.model_dump(include=set(FormatParameters.model_fields)), library_names=names,
+                           source=self.source)  # fmt: skip
+
+
+class NameSources(StrictModel):
+    """Where each library's names for the formats were checked (the data file's ``[name_sources]``)."""
+
+    torch: str = Field(min_length=1)
+    ml_dtypes: str = Field(min_length=1)
+    hip: str = Field(min_length=1)
+    cuda: str = Field(min_length=1)
+
+
+class FormatsFile(StrictModel):
+    """The data file: the sources of the library names and the formats, in display order."""
+
+    name_sources: NameSources
+    format: list[FormatEntry]
+
+
+# --8<-- [start:parse]
+def parse(text: str, file: str = DATA_FILE) -> FormatsFile:
+    """Read the data file's text into its model.
+
+    Raises:
+        ValueError: Naming the file, the entry and the field: a TOML error, an unknown key, a missing or mistyped
+            field, a rule of the parameters broken, or a name used twice.
+    """
+    data = parse_toml(text, file, ("name_sources", "format"))
+    entries = validate_entries(FormatEntry, data.get("format", []), file, "format", key="name")
+    sources = validate_document(NameSources, data.get("name_sources"), f"{file}: name_sources")
+    return FormatsFile(name_sources=sources, format=entries)
+    # --8<-- [end:parse]
 
 
 @cache
-def _data() -> dict:
-    return tomllib.loads(resources.files("gpukb.data").joinpath("formats.toml").read_text(encoding="utf-8"))
+def _data() -> FormatsFile:
+    return parse(resources.files("gpukb.data").joinpath(DATA_FILE).read_text(encoding="utf-8"))
+
+
+@cache
+def _formats() -> dict[str, FloatFormat]:
+    return {entry.name: entry.to_format() for entry in _data().format}
 
 
 def formats() -> dict[str, FloatFormat]:
     """Every known format, by canonical name, in the order of the data file."""
-    return {rec["name"]: _from_record(rec) for rec in _data()["format"]}
+    return dict(_formats())
 
 
 def name_sources() -> dict[str, str]:
     """Where each library's names for the formats were checked, by library."""
-    return dict(_data()["name_sources"])
+    return _data().name_sources.model_dump()
 
 
 @cache
@@ -195,4 +254,4 @@ def get_format(name: str | FloatFormat) -> FloatFormat:
             f"unknown format {name!r}; known formats: {', '.join(formats())} "
             "(library names such as 'float8_e4m3fn' or 'HIP_R_8F_E4M3' work too)"
         )
-    return formats()[canonical]
+    return _formats()[canonical]

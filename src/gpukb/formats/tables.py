@@ -1,4 +1,4 @@
-"""The formats chapter's tables, as rows: the CLI prints them as text and the pages render them as Markdown."""
+"""The formats chapter's tables, as rows: the CLI prints them as text and ``gpukb.formats.pages`` as Markdown."""
 
 from __future__ import annotations
 
@@ -62,13 +62,12 @@ def value_table(value: object, names: Iterable[str] | None = None, **options: ob
         e = explain(value, fmt, **options)
         d = e.stored
         relative = "-" if e.relative_error is None else f"{e.relative_error:.3g}"
-        signed_value = None if d.value is None else (-d.value if d.sign else d.value)
         rows.append(
             [
                 fmt.name,
                 hex_bits(d.bits, fmt),
                 fields(d, fmt),
-                format_value(signed_value, d.kind, d.sign),
+                format_value(d.signed_value, d.kind, d.sign),
                 relative,
                 e.outcome,
             ]
@@ -80,7 +79,6 @@ def pattern_table(bits: int, name: str) -> Table:
     """What one bit pattern of one format means."""
     fmt = get_format(name)
     d = decode(bits, fmt)
-    signed_value = None if d.value is None else (-d.value if d.sign else d.value)
     exponent = (
         "-"
         if d.kind in ("nan", "inf")
@@ -88,7 +86,7 @@ def pattern_table(bits: int, name: str) -> Table:
     )
     headers = ["format", "bits", "sign exponent mantissa", "kind", "unbiased exponent", "value"]
     return headers, [
-        [fmt.name, hex_bits(bits, fmt), fields(d, fmt), d.kind, exponent, format_value(signed_value, d.kind, d.sign)]
+        [fmt.name, hex_bits(bits, fmt), fields(d, fmt), d.kind, exponent, format_value(d.signed_value, d.kind, d.sign)]
     ]
 
 
@@ -161,11 +159,13 @@ def properties_table(names: Iterable[str] | None = None, int8: bool = False) -> 
     return headers, rows
 
 
+# --8<-- [start:names-table]
 def names_table(names: Iterable[str] | None = None) -> Table:
     """What each library calls each format."""
     headers = ["format", *LIBRARIES]
     rows = [[fmt.name, *(fmt.library_names.get(lib, "-") for lib in LIBRARIES)] for fmt in _names(names)]
     return headers, rows
+    # --8<-- [end:names-table]
 
 
 def _cast_cell(value: float | None) -> str:
@@ -206,13 +206,6 @@ def reinterpretation_table(patterns: Iterable[int], names: Iterable[str]) -> Tab
         cells = [f"0x{bits:02X}"]
         for f in fmts:
             d = decode(bits, f)
-            cells.append(format_value(None if d.value is None else (-d.value if d.sign else d.value), d.kind, d.sign))
+            cells.append(format_value(d.signed_value, d.kind, d.sign))
         rows.append(cells)
     return headers, rows
-
-
-def name_sources_list() -> str:
-    """The sources of the names table, as a Markdown list."""
-    from gpukb.formats.spec import name_sources
-
-    return "\n".join(f"- {library}: {source}" for library, source in name_sources().items())

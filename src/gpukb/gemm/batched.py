@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from gpukb.arguments import positive_int
 from gpukb.bench.counting import element_bytes, gemm_bytes, gemm_flops
 
 #: The ways of computing a batch this module offers.
@@ -51,11 +52,11 @@ def make_batch(torch: Any, batch: int, m: int, n: int, k: int, dtype: Any, devic
     """Random operands (standard normal, never zeros) for a batch of m×k by k×n products.
 
     Raises:
-        ValueError: If a size is not a positive int.
+        TypeError: If a size is not an int.
+        ValueError: If a size is below 1.
     """
     for name, value in (("batch", batch), ("m", m), ("n", n), ("k", k)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive int; got {value!r}")
+        positive_int(name, value)
     gen = torch.Generator(device=device).manual_seed(seed)
     a = torch.randn(batch, m, k, generator=gen, device=device, dtype=dtype)
     b = torch.randn(batch, k, n, generator=gen, device=device, dtype=dtype)

@@ -16,8 +16,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from gpukb.arguments import positive_int
 from gpukb.bench.counting import element_bytes, gemm_bytes, gemm_flops
-from gpukb.bench.roofline import bound
+from gpukb.bench.roofline import Bound, bound
 
 
 @dataclass(frozen=True)
@@ -62,32 +63,24 @@ def _routine(name: str, dtype: str) -> str:
     return DTYPES[dtype] + name if DTYPES[dtype] else f"{name} ({dtype})"
 
 
-def _size(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int; got {value!r} ({type(value).__name__})")
-    if value < 1:
-        raise ValueError(f"{name} must be ≥ 1; got {value}")
-    return value
-
-
 def axpy(n: int, dtype: str = "fp32") -> BlasOp:
     """Level 1: ``y ← α·x + y`` on vectors of length n (read x and y, write y)."""
-    _size("n", n)
+    positive_int("n", n)
     eb = element_bytes(dtype)
     return BlasOp(_routine("axpy", dtype), 1, "y ← αx + y", 2 * n, 3 * n, 3 * n * eb)
 
 
 def dot(n: int, dtype: str = "fp32") -> BlasOp:
     """Level 1: ``Σ x_i·y_i`` over vectors of length n (read both, write one scalar)."""
-    _size("n", n)
+    positive_int("n", n)
     eb = element_bytes(dtype)
     return BlasOp(_routine("dot", dtype), 1, "xᵀy", 2 * n, 2 * n + 1, (2 * n + 1) * eb)
 
 
 def gemv(m: int, n: int, dtype: str = "fp32") -> BlasOp:
     """Level 2: ``y ← α·A·x + β·y`` with A of shape m×n: a GEMM with one column, plus reading y."""
-    _size("m", m)
-    _size("n", n)
+    positive_int("m", m)
+    positive_int("n", n)
     eb = element_bytes(dtype)
     nbytes = gemm_bytes(m, 1, n, eb) + m * eb  # A, x, y written, and y read
     return BlasOp(_routine("gemv", dtype), 2, "y ← αAx + βy", gemm_flops(m, 1, n), nbytes // eb, nbytes)
@@ -96,7 +89,7 @@ def gemv(m: int, n: int, dtype: str = "fp32") -> BlasOp:
 def gemm(m: int, n: int, k: int, dtype: str = "fp32") -> BlasOp:
     """Level 3: ``C ← α·A·B + β·C`` with A m×k, B k×n (C read because β ≠ 0)."""
     eb = element_bytes(dtype)
-    nbytes = gemm_bytes(m, n, k, eb) + _size("m", m) * _size("n", n) * eb
+    nbytes = gemm_bytes(m, n, k, eb) + positive_int("m", m) * positive_int("n", n) * eb
     return BlasOp(_routine("gemm", dtype), 3, "C ← αAB + βC", gemm_flops(m, n, k), nbytes // eb, nbytes)
 
 
@@ -106,8 +99,8 @@ def trsm(n: int, m: int, dtype: str = "fp32") -> BlasOp:
     Forward substitution costs ``n²`` operations per right-hand side (n divisions, and ``n(n−1)/2``
     multiply-adds); T's triangle is read once and X read and written.
     """
-    _size("n", n)
-    _size("m", m)
+    positive_int("n", n)
+    positive_int("m", m)
     eb = element_bytes(dtype)
     elements = n * (n + 1) // 2 + 2 * n * m
     return BlasOp(_routine("trsm", dtype), 3, "X ← αT⁻¹X", m * n * n, elements, elements * eb)
@@ -139,61 +132,14 @@ def growth(name: str, n: int, dtype: str = "fp32") -> float:
     return EXAMPLES[name](2 * n, dtype).per_element / EXAMPLES[name](n, dtype).per_element
 
 
-def examples_markdown(n: int, dtype: str = "fp32") -> str:
-    """The examples at size n: operations, bytes, and intensity per element and per byte."""
-    from gpukb.tables import markdown_table
-
-    rows = [
-        (
-            f"`{op.routine}`",
-            op.level,
-            op.operation,
-            f"{op.flops:,}",
-            f"{op.nbytes:,}",
-            f"{op.per_element:,.2f}",
-            f"{op.intensity:,.2f}",
-            f"{growth(name, n, dtype):.2f}",
-        )
-        for name, op in zip(EXAMPLES, examples(n, dtype), strict=True)
-    ]
-    headers = ["routine", "level", "computes", "FLOPs", "bytes", "FLOP/element", "FLOP/byte", "× when n doubles"]
-    return markdown_table(headers, rows)
-
-
-def roofline_markdown(results: str, sizes: tuple[int, ...] = (256, 4096), dtype: str = "fp32") -> str:
-    """Each example bounded on a measured GPU: the larger of the compute and the memory bound, and which it is.
+def floors(sizes: tuple[int, ...], dtype: str, peak_flops: float, bandwidth: float) -> list[tuple[int, BlasOp, Bound]]:
+    """Each example at each size bounded on a machine: ``(n, operation, roofline bound)``, the bound being the
+    larger of the compute and the memory time (:func:`gpukb.bench.roofline.bound`).
 
     Args:
-        results: A committed ``gpukb bench`` results file (its best ``dtype`` product and fastest large copy
-            are the ceilings).
-        sizes: The sizes n to show.
-        dtype: The element type; its measured matrix-product rate is the compute ceiling.
+        sizes: The sizes n.
+        dtype: The element type.
+        peak_flops: The compute ceiling, FLOP/s.
+        bandwidth: The memory ceiling, bytes/s.
     """
-    from gpukb.bench.report import ceilings, data
-    from gpukb.tables import markdown_table
-
-    roof = ceilings(data(results))
-    if dtype not in roof or "bandwidth" not in roof:
-        raise ValueError(f"{results} has no measured {dtype} product or copy bandwidth; it has {sorted(roof)}")
-    peak, bandwidth = roof[dtype] * 1e12, roof["bandwidth"] * 1e9
-    rows = []
-    for n in sizes:
-        for op in examples(n, dtype):
-            floor = bound(op.flops, op.nbytes, peak, bandwidth)
-            rows.append(
-                (
-                    f"`{op.routine}`",
-                    f"{n:,}",
-                    f"{op.intensity:,.2f}",
-                    f"{floor.time_s * 1e6:,.3g}",
-                    f"{op.flops / floor.time_s / 1e12:,.2f}",
-                    floor.limiter,
-                )
-            )
-    headers = ["routine", "n", "FLOP/byte", "floor (µs)", "at most TFLOP/s", "limited by"]
-    ridge = roof[dtype] * 1e3 / roof["bandwidth"]
-    note = (
-        f"Ceilings: {roof[dtype]:.1f} TFLOP/s ({dtype} matrix product) and {roof['bandwidth']:,.0f} GB/s (copy), "
-        f"ridge point {ridge:.0f} FLOP/byte."
-    )
-    return markdown_table(headers, rows) + "\n\n" + note
+    return [(n, op, bound(op.flops, op.nbytes, peak_flops, bandwidth)) for n in sizes for op in examples(n, dtype)]

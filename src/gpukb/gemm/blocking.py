@@ -35,6 +35,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpukb.arguments import positive_int
+
 Tile = tuple[int, int, int]
 
 
@@ -88,14 +90,6 @@ class BlockedProduct:
     levels: list[LevelTraffic]
 
 
-def _positive_int(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise TypeError(f"{name} must be an int; got {value!r} ({type(value).__name__})")
-    if value < 1:
-        raise ValueError(f"{name} must be ≥ 1; got {value}")
-    return int(value)
-
-
 def normalize_tiles(m: int, n: int, k: int, tiles: int | Tile | Sequence[int | Tile]) -> list[Tile]:
     """Check a tiling of an m×n×k product and return it as a list of ``(bm, bn, bk)``, outermost first.
 
@@ -110,7 +104,7 @@ def normalize_tiles(m: int, n: int, k: int, tiles: int | Tile | Sequence[int | T
         TypeError: If a size is not an int.
         ValueError: If a tile does not divide the tile (or matrix) around it, naming both.
     """
-    dims = (_positive_int("m", m), _positive_int("n", n), _positive_int("k", k))
+    dims = (positive_int("m", m), positive_int("n", n), positive_int("k", k))
     if isinstance(tiles, int | np.integer) or (
         isinstance(tiles, tuple) and len(tiles) == 3 and all(isinstance(t, int | np.integer) for t in tiles)
     ):
@@ -127,7 +121,7 @@ def normalize_tiles(m: int, n: int, k: int, tiles: int | Tile | Sequence[int | T
         if not (isinstance(tile, tuple | list) and len(tile) == 3):
             raise ValueError(f"level {level}: a tile is a block size or (bm, bn, bk); got {tile!r}")
         sizes = tuple(
-            _positive_int(f"level {level} {name}", v) for name, v in zip(("bm", "bn", "bk"), tile, strict=True)
+            positive_int(f"level {level} {name}", v) for name, v in zip(("bm", "bn", "bk"), tile, strict=True)
         )
         for name, size, whole in zip(("bm", "bn", "bk"), sizes, outer, strict=True):
             if whole % size:
@@ -215,8 +209,8 @@ def slides_moves(n: int, blocks: int) -> int:
     Raises:
         ValueError: If ``blocks`` does not divide ``n``.
     """
-    _positive_int("n", n)
-    _positive_int("blocks", blocks)
+    positive_int("n", n)
+    positive_int("blocks", blocks)
     if n % blocks:
         raise ValueError(f"blocks={blocks} must divide n={n}")
     return (2 * blocks + 2) * n * n
@@ -241,7 +235,7 @@ def largest_block(fast_memory: int) -> int:
     Raises:
         ValueError: If not even 1×1 tiles fit (``fast_memory < 3``).
     """
-    _positive_int("fast_memory", fast_memory)
+    positive_int("fast_memory", fast_memory)
     if fast_memory < 3:
         raise ValueError(f"fast memory must hold at least 3 elements (three 1×1 tiles); got {fast_memory}")
     return math.isqrt(fast_memory // 3)
@@ -269,7 +263,7 @@ def lru_traffic(m: int, n: int, k: int, tiles: int | Tile | Sequence[int | Tile]
         ``(loads, stores)`` between the cache and main memory.
     """
     levels = normalize_tiles(m, n, k, tiles)
-    _positive_int("capacity", capacity)
+    positive_int("capacity", capacity)
     cache: OrderedDict[int, bool] = OrderedDict()  # address -> dirty
     loads = stores = 0
     b_base, c_base = m * k, m * k + k * n
@@ -316,7 +310,7 @@ def lru_capacity_needed(block: int, n: int | None = None) -> int:
     order, an LRU cache needs about one tile: the C tile stays, while the A and B tiles stream through a column
     and a row at a time.
     """
-    _positive_int("block", block)
+    positive_int("block", block)
     n = 2 * block if n is None else n
     target = reuse_analysis(n, n, n, block)[0].moves
     low, high = 1, 3 * block * block + 3 * block + 1  # high always suffices
@@ -351,49 +345,17 @@ def traffic_rows(n: int, block_sizes: Sequence[int]) -> list[tuple[int, int, int
     return rows
 
 
-def traffic_markdown(n: int = 64, block_sizes: Sequence[int] = (1, 2, 4, 8, 16, 32, 64)) -> str:
-    """The page's table: element moves of a blocked n×n×n product, counted and from the slides' formula."""
-    from gpukb.tables import markdown_table
-
-    headers = ["block size b", "blocks per side N", "moves counted", "(2N+2)·n²", "fast memory 3b²", "q = 2n³ / moves"]
-    rows = [
-        (b, blocks, f"{moves:,}", f"{formula:,}", f"{fits:,}", f"{q:.2f}")
-        for b, blocks, moves, formula, fits, q in traffic_rows(n, block_sizes)
-    ]
-    return markdown_table(headers, rows)
-
-
-def levels_markdown(m: int, n: int, k: int, tiles: Sequence[int | Tile]) -> str:
-    """Traffic at each level of a nested tiling, counted by :func:`blocked_matmul` next to the closed form."""
-    from gpukb.tables import markdown_table
-
-    rng = np.random.default_rng(1)
+def level_comparison(
+    m: int, n: int, k: int, tiles: Sequence[int | Tile], seed: int = 1
+) -> list[tuple[LevelTraffic, LevelTraffic]]:
+    """Each level of a nested tiling as ``(counted, formula)``: :func:`blocked_matmul` run on random matrices next
+    to :func:`reuse_analysis`."""
+    rng = np.random.default_rng(seed)
     run = blocked_matmul(rng.standard_normal((m, k)), rng.standard_normal((k, n)), tiles=tiles)
-    rows = []
-    for counted, formula in zip(run.levels, reuse_analysis(m, n, k, tiles), strict=True):
-        rows.append(
-            (
-                counted.level,
-                "×".join(map(str, counted.tile)),
-                f"{counted.a_loads:,} / {formula.a_loads:,}",
-                f"{counted.b_loads:,} / {formula.b_loads:,}",
-                f"{counted.c_loads:,} + {counted.c_stores:,} / {formula.c_loads:,} + {formula.c_stores:,}",
-                f"{counted.footprint:,}",
-                f"{intensity(2 * m * n * k, counted.moves):.1f}",
-            )
-        )
-    headers = ["level", "tile bm×bn×bk", "A loads (counted / formula)", "B loads", "C loads + stores", "held", "q"]
-    return markdown_table(headers, rows)
+    return list(zip(run.levels, reuse_analysis(m, n, k, tiles), strict=True))
 
 
-def capacity_markdown(block_sizes: Sequence[int] = (2, 4, 8, 16)) -> str:
-    """What fast memory each block size needs: three tiles for the explicit scheme, and what an LRU cache
-    replaying the outer-product order needs (:func:`lru_capacity_needed`)."""
-    from gpukb.tables import markdown_table
-
-    rows = []
-    for b in block_sizes:
-        needed = lru_capacity_needed(b)
-        rows.append((b, f"{3 * b * b:,}", f"{needed:,}", f"{needed / (b * b):.2f}"))
-    headers = ["block size b", "three tiles, 3b²", "LRU cache needs", "LRU need / one tile b²"]
-    return markdown_table(headers, rows)
+def capacity_rows(block_sizes: Sequence[int]) -> list[tuple[int, int, int]]:
+    """What fast memory each block size needs: ``(b, three tiles 3b², what an LRU cache replaying the
+    outer-product order needs)`` (:func:`lru_capacity_needed`)."""
+    return [(b, 3 * b * b, lru_capacity_needed(b)) for b in block_sizes]

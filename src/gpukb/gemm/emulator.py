@@ -43,7 +43,7 @@ import numpy as np
 from gpukb.formats.arrays import decode_array, encode_array
 from gpukb.formats.spec import get_format
 from gpukb.gemm import types as gemm_types
-from gpukb.tables import markdown_table
+from gpukb.numerics import relative_error
 
 #: The library whose type table decides which combinations the emulator accepts.
 LIBRARY = "cublaslt"
@@ -454,8 +454,7 @@ def relative_errors(d: np.ndarray, reference: np.ndarray) -> tuple[float, float]
     top = float(np.max(np.abs(reference))) if reference.size else 0.0
     if top == 0:
         raise ValueError("the reference is all zeros, so relative errors are undefined")
-    diff = d - reference
-    return float(np.linalg.norm(diff) / np.linalg.norm(reference)), float(np.max(np.abs(diff)) / top)
+    return relative_error(d, reference), float(np.max(np.abs(d - reference)) / top)
 
 
 @dataclass(frozen=True)
@@ -531,13 +530,3 @@ def error_table(m: int = 256, n: int = 256, k: int = 1024, seed: int = 0) -> tup
         for r in error_rows(m, n, k, seed)
     ]
     return headers, rows
-
-
-def error_table_markdown(m: int = 256, n: int = 256, k: int = 1024, seed: int = 0) -> str:
-    """The error table as Markdown, with a line saying what was multiplied."""
-    table = markdown_table(*error_table(m, n, k, seed))
-    return (
-        f"{table}\n\nA is {m}×{k} and B is {k}×{n}, both standard normal (numpy `default_rng({seed})`), compared with "
-        "their float64 product before any rounding. Computed by `gpukb.gemm.emulator.error_rows` when this page was "
-        "built."
-    )

@@ -1,9 +1,11 @@
-"""The type tables as the pages show them: Markdown rendered from :mod:`gpukb.gemm.types` when the site is built."""
+"""The type tables as the pages show them: the quick answers, each vendor group, the comparison of the two
+libraries, as ``(headers, rows)`` computed from :mod:`gpukb.gemm.types`; :mod:`gpukb.gemm.pages` renders them."""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
+from gpukb.errata import Erratum
 from gpukb.errata import load as load_errata
 from gpukb.gemm.types import (
     INTEGER_TYPES,
@@ -12,10 +14,10 @@ from gpukb.gemm.types import (
     check,
     describe_type,
     rows_table,
-    sources_of,
     table,
 )
-from gpukb.tables import markdown_table
+
+Table = tuple[list[str], list[list[str]]]
 
 #: Columns a group table always shows, even when every row has the same value.
 _ALWAYS = ("A", "B", "C", "D")
@@ -48,7 +50,9 @@ def _family(name: str) -> str:
     return {"e4m3fnuz": "E4M3", "e4m3": "E4M3", "e5m2fnuz": "E5M2", "e5m2": "E5M2"}.get(name, name)
 
 
-def _answer(library: str, arch: str, types: dict[str, str]) -> str:
+def answer(library: str, arch: str, types: dict[str, str]) -> str:
+    """Whether ``library`` accepts a combination on ``arch``, in words: ``no``, or ``yes: <types>`` with the
+    conditions (layout, scaling, unconfirmed fields) of its best row."""
     tab = table(library)
     native = dict(zip(("e4m3", "e5m2"), tab.arch[arch].fp8, strict=True))
     query = {k: native.get(v, v) for k, v in types.items()}
@@ -69,11 +73,11 @@ def _answer(library: str, arch: str, types: dict[str, str]) -> str:
     return text + (f" ({'; '.join(extras)})" if extras else "")
 
 
-def answers_markdown() -> str:
+def answers_table() -> Table:
     """The quick answers: each of :data:`QUESTIONS` on each of :data:`TARGETS`, from :func:`check`."""
     headers = ["combination", *(label for label, _, _ in TARGETS)]
-    rows = [[label, *(_answer(lib, arch, types) for _, lib, arch in TARGETS)] for label, types in QUESTIONS]
-    return markdown_table(headers, rows)
+    rows = [[label, *(answer(lib, arch, types) for _, lib, arch in TARGETS)] for label, types in QUESTIONS]
+    return headers, rows
 
 
 def _ab(pairs: Sequence[tuple[str, str]]) -> str:
@@ -108,8 +112,9 @@ def merge_ab(
     return ["A × B", *headers[2:]], [[_ab(pairs), *key[-width:]] for key, pairs in merged.items()]
 
 
-def _group_markdown(rows: Sequence[Combination], compact: bool) -> tuple[str, list[str]]:
-    """A group's table, and the columns that are the same on every row (for the caption)."""
+def group_table(rows: Sequence[Combination], compact: bool) -> tuple[list[str], list[list[str]], list[str]]:
+    """A group's table without the columns that are the same on every row, and those columns as
+    ``"<column>: <value>"`` (for the caption): ``(headers, rows, constant)``."""
     headers, cells = rows_table(rows)
     if compact:
         headers, cells = merge_ab(headers, cells)
@@ -119,16 +124,11 @@ def _group_markdown(rows: Sequence[Combination], compact: bool) -> tuple[str, li
     ]
     caption = [f"{headers[i]}: {cells[0][i]}" for i in constant]
     keep = [i for i in range(len(headers)) if i not in constant]
-    table_md = markdown_table([headers[i] for i in keep], [[c[i] for i in keep] for c in cells])
-    return table_md, caption
+    return [headers[i] for i in keep], [[c[i] for i in keep] for c in cells], caption
 
 
-def library_markdown(library: str, groups: Sequence[str] | None = None) -> str:
-    """A library's table, one section per vendor table (group): caption, table, note, sources.
-
-    Args:
-        library: ``"hipblaslt"`` or ``"cublaslt"``.
-        groups: Group ids to render, in this order (default: all, in table order).
+def group_rows(library: str, groups: Sequence[str] | None = None) -> list[tuple[str, list[Combination]]]:
+    """A library's groups (vendor tables) with their rows, in table order or in the order of ``groups``.
 
     Raises:
         ValueError: If a group id is unknown; the message lists them.
@@ -138,45 +138,20 @@ def library_markdown(library: str, groups: Sequence[str] | None = None) -> str:
     unknown = [g for g in wanted if g not in tab.groups]
     if unknown:
         raise ValueError(f"unknown group(s) {unknown} of {tab.title}; groups: {', '.join(tab.groups)}")
-    out = []
-    for gid in wanted:
-        title, compact, note = tab.groups[gid]
-        rows = [r for r in tab.rows if r.group == gid]
-        table_md, caption = _group_markdown(rows, compact)
-        out.append(f"**{title}** ({len(rows)} combinations)" + (f": {'; '.join(caption)}." if caption else "."))
-        out.append("")
-        out.append(table_md)
-        out.append("")
-        constraints = {r.constraints for r in rows if r.constraints}
-        extra = [*(f"Conditions: {c}." for c in sorted(constraints)), *([note] if note else [])]
-        extra += sorted({r.note for r in rows if r.note and r.note != note})
-        cited = ", ".join(f"[{s.id}]({s.url})" for s in sources_of(rows))
-        out.append(" ".join([*extra, f"Sources: {cited}."]))
-        out.append("")
-    return "\n".join(out).rstrip() + "\n"
+    return [(gid, [r for r in tab.rows if r.group == gid]) for gid in wanted]
 
 
-def sources_markdown(library: str) -> str:
-    """The library's sources as a list: id, title, version, repository path and commit, date checked."""
-    tab = table(library)
-    lines = []
-    for src in tab.sources.values():
-        where = f" `{src.path}` at `{src.commit[:12]}`." if src.path and src.commit else ""
-        lines.append(f"- **{src.id}**: [{src.title}]({src.url}). {src.version}.{where} Checked {src.checked}.")
-    return "\n".join(lines) + "\n"
-
-
-def compute_markdown(library: str) -> str:
+def compute_table(library: str) -> Table:
     """The library's compute types: id, enumerator, accumulator, what A and B are rounded to."""
     tab = table(library)
     rows = [
         [ct.id, f"`{ct.enum}`", ct.accumulate, ct.input_rounding or "as stored", ct.note or "-"]
         for ct in tab.compute.values()
     ]
-    return markdown_table(["compute", "enumerator", "accumulates in", "A, B rounded to", "note"], rows)
+    return ["compute", "enumerator", "accumulates in", "A, B rounded to", "note"], rows
 
 
-def arch_markdown() -> str:
+def arch_table() -> Table:
     """Every architecture of both tables, with the names it answers to and what its FP8 is."""
     rows = []
     for library in LIBRARIES:
@@ -184,10 +159,10 @@ def arch_markdown() -> str:
         for arch in tab.arch.values():
             fp8 = " and ".join(arch.fp8)
             rows.append([tab.title, arch.id, arch.title, ", ".join(arch.aliases) or "-", fp8])
-    return markdown_table(["library", "architecture", "what it is", "also accepted as", "E4M3 and E5M2 there"], rows)
+    return ["library", "architecture", "what it is", "also accepted as", "E4M3 and E5M2 there"], rows
 
 
-def names_markdown() -> str:
+def names_table() -> Table:
     """The canonical type names the tables use, with the format and the HIP and CUDA names behind each."""
     names: dict[str, None] = {}
     for library in LIBRARIES:
@@ -202,7 +177,7 @@ def names_markdown() -> str:
         else:
             title, _, lib_names = describe_type(name).partition("; ")
             rows.append([name, title, ", ".join(f"`{n}`" for n in lib_names.split(", ") if n) or "-"])
-    return markdown_table(["name", "type", "HIP / CUDA name"], rows)
+    return ["name", "type", "HIP / CUDA name"], rows
 
 
 def _comparison_key(row: Combination) -> tuple:
@@ -235,31 +210,27 @@ def comparison() -> dict[tuple, dict[str, list[Combination]]]:
     return out
 
 
-def comparison_markdown() -> str:
-    """hipBLASLt and cuBLASLt side by side: a count, then every combination with where each library has it."""
+def comparison_counts() -> tuple[int, int, dict[str, int]]:
+    """How many combinations without block scaling there are, how many both libraries have, and how many only
+    one has (by the library's title)."""
+    pairs = comparison()
+    both = sum(all(libs.values()) for libs in pairs.values())
+    only = {}
+    for lib in LIBRARIES:
+        alone = [bool(libs[lib]) and not any(libs[o] for o in LIBRARIES if o != lib) for libs in pairs.values()]
+        only[table(lib).title] = sum(alone)
+    return len(pairs), both, only
+
+
+def comparison_table() -> Table:
+    """hipBLASLt and cuBLASLt side by side: every combination without block scaling, with where each library has
+    it (E4M3 and E5M2 rows that differ only in A and B merged)."""
     pairs = comparison()
     titles = [table(lib).title for lib in LIBRARIES]
-    both = sum(all(libs.values()) for libs in pairs.values())
-    only = {t: sum(bool(libs[lib]) and not any(libs[o] for o in LIBRARIES if o != lib) for libs in pairs.values())
-            for t, lib in zip(titles, LIBRARIES, strict=True)}  # fmt: skip
-    summary = (
-        f"{len(pairs)} combinations without block scaling: {both} in both libraries, "
-        + ", ".join(f"{n} only in {t}" for t, n in only.items())
-        + "."
-    )
     rows = [[*key, *(_where(libs[lib]) for lib in LIBRARIES)] for key, libs in pairs.items()]
-    headers, cells = merge_ab(["A", "B", "C", "D", "arithmetic", "scale", *titles], rows, only=("E4M3", "E5M2"))
-    return summary + "\n\n" + markdown_table(headers, cells)
+    return merge_ab(["A", "B", "C", "D", "arithmetic", "scale", *titles], rows, only=("E4M3", "E5M2"))
 
 
-def notes_errata_markdown() -> str:
-    """The errata of the notes' hipBLASLt section: claim, truth, deciding test, with a link to the errata page."""
-    entries = [e for e in load_errata() if e.topic == "gemm" and e.seed.startswith(NOTES_SECTION)]
-    out = []
-    for e in entries:
-        out.append(f'!!! bug "The notes: {e.claim}"')
-        out.append(f"    {e.truth}")
-        out.append("")
-        out.append(f"    Decided by `{e.test}`; [errata entry](../about/errata.md#{e.id}).")
-        out.append("")
-    return "\n".join(out)
+def notes_errata() -> list[Erratum]:
+    """The errata of the notes' hipBLASLt section (:data:`NOTES_SECTION`), in the errata file's order."""
+    return [e for e in load_errata() if e.topic == "gemm" and e.seed.startswith(NOTES_SECTION)]

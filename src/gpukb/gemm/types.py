@@ -18,13 +18,16 @@ Type names resolve through :func:`gpukb.formats.spec.get_format` (``e4m3``, ``HI
 from __future__ import annotations
 
 import itertools
-import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
+from typing import Annotated, Literal
+
+from pydantic import BeforeValidator, Field, ValidationInfo, field_validator
 
 from gpukb.formats.spec import get_format
+from gpukb.schema import StrictModel, parse_toml, validate_document, validate_entries
 
 #: The libraries with a type table, by the name :func:`table` takes.
 LIBRARIES = ("hipblaslt", "cublaslt")
@@ -42,10 +45,6 @@ QUERY_FIELDS = ("a", "b", "c", "d", "compute", "scale", "bias", "arch")
 ANY_ARCH = "any"
 
 _MATRICES = ("a", "b", "c", "d")
-_ROW_KEYS = {"a", "b", "ab", "c", "d", "compute", "scale", "bias", "default_bias", "arch", "scaling", "scaled"}
-_ROW_KEYS |= {"layout", "layout_arch", "constraints", "confirmed", "unconfirmed", "note", "source"}
-_GROUP_KEYS = _ROW_KEYS | {"id", "title", "rows", "compact"}
-_REQUIRED = ("a", "b", "c", "d", "compute", "scale", "bias", "arch", "scaling", "scaled", "layout", "source")
 
 
 @dataclass(frozen=True)
@@ -376,184 +375,316 @@ def _library(name: str) -> str:
     return lib
 
 
-def _as_tuple(value: object, what: str) -> tuple[str, ...]:
+# --- the data file: its models, and the table built from them ------------------------------------------------
+
+
+def _one_or_more(value: object) -> object:
+    """A single name where a list is allowed becomes a list of one (``""`` an empty list)."""
     if isinstance(value, str):
-        return (value,)
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return tuple(value)
-    raise ValueError(f"{what} must be a string or a list of strings, got {value!r}")
+        return [value] if value else []
+    return value
 
 
-def _expand(spec: dict, where: str) -> list[dict]:
-    """A row spec with list-valued ``a``/``b`` or ``ab`` pairs -> one dict per (a, b)."""
+#: One name or a list of names (``arch = "any"`` or ``arch = ["sm_90", "sm_100"]``).
+Names = Annotated[list[str], BeforeValidator(_one_or_more)]
+
+#: Fields a row may leave out; its group's value, or this default, applies.
+_ROW_DEFAULTS = {"default_bias": "", "layout_arch": [], "constraints": "", "confirmed": True, "unconfirmed": [],
+                 "note": ""}  # fmt: skip
+
+
+class SourceEntry(StrictModel):
+    """``[sources.<id>]``: a document rows cite."""
+
+    title: str
+    url: str
+    path: str = ""
+    commit: str = ""
+    version: str
+
+
+class ComputeEntry(StrictModel):
+    """``[compute.<id>]``: a compute type (see :class:`ComputeType`); ``label`` becomes its title."""
+
+    enum: str
+    accumulate: str
+    input_rounding: str
+    aliases: list[str] = Field(default_factory=list)
+    note: str = ""
+    label: str = ""
+
+
+class ArchEntry(StrictModel):
+    """``[arch.<id>]``: an architecture (see :class:`Arch`), citing source ids."""
+
+    title: str
+    aliases: list[str]
+    fp8: list[str]
+    source: Names
+
+
+class ScalingEntry(StrictModel):
+    """``[scaling.<id>]``: a scaling mode (see :class:`Scaling`)."""
+
+    title: str
+    block: int = Field(default=0, ge=0)
+    scale_format: str = ""
+
+
+class RowFields(StrictModel):
+    """The fields a row of ``rows = [...]`` may set, and its group may set for all its rows (all optional here;
+    :class:`RowEntry` says which a row must end up with). ``a`` and ``b`` may list several types (every pair is a
+    row), or ``ab`` may list the pairs."""
+
+    a: Names | None = None
+    b: Names | None = None
+    ab: list[Annotated[list[str], Field(min_length=2, max_length=2)]] | None = None
+    c: str | None = None
+    d: str | None = None
+    compute: str | None = None
+    scale: str | None = None
+    bias: Names | None = None
+    default_bias: str | None = None
+    arch: Names | None = None
+    scaling: str | None = None
+    scaled: Names | None = None
+    layout: Literal["any", "TN"] | None = None
+    layout_arch: Names | None = None
+    constraints: str | None = None
+    confirmed: bool | None = None
+    unconfirmed: list[str] | None = None
+    note: str | None = None
+    source: Names | None = None
+
+
+class GroupEntry(RowFields):
+    """``[[group]]``: one vendor table. Its row fields are the defaults of its rows."""
+
+    id: str
+    title: str
+    compact: bool = False
+    rows: list[RowFields] = Field(min_length=1)
+
+
+class RowEntry(StrictModel):
+    """One combination after its group's defaults are applied and ``a``/``b``/``ab`` expanded."""
+
+    a: str
+    b: str
+    c: str
+    d: str
+    compute: str
+    scale: str
+    bias: list[str]
+    default_bias: str
+    arch: list[str] = Field(min_length=1)
+    scaling: str
+    scaled: list[Literal["a", "b", "c", "d"]]
+    layout: Literal["any", "TN"]
+    layout_arch: list[str]
+    constraints: str
+    confirmed: bool
+    unconfirmed: list[Literal["a", "b", "c", "d", "compute", "scale", "bias", "default_bias", "arch", "scaling",
+                              "scaled", "layout"]]  # fmt: skip
+    note: str
+    source: list[str] = Field(min_length=1)
+
+    @field_validator("default_bias")
+    @classmethod
+    def _default_among_bias(cls, value: str, info: ValidationInfo) -> str:
+        bias = info.data.get("bias", [])
+        if value and value not in bias:
+            raise ValueError(f"default bias {value!r} is not among the bias types {bias}")
+        return value
+
+    @field_validator("unconfirmed")
+    @classmethod
+    def _unconfirmed_iff_not_confirmed(cls, value: list[str], info: ValidationInfo) -> list[str]:
+        if info.data.get("confirmed", True) == bool(value):
+            raise ValueError("confirmed = false needs `unconfirmed` fields and a note, and only then")
+        return value
+
+    @field_validator("note")
+    @classmethod
+    def _unconfirmed_needs_a_note(cls, value: str, info: ValidationInfo) -> str:
+        if info.data.get("confirmed") is False and not value:
+            raise ValueError("an unconfirmed row needs a note saying what was assumed")
+        return value
+
+
+class RefusalEntry(StrictModel):
+    """``[[refused]]``: a pair of A and B types the sources say the library refuses."""
+
+    a: str
+    b: str
+    reason: str
+    source: Names
+
+
+class TableFile(StrictModel):
+    """A ``gpukb/data/gemm/<library>.toml`` file."""
+
+    library: Literal["hipblaslt", "cublaslt"]
+    title: str
+    function: str
+    checked: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$")
+    sources: dict[str, SourceEntry]
+    compute: dict[str, ComputeEntry]
+    arch: dict[str, ArchEntry]
+    scaling: dict[str, ScalingEntry]
+    aliases: dict[str, Names]
+    group: list[GroupEntry]
+    refused: list[RefusalEntry] = Field(default_factory=list)
+
+
+#: The top-level keys of a type table file.
+FILE_KEYS = tuple(TableFile.model_fields)
+
+
+def _resolve(name: str, where: str, field: str) -> str:
+    """The canonical name of a type; an unknown one is a ``ValueError`` naming where and the field."""
+    try:
+        return canonical_type(name)
+    except ValueError as err:
+        raise ValueError(f"{where}: {field}: {err}") from None
+
+
+def _canonical(name: str, where: str, field: str) -> str:
+    """``name`` if it is a canonical type name; else a ``ValueError`` naming where, the field and the fix."""
+    canonical = _resolve(name, where, field)
+    if canonical != name:
+        raise ValueError(f"{where}: {field}: {field} = {name!r} is not a canonical name (use {canonical!r})")
+    return name
+
+
+def _expand(group: GroupEntry, raw: RowFields, where: str) -> list[dict]:
+    """A row with its group's defaults, one dict per (a, b) pair."""
+    spec = {**_ROW_DEFAULTS, **group.model_dump(exclude_none=True, exclude={"id", "title", "compact", "rows"})}
+    own = raw.model_dump(exclude_none=True)
+    if "ab" in own or "a" in own or "b" in own:  # a row's own A and B replace the group's, in either form
+        for key in ("a", "b", "ab"):
+            spec.pop(key, None)
+    spec.update(own)
     if "ab" in spec:
         if "a" in spec or "b" in spec:
-            raise ValueError(f"{where}: give either ab pairs or a and b, not both")
-        pairs = spec["ab"]
-        if not all(isinstance(p, list) and len(p) == 2 for p in pairs):
-            raise ValueError(f"{where}: ab must be a list of [a, b] pairs, got {pairs!r}")
+            raise ValueError(f"{where}: ab: give either ab pairs or a and b, not both")
+        pairs = [tuple(p) for p in spec.pop("ab")]
     else:
-        pairs = itertools.product(_as_tuple(spec.get("a"), f"{where}: a"), _as_tuple(spec.get("b"), f"{where}: b"))
-    base = {k: v for k, v in spec.items() if k not in ("a", "b", "ab")}
-    return [{**base, "a": a, "b": b} for a, b in pairs]
+        missing = [k for k in ("a", "b") if k not in spec]
+        if missing:
+            raise ValueError(f"{where}: {missing[0]}: Field required (give a and b, or ab pairs)")
+        pairs = list(itertools.product(spec.pop("a"), spec.pop("b")))
+    return [{**spec, "a": a, "b": b} for a, b in pairs]
 
 
-def _build(data: dict) -> TypeTable:
-    library = _library(data.get("library", ""))
-    checked = data["checked"]
+def parse(data: object, file: str | None = None) -> TypeTable:
+    """Validate a parsed type table file and build the table.
+
+    Args:
+        data: The parsed TOML.
+        file: The file's name, for messages (default: ``<library>.toml``).
+
+    Raises:
+        ValueError: Naming the file, the group and row, and the field: an unknown or missing key, a value of the
+            wrong type, an unknown type, compute type, architecture, scaling mode or source, a name that is not
+            canonical, a bias default outside the bias list, an unconfirmed row without the fields it does not
+            confirm, or two rows for the same combination.
+    """
+    if file is None:
+        library = data.get("library") if isinstance(data, dict) else None
+        file = f"{library}.toml" if isinstance(library, str) else "type table"
+    if isinstance(data, dict):
+        unknown = sorted(set(data) - set(FILE_KEYS))
+        if unknown:
+            raise ValueError(f"{file}: unknown top-level keys {unknown}; this file holds {list(FILE_KEYS)}")
+        validate_entries(GroupEntry, data.get("group"), file, "group", key="id")  # messages that name the group
+    doc = validate_document(TableFile, data, file)
+    library = doc.library
     sources = {
-        sid: Source(sid, s["title"], s["url"], s.get("path", ""), s.get("commit", ""), s["version"], checked)
-        for sid, s in data["sources"].items()
+        sid: Source(sid, s.title, s.url, s.path, s.commit, s.version, doc.checked) for sid, s in doc.sources.items()
     }
 
-    def cite(ids: object, where: str) -> tuple[Source, ...]:
-        out = []
-        for sid in _as_tuple(ids, f"{where}: source"):
+    def cite(ids: Sequence[str], where: str) -> tuple[Source, ...]:
+        for sid in ids:
             if sid not in sources:
-                raise ValueError(f"{where}: source {sid!r} is not one of {sorted(sources)}")
-            out.append(sources[sid])
-        return tuple(out)
+                raise ValueError(f"{where}: source: source {sid!r} is not one of {sorted(sources)}")
+        return tuple(sources[sid] for sid in ids)
 
     compute = {
-        cid: ComputeType(
-            cid,
-            c["enum"],
-            c["accumulate"],
-            c["input_rounding"],
-            tuple(c.get("aliases", ())),
-            c.get("note", ""),
-            c.get("label", ""),
-        )
-        for cid, c in data["compute"].items()
+        cid: ComputeType(cid, c.enum, c.accumulate, c.input_rounding, tuple(c.aliases), c.note, c.label)
+        for cid, c in doc.compute.items()
     }
     archs = {
-        aid: Arch(aid, a["title"], tuple(a["aliases"]), tuple(a["fp8"]), cite(a["source"], f"arch {aid}"))
-        for aid, a in data["arch"].items()
+        aid: Arch(aid, a.title, tuple(a.aliases), tuple(a.fp8), cite(a.source, f"{file}: arch {aid}"))
+        for aid, a in doc.arch.items()
     }
-    scaling = {
-        sid: Scaling(sid, s["title"], int(s.get("block", 0)), s.get("scale_format", ""))
-        for sid, s in data["scaling"].items()
-    }
-    aliases = {
-        k.lower(): tuple(canonical_type(t) for t in _as_tuple(v, f"alias {k}")) for k, v in data["aliases"].items()
-    }
-    rows, groups = [], {}
-    for g_index, group in enumerate(data["group"]):
-        gid = group.get("id", f"#{g_index + 1}")
-        unknown = sorted(set(group) - _GROUP_KEYS)
-        if unknown:
-            raise ValueError(f"{library} group {gid}: unknown keys {unknown}; allowed: {sorted(_GROUP_KEYS)}")
-        groups[gid] = (group["title"], bool(group.get("compact", False)), group.get("note", ""))
-        defaults = {k: v for k, v in group.items() if k in _ROW_KEYS}
-        for r_index, raw in enumerate(group["rows"]):
-            where = f"{library} group {gid} row {r_index + 1}"
-            unknown = sorted(set(raw) - _ROW_KEYS)
-            if unknown:
-                raise ValueError(f"{where}: unknown keys {unknown}; allowed: {sorted(_ROW_KEYS)}")
-            spec = {**defaults, **raw}
-            if "ab" in raw:
-                spec.pop("a", None)
-                spec.pop("b", None)
-            for expanded in _expand(spec, where):
-                rows.append(_row(library, gid, expanded, where, compute, archs, scaling, cite))
+    scaling = {sid: Scaling(sid, s.title, s.block, s.scale_format) for sid, s in doc.scaling.items()}
+    aliases = {k.lower(): tuple(_resolve(t, f"{file}: aliases", k) for t in v) for k, v in doc.aliases.items()}
+    rows: list[Combination] = []
+    seen: dict[tuple, str] = {}
+    for group in doc.group:
+        for r_index, raw in enumerate(group.rows, start=1):
+            where = f"{file}: group {group.id} row {r_index}"
+            for spec in _expand(group, raw, where):
+                row = _build_row(library, group.id, validate_document(RowEntry, spec, where), where, compute, archs,
+                                 scaling, cite)  # fmt: skip
+                if row.key in seen:
+                    raise ValueError(
+                        f"{where}: the combination {row.types()} ({row.compute.id}, {row.arch}) is listed twice "
+                        f"(first in {seen[row.key]})"
+                    )
+                seen[row.key] = where.removeprefix(f"{file}: ")
+                rows.append(row)
     refusals = tuple(
-        Refusal(canonical_type(r["a"]), canonical_type(r["b"]), r["reason"], cite(r["source"], f"{library} refusal"))
-        for r in data.get("refused", [])
+        Refusal(
+            _resolve(r.a, f"{file}: refused entry {i}", "a"),
+            _resolve(r.b, f"{file}: refused entry {i}", "b"),
+            r.reason,
+            cite(r.source, f"{file}: refused entry {i}"),
+        )
+        for i, r in enumerate(doc.refused, start=1)
     )
-    return TypeTable(
-        library,
-        data["title"],
-        data["function"],
-        checked,
-        sources,
-        compute,
-        archs,
-        scaling,
-        aliases,
-        groups,
-        tuple(rows),
-        refusals,
-    )
+    groups = {g.id: (g.title, g.compact, g.note or "") for g in doc.group}
+    return TypeTable(library, doc.title, doc.function, doc.checked, sources, compute, archs, scaling, aliases, groups,
+                     tuple(rows), refusals)  # fmt: skip
 
 
-def _row(library, gid, spec, where, compute, archs, scaling, cite) -> Combination:
-    missing = [k for k in _REQUIRED if k not in spec]
-    if missing:
-        raise ValueError(f"{where}: missing {missing}")
-    types = {}
+def _build_row(library, gid, spec: RowEntry, where, compute, archs, scaling, cite) -> Combination:
+    """A validated row with its references resolved: compute type, architectures, scaling mode, sources."""
     for key in (*_MATRICES, "scale"):
-        name = spec[key]
-        if canonical_type(name) != name:
-            raise ValueError(f"{where}: {key} = {name!r} is not a canonical name (use {canonical_type(name)!r})")
-        types[key] = name
-    bias = _as_tuple(spec["bias"], f"{where}: bias") if spec["bias"] else ()
-    default_bias = spec.get("default_bias", "")
-    for name in (*bias, *([default_bias] if default_bias else [])):
-        if canonical_type(name) != name:
-            raise ValueError(f"{where}: bias type {name!r} is not a canonical name")
-    if default_bias and default_bias not in bias:
-        raise ValueError(f"{where}: default bias {default_bias!r} is not among the bias types {bias}")
-    if spec["compute"] not in compute:
-        raise ValueError(f"{where}: compute {spec['compute']!r} is not one of {sorted(compute)}")
-    arch = _as_tuple(spec["arch"], f"{where}: arch")
-    layout_arch = _as_tuple(spec.get("layout_arch", []), f"{where}: layout_arch") if spec.get("layout_arch") else ()
-    for a in (*arch, *layout_arch):
-        if a != ANY_ARCH and a not in archs:
-            raise ValueError(f"{where}: architecture {a!r} is not one of {sorted(archs)} or {ANY_ARCH!r}")
-    if spec["scaling"] not in scaling:
-        raise ValueError(f"{where}: scaling {spec['scaling']!r} is not one of {sorted(scaling)}")
-    scaled = _as_tuple(spec["scaled"], f"{where}: scaled") if spec["scaled"] else ()
-    if not set(scaled) <= set(_MATRICES):
-        raise ValueError(f"{where}: scaled {scaled} may name only {_MATRICES}")
-    if spec["layout"] not in ("any", "TN"):
-        raise ValueError(f"{where}: layout {spec['layout']!r} is not 'any' or 'TN'")
-    confirmed = spec.get("confirmed", True)
-    unconfirmed = _as_tuple(spec.get("unconfirmed", []), f"{where}: unconfirmed") if spec.get("unconfirmed") else ()
-    if not isinstance(confirmed, bool) or confirmed == bool(unconfirmed):
-        raise ValueError(f"{where}: confirmed = false needs `unconfirmed` fields and a note, and only then")
-    if not confirmed and not spec.get("note"):
-        raise ValueError(f"{where}: an unconfirmed row needs a note saying what was assumed")
-    valid_fields = {*_REQUIRED, "default_bias"} - {"source"}
-    if not set(unconfirmed) <= valid_fields:
-        raise ValueError(f"{where}: unconfirmed {unconfirmed} may name only {sorted(valid_fields)}")
+        _canonical(getattr(spec, key), where, key)
+    for name in (*spec.bias, *([spec.default_bias] if spec.default_bias else [])):
+        _canonical(name, where, "bias")
+    if spec.compute not in compute:
+        raise ValueError(f"{where}: compute: compute {spec.compute!r} is not one of {sorted(compute)}")
+    for key in ("arch", "layout_arch"):
+        for a in getattr(spec, key):
+            if a != ANY_ARCH and a not in archs:
+                raise ValueError(f"{where}: {key}: architecture {a!r} is not one of {sorted(archs)} or {ANY_ARCH!r}")
+    if spec.scaling not in scaling:
+        raise ValueError(f"{where}: scaling: scaling {spec.scaling!r} is not one of {sorted(scaling)}")
     return Combination(
         library=library,
         group=gid,
-        **{k: types[k] for k in _MATRICES},
-        compute=compute[spec["compute"]],
-        scale=types["scale"],
-        bias=bias,
-        default_bias=default_bias,
-        arch=arch,
-        scaling=scaling[spec["scaling"]],
-        scaled=scaled,
-        layout=spec["layout"],
-        layout_arch=layout_arch,
-        constraints=spec.get("constraints", ""),
-        confirmed=confirmed,
-        unconfirmed=unconfirmed,
-        note=spec.get("note", ""),
-        sources=cite(spec["source"], where),
+        a=spec.a,
+        b=spec.b,
+        c=spec.c,
+        d=spec.d,
+        compute=compute[spec.compute],
+        scale=spec.scale,
+        bias=tuple(spec.bias),
+        default_bias=spec.default_bias,
+        arch=tuple(spec.arch),
+        scaling=scaling[spec.scaling],
+        scaled=tuple(spec.scaled),
+        layout=spec.layout,
+        layout_arch=tuple(spec.layout_arch),
+        constraints=spec.constraints,
+        confirmed=spec.confirmed,
+        unconfirmed=tuple(spec.unconfirmed),
+        note=spec.note,
+        sources=cite(spec.source, where),
     )
-
-
-def parse(data: dict) -> TypeTable:
-    """Validate a parsed TOML table and build it.
-
-    Raises:
-        ValueError: For an unknown library, key, type, compute type, architecture, scaling mode or source, a name
-            that is not canonical, a bias default outside the bias list, an unconfirmed row without the fields it
-            does not confirm, or two rows for the same combination; the message names the row.
-    """
-    built = _build(data)
-    seen: dict[tuple, Combination] = {}
-    for row in built.rows:
-        if row.key in seen:
-            raise ValueError(
-                f"{built.library}: the combination {row.types()} ({row.compute.id}, {row.arch}) is listed twice"
-            )
-        seen[row.key] = row
-    return built
 
 
 @cache
@@ -561,11 +692,12 @@ def table(library: str) -> TypeTable:
     """The type table of a library (``"hipblaslt"`` or ``"cublaslt"``, case-insensitive), validated.
 
     Raises:
-        ValueError: If the library is unknown; the message lists those with a table.
+        ValueError: If the library is unknown (the message lists those with a table), or its file is malformed.
     """
     lib = _library(library)
-    text = resources.files("gpukb.data.gemm").joinpath(f"{lib}.toml").read_text(encoding="utf-8")
-    return parse(tomllib.loads(text))
+    file = f"{lib}.toml"
+    text = resources.files("gpukb.data.gemm").joinpath(file).read_text(encoding="utf-8")
+    return parse(parse_toml(text, f"gpukb/data/gemm/{file}", FILE_KEYS), f"gpukb/data/gemm/{file}")
 
 
 @dataclass(frozen=True)

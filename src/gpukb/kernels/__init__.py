@@ -2,7 +2,8 @@
 
 * :mod:`gpukb.kernels.matmul`: a GEMM (fp16, bf16, fp32; fp8 on Hopper), against cuBLAS through
   ``torch.matmul``.
-* :mod:`gpukb.kernels.report`: tables of the recorded H100 runs, for the pages.
+* :mod:`gpukb.kernels.configs`: how the GEMM is tiled, torch-free; :mod:`gpukb.kernels.results`: the recorded
+  run of ``bench/triton_gemm.py`` that chose its configurations (rendered by :mod:`gpukb.gemm.pages`).
 
 Importing this package registers the pairs and imports neither torch nor triton; they are imported when a pair
 is first measured.
@@ -59,8 +60,10 @@ def _gemm_peer(x: dict[str, Any]) -> Any:
 def _gemm_check(out: Any, ref: Any) -> None:
     import torch
 
+    from gpukb.numerics import relative_error
+
     assert bool(torch.isfinite(out).all()), "the Triton GEMM left elements of its output unwritten (NaN)"
-    diff = float(torch.linalg.norm(out.double() - ref.double()) / torch.linalg.norm(ref.double()))
+    diff = relative_error(out, ref)
     assert diff < 1e-2, f"the Triton GEMM differs from cuBLAS by {diff:.3g} (relative Frobenius norm)"
 
 

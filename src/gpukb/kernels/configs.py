@@ -1,7 +1,7 @@
 """How the Triton GEMM is tiled: :class:`Config`, the candidates the H100 sweep measured, the defaults it chose,
 and the wave-quantization rule that picks between a large and a small tiling.
 
-Plain data and arithmetic, with no torch or triton import, so that pages and reports can use it anywhere.
+Plain data and arithmetic, with no torch or triton import, so that pages can use it anywhere.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any
 #: Kernel names accepted by :class:`Config`.
 KERNELS = ("tma", "blocked")
 
-#: Where the numbers behind :data:`DEFAULT_CONFIGS` come from.
-TUNED_ON = "bench/results/gemm/triton-gemm-h100.json"
+#: The record of the sweep behind :data:`DEFAULT_CONFIGS` (an id for :func:`gpukb.records.load`).
+TUNED_ON = "gemm/triton-gemm-h100"
 
 
 @dataclass(frozen=True)
@@ -179,3 +179,17 @@ def pick_by_waves(m: int, n: int, large: Config, small: Config, sms: int, small_
     cost_large = waves(m, n, large, sms) * large.block_m * large.block_n
     cost_small = waves(m, n, small, sms) * small.block_m * small.block_n / small_rate
     return small if cost_small < cost_large else large
+
+
+def current_choice(size: int, sm_count: int) -> Config:
+    """The configuration the code picks now for a bf16 size×size output on ``sm_count`` multiprocessors."""
+    large, small = DEFAULT_CONFIGS["bfloat16"], SMALL_CONFIGS["bfloat16"]
+    return pick_by_waves(size, size, large, small, sm_count, SMALL_RATE)
+
+
+def shared_memory_model(config: Config, element_bytes: int = 2) -> int:
+    """Bytes of shared memory a TMA configuration needs by count: ``num_stages`` buffers of an A and a B tile,
+    and one output tile for the TMA store (half of one when the epilogue is subtiled)."""
+    stages = config.num_stages * (config.block_m + config.block_n) * config.block_k * element_bytes
+    c_cols = config.block_n // 2 if config.epilogue_subtile else config.block_n
+    return stages + config.block_m * c_cols * element_bytes

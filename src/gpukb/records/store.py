@@ -24,6 +24,7 @@ from gpukb.schema import StrictModel, validate_document
 #: Environment variable naming a folder of results files to read instead of the package's own.
 RESULTS_DIR_VARIABLE = "GPUKB_RESULTS_DIR"
 
+# --8<-- [start:kinds]
 #: Every results kind: its name (stored in each file) → ``module:Model``. A new kind is added here.
 KINDS = {
     "bench.sweep": "gpukb.bench.results:SweepRecord",
@@ -34,6 +35,7 @@ KINDS = {
     "kernels.triton-gemm": "gpukb.kernels.results:TritonGemm",
     "site.gpu-tests": "gpukb.site.gpu_tests:GpuTestRun",
 }
+# --8<-- [end:kinds]
 
 
 class Record(StrictModel):
@@ -133,7 +135,7 @@ def _read(path: Traversable, where: str, expect: type[R] | None) -> Record:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise FileNotFoundError(f"no results file {where}; there are {record_ids()}") from None
+        raise FileNotFoundError(f"{where} does not exist; there are {record_ids()}") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:

@@ -3,7 +3,9 @@
 A fence may reach a page in one of four ways, and only these:
 
 * **include**: its body is nothing but ``--8<-- "snippets/..."`` or ``--8<-- "src/..."`` lines, so the code
-  shown is a file that the test suite runs and asserts.
+  shown is a file that the test suite runs and asserts; the contributing page also shows sections of real
+  ``tests/`` files (the suite runs them) and ``bench/`` scripts (the code that wrote the committed records,
+  held to ``gpukb.records`` by tests/site/test_architecture.py).
 * **codeblock**: its info string is exactly ``python``, ``bash`` or ``sh``, so pytest-codeblocks runs it. A
   ``python`` block must assert something itself or be followed by an expected-output block.
 * **render**: a markdown-exec block that shows no source (``exec="on"`` without ``source=``) and only imports
@@ -24,7 +26,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CODEBLOCK_LANGUAGES = ("python", "bash", "sh")
-INCLUDE_ROOTS = ("snippets/", "src/")
+INCLUDE_ROOTS = ("snippets/", "src/", "tests/", "bench/")
+
+# --8<-- [start:page-layers]
+#: Each chapter (a folder of pages under docs/) and its page layer: the one module that returns Markdown for
+#: it, and the only module a render block may import from. A new chapter adds its line here.
+PAGE_LAYERS = {
+    "formats": "gpukb.formats.pages",
+    "gemm": "gpukb.gemm.pages",  # the Triton page too
+    "performance": "gpukb.bench.pages",
+    "datasets": "gpukb.datasets.pages",
+    "about": "gpukb.site.pages",
+}
+#: Folders of pages that render nothing from code, and why.
+NO_PAGE_LAYER = {"reference": "the API reference, rendered from docstrings by mkdocstrings"}
+# --8<-- [end:page-layers]
 
 _FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<marker>`{3,}|~{3,})(?P<info>.*)$")
 INCLUDE_LINE = re.compile(r'^--8<--\s+"(?P<target>[^"]+)"\s*$')
@@ -145,6 +161,16 @@ def classify(fence: Fence) -> str:
         f"{where} is untested: use an include of a file under {list(INCLUDE_ROOTS)}, "
         f"or a block whose info string is exactly one of {list(CODEBLOCK_LANGUAGES)} (pytest-codeblocks runs it)"
     )
+
+
+def render_imports(fence: Fence) -> list[str]:
+    """The modules a render block imports from (``from gpukb.gemm.pages import x`` gives ``gpukb.gemm.pages``)."""
+    found = []
+    for line in fence.body:
+        match = re.match(r"\s*(?:from\s+(?P<source>[\w.]+)\s+import\b|import\s+(?P<module>[\w.]+))", line)
+        if match:
+            found.append(match.group("source") or match.group("module"))
+    return found
 
 
 def expected_output_blocks(path: Path) -> set[int]:

@@ -1,25 +1,63 @@
 """The GPU test run behind the site: which ``gpu``-marked tests ran on the H100 and how they ended.
 
-CI has no GPU, so the GPU tests are run on the H100 with ``pytest -m gpu --junitxml=...`` and the JUnit XML file
-is committed under ``bench/results/``; the verification page renders it.
+CI has no GPU, so the GPU tests are run on the H100 with ``pytest -m gpu --junitxml=REPORT.xml`` and the report is
+turned into a results record (kind ``site.gpu-tests``) with the run's description::
+
+    python -m gpukb.site.gpu_tests REPORT.xml src/gpukb/data/results/site/gpu-tests-h100.json
+
+``bench/gpu_tests_and_records.sh`` does both on the GPU machine. The committed record, id
+``"site/gpu-tests-h100"``, is what the verification page renders and what the test suite compares itself with.
 """
 
 from __future__ import annotations
 
+import argparse
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Literal
 
-from gpukb.tables import markdown_table
+from pydantic import Field
+
+from gpukb.records import Record, Run, describe_run, write
+from gpukb.schema import StrictModel
+
+#: Id of the committed H100 run.
+RECORD_ID = "site/gpu-tests-h100"
+
+#: How a test case can end; "not collected" is a test module that failed to import (pytest reports it as a case).
+Outcome = Literal["passed", "failed", "error", "skipped", "not collected"]
+
+#: The outcomes in the order the page counts them.
+OUTCOMES: tuple[Outcome, ...] = ("passed", "failed", "error", "skipped", "not collected")
 
 
-@dataclass(frozen=True)
-class TestOutcome:
-    """One test case of the run."""
+class TestOutcome(StrictModel):
+    """One test case of the run.
 
-    node: str
-    outcome: str  # "passed", "failed", "error", "skipped" or "not collected" (a module that failed to import)
-    seconds: float
+    Attributes:
+        node: The pytest node id (``tests/x/test_y.py::test_z[param]``), or the module's path if not collected.
+        outcome: How it ended.
+        seconds: Its duration as pytest reported it.
+    """
+
+    __test__ = False  # not a pytest test class, whatever its name says
+
+    node: str = Field(min_length=1)
+    outcome: Outcome
+    seconds: float = Field(ge=0)
+
+
+class GpuTestRun(Record):
+    """The ``gpu``-marked tests of one run on a GPU machine, case by case."""
+
+    kind: Literal["site.gpu-tests"] = "site.gpu-tests"
+    schema_version: Literal[1] = 1
+    tests: list[TestOutcome]
+
+    def counts(self) -> dict[str, int]:
+        """How many cases ended each way, in the order of :data:`OUTCOMES` (zeros included)."""
+        return {outcome: sum(t.outcome == outcome for t in self.tests) for outcome in OUTCOMES}
 
 
 def read_junit(path: str | Path) -> list[TestOutcome]:
@@ -35,22 +73,49 @@ def read_junit(path: str | Path) -> list[TestOutcome]:
     outcomes = []
     for case in (c for suite in suites for c in suite.iter("testcase")):
         if not case.get("classname"):  # pytest reports a module it could not import as a nameless case
-            outcomes.append(TestOutcome(case.get("name", "").replace(".", "/") + ".py", "not collected", 0.0))
+            outcomes.append(TestOutcome(node=case.get("name", "").replace(".", "/") + ".py", outcome="not collected",
+                                        seconds=0.0))  # fmt: skip
             continue
         node = f"{case.get('classname').replace('.', '/')}.py::{case.get('name')}"
-        ended = "passed"
-        for tag in ("failure", "error", "skipped"):
+        ended: Outcome = "passed"
+        for tag, outcome in (("failure", "failed"), ("error", "error"), ("skipped", "skipped")):
             if case.find(tag) is not None:
-                ended = {"failure": "failed"}.get(tag, tag)
-        outcomes.append(TestOutcome(node, ended, float(case.get("time", 0))))
+                ended = outcome
+        outcomes.append(TestOutcome(node=node, outcome=ended, seconds=float(case.get("time", 0))))
     return outcomes
 
 
-def summary_markdown(path: str | Path) -> str:
-    """A table of the run's test cases and a line with the counts."""
-    outcomes = read_junit(path)
-    kinds = ("passed", "failed", "error", "skipped", "not collected")
-    counts = {kind: sum(o.outcome == kind for o in outcomes) for kind in kinds}
-    rows = [[f"`{o.node}`", o.outcome, f"{o.seconds:.1f}"] for o in outcomes]
-    line = ", ".join(f"{n} {kind}" for kind, n in counts.items() if n)
-    return f"{markdown_table(['test', 'outcome', 'seconds'], rows)}\n\n{line}."
+def from_junit(path: str | Path, run: Run | None = None, command: str | None = None) -> GpuTestRun:
+    """The record of a pytest JUnit XML report, with the run described by :func:`gpukb.records.describe_run`
+    (this machine, now) unless ``run`` is given.
+
+    Args:
+        path: The JUnit XML file pytest wrote.
+        run: The run's description; by default this machine's, now.
+        command: The pytest command that wrote the report, for the default run description.
+
+    Raises:
+        ValueError: If the file is not a JUnit XML report.
+    """
+    tests = read_junit(path)
+    if run is None:
+        run = describe_run(command=command, notes=[f"Test cases read from the JUnit XML report {Path(path).name}."])
+    return GpuTestRun(run=run, tests=tests)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m gpukb.site.gpu_tests JUNIT.xml OUT.json [--command CMD]``: write the record of a JUnit report."""
+    parser = argparse.ArgumentParser(prog="python -m gpukb.site.gpu_tests", description=main.__doc__)
+    parser.add_argument("junit", help="the JUnit XML report of a pytest -m gpu run")
+    parser.add_argument("output", help="the results file to write (JSON)")
+    parser.add_argument("--command", help="the pytest command that wrote the report (recorded as the run's command)")
+    args = parser.parse_args(argv)
+    record = from_junit(args.junit, command=args.command)
+    write(record, args.output)
+    counts = ", ".join(f"{n} {outcome}" for outcome, n in record.counts().items() if n)
+    print(f"{args.output}: {len(record.tests)} test cases ({counts})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

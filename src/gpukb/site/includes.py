@@ -92,9 +92,17 @@ def check_include(include: Include, root: Path) -> str | None:
     return None
 
 
+def snippet_files(root: Path) -> list[str]:
+    """Every file under ``snippets/`` (``.py``, ``.cu`` or any other suffix), relative to ``root``, sorted.
+
+    Python's byte-code caches (``__pycache__``) are left out: running a snippet may write them.
+    """
+    found = (p for p in (Path(root) / "snippets").rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    return sorted(p.relative_to(root).as_posix() for p in found)
+
+
 def orphans(root: Path, docs: Path | None = None) -> list[str]:
-    """Snippet files (``snippets/**/*.py``) that no page under ``docs`` includes."""
+    """Snippet files (any suffix, see :func:`snippet_files`) that no page under ``docs`` includes."""
     docs = docs or root / "docs"
     included = {inc.path for page in sorted(docs.rglob("*.md")) for inc in page_includes(page)}
-    snippet_files = sorted(p.relative_to(root).as_posix() for p in (root / "snippets").rglob("*.py"))
-    return [path for path in snippet_files if path not in included]
+    return [path for path in snippet_files(root) if path not in included]

@@ -1,4 +1,5 @@
-"""What ``gpukb bench`` measures, one module per suite; each returns the records of its results section.
+"""What ``gpukb bench`` measures, one module per suite; each returns the typed records of its section of a
+:class:`~gpukb.bench.results.SweepRecord`.
 
 Every suite runs on random inputs (never zeros), warms up before timing, times call by call with CUDA events,
 flushes the L2 cache before each timed call unless the point is to show what a warm cache does, and reports
@@ -12,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpukb.bench.stats import summarize
+from gpukb.bench.stats import Summary, summarize
 from gpukb.bench.timing import Budget, Measurement, Timer, benchmark
 
 
@@ -27,7 +28,7 @@ class Context:
         timer: The timer for device work (CUDA events).
         flush: Evicts the L2 cache (untimed, before each timed call).
         progress: Receives one line per finished measurement.
-        notes: Remarks a suite adds to the results file's ``meta.notes``.
+        notes: Remarks a suite adds to the run's notes (``run.notes`` of the record).
     """
 
     torch: Any
@@ -43,9 +44,9 @@ class Context:
         return benchmark(fn, self.timer, budget or self.budget, self.flush if flush else None)
 
 
-def timed(ctx: Context, fn: Callable[[], object], flush: bool = True) -> dict:
+def timed(ctx: Context, fn: Callable[[], object], flush: bool = True) -> Summary:
     """The ``ms`` summary of a benchmark, as a results file stores it."""
-    return summarize(ctx.measure(fn, flush).samples).as_dict()
+    return summarize(ctx.measure(fn, flush).samples)
 
 
 def first_line(error: BaseException, limit: int = 200) -> str:

@@ -8,6 +8,7 @@ is forced with ``torch.nn.attention.sdpa_kernel``; a backend that refuses a shap
 from __future__ import annotations
 
 from gpukb.bench.counting import attention_flops
+from gpukb.bench.results import AttentionRecord
 from gpukb.bench.stats import summarize
 from gpukb.bench.suites import Context, first_line
 
@@ -34,7 +35,7 @@ def cases(mode: str) -> list[tuple[str, int, int, int, int, bool]]:
     ]
 
 
-def run(ctx: Context) -> list[dict]:
+def run(ctx: Context) -> list[AttentionRecord]:
     """Measure every case in bf16."""
     torch = ctx.torch
     from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -49,17 +50,7 @@ def run(ctx: Context) -> list[dict]:
     todo = cases(ctx.mode)
     records = []
     for index, (backend, batch, heads, seq, d, causal) in enumerate(todo, start=1):
-        record: dict = {
-            "backend": backend,
-            "dtype": "bf16",
-            "batch": batch,
-            "heads": heads,
-            "seq": seq,
-            "head_dim": d,
-            "causal": causal,
-            "ms": None,
-            "tflops": None,
-        }
+        record: dict = {"ms": None, "tflops": None}
         if backend == "math" and seq > MATH_MAX_SEQ:
             record["error"] = f"not run: the math backend is only measured up to {MATH_MAX_SEQ} tokens"
         else:
@@ -67,13 +58,17 @@ def run(ctx: Context) -> list[dict]:
             try:
                 with sdpa_kernel([kinds[backend]]):
                     ms = summarize(ctx.measure(lambda q=q, k=k, v=v, c=causal: sdpa(q, k, v, is_causal=c)).samples)
-                record["ms"] = ms.as_dict()
+                record["ms"] = ms
                 flops = attention_flops(batch, heads, seq, seq, d, causal)
                 record["tflops"] = flops / (ms.median * 1e-3) / 1e12
             except RuntimeError as err:
                 record["error"] = first_line(err)
             del q, k, v
-        records.append(record)
+        records.append(
+            AttentionRecord(
+                backend=backend, dtype="bf16", batch=batch, heads=heads, seq=seq, head_dim=d, causal=causal, **record
+            )
+        )
         shown = f"{record['tflops']:6.1f} TFLOP/s" if record["tflops"] else record.get("error", "")
         ctx.progress(
             f"attention {index}/{len(todo)} {backend:<9} b={batch} h={heads} s={seq} d={d} causal={causal}: {shown}"

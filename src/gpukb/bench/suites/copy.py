@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpukb.bench.counting import copy_bytes
+from gpukb.bench.results import CopyRecord
 from gpukb.bench.suites import Context, timed
 
 WIDTHS = ("uint8", "int16", "int32", "int64")
@@ -40,7 +41,7 @@ def cases(mode: str) -> list[tuple[str, str, int]]:
     return out
 
 
-def run(ctx: Context) -> list[dict]:
+def run(ctx: Context) -> list[CopyRecord]:
     """Measure every copy case; the L2 cache is flushed before each timed call."""
     torch = ctx.torch
     todo = cases(ctx.mode)
@@ -53,17 +54,8 @@ def run(ctx: Context) -> list[dict]:
         else:
             ms = timed(ctx, lambda src=src, dst=dst: torch.bitwise_not(src, out=dst))
         records.append(
-            {
-                "method": method,
-                "dtype": width,
-                "bytes": nbytes,
-                "l2_flushed": True,
-                "ms": ms,
-                "gbps": gbps(nbytes, ms["median"]),
-            }
+            CopyRecord(method=method, dtype=width, bytes=nbytes, l2_flushed=True, ms=ms, gbps=gbps(nbytes, ms.median))
         )
         del src, dst
-        ctx.progress(
-            f"copy {index}/{len(todo)} {method:<11} {width:<6} {nbytes:>11} B: {records[-1]['gbps']:7.1f} GB/s"
-        )
+        ctx.progress(f"copy {index}/{len(todo)} {method:<11} {width:<6} {nbytes:>11} B: {records[-1].gbps:7.1f} GB/s")
     return records

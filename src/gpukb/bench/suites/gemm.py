@@ -14,8 +14,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from gpukb.bench.counting import gemm_flops
+from gpukb.bench.results import GemmRecord
 from gpukb.bench.stats import summarize
 from gpukb.bench.suites import Context, first_line
+from gpukb.numerics import relative_error
 
 DTYPES = ("fp32", "tf32", "fp16", "bf16", "fp8")
 SQUARES = {
@@ -92,34 +94,36 @@ def operands(torch: Any, dtype: str, m: int, n: int, k: int) -> tuple[Any, Any, 
     raise ValueError(f"dtype must be one of {list(DTYPES)}; got {dtype!r}")
 
 
-def relative_error(torch: Any, a: Any, b: Any, product: Any) -> float:
-    """‖product − A·B‖ / ‖A·B‖ with the reference computed in float64 from the same operands."""
-    ref = a.float().double() @ b.float().double()
-    return float(torch.linalg.norm(product.double() - ref) / torch.linalg.norm(ref))
+def row_alignment(elements: int, elem_bytes: int) -> int:
+    """The largest power of two, up to 16 bytes, that divides a row of ``elements`` elements (the alignment
+    sweep's sizes keep or break the 16-byte rows Hopper's tensor memory accelerator needs)."""
+    nbytes = elements * elem_bytes
+    return next(d for d in (16, 8, 4, 2, 1) if nbytes % d == 0)
 
 
-def run(ctx: Context) -> list[dict]:
+def run(ctx: Context) -> list[GemmRecord]:
     """Measure every case of the context's mode; a case a library refuses is recorded with its error."""
     torch = ctx.torch
     todo = cases(ctx.mode)
     records = []
     for index, (dtype, sweep, m, n, k) in enumerate(todo, start=1):
-        record: dict = {"dtype": dtype, "sweep": sweep, "m": m, "n": n, "k": k, "ms": None, "tflops": None}
+        fields: dict = {"ms": None, "tflops": None}
         try:
             with math_mode(torch, dtype):
                 a, b, fn = operands(torch, dtype, m, n, k)
                 if sweep == "square" and m == CHECK_SIZE:
-                    record["rel_error"] = relative_error(torch, a, b, fn())
+                    # the reference is a float64 product of the same (rounded) operands
+                    fields["rel_error"] = relative_error(fn(), a.float().double() @ b.float().double())
                 ms = summarize(ctx.measure(fn).samples)
-            record["ms"] = ms.as_dict()
-            record["tflops"] = gemm_flops(m, n, k) / (ms.median * 1e-3) / 1e12
-            line = f"{record['tflops']:8.1f} TFLOP/s (IQR {100 * ms.spread:.1f}%)"
+            fields["ms"] = ms
+            fields["tflops"] = gemm_flops(m, n, k) / (ms.median * 1e-3) / 1e12
+            line = f"{fields['tflops']:8.1f} TFLOP/s (IQR {100 * ms.spread:.1f}%)"
         except RuntimeError as err:  # includes torch.cuda.OutOfMemoryError
-            record["error"] = first_line(err)
-            line = record["error"]
+            fields["error"] = first_line(err)
+            line = fields["error"]
         finally:
             a = b = fn = None
-        records.append(record)
+        records.append(GemmRecord(dtype=dtype, sweep=sweep, m=m, n=n, k=k, **fields))
         ctx.progress(f"gemm {index}/{len(todo)} {dtype:>4} {sweep:<9} {m}x{n}x{k}: {line}")
     ctx.notes.append(
         "gemm: torch.mm into a preallocated output; fp32 with torch.backends.cuda.matmul.allow_tf32=False, tf32 "

@@ -6,6 +6,7 @@ Pageable memory can be paged out, so the driver first copies it into a pinned st
 
 from __future__ import annotations
 
+from gpukb.bench.results import HostDeviceRecord
 from gpukb.bench.suites import Context, timed
 
 SIZES = {"full": (2**16, 2**20, 2**24, 2**28, 2**30), "quick": (2**20, 2**26)}
@@ -18,7 +19,7 @@ def cases(mode: str) -> list[tuple[str, str, int]]:
     return [(d, mem, size) for d in ("h2d", "d2h") for mem in ("pageable", "pinned") for size in SIZES[mode]]
 
 
-def run(ctx: Context) -> list[dict]:
+def run(ctx: Context) -> list[HostDeviceRecord]:
     """Measure every case. Bandwidth is the bytes copied (each crosses the link once) over the time."""
     torch = ctx.torch
     largest = max(SIZES[ctx.mode])
@@ -37,15 +38,11 @@ def run(ctx: Context) -> list[dict]:
         else:
             ms = timed(ctx, lambda dev=dev, host=host, b=blocking: host.copy_(dev, non_blocking=not b), flush=False)
         records.append(
-            {
-                "direction": direction,
-                "memory": memory,
-                "bytes": nbytes,
-                "ms": ms,
-                "gbps": nbytes / (ms["median"] * 1e-3) / 1e9,
-            }
+            HostDeviceRecord(
+                direction=direction, memory=memory, bytes=nbytes, ms=ms, gbps=nbytes / (ms.median * 1e-3) / 1e9
+            )
         )
         ctx.progress(
-            f"host_device {index}/{len(todo)} {direction} {memory:<8} {nbytes:>11} B: {records[-1]['gbps']:6.1f} GB/s"
+            f"host_device {index}/{len(todo)} {direction} {memory:<8} {nbytes:>11} B: {records[-1].gbps:6.1f} GB/s"
         )
     return records

@@ -20,6 +20,7 @@ from __future__ import annotations
 import time
 
 from gpukb.bench.counting import copy_bytes, gemm_flops
+from gpukb.bench.results import MistakeRecord
 from gpukb.bench.stats import summarize
 from gpukb.bench.suites import Context
 from gpukb.bench.timing import Budget, HostTimer, benchmark
@@ -34,22 +35,22 @@ L2_GEMM_SIZE = 1024
 SPIN_CYCLES = 100_000
 
 
-def _record(mistake: str, variant: str, samples: list[float], work: float, unit: str, keep: bool = False) -> dict:
+def _record(
+    mistake: str, variant: str, samples: list[float], work: float, unit: str, keep: bool = False
+) -> MistakeRecord:
     ms = summarize(samples)
     scale = 1e12 if unit == "TFLOP/s" else 1e9
-    record = {
-        "mistake": mistake,
-        "variant": variant,
-        "ms": ms.as_dict(),
-        "rate": work / (ms.median * 1e-3) / scale,
-        "unit": unit,
-    }
-    if keep:
-        record["samples"] = samples
-    return record
+    return MistakeRecord(
+        mistake=mistake,
+        variant=variant,
+        ms=ms,
+        rate=work / (ms.median * 1e-3) / scale,
+        unit=unit,
+        samples=[float(s) for s in samples] if keep else None,
+    )
 
 
-def run(ctx: Context) -> list[dict]:
+def run(ctx: Context) -> list[MistakeRecord]:
     """Measure every mistake and its correction, ``sync`` and ``cold_start`` first."""
     records = sync_and_cold_start(ctx)
     records += zeros(ctx)
@@ -62,7 +63,7 @@ def run(ctx: Context) -> list[dict]:
     return records
 
 
-def sync_and_cold_start(ctx: Context) -> list[dict]:
+def sync_and_cold_start(ctx: Context) -> list[MistakeRecord]:
     """The lab's 6000×6000 fp32 product (TF32 off, torch's default), timed five ways."""
     torch = ctx.torch
     sync = torch.cuda.synchronize
@@ -103,7 +104,7 @@ def sync_and_cold_start(ctx: Context) -> list[dict]:
     return records
 
 
-def zeros(ctx: Context) -> list[dict]:
+def zeros(ctx: Context) -> list[MistakeRecord]:
     """The same bf16 product on random inputs, zeros, and random inputs again, with longer budgets."""
     torch = ctx.torch
     n = ZEROS_SIZE[ctx.mode]
@@ -126,11 +127,11 @@ def zeros(ctx: Context) -> list[dict]:
     ):
         samples = ctx.measure(lambda x=x, y=y: torch.mm(x, y, out=out), budget=long).samples
         records.append(_record("zeros", f"bf16 {n}³, {variant}", samples, flops, "TFLOP/s"))
-        ctx.progress(f"mistakes zeros: {variant}: {records[-1]['rate']:.1f} TFLOP/s")
+        ctx.progress(f"mistakes zeros: {variant}: {records[-1].rate:.1f} TFLOP/s")
     return records
 
 
-def one_run(ctx: Context) -> list[dict]:
+def one_run(ctx: Context) -> list[MistakeRecord]:
     """Every sample of the first calls of a bf16 product of a shape not run before, with no warm-up."""
     torch = ctx.torch
     n = ONE_RUN_SIZE
@@ -158,7 +159,7 @@ def ctx_free_spin(torch) -> object:
     return [x @ x for _ in range(20)]
 
 
-def idle_and_l2(ctx: Context) -> list[dict]:
+def idle_and_l2(ctx: Context) -> list[MistakeRecord]:
     """A 16 MiB copy and a 1024³ bf16 product, small enough to stay in L2, timed three ways: back to back on an
     otherwise idle GPU, with the GPU kept busy between calls (cache warm), and with L2 flushed between calls."""
     torch = ctx.torch
@@ -183,6 +184,6 @@ def idle_and_l2(ctx: Context) -> list[dict]:
             _record("l2_cache", f"{what}, cache warm (GPU kept busy between calls)", busy, work, unit),
             _record("l2_cache", f"{what}, L2 flushed before each call", flushed, work, unit),
         ]
-        rates = ", ".join(f"{r['variant'].split(', ', 1)[1]} {r['rate']:.1f}" for r in records[-4:])
+        rates = ", ".join(f"{r.variant.split(', ', 1)[1]} {r.rate:.1f}" for r in records[-4:])
         ctx.progress(f"mistakes idle_gpu/l2_cache: {what}: {rates} {unit}")
     return records

@@ -1,0 +1,5 @@
+"""Allow ``python -m gpukb``."""
+
+from gpukb.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,83 @@
+"""Medians and spread of repeated timings.
+
+A single timing is a sample of a noisy process; a benchmark reports the median of many, with the interquartile
+range as its spread, and keeps the extremes so that outliers stay visible. :class:`Summary` is also the model of
+every timing stored in a results file (``gpukb.records``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Annotated
+
+import numpy as np
+from pydantic import Field, model_validator
+
+from gpukb.schema import StrictModel
+
+#: A finite, non-negative number of milliseconds.
+Milliseconds = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+
+
+class Summary(StrictModel):
+    """Order statistics of repeated measurements (times in milliseconds, for example).
+
+    Attributes:
+        median: The middle value.
+        q1: The first quartile (25th percentile, linear interpolation).
+        q3: The third quartile (75th percentile).
+        min: The smallest value.
+        max: The largest value.
+        n: How many values there were.
+    """
+
+    median: Milliseconds
+    q1: Milliseconds
+    q3: Milliseconds
+    min: Milliseconds
+    max: Milliseconds
+    n: int = Field(ge=1)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Summary:
+        if not self.min <= self.q1 <= self.median <= self.q3 <= self.max:
+            raise ValueError(
+                f"summary values are not ordered min ≤ q1 ≤ median ≤ q3 ≤ max: min={self.min}, q1={self.q1}, "
+                f"median={self.median}, q3={self.q3}, max={self.max}"
+            )
+        return self
+
+    @property
+    def spread(self) -> float:
+        """The interquartile range relative to the median (0.02 means the middle half lies within 2%)."""
+        return (self.q3 - self.q1) / self.median if self.median > 0 else math.inf
+
+    def as_dict(self) -> dict[str, float | int]:
+        """The summary as plain JSON-ready data (``model_dump()``)."""
+        return self.model_dump()
+
+
+def summarize(samples: Sequence[float]) -> Summary:
+    """Summarize repeated measurements.
+
+    Args:
+        samples: At least one finite, non-negative value.
+
+    Raises:
+        TypeError: If ``samples`` is a string or holds something that is not a real number.
+        ValueError: If it is empty or holds a negative, NaN or infinite value.
+    """
+    if isinstance(samples, str | bytes):
+        raise TypeError(f"summarize expects a sequence of numbers, not {type(samples).__name__}")
+    values = list(samples)
+    if not values:
+        raise ValueError("summarize needs at least one sample; got none")
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, int | float | np.floating | np.integer):
+            raise TypeError(f"samples must be real numbers; got {value!r} ({type(value).__name__})")
+        if not math.isfinite(value) or value < 0:
+            raise ValueError(f"samples must be finite and non-negative; got {value!r}")
+    array = np.asarray(values, dtype=np.float64)
+    q1, median, q3 = (float(x) for x in np.percentile(array, [25, 50, 75]))
+    return Summary(median=median, q1=q1, q3=q3, min=float(array.min()), max=float(array.max()), n=len(values))

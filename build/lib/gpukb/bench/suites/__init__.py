@@ -1,0 +1,65 @@
+"""What ``gpukb bench`` measures, one module per suite; each returns the typed records of its section of a
+:class:`~gpukb.bench.results.SweepRecord`.
+
+Every suite runs on random inputs (never zeros), warms up before timing, times call by call with CUDA events,
+flushes the L2 cache before each timed call unless the point is to show what a warm cache does, and reports
+medians with their spread.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpukb.bench.stats import Summary, summarize
+from gpukb.bench.timing import Budget, Measurement, Timer, benchmark
+
+
+@dataclass
+class Context:
+    """What a suite needs: torch, how to time, how much time to spend, and where to report progress.
+
+    Attributes:
+        torch: The ``torch`` module.
+        mode: ``"quick"`` or ``"full"``.
+        budget: Warm-up and repetition budget per measurement.
+        timer: The timer for device work (CUDA events).
+        flush: Evicts the L2 cache (untimed, before each timed call).
+        progress: Receives one line per finished measurement.
+        notes: Remarks a suite adds to the run's notes (``run.notes`` of the record).
+    """
+
+    torch: Any
+    mode: str
+    budget: Budget
+    timer: Timer
+    flush: Callable[[], None]
+    progress: Callable[[str], None]
+    notes: list[str] = field(default_factory=list)
+
+    def measure(self, fn: Callable[[], object], flush: bool = True, budget: Budget | None = None) -> Measurement:
+        """Benchmark device work with this context's timer and budget, flushing L2 first unless told not to."""
+        return benchmark(fn, self.timer, budget or self.budget, self.flush if flush else None)
+
+
+def timed(ctx: Context, fn: Callable[[], object], flush: bool = True) -> Summary:
+    """The ``ms`` summary of a benchmark, as a results file stores it."""
+    return summarize(ctx.measure(fn, flush).samples)
+
+
+def first_line(error: BaseException, limit: int = 200) -> str:
+    """The first line of an exception's message, shortened, for a results file's ``error`` field."""
+    text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    return f"{type(error).__name__}: {text}"[:limit]
+
+
+class Stopwatch:
+    """Seconds since the run started, for progress lines."""
+
+    def __init__(self) -> None:
+        self.start = time.perf_counter()
+
+    def __call__(self) -> float:
+        return time.perf_counter() - self.start

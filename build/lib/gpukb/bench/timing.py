@@ -1,0 +1,210 @@
+"""How a call is timed: warm-up, repetition, a timer, and what happens between calls.
+
+GPU work is asynchronous: a launch returns to Python long before the kernel ends. A timer must therefore either
+put CUDA events on the stream around the work (:class:`EventTimer`) or wait for the device before it reads a
+host clock (:class:`HostTimer` with a ``sync`` function). :func:`benchmark` estimates the cost of one call,
+warms up for a while, then times many calls one by one, running ``before`` (an L2 flush, say) untimed ahead of
+each.
+
+The same code times CPU functions with ``HostTimer()``, which is how the tests exercise it without a GPU.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from gpukb.arguments import positive_int
+
+
+class Timer(Protocol):
+    """Something that times ``n`` calls of a function, one sample per call, in milliseconds."""
+
+    def time(self, fn: Callable[[], object], n: int, before: Callable[[], object] | None = None) -> list[float]:
+        """Call ``before`` (untimed) and then ``fn`` (timed), ``n`` times; return the ``n`` times in ms."""
+        ...
+
+
+@dataclass
+class HostTimer:
+    """Times calls with the host's monotonic clock.
+
+    Attributes:
+        sync: Called before the clock starts and before it stops, e.g. ``torch.cuda.synchronize``. Without
+            it, a host clock around GPU work measures the launch, not the work.
+    """
+
+    sync: Callable[[], object] | None = None
+
+    def time(self, fn: Callable[[], object], n: int, before: Callable[[], object] | None = None) -> list[float]:
+        """Time ``n`` calls of ``fn``; see :class:`Timer`."""
+        positive_int("the number of calls", n)
+        samples = []
+        for _ in range(n):
+            if before is not None:
+                before()
+            if self.sync is not None:
+                self.sync()
+            start = time.perf_counter()
+            fn()
+            if self.sync is not None:
+                self.sync()
+            samples.append((time.perf_counter() - start) * 1e3)
+        return samples
+
+
+@dataclass
+class EventTimer:
+    """Times calls with CUDA events recorded on the current stream around each call.
+
+    All events are read after one synchronization at the end, so the host never waits between calls and the
+    queue stays full; ``before`` runs between the end event of one call and the start event of the next.
+
+    Attributes:
+        torch: The ``torch`` module (passed in so that this module imports without it).
+    """
+
+    torch: Any
+
+    def time(self, fn: Callable[[], object], n: int, before: Callable[[], object] | None = None) -> list[float]:
+        """Time ``n`` calls of ``fn``; see :class:`Timer`."""
+        positive_int("the number of calls", n)
+        cuda = self.torch.cuda
+        starts = [cuda.Event(enable_timing=True) for _ in range(n)]
+        ends = [cuda.Event(enable_timing=True) for _ in range(n)]
+        for start, end in zip(starts, ends, strict=True):
+            if before is not None:
+                before()
+            start.record()
+            fn()
+            end.record()
+        cuda.synchronize()
+        return [start.elapsed_time(end) for start, end in zip(starts, ends, strict=True)]
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How long to warm up and how many calls to time.
+
+    Attributes:
+        warmup_ms: Time spent calling the function, untimed, before measuring.
+        rep_ms: Time to spend measuring; the number of calls follows from the estimated cost of one.
+        min_reps: The fewest timed calls, however slow one is.
+        max_reps: The most timed calls, however fast one is.
+        min_warmup: The fewest warm-up calls.
+    """
+
+    warmup_ms: float = 25.0
+    rep_ms: float = 100.0
+    min_reps: int = 5
+    max_reps: int = 200
+    min_warmup: int = 2
+
+    def __post_init__(self) -> None:
+        if not (self.warmup_ms >= 0 and self.rep_ms >= 0):
+            raise ValueError(f"warmup_ms and rep_ms must be ≥ 0; got {self.warmup_ms}, {self.rep_ms}")
+        if not 1 <= self.min_reps <= self.max_reps:
+            raise ValueError(f"need 1 ≤ min_reps ≤ max_reps; got {self.min_reps}, {self.max_reps}")
+        if self.min_warmup < 0:
+            raise ValueError(f"min_warmup must be ≥ 0; got {self.min_warmup}")
+
+
+#: Calls timed, after one untimed call, to estimate the cost of one call.
+ESTIMATE_CALLS = 3
+
+#: The budgets of the two modes of ``gpukb bench``.
+BUDGETS = {
+    "full": Budget(warmup_ms=25.0, rep_ms=100.0, min_reps=5, max_reps=200),
+    "quick": Budget(warmup_ms=5.0, rep_ms=10.0, min_reps=3, max_reps=50, min_warmup=1),
+}
+
+
+@dataclass
+class Measurement:
+    """The outcome of :func:`benchmark`.
+
+    Attributes:
+        samples: One time per timed call, in milliseconds.
+        estimate_ms: The estimated cost of one call, used to size warm-up and repetition.
+        warmup_calls: How many warm-up calls were made.
+    """
+
+    samples: list[float]
+    estimate_ms: float
+    warmup_calls: int
+
+
+def benchmark(
+    fn: Callable[[], object],
+    timer: Timer,
+    budget: Budget | None = None,
+    before: Callable[[], object] | None = None,
+) -> Measurement:
+    """Warm up, then time ``fn`` call by call.
+
+    Args:
+        fn: The work to time; it must not depend on being called a given number of times.
+        timer: How to time a call (:class:`EventTimer` for GPU work, :class:`HostTimer` for CPU work).
+        budget: Warm-up time, measuring time and repetition bounds; ``Budget()`` when omitted.
+        before: Untimed work before every call (and every warm-up call), e.g. flushing the L2 cache.
+
+    Returns:
+        The samples, the estimate of one call and the number of warm-up calls.
+
+    Raises:
+        TypeError: If ``fn`` or ``before`` is not callable.
+    """
+    if not callable(fn):
+        raise TypeError(f"benchmark expects a callable; got {type(fn).__name__}")
+    if before is not None and not callable(before):
+        raise TypeError(f"before must be callable or None; got {type(before).__name__}")
+    budget = budget or Budget()
+    timer.time(fn, 1, before)  # the first call may pay one-time costs (loading, planning): not an estimate
+    estimate = max(min(timer.time(fn, ESTIMATE_CALLS, before)), 1e-6)
+    warmup = max(budget.min_warmup, math.ceil(budget.warmup_ms / estimate))
+    warmup = min(warmup, 10 * budget.max_reps)
+    if warmup:
+        timer.time(fn, warmup, before)
+    reps = min(budget.max_reps, max(budget.min_reps, math.ceil(budget.rep_ms / estimate)))
+    return Measurement(samples=timer.time(fn, reps, before), estimate_ms=estimate, warmup_calls=warmup)
+
+
+class L2Flusher:
+    """Evicts the GPU's L2 cache by writing a buffer larger than it (as ``triton.testing.do_bench`` does).
+
+    Args:
+        torch: The ``torch`` module.
+        l2_bytes: The L2 size of the device; the buffer is four times that, and at least 256 MiB.
+    """
+
+    def __init__(self, torch: Any, l2_bytes: int) -> None:
+        if l2_bytes < 0:
+            raise ValueError(f"l2_bytes must be ≥ 0; got {l2_bytes}")
+        nbytes = max(4 * l2_bytes, 256 * 2**20)
+        self.buffer = torch.empty(nbytes, dtype=torch.int8, device="cuda")
+
+    def __call__(self) -> None:
+        """Overwrite the buffer, pushing everything else out of L2."""
+        self.buffer.zero_()
+
+
+def captured(torch: Any, fn: Callable[[], Any], warmup: int = 3) -> Callable[[], Any]:
+    """Capture ``fn``'s GPU work in a CUDA graph and return the graph's replay.
+
+    A replay launches the whole recorded sequence at once, so a loop of small GEMMs no longer pays one host
+    launch per product: what remains is the kernels' own time and the gaps between them on the GPU. Warm-up
+    calls on a side stream come first, as CUDA graph capture requires (libraries set up their workspaces then).
+    """
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(warmup):
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    return graph.replay

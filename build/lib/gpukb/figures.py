@@ -1,0 +1,36 @@
+"""Figures drawn when the site is built, returned as inline SVG: no image files to go stale, no requests."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display: the build and the tests run headless
+
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
+
+
+def to_svg(fig: Figure) -> str:
+    """Render a figure as an ``<svg>`` element for inline use in a page, and close it.
+
+    The output is deterministic (fixed element ids, no date), so rebuilding the site changes nothing.
+    """
+    with matplotlib.rc_context({"svg.hashsalt": "gpukb", "svg.fonttype": "path"}):
+        buffer = io.StringIO()
+        fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
+    plt.close(fig)
+    svg = buffer.getvalue()
+    svg = svg[svg.index("<svg") :]  # drop the XML prolog and doctype: the SVG sits inside HTML
+    svg = re.sub(r'<svg ([^>]*?)width="[^"]*" height="[^"]*"', r'<svg \1style="max-width: 100%; height: auto"', svg)
+    svg = " ".join(svg.split())  # one line: Markdown would end a raw HTML block at a blank line
+    return f'<div class="gpukb-figure">{svg}</div>'
+
+
+def new_figure(width: float = 7.0, height: float = 4.0) -> tuple[Figure, plt.Axes]:
+    """A figure and axes in the site's size and style."""
+    fig, ax = plt.subplots(figsize=(width, height), layout="constrained")
+    ax.grid(True, which="major", alpha=0.3)
+    return fig, ax

@@ -1,0 +1,61 @@
+"""``gpukb format``: what a number becomes in each format, what a bit pattern means, and the format list."""
+
+from __future__ import annotations
+
+import argparse
+
+from gpukb.formats import tables
+from gpukb.formats.codec import ROUNDING_MODES
+from gpukb.formats.spec import formats, get_format
+from gpukb.tables import text_table
+
+EPILOG = """examples:
+  gpukb format 42.5                  the number in every format
+  gpukb format 0.1 --formats fp32,bf16,e4m3
+  gpukb format 0x63 --as e4m3        what one bit pattern means
+  gpukb format --list                every format and its limits"""
+
+
+# --8<-- [start:add-parser]
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register the ``format`` subcommand."""
+    parser = sub.add_parser(
+        "format",
+        help="store a number in each floating-point format, or decode a bit pattern",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("value", nargs="?", help="a decimal number (42.5, 1e-3, inf, nan) or, with --as, 0x bits")
+    parser.add_argument("--as", dest="as_format", metavar="FORMAT", help="decode VALUE as a bit pattern of FORMAT")
+    parser.add_argument("--formats", help="comma-separated formats to show (default: all)")
+    parser.add_argument("--rounding", choices=ROUNDING_MODES, default="nearest-even")
+    parser.add_argument("--saturate", action="store_true", help="clamp overflow to the largest finite value")
+    parser.add_argument("--list", action="store_true", help="list the formats and their properties")
+    parser.set_defaults(handler=run, parser=parser)
+    # --8<-- [end:add-parser]
+
+
+def run(args: argparse.Namespace) -> int:
+    parser: argparse.ArgumentParser = args.parser
+    try:
+        if args.list:
+            print(text_table(*tables.properties_table()))
+            print()
+            print(text_table(*tables.names_table()))
+            return 0
+        if args.value is None:
+            parser.error("give a VALUE, or --list")
+        if args.as_format:
+            fmt = get_format(args.as_format)
+            try:
+                bits = int(args.value, 0)
+            except ValueError:
+                parser.error(f"with --as, VALUE is a bit pattern such as 0x63 or 99, got {args.value!r}")
+            print(text_table(*tables.pattern_table(bits, fmt.name)))
+            return 0
+        names = [n.strip() for n in args.formats.split(",")] if args.formats else list(formats())
+        headers, rows = tables.value_table(args.value, names, rounding=args.rounding, saturate=args.saturate)
+        print(text_table(headers, rows))
+        return 0
+    except (ValueError, TypeError) as err:
+        parser.error(str(err))

@@ -1,0 +1,1 @@
+"""Matrix products (GEMM): reference implementations, counts, and the libraries that compute them."""

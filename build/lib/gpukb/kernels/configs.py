@@ -1,0 +1,195 @@
+"""How the Triton GEMM is tiled: :class:`Config`, the candidates the H100 sweep measured, the defaults it chose,
+and the wave-quantization rule that picks between a large and a small tiling.
+
+Plain data and arithmetic, with no torch or triton import, so that pages can use it anywhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+#: Kernel names accepted by :class:`Config`.
+KERNELS = ("tma", "blocked")
+
+#: The record of the sweep behind :data:`DEFAULT_CONFIGS` (an id for :func:`gpukb.records.load`).
+TUNED_ON = "gemm/triton-gemm-h100"
+
+
+@dataclass(frozen=True)
+class Config:
+    """How a product is tiled and compiled.
+
+    Attributes:
+        kernel: ``"tma"`` (persistent, TMA descriptors; sm_90+ or the interpreter) or ``"blocked"``.
+        block_m: Rows of C per tile.
+        block_n: Columns of C per tile.
+        block_k: Depth of one step of the K loop.
+        group_m: Tiles along M visited before moving along N (grouped ordering for L2 reuse).
+        num_stages: Depth of the software pipeline of the K loop (shared-memory buffers in flight).
+        num_warps: Warps per program (8 = two warpgroups on Hopper).
+        warp_specialize: ``tma`` only: ask the compiler to split the loop into producer and consumer warps
+            (``tl.range(..., warp_specialize=True)``; the descriptors are then built on the device).
+        epilogue_subtile: ``tma`` only: store C in two halves, freeing shared memory for the main loop.
+        flatten: ``tma`` only: flatten the tile loop and the K loop into one loop for the pipeliner.
+        fp8_imprecise_acc: fp8 only: how many products along K the tensor cores sum at their reduced internal
+            precision before that partial sum joins the float32 accumulator. ``None`` keeps Triton's sm_90
+            default, 2**30 (all of them: the fast mode, as ``torch._scaled_mm(use_fast_accum=True)``).
+    """
+
+    kernel: str
+    block_m: int
+    block_n: int
+    block_k: int
+    group_m: int = 8
+    num_stages: int = 3
+    num_warps: int = 8
+    warp_specialize: bool = False
+    epilogue_subtile: bool = False
+    flatten: bool = True
+    fp8_imprecise_acc: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.kernel not in KERNELS:
+            raise ValueError(f"kernel must be one of {list(KERNELS)}; got {self.kernel!r}")
+        for name in ("block_m", "block_n", "block_k"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 16 or value & (value - 1):
+                raise ValueError(f"{name} must be a power of two ≥ 16 (tl.dot's smallest tile); got {value!r}")
+        for name, allowed in (("group_m", range(1, 65)), ("num_stages", range(1, 9)), ("num_warps", (4, 8, 16))):
+            value = getattr(self, name)
+            if isinstance(value, bool) or value not in allowed:
+                raise ValueError(f"{name} must be in {_describe(allowed)}; got {value!r}")
+        if self.kernel == "blocked" and (self.warp_specialize or self.epilogue_subtile or self.fp8_imprecise_acc):
+            raise ValueError("warp_specialize, epilogue_subtile and fp8_imprecise_acc apply to the 'tma' kernel only")
+        acc = self.fp8_imprecise_acc
+        if acc is not None and (isinstance(acc, bool) or not isinstance(acc, int) or acc < 16 or acc > self.block_k):
+            raise ValueError(
+                f"fp8_imprecise_acc must be None or an int from 16 to block_k ({self.block_k}); got {acc!r}"
+            )
+
+    @property
+    def label(self) -> str:
+        """A short name, e.g. ``"tma 128x256x64 g8 s3 w8 ws"``."""
+        extras = [flag for flag, on in (("ws", self.warp_specialize), ("sub", self.epilogue_subtile)) if on]
+        if self.kernel == "tma" and not self.flatten:
+            extras.append("noflat")
+        if self.fp8_imprecise_acc is not None:
+            extras.append(f"acc{self.fp8_imprecise_acc}")
+        shape = f"{self.block_m}x{self.block_n}x{self.block_k}"
+        return " ".join([self.kernel, shape, f"g{self.group_m}", f"s{self.num_stages}", f"w{self.num_warps}", *extras])
+
+    def as_dict(self) -> dict[str, Any]:
+        """The configuration as plain JSON-ready data (what a results file records)."""
+        return asdict(self)
+
+
+def _describe(allowed: Any) -> str:
+    return f"{allowed.start}..{allowed.stop - 1}" if isinstance(allowed, range) else str(list(allowed))
+
+
+#: The configurations ``bench/triton_gemm.py`` sweeps on the H100: tile shapes and pipeline depths around what
+#: fits sm_90's 227 KiB of shared memory (one that does not fit is kept, to show the limit), with and without
+#: warp specialization, and the tutorial's blocked kernel for reference.
+CANDIDATES: tuple[Config, ...] = (
+    Config("blocked", 128, 256, 64, num_stages=3, num_warps=8),
+    Config("blocked", 128, 128, 64, num_stages=4, num_warps=4),
+    Config("tma", 128, 256, 64, num_stages=3, num_warps=8),
+    Config("tma", 128, 256, 64, num_stages=4, num_warps=8),
+    Config("tma", 128, 256, 64, num_stages=3, num_warps=8, epilogue_subtile=True),
+    Config("tma", 128, 256, 64, num_stages=4, num_warps=8, epilogue_subtile=True),
+    Config("tma", 128, 256, 64, num_stages=3, num_warps=8, flatten=False),
+    Config("tma", 256, 128, 64, num_stages=3, num_warps=8),
+    Config("tma", 128, 128, 64, num_stages=4, num_warps=8),
+    Config("tma", 128, 128, 128, num_stages=3, num_warps=8),
+    Config("tma", 64, 128, 64, num_stages=4, num_warps=4),
+    Config("tma", 128, 256, 64, num_stages=3, num_warps=8, warp_specialize=True),
+    Config("tma", 128, 256, 64, num_stages=3, num_warps=8, warp_specialize=True, epilogue_subtile=True),
+    Config("tma", 128, 256, 64, num_stages=4, num_warps=8, warp_specialize=True, epilogue_subtile=True),
+    Config("tma", 128, 256, 64, group_m=4, num_stages=3, num_warps=8, warp_specialize=True),
+    Config("tma", 128, 256, 64, group_m=16, num_stages=3, num_warps=8, warp_specialize=True),
+    Config("tma", 128, 256, 64, num_stages=3, num_warps=8, warp_specialize=True, flatten=False),
+    Config("tma", 128, 128, 64, num_stages=4, num_warps=8, warp_specialize=True),
+    Config("tma", 256, 128, 64, num_stages=3, num_warps=8, warp_specialize=True),
+    Config("tma", 256, 128, 64, num_stages=4, num_warps=8, warp_specialize=True, epilogue_subtile=True),
+)
+
+#: FP8 (E4M3) candidates: a deeper K step, since each element is one byte; the fast accumulation (Triton's
+#: default on sm_90) and a precise one that promotes each K step's partial sum to float32.
+FP8_CANDIDATES: tuple[Config, ...] = (
+    Config("tma", 128, 256, 128, num_stages=3, num_warps=8),
+    Config("tma", 128, 256, 128, num_stages=4, num_warps=8, epilogue_subtile=True),
+    Config("tma", 128, 256, 128, num_stages=3, num_warps=8, warp_specialize=True),
+    Config("tma", 128, 256, 128, num_stages=4, num_warps=8, warp_specialize=True, epilogue_subtile=True),
+    Config("tma", 128, 128, 128, num_stages=4, num_warps=8),
+    Config("tma", 128, 256, 128, num_stages=3, num_warps=8, fp8_imprecise_acc=128),
+    Config("tma", 128, 128, 128, num_stages=4, num_warps=8, fp8_imprecise_acc=128),
+    Config("tma", 128, 128, 128, num_stages=4, num_warps=8, warp_specialize=True, fp8_imprecise_acc=128),
+    Config("tma", 128, 128, 128, num_stages=4, num_warps=8, fp8_imprecise_acc=32),
+)
+
+#: The configuration used when none is given, per input type, for the TMA kernel on sm_90 (chosen from the
+#: sweep recorded in :data:`TUNED_ON`): for products that fill the GPU with tiles of this shape ...
+DEFAULT_CONFIGS: dict[str, Config] = {
+    "float16": Config("tma", 128, 256, 64, num_stages=4, num_warps=8, epilogue_subtile=True),
+    "bfloat16": Config("tma", 128, 256, 64, num_stages=4, num_warps=8, epilogue_subtile=True),
+    "float8_e4m3fn": Config(
+        "tma", 128, 256, 128, num_stages=4, num_warps=8, warp_specialize=True, epilogue_subtile=True
+    ),
+}
+
+#: ... and a smaller tiling for 16-bit products that the default tiling would spread unevenly over the
+#: multiprocessors (see :func:`pick_by_waves`), ...
+SMALL_CONFIGS: dict[str, Config] = {
+    "float16": Config("tma", 64, 128, 64, num_stages=4, num_warps=4),
+    "bfloat16": Config("tma", 64, 128, 64, num_stages=4, num_warps=4),
+}
+
+#: ... whose rate, relative to the default tiling's, on bf16 8192³ in the same sweep (a test checks it there).
+SMALL_RATE = 0.64
+
+#: The blocked kernel's configuration on GPUs without TMA, and for strided operands TMA cannot describe.
+BLOCKED_CONFIG = Config("blocked", 128, 128, 64, num_stages=4, num_warps=4)
+
+#: float32 operands take the blocked kernel with IEEE products (no TF32); four-byte elements need smaller tiles
+#: to fit shared memory. Checked on the CPU only: the H100 run measured no float32 product.
+FP32_CONFIG = Config("blocked", 64, 64, 32, num_stages=3, num_warps=4)
+
+#: Small tiles for the interpreter: tl.dot's smallest, so that tiny test shapes still span several tiles.
+INTERPRETER_CONFIG = Config("blocked", 16, 16, 16, group_m=2, num_stages=1, num_warps=4)
+
+
+def _cdiv(x: int, y: int) -> int:
+    return -(-x // y)
+
+
+def waves(m: int, n: int, config: Config, sms: int) -> int:
+    """Rounds of tiles a persistent grid of ``sms`` programs needs for an m×n output: ceil(tiles / sms)."""
+    return _cdiv(_cdiv(m, config.block_m) * _cdiv(n, config.block_n), sms)
+
+
+def pick_by_waves(m: int, n: int, large: Config, small: Config, sms: int, small_rate: float) -> Config:
+    """The tiling with the shorter estimated time: rounds of tiles × tile area ÷ the tiling's rate.
+
+    A product whose tiles do not divide evenly among the multiprocessors leaves some of them idle in the last
+    round (wave quantization): 1024² in 128×256 tiles is 32 tiles for 132 multiprocessors. Smaller tiles fill
+    the GPU better but reuse less data, so each runs at a lower rate: ``small_rate`` is the small tiling's
+    throughput relative to the large one's on a product that fills the GPU. ``large`` wins ties.
+    """
+    cost_large = waves(m, n, large, sms) * large.block_m * large.block_n
+    cost_small = waves(m, n, small, sms) * small.block_m * small.block_n / small_rate
+    return small if cost_small < cost_large else large
+
+
+def current_choice(size: int, sm_count: int) -> Config:
+    """The configuration the code picks now for a bf16 size×size output on ``sm_count`` multiprocessors."""
+    large, small = DEFAULT_CONFIGS["bfloat16"], SMALL_CONFIGS["bfloat16"]
+    return pick_by_waves(size, size, large, small, sm_count, SMALL_RATE)
+
+
+def shared_memory_model(config: Config, element_bytes: int = 2) -> int:
+    """Bytes of shared memory a TMA configuration needs by count: ``num_stages`` buffers of an A and a B tile,
+    and one output tile for the TMA store (half of one when the epilogue is subtiled)."""
+    stages = config.num_stages * (config.block_m + config.block_n) * config.block_k * element_bytes
+    c_cols = config.block_n // 2 if config.epilogue_subtile else config.block_n
+    return stages + config.block_m * c_cols * element_bytes

@@ -1,0 +1,56 @@
+"""Recorded results: how a run is described, written, found and read back. The one home for results files.
+
+A benchmark script builds its record (a model of its kind, see :data:`KINDS`) with ``run=describe_run()``, and
+writes it with :func:`write`; pages and tests read committed files with :func:`load` by id and state where they
+came from with :func:`measured_on`.
+"""
+
+from gpukb.records.run import (
+    ClockReading,
+    Gpu,
+    Run,
+    Versions,
+    clock_reading,
+    clock_text,
+    command_line,
+    describe_run,
+    finished,
+    measured_on,
+)
+from gpukb.records.store import (
+    KINDS,
+    RESULTS_DIR_VARIABLE,
+    Record,
+    json_schemas,
+    load,
+    model_for,
+    parse,
+    read,
+    record_ids,
+    results_dir,
+    write,
+)
+
+__all__ = [
+    "KINDS",
+    "RESULTS_DIR_VARIABLE",
+    "ClockReading",
+    "Gpu",
+    "Record",
+    "Run",
+    "Versions",
+    "clock_reading",
+    "clock_text",
+    "command_line",
+    "describe_run",
+    "finished",
+    "json_schemas",
+    "load",
+    "measured_on",
+    "model_for",
+    "parse",
+    "read",
+    "record_ids",
+    "results_dir",
+    "write",
+]

@@ -1,0 +1,1 @@
+"""The machinery that keeps the site honest: fence and include checks, build-time math rendering."""

@@ -1,0 +1,51 @@
+"""Render rows as Markdown (for pages, at build time) or aligned text (for the CLI): one table, two outputs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+def _cells(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> list[list[str]]:
+    width = len(headers)
+    for number, row in enumerate(rows, start=1):
+        if len(row) != width:
+            raise ValueError(f"row {number} has {len(row)} cells, the header has {width}: {row!r}")
+    return [[str(c) for c in row] for row in rows]
+
+
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A Markdown pipe table. ``|`` inside a cell is escaped.
+
+    Raises:
+        ValueError: If a row's length differs from the header's.
+    """
+    cells = _cells(headers, rows)
+    escape = lambda s: s.replace("|", "\\|")  # noqa: E731
+    lines = ["| " + " | ".join(map(escape, headers)) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(map(escape, row)) + " |" for row in cells]
+    return "\n".join(lines)
+
+
+def text_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A plain-text table with columns padded to their widest cell.
+
+    Raises:
+        ValueError: If a row's length differs from the header's.
+    """
+    cells = _cells(headers, rows)
+    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
+    fmt = lambda row: "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()  # noqa: E731
+    return "\n".join([fmt(headers), fmt(["-" * w for w in widths]), *map(fmt, cells)])
+
+
+def transposed(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> tuple[list[str], list[list[str]]]:
+    """Swap rows and columns: the first column becomes the header, each other header a row label.
+
+    A table of a few items with many properties reads better with the items as columns.
+
+    Raises:
+        ValueError: If a row's length differs from the header's.
+    """
+    cells = _cells(headers, rows)
+    new_headers = [headers[0], *(row[0] for row in cells)]
+    return new_headers, [[header, *(row[i] for row in cells)] for i, header in enumerate(headers) if i > 0]

@@ -1,0 +1,154 @@
+"""The performance pages' tables and figures carry the sweep's numbers, and figures are self-contained SVG."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from gpukb.bench import pages, specs
+from gpukb.bench.ceilings import measured_ceilings
+from gpukb.bench.results import H100_SWEEP, H200_SWEEP, SweepRecord
+from gpukb.records import clock_text, load
+
+RUN = load(H100_SWEEP, SweepRecord)
+
+
+def _rows(markdown: str) -> list[list[str]]:
+    lines = [line for line in markdown.splitlines() if line.startswith("|")][2:]
+    return [[cell.strip() for cell in line.strip("|").split("|")] for line in lines]
+
+
+def test_page_functions_take_an_id_or_a_record_and_default_to_the_h100_sweep() -> None:
+    assert pages.gemm_peaks() == pages.gemm_peaks(H100_SWEEP) == pages.gemm_peaks(RUN)
+    with pytest.raises(FileNotFoundError, match=r"no results file .*'performance/missing'"):
+        pages.gemm_peaks("performance/missing")
+
+
+def test_the_run_table_comes_from_the_run_description() -> None:
+    rows = dict((row[0], row[1]) for row in _rows(pages.meta_table()))
+    assert rows["GPU"] == "NVIDIA H100 80GB HBM3"
+    assert rows["date (UTC)"] == "2026-11-22T22:04:57+00:00"
+    assert rows["duration"] == "88 s"
+    assert rows["clocks at start"] == clock_text(RUN.run.clocks["start"])
+    assert rows["clocks after gemm"].startswith("SM 1425/1980 MHz")  # fell under sustained load
+    assert rows["command"] == f"`{RUN.run.command}`"
+
+
+def test_run_line() -> None:
+    assert pages.run_line() == (
+        "NVIDIA H100 80GB HBM3, full mode: 88 s of measuring on 2026-11-22 (torch 2.11.0+cu130, driver "
+        "580.159.04), with `python bench/gpu_sweep.py --output /root/out/nvidia-h100-80gb-hbm3-2026-11-22.json`."
+    )
+
+
+def test_gemm_peaks_are_the_best_records_of_the_file() -> None:
+    rows = {row[0]: row for row in _rows(pages.gemm_peaks())}
+    h100 = specs.load().gpu("h100-sxm5")
+    for dtype in ("fp32", "tf32", "fp16", "bf16", "fp8"):
+        best = max((r for r in RUN.gemm if r.dtype == dtype and r.tflops), key=lambda r: r.tflops)
+        assert rows[dtype][1] == f"{best.tflops:,.1f}"
+        assert rows[dtype][2] == f"{best.m}×{best.n}×{best.k}"
+        peak = h100.figure(specs.GEMM_QUANTITY[dtype]).dense
+        assert rows[dtype][5] == f"{100 * best.tflops / peak:.0f}%"
+
+
+def test_square_table_has_one_row_per_size() -> None:
+    sizes = sorted({r.m for r in RUN.gemm if r.sweep == "square"})
+    assert [int(row[0]) for row in _rows(pages.gemm_squares())] == sizes
+
+
+def test_ceilings_table_and_ridges() -> None:
+    rows = {row[0]: row for row in _rows(pages.ceilings_table())}
+    measured = measured_ceilings(RUN)
+    assert rows["memory bandwidth (GB/s)"][1] == f"{measured['bandwidth']:,.0f}"
+    assert rows["bf16 matrix product (TFLOP/s)"][1:] == ["775.5", "989.5 †", "78%", "257", "295"]
+    h200 = {row[0]: row for row in _rows(pages.ceilings_table(H200_SWEEP))}
+    assert h200["bf16 matrix product (TFLOP/s)"][2:4] == ["–", "–"]  # no H200 datasheet entry yet
+
+
+def test_spec_table_puts_the_measurement_next_to_the_datasheets() -> None:
+    rows = {row[0]: row for row in _rows(pages.spec_table())}
+    bf16 = rows["BF16 tensor core, dense (TFLOP/s)"]
+    assert bf16[1] == "–"  # V100 has no bf16
+    assert bf16[3] == "989.5 †"  # H100 SXM5: 1979 with sparsity, halved; † = read in copies of the datasheet
+    assert bf16[4] == f"{measured_ceilings(RUN)['bf16']:,.1f}"
+    assert rows["FP16 tensor core, dense (TFLOP/s)"][1] == "125"  # confirmed in NVIDIA's own text: no mark
+
+
+def test_spec_sources_list_every_source_used() -> None:
+    text = pages.spec_sources()
+    for source in ("ampere-whitepaper", "a100-datasheet", "h100-datasheet", "volta-tensor-cores"):
+        assert specs.load().sources[source].url in text
+
+
+def test_alignment_rows() -> None:
+    rows = _rows(pages.alignment_table())
+    assert [row[0] for row in rows] == [str(r.m) for r in RUN.gemm if r.sweep == "alignment"]
+    assert {row[0]: row[2] for row in rows}["8191"] == "2 B"
+
+
+def test_mistake_tables_show_each_variant() -> None:
+    for mistake in ("sync", "cold_start", "zeros", "idle_gpu", "l2_cache"):
+        variants = [r.variant for r in RUN.mistake(mistake)]
+        assert [row[0] for row in _rows(pages.mistake_table(mistake))] == variants
+
+
+def test_one_run_table_reads_the_samples() -> None:
+    (row,) = _rows(pages.one_run_table())
+    (record,) = RUN.mistake("one_run")
+    assert row[1] == str(len(record.samples))
+    assert row[3] == f"{min(record.samples) * 1e3:,.1f} – {max(record.samples) * 1e3:,.1f}"
+
+
+def test_copy_and_transfer_tables() -> None:
+    widths = _rows(pages.copy_widths())
+    assert [row[0] for row in widths] == ["uint8", "int16", "int32", "int64"]
+    transfers = _rows(pages.host_device_table())
+    assert len(transfers) == len({r.bytes for r in RUN.host_device})
+    without = RUN.model_copy(update={"copies": [r for r in RUN.copies if r.method == "memcpy"]})
+    assert pages.copy_widths(without) == "This run has no element-width measurements."
+
+
+def test_attention_table_marks_refused_and_skipped_cases() -> None:
+    rows = {row[0]: row for row in _rows(pages.attention_table(head_dim=128, causal=False))}
+    assert rows["16384"][5] == "not run"  # the math backend is not run on the longest sequence
+    assert pages.attention_errors() == ""  # every other case ran
+
+
+def test_intensity_table_recomputes_the_notes_examples() -> None:
+    table = pages.intensity_table()
+    rows = _rows(table)
+    assert [row[3] for row in rows] == ["315.08", "1.00", "2.25", "0.25"]
+    assert rows[0][4:] == ["compute", "compute"]
+    assert "limit on V100 (ridge 139)" in table
+    assert "limit on this H100 (ridge 257)" in table
+
+
+def test_kernels_table_says_when_there_are_none() -> None:
+    assert "No project kernel was registered" in pages.kernels_table()
+    rows = _rows(pages.kernels_table(H200_SWEEP))
+    assert [row[0] for row in rows] == ["triton-gemm-bf16", "triton-gemm-bf16"]
+
+
+def test_run_summary_holds_the_main_tables() -> None:
+    text = pages.run_summary(RUN)
+    for heading in ("## Run", "## Matrix products: best per type", "## Mistake: sync", "## Project kernels"):
+        assert heading in text
+
+
+@pytest.mark.parametrize("figure", [pages.gemm_figure, pages.copy_figure, pages.roofline_figure])
+def test_figures_are_inline_svg_with_no_outside_references(figure) -> None:
+    html = figure()
+    assert html.startswith('<div class="gpukb-figure"><svg')
+    svg = html.removeprefix('<div class="gpukb-figure">').removesuffix("</div>")
+    root = ET.fromstring(svg)
+    assert root.tag.endswith("svg")
+    assert not re.search(r'(?:href|src)="https?://', svg)
+
+
+def test_notes_list_holds_the_suites_notes() -> None:
+    lines = pages.notes_list().splitlines()
+    assert [line.split(":", 1)[0] for line in lines] == ["- mistakes", "- gemm", "- kernels"]
+    assert "Converted on" in RUN.run.notes[-1]  # the file's own history stays in the record, off the page

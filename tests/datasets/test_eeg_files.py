@@ -1,0 +1,142 @@
+"""EDF headers: files written byte by byte from the specification, the module's writer, and malformed headers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpukb.datasets import eeg_files
+
+
+def _spec_header(labels: list[str], samples: list[int], *, duration: str = "1", records: int = 2) -> bytes:
+    """An EDF header assembled here from the field widths of Kemp et al. (1992), independently of the module."""
+    ns = len(labels)
+
+    def f(text: object, width: int) -> bytes:
+        return str(text).ljust(width).encode("ascii")
+
+    head = f("0", 8) + f("P01 M 02-MAR-1975 Anon", 80) + f("Startdate 01-JAN-2020 X X X", 80)
+    head += f("01.01.20", 8) + f("22.30.00", 8) + f(256 * (ns + 1), 8) + f("EDF+C", 44) + f(records, 8)
+    head += f(duration, 8) + f(ns, 4)
+    for values, width in (
+        (labels, 16),
+        (["AgAgCl electrode"] * ns, 80),
+        (["uV"] * ns, 8),
+        (["-3200"] * ns, 8),
+        (["3200"] * ns, 8),
+        (["-32768"] * ns, 8),
+        (["32767"] * ns, 8),
+        (["HP:0.1Hz LP:75Hz"] * ns, 80),
+        (samples, 8),
+        ([""] * ns, 32),
+    ):
+        head += b"".join(f(v, width) for v in values)
+    return head
+
+
+def test_a_header_built_from_the_specification_parses() -> None:
+    data = _spec_header(["EEG Fpz-Cz", "EEG Pz-Oz", "EOG horizontal", "EDF Annotations"], [100, 100, 100, 60])
+    h = eeg_files.parse_header(data)
+    assert (h.version, h.subject, h.reserved, h.n_records, h.record_duration) == ("0", "P01", "EDF+C", 2, 1.0)
+    assert (h.start_date, h.start_time, h.header_bytes, h.duration_s) == ("01.01.20", "22.30.00", 1280, 2.0)
+    assert [s.label for s in h.eeg_signals()] == ["EEG Fpz-Cz", "EEG Pz-Oz"]
+    assert [h.sampling_rate(s) for s in h.signals] == [100.0, 100.0, 100.0, 60.0]
+    s = h.signals[0]
+    assert (s.physical_min, s.physical_max, s.digital_min, s.digital_max) == (-3200.0, 3200.0, -32768, 32767)
+    assert (s.transducer, s.prefiltering, s.physical_dimension) == ("AgAgCl electrode", "HP:0.1Hz LP:75Hz", "uV")
+
+
+def test_record_duration_sets_the_rate() -> None:
+    h = eeg_files.parse_header(_spec_header(["C3"], [3000], duration="30"))
+    assert h.sampling_rate(h.signals[0]) == 100.0
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda b: b[:236] + b"   x    " + b[244:], r"field n_records must be an integer, got 'x'"),
+        (
+            lambda b: b[:184] + b"9999    " + b[192:],
+            r"field header_bytes is 9999, but 2 signals need 256 \* \(2 \+ 1\) = 768",
+        ),
+        (lambda b: b[:244] + b"0       " + b[252:], r"field record_duration must be positive, got 0.0"),
+        (lambda b: b[:252] + b"0   " + b[256:], r"field n_signals must be at least 1, got 0"),
+        (lambda b: b[:8] + "é".encode() + b[10:], r"field patient \(bytes 8-87\) is not ASCII"),
+        (lambda b: b[:600], r"header ends inside field"),
+    ],
+)
+def test_malformed_headers_name_the_field(mutate, message: str) -> None:
+    good = _spec_header(["C3", "C4"], [256, 256])
+    assert eeg_files.parse_header(good).signals[1].label == "C4"
+    with pytest.raises(ValueError, match=message):
+        eeg_files.parse_header(mutate(good))
+
+
+def test_a_bad_signal_field_names_the_signal() -> None:
+    good = _spec_header(["C3", "C4"], [256, 256])
+    spr = 256 + 2 * (16 + 80 + 8 + 8 + 8 + 8 + 8 + 80)  # samples_per_record of signal 1
+    with pytest.raises(ValueError, match=r"signal 2 \(C4\): samples_per_record must be positive, got 0"):
+        eeg_files.parse_header(good[: spr + 8] + b"0       " + good[spr + 16 :])
+    dmin = 256 + 2 * (16 + 80 + 8 + 8 + 8)
+    with pytest.raises(ValueError, match=r"signal 1 \(C3\): digital_min 40000 must be below digital_max 32767"):
+        eeg_files.parse_header(good[:dmin] + b"40000   " + good[dmin + 8 :])
+
+
+def test_write_then_read_round_trips(tmp_path) -> None:
+    rng = np.random.default_rng(3)
+    x = rng.normal(0, 30, 256 * 4)
+    path = eeg_files.write_edf(
+        tmp_path / "rec.edf",
+        {"FP1-F7": (256, x), "F7-T7": (256, -x), "ECG": (128, np.zeros(128 * 4))},
+        patient="chb01 F 01-JAN-2000 X",
+        record_duration=2,
+    )
+    h = eeg_files.read_header(path)
+    assert (h.subject, h.n_records, h.record_duration, len(h.signals)) == ("chb01", 2, 2.0, 3)
+    assert [(s.label, h.sampling_rate(s)) for s in h.eeg_signals()] == [("FP1-F7", 256.0), ("F7-T7", 256.0)]
+    data = path.read_bytes()
+    assert len(data) == h.header_bytes + 2 * 2 * (512 + 512 + 256)  # records x bytes per sample x samples per record
+    # The first record's samples for FP1-F7 decode back to x within one quantization step.
+    digital = np.frombuffer(data[h.header_bytes : h.header_bytes + 2 * 512], dtype="<i2").astype(float)
+    step = 1000 / 65535
+    assert np.max(np.abs(-500 + (digital + 32768) * step - np.clip(x[:512], -500, 500))) <= step
+
+
+def test_writer_refuses_what_edf_cannot_hold(tmp_path) -> None:
+    with pytest.raises(ValueError, match=r"'C3': 100.5 Hz x 1.0 s is not a whole number of samples"):
+        eeg_files.write_edf(tmp_path / "a.edf", {"C3": (100.5, np.zeros(201))})
+    with pytest.raises(ValueError, match=r"'C4' spans 1 records, the first signal 2"):
+        eeg_files.write_edf(tmp_path / "a.edf", {"C3": (10, np.zeros(20)), "C4": (10, np.zeros(10))})
+    with pytest.raises(ValueError, match=r"label 'x{17}' is longer than its 16-byte field"):
+        eeg_files.write_edf(tmp_path / "a.edf", {"x" * 17: (10, np.zeros(10))})
+
+
+def test_summarize_counts_subjects_channels_and_rates(tmp_path) -> None:
+    paths = []
+    for subject, rate, n_eeg in (("s01", 256, 3), ("s01", 256, 3), ("s02", 512, 3), ("s03", 256, 2)):
+        signals = {f"EEG {k}": (rate, np.zeros(rate * 10)) for k in range(n_eeg)}
+        signals["EOG left"] = (rate, np.zeros(rate * 10))
+        paths.append(eeg_files.write_edf(tmp_path / f"{subject}_{len(paths)}.edf", signals, patient=f"{subject} X X X"))
+    s = eeg_files.summarize(paths)
+    assert (s.files, s.subjects, s.eeg_channels, s.sampling_rates_hz) == (
+        4,
+        ("s01", "s02", "s03"),
+        (2, 3),
+        (256.0, 512.0),
+    )
+    assert s.hours == pytest.approx(40 / 3600)
+    by_folder = eeg_files.summarize(paths, subject_of=lambda p, h: "one")
+    assert by_folder.subjects == ("one",)
+    anonymous = eeg_files.write_edf(tmp_path / "anon.edf", {"C3": (10, np.zeros(10))}, patient="")
+    with pytest.raises(ValueError, match=r"anon\.edf: no subject code"):
+        eeg_files.summarize([anonymous])
+
+
+def test_read_header_names_the_file(tmp_path) -> None:
+    path = tmp_path / "truncated.edf"
+    path.write_bytes(_spec_header(["C3"], [100])[:300])
+    with pytest.raises(ValueError, match=r"truncated\.edf: header ends inside field"):
+        eeg_files.read_header(path)
+    path.write_bytes(b"0" * 252 + b"abcd")
+    with pytest.raises(ValueError, match=r"truncated\.edf: field n_signals \(bytes 252-255\) is not an integer"):
+        eeg_files.read_header(path)

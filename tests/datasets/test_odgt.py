@@ -1,0 +1,97 @@
+"""CrowdHuman .odgt: generated files with known contents, and malformed ones."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from gpukb.datasets import odgt
+
+
+def _box(rng) -> list[float]:
+    return [
+        float(rng.uniform(0, 900)),
+        float(rng.uniform(0, 600)),
+        float(rng.uniform(5, 80)),
+        float(rng.uniform(20, 300)),
+    ]
+
+
+def _generate(seed: int, images: int = 30) -> tuple[list[dict], dict]:
+    rng = np.random.default_rng(seed)
+    records, truth = [], {"persons": 0, "ignored": 0, "masks": 0, "heads": 0, "nonempty": 0, "max": 0}
+    for i in range(images):
+        boxes = []
+        persons = int(rng.integers(0, 40))
+        ignored = int(rng.integers(0, 3))
+        masks = int(rng.integers(0, 3))
+        hidden_heads = int(rng.integers(0, persons + 1))
+        for j in range(persons):
+            boxes.append(
+                {
+                    "tag": "person",
+                    "fbox": _box(rng),
+                    "vbox": _box(rng),
+                    "hbox": _box(rng),
+                    "extra": {"box_id": j, "occ": 0, "ignore": 0},
+                    "head_attr": {"ignore": int(j < hidden_heads), "occ": 0, "unsure": 0},
+                }
+            )
+        boxes += [{"tag": "person", "fbox": _box(rng), "extra": {"ignore": 1}} for _ in range(ignored)]
+        boxes += [{"tag": "mask", "fbox": _box(rng), "extra": {"ignore": 1}} for _ in range(masks)]
+        rng.shuffle(boxes)
+        records.append({"ID": f"273271,{i:x}", "gtboxes": boxes})
+        truth["persons"] += persons
+        truth["ignored"] += ignored
+        truth["masks"] += masks
+        truth["heads"] += persons - hidden_heads
+        truth["nonempty"] += persons > 0
+        truth["max"] = max(truth["max"], persons)
+    return records, truth
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_counts_match_what_was_generated(tmp_path, seed: int) -> None:
+    records, truth = _generate(seed)
+    path = tmp_path / "annotation_train.odgt"
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n\n")  # a trailing blank line is allowed
+    read = odgt.read(path)
+    assert read == records
+    s = odgt.stats(read)
+    assert (s.images, s.instances, s.ignored_instances, s.ignore_regions) == (
+        30,
+        truth["persons"],
+        truth["ignored"],
+        truth["masks"],
+    )
+    assert (s.images_with_instances, s.max_per_image) == (truth["nonempty"], truth["max"])
+    assert s.persons_per_image == pytest.approx(truth["persons"] / 30)
+    assert odgt.head_boxes(read) == truth["heads"]
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('{"ID": "a", "gtboxes": [', r"line 2: not JSON"),
+        ('{"gtboxes": []}', r"line 2: field ID must be a string"),
+        ('{"ID": "a", "gtboxes": {}}', r"line 2 \(a\): field gtboxes must be a list"),
+        ('{"ID": "a", "gtboxes": [{"fbox": [1, 2, 3, 4]}]}', r"line 2 \(a\): gtboxes\[0\]: field tag must be a string"),
+        ('{"ID": "a", "gtboxes": [{"tag": "person", "vbox": [1, 2, 3]}]}', r"line 2 \(a\): gtboxes\[0\]\.vbox must be"),
+        (
+            '{"ID": "a", "gtboxes": [{"tag": "person", "hbox": [1, 2, -3, 4]}]}',
+            r"line 2 \(a\): gtboxes\[0\]\.hbox has a negative",
+        ),
+    ],
+)
+def test_malformed_lines_name_the_file_line_and_field(tmp_path, line: str, message: str) -> None:
+    path = tmp_path / "bad.odgt"
+    path.write_text('{"ID": "ok", "gtboxes": []}\n' + line + "\n")
+    with pytest.raises(ValueError, match=r"bad\.odgt, " + message):
+        odgt.read(path)
+
+
+def test_an_unknown_tag_is_not_counted_silently() -> None:
+    with pytest.raises(ValueError, match=r"record 0 \(x\): gtboxes\[0\]\.tag 'head' is not 'person' or 'mask'"):
+        odgt.stats([{"ID": "x", "gtboxes": [{"tag": "head", "hbox": [1, 2, 3, 4]}]}])

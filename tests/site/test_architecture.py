@@ -1,0 +1,267 @@
+"""The chapter skeleton, enforced: the layers docs/about/contributing.md ("Adding a chapter") tells a chapter to copy.
+
+data file + model -> library (values or ``(headers, rows)``) -> one ``pages.py`` (the only Markdown) -> the page;
+snippets import the library, never the page layer; results are found through ``gpukb.records`` by id and written
+by bench scripts through it. The map of chapters to page layers is ``gpukb.site.fences.PAGE_LAYERS``.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from gpukb.site.fences import NO_PAGE_LAYER, PAGE_LAYERS, classify, iter_fences, render_imports
+from tests.helpers import ROOT
+
+SRC = ROOT / "src"
+PACKAGE = SRC / "gpukb"
+#: The renderers: the one Markdown table writer and the one SVG writer, which page layers call.
+RENDERERS = {"gpukb/tables.py": "markdown_table", "gpukb/figures.py": "to_svg"}
+#: Calls that produce page markup, allowed only in a page layer or in the renderer that defines them.
+MARKUP_CALLS = set(RENDERERS.values())
+#: Folders under docs/ that hold assets, not pages.
+CHAPTER_PAGE_SUFFIXES = (".md", ".ipynb")
+
+
+def _module_file(module: str) -> Path:
+    return SRC.joinpath(*module.split(".")).with_suffix(".py")
+
+
+def _rel(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+def _python_files(*folders: Path) -> Iterator[Path]:
+    for folder in folders:
+        yield from (p for p in sorted(folder.rglob("*.py")) if "__pycache__" not in p.parts)
+
+
+def _chapters() -> list[str]:
+    docs = ROOT / "docs"
+    return sorted(
+        d.name for d in docs.iterdir() if d.is_dir() and any(p.suffix in CHAPTER_PAGE_SUFFIXES for p in d.rglob("*"))
+    )
+
+
+def _page_layer_files() -> set[str]:
+    return {_rel(p) for p in PACKAGE.rglob("pages.py")}
+
+
+# --- one page layer per chapter -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("chapter", _chapters())
+def test_every_chapter_has_its_page_layer(chapter: str) -> None:
+    if chapter in NO_PAGE_LAYER:
+        return
+    assert chapter in PAGE_LAYERS, (
+        f"docs/{chapter}/ has pages but no page layer: add it to gpukb.site.fences.PAGE_LAYERS "
+        f"(or to NO_PAGE_LAYER with the reason)"
+    )
+    module = PAGE_LAYERS[chapter]
+    assert module.endswith(".pages"), f"{chapter}: the page layer is a module named pages, not {module}"
+    assert _module_file(module).is_file(), (
+        f"docs/{chapter}/ renders through {module}, and {_rel(_module_file(module))} is missing"
+    )
+
+
+def test_every_pages_module_is_a_chapters_page_layer() -> None:
+    """No second page layer: each ``pages.py`` under src/gpukb is the one of a chapter in the map."""
+    mapped = {_rel(_module_file(m)) for m in PAGE_LAYERS.values()}
+    assert _page_layer_files() - mapped == set()
+    assert len(set(PAGE_LAYERS.values())) == len(PAGE_LAYERS), "two chapters share a page layer"
+
+
+# --- only the page layer returns markup -----------------------------------------------------------------------
+
+
+def _markup_violations(path: Path, root: Path = ROOT) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    where = path.relative_to(root).as_posix()
+    problems = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            if node.name.endswith("_markdown"):
+                problems.append(f"{where}:{node.lineno}: def {node.name} (a *_markdown function)")
+            returns = ast.unparse(node.returns) if node.returns else ""
+            if node.name.endswith(("_table", "_figure")) and returns == "str":
+                problems.append(f"{where}:{node.lineno}: def {node.name} -> str (markup outside a page layer)")
+        elif isinstance(node, ast.Call):
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            if name in MARKUP_CALLS:
+                problems.append(f"{where}:{node.lineno}: calls {name}")
+    return problems
+
+
+def test_only_page_layers_return_markdown() -> None:
+    """No module outside a ``pages.py`` (and the renderers) defines ``*_markdown`` or calls ``markdown_table``."""
+    allowed = _page_layer_files() | {f"src/{r}" for r in RENDERERS}
+    problems = [p for path in _python_files(PACKAGE) if _rel(path) not in allowed for p in _markup_violations(path)]
+    assert problems == [], "\n".join(problems)
+
+
+def test_the_markup_check_finds_what_it_should(tmp_path: Path) -> None:
+    module = tmp_path / "mod.py"
+    module.write_text(
+        "from gpukb.tables import markdown_table\n"
+        "def speed_markdown():\n    return ''\n"
+        "def cast_table() -> str:\n    return markdown_table([], [])\n"
+        "def cast_rows() -> tuple:\n    return [], []\n"
+    )
+    found = [p.split(": ", 1)[1] for p in _markup_violations(module, tmp_path)]
+    assert found == [
+        "def speed_markdown (a *_markdown function)",
+        "def cast_table -> str (markup outside a page layer)",
+        "calls markdown_table",
+    ]
+
+
+# --- the package stays inside itself --------------------------------------------------------------------------
+
+#: Text files whose contents a reader or the package uses. Committed result files are history (the command a run
+#: was started with stays as it was run) and are not scanned.
+_SCANNED = (".py", ".md", ".toml", ".yml", ".yaml", ".cu", ".txt", ".ipynb")
+
+
+def _scanned_files() -> Iterator[Path]:
+    for top in ("src", "docs", "snippets"):
+        for path in sorted((ROOT / top).rglob("*")):
+            if not path.is_file() or path.suffix not in _SCANNED or "__pycache__" in path.parts:
+                continue
+            if ".egg-info" in path.as_posix() or "data/results" in _rel(path):
+                continue
+            yield path
+
+
+@pytest.mark.parametrize("needle", ["parents[", "bench/results"])
+def test_nothing_reaches_outside_the_package(needle: str) -> None:
+    """No ``Path(__file__).parents[...]`` climbing out of src/, no path into bench/results: records go by id."""
+    hits = [
+        f"{_rel(path)}:{number}: {line.strip()[:100]}"
+        for path in _scanned_files()
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if needle in line
+    ]
+    assert hits == [], "\n".join(hits)
+
+
+# --- snippets import the library, never the page layer ---------------------------------------------------------
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append((node.lineno, node.module))
+            found += [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names]
+    return found
+
+
+def _is_page_layer(module: str) -> bool:
+    return module in PAGE_LAYERS.values() or module.endswith(".pages") or ".pages." in module
+
+
+def test_no_snippet_imports_a_page_layer() -> None:
+    problems = [
+        f"{_rel(path)}:{line}: imports {module}"
+        for path in _python_files(ROOT / "snippets")
+        for line, module in _imports(path)
+        if module.startswith("gpukb") and _is_page_layer(module)
+    ]
+    assert problems == [], "\n".join(problems)
+
+
+# --- render blocks call the page layer ------------------------------------------------------------------------
+
+PAGES = sorted((ROOT / "docs").rglob("*.md"))
+
+
+def _render_blocks() -> Iterator[tuple[Path, int, list[str]]]:
+    for page in PAGES:
+        for fence in iter_fences(page):
+            try:
+                kind = classify(fence)
+            except ValueError:
+                continue  # tests/site/test_fences.py reports it
+            if kind == "render":
+                yield page, fence.line, render_imports(fence)
+
+
+def test_render_blocks_import_only_from_a_page_layer() -> None:
+    """A block that renders a table or figure at build time calls a page function, and nothing else."""
+    layers = set(PAGE_LAYERS.values())
+    problems = [
+        f"{_rel(page)}:{line}: imports {module}"
+        for page, line, modules in _render_blocks()
+        for module in modules
+        if module not in layers
+    ]
+    assert problems == [], "\n".join(problems)
+
+
+def test_render_blocks_exist() -> None:
+    assert sum(1 for _ in _render_blocks()) > 20
+
+
+# --- bench scripts write through gpukb.records -----------------------------------------------------------------
+
+
+def _writes_json_itself(tree: ast.AST) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            owner = node.func.value
+            if isinstance(owner, ast.Name) and owner.id == "json" and node.func.attr in ("dump", "dumps"):
+                return True
+    return False
+
+
+def _imports_records(path: Path) -> bool:
+    return any(m == "gpukb.records" or m.startswith("gpukb.records.") for _, m in _imports(path))
+
+
+def _delegates_to_records(path: Path) -> bool:
+    """A thin script (``from gpukb.bench.runner import main``) whose gpukb module writes through gpukb.records."""
+    for _, module in _imports(path):
+        if not module.startswith("gpukb."):
+            continue
+        spec = importlib.util.find_spec(module.rsplit(".", 1)[0]) if "." in module else None
+        origin = Path(spec.origin) if spec and spec.origin else _module_file(module)
+        if origin.is_file() and origin.suffix == ".py" and _imports_records(origin):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("script", sorted(p.name for p in (ROOT / "bench").glob("*.py")))
+def test_bench_scripts_write_through_records(script: str) -> None:
+    path = ROOT / "bench" / script
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    assert not _writes_json_itself(tree), f"bench/{script} writes JSON itself: use gpukb.records.write"
+    assert _imports_records(path) or _delegates_to_records(path), (
+        f"bench/{script} neither imports gpukb.records nor runs a gpukb module that does"
+    )
+
+
+# --- the contributing page shows real files ---------------------------------------------------------------------
+
+
+def test_the_contributing_page_shows_the_skeleton_from_real_files() -> None:
+    """ "Adding a chapter" includes named sections of real files (every include resolves: test_includes.py)."""
+    page = (ROOT / "docs" / "about" / "contributing.md").read_text(encoding="utf-8")
+    section = page.split("## Adding a chapter", 1)[1]
+    targets = re.findall(r'--8<-- "([^"]+)"', section)
+    shown = {t.split(":", 1)[0] for t in targets}
+    assert all(":" in t for t in targets), targets  # named sections, not whole files
+    assert "src/gpukb/site/fences.py" in shown  # the map this test reads
+    assert any(t.startswith("src/gpukb/records/") for t in shown)
+    assert any(t.endswith("/pages.py") for t in shown)
+    assert any(t.startswith("tests/") or t.startswith("bench/") for t in shown) or "test_snippets.py" in section
+    assert "tests/site/test_architecture.py" in section
