@@ -36,13 +36,13 @@ def main() -> int:
     parser.add_argument("--formats", default="bf16,e4m3,e5m2,e4m3fnuz,e2m1", help="comma-separated formats")
     args = parser.parse_args()
 
+    # --8<-- [start:describe-run]
     from gpukb.formats.arrays import decode_array, encode_array
     from gpukb.formats.library_casts import ml_dtypes_type
     from gpukb.formats.results import CodecSpeed
     from gpukb.formats.spec import get_format
     from gpukb.records import describe_run, finished, write
 
-    # --8<-- [start:describe-run]
     started = time.perf_counter()
     run = describe_run(notes=[f"numpy on one CPU core: medians of {REPEATS} timed calls after one warm-up call."])
     # --8<-- [end:describe-run]

@@ -28,7 +28,12 @@ def _cuda_available() -> bool:
     return torch.cuda.is_available()
 
 
+@pytest.hookimpl(tryfirst=True)  # before ``-m gpu`` selects
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:  # a test parametrized with a CUDA snippet runs it on the GPU: mark it so
+        params = getattr(item, "callspec", None)
+        if params and any(str(v).endswith(".cu") for v in params.params.values()):
+            item.add_marker(pytest.mark.gpu)
     if _cuda_available():
         return
     skip_gpu = pytest.mark.skip(reason="needs a CUDA GPU (torch.cuda.is_available() is False)")

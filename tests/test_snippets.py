@@ -10,13 +10,10 @@ file that is gone fails here.
 from __future__ import annotations
 
 import importlib
-import os
 import stat
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 
 import pytest
 
@@ -31,6 +28,7 @@ from gpukb.site.snippets import (
     nvcc_flags,
     run_snippet,
 )
+from tests import conftest
 from tests.helpers import ROOT
 
 Check = Callable[[str], None]
@@ -58,24 +56,22 @@ def collect(modules: dict[str, ModuleType]) -> dict[str, Check]:
                 raise ValueError(f"{path} has a check in tests/{owner[path]}/ and in tests/{topic}/")
             found[path], owner[path] = check, topic
     return found
-
-
-# --8<-- [end:collector]
+    # --8<-- [end:collector]
 
 
 MODULES = topic_checks()
-CHECKS = collect(MODULES)
 
 
 def test_every_snippet_has_exactly_one_check() -> None:
     """Every file under snippets/, whatever its suffix, is a key of exactly one topic's ``CHECKS``."""
-    missing = [path for path in snippet_files(ROOT) if path not in CHECKS]
+    checks = collect(MODULES)  # a snippet registered by two topics fails here, naming both
+    missing = [path for path in snippet_files(ROOT) if path not in checks]
     assert missing == [], f"snippets without a check (add them to tests/<topic>/test_snippets.py): {missing}"
 
 
 def test_every_check_names_an_existing_snippet() -> None:
-    existing = set(snippet_files(ROOT))
-    assert sorted(set(CHECKS) - existing) == []
+    registered = {path for module in MODULES.values() for path in module.CHECKS}
+    assert sorted(registered - set(snippet_files(ROOT))) == []
 
 
 @pytest.mark.parametrize("topic", TOPIC_MODULES)
@@ -209,50 +205,48 @@ def test_a_cuda_snippet_runs_on_the_gpu(tmp_path: Path) -> None:
     assert run_snippet(tmp_path / "fill.cu") == "63\n"
 
 
-INNER = """
-from gpukb.site.snippets import MissingToolError, NoGpuError
-
-def test_no_gpu():
-    raise NoGpuError("x.cu runs on a CUDA GPU and none is visible here")
-
-def test_no_tool():
-    raise MissingToolError("no nvcc to compile x.cu")
-"""
+def _through_the_hook(error: Exception) -> None:
+    """Raise ``error`` inside tests/conftest.py's ``pytest_runtest_call`` wrapper, as a failing test body would."""
+    wrapper = conftest.pytest_runtest_call(item=None)
+    next(wrapper)
+    wrapper.throw(error)
 
 
-@pytest.mark.parametrize(("require_all", "tool_outcome"), [("", "skipped"), ("1", "failed")])
-def test_a_missing_gpu_skips_and_a_missing_tool_skips_or_fails(tmp_path: Path, require_all: str, tool_outcome: str):
-    """tests/conftest.py turns the runner's errors into skips; ``GPUKB_REQUIRE_ALL=1`` fails on a missing nvcc."""
-    (tmp_path / "test_inner.py").write_text(INNER)
-    env = {**os.environ, "GPUKB_REQUIRE_ALL": require_all, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "no:cacheprovider",
-            "-p",
-            "tests.conftest",
-            "-o",
-            "addopts=",
-            "-rA",
-            "-q",
-            "--rootdir",
-            str(tmp_path),
-            str(tmp_path / "test_inner.py"),
-        ],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=env,
-        timeout=120,
-    )
-    out = proc.stdout
-    assert "SKIPPED" in out
-    assert "runs on a CUDA GPU and none is visible here" in out
-    if tool_outcome == "skipped":
-        assert "2 skipped" in out, out
-    else:
-        assert "1 failed, 1 skipped" in out, out
-        assert "GPUKB_REQUIRE_ALL=1 but no nvcc to compile x.cu" in out
+@pytest.mark.parametrize("require_all", ["", "1"])
+def test_a_missing_gpu_always_skips(monkeypatch: pytest.MonkeyPatch, require_all: str) -> None:
+    """CI sets GPUKB_REQUIRE_ALL=1 and has no GPU: a CUDA snippet's test skips there, with the reason."""
+    monkeypatch.setenv("GPUKB_REQUIRE_ALL", require_all)
+    with pytest.raises(pytest.skip.Exception, match="runs on a CUDA GPU and none is visible here"):
+        _through_the_hook(NoGpuError("x.cu runs on a CUDA GPU and none is visible here"))
+
+
+def test_a_missing_tool_skips_or_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GPUKB_REQUIRE_ALL", raising=False)
+    with pytest.raises(pytest.skip.Exception, match=r"no nvcc to compile x\.cu"):
+        _through_the_hook(MissingToolError("no nvcc to compile x.cu"))
+    monkeypatch.setenv("GPUKB_REQUIRE_ALL", "1")
+    with pytest.raises(pytest.fail.Exception, match=r"GPUKB_REQUIRE_ALL=1 but no nvcc to compile x\.cu"):
+        _through_the_hook(MissingToolError("no nvcc to compile x.cu"))
+
+
+def test_other_errors_pass_through_the_hook() -> None:
+    with pytest.raises(SnippetError, match="exited with status 1"):
+        _through_the_hook(SnippetError("x.py exited with status 1"))
+
+
+def test_a_cuda_snippets_test_carries_the_gpu_marker(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``pytest -m gpu`` on the GPU machine selects the tests that run ``.cu`` snippets."""
+
+    class Item:
+        def __init__(self, snippet: str) -> None:
+            self.callspec = SimpleNamespace(params={"snippet": snippet})
+            self.keywords: dict[str, object] = {}
+            self.markers: list[str] = []
+
+        def add_marker(self, marker: pytest.MarkDecorator) -> None:
+            self.markers.append(marker.name)
+
+    items = [Item("snippets/gemm/cublaslt_matmul.cu"), Item("snippets/gemm/emulate.py")]
+    monkeypatch.setattr(conftest, "_cuda_available", lambda: True)
+    conftest.pytest_collection_modifyitems(config=None, items=items)
+    assert [item.markers for item in items] == [["gpu"], []]

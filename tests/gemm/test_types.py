@@ -167,7 +167,10 @@ def test_a_corrupted_file_names_the_file_group_row_and_field(tmp_path, monkeypat
     (folder / "cublaslt.toml").write_text(broken, encoding="utf-8")
     import gpukb.gemm.types as types_module
 
-    monkeypatch.setattr(types_module.resources, "files", lambda package: folder)
+    files = types_module.resources.files
+    monkeypatch.setattr(
+        types_module.resources, "files", lambda package: folder if package == "gpukb.data.gemm" else files(package)
+    )
     types_module.table.cache_clear()
     try:
         with pytest.raises(ValueError, match=re.escape(

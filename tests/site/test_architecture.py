@@ -8,7 +8,6 @@ by bench scripts through it. The map of chapters to page layers is ``gpukb.site.
 from __future__ import annotations
 
 import ast
-import importlib.util
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -230,14 +229,9 @@ def _imports_records(path: Path) -> bool:
 
 def _delegates_to_records(path: Path) -> bool:
     """A thin script (``from gpukb.bench.runner import main``) whose gpukb module writes through gpukb.records."""
-    for _, module in _imports(path):
-        if not module.startswith("gpukb."):
-            continue
-        spec = importlib.util.find_spec(module.rsplit(".", 1)[0]) if "." in module else None
-        origin = Path(spec.origin) if spec and spec.origin else _module_file(module)
-        if origin.is_file() and origin.suffix == ".py" and _imports_records(origin):
-            return True
-    return False
+    modules = {m for _, m in _imports(path) if m.startswith("gpukb.")}
+    files = {_module_file(m) for m in modules} | {_module_file(m.rsplit(".", 1)[0]) for m in modules}
+    return any(f.is_file() and _imports_records(f) for f in files)
 
 
 @pytest.mark.parametrize("script", sorted(p.name for p in (ROOT / "bench").glob("*.py")))
@@ -265,3 +259,21 @@ def test_the_contributing_page_shows_the_skeleton_from_real_files() -> None:
     assert any(t.endswith("/pages.py") for t in shown)
     assert any(t.startswith("tests/") or t.startswith("bench/") for t in shown) or "test_snippets.py" in section
     assert "tests/site/test_architecture.py" in section
+
+
+def test_the_bench_and_import_checks_find_what_they_should(tmp_path: Path) -> None:
+    by_hand = tmp_path / "by_hand.py"
+    by_hand.write_text("import json\n\ndef main(out):\n    out.write_text(json.dumps({}))\n")
+    assert _writes_json_itself(ast.parse(by_hand.read_text()))
+    assert not _imports_records(by_hand)
+    through = tmp_path / "through.py"
+    through.write_text("from gpukb.records import describe_run, write\n")
+    assert _imports_records(through)
+    assert not _writes_json_itself(ast.parse(through.read_text()))
+    snippet = tmp_path / "snippet.py"
+    snippet.write_text("from gpukb.gemm import pages\nfrom gpukb.formats.pages import codec_speed\n")
+    assert [m for _, m in _imports(snippet) if _is_page_layer(m)] == [
+        "gpukb.gemm.pages",
+        "gpukb.formats.pages",
+        "gpukb.formats.pages.codec_speed",
+    ]

@@ -8,19 +8,21 @@ tables:
 - ``[[paper]]``: a paper and the result a summary attributed to it, with the same kind of verdict;
 - ``[[resource]]``: a library or repository used to get at the datasets (loaders, data archives).
 
-A malformed file raises :class:`ValueError` naming the file, the entry (index and id) and the field.
+A malformed file raises :class:`ValueError` naming the file, the entry (index and id) and the field, worded as
+:mod:`gpukb.schema` words it for every data file of the project.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
-import tomllib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from importlib import resources
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, Field, model_validator
+
+from gpukb.schema import StrictModel, parse_toml, validate_entries
 
 #: The catalog's domains; each is one file, ``<domain>.toml``.
 DOMAINS = ("eeg", "people")
@@ -75,8 +77,8 @@ Year = Annotated[int, Field(ge=1950, le=2100)]
 Count = Annotated[int, Field(gt=0)]
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+class _Model(StrictModel):
+    """The catalog's models: the project's strict base (unknown keys and coercion refused, instances frozen)."""
 
 
 class Source(_Model):
@@ -110,7 +112,7 @@ class Verification(_Model):
     status: Literal["verified", "corrected", "unconfirmed"]
     checked: dt.date
     notes_said: Text | None = None
-    sources: list[Source] = []
+    sources: list[Source] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _consistent(self) -> Verification:
@@ -177,7 +179,7 @@ class Dataset(_Model):
 
     id: Slug
     name: Text
-    aliases: list[Text] = []
+    aliases: list[Text] = Field(default_factory=list)
     domain: Literal["eeg", "people"]
     task: Text | None = None
     modality: Text | None = None
@@ -197,15 +199,14 @@ class Dataset(_Model):
     def _consistent(self) -> Dataset:
         other = "people" if self.domain == "eeg" else "eeg"
         if getattr(self, other) is not None:
-            raise ValueError(f"field {other}: a {self.domain!r} entry cannot have a [{other}] table")
+            raise ValueError(f"a {self.domain!r} entry cannot have a [{other}] table")
         if self.verification.status != "unconfirmed":
             missing = [f for f in ("task", "modality", "license", "access") if getattr(self, f) is None]
             if self.homepage is None and self.doi is None and self.arxiv is None and self.paper is None:
                 missing.append("homepage, doi, arxiv or paper")
             if missing:
                 raise ValueError(
-                    f"field {missing[0]}: a {self.verification.status} entry needs {missing} "
-                    "(only unconfirmed ones may omit)"
+                    f"a {self.verification.status} entry needs {missing} (only unconfirmed ones may omit them)"
                 )
         return self
 
@@ -266,7 +267,7 @@ class Resource(_Model):
 
     id: Slug
     name: Text
-    aliases: list[Text] = []
+    aliases: list[Text] = Field(default_factory=list)
     kind: Literal["loader library", "data repository", "model code", "paper index"]
     homepage: Url | None = None
     license: Text | None = None
@@ -307,28 +308,6 @@ class Catalog(_Model):
 _TABLES: dict[str, type[_Model]] = {"dataset": Dataset, "paper": Paper, "resource": Resource}
 
 
-def _where(loc: Sequence[Any]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "(entry)"
-
-
-def _problem(loc: Sequence[Any], msg: str) -> str:
-    msg = msg.removeprefix("Value error, ")
-    return f"field {_where(loc)}: {msg}" if loc else msg
-
-
-def _entry(model: type[_Model], raw: Any, label: str) -> _Model:
-    if not isinstance(raw, dict):
-        raise ValueError(f"{label}: expected a table, got {type(raw).__name__}")
-    try:
-        return model.model_validate(raw)
-    except ValidationError as err:
-        problems = "; ".join(_problem(e["loc"], e["msg"]) for e in err.errors())
-        raise ValueError(f"{label}: {problems}") from None
-
-
 def parse(data: dict, *, file: str, domain: str) -> Catalog:
     """Validate a parsed TOML document as one domain's catalog.
 
@@ -340,33 +319,23 @@ def parse(data: dict, *, file: str, domain: str) -> Catalog:
     Raises:
         ValueError: For an unknown table, a malformed entry, a duplicate id, name or alias, an entry of another
             domain, or a paper citing a dataset that is not in the file. The message names the file, the entry
-            (``dataset #3 (bci-iv-2a)``) and the field.
+            (``eeg.toml: dataset entry 3 (bci-iv-2b)``) and the field, as :mod:`gpukb.schema` words it for every
+            data file of the project.
     """
     if domain not in DOMAINS:
         raise ValueError(f"unknown domain {domain!r}; domains: {', '.join(DOMAINS)}")
     unknown = sorted(set(data) - set(_TABLES))
     if unknown:
-        raise ValueError(f"{file}: unknown table(s) {unknown}; allowed: {sorted(_TABLES)}")
-    parsed: dict[str, list] = {}
-    for table, model in _TABLES.items():
-        raw_entries = data.get(table, [])
-        if not isinstance(raw_entries, list):
-            raise ValueError(f"{file}: {table} must be an array of tables ([[{table}]])")
-        entries = []
-        for index, raw in enumerate(raw_entries, start=1):
-            ident = raw.get("id", "no id") if isinstance(raw, dict) else "no id"
-            entries.append(_entry(model, raw, f"{file}: {table} #{index} ({ident})"))
-        parsed[table] = entries
+        raise ValueError(f"{file}: unknown top-level keys {unknown}; this file holds {list(_TABLES)}")
+    parsed = {table: validate_entries(model, data.get(table, []), file, table) for table, model in _TABLES.items()}
     for index, d in enumerate(parsed["dataset"], start=1):
         if d.domain != domain:
-            raise ValueError(
-                f"{file}: dataset #{index} ({d.id}): field domain: {d.domain!r}, the file holds {domain!r}"
-            )
-    check_unique([(f"{file}: {t} #{i} ({e.id})", e) for t in _TABLES for i, e in enumerate(parsed[t], start=1)])
+            raise ValueError(f"{file}: dataset entry {index} ({d.id}): domain: {d.domain!r}, the file holds {domain!r}")
+    check_unique([(f"{file}: {t} entry {i} ({e.id})", e) for t in _TABLES for i, e in enumerate(parsed[t], start=1)])
     ids = {d.id for d in parsed["dataset"]}
     for index, p in enumerate(parsed["paper"], start=1):
         if p.dataset is not None and p.dataset not in ids:
-            raise ValueError(f"{file}: paper #{index} ({p.id}): field dataset: {p.dataset!r} is not a dataset id here")
+            raise ValueError(f"{file}: paper entry {index} ({p.id}): dataset: {p.dataset!r} is not a dataset id here")
     return Catalog(
         domain=domain,
         file=file,
@@ -393,14 +362,14 @@ def check_unique(labelled: Iterable[tuple[str, Dataset | Paper | Resource]]) -> 
     names: dict[str, str] = {}
     for label, entry in labelled:
         if entry.id in ids:
-            raise ValueError(f"{label}: field id: {entry.id!r} is already used by {ids[entry.id]}")
+            raise ValueError(f"{label}: id: {entry.id!r} is already used by {ids[entry.id]}")
         ids[entry.id] = label
         spelled = [("name", entry.name)] if hasattr(entry, "name") else []
         spelled += [(f"aliases[{i}]", a) for i, a in enumerate(getattr(entry, "aliases", []))]
         for field, text in spelled:
             key = _key(text)
             if key in names and names[key] != label:  # repeating the entry's own name as an alias is only redundant
-                raise ValueError(f"{label}: field {field}: {text!r} is already a name or alias of {names[key]}")
+                raise ValueError(f"{label}: {field}: {text!r} is already a name or alias of {names[key]}")
             names[key] = label
 
 
@@ -417,11 +386,7 @@ def loads(text: str, *, file: str, domain: str) -> Catalog:
     Raises:
         ValueError: For TOML that does not parse (naming the file) or a catalog that does not validate.
     """
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
-        raise ValueError(f"{file}: not valid TOML: {err}") from None
-    return parse(data, file=file, domain=domain)
+    return parse(parse_toml(text, file, _TABLES), file=file, domain=domain)
 
 
 def load(domain: str) -> Catalog:
@@ -437,7 +402,7 @@ def load_all() -> dict[str, Catalog]:
     """Every domain's catalog, with names, aliases and ids unique across all of them."""
     catalogs = {domain: load(domain) for domain in DOMAINS}
     check_unique(
-        (f"{c.file}: {t} #{i} ({e.id})", e)
+        (f"{c.file}: {t} entry {i} ({e.id})", e)
         for c in catalogs.values()
         for t, entries in (("dataset", c.datasets), ("paper", c.papers), ("resource", c.resources))
         for i, e in enumerate(entries, start=1)

@@ -9,7 +9,8 @@ A fence may reach a page in one of four ways, and only these:
 * **codeblock**: its info string is exactly ``python``, ``bash`` or ``sh``, so pytest-codeblocks runs it. A
   ``python`` block must assert something itself or be followed by an expected-output block.
 * **render**: a markdown-exec block that shows no source (``exec="on"`` without ``source=``) and only imports
-  from ``gpukb`` and prints: it turns tested library code into a table or figure at build time.
+  from ``gpukb`` and prints: it turns tested library code into a table or figure at build time. The module it
+  imports from is a chapter's page layer (:data:`PAGE_LAYERS`); tests/site/test_architecture.py holds that.
 * **cli**: a markdown-exec ``console`` block whose every line is a ``$ gpukb ...`` command: the page shows the
   command line's real output, produced at build time (the CLI has its own tests).
 
