@@ -157,7 +157,7 @@ def _check(torch: Any, config: Any, dtype: Any, layout: str = "NN") -> dict:
     }
 
 
-def _write(path: Path, data: dict) -> None:
+def _write_scratch(path: Path, data: dict) -> None:
     """A phase's scratch file (the driver validates the merged record)."""
     path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
 
@@ -206,9 +206,9 @@ def phase_sweep(out: Path) -> None:
             f"{r['m']}: {r['tflops']:.0f} ({r['ratio']:.3f})" for r in record["results"]
         )
         print(f"{config.label:36s} {line}", flush=True)
-        _write(out, data)
+        _write_scratch(out, data)
     data["clocks_end"] = clocks()
-    _write(out, data)
+    _write_scratch(out, data)
 
 
 def _passed(rec: dict) -> bool:
@@ -365,7 +365,7 @@ def phase_compare(out: Path, chosen: dict) -> None:
     for name in ("bfloat16", "float16"):
         for layout in ("NN", "NT"):
             data["checks"].append(_check(torch, None, getattr(torch, name), layout))
-    _write(out, data)
+    _write_scratch(out, data)
     for name, layout, s in cases:
         dtype = getattr(torch, name)
         record: dict = {"dtype": name, "layout": layout, "m": s, "n": s, "k": s, "error": None, "config": None}
@@ -411,7 +411,7 @@ def phase_compare(out: Path, chosen: dict) -> None:
         except Exception as err:
             record["error"] = _first_line(err)
             print(f"{name} {layout} {s}: {record['error']}", flush=True)
-        _write(out, data)
+        _write_scratch(out, data)
     from gpukb.kernels.matmul import BLOCKED_CONFIG, compiled_summary
 
     ws = mm.Config("tma", 128, 256, 64, num_stages=3, num_warps=8, warp_specialize=True)
@@ -430,7 +430,7 @@ def phase_compare(out: Path, chosen: dict) -> None:
             failed = dict.fromkeys(("config", "registers", "spills", "shared_bytes", "ptx", "warp_specialized"))
             data["compiled"].append({"dtype": name, "m": s, "n": s, "k": s, "error": _first_line(err), **failed})
         print(f"compiled: {data['compiled'][-1]}", flush=True)
-    _write(out, data)
+    _write_scratch(out, data)
     try:
         data["host_overhead"] = host_overhead(torch)
         shown = {k: v for k, v in data["host_overhead"].items() if k != "profile"}
@@ -438,7 +438,7 @@ def phase_compare(out: Path, chosen: dict) -> None:
         data["host_overhead_error"] = shown = _first_line(err)
     print(f"host overhead: {shown}", flush=True)
     data["clocks_end"] = clocks()
-    _write(out, data)
+    _write_scratch(out, data)
 
 
 def phase_fp8(out: Path) -> None:
@@ -469,7 +469,7 @@ def phase_fp8(out: Path) -> None:
                     "rel_error_of_rounded_reference": _rel(refs[s].to(torch.bfloat16), refs[s]),
                 }
             )  # fmt: skip
-    _write(out, data)
+    _write_scratch(out, data)
     for config in FP8_CANDIDATES:
         record: dict = {"config": config.as_dict(), "results": [], "error": None}
         data["configs"].append(record)
@@ -504,9 +504,9 @@ def phase_fp8(out: Path) -> None:
             f"{r['m']}: {r['tflops']:.0f} vs {r['peer_tflops']:.0f} err {r['rel_error']:.2e}" for r in record["results"]
         )
         print(f"fp8 {config.label:34s} {line}", flush=True)
-        _write(out, data)
+        _write_scratch(out, data)
     data["clocks_end"] = clocks()
-    _write(out, data)
+    _write_scratch(out, data)
 
 
 def _run_phase(name: str, workdir: Path, extra: list[str]) -> tuple[dict, dict]:

@@ -86,6 +86,7 @@ def validate_entries(
     """
     if not isinstance(entries, list):
         raise ValueError(f"{file}: {table} must be an array of tables ([[{table}]]); got {type(entries).__name__}")
+
     def name_of(raw: Any) -> str:
         if callable(key):
             return key(raw)

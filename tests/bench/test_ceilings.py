@@ -25,7 +25,7 @@ def test_ceilings_are_the_best_gemm_and_the_best_large_copy() -> None:
 def test_ceilings_by_id_or_record() -> None:
     assert measured_ceilings(H100_SWEEP) == measured_ceilings(RUN)
     assert gemm_best(H200_SWEEP)["bf16"].tflops == measured_ceilings(H200_SWEEP)["bf16"]
-    with pytest.raises(FileNotFoundError, match="no results file"):
+    with pytest.raises(FileNotFoundError, match="does not exist"):
         measured_ceilings("performance/b200")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import platform
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -192,9 +193,25 @@ def test_every_committed_file_is_a_record() -> None:
 
 def test_an_installed_wheel_finds_and_renders_its_records(tmp_path) -> None:
     """Build the wheel, unpack it where the checkout is not on the path, and read every record from it."""
+    # Build from a copy, so that setuptools' build/ folder is not left in the checkout.
+    source = tmp_path / "source"
+    shutil.copytree(ROOT / "src", source / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
     wheels = tmp_path / "wheels"
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(wheels), str(ROOT)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(wheels),
+            str(source),
+        ],
         check=True,
         capture_output=True,
         timeout=300,

@@ -214,12 +214,34 @@ def test_render_blocks_exist() -> None:
 # --- bench scripts write through gpukb.records -----------------------------------------------------------------
 
 
+def _is_json_call(node: ast.AST, names: tuple[str, ...]) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "json"
+        and node.func.attr in names
+    )
+
+
 def _writes_json_itself(tree: ast.AST) -> bool:
+    """Whether the script writes a JSON file itself (``json.dump`` or ``.write_text(json.dumps(...))``) outside a
+    ``*_scratch`` function: a phase's progress file, which the final record supersedes, may be plain JSON; the
+    results file may not. ``json.dumps`` for a command-line argument is not a file."""
+    scratch = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef) and "scratch" in node.name
+        for inner in ast.walk(node)
+    }
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            owner = node.func.value
-            if isinstance(owner, ast.Name) and owner.id == "json" and node.func.attr in ("dump", "dumps"):
-                return True
+        if id(node) in scratch or not isinstance(node, ast.Call):
+            continue
+        if _is_json_call(node, ("dump",)):
+            return True
+        writes = isinstance(node.func, ast.Attribute) and node.func.attr in ("write", "write_text")
+        if writes and any(_is_json_call(inner, ("dumps",)) for arg in node.args for inner in ast.walk(arg)):
+            return True
     return False
 
 

@@ -1,5 +1,0 @@
-"""Allow ``python -m gpukb``."""
-
-from gpukb.cli import main
-
-raise SystemExit(main())

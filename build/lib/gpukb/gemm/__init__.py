@@ -1,1 +1,0 @@
-"""Matrix products (GEMM): reference implementations, counts, and the libraries that compute them."""

@@ -1,1 +1,0 @@
-"""The machinery that keeps the site honest: fence and include checks, build-time math rendering."""
