@@ -266,6 +266,31 @@ def test_bench_scripts_write_through_records(script: str) -> None:
     )
 
 
+# --- each chapter registers its own subcommand ------------------------------------------------------------------
+
+#: Subcommands about the whole site rather than a chapter, which gpukb/cli.py defines itself.
+SITE_COMMANDS = {"info"}
+
+
+def test_chapters_register_their_own_subcommands() -> None:
+    """``gpukb/cli.py`` defines only site-wide subcommands; a chapter's comes from ``gpukb/<topic>/cli.py``."""
+    tree = ast.parse((PACKAGE / "cli.py").read_text(encoding="utf-8"))
+    defined = [
+        node.args[0].value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "add_parser"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+    ]
+    assert sorted(set(defined) - SITE_COMMANDS) == [], "define these in the chapter's package, in its cli.py"
+    registered = {m for _, m in _imports(PACKAGE / "cli.py") if m.endswith(".cli")}
+    for topic_cli in sorted(PACKAGE.glob("*/cli.py")):
+        module = f"gpukb.{topic_cli.parent.name}.cli"
+        assert module in registered, f"{_rel(topic_cli)} is not registered in src/gpukb/cli.py"
+
+
 # --- the contributing page shows real files ---------------------------------------------------------------------
 
 
