@@ -21,12 +21,6 @@ def _info(args: argparse.Namespace) -> int:
     return 0
 
 
-def _bench(args: argparse.Namespace) -> int:
-    from gpukb.bench import runner
-
-    return runner.execute(args, args.bench_parser)
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser, with one subparser per subcommand."""
     parser = argparse.ArgumentParser(
@@ -39,18 +33,11 @@ def build_parser() -> argparse.ArgumentParser:
     info.add_argument("--json", action="store_true", help="print the report as JSON")
     info.set_defaults(handler=_info)
 
-    from gpukb.bench.runner import add_arguments as add_bench_arguments
-
-    bench = sub.add_parser(
-        "bench",
-        help="measure this GPU (matrix products, memory, host-device copies, attention) into a results file",
-        description="Measure the CUDA GPU that is present and write a JSON results file; --show prints one.",
-    )
-    add_bench_arguments(bench)
-    bench.set_defaults(handler=_bench, bench_parser=bench)
-
     # --8<-- [start:chapters]
     # Each chapter registers its own subcommand; the work lives in the chapter's package.
+    from gpukb.bench import cli as bench_cli
+
+    bench_cli.add_parser(sub)
     from gpukb.formats import cli as formats_cli
 
     formats_cli.add_parser(sub)
