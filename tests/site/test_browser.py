@@ -54,8 +54,15 @@ def browser():
         browser = p.chromium.launch(
             executable_path=executable,
             headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync", "--no-first-run", "--disable-quic"],
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+                "--disable-quic",
+            ],
         )
         yield browser
         browser.close()
@@ -116,7 +123,7 @@ def test_math_is_rendered_not_raw_tex(page) -> None:
 
 def test_copy_button_copies_exactly_the_snippet(page) -> None:
     page.goto("/formats/anatomy/")
-    block = page.locator("article .highlight", has_text="explain(x, \"fp32\")").first
+    block = page.locator("article .highlight", has_text='explain(x, "fp32")').first
     block.hover()
     block.locator("button[data-md-type='copy']").click()
     copied = page.evaluate("navigator.clipboard.readText()")

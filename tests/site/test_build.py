@@ -92,3 +92,38 @@ def test_no_page_loads_assets_from_another_host(built_site) -> None:
         html = page.read_text(encoding="utf-8")
         external = re.findall(r'<(?:script|link|img)[^>]+(?:src|href)="(https?://[^"]+)"', html)
         assert external == [], f"{page.relative_to(site)} loads {external}"
+
+
+def test_the_schemas_are_published_and_linked(built_site) -> None:
+    """Every schema is in the built site, equal to its model's, and the schemas page links to each one."""
+    import json
+    import re
+    from urllib.parse import urljoin
+
+    from gpukb.site.schemas import schemas
+
+    site, _ = built_site
+    page = (site / "about" / "schemas" / "index.html").read_text(encoding="utf-8")
+    links = {urljoin("/about/schemas/", href) for href in re.findall(r'href="([^"]+\.json)"', page)}
+    for schema in schemas():
+        published = site / "schemas" / schema.name
+        assert json.loads(published.read_text(encoding="utf-8")) == json.loads(schema.text)
+        assert f"/schemas/{schema.name}" in links, schema.name
+
+
+def test_a_committed_record_validates_against_its_published_schema(built_site) -> None:
+    """The JSON Schema export describes the files: a committed record passes it, a broken copy does not."""
+    import json
+
+    import jsonschema
+
+    from gpukb import records
+
+    site, _ = built_site
+    record = records.load("formats/codec-speed")
+    schema = json.loads((site / "schemas" / f"results-{record.kind}.json").read_text(encoding="utf-8"))
+    data = json.loads(record.model_dump_json())
+    jsonschema.validate(data, schema)
+    data["rows"][0]["n"] = "ten million"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(data, schema)

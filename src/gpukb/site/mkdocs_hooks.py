@@ -26,6 +26,17 @@ def on_startup(**kwargs) -> None:
     scripts_first_on_path()
 
 
+def on_files(files, config, **kwargs):
+    """Publish the JSON Schemas of the results and data files under ``schemas/`` (see the page "Files and schemas")."""
+    from mkdocs.structure.files import File
+
+    from gpukb.site.schemas import schemas
+
+    for schema in schemas():
+        files.append(File.generated(config, f"schemas/{schema.name}", content=schema.text))
+    return files
+
+
 def on_page_content(html: str, **kwargs) -> str:
     """Render the page's math to MathML before the theme wraps it."""
     return render_math(html)

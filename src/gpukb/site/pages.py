@@ -7,8 +7,9 @@ with no path: ``from gpukb.site.pages import errata; print(errata())``.
 from __future__ import annotations
 
 from gpukb import errata as errata_data
-from gpukb.records import load, measured_on
+from gpukb.records import load, measured_on, record_ids
 from gpukb.site.gpu_tests import RECORD_ID, GpuTestRun
+from gpukb.site.schemas import schemas
 from gpukb.tables import markdown_table
 
 
@@ -41,3 +42,22 @@ def gpu_test_run(record_id: str = RECORD_ID) -> str:
     line = ", ".join(f"{n} {outcome}" for outcome, n in run.counts().items() if n)
     return f"{markdown_table(['test', 'outcome', 'seconds'], rows)}\n\n{line}. {measured_on(run.run)}"
     # --8<-- [end:gpu-test-run]
+
+
+def schema_table() -> str:
+    """Every published JSON Schema: a link to it, what it describes and the model that reads it; and, for each
+    results kind, the committed records of that kind.
+
+    The link is written as the browser resolves it from the built page (``about/schemas/``): the output of a render
+    block is not rewritten by MkDocs the way links in the page's own Markdown are.
+    """
+    ids_by_kind: dict[str, list[str]] = {}
+    for record_id in record_ids():
+        ids_by_kind.setdefault(load(record_id).kind, []).append(record_id)
+    rows = []
+    for schema in schemas():
+        kind = schema.name.removeprefix("results-").removesuffix(".json")
+        committed = ", ".join(f"`{i}`" for i in ids_by_kind.get(kind, [])) or "–"
+        link = f"[{schema.name}](../../schemas/{schema.name})"
+        rows.append([link, schema.describes, f"`{schema.model}`", committed])
+    return markdown_table(["schema", "describes", "model", "committed records"], rows)
