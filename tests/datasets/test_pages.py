@@ -49,7 +49,7 @@ def test_catalog_html_has_a_row_per_entry_with_status_and_source_links() -> None
     eeg = load("eeg")
     parser = _Rows()
     parser.feed(pages.catalog_html("eeg"))
-    assert parser.headers[-2:] == ["checked", "sources"]
+    assert parser.headers[-2:] == ["status", "sources"]
     assert [r["id"] for r in parser.rows] == [d.id for d in eeg.datasets]
     for row, entry in zip(parser.rows, eeg.datasets, strict=True):
         assert row["status"] == entry.status
@@ -65,6 +65,17 @@ def test_numeric_cells_carry_their_sort_key() -> None:
     assert '<td data-sort="109">109</td>' in text  # EEGMMIDB's subjects
     assert '<th data-type="number">subjects</th>' in text
     assert '<th data-type="text">task</th>' in text
+
+
+def test_large_counts_are_shown_with_separators_and_sorted_by_value() -> None:
+    people = load("people")
+    coco = next(d for d in people.datasets if d.people is not None and (d.people.instances or 0) >= 10_000)
+    text = pages.catalog_html("people")
+    shown = f"{coco.people.instances:,}"
+    assert f'<td data-sort="{coco.people.instances}">{shown}</td>' in text
+    assert "," in shown
+    years = {d.year for d in people.datasets if d.year is not None}
+    assert all(f'<td data-sort="{y}">{y}</td>' in text for y in years)  # a year is not a count
 
 
 def test_cards_have_an_anchor_sources_and_a_collapsed_claim() -> None:

@@ -20,6 +20,19 @@ from typing import Any, Protocol
 from gpukb.arguments import positive_int
 
 
+class Monitor(Protocol):
+    """Something that watches the device while the timed calls run: :class:`gpukb.bench.device.ClockSampler`
+    samples SM clock and power."""
+
+    def start(self) -> None:
+        """Begin watching (just before the timed calls are queued)."""
+        ...
+
+    def stop(self) -> Any:
+        """Stop watching (after the timed calls ended) and return what was seen."""
+        ...
+
+
 class Timer(Protocol):
     """Something that times ``n`` calls of a function, one sample per call, in milliseconds."""
 
@@ -130,11 +143,14 @@ class Measurement:
         samples: One time per timed call, in milliseconds.
         estimate_ms: The estimated cost of one call, used to size warm-up and repetition.
         warmup_calls: How many warm-up calls were made.
+        window: What the monitor saw during the timed calls (a
+            :class:`~gpukb.bench.device.WindowClocks`), or ``None`` without a monitor.
     """
 
     samples: list[float]
     estimate_ms: float
     warmup_calls: int
+    window: Any = None
 
 
 def benchmark(
@@ -142,6 +158,7 @@ def benchmark(
     timer: Timer,
     budget: Budget | None = None,
     before: Callable[[], object] | None = None,
+    monitor: Monitor | None = None,
 ) -> Measurement:
     """Warm up, then time ``fn`` call by call.
 
@@ -150,9 +167,11 @@ def benchmark(
         timer: How to time a call (:class:`EventTimer` for GPU work, :class:`HostTimer` for CPU work).
         budget: Warm-up time, measuring time and repetition bounds; ``Budget()`` when omitted.
         before: Untimed work before every call (and every warm-up call), e.g. flushing the L2 cache.
+        monitor: Started just before the timed calls and stopped after them (the timers return only once the
+            calls have ended), e.g. a clock and power sampler.
 
     Returns:
-        The samples, the estimate of one call and the number of warm-up calls.
+        The samples, the estimate of one call, the number of warm-up calls, and what the monitor saw.
 
     Raises:
         TypeError: If ``fn`` or ``before`` is not callable.
@@ -169,26 +188,57 @@ def benchmark(
     if warmup:
         timer.time(fn, warmup, before)
     reps = min(budget.max_reps, max(budget.min_reps, math.ceil(budget.rep_ms / estimate)))
-    return Measurement(samples=timer.time(fn, reps, before), estimate_ms=estimate, warmup_calls=warmup)
+    if monitor is None:
+        return Measurement(samples=timer.time(fn, reps, before), estimate_ms=estimate, warmup_calls=warmup)
+    monitor.start()
+    try:
+        samples = timer.time(fn, reps, before)
+    finally:
+        window = monitor.stop()
+    return Measurement(samples=samples, estimate_ms=estimate, warmup_calls=warmup, window=window)
+
+
+#: How a flush empties L2: ``"read"`` reduces a buffer larger than L2 into one scalar, so the cache is left
+#: holding clean lines that can simply be dropped; ``"write"`` overwrites the buffer (``zero_()``, what
+#: ``triton.testing.do_bench`` does), which leaves L2 full of dirty lines that are written back to DRAM inside
+#: the next timed call. ``"read"`` is the default; ``"write"`` is kept to measure the difference.
+FLUSH_METHODS = ("read", "write")
 
 
 class L2Flusher:
-    """Evicts the GPU's L2 cache by writing a buffer larger than it (as ``triton.testing.do_bench`` does).
+    """Evicts the GPU's L2 cache before a timed call by streaming a buffer larger than it through the cache.
+
+    The default method reads the buffer (a sum into one preallocated scalar): every line it leaves in L2 is
+    clean, so the next timed call starts with nothing to write back. Writing the buffer instead (``"write"``,
+    ``zero_()``, as ``triton.testing.do_bench`` does) also evicts the caller's data, but leaves L2 full of
+    dirty lines; a write-back cache must write each one to DRAM before reusing its slot, and that traffic lands
+    inside the next timed call and slows it down (the measuring page shows by how much).
 
     Args:
         torch: The ``torch`` module.
         l2_bytes: The L2 size of the device; the buffer is four times that, and at least 256 MiB.
+        method: ``"read"`` (default) or ``"write"``; see :data:`FLUSH_METHODS`.
+        device: Where the buffer lives (``"cpu"`` in the tests).
     """
 
-    def __init__(self, torch: Any, l2_bytes: int) -> None:
-        if l2_bytes < 0:
+    def __init__(self, torch: Any, l2_bytes: int, method: str = "read", device: str = "cuda") -> None:
+        if isinstance(l2_bytes, bool) or not isinstance(l2_bytes, int) or l2_bytes < 0:
             raise ValueError(f"l2_bytes must be ≥ 0; got {l2_bytes}")
+        if method not in FLUSH_METHODS:
+            raise ValueError(f"method must be one of {list(FLUSH_METHODS)}; got {method!r}")
+        self.method = method
+        self.torch = torch
         nbytes = max(4 * l2_bytes, 256 * 2**20)
-        self.buffer = torch.empty(nbytes, dtype=torch.int8, device="cuda")
+        # int32 words summed into one int64 scalar: exact, and every byte of the buffer is read once
+        self.buffer = torch.ones(nbytes // 4, dtype=torch.int32, device=device)
+        self.total = torch.zeros((), dtype=torch.int64, device=device)
 
     def __call__(self) -> None:
-        """Overwrite the buffer, pushing everything else out of L2."""
-        self.buffer.zero_()
+        """Stream the buffer through L2, pushing everything else out."""
+        if self.method == "write":
+            self.buffer.zero_()
+        else:
+            self.torch.sum(self.buffer, dim=0, dtype=self.total.dtype, out=self.total)
 
 
 def captured(torch: Any, fn: Callable[[], Any], warmup: int = 3) -> Callable[[], Any]:

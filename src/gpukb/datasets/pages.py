@@ -69,6 +69,8 @@ def catalog_html(domain: str) -> str:
             elif header == "status":
                 word = html.escape(str(cell))
                 content = word if cell == "verified" else f"<strong>{word}</strong>"
+            elif isinstance(cell, int) and header in _NUMERIC and header != "year":
+                content = f"{cell:,}"  # thousands separated; the sort key is data-sort
             else:
                 content = html.escape(_text(cell))
             cells.append(f"<td{sort}>{content}</td>")

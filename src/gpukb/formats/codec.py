@@ -11,6 +11,10 @@ a ``Fraction``, a ``Decimal`` or a decimal string such as ``"0.1"``) to the form
 Overflow does what the format defines (infinity for IEEE-style formats, NaN for the finite-only ones) unless
 ``saturate=True``, which clamps to the largest finite value as OCP's saturating conversion does. Formats with
 neither infinity nor NaN (FP6, FP4) always saturate.
+
+Parsing is bounded: a decimal string is at most ``gpukb.arguments.MAX_TEXT_LENGTH`` characters, and a decimal
+whose exponent lies beyond ``±DECIMAL_EXPONENT_LIMIT`` (far outside every format's range) is never expanded into
+an exact fraction: ``encode`` overflows (or saturates) or underflows it at once, as the exact value would.
 """
 
 from __future__ import annotations
@@ -24,7 +28,15 @@ from typing import Literal
 
 import numpy as np
 
+from gpukb.arguments import MAX_TEXT_LENGTH, choice, flag, given, random_generator
 from gpukb.formats.spec import FloatFormat, get_format
+
+#: Decimal inputs are exact within ``10**±DECIMAL_EXPONENT_LIMIT``, a range far wider than any format's (FP64
+#: spans about ``10**-324 .. 10**308``); beyond it a value only overflows or underflows, so no fraction is built.
+DECIMAL_EXPONENT_LIMIT = 1000
+
+#: What stands in for a magnitude beyond the limit: powers of two outside every format's range by far.
+_HUGE, _TINY = Fraction(2) ** 4000, Fraction(1, 2**4000)
 
 ROUNDING_MODES = ("nearest-even", "toward-zero", "stochastic")
 
@@ -76,7 +88,7 @@ def check_bits(bits: int, fmt: FloatFormat) -> int:
         ValueError: If it does not fit in the format's width.
     """
     if isinstance(bits, bool) or not isinstance(bits, numbers.Integral | np.integer):
-        raise TypeError(f"a bit pattern is an integer, got {type(bits).__name__}")
+        raise TypeError(f"a bit pattern is an integer (e.g. 0x63); got {given(bits)}")
     bits = int(bits)
     if not 0 <= bits < 1 << fmt.bits:
         raise ValueError(
@@ -134,32 +146,73 @@ def to_fraction(value: object) -> tuple[int, Fraction | None, str]:
 
     Raises:
         TypeError: For ``bool``, complex numbers and other non-real objects.
-        ValueError: For a string that is not a number.
+        ValueError: For a string that is not a number or is longer than ``MAX_TEXT_LENGTH``, and for a decimal
+            beyond ``10**±DECIMAL_EXPONENT_LIMIT`` (its exact value is not built).
     """
-    if isinstance(value, bool) or not isinstance(value, str | numbers.Real | Decimal | np.floating | np.integer):
-        raise TypeError(f"expected a real number or a decimal string, got {type(value).__name__}")
+    sign, magnitude, kind, beyond = split(value)
+    if beyond:
+        raise ValueError(
+            f"{_short(value)} lies beyond 10**±{DECIMAL_EXPONENT_LIMIT}, the range read exactly "
+            "(every format's range is far inside it)"
+        )
+    return sign, magnitude, kind
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:30]}...({len(text)} characters)"
+
+
+def _parse_decimal(text: str) -> Decimal:
+    if len(text) > MAX_TEXT_LENGTH:
+        raise ValueError(f"a number is at most {MAX_TEXT_LENGTH:,} characters; got {len(text):,}")
+    try:
+        return Decimal(text.strip())
+    except InvalidOperation:
+        raise ValueError(f"{_short(text)} is not a number (write e.g. '42.5', '-1e-3', 'inf', 'nan')") from None
+
+
+def split(value: object) -> tuple[int, Fraction | None, str, bool]:
+    """``to_fraction``, bounded: ``(sign, magnitude, kind, beyond)``.
+
+    For a decimal beyond ``10**±DECIMAL_EXPONENT_LIMIT`` ``beyond`` is True and ``magnitude`` is a stand-in
+    (``2**4000`` or ``2**-4000``) that every format rounds exactly as it rounds the true value: to overflow, to
+    its largest value, to zero or (stochastically, with probability below ``2**-3000``) to its smallest.
+
+    Raises:
+        TypeError: For ``bool``, complex numbers and other non-real objects.
+        ValueError: For a string that is not a number or is longer than ``MAX_TEXT_LENGTH``.
+    """
+    if isinstance(value, bool | np.bool_) or not isinstance(
+        value, str | numbers.Real | Decimal | np.floating | np.integer
+    ):
+        raise TypeError(f"expected a real number or a decimal string; got {given(value)}")
     if isinstance(value, str):
-        try:
-            value = Decimal(value.strip())
-        except InvalidOperation:
-            raise ValueError(f"{value!r} is not a number (write e.g. '42.5', '-1e-3', 'inf', 'nan')") from None
+        value = _parse_decimal(value)
     if isinstance(value, Decimal):
         if value.is_nan():
-            return 0, None, "nan"
+            return 0, None, "nan", False
         sign = int(value.is_signed())
         if value.is_infinite():
-            return sign, None, "inf"
-        return sign, abs(Fraction(value)), "finite"
+            return sign, None, "inf", False
+        if value.is_zero():
+            return sign, Fraction(0), "finite", False
+        exponent = value.adjusted()  # the decimal exponent of the leading digit: |value| in [10**e, 10**(e+1))
+        if exponent > DECIMAL_EXPONENT_LIMIT:
+            return sign, _HUGE, "finite", True
+        if exponent < -DECIMAL_EXPONENT_LIMIT:
+            return sign, _TINY, "finite", True
+        return sign, abs(Fraction(value)), "finite", False
     if isinstance(value, float | np.floating):
-        value = float(value)
-        if math.isnan(value):
-            return int(math.copysign(1, value) < 0), None, "nan"
-        sign = int(math.copysign(1, value) < 0)
-        if math.isinf(value):
-            return sign, None, "inf"
-        return sign, abs(Fraction(value)), "finite"
-    exact = Fraction(value)
-    return int(exact < 0), abs(exact), "finite"
+        sign = int(np.signbit(value))
+        if np.isnan(value):
+            return sign, None, "nan", False
+        if np.isinf(value):
+            return sign, None, "inf", False
+        # as_integer_ratio is exact for every numpy float (longdouble too), where float() would round.
+        return sign, abs(Fraction(*value.as_integer_ratio())), "finite", False
+    exact = Fraction(int(value)) if isinstance(value, np.integer) else Fraction(value)
+    return int(exact < 0), abs(exact), "finite", False
 
 
 def floor_log2(x: Fraction) -> int:
@@ -168,11 +221,12 @@ def floor_log2(x: Fraction) -> int:
     return e if Fraction(2) ** e <= x else e - 1
 
 
-def round_integer(q: Fraction, rounding: str, rng: np.random.Generator | None = None) -> int:
+def round_integer(q: Fraction, rounding: str, rng: np.random.Generator | int | None = None) -> int:
     """Round a non-negative fraction to an integer.
 
     Raises:
         ValueError: For an unknown rounding mode.
+        TypeError: For an ``rng`` that is not ``None``, an int seed or a ``numpy.random.Generator``.
     """
     whole = q.numerator // q.denominator
     frac = q - whole
@@ -181,7 +235,7 @@ def round_integer(q: Fraction, rounding: str, rng: np.random.Generator | None = 
     if rounding == "toward-zero":
         return whole
     if rounding == "stochastic":
-        u = (rng or np.random.default_rng()).random()
+        u = random_generator("rng", rng).random()
         return whole + (Fraction(u) < frac)
     raise ValueError(f"unknown rounding {rounding!r}; choose one of {list(ROUNDING_MODES)}")
 
@@ -221,7 +275,7 @@ def encode(
     fmt: str | FloatFormat,
     rounding: str = "nearest-even",
     saturate: bool = False,
-    rng: np.random.Generator | None = None,
+    rng: np.random.Generator | int | None = None,
 ) -> int:
     """Round a number to a format and return the bit pattern.
 
@@ -229,21 +283,27 @@ def encode(
         value: A real number or decimal string (read exactly).
         fmt: A format or a name ``get_format`` accepts.
         rounding: One of ``ROUNDING_MODES``.
-        saturate: Clamp overflow (and infinity) to the largest finite value instead of infinity/NaN.
-        rng: Random source for stochastic rounding.
+        saturate: Clamp overflow (and infinity) to the largest finite value instead of infinity/NaN (a bool).
+        rng: Random source for stochastic rounding: ``None`` (fresh entropy), an int seed or a
+            ``numpy.random.Generator``.
 
     Raises:
         ValueError: For an unknown format or rounding mode, or NaN into a format that has no NaN.
-        TypeError: For an input that is not a real number.
+        TypeError: For an input that is not a real number, a ``saturate`` that is not a bool, a ``rounding`` that
+            is not a string, or an ``rng`` that is none of the above.
 
     Example:
         >>> hex(encode(42.5, "e4m3"))
         '0x63'
     """
     fmt = get_format(fmt)
-    if rounding not in ROUNDING_MODES:
-        raise ValueError(f"unknown rounding {rounding!r}; choose one of {list(ROUNDING_MODES)}")
-    sign, magnitude, kind = to_fraction(value)
+    choice("rounding", rounding, ROUNDING_MODES)
+    saturate = flag("saturate", saturate)
+    if rounding == "stochastic":
+        rng = random_generator("rng", rng)
+    elif rng is not None:
+        random_generator("rng", rng)  # refuse a wrong type even where it is not used
+    sign, magnitude, kind, _ = split(value)
     if kind == "nan":
         return nan_bits(fmt, sign)
     if not fmt.signed and sign and (kind == "inf" or magnitude != 0):

@@ -8,7 +8,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from gpukb.formats.codec import Decoded, decode
+from gpukb.arguments import flag, given
+from gpukb.arguments import names as name_list
+from gpukb.formats.codec import Decoded, decode, split
 from gpukb.formats.explain import explain
 from gpukb.formats.properties import properties
 from gpukb.formats.spec import LIBRARIES, FloatFormat, formats, get_format
@@ -42,7 +44,24 @@ def hex_bits(bits: int, fmt: FloatFormat) -> str:
 
 
 def _names(names: Iterable[str] | None) -> list[FloatFormat]:
-    return [get_format(n) for n in names] if names is not None else list(formats().values())
+    """The formats named (all of them for ``None``), each once.
+
+    Raises:
+        TypeError: For a lone string (give a list) or a non-string name.
+        ValueError: For an unknown name, an empty list, or a format named twice.
+    """
+    chosen = name_list("names", names)
+    if chosen is None:
+        return list(formats().values())
+    fmts = [get_format(n) for n in chosen]
+    if not fmts:
+        raise ValueError("names is empty; give at least one format, or None for all of them")
+    seen: dict[str, str] = {}
+    for given_name, fmt in zip(chosen, fmts, strict=True):
+        if fmt.name in seen:
+            raise ValueError(f"format {fmt.name} is named twice ({seen[fmt.name]!r} and {given_name!r})")
+        seen[fmt.name] = given_name
+    return fmts
 
 
 def value_table(value: object, names: Iterable[str] | None = None, **options: object) -> Table:
@@ -55,8 +74,10 @@ def value_table(value: object, names: Iterable[str] | None = None, **options: ob
     """
     headers = ["format", "bits", "sign exponent mantissa", "stored value", "relative error", "outcome"]
     rows = []
-    for fmt in _names(names):
-        if not fmt.has_nan and str(value).strip().lower() == "nan":
+    fmts = _names(names)
+    is_nan = split(value)[2] == "nan"  # also refuses a bad value before any row is made
+    for fmt in fmts:
+        if not fmt.has_nan and is_nan:
             rows.append([fmt.name, "-", "-", "-", "-", "no NaN in this format"])
             continue
         e = explain(value, fmt, **options)
@@ -101,6 +122,7 @@ def properties_table(names: Iterable[str] | None = None, int8: bool = False) -> 
         names: Formats to include (default: all).
         int8: Add a row for INT8 (a step of 1 everywhere, up to 127), the integer type FP8 competes with.
     """
+    int8 = flag("int8", int8)
     headers = [
         "format",
         "bits",
@@ -199,13 +221,15 @@ def cast_table(name: str, values: Iterable[float]) -> Table:
 
 def reinterpretation_table(patterns: Iterable[int], names: Iterable[str]) -> Table:
     """The same bit patterns read as different formats: what mixing up OCP and FNUZ FP8 does to a number."""
-    fmts = [get_format(n) for n in names]
+    fmts = _names(names)
     headers = ["bits", *(f.name for f in fmts)]
+    if isinstance(patterns, str | bytes):
+        raise TypeError(f"patterns must be a list of integers; got {given(patterns)}")
     rows = []
     for bits in patterns:
-        cells = [f"0x{bits:02X}"]
-        for f in fmts:
-            d = decode(bits, f)
+        decoded = [decode(bits, f) for f in fmts]  # checks the pattern against every format first
+        cells = [f"0x{int(bits):02X}"]
+        for d in decoded:
             cells.append(format_value(d.signed_value, d.kind, d.sign))
         rows.append(cells)
     return headers, rows

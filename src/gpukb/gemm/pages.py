@@ -101,10 +101,13 @@ def type_comparison() -> str:
 
 
 def type_notes_errata() -> str:
-    """The errata of the notes' hipBLASLt section: claim, truth, deciding test, with a link to the errata page."""
+    """Claims of a widely shared explanation of hipBLASLt's types: claim, truth, deciding test, errata link.
+
+    Each is a collapsed note, so the page states its facts first and the corrections stay out of the way.
+    """
     out = []
     for e in type_tables.notes_errata():
-        out.append(f'!!! bug "The notes: {e.claim}"')
+        out.append(f'??? note "A claim you may meet: {e.claim}"')
         out.append(f"    {e.truth}")
         out.append("")
         out.append(f"    Decided by `{e.test}`; [errata entry](../about/errata.md#{e.id}).")

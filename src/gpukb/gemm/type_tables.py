@@ -22,8 +22,8 @@ Table = tuple[list[str], list[list[str]]]
 #: Columns a group table always shows, even when every row has the same value.
 _ALWAYS = ("A", "B", "C", "D")
 
-#: The errata these pages correct: the notes' section on hipBLASLt's types.
-NOTES_SECTION = "000_f9967bbdf790133a.txt, section 'HipBlasLT type definition explanation'"
+#: The errata these pages correct: claims of a widely shared explanation of hipBLASLt's types (their ``claimed_in``).
+NOTES_SECTION = "a widely shared explanation of hipBLASLt's type table"
 
 #: Questions the quick-answer table answers: a label and the types (E4M3/E5M2 in each architecture's own encoding).
 QUESTIONS: tuple[tuple[str, dict[str, str]], ...] = (
@@ -232,5 +232,5 @@ def comparison_table() -> Table:
 
 
 def notes_errata() -> list[Erratum]:
-    """The errata of the notes' hipBLASLt section (:data:`NOTES_SECTION`), in the errata file's order."""
-    return [e for e in load_errata() if e.topic == "gemm" and e.seed.startswith(NOTES_SECTION)]
+    """The errata of a widely shared explanation of hipBLASLt's types (:data:`NOTES_SECTION`), in file order."""
+    return [e for e in load_errata() if e.topic == "gemm" and e.claimed_in.startswith(NOTES_SECTION)]

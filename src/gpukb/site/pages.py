@@ -28,7 +28,7 @@ def errata(entries: list[errata_data.Erratum] | None = None) -> str:
         out.append(f"## {topic.capitalize()}\n")
         for e in chosen:
             out.append(f"### {e.id} {{ #{e.id} }}\n")
-            out.append(f"**The notes claim** ({e.seed}): {e.claim}\n")
+            out.append(f"**A claim you may meet** ({e.claimed_in}): {e.claim}\n")
             out.append(f"**What is true:** {e.truth}\n")
             out.append(f"**Decided by:** `{e.test}`  \n**Source:** {e.source}\n")
     return "\n".join(out)

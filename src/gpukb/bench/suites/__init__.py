@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpukb.bench.stats import Summary, summarize
-from gpukb.bench.timing import Budget, Measurement, Timer, benchmark
+from gpukb.bench.timing import Budget, Measurement, Monitor, Timer, benchmark
 
 
 @dataclass
@@ -29,6 +29,7 @@ class Context:
         flush: Evicts the L2 cache (untimed, before each timed call).
         progress: Receives one line per finished measurement.
         notes: Remarks a suite adds to the run's notes (``run.notes`` of the record).
+        monitor: Samples SM clock and power during each measurement's timed calls (``None``: not sampled).
     """
 
     torch: Any
@@ -38,15 +39,25 @@ class Context:
     flush: Callable[[], None]
     progress: Callable[[str], None]
     notes: list[str] = field(default_factory=list)
+    monitor: Monitor | None = None
 
-    def measure(self, fn: Callable[[], object], flush: bool = True, budget: Budget | None = None) -> Measurement:
-        """Benchmark device work with this context's timer and budget, flushing L2 first unless told not to."""
-        return benchmark(fn, self.timer, budget or self.budget, self.flush if flush else None)
+    def measure(
+        self,
+        fn: Callable[[], object],
+        flush: bool = True,
+        budget: Budget | None = None,
+        before: Callable[[], object] | None = None,
+    ) -> Measurement:
+        """Benchmark device work with this context's timer, budget and monitor, flushing L2 first unless told
+        not to (``before`` replaces the flush: another untimed step)."""
+        step = before if before is not None else (self.flush if flush else None)
+        return benchmark(fn, self.timer, budget or self.budget, step, self.monitor)
 
 
-def timed(ctx: Context, fn: Callable[[], object], flush: bool = True) -> Summary:
-    """The ``ms`` summary of a benchmark, as a results file stores it."""
-    return summarize(ctx.measure(fn, flush).samples)
+def timed(ctx: Context, fn: Callable[[], object], flush: bool = True) -> tuple[Summary, Any]:
+    """The ``ms`` summary of a benchmark, as a results file stores it, and the clocks during its timed calls."""
+    measured = ctx.measure(fn, flush)
+    return summarize(measured.samples), measured.window
 
 
 def first_line(error: BaseException, limit: int = 200) -> str:

@@ -57,8 +57,10 @@ def run(ctx: Context) -> list[AttentionRecord]:
             q, k, v = (torch.randn(batch, heads, seq, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
             try:
                 with sdpa_kernel([kinds[backend]]):
-                    ms = summarize(ctx.measure(lambda q=q, k=k, v=v, c=causal: sdpa(q, k, v, is_causal=c)).samples)
+                    measured = ctx.measure(lambda q=q, k=k, v=v, c=causal: sdpa(q, k, v, is_causal=c))
+                ms = summarize(measured.samples)
                 record["ms"] = ms
+                record["clocks"] = measured.window
                 flops = attention_flops(batch, heads, seq, seq, d, causal)
                 record["tflops"] = flops / (ms.median * 1e-3) / 1e12
             except RuntimeError as err:

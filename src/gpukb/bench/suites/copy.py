@@ -50,11 +50,19 @@ def run(ctx: Context) -> list[CopyRecord]:
         src = random_bytes(torch, nbytes).view(getattr(torch, width))
         dst = torch.empty_like(src)
         if method == "memcpy":
-            ms = timed(ctx, lambda src=src, dst=dst: dst.copy_(src))
+            ms, clocks = timed(ctx, lambda src=src, dst=dst: dst.copy_(src))
         else:
-            ms = timed(ctx, lambda src=src, dst=dst: torch.bitwise_not(src, out=dst))
+            ms, clocks = timed(ctx, lambda src=src, dst=dst: torch.bitwise_not(src, out=dst))
         records.append(
-            CopyRecord(method=method, dtype=width, bytes=nbytes, l2_flushed=True, ms=ms, gbps=gbps(nbytes, ms.median))
+            CopyRecord(
+                method=method,
+                dtype=width,
+                bytes=nbytes,
+                l2_flushed=True,
+                ms=ms,
+                gbps=gbps(nbytes, ms.median),
+                clocks=clocks,
+            )
         )
         del src, dst
         ctx.progress(f"copy {index}/{len(todo)} {method:<11} {width:<6} {nbytes:>11} B: {records[-1].gbps:7.1f} GB/s")

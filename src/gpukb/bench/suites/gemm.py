@@ -114,20 +114,22 @@ def run(ctx: Context) -> list[GemmRecord]:
                 if sweep == "square" and m == CHECK_SIZE:
                     # the reference is a float64 product of the same (rounded) operands
                     fields["rel_error"] = relative_error(fn(), a.float().double() @ b.float().double())
-                ms = summarize(ctx.measure(fn).samples)
+                measured = ctx.measure(fn)
+                ms = summarize(measured.samples)
             fields["ms"] = ms
+            fields["clocks"] = measured.window
             fields["tflops"] = gemm_flops(m, n, k) / (ms.median * 1e-3) / 1e12
             line = f"{fields['tflops']:8.1f} TFLOP/s (IQR {100 * ms.spread:.1f}%)"
         except RuntimeError as err:  # includes torch.cuda.OutOfMemoryError
             fields["error"] = first_line(err)
             line = fields["error"]
         finally:
-            a = b = fn = None
+            a = b = fn = measured = None
         records.append(GemmRecord(dtype=dtype, sweep=sweep, m=m, n=n, k=k, **fields))
         ctx.progress(f"gemm {index}/{len(todo)} {dtype:>4} {sweep:<9} {m}x{n}x{k}: {line}")
     ctx.notes.append(
         "gemm: torch.mm into a preallocated output; fp32 with torch.backends.cuda.matmul.allow_tf32=False, tf32 "
         "with it True; fp8 is torch._scaled_mm(A e4m3fn row-major, B e4m3fn column-major, scale_a=scale_b="
-        "float32 scalar tensor 1.0, out_dtype=bfloat16); L2 flushed before each timed call"
+        "float32 scalar tensor 1.0, out_dtype=bfloat16); L2 flushed (a read of a buffer four times its size) before each timed call"
     )
     return records

@@ -34,12 +34,21 @@ def run(ctx: Context) -> list[HostDeviceRecord]:
         dev = device[:nbytes]
         blocking = memory == "pageable"
         if direction == "h2d":
-            ms = timed(ctx, lambda dev=dev, host=host, b=blocking: dev.copy_(host, non_blocking=not b), flush=False)
+            ms, clocks = timed(
+                ctx, lambda dev=dev, host=host, b=blocking: dev.copy_(host, non_blocking=not b), flush=False
+            )
         else:
-            ms = timed(ctx, lambda dev=dev, host=host, b=blocking: host.copy_(dev, non_blocking=not b), flush=False)
+            ms, clocks = timed(
+                ctx, lambda dev=dev, host=host, b=blocking: host.copy_(dev, non_blocking=not b), flush=False
+            )
         records.append(
             HostDeviceRecord(
-                direction=direction, memory=memory, bytes=nbytes, ms=ms, gbps=nbytes / (ms.median * 1e-3) / 1e9
+                direction=direction,
+                memory=memory,
+                bytes=nbytes,
+                ms=ms,
+                gbps=nbytes / (ms.median * 1e-3) / 1e9,
+                clocks=clocks,
             )
         )
         ctx.progress(
