@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpukb.bench.device import clocks
+from gpukb.bench.device import clocks, sampler
 from gpukb.bench.stats import summarize
 from gpukb.bench.suites.mistakes import keep_busy
 from gpukb.bench.timing import Budget, EventTimer, HostTimer, benchmark, captured
@@ -56,6 +56,24 @@ BATCH_COUNTS = (16, 256, 4096)
 TIMING_CASES = (("fp32", 2000), ("fp32", 4000), ("fp32", 6000), ("tf32", 6000), ("bf16", 8192))
 CPU_LAB = (2000, 4000, 6000)
 REPS = 30
+#: Samples SM clock and power while timed calls run (``None`` where neither NVML nor nvidia-smi answers).
+MONITOR: list = []
+
+
+def monitored(fn):
+    """Call ``fn()`` (which times calls and returns once they ended) under the clock sampler: (its result, the
+    window's clocks or ``None``)."""
+    if not MONITOR:
+        MONITOR.append(sampler())
+    monitor = MONITOR[0]
+    if monitor is None:
+        return fn(), None
+    monitor.start()
+    try:
+        result = fn()
+    finally:
+        window = monitor.stop()
+    return result, window
 
 
 def log(line: str) -> None:
@@ -82,11 +100,14 @@ def torch_mm(torch, library: str, m: int, n: int, k: int, round_: int) -> TorchM
         rel = float((z[:256].double() - ref).norm() / ref.norm())
         timer = EventTimer(torch)
         timer.time(lambda: torch.mm(x, y, out=z), 5)
-        ms = summarize(timer.time(lambda: torch.mm(x, y, out=z), CUBLASLT_CALLS))
+        samples, window = monitored(lambda: timer.time(lambda: torch.mm(x, y, out=z), CUBLASLT_CALLS))
+        ms = summarize(samples)
     finally:
         torch.backends.cuda.preferred_blas_library(before)
     tflops = 2 * m * n * k / (ms.median * 1e-3) / 1e12
-    record = TorchMm(library=library, round=round_, m=m, n=n, k=k, ms=ms, tflops=tflops, rel_error=rel)
+    record = TorchMm(
+        library=library, round=round_, m=m, n=n, k=k, ms=ms, tflops=tflops, rel_error=rel, clocks=window
+    )
     log(f"torch.mm {library} {m}x{n}x{k} round {round_}: {record.tflops:.1f} TFLOP/s, rel err {rel:.2e}")
     return record
 
@@ -206,7 +227,8 @@ def timing_section(torch) -> list[TimingEntry]:
             sync()
             add(dtype, n, "warm_call_synchronized", HostTimer(sync).time(matmul, 1))
             add(dtype, n, "warm_calls_synchronized", HostTimer(sync).time(matmul, REPS))
-            add(dtype, n, "warm_calls_events", EventTimer(torch).time(matmul, REPS))
+            samples, window = monitored(lambda matmul=matmul: EventTimer(torch).time(matmul, REPS))
+            add(dtype, n, "warm_calls_events", samples, clocks=window)
             sync()
             t0 = time.perf_counter()
             for _ in range(REPS):
@@ -216,8 +238,10 @@ def timing_section(torch) -> list[TimingEntry]:
             try:
                 import triton.testing
 
-                ms = triton.testing.do_bench(matmul, warmup=25, rep=200, return_mode="median")
-                add(dtype, n, "do_bench", [ms])
+                ms, window = monitored(
+                    lambda matmul=matmul: triton.testing.do_bench(matmul, warmup=25, rep=200, return_mode="median")
+                )
+                add(dtype, n, "do_bench", [ms], clocks=window)
             except Exception as err:  # recorded; do_bench is a cross-check only
                 log(f"do_bench failed: {err}")
             for r in records:

@@ -72,11 +72,23 @@ def _setup() -> tuple[Any, Any]:
     return torch, L2Flusher(torch, describe(torch)["l2_bytes"])
 
 
+_SAMPLER: list = []
+
+
+def _sampler() -> Any:
+    """The process's clock and power sampler (``None`` where neither NVML nor nvidia-smi answers)."""
+    if not _SAMPLER:
+        from gpukb.bench.device import sampler
+
+        _SAMPLER.append(sampler())
+    return _SAMPLER[0]
+
+
 def _paired(torch: Any, kernel: Any, peer: Any, flush: Any) -> dict:
     """Time kernel and peer call by call, alternating which goes first, each after an untimed L2 flush.
 
-    Returns the summaries of both (ms) and the ratio of their medians (peer over kernel: above 1, the kernel
-    is faster).
+    Returns the summaries of both (ms), the ratio of their medians (peer over kernel: above 1, the kernel
+    is faster), and the SM clock and power sampled while the pairs ran (``clocks``).
     """
     from gpukb.bench.stats import summarize
     from gpukb.bench.timing import EventTimer
@@ -91,6 +103,9 @@ def _paired(torch: Any, kernel: Any, peer: Any, flush: Any) -> dict:
             fn()
     pairs = min(MAX_PAIRS, max(MIN_PAIRS, math.ceil(PAIR_REP_MS / estimate)))
     events = {name: [] for name in ("kernel", "peer")}
+    monitor = _sampler()
+    if monitor is not None:
+        monitor.start()
     for i in range(pairs):
         order = (("kernel", kernel), ("peer", peer)) if i % 2 == 0 else (("peer", peer), ("kernel", kernel))
         for name, fn in order:
@@ -101,12 +116,14 @@ def _paired(torch: Any, kernel: Any, peer: Any, flush: Any) -> dict:
             end.record()
             events[name].append((start, end))
     torch.cuda.synchronize()
+    window = monitor.stop() if monitor is not None else None
     times = {name: [s.elapsed_time(e) for s, e in pairs_] for name, pairs_ in events.items()}
     kernel_ms, peer_ms = summarize(times["kernel"]), summarize(times["peer"])
     return {
         "kernel_ms": kernel_ms.as_dict(),
         "cublas_ms": peer_ms.as_dict(),
         "ratio": peer_ms.median / kernel_ms.median,
+        "clocks": None if window is None else window.model_dump(mode="json"),
     }
 
 
@@ -557,8 +574,9 @@ def main(argv: list[str] | None = None) -> int:
         "kind": TritonGemm.kind_name(),
         "schema_version": TritonGemm.version(),
         "timing": f"CUDA events per call; kernel and peer alternate, {PAIR_WARMUP_MS:g} ms warm-up, about "
-        f"{PAIR_REP_MS:g} ms of pairs ({MIN_PAIRS} to {MAX_PAIRS}); L2 flushed (gpukb.bench.timing.L2Flusher) "
-        "before every call; medians and quartiles in ms",
+        f"{PAIR_REP_MS:g} ms of pairs ({MIN_PAIRS} to {MAX_PAIRS}); L2 flushed (gpukb.bench.timing.L2Flusher: "
+        "a read of a buffer four times the L2 size, which leaves clean lines) before every call; SM clock and power "
+        "sampled during the pairs; medians and quartiles in ms",
         "inputs": "torch.randn (standard normal), fresh per case; outputs poisoned with NaN before checks",
         "defaults_in_code": {k: v.as_dict() for k, v in DEFAULT_CONFIGS.items()},
         "small_defaults_in_code": {k: v.as_dict() for k, v in SMALL_CONFIGS.items()},

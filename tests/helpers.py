@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -27,3 +28,22 @@ def path_without_scripts() -> str:
     """``PATH`` without this Python's scripts directory: what a shell that never activated the venv has."""
     scripts = str(Path(sys.executable).parent)
     return os.pathsep.join(e for e in os.environ.get("PATH", "").split(os.pathsep) if e and e != scripts)
+
+
+def markdown_tables(text: str) -> list[list[dict[str, str]]]:
+    """Every pipe table in a rendered Markdown text, each as rows keyed by header name (``\\|`` unescaped).
+
+    Tests read rendered tables by header, so a swapped or renamed column fails the check of its cells.
+    """
+    tables: list[list[dict[str, str]]] = []
+    block: list[str] = []
+    for line in [*text.splitlines(), ""]:
+        if line.startswith("|"):
+            block.append(line)
+            continue
+        if len(block) >= 2:
+            split = [[c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", row)[1:-1]] for row in block]
+            headers = [h if split[0].count(h) == 1 else f"{h}#{i}" for i, h in enumerate(split[0])]
+            tables.append([dict(zip(headers, cells, strict=True)) for cells in split[2:]])
+        block = []
+    return tables

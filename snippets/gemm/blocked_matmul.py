@@ -14,7 +14,7 @@ run = blocked_matmul(a, b, c, tiles=16)
 level = run.levels[0]
 print("result matches C + A·B:", np.allclose(run.result, c + a @ b))
 print(f"moved {level.moves:,} elements: A {level.a_loads:,}, B {level.b_loads:,}, C {level.c_loads + level.c_stores:,}")
-print(f"slides' (2N+2)·n² with N=4: {slides_moves(n, 4):,}")
+print(f"formula (2N+2)·n² with N=4: {slides_moves(n, 4):,}")
 print(f"flops per element moved: {2 * n**3 / level.moves:.2f}")
 
 # Two levels (as shared memory, then registers, on a GPU): each level's counts against the closed form.

@@ -1,4 +1,4 @@
-"""Bound the time of a convolution layer from its operations and bytes (the source notes' example, corrected)."""
+"""Bound the time of a convolution layer from its operations and bytes (a common lecture example)."""
 
 # --8<-- [start:example]
 from gpukb.bench.counting import conv2d_counts
@@ -8,7 +8,7 @@ from gpukb.bench.roofline import bound
 layer = conv2d_counts((1, 3, 416, 480), out_channels=16, kernel=(3, 3), stride=2, padding=1)
 nbytes = layer.bytes(elem_bytes=4)  # input and weights read once, output written once
 
-# The notes' assumed machine: 1 TFLOP/s of compute, 1000 GB/s of memory bandwidth.
+# The example's assumed machine: 1 TFLOP/s of compute, 1000 GB/s of memory bandwidth.
 floor = bound(layer.flops, nbytes, peak_flops=1e12, bandwidth=1000e9)
 
 print(f"output shape     {layer.output_shape}")

@@ -28,8 +28,8 @@ DATA_FILE = "errata.toml"
 _TEXT = r"\S"
 
 #: What ``claimed_in`` may not contain: a reader has never seen the files a claim was first collected from, so a
-#: source is described in words. Refused: a file name (``000_f9967bbdf790133a.txt``, ``notes.md``, ``x.py``) and
-#: the word "seed".
+#: source is described in words. Refused: a collected file's name (three digits, an underscore, sixteen hex
+#: digits), any name ending in .txt, .md, .py, .toml or .json, and the word "seed".
 FILE_NAME = re.compile(r"\b\d{3}_[0-9a-f]{16}\b|\w\.(txt|md|py|toml|json)\b|\bseeds?\b", re.IGNORECASE)
 
 

@@ -45,14 +45,14 @@ def test_a_sweep_without_copies_has_no_bandwidth_ceiling() -> None:
 def test_the_measured_ridge() -> None:
     measured = measured_ceilings(RUN)
     assert measured_ridge(measured, "bf16") == pytest.approx(measured["bf16"] * 1e12 / (measured["bandwidth"] * 1e9))
-    assert f"{measured_ridge(measured, 'bf16'):.0f}" == "257"
+    assert 200 < measured_ridge(measured, "bf16") < 400  # hundreds of FLOP per byte, as the roofline page says
 
 
 def test_roofline_points_use_the_counts() -> None:
     points = measured_points(RUN)
     (gemm,) = [p for p in points if p.group == "gemm" and p.case == "4096"]
     assert gemm.intensity == pytest.approx(2 * 4096**3 / (3 * 4096**2 * 2))
-    assert {p.group for p in points} == {"gemm", "attention"}  # no project kernel in the H100 run
+    assert {p.group for p in points} == {"gemm", "attention"} | ({"kernel"} if RUN.kernels else set())
     kernels = [p for p in measured_points(load(H200_SWEEP, SweepRecord)) if p.group == "kernel"]
     assert [p.case for p in kernels] == ["triton-gemm-bf16", "triton-gemm-bf16"]
 

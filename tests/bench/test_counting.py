@@ -61,7 +61,7 @@ def test_seed_conv_example_counts() -> None:
     assert 798_720 * (27 + 1) * 2 == 44_728_320
 
 
-def test_seed_conv_example_parameters() -> None:
+def test_lecture_conv_example_parameters() -> None:
     layer = conv2d_counts(**SEED_LAYER)
     assert layer.params == 448
     assert (3 * 3) * 16 + 16 == 160  # the notes' formula leaves out the 3 input channels
@@ -69,7 +69,7 @@ def test_seed_conv_example_parameters() -> None:
     assert layer.params * 4 == 1_792  # bytes in FP32, which the notes list next to byte counts
 
 
-def test_seed_conv_example_bytes() -> None:
+def test_lecture_conv_example_bytes() -> None:
     layer = conv2d_counts(**SEED_LAYER)
     assert layer.input_elems * 4 == 2_396_160
     assert layer.output_elems * 4 == 3_194_880
@@ -77,7 +77,7 @@ def test_seed_conv_example_bytes() -> None:
     assert 2_396_160 + 3_194_880 == 10 * 559_104  # the notes' 559104 bytes drops a digit
 
 
-def test_seed_conv_example_bounds_are_microseconds() -> None:
+def test_lecture_conv_example_bounds_are_microseconds() -> None:
     layer = conv2d_counts(**SEED_LAYER)
     floor = bound(layer.flops, layer.bytes(4), peak_flops=1e12, bandwidth=1000e9)
     assert floor.compute_s == pytest.approx(43.93e-6, rel=1e-3)  # microseconds, not the notes' 44.8 ns
@@ -110,7 +110,7 @@ def test_seed_table_of_intensities(flops, nbytes, intensity) -> None:
         (lambda: arithmetic_intensity(1, 0), ValueError, "bytes > 0"),
         (lambda: conv2d_counts((1, 3, 2, 2), 4, (3, 3)), ValueError, "does not fit"),
         (lambda: conv2d_counts((1, 3, 8), 4, (3, 3)), ValueError, r"\(N, C, H, W\)"),
-        (lambda: conv2d_counts((1, 3, 8, 8), 4, (3, 3), padding=-1), ValueError, "padding must be ≥ 0"),
+        (lambda: conv2d_counts((1, 3, 8, 8), 4, (3, 3), padding=-1), ValueError, "padding must be an int ≥ 0"),
     ],
 )
 def test_bad_sizes_are_refused(call, error, message) -> None:

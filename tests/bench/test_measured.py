@@ -10,6 +10,7 @@ import pytest
 
 from gpukb.bench.ceilings import measured_ceilings
 from gpukb.bench.results import H100_SWEEP, H200_SWEEP, SweepRecord
+from gpukb.bench.suites import mistakes
 from gpukb.bench.specs import datasheet_for, datasheet_peak
 from gpukb.records import load
 
@@ -72,8 +73,16 @@ def test_a_warm_l2_flatters_work_that_fits_in_it() -> None:
     for what in ("copy 16 MiB", "bf16 product 1024³"):
         assert (
             rates[f"{what}, cache warm (GPU kept busy between calls)"]
-            > 1.1 * rates[f"{what}, L2 flushed before each call"]
+            > 1.05 * rates[f"{what}, {mistakes.FLUSHED}"]
         )
+
+
+def test_a_write_flush_leaves_dirty_lines_that_slow_the_next_call() -> None:
+    # docs/performance/measuring.md: the write flush (zero_()) understates work that fits in L2; the read flush
+    # the suites use does not.
+    rates = _rates("l2_cache")
+    for what in ("copy 16 MiB", "bf16 product 1024³"):
+        assert rates[f"{what}, {mistakes.FLUSHED}"] > 1.05 * rates[f"{what}, {mistakes.WRITE_FLUSHED}"]
 
 
 def test_sizes_that_are_not_multiples_of_8_run_far_slower() -> None:
@@ -120,10 +129,17 @@ def test_cudnn_is_the_fastest_attention_backend_here() -> None:
 
 
 def test_clocks_were_read_and_fell_under_sustained_load() -> None:
+    # docs/performance/h100.md: the clocks sampled during the timed calls of the large bf16 products fell below
+    # the maximum while the board drew near its power limit; small products ran at the maximum.
     clocks = RUN.run.clocks
     assert clocks["start"].sm_mhz == clocks["start"].max_sm_mhz
-    assert clocks["after_gemm"].sm_mhz < clocks["start"].sm_mhz
-    assert clocks["after_gemm"].power_w > 0.8 * clocks["after_gemm"].power_limit_w
+    limit, top = clocks["start"].power_limit_w, clocks["start"].max_sm_mhz
+    large = [r.clocks for r in RUN.gemm if r.dtype == "bf16" and r.m >= 8192 and r.clocks is not None]
+    assert large
+    assert min(c.sm_mhz_median for c in large) < 0.9 * top
+    assert max(c.power_w_median for c in large) > 0.9 * limit
+    small = [r.clocks for r in RUN.gemm if r.dtype == "bf16" and r.m <= 1024 and r.clocks is not None]
+    assert all(c.sm_mhz_median == top for c in small)
 
 
 def test_the_sweeps_the_h100_page_describes() -> None:
@@ -147,5 +163,5 @@ def test_the_h200_run_measured_the_registered_triton_gemm() -> None:
     assert h200.run.gpu.memory_bytes > RUN.run.gpu.memory_bytes
     assert measured_ceilings(h200)["bandwidth"] > measured_ceilings(RUN)["bandwidth"]
     assert {k.name for k in h200.kernels} == {"triton-gemm-bf16"}
-    assert RUN.kernels == []
+    assert {k.name for k in RUN.kernels} <= {"triton-gemm-bf16"}
     assert datasheet_for(h200.run.gpu.name) is None  # "The datasheet table has no H200 entry yet"

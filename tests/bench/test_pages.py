@@ -29,17 +29,18 @@ def test_page_functions_take_an_id_or_a_record_and_default_to_the_h100_sweep() -
 def test_the_run_table_comes_from_the_run_description() -> None:
     rows = dict((row[0], row[1]) for row in _rows(pages.meta_table()))
     assert rows["GPU"] == "NVIDIA H100 80GB HBM3"
-    assert rows["date (UTC)"] == "2026-11-22T22:04:57+00:00"
-    assert rows["duration"] == "88 s"
+    assert rows["date (UTC)"] == RUN.run.started.isoformat()
+    assert rows["duration"] == f"{RUN.run.duration_s:.0f} s"
     assert rows["clocks at start"] == clock_text(RUN.run.clocks["start"])
-    assert rows["clocks after gemm"].startswith("SM 1425/1980 MHz")  # fell under sustained load
+    assert rows["clocks after gemm"] == clock_text(RUN.run.clocks["after_gemm"])
     assert rows["command"] == f"`{RUN.run.command}`"
 
 
 def test_run_line() -> None:
+    run = RUN.run
     assert pages.run_line() == (
-        "NVIDIA H100 80GB HBM3, full mode: 88 s of measuring on 2026-11-22 (torch 2.11.0+cu130, driver "
-        "580.159.04), with `python bench/gpu_sweep.py --output /root/out/nvidia-h100-80gb-hbm3-2026-11-22.json`."
+        f"NVIDIA H100 80GB HBM3, full mode: {run.duration_s:.0f} s of measuring on {run.date.isoformat()} (torch "
+        f"{run.versions.torch}, driver {run.gpu.driver}), with `{run.command}`."
     )
 
 
@@ -63,9 +64,15 @@ def test_ceilings_table_and_ridges() -> None:
     rows = {row[0]: row for row in _rows(pages.ceilings_table())}
     measured = measured_ceilings(RUN)
     assert rows["memory bandwidth (GB/s)"][1] == f"{measured['bandwidth']:,.0f}"
-    assert rows["bf16 matrix product (TFLOP/s)"][1:] == ["775.5", "989.5 †", "78%", "257", "295"]
+    sheet = specs.load().gpu("h100-sxm5").figure("bf16_tensor").dense
+    ridge = measured["bf16"] * 1e3 / measured["bandwidth"]
+    assert rows["bf16 matrix product (TFLOP/s)"][1:4] == [f"{measured['bf16']:,.1f}", f"{sheet:,.1f} †",
+                                                          f"{100 * measured['bf16'] / sheet:.0f}%"]  # fmt: skip
+    assert rows["bf16 matrix product (TFLOP/s)"][4] == f"{ridge:.0f}"
     h200 = {row[0]: row for row in _rows(pages.ceilings_table(H200_SWEEP))}
-    assert h200["bf16 matrix product (TFLOP/s)"][2:4] == ["–", "–"]  # no H200 datasheet entry yet
+    h200_sheet = specs.load().gpu("h200-sxm")
+    assert h200["bf16 matrix product (TFLOP/s)"][2] == f"{h200_sheet.figure('bf16_tensor').dense:,.1f} †"
+    assert h200["fp32 matrix product (TFLOP/s)"][2:4] == ["–", "–"]  # no sourced H200 FP32 figure
 
 
 def test_spec_table_puts_the_measurement_next_to_the_datasheets() -> None:
@@ -73,7 +80,7 @@ def test_spec_table_puts_the_measurement_next_to_the_datasheets() -> None:
     bf16 = rows["BF16 tensor core, dense (TFLOP/s)"]
     assert bf16[1] == "–"  # V100 has no bf16
     assert bf16[3] == "989.5 †"  # H100 SXM5: 1979 with sparsity, halved; † = read in copies of the datasheet
-    assert bf16[4] == f"{measured_ceilings(RUN)['bf16']:,.1f}"
+    assert bf16[-1] == f"{measured_ceilings(RUN)['bf16']:,.1f}"  # the last column: the measured value
     assert rows["FP16 tensor core, dense (TFLOP/s)"][1] == "125"  # confirmed in NVIDIA's own text: no mark
 
 
@@ -123,11 +130,14 @@ def test_intensity_table_recomputes_the_notes_examples() -> None:
     assert [row[3] for row in rows] == ["315.08", "1.00", "2.25", "0.25"]
     assert rows[0][4:] == ["compute", "compute"]
     assert "limit on V100 (ridge 139)" in table
-    assert "limit on this H100 (ridge 257)" in table
+    measured = measured_ceilings(RUN)
+    assert f"limit on this H100 (ridge {measured['bf16'] * 1e3 / measured['bandwidth']:.0f})" in table
 
 
 def test_kernels_table_says_when_there_are_none() -> None:
-    assert "No project kernel was registered" in pages.kernels_table()
+    empty = SweepRecord.model_validate(RUN.model_copy(update={"kernels": []}).model_dump(by_alias=False))
+    assert "No project kernel was registered" in pages.kernels_table(empty)
+    assert [row[0] for row in _rows(pages.kernels_table())] == [k.name for k in RUN.kernels]
     rows = _rows(pages.kernels_table(H200_SWEEP))
     assert [row[0] for row in rows] == ["triton-gemm-bf16", "triton-gemm-bf16"]
 
@@ -150,5 +160,5 @@ def test_figures_are_inline_svg_with_no_outside_references(figure) -> None:
 
 def test_notes_list_holds_the_suites_notes() -> None:
     lines = pages.notes_list().splitlines()
-    assert [line.split(":", 1)[0] for line in lines] == ["- mistakes", "- gemm", "- kernels"]
-    assert "Converted on" in RUN.run.notes[-1]  # the file's own history stays in the record, off the page
+    assert [line.split(":", 1)[0] for line in lines] == [f"- {note.split(':', 1)[0]}" for note in RUN.suite_notes()]
+    assert {"- mistakes", "- gemm"} <= {line.split(":", 1)[0] for line in lines}

@@ -76,7 +76,14 @@ def _fake_torch(log: list[str]):
             return float(end.id - self.id)
 
     cuda = SimpleNamespace(Event=Event, synchronize=lambda: log.append("synchronize"))
-    return SimpleNamespace(cuda=cuda, int8="int8", empty=lambda n, dtype, device: SimpleNamespace(nbytes=n))
+    sizes = {"int32": 4, "int64": 8}
+    return SimpleNamespace(
+        cuda=cuda,
+        int32="int32",
+        int64="int64",
+        ones=lambda n, dtype, device: SimpleNamespace(nbytes=n * sizes[dtype]),
+        zeros=lambda shape, dtype, device: SimpleNamespace(dtype=dtype),
+    )
 
 
 def test_event_timer_brackets_each_call_and_synchronizes_once() -> None:

@@ -52,6 +52,7 @@ def check_fp8_scaling(out: str) -> None:
     for fmt, label, zeros, rel_rms in rows:
         dtype, fmt_max = targets[fmt]
         scale = 1.0 if label == "no scale" else fmt_max / float(np.abs(grads).max())
+        assert label == ("no scale" if scale == 1.0 else f"scale {scale:.3g}")  # the scale the page prints
         y = (grads * np.float32(scale)).astype(dtype).astype(np.float64) / scale
         assert float(zeros) == pytest.approx(100 * np.mean(y == 0), abs=0.05)
         assert float(rel_rms) == pytest.approx(np.sqrt(np.mean((y - grads) ** 2) / np.mean(grads**2)), abs=1e-4)
@@ -99,6 +100,41 @@ def check_mx_quantize(out: str) -> None:
     first = [line.split() for line in lines[lines.index("The first four ordinary values:") + 3 :]]
     assert [float(r[0]) for r in first] == pytest.approx(block[:4].tolist(), abs=5e-6)
     assert all(float(r[-1]) == 0.0 for r in first)  # MXFP4 flushes all four to zero
+
+
+def check_nvfp4_quantize(out: str) -> None:
+    import ml_dtypes
+
+    # Recompute with ml_dtypes' casts and NVIDIA's rule (g = amax / (6 * 448) in FP32, block scale E4M3 of
+    # block amax / (6 g), elements E2M1 of x / (s g), both saturating), not with gpukb.
+    block = (np.random.default_rng(1).standard_normal(32) * 0.02).astype(np.float32)
+    block[5] = 0.9
+    x = block.astype(np.float64)
+    g = float(np.float32(np.abs(x).max() / 2688))
+    amax = np.abs(x.reshape(2, 16)).max(axis=1)
+    scales = np.clip(amax / (6 * g), 0, 448).astype(ml_dtypes.float8_e4m3fn)
+    step = np.repeat(scales.astype(np.float64) * g, 16)
+    nv = np.clip(x / step, -6, 6).astype(ml_dtypes.float4_e2m1fn).astype(np.float64) * step
+    assert f"per-tensor scale g = amax / 2688 = {g:.6g}\n" in out
+    codes = [f"0x{int(c):02X}" for c in scales.view(np.uint8)]
+    assert f"block scales (E4M3): {[float(s) for s in scales.astype(np.float64)]}, codes {codes}" in out
+    assert codes[0] == "0x7E"  # the block holding the tensor's amax gets E4M3's largest scale, 448
+    rows = {m[0]: m[1:] for m in re.findall(r"^(MXFP4|NVFP4)\s+(\S+)\s+(\S+)\s+(\d+)\s+(\S+)\s+(\S+)$", out, re.M)}
+    mx4 = np.clip(x * 2.0**3, -6, 6).astype(ml_dtypes.float4_e2m1fn).astype(np.float64) * 2.0**-3  # X = -1 - 2
+    others = np.arange(32) != 5
+    for name, restored, bits in (("MXFP4", mx4, 4.25), ("NVFP4", nv, 4 + 8 / 16 + 32 / 32)):
+        bits_out, outlier, zeroed, err_others, err_half = rows[name]
+        assert float(bits_out) == bits
+        assert float(outlier) == pytest.approx(restored[5], rel=5e-4)
+        assert int(zeroed) == int(np.sum((restored == 0) & (x != 0)))
+        err = np.linalg.norm((restored - x)[others]) / np.linalg.norm(x[others])
+        assert float(err_others) == pytest.approx(err, abs=5e-4)
+        half = np.linalg.norm((restored - x)[16:]) / np.linalg.norm(x[16:])
+        assert float(err_half) == pytest.approx(half, abs=5e-4)
+    assert rows["NVFP4"][1] == "0.9"  # the outlier maps to 6 * 448 * g: kept, where MXFP4 saturates it to 0.75
+    assert rows["MXFP4"][1] == "0.75"
+    assert int(rows["NVFP4"][2]) < int(rows["MXFP4"][2])
+    assert float(rows["NVFP4"][4]) < float(rows["MXFP4"][4]) / 4  # the block without the outlier gets its own scale
 
 
 def check_mp_accumulation(out: str) -> None:
@@ -202,6 +238,7 @@ CHECKS: dict[str, Callable[[str], None]] = {
     "snippets/formats/mp_accumulation.py": check_mp_accumulation,
     "snippets/formats/mp_tf32.py": check_mp_tf32,
     "snippets/formats/mx_quantize.py": check_mx_quantize,
+    "snippets/formats/nvfp4_quantize.py": check_nvfp4_quantize,
 }
 
 

@@ -97,7 +97,7 @@ def test_an_lru_cache_needs_about_one_tile_not_three(block: int) -> None:
         assert needed < 2 * block * block  # the outer-product order keeps one tile, not three
 
 
-def test_slides_optimal_value_is_a_block_size_not_a_block_count() -> None:
+def test_optimal_value_sqrt_m_over_3_is_a_block_size_not_a_block_count() -> None:
     """Decides the erratum on "the optimal value of N = √(size of fast memory / 3)".
 
     With fast memory M = 48 elements, √(M/3) = 4. Read as the slides define N (blocks per side), the block size

@@ -120,7 +120,7 @@ def test_every_library_call_is_checked() -> None:
             assert "CHECK_CUDA(" in line or "CHECK_CUBLAS(" in line, f"{name} is called unchecked: {line!r}"
 
 
-def test_notes_hipblaslt_call_list_is_incomplete() -> None:
+def test_claim_hipblaslt_call_list_is_incomplete() -> None:
     """Decides the erratum on the notes' hipBLASLt snippet."""
     (matmul,) = calls(NOTES_HIPBLASLT, "hipblasLtMatmul")
     assert len(matmul) == 12 != len(MATMUL_PARAMETERS)  # no D, Ddesc, algo or workspace size

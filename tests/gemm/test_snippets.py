@@ -40,7 +40,7 @@ def check_blocked_matmul(out: str) -> None:
     (one,) = reuse_analysis(64, 64, 64, 16)
     c_moves = one.c_loads + one.c_stores
     assert lines[1] == f"moved {one.moves:,} elements: A {one.a_loads:,}, B {one.b_loads:,}, C {c_moves:,}"
-    assert lines[2] == f"slides' (2N+2)·n² with N=4: {(2 * 4 + 2) * 64 * 64:,}"
+    assert lines[2] == f"formula (2N+2)·n² with N=4: {(2 * 4 + 2) * 64 * 64:,}"
     assert one.moves == (2 * 4 + 2) * 64 * 64
     assert lines[3] == f"flops per element moved: {2 * 64**3 / one.moves:.2f}"
     levels = re.findall(

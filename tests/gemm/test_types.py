@@ -267,7 +267,7 @@ def test_compute_types_that_round_the_inputs() -> None:
 # --- the notes' claims (errata) ---------------------------------------------------------------------------------
 
 
-def test_notes_a_and_b_need_not_match() -> None:
+def test_claim_a_and_b_need_not_match() -> None:
     hip = table("hipblaslt").rows
     mixed = {(r.a, r.b) for r in hip if r.a != r.b and r.scaling.id == "tensor"}
     assert mixed == {("e4m3", "e5m2"), ("e5m2", "e4m3"), ("e4m3fnuz", "e5m2fnuz"), ("e5m2fnuz", "e4m3fnuz")}
@@ -279,7 +279,7 @@ def test_notes_a_and_b_need_not_match() -> None:
     assert same == {"fp32", "fp16", "bf16", "int8"}
 
 
-def test_notes_c_follows_d_not_a_and_b() -> None:
+def test_claim_c_follows_d_not_a_and_b() -> None:
     hip = table("hipblaslt").rows
     assert all(r.c == r.d for r in hip)  # C always has D's type ...
     differs = {(r.a, r.c) for r in hip if r.c != r.a}
@@ -290,7 +290,7 @@ def test_notes_c_follows_d_not_a_and_b() -> None:
     assert {c for c, _ in cu_c_not_d} == {"bf16", "fp16"}
 
 
-def test_notes_fp16_inputs_with_fp32_output_need_fp32_c() -> None:
+def test_claim_fp16_inputs_with_fp32_output_need_fp32_c() -> None:
     for library in LIBRARIES:
         with pytest.raises(ValueError, match="has no combination A=fp16, B=fp16, C=fp16, D=fp32") as info:
             check(library, a="fp16", b="fp16", c="fp16", d="fp32")
@@ -299,7 +299,7 @@ def test_notes_fp16_inputs_with_fp32_output_need_fp32_c() -> None:
         assert row.confirmed
 
 
-def test_notes_fp32_compute_is_not_always_fp32_arithmetic() -> None:
+def test_claim_fp32_compute_is_not_always_fp32_arithmetic() -> None:
     (xf32,) = check("hipblaslt", a="fp32", b="fp32", d="fp32", compute="HIPBLAS_COMPUTE_32F_FAST_TF32")
     assert xf32.confirmed
     assert xf32.compute.accumulate == "fp32"
@@ -310,7 +310,7 @@ def test_notes_fp32_compute_is_not_always_fp32_arithmetic() -> None:
     assert half.compute.accumulate == "fp16"
 
 
-def test_notes_all_fp8_gemm_is_hipblaslt_only() -> None:
+def test_claim_all_fp8_gemm_is_hipblaslt_only() -> None:
     rows = check("hipblaslt", a="fp8", b="fp8", c="fp8", d="fp8")
     assert {(r.a, r.d, r.arch) for r in rows} == {
         ("e4m3fnuz", "e4m3fnuz", ("gfx942",)),

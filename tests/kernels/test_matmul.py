@@ -244,7 +244,7 @@ def _notes_sketch(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm,
 
 
 @pytest.mark.usefixtures("interpret")
-def test_notes_triton_sketch_skips_k_and_edge_tiles() -> None:
+def test_claim_triton_sketch_skips_k_and_edge_tiles() -> None:
     import triton
 
     gen = torch.Generator().manual_seed(21)

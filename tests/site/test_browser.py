@@ -115,7 +115,8 @@ def test_math_is_rendered_not_raw_tex(page) -> None:
     formulas = page.locator("article math")
     assert formulas.count() >= 8
     box = page.locator("article math[display='block']").first.bounding_box()
-    assert box is not None and box["height"] > 20  # a fraction laid out on two levels, not one line of text
+    assert box is not None
+    assert box["height"] > 20  # a fraction laid out on two levels, not one line of text
     text = page.locator("article").inner_text()
     for raw in ("\\frac", "\\(", "\\[", "^{e"):
         assert raw not in text
@@ -137,5 +138,115 @@ def test_every_page_loads_without_foreign_requests(page, built_site) -> None:
     assert len(pages) >= 6
     for path in pages:
         response = page.goto("/" if path == "." else f"/{path}/")
-        assert response is not None and response.ok, path
+        assert response is not None, path
+        assert response.ok, path
         page.wait_for_load_state("networkidle")
+
+
+# --- pages that fit (issue 17) ---------------------------------------------------------------------------------
+
+#: The rule for tables. Material wraps each article table in a scroll box (``.md-typeset__scrollwrap``, overflow-x:
+#: auto) and makes the table itself a scroll box (inline-block, max-width 100%, overflow auto). Their scrollbars
+#: are thin and, with overlay scrollbars, invisible until the reader scrolls, so a table wider than the article is
+#: cut off at its edge with nothing saying there is more: "clipped". On a desktop-width window (1400 px, both
+#: sidebars shown) no table may need scrolling: every box's scrollWidth is at most its clientWidth (one pixel of
+#: rounding allowed). On a phone (400 px) sideways scrolling of a table is the expected gesture, so there the rule
+#: is only that the page itself never scrolls sideways. Code blocks are not tables: their long lines scroll inside
+#: a box whose scrollbar Material styles visibly, and build-time output wraps on wide screens (extra.css).
+_OVERFLOWING_TABLES = """() => [...document.querySelectorAll('article table')].flatMap((table, i) => {
+  const boxes = [table, table.closest('.md-typeset__table'), table.closest('.md-typeset__scrollwrap')];
+  return boxes.filter(b => b && b.scrollWidth > b.clientWidth + 1).map(b =>
+    `table ${i} (${table.rows[0] ? table.rows[0].cells.length : 0} columns, header "${
+      (table.rows[0] ? table.rows[0].innerText : '').replace(/\\s+/g, ' ').slice(0, 60)}"): ${
+      b.className || b.tagName} is ${b.scrollWidth} px wide in ${b.clientWidth} px`);
+})"""
+
+
+def _site_pages(site) -> list[str]:
+    return sorted(p.parent.relative_to(site).as_posix() for p in site.rglob("index.html"))
+
+
+def test_no_table_is_cut_off_at_1400px(page, built_site) -> None:
+    site, _ = built_site
+    page.set_viewport_size({"width": 1400, "height": 900})
+    clipped = []
+    for path in _site_pages(site):
+        page.goto("/" if path == "." else f"/{path}/")
+        clipped += [f"/{path}/: {problem}" for problem in page.evaluate(_OVERFLOWING_TABLES)]
+    assert clipped == [], "tables cut off at 1400 px:\n" + "\n".join(clipped)
+
+
+def test_no_page_scrolls_sideways_at_400px(page, built_site) -> None:
+    site, _ = built_site
+    page.set_viewport_size({"width": 400, "height": 800})
+    wide = []
+    for path in _site_pages(site):
+        page.goto("/" if path == "." else f"/{path}/")
+        width = page.evaluate("document.documentElement.scrollWidth")
+        if width > 401:
+            wide.append(f"/{path}/: {width} px")
+    assert wide == [], "pages wider than a 400 px screen:\n" + "\n".join(wide)
+
+
+def test_the_table_rule_sees_a_cut_off_table(page) -> None:
+    """The 1400 px check finds a table that is too wide (the rule tested on a table made too wide on purpose)."""
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.goto("/formats/")
+    assert page.evaluate(_OVERFLOWING_TABLES) == []
+    page.evaluate("document.querySelector('article table td').textContent = 'x'.repeat(400)")
+    assert page.evaluate(_OVERFLOWING_TABLES) != []
+
+
+# --- search ranks prose above the API reference -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("roofline", "/performance/"),
+        ("E4M3", "/formats/"),
+        ("hipBLASLt", "/gemm/"),
+        ("loss scaling", "/formats/mixed-precision/"),
+    ],
+)
+def test_search_puts_a_prose_page_first(page, query: str, expected: str) -> None:
+    """Each query is answered in prose; the API reference (one page per module, boosted down) comes after it."""
+    page.goto("/")
+    search = page.locator("input.md-search__input")
+    search.click()
+    search.press_sequentially(query)
+    results = page.locator(".md-search-result__item > a")
+    results.first.wait_for(timeout=15_000)
+    top = results.first.get_attribute("href") or ""
+    assert "/reference/" not in top, (query, top)
+    assert expected in top, (query, top)
+
+
+# --- dark mode ---------------------------------------------------------------------------------------------------
+
+
+def _figure_pixels(page, path: str, scheme: str) -> tuple[float, float]:
+    """The fraction of near-white and of near-black pixels in the first figure of ``path`` in a colour scheme."""
+    import io
+
+    from PIL import Image
+
+    page.emulate_media(color_scheme=scheme)
+    page.goto(path)
+    expected = "slate" if scheme == "dark" else "default"
+    assert page.evaluate("document.body.getAttribute('data-md-color-scheme')") == expected
+    figure = page.locator("article .gpukb-figure svg").first
+    figure.scroll_into_view_if_needed()
+    image = Image.open(io.BytesIO(figure.screenshot())).convert("L")
+    pixels = list(image.getdata())
+    return sum(p > 230 for p in pixels) / len(pixels), sum(p < 40 for p in pixels) / len(pixels)
+
+
+@pytest.mark.parametrize("path", ["/formats/anatomy/", "/performance/h100/"])
+def test_figures_follow_the_colour_scheme(page, path: str) -> None:
+    """In dark mode a figure is no white rectangle: its background is the page's, and its text and axes light."""
+    white, black = _figure_pixels(page, path, "dark")
+    assert white < 0.2, f"{path}: {white:.0%} of the figure is white in dark mode"
+    assert black > 0.5, f"{path}: only {black:.0%} of the figure is dark in dark mode"
+    white, _ = _figure_pixels(page, path, "light")
+    assert white > 0.5, f"{path}: the figure lost its light background in light mode"

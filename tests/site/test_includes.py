@@ -8,7 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from gpukb.site.includes import check_include, orphans, page_includes, parse_target, sections, snippet_files
+from gpukb.site.includes import (
+    SHOWN_FILES,
+    check_include,
+    include_problem,
+    orphans,
+    page_includes,
+    parse_target,
+    sections,
+    snippet_files,
+)
 from tests.helpers import ROOT
 
 PAGES = sorted((ROOT / "docs").rglob("*.md"))
@@ -85,3 +94,40 @@ def test_a_missing_include_breaks_the_build(tmp_path: Path) -> None:
     )
     assert proc.returncode != 0
     assert "missing.py" in proc.stderr + proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("target", "rule"),
+    [
+        ("snippets/../README.md", "include-path"),
+        ("../secrets.py", "include-path"),
+        ("/etc/passwd", "include-path"),
+        ("snippets\\..\\x.py", "include-path"),
+        ("./snippets/a.py", "include-path"),
+        ("README.md", "include-path"),
+        ("tests/helpers.py", "include-path"),  # a tests/ file that is not one of the shown files
+        ("https://example.com/x.py", "include-path"),
+        ("snippets/a.py:3:9", "include-path"),
+        ("snippets/gone.py", "include-file"),
+        ("src/gpukb/py.typed.txt", "include-file"),
+    ],
+)
+def test_include_targets_are_refused(tmp_path: Path, target: str, rule: str) -> None:
+    (tmp_path / "src" / "gpukb").mkdir(parents=True)
+    (tmp_path / "src" / "gpukb" / "py.typed.txt").write_text("x")
+    problem = include_problem(target, tmp_path)
+    assert problem is not None
+    assert problem[0] == rule
+
+
+def test_include_targets_that_resolve(tmp_path: Path) -> None:
+    root = _tree(tmp_path, "", {"t/used.py": SECTIONED, "t/k.cu": ""})
+    (root / "src" / "gpukb" / "data").mkdir(parents=True)
+    (root / "src" / "gpukb" / "data" / "f.toml").write_text("")
+    for target in ("snippets/t/used.py:demo", "snippets/t/k.cu", "src/gpukb/data/f.toml"):
+        assert include_problem(target, root) is None, target
+    assert include_problem("snippets/t/used.py:nope", root) == (
+        "include-file",
+        "snippets/t/used.py has no section 'nope' (has ['demo'])",
+    )
+    assert all(include_problem(path) is None for path in SHOWN_FILES)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpukb.arguments import positive_int
+from gpukb.arguments import flag, integer, positive_int, real
 
 #: Bytes per element of the element types the harness uses. ``tf32`` is stored as float32.
 ELEMENT_BYTES = {
@@ -88,7 +88,7 @@ def attention_flops(batch: int, heads: int, q_len: int, kv_len: int, head_dim: i
     instead of ``q_len · kv_len``. The softmax is not counted (as in the FlashAttention papers).
     """
     _positive(batch=batch, heads=heads, q_len=q_len, kv_len=kv_len, head_dim=head_dim)
-    pairs = causal_pairs(q_len, kv_len) if causal else q_len * kv_len
+    pairs = causal_pairs(q_len, kv_len) if flag("causal", causal) else q_len * kv_len
     return 4 * batch * heads * pairs * head_dim
 
 
@@ -108,8 +108,10 @@ def arithmetic_intensity(flops: float, nbytes: float) -> float:
     """FLOP per byte.
 
     Raises:
-        ValueError: If ``flops`` is negative or ``nbytes`` is not positive.
+        TypeError: If either is not a real number.
+        ValueError: If ``flops`` is negative or ``nbytes`` is not positive, or either is not finite.
     """
+    flops, nbytes = real("flops", flops), real("nbytes", nbytes)
     if flops < 0 or nbytes <= 0:
         raise ValueError(f"need flops ≥ 0 and bytes > 0; got flops={flops}, bytes={nbytes}")
     return flops / nbytes
@@ -162,13 +164,16 @@ def conv2d_counts(
     Raises:
         ValueError: If the kernel does not fit the padded input, or a size is not positive.
     """
+    bias = flag("bias", bias)
+    for label, shape, size in (("input_shape", input_shape, 4), ("kernel", kernel, 2)):
+        if isinstance(shape, str | bytes) or not isinstance(shape, tuple | list):
+            raise TypeError(f"{label} must be a tuple of {size} ints; got {shape!r} ({type(shape).__name__})")
     if len(input_shape) != 4 or len(kernel) != 2:
         raise ValueError(f"input_shape must be (N, C, H, W) and kernel (kH, kW); got {input_shape}, {kernel}")
     n, c_in, h, w = input_shape
     kh, kw = kernel
     _positive(n=n, c_in=c_in, h=h, w=w, out_channels=out_channels, kh=kh, kw=kw, stride=stride)
-    if padding < 0:
-        raise ValueError(f"padding must be ≥ 0; got {padding}")
+    integer("padding", padding, minimum=0)
     h_out = (h + 2 * padding - kh) // stride + 1
     w_out = (w + 2 * padding - kw) // stride + 1
     if h_out < 1 or w_out < 1:
@@ -186,7 +191,7 @@ def conv2d_counts(
 
 
 def intensity_examples() -> list[tuple[str, int, int]]:
-    """The operations of the source notes' table of arithmetic intensities (FP16 data), as (name, FLOPs, bytes)
+    """The operations of the table of arithmetic intensities (FP16 data), as (name, FLOPs, bytes)
     counted from each operation's definition."""
     linear = [(512, "batch 512"), (1, "batch 1")]
     rows = [

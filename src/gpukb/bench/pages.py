@@ -16,6 +16,8 @@ import numpy as np
 from gpukb.bench import specs
 from gpukb.bench.ceilings import gemm_best, measured_ceilings, measured_ridge, sweep
 from gpukb.bench.counting import element_bytes, intensity_examples
+from gpukb.bench.device import WindowClocks
+from gpukb.bench.quantities import QUANTITIES, reconcile
 from gpukb.bench.results import GEMM_DTYPES, H100_SWEEP, SweepRecord
 from gpukb.bench.roofline import fraction, measured_points
 from gpukb.bench.stats import Summary
@@ -27,7 +29,7 @@ Sweep = SweepRecord | str
 
 STATUS_MARK = {"confirmed": "", "secondary": " †", "unconfirmed": " ?"}
 #: The GPUs the datasheet page compares.
-DATASHEET_GPUS = ("v100-sxm2", "a100-sxm4-40gb", "h100-sxm5")
+DATASHEET_GPUS = ("v100-sxm2", "a100-sxm4-40gb", "h100-sxm5", "h200-sxm", "b200-hgx", "mi300x")
 
 
 def _num(value: float | None, digits: int = 1) -> str:
@@ -51,6 +53,19 @@ def _spread(ms: Summary | None) -> str:
 
 def _datasheet(record: SweepRecord) -> specs.Gpu | None:
     return specs.datasheet_for(record.run.gpu.name)
+
+
+#: The header of a column of :func:`window_text` cells.
+CLOCKS_HEADER = "SM MHz (min / median), W during the calls"
+
+
+def window_text(clocks: WindowClocks | None) -> str:
+    """The clocks sampled during a measurement's timed calls, as a table cell: ``"1485 / 1545 MHz, 767 W"``
+    (the median power); a dash where none were sampled (runs recorded before clocks were)."""
+    if clocks is None:
+        return "–"
+    power = "" if clocks.power_w_median is None else f", {clocks.power_w_median:.0f} W"
+    return f"{clocks.sm_mhz_min:.0f} / {clocks.sm_mhz_median:.0f} MHz{power}"
 
 
 # --- what the run was ---------------------------------------------------------------------------------------
@@ -244,8 +259,9 @@ def mistake_table(mistake: str, record: Sweep = H100_SWEEP) -> str:
         else:
             ceiling = specs.datasheet_peak(gpu, "bf16" if "bf16" in r.variant else "fp32")
         share = "–" if ceiling is None else _pct(fraction(r.rate, ceiling.dense))
-        rows.append((r.variant, f"{r.ms.median:,.4g}", f"{r.rate:,.4g} {r.unit}", share, r.ms.n))
-    return table(["how it was timed", "median ms", "implied rate", "of datasheet ceiling", "samples"], rows)
+        rows.append((r.variant, f"{r.ms.median:,.4g}", f"{r.rate:,.4g} {r.unit}", share, r.ms.n, window_text(r.clocks)))
+    headers = ["how it was timed", "median ms", "implied rate", "of datasheet ceiling", "samples", CLOCKS_HEADER]
+    return table(headers, rows)
 
 
 def one_run_table(record: Sweep = H100_SWEEP) -> str:
@@ -383,6 +399,22 @@ def kernels_table(record: Sweep = H100_SWEEP) -> str:
     return table(["kernel", "peer", "case", "kernel ms", "peer ms", "speed vs peer"], rows)
 
 
+def kernels_against_peers(record: Sweep = H100_SWEEP) -> str:
+    """The H100 page's "project kernels against their peers": the sweep's ``kernels`` table when it has one, else a
+    sentence saying so and linking the Triton page, whose own run measured the Triton GEMM against cuBLAS on the
+    same GPU (a measurement stated once, on its page). Links are written as the browser resolves them from
+    ``/performance/h100/``: MkDocs does not rewrite links in markdown-exec output."""
+    swept = sweep(record)
+    if swept.kernels:
+        return kernels_table(record)
+    return (
+        f"The `kernels` suite of this run ({swept.run.date.isoformat()}) had no project kernel to measure. The "
+        "project's Triton GEMM was measured against cuBLAS on this H100 in a run of its own, with its clocks and "
+        "power draw: see [A Triton GEMM](../../gemm/triton/). The [H200 run](#h200) below has it in its `kernels` "
+        "suite."
+    )
+
+
 def run_summary(record: Sweep) -> str:
     """What ``gpukb bench`` prints after a run and ``--show`` prints for a file: the main tables."""
     record = sweep(record)
@@ -489,3 +521,70 @@ def roofline_figure(record: Sweep = H100_SWEEP) -> str:
     ax.set_title(f"Roofline of {record.run.gpu.name}")
     ax.legend(fontsize=8, loc="lower right")
     return to_svg(fig)
+
+
+def gpu_snippet_output(snippet: str) -> str:
+    """The output ``snippet`` printed on the H100, read from its record (``gpukb.site.snippet_runs``), as a text block
+    followed by the GPU, versions and date it ran with: shown under a snippet whose build-time run is the CPU's."""
+    from gpukb.site.snippet_runs import recorded_output
+
+    stdout, where = recorded_output(snippet)
+    return f"```text\n{stdout.rstrip()}\n```\n\n{where.replace('Measured on', 'Run on', 1)}"
+
+
+# --- one figure per quantity -------------------------------------------------------------------------------
+def quantity(quantity_id: str, unit: bool = False) -> str:
+    """A quantity's one figure (:func:`gpukb.bench.quantities.reconcile`) as inline HTML that marks what it is:
+    ``<span class="gpukb-q" data-quantity="h100-cublas-bf16-8192">722</span>``. The site's tests check that
+    every page gives one id one figure."""
+    r = reconcile(quantity_id)
+    shown = f"{r.text()} {r.quantity.unit}" if unit else r.text()
+    return f'<span class="gpukb-q" data-quantity="{r.quantity.id}">{shown}</span>'
+
+
+def quantity_sentence(quantity_id: str) -> str:
+    """One sentence: the quantity, its figure, the spread of its runs, and the SM clocks they ran at."""
+    r = reconcile(quantity_id)
+    q = r.quantity
+    digits = q.digits
+    clocks = r.clock_range()
+    clock = "" if clocks is None else f"; their median SM clocks ranged {clocks[0]:.0f}–{clocks[1]:.0f} MHz"
+    if len(r.readings) == 1:
+        runs = f"one run ({r.readings[0].record_id}){clock}"
+    else:
+        runs = (
+            f"the median of {len(r.readings)} runs' medians, which ranged {r.low:.{digits}f}–{r.high:.{digits}f} "
+            f"(a drift of {100 * r.drift:.0f}%){clock}"
+        )
+    return f"{q.title} ({q.method}): **{quantity(quantity_id, unit=True)}**, {runs}."
+
+
+def quantities_table() -> str:
+    """Every quantity the pages quote: its figure, the range of its runs, how many, from which records."""
+    rows = []
+    for quantity_id, q in QUANTITIES.items():
+        r = reconcile(quantity_id)
+        clocks = r.clock_range()
+        rows.append(
+            (
+                f"`{quantity_id}`",
+                q.method,
+                quantity(quantity_id, unit=True),
+                f"{r.low:.{q.digits}f}–{r.high:.{q.digits}f} ({100 * r.drift:.0f}%)",
+                len(r.readings),
+                "–" if clocks is None else f"{clocks[0]:.0f}–{clocks[1]:.0f}",
+                ", ".join(f"`{record_id}`" for record_id in r.records),
+            )
+        )
+    headers = ["quantity", "method", "figure (median of runs)", "runs' range (drift)", "runs", "runs' median SM MHz",
+               "records"]  # fmt: skip
+    return table(headers, rows)
+
+
+def quantity_runs(quantity_id: str) -> str:
+    """Every run of one quantity: where it is recorded, its median, and the clocks during it."""
+    r = reconcile(quantity_id)
+    rows = [
+        (f"`{x.record_id}`", x.where, f"{x.value:,.{r.quantity.digits}f}", window_text(x.clocks)) for x in r.readings
+    ]
+    return table(["record", "run", r.quantity.unit, CLOCKS_HEADER], rows)

@@ -1,7 +1,7 @@
 """The results of ``gpukb bench``: one :class:`SweepRecord` per run, read and written through :mod:`gpukb.records`.
 
 A sweep record holds the run's description (``run``: GPU, software, clocks before and after each suite, date,
-command, notes), the ``mode`` and the ``suites`` that ran, and one list of typed records per suite (``gemm``,
+command, notes), how L2 was flushed (``l2_flush``), the ``mode`` and the ``suites`` that ran, and one list of typed records per suite (``gemm``,
 ``copy``, ``host_device``, ``attention``, ``mistakes``, ``kernels``). Every record keeps its timings as a
 :class:`~gpukb.bench.stats.Summary` (median, quartiles, extremes, count, in milliseconds) next to the rate derived
 from the median. Committed sweeps are read by id::
@@ -19,6 +19,7 @@ from typing import Annotated, Literal, get_args
 
 from pydantic import ConfigDict, Field, model_validator
 
+from gpukb.bench.device import WindowClocks
 from gpukb.bench.stats import Summary
 from gpukb.records import Record
 from gpukb.schema import StrictModel
@@ -39,6 +40,9 @@ AttentionDtype = Literal["bf16", "fp16"]
 Mistake = Literal["sync", "cold_start", "zeros", "one_run", "idle_gpu", "l2_cache"]
 RateUnit = Literal["TFLOP/s", "GB/s"]
 Mode = Literal["quick", "full"]
+#: How the L2 cache was emptied before each flushed call: by reading a buffer larger than L2 (clean lines), or
+#: by writing one (dirty lines, written back inside the next timed call: runs recorded before schema 2).
+L2Flush = Literal["read", "write"]
 Suite = Literal["mistakes", "gemm", "copy", "host_device", "attention", "kernels"]
 
 #: The element types of the matrix-product suite, in the order tables list them.
@@ -67,6 +71,7 @@ class GemmRecord(StrictModel):
     tflops: Rate | None
     rel_error: Finite | None = None
     error: str | None = None
+    clocks: WindowClocks | None = None
 
 
 class CopyRecord(StrictModel):
@@ -78,6 +83,7 @@ class CopyRecord(StrictModel):
     l2_flushed: bool
     ms: Summary
     gbps: Rate
+    clocks: WindowClocks | None = None
 
 
 class HostDeviceRecord(StrictModel):
@@ -88,6 +94,7 @@ class HostDeviceRecord(StrictModel):
     bytes: Size
     ms: Summary
     gbps: Rate
+    clocks: WindowClocks | None = None
 
 
 class AttentionRecord(StrictModel):
@@ -103,6 +110,7 @@ class AttentionRecord(StrictModel):
     ms: Summary | None
     tflops: Rate | None
     error: str | None = None
+    clocks: WindowClocks | None = None
 
 
 class MistakeRecord(StrictModel):
@@ -115,6 +123,7 @@ class MistakeRecord(StrictModel):
     rate: Rate
     unit: RateUnit
     samples: list[Annotated[float, Field(ge=0, allow_inf_nan=False)]] | None = None
+    clocks: WindowClocks | None = None
 
 
 class KernelRecord(StrictModel):
@@ -131,13 +140,17 @@ class KernelRecord(StrictModel):
 
 
 class SweepRecord(Record):
-    """A run of ``gpukb bench`` (kind ``bench.sweep``): the mode, the suites that ran and their records."""
+    """A run of ``gpukb bench`` (kind ``bench.sweep``): the mode, the suites that ran and their records.
+
+    Schema 2 added ``l2_flush`` (how L2 was emptied before each flushed call) and, on each record, ``clocks``: SM
+    clock and power sampled while its timed calls ran (:class:`~gpukb.bench.device.WindowClocks`)."""
 
     # The file's key is ``copy``, which would shadow ``BaseModel.copy`` as an attribute: the field is ``copies``.
     model_config = ConfigDict(**Record.model_config, validate_by_name=True, serialize_by_alias=True)
 
     kind: Literal["bench.sweep"] = "bench.sweep"
-    schema_version: Literal[1] = 1
+    schema_version: Literal[2] = 2
+    l2_flush: L2Flush
     mode: Mode
     suites: list[Suite]
     mistakes: list[MistakeRecord] = Field(default_factory=list)

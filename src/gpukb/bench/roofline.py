@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from gpukb.arguments import real
 from gpukb.bench.counting import attention_bytes, attention_flops, gemm_bytes, gemm_flops
 
 if TYPE_CHECKING:
@@ -26,6 +27,11 @@ def _check_rate(name: str, value: float) -> None:
         raise ValueError(f"{name} must be positive and finite; got {value}")
 
 
+def _count(name: str, value: float) -> float:
+    """A count or a rate that may be zero: a finite real number ≥ 0."""
+    return real(name, value, minimum=0)
+
+
 def attainable(intensity: float, peak_flops: float, bandwidth: float) -> float:
     """The roofline: the highest rate (FLOP/s) an operation of this intensity (FLOP/byte) can reach.
 
@@ -36,8 +42,7 @@ def attainable(intensity: float, peak_flops: float, bandwidth: float) -> float:
     """
     _check_rate("peak_flops", peak_flops)
     _check_rate("bandwidth", bandwidth)
-    if intensity < 0:
-        raise ValueError(f"intensity must be ≥ 0; got {intensity}")
+    intensity = _count("intensity", intensity)
     return min(peak_flops, bandwidth * intensity)
 
 
@@ -79,8 +84,7 @@ def bound(flops: float, nbytes: float, peak_flops: float, bandwidth: float) -> B
     """
     _check_rate("peak_flops", peak_flops)
     _check_rate("bandwidth", bandwidth)
-    if flops < 0 or nbytes < 0:
-        raise ValueError(f"flops and bytes must be ≥ 0; got {flops}, {nbytes}")
+    flops, nbytes = _count("flops", flops), _count("nbytes", nbytes)
     return Bound(compute_s=flops / peak_flops, memory_s=nbytes / bandwidth)
 
 
@@ -91,8 +95,7 @@ def fraction(measured: float, ceiling: float) -> float:
         ValueError: If the ceiling is not positive or the measurement is negative.
     """
     _check_rate("ceiling", ceiling)
-    if measured < 0:
-        raise ValueError(f"a measured rate must be ≥ 0; got {measured}")
+    measured = _count("measured", measured)
     return measured / ceiling
 
 

@@ -68,7 +68,8 @@ def run(
     :func:`gpukb.records.write`).
 
     The run is described first (:func:`gpukb.records.describe_run`, with a clock reading at the start); the
-    clocks are read again after each suite (``run.clocks["after_<suite>"]``). A suite that raises is reported on
+    clocks are read again after each suite (``run.clocks["after_<suite>"]``), and sampled during every timed
+    window (each record's ``clocks``). L2 is flushed by reading a buffer (:class:`~gpukb.bench.timing.L2Flusher`). A suite that raises is reported on
     stderr and recorded as a ``FAILED`` note with no records, so that one broken suite does not lose what the
     others measured.
 
@@ -101,14 +102,19 @@ def run(
     gpu = described.gpu
     if gpu is None:
         raise RuntimeError("torch sees a CUDA GPU, but the run description found none")
+    flush = L2Flusher(torch, gpu.l2_bytes)
+    monitor = device.sampler()
     ctx = Context(
         torch=torch,
         mode=mode,
         budget=BUDGETS[mode],
         timer=EventTimer(torch),
-        flush=L2Flusher(torch, gpu.l2_bytes),
+        flush=flush,
         progress=progress,
+        monitor=monitor,
     )
+    if monitor is None:
+        ctx.notes.append("clocks: neither pynvml nor nvidia-smi answered; no clocks were sampled during timed calls")
     modules = {
         "mistakes": mistakes,
         "gemm": gemm,
@@ -133,6 +139,7 @@ def run(
         torch.cuda.empty_cache()
     return SweepRecord(
         run=finished(described, started, clocks=clocks, notes=[*described.notes, *ctx.notes]),
+        l2_flush=flush.method,
         mode=mode,
         suites=names,
         **sections,
@@ -156,7 +163,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def execute(args: argparse.Namespace, parser: argparse.ArgumentParser, out: TextIO | None = None) -> int:
-    """Carry out parsed ``gpukb bench`` arguments; returns the exit status."""
+    """Carry out parsed ``gpukb bench`` arguments; returns the exit status.
+
+    A results file for ``--show`` that is missing, unreadable or invalid is a usage error: exit status 2, with
+    ``gpukb bench: error: ...`` naming the file and what is wrong.
+    """
     from gpukb.bench import pages
 
     out = out if out is not None else sys.stdout
@@ -164,10 +175,12 @@ def execute(args: argparse.Namespace, parser: argparse.ArgumentParser, out: Text
         if args.quick or args.suite or args.output:
             parser.error("--show reads a results file; it cannot be combined with --quick, --suite or --output")
         try:
-            print(pages.run_summary(read(args.show, SweepRecord)), file=out)
-        except (FileNotFoundError, ValueError) as err:
-            print(f"{parser.prog}: error: {err}", file=sys.stderr)
-            return FAILURE
+            record = read(args.show, SweepRecord)
+        except UnicodeDecodeError:
+            parser.error(f"{args.show}: not a results file (JSON text in UTF-8)")
+        except (OSError, ValueError) as err:  # missing, a folder, unreadable, or not a valid results file
+            parser.error(str(err))
+        print(pages.run_summary(record), file=out)
         return 0
     reason = gpu_status()
     if reason is not None:

@@ -40,7 +40,7 @@ Status = Literal["confirmed", "secondary", "unconfirmed"]
 
 #: Quantity name → (unit, label), in the order tables list them.
 QUANTITIES = {
-    "sm_count": ("", "SMs"),
+    "sm_count": ("", "SMs (AMD: compute units)"),
     "boost_clock": ("MHz", "boost clock"),
     "memory": ("GB", "memory"),
     "memory_bandwidth": ("GB/s", "memory bandwidth"),
@@ -235,12 +235,27 @@ def load() -> SpecTable:
 
 
 def datasheet_for(device_name: str) -> Gpu | None:
-    """The datasheet entry of a device as torch names it (a run's ``run.gpu.name``), or ``None``."""
+    """The datasheet entry of a device as torch names it (a run's ``run.gpu.name``), or ``None``.
+
+    Raises:
+        TypeError: If ``device_name`` is not a string.
+    """
+    if not isinstance(device_name, str):
+        raise TypeError(f"device_name must be a string such as 'NVIDIA H100 80GB HBM3'; got {device_name!r}")
     return load().for_device(device_name)
 
 
 def datasheet_peak(gpu: Gpu | None, dtype: str) -> Figure | None:
-    """The datasheet figure that bounds a matrix product of ``dtype`` on ``gpu``, if the table has it."""
+    """The datasheet figure that bounds a matrix product of ``dtype`` on ``gpu``, if the table has it.
+
+    Raises:
+        TypeError: If ``gpu`` is neither a ``Gpu`` nor ``None``.
+        ValueError: For a ``dtype`` not in ``GEMM_QUANTITY``.
+    """
+    if gpu is not None and not isinstance(gpu, Gpu):
+        raise TypeError(f"gpu must be a Gpu from the spec table or None; got {type(gpu).__name__}")
+    if not isinstance(dtype, str) or dtype not in GEMM_QUANTITY:
+        raise ValueError(f"unknown matrix-product dtype {dtype!r}; dtypes: {list(GEMM_QUANTITY)}")
     return None if gpu is None else gpu.figure(GEMM_QUANTITY[dtype])
 
 

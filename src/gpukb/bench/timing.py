@@ -241,6 +241,48 @@ class L2Flusher:
             self.torch.sum(self.buffer, dim=0, dtype=self.total.dtype, out=self.total)
 
 
+class WriteBackCache:
+    """A tiny model of a write-back, write-allocate cache with LRU replacement: what :class:`L2Flusher`'s two
+    methods leave behind.
+
+    A read brings a line in clean; a write brings it in (or finds it) and marks it dirty. When a line must make
+    room for another, a dirty one is first written back to memory (:attr:`writebacks` counts them); a clean one
+    is dropped. So a flush that *writes* a buffer larger than the cache leaves every line dirty, and the next
+    work pays one write-back per line it brings in, until the flush's lines are gone; a flush that *reads* leaves
+    every line clean, and the next work pays nothing for them. The H100's L2 is far more elaborate (sectors,
+    partitions, its own replacement policy), but it is a write-back cache, which is all this argument needs.
+
+    Args:
+        lines: How many lines the cache holds.
+    """
+
+    def __init__(self, lines: int) -> None:
+        positive_int("the number of cache lines", lines)
+        self.lines = lines
+        self.cached: dict[int, bool] = {}  # line address -> dirty, oldest first
+        self.writebacks = 0
+
+    def access(self, address: int, write: bool) -> None:
+        """Read or write one line."""
+        dirty = self.cached.pop(address, False) or write
+        if len(self.cached) >= self.lines:
+            oldest = next(iter(self.cached))
+            self.writebacks += self.cached.pop(oldest)
+        self.cached[address] = dirty
+
+    def dirty_lines(self) -> int:
+        """How many cached lines are dirty."""
+        return sum(self.cached.values())
+
+    def flush(self, method: str, buffer_lines: int, base: int = 1 << 40) -> None:
+        """Model :class:`L2Flusher`: stream ``buffer_lines`` lines at ``base`` through the cache by reading
+        (``"read"``) or writing (``"write"``) them."""
+        if method not in FLUSH_METHODS:
+            raise ValueError(f"method must be one of {list(FLUSH_METHODS)}; got {method!r}")
+        for line in range(buffer_lines):
+            self.access(base + line, write=method == "write")
+
+
 def captured(torch: Any, fn: Callable[[], Any], warmup: int = 3) -> Callable[[], Any]:
     """Capture ``fn``'s GPU work in a CUDA graph and return the graph's replay.
 

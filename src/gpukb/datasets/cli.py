@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from gpukb import arguments
 from gpukb.datasets import coco, eeg_files, odgt, tables
 from gpukb.datasets.catalog import DOMAINS, STATUSES, Dataset, load, load_all
 from gpukb.tables import text_table
@@ -33,15 +34,25 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     listing.add_argument("--domain", choices=DOMAINS, default="eeg", help="which catalog (default: eeg)")
     listing.add_argument("--status", choices=STATUSES, help="keep one verification status")
     listing.add_argument("--search", metavar="TEXT", help="keep entries whose name, aliases, task or paradigm has TEXT")
-    listing.add_argument("--min-subjects", type=int, metavar="N", help="EEG: keep entries with at least N subjects")
+    listing.add_argument(
+        "--min-subjects", type=_count, metavar="N", help="EEG: keep entries with at least N subjects (N ≥ 0)"
+    )
     show = actions.add_parser("show", help="one entry with its figures and sources")
     show.add_argument("id", help="the entry's id or one of its names or aliases")
     papers = actions.add_parser("papers", help="papers a summary cited, with the claimed result and the verdict")
     papers.add_argument("--domain", choices=DOMAINS, default="eeg")
     stats = actions.add_parser("stats", help="count what annotation (.json, .odgt) or EDF files hold")
     stats.add_argument("files", nargs="+", type=Path, help="one COCO .json, one .odgt, or any number of .edf files")
-    stats.add_argument("--category", default="person", help="COCO category name (default: person)")
+    stats.add_argument("--category", help="COCO category name (default: person); only for a COCO .json file")
     parser.set_defaults(handler=run, parser=parser)
+
+
+def _count(text: str) -> int:
+    """An argparse type: a whole number ≥ 0 (argparse turns the ValueError into a usage error naming the option)."""
+    try:
+        return arguments.non_negative_int("N", int(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"N is a whole number ≥ 0; got {text!r}") from None
 
 
 def _find(key: str) -> Dataset:
@@ -72,8 +83,11 @@ def _show(d: Dataset) -> None:
         print(f"  [{kind}] {title}\n          {url}")
 
 
-def _stats(files: list[Path], category: str) -> None:
+def _stats(files: list[Path], category: str | None) -> None:
     suffixes = {f.suffix.lower() for f in files}
+    if category is not None and suffixes != {".json"}:
+        raise ValueError(f"--category {category!r} picks a COCO category; it applies to one .json file only")
+    category = "person" if category is None else category
     if suffixes == {".edf"}:
         s = eeg_files.summarize(files)
         print(

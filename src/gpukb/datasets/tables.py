@@ -92,6 +92,12 @@ def select(
     Raises:
         ValueError: For an unknown status, or ``min_subjects`` on a domain without subjects.
     """
+    if not isinstance(catalog, Catalog):
+        raise TypeError(f"catalog must be a Catalog (from gpukb.datasets.catalog.load); got {type(catalog).__name__}")
+    if text is not None and not isinstance(text, str):
+        raise TypeError(f"text must be a string or None; got {text!r} ({type(text).__name__})")
+    if min_subjects is not None and (isinstance(min_subjects, bool) or not isinstance(min_subjects, int)):
+        raise TypeError(f"min_subjects must be an int or None; got {min_subjects!r} ({type(min_subjects).__name__})")
     if status is not None and status not in STATUSES:
         raise ValueError(f"unknown status {status!r}; statuses: {', '.join(STATUSES)}")
     if min_subjects is not None and catalog.domain != "eeg":
@@ -122,6 +128,8 @@ def dataset_table(domain: str, entries: Sequence[Dataset] | None = None) -> tupl
     if domain not in COLUMNS:
         raise ValueError(f"unknown domain {domain!r}; domains: {', '.join(DOMAINS)}")
     chosen = load(domain).datasets if entries is None else entries
+    if isinstance(chosen, str | bytes) or not all(isinstance(e, Dataset) and e.domain == domain for e in chosen):
+        raise TypeError(f"entries must be {domain} datasets from the catalog (or None for all); got {chosen!r:.80}")
     columns = COLUMNS[domain]
     return [h for h, _ in columns], [[value(e, a) for _, a in columns] for e in chosen]
 

@@ -11,6 +11,7 @@ from functools import cache
 
 import numpy as np
 
+from gpukb.arguments import choice, flag, random_generator
 from gpukb.formats.codec import ROUNDING_MODES, nan_bits
 from gpukb.formats.spec import FloatFormat, get_format
 
@@ -18,6 +19,8 @@ _FLOAT_INPUTS = (np.float16, np.float32, np.float64)
 
 
 def _check_floats(x: np.ndarray) -> np.ndarray:
+    if isinstance(x, str | bytes):  # np.asarray would make a string array; say what is wanted instead
+        raise TypeError(f"expected a float16, float32 or float64 array, got {type(x).__name__} {x!r:.40}")
     x = np.asarray(x)
     if x.dtype.type not in _FLOAT_INPUTS:
         raise TypeError(f"expected a float16, float32 or float64 array, got dtype {x.dtype}")
@@ -29,20 +32,23 @@ def encode_array(
     fmt: str | FloatFormat,
     rounding: str = "nearest-even",
     saturate: bool = False,
-    rng: np.random.Generator | None = None,
+    rng: np.random.Generator | int | None = None,
 ) -> np.ndarray:
     """Round every element to ``fmt`` and return the bit patterns (as the smallest fitting uint dtype).
 
-    Same rules as ``gpukb.formats.codec.encode``.
+    Same rules (and argument checks) as ``gpukb.formats.codec.encode``.
 
     Raises:
-        TypeError: If ``x`` is not a float16/float32/float64 array.
+        TypeError: If ``x`` is not a float16/float32/float64 array, ``saturate`` is not a bool, or ``rng`` is not
+            ``None``, an int seed or a ``numpy.random.Generator``.
         ValueError: For an unknown format or rounding mode, or NaNs into a format with no NaN.
     """
     fmt = get_format(fmt)
     x = _check_floats(x)
-    if rounding not in ROUNDING_MODES:
-        raise ValueError(f"unknown rounding {rounding!r}; choose one of {list(ROUNDING_MODES)}")
+    choice("rounding", rounding, ROUNDING_MODES)
+    saturate = flag("saturate", saturate)
+    if rng is not None or rounding == "stochastic":
+        rng = random_generator("rng", rng)
     shorter_fp32 = fmt.encoding == "ieee" and (fmt.exponent_bits, fmt.bias) == (8, 127) and fmt.mantissa_bits < 23
     if x.dtype == np.float32 and shorter_fp32 and rounding != "stochastic":
         return _truncate_float32_mantissa(x, fmt, rounding, saturate)
@@ -67,7 +73,7 @@ def encode_array(
         n = np.trunc(q)
     else:
         whole = np.floor(q)
-        u = (rng or np.random.default_rng()).random(q.shape)
+        u = rng.random(q.shape)
         n = whole + (u < q - whole)
     n = n.astype(np.int64)
     if fmt.encoding == "e8m0":
@@ -139,6 +145,8 @@ def decode_array(bits: np.ndarray, fmt: str | FloatFormat) -> np.ndarray:
         ValueError: For an unknown format or patterns that do not fit its width.
     """
     fmt = get_format(fmt)
+    if isinstance(bits, str | bytes):
+        raise TypeError(f"bit patterns must be an integer array, got {type(bits).__name__} {bits!r:.40}")
     bits = np.asarray(bits)
     if bits.dtype.kind not in "ui":
         raise TypeError(f"bit patterns must be an integer array, got dtype {bits.dtype}")

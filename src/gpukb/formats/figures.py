@@ -1,4 +1,4 @@
-"""The formats chapter's figures: where each format has precision.
+"""The formats chapter's figures: where each format has precision, and how much.
 
 Figure functions return a matplotlib ``Figure``; ``gpukb.formats.pages`` alone turns one into inline SVG for a page
 (``gpukb.figures.to_svg``), and a reader's notebook can show it as it is.
@@ -15,32 +15,45 @@ from gpukb.figures import new_figure
 from gpukb.formats.spec import get_format
 
 
-def ulp_curve(name: str, points_per_binade: int = 4) -> tuple[np.ndarray, np.ndarray]:
-    """Magnitudes from the smallest subnormal to the largest value, and the gap (ulp) between neighbours there.
+def relative_gap_curve(name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Every power of two from the format's smallest subnormal to its top binade, and the gap from each to the next
+    value above it relative to it (``ulp(x) / x``).
 
-    The gap is ``2**(max(e, min_exponent) - mantissa_bits)`` for a value with exponent ``e``: constant across
-    the subnormals, then doubling every binade.
+    Across the normal range that is ``2**-mantissa_bits`` at every power of two, the largest relative gap in its
+    binade (it falls to about half that just below the next power of two); across the subnormals the gap stays
+    ``2**(min_exponent - mantissa_bits)`` while the values shrink, so the relative gap doubles every binade, up to
+    1 at the smallest subnormal.
     """
     fmt = get_format(name)
-    low = float(fmt.min_subnormal)
-    high = float(fmt.max_value)
-    binades = int(np.log2(high / low)) + 1
-    x = np.geomspace(low, high, binades * points_per_binade)
-    exponent = np.floor(np.log2(x)).astype(int)
-    ulp = np.ldexp(1.0, np.maximum(exponent, fmt.min_exponent) - fmt.mantissa_bits)
-    return x, ulp
+    exponents = np.arange(fmt.min_exponent - fmt.mantissa_bits, int(np.floor(np.log2(float(fmt.max_value)))) + 1)
+    x = np.ldexp(1.0, exponents)
+    gap = np.ldexp(1.0, np.maximum(exponents, fmt.min_exponent) - fmt.mantissa_bits)
+    return x, gap / x
 
 
-def ulp_figure(names: Iterable[str], title: str) -> Figure:
-    """Log-log plot of the gap between neighbouring values against magnitude, one line per format."""
+#: Line styles for the relative-gap figure, so that formats with the same precision (FP16 and TF32) stay visible.
+_STYLES = ({"lw": 4, "alpha": 0.45}, {"lw": 2}, {"lw": 1.5, "ls": "--"}, {"lw": 1.5, "ls": ":"})
+
+
+def relative_gap_figure(names: Iterable[str], title: str) -> Figure:
+    """The gap between neighbouring values relative to the value, against the value, one line per format.
+
+    Each line is a staircase over powers of two (:func:`relative_gap_curve`), held to the format's largest value:
+    its height across the normal range is the format's precision, its extent the range, and its rise on the left
+    the subnormals.
+    """
     fig, ax = new_figure()
-    for name in names:
-        x, ulp = ulp_curve(name)
-        ax.step(x, ulp, where="post", label=f"{name} (max {float(get_format(name).max_value):.3g})")
+    for i, name in enumerate(names):
+        fmt = get_format(name)
+        x, rel = relative_gap_curve(name)
+        x = np.append(x, float(fmt.max_value))
+        rel = np.append(rel, rel[-1])
+        label = f"{name}: $2^{{-{fmt.mantissa_bits}}}$ from {float(fmt.min_normal):.2g} to {float(fmt.max_value):.3g}"
+        ax.step(x, rel, where="post", label=label, **_STYLES[i % len(_STYLES)])
     ax.set_xscale("log", base=10)
-    ax.set_yscale("log", base=10)
-    ax.set_xlabel("magnitude of the value")
-    ax.set_ylabel("gap to the next value (ulp)")
+    ax.set_yscale("log", base=2)
+    ax.set_xlabel("value x")
+    ax.set_ylabel("gap to the next value / x")
     ax.set_title(title)
-    ax.legend(loc="upper left", fontsize="small")
+    ax.legend(loc="upper right", fontsize="small")
     return fig

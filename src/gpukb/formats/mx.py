@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpukb.arguments import choice, flag, given, integer, positive_int, real
 from gpukb.formats.arrays import decode_array, encode_array
 from gpukb.formats.spec import FloatFormat, get_format
 from gpukb.numerics import relative_error
@@ -120,14 +121,20 @@ def element_format(name: str | FloatFormat) -> FloatFormat:
 def bits_per_element(name: str | FloatFormat, block_size: int = BLOCK_SIZE) -> float:
     """Storage cost of an MX format in bits per value: the element width plus 8 scale bits over the block.
 
+    Raises:
+        TypeError: If ``block_size`` is not an int.
+        ValueError: For an unknown element format or a block size below 1.
+
     Example:
         >>> bits_per_element("e2m1")
         4.25
     """
-    return element_format(name).bits + 8 / block_size
+    return element_format(name).bits + 8 / positive_int("block_size", block_size)
 
 
 def _check_floats(x: object) -> np.ndarray:
+    if isinstance(x, str | bytes):
+        raise TypeError(f"expected a float16, float32 or float64 array; got {given(x)}")
     x = np.asarray(x)
     if x.dtype.type not in _FLOAT_INPUTS:
         raise TypeError(f"expected a float16, float32 or float64 array, got dtype {x.dtype}")
@@ -152,8 +159,9 @@ def shared_exponents(amax: np.ndarray, fmt: str | FloatFormat, scale_rounding: s
         ValueError: For an unknown rounding or element format, or a negative or non-finite ``amax``.
     """
     fmt = element_format(fmt)
-    if scale_rounding not in SCALE_ROUNDINGS:
-        raise ValueError(f"unknown scale_rounding {scale_rounding!r}; choose one of {list(SCALE_ROUNDINGS)}")
+    choice("scale_rounding", scale_rounding, SCALE_ROUNDINGS)
+    if isinstance(amax, str | bytes) or np.asarray(amax).dtype.kind not in "uif":
+        raise TypeError(f"amax must be a real number or an array of them; got {given(amax)}")
     amax = np.asarray(amax, dtype=np.float64)
     if not np.all(np.isfinite(amax) & (amax >= 0)):
         raise ValueError("amax must be finite and non-negative")
@@ -197,6 +205,8 @@ def quantize(
         (-2, 4.25)
     """
     fmt = element_format(fmt)
+    pad = flag("pad", pad)
+    choice("scale_rounding", scale_rounding, SCALE_ROUNDINGS)
     x = _check_floats(x)
     shape = tuple(x.shape)
     n = shape[-1]
@@ -318,6 +328,15 @@ class OutlierModel:
     outlier_scale: float = 100.0
     seed: int = 0
 
+    def __post_init__(self) -> None:
+        positive_int("rows", self.rows)
+        positive_int("cols", self.cols)
+        real("std", self.std, positive=True)
+        real("row_spread", self.row_spread, minimum=0)
+        integer("outlier_channels", self.outlier_channels, minimum=0, maximum=self.cols)
+        real("outlier_scale", self.outlier_scale, positive=True)
+        integer("seed", self.seed, minimum=0)
+
     def sample(self) -> tuple[np.ndarray, np.ndarray]:
         """Draw the matrix (float32) and the indices of its outlier columns."""
         rng = np.random.default_rng(self.seed)
@@ -359,6 +378,8 @@ def compare_errors(model: OutlierModel | None = None) -> list[ErrorRow]:
         One row each for BF16 (a plain cast); per-tensor FP8 E4M3, FP8 E5M2 and FP4 E2M1; every MX format with
         the OCP scale rule; and MXFP8 (E4M3) and MXFP4 with the scale rounded up; in that order.
     """
+    if model is not None and not isinstance(model, OutlierModel):
+        raise TypeError(f"model must be an OutlierModel or None; got {given(model)}")
     model = model or OutlierModel()
     x, outlier_cols = model.sample()
     x64 = x.astype(np.float64)

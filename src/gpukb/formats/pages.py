@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 
 from gpukb import tables as render
 from gpukb.figures import to_svg
-from gpukb.formats import figures, mixed_precision, mx, tables
+from gpukb.formats import figures, mixed_precision, mx, nvfp4, tables
 from gpukb.formats.results import CODEC_SPEED_ID, GPU_CHECKS_ID, CodecSpeed, GpuChecks
 from gpukb.formats.spec import name_sources
 from gpukb.records import load, measured_on
@@ -27,10 +27,31 @@ def value_table(value: object, names: Iterable[str] | None = None) -> str:
     return render.markdown_table(*tables.value_table(value, names))
 
 
-def properties_table(names: Iterable[str] | None = None, int8: bool = False, transpose: bool = False) -> str:
-    """Range and precision of each format (default: all), with an INT8 row if asked; ``transpose`` puts the
-    formats in columns, for a few formats with many properties."""
+def properties_table(
+    names: Iterable[str] | None = None,
+    int8: bool = False,
+    transpose: bool = False,
+    columns: Sequence[str] | None = None,
+) -> str:
+    """Range and precision of each format (default: all), with an INT8 row if asked.
+
+    Args:
+        names: The formats, in order (default: all).
+        int8: Add an INT8 row for comparison.
+        transpose: Put the formats in columns, for a few formats with many properties.
+        columns: The properties to show, by header (default: all); the format's name always comes first. A page
+            with many formats splits the table in two this way, so that neither needs scrolling.
+
+    Raises:
+        ValueError: If a name in ``columns`` is not a property the table has.
+    """
     headers, rows = tables.properties_table(names, int8=int8)
+    if columns is not None:
+        unknown = [c for c in columns if c not in headers]
+        if unknown:
+            raise ValueError(f"unknown properties {unknown}; the table has {headers}")
+        keep = [0, *(headers.index(c) for c in columns if c != headers[0])]
+        headers, rows = [headers[i] for i in keep], [[row[i] for i in keep] for row in rows]
     if transpose:
         headers, rows = render.transposed(headers, rows)
     return render.markdown_table(headers, rows)
@@ -42,9 +63,18 @@ def reinterpretation_table(patterns: Iterable[int], names: Iterable[str]) -> str
 
 
 def names_table() -> str:
-    """What each library calls each format, followed by the list of where those names were checked."""
-    sources = "\n".join(f"- {library}: {source}" for library, source in name_sources().items())
-    return f"{render.markdown_table(*tables.names_table())}\n{sources}"
+    """What each library calls each format, followed by the list of where those names were checked.
+
+    A blank line separates the table from the list (without it, the list's lines would be read as table rows), and
+    each source is a link.
+    """
+
+    def linked(source: str) -> str:
+        title, sep, url = source.rpartition(": ")
+        return f"[{title}]({url})" if sep and url.startswith(("http://", "https://")) else source
+
+    sources = "\n".join(f"- {library}: {linked(source)}" for library, source in name_sources().items())
+    return f"{render.markdown_table(*tables.names_table())}\n\n{sources}"
 
 
 def cast_table(name: str, values: Iterable[float]) -> str:
@@ -52,9 +82,10 @@ def cast_table(name: str, values: Iterable[float]) -> str:
     return render.markdown_table(*tables.cast_table(name, values))
 
 
-def ulp_figure(names: Iterable[str], title: str) -> str:
-    """The gap between neighbouring values against magnitude, one line per format, as inline SVG."""
-    return to_svg(figures.ulp_figure(names, title))
+def relative_gap_figure(names: Iterable[str], title: str) -> str:
+    """The gap between neighbouring values relative to the value, against the value, one line per format, as
+    inline SVG."""
+    return to_svg(figures.relative_gap_figure(names, title))
 
 
 # --- mixed precision -----------------------------------------------------------------------------------------
@@ -96,6 +127,11 @@ def outlier_data(model: mx.OutlierModel | None = None) -> str:
 def mx_error_table(model: mx.OutlierModel | None = None) -> str:
     """The error of every storage scheme the MX page compares, on the weight-like data."""
     return render.markdown_table(*mx.error_table(model))
+
+
+def nvfp4_error_table(model: mx.OutlierModel | None = None) -> str:
+    """Per-tensor FP4, MXFP4 (both scale rules) and NVFP4 on the MX page's weight-like data."""
+    return render.markdown_table(*nvfp4.error_table(model))
 
 
 # --- recorded results ----------------------------------------------------------------------------------------

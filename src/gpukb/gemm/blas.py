@@ -44,7 +44,7 @@ class BlasOp:
 
     @property
     def per_element(self) -> float:
-        """Operations per element moved: the slides' "computational intensity"."""
+        """Operations per element moved: the "computational intensity"."""
         return self.flops / self.elements
 
     @property

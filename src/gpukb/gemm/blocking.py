@@ -15,7 +15,7 @@ closed form: at level ``l`` with tile ``(bm, bn, bk)`` inside a tile of ``bk'`` 
 * C is loaded and stored ``m·n·k / bk'`` times each (``bk' = k`` at the first level: once).
 
 For square matrices and one level of square ``b×b`` tiles, with ``N = n / b`` tiles per side, that is the
-lecture slides' ``(2N + 2)·n²`` element moves, and an intensity ``q = 2n³ / ((2N + 2)·n²) ≈ n / N = b`` flops
+textbook count of ``(2N + 2)·n²`` element moves, and an intensity ``q = 2n³ / ((2N + 2)·n²) ≈ n / N = b`` flops
 per element moved. The explicit scheme holds three ``b×b`` tiles in fast memory of ``M`` elements, so its largest
 block *size* is ``b = ⌊√(M/3)⌋`` (:func:`largest_block`), and ``q`` is bounded by about ``√(M/3)`` whatever ``n``
 is. (A cache replaying the loop as a sum of outer products needs only about one tile, so blocks of about ``√M``
@@ -35,9 +35,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpukb.arguments import positive_int
+from gpukb.arguments import given, positive_int
 
 Tile = tuple[int, int, int]
+
+#: Bounds on the work the counting functions do element by element in Python, so that no argument makes them
+#: run for hours: innermost tile products of :func:`blocked_matmul`, multiply-adds replayed by
+#: :func:`lru_traffic`, and elements of a random matrix made by :func:`traffic_rows` or :func:`level_comparison`.
+MAX_TILE_PRODUCTS = 1 << 20
+MAX_LRU_MULTIPLY_ADDS = 1 << 18
+MAX_MATRIX_ELEMENTS = 1 << 24
+
+
+def _within(what: str, count: int, limit: int, hint: str) -> None:
+    if count > limit:
+        raise ValueError(f"{what} is {count:,}, above the limit of {limit:,} this reference code runs; {hint}")
 
 
 @dataclass(frozen=True)
@@ -67,7 +79,7 @@ class LevelTraffic:
 
     @property
     def moves(self) -> int:
-        """Elements moved either way: loads plus stores (the slides' "memory accesses")."""
+        """Elements moved either way: loads plus stores (the textbook analysis's "memory accesses")."""
         return self.loads + self.c_stores
 
     @property
@@ -109,16 +121,19 @@ def normalize_tiles(m: int, n: int, k: int, tiles: int | Tile | Sequence[int | T
         isinstance(tiles, tuple) and len(tiles) == 3 and all(isinstance(t, int | np.integer) for t in tiles)
     ):
         tiles = [tiles]
-    if not isinstance(tiles, Sequence) or isinstance(tiles, str) or len(tiles) == 0:
-        raise ValueError(
-            f"tiles must be a block size, a (bm, bn, bk) tuple, or a non-empty list of them; got {tiles!r}"
-        )
+    if not isinstance(tiles, Sequence) or isinstance(tiles, str | bytes):
+        raise TypeError(f"tiles must be a block size, a (bm, bn, bk) tuple, or a non-empty list of them; got "
+                        f"{given(tiles)}")  # fmt: skip
+    if len(tiles) == 0:
+        raise ValueError("tiles is empty; give a block size, a (bm, bn, bk) tuple, or a non-empty list of them")
     out: list[Tile] = []
     outer, outer_name = dims, f"the {m}×{n}×{k} product"
     for level, tile in enumerate(tiles, start=1):
         if isinstance(tile, int | np.integer):
             tile = (tile, tile, tile)
-        if not (isinstance(tile, tuple | list) and len(tile) == 3):
+        if not isinstance(tile, tuple | list):
+            raise TypeError(f"level {level}: a tile is a block size or (bm, bn, bk); got {given(tile)}")
+        if len(tile) != 3:
             raise ValueError(f"level {level}: a tile is a block size or (bm, bn, bk); got {tile!r}")
         sizes = tuple(
             positive_int(f"level {level} {name}", v) for name, v in zip(("bm", "bn", "bk"), tile, strict=True)
@@ -160,6 +175,9 @@ def blocked_matmul(
     if c.shape != (m, n):
         raise ValueError(f"C must be {m}×{n} to match A·B; got shape {c.shape}")
     levels = normalize_tiles(m, n, k, tiles)
+    bm, bn, bk = levels[-1]
+    _within("the number of innermost tile products", (m // bm) * (n // bn) * (k // bk), MAX_TILE_PRODUCTS,
+            "use larger innermost tiles or smaller matrices")  # fmt: skip
     counts = [[0, 0, 0, 0] for _ in levels]  # a_loads, b_loads, c_loads, c_stores
 
     def multiply(a_: np.ndarray, b_: np.ndarray, c_: np.ndarray, depth: int) -> None:
@@ -204,7 +222,7 @@ def reuse_analysis(m: int, n: int, k: int, tiles: int | Tile | Sequence[int | Ti
 
 
 def slides_moves(n: int, blocks: int) -> int:
-    """The slides' count of element moves for n×n matrices cut into ``blocks``×``blocks`` tiles: ``(2N + 2)·n²``.
+    """The textbook count of element moves for n×n matrices cut into ``blocks``×``blocks`` tiles: ``(2N + 2)·n²``.
 
     Raises:
         ValueError: If ``blocks`` does not divide ``n``.
@@ -217,20 +235,26 @@ def slides_moves(n: int, blocks: int) -> int:
 
 
 def intensity(flops: int, moves: int) -> float:
-    """Flops per element moved, the slides' "computational intensity" ``q = f / m``.
+    """Flops per element moved, the "computational intensity" ``q = f / m``.
 
     Raises:
         ValueError: If ``moves`` is not positive.
     """
-    if moves <= 0:
-        raise ValueError(f"moves must be positive; got {moves}")
+    for name, value in (("flops", flops), ("moves", moves)):
+        if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+            raise TypeError(f"{name} must be a number; got {given(value)}")
+    if not moves > 0 or not math.isfinite(moves):
+        raise ValueError(f"moves must be positive and finite; got {moves}")
+    if not flops >= 0 or not math.isfinite(flops):
+        raise ValueError(f"flops must be ≥ 0 and finite; got {flops}")
     return flops / moves
 
 
 def largest_block(fast_memory: int) -> int:
     """The largest square block size ``b`` whose three tiles (A, B, C) fit in ``fast_memory`` elements.
 
-    This is the slides' "optimal value" ``√(M/3)``; it is a block *size*, not a number of blocks.
+    This is the "optimal value" ``√(M/3)`` of lecture slides on blocking; it is a block *size*, not a number of
+    blocks.
 
     Raises:
         ValueError: If not even 1×1 tiles fit (``fast_memory < 3``).
@@ -264,6 +288,7 @@ def lru_traffic(m: int, n: int, k: int, tiles: int | Tile | Sequence[int | Tile]
     """
     levels = normalize_tiles(m, n, k, tiles)
     positive_int("capacity", capacity)
+    _within("m·n·k", m * n * k, MAX_LRU_MULTIPLY_ADDS, "the replay touches every element access in Python")
     cache: OrderedDict[int, bool] = OrderedDict()  # address -> dirty
     loads = stores = 0
     b_base, c_base = m * k, m * k + k * n
@@ -311,7 +336,8 @@ def lru_capacity_needed(block: int, n: int | None = None) -> int:
     and a row at a time.
     """
     positive_int("block", block)
-    n = 2 * block if n is None else n
+    n = 2 * block if n is None else positive_int("n", n)
+    _within("n³", n**3, MAX_LRU_MULTIPLY_ADDS, "the bisection replays an n×n×n product through the cache")
     target = reuse_analysis(n, n, n, block)[0].moves
     low, high = 1, 3 * block * block + 3 * block + 1  # high always suffices
     while low < high:
@@ -326,16 +352,19 @@ def lru_capacity_needed(block: int, n: int | None = None) -> int:
 def traffic_rows(n: int, block_sizes: Sequence[int]) -> list[tuple[int, int, int, int, int, float]]:
     """One row per block size of an n×n×n product blocked once: the counts behind the page's table.
 
-    Each row is ``(b, N, counted moves, the slides' (2N+2)n², fast memory needed 3b², intensity q)``; the
+    Each row is ``(b, N, counted moves, the formula (2N+2)n², fast memory needed 3b², intensity q)``; the
     moves are counted by running :func:`blocked_matmul` on random matrices, and the run's result is checked.
 
     Raises:
         ValueError: If a block size does not divide ``n``, or the blocked result differs from ``A·B``.
     """
+    positive_int("n", n)
+    _within("n²", n * n, MAX_MATRIX_ELEMENTS, "the product is run on random n×n matrices")
+    sizes = _sizes(block_sizes)
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((n, n)), rng.standard_normal((n, n))
     rows = []
-    for size in block_sizes:
+    for size in sizes:
         run = blocked_matmul(a, b, tiles=size)
         if not np.allclose(run.result, a @ b, rtol=1e-12, atol=1e-12):
             raise ValueError(f"the blocked product with b={size} differs from A·B")
@@ -350,6 +379,11 @@ def level_comparison(
 ) -> list[tuple[LevelTraffic, LevelTraffic]]:
     """Each level of a nested tiling as ``(counted, formula)``: :func:`blocked_matmul` run on random matrices next
     to :func:`reuse_analysis`."""
+    for name, value in (("m", m), ("n", n), ("k", k)):
+        positive_int(name, value)
+    _within(
+        "the largest matrix", max(m * k, k * n, m * n), MAX_MATRIX_ELEMENTS, "the product is run on random matrices"
+    )
     rng = np.random.default_rng(seed)
     run = blocked_matmul(rng.standard_normal((m, k)), rng.standard_normal((k, n)), tiles=tiles)
     return list(zip(run.levels, reuse_analysis(m, n, k, tiles), strict=True))
@@ -358,4 +392,11 @@ def level_comparison(
 def capacity_rows(block_sizes: Sequence[int]) -> list[tuple[int, int, int]]:
     """What fast memory each block size needs: ``(b, three tiles 3b², what an LRU cache replaying the
     outer-product order needs)`` (:func:`lru_capacity_needed`)."""
-    return [(b, 3 * b * b, lru_capacity_needed(b)) for b in block_sizes]
+    return [(b, 3 * b * b, lru_capacity_needed(b)) for b in _sizes(block_sizes)]
+
+
+def _sizes(block_sizes: Sequence[int]) -> list[int]:
+    """Block sizes as a list of ints ≥ 1 (a lone int or a string is refused, not iterated)."""
+    if isinstance(block_sizes, str | bytes) or not isinstance(block_sizes, Sequence):
+        raise TypeError(f"block_sizes must be a list of block sizes (ints ≥ 1); got {given(block_sizes)}")
+    return [positive_int(f"block_sizes[{i}]", b) for i, b in enumerate(block_sizes)]

@@ -40,6 +40,7 @@ from functools import cache
 
 import numpy as np
 
+from gpukb.arguments import choice, flag, given, integer, positive_int, real
 from gpukb.formats.arrays import decode_array, encode_array
 from gpukb.formats.spec import get_format
 from gpukb.gemm import types as gemm_types
@@ -202,9 +203,10 @@ def round_to(x: np.ndarray, type_name: str, *, saturate: bool = False) -> np.nda
     Raises:
         ValueError: For an unknown type, or integer-typed values that are not integers in range.
     """
-    tf32 = str(type_name).strip().lower() == "tf32"
+    saturate = flag("saturate", saturate)
+    tf32 = isinstance(type_name, str) and type_name.strip().lower() == "tf32"
     name = "tf32" if tf32 else _type_name(type_name, "type", (*FLOAT_TYPES, "int8", "int32"))
-    x = np.asarray(x)
+    x = _real_array(x, "x")
     if name in ("int8", "int32"):
         low, high = (-128, 127) if name == "int8" else (_INT32_MIN, _INT32_MAX)
         values = x.astype(np.float64)
@@ -230,8 +232,9 @@ def amax_scale(x: np.ndarray, type_name: str, margin: int = 0) -> float:
         ValueError: For an unknown type or an ``x`` with no non-zero finite value.
     """
     name = _type_name(type_name, "type", (*FLOAT_TYPES, "int8"))
+    margin = integer("margin", margin, minimum=0, maximum=1000)
     top = 127.0 if name == "int8" else _format_limits(name)[0]
-    values = np.abs(np.asarray(x, dtype=np.float64))
+    values = np.abs(_real_array(x, "x").astype(np.float64))
     finite = values[np.isfinite(values)]
     amax = float(finite.max()) if finite.size else 0.0
     if amax == 0.0:
@@ -239,8 +242,18 @@ def amax_scale(x: np.ndarray, type_name: str, margin: int = 0) -> float:
     return top / amax * 2.0**-margin
 
 
+def _real_array(x: object, name: str) -> np.ndarray:
+    """``x`` as a numpy array of real numbers (ints, floats or bools), or a TypeError naming what it holds."""
+    if isinstance(x, str | bytes):
+        raise TypeError(f"{name} must be an array of real numbers; got {given(x)}")
+    array = np.asarray(x)
+    if array.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be an array of real numbers; got dtype {array.dtype} from {given(x)}")
+    return array
+
+
 def _matrix(x: object, name: str) -> np.ndarray:
-    x = np.asarray(x)
+    x = _real_array(x, name)
     if x.ndim != 2:
         raise ValueError(f"{name} must be a 2-D matrix, got shape {x.shape}")
     return x
@@ -317,6 +330,15 @@ def emulate(
     """
     combo = find_combination(a_type, b_type, d_type, c_type, compute, bias_type if bias is not None else None)
     a, b = _matrix(a, "a"), _matrix(b, "b")
+    real("alpha", alpha)
+    real("beta", beta)
+    choice("int32_overflow", int32_overflow, INT32_OVERFLOW)
+    if saturate_d is not None:
+        flag("saturate_d", saturate_d)
+    if c is not None:
+        c = _matrix(c, "c")
+    if bias is not None:
+        bias = _real_array(bias, "bias")
     (m, k), (k2, n) = a.shape, b.shape
     if k != k2:
         raise ValueError(f"A is {m}×{k} and B is {k2}×{n}: A's columns ({k}) must equal B's rows ({k2})")
@@ -351,7 +373,7 @@ def emulate(
             t = t + round_to(bias, bias_type or combo.bias[0])[np.newaxis, :]
         t32 = t.astype(np.float32)  # the epilogue's precision
         pre_d = scale_d * t32.astype(np.float64)
-    saturate = combo.d in FP8_TYPES if saturate_d is None else saturate_d
+    saturate = combo.d in FP8_TYPES if saturate_d is None else flag("saturate_d", saturate_d)
     return round_to(pre_d, combo.d, saturate=saturate)
 
 
@@ -476,6 +498,10 @@ def _quantized_int8(x: np.ndarray) -> tuple[np.ndarray, float]:
     return np.clip(np.rint(x * s), -127, 127), s
 
 
+#: The largest matrix (elements) :func:`error_rows` makes: the emulation is numpy in float64, and bounded.
+MAX_ERROR_ROWS_ELEMENTS = 1 << 22
+
+
 def error_rows(m: int = 256, n: int = 256, k: int = 1024, seed: int = 0) -> list[ErrorRow]:
     """The error of every combination family on the same random matrices, against their FP64 product.
 
@@ -484,7 +510,12 @@ def error_rows(m: int = 256, n: int = 256, k: int = 1024, seed: int = 0) -> list
     (:func:`amax_scale`), and an FP8 D the scale that maps the reference's amax to the format's largest value; the
     results are de-quantized before they are compared.
     """
-    rng = np.random.default_rng(seed)
+    for label, size in (("m", m), ("n", n), ("k", k)):
+        positive_int(label, size)
+    if max(m * k, k * n, m * n) > MAX_ERROR_ROWS_ELEMENTS:
+        raise ValueError(f"m={m}, n={n}, k={k} make a matrix of more than {MAX_ERROR_ROWS_ELEMENTS:,} elements, "
+                         "above what this reference emulation runs")  # fmt: skip
+    rng = np.random.default_rng(integer("seed", seed, minimum=0))
     x, w = rng.standard_normal((m, k)), rng.standard_normal((k, n))
     reference = x @ w
     rows: list[ErrorRow] = []

@@ -103,14 +103,16 @@ def type_comparison() -> str:
 def type_notes_errata() -> str:
     """Claims of a widely shared explanation of hipBLASLt's types: claim, truth, deciding test, errata link.
 
-    Each is a collapsed note, so the page states its facts first and the corrections stay out of the way.
+    Each is a collapsed note, so the page states its facts first and the corrections stay out of the way. MkDocs
+    does not rewrite links in markdown-exec's output, so the link is the URL the browser resolves from the built
+    page (``/gemm/type-tables/``), not a path to a ``.md`` file; tests/site/test_links.py checks it resolves.
     """
     out = []
     for e in type_tables.notes_errata():
         out.append(f'??? note "A claim you may meet: {e.claim}"')
         out.append(f"    {e.truth}")
         out.append("")
-        out.append(f"    Decided by `{e.test}`; [errata entry](../about/errata.md#{e.id}).")
+        out.append(f"    Decided by `{e.test}`; [errata entry](../../about/errata/#{e.id}).")
         out.append("")
     return "\n".join(out)
 
@@ -182,7 +184,7 @@ def blas_roofline(sizes: tuple[int, ...] = (256, 4096), dtype: str = "fp32", rec
 
 
 def blocking_traffic(n: int = 64, block_sizes: Sequence[int] = (1, 2, 4, 8, 16, 32, 64)) -> str:
-    """Element moves of a blocked n×n×n product, counted and from the slides' formula."""
+    """Element moves of a blocked n×n×n product, counted and from the textbook formula ``(2N + 2)·n²``."""
     headers = ["block size b", "blocks per side N", "moves counted", "(2N+2)·n²", "fast memory 3b²", "q = 2n³ / moves"]
     rows = [
         (b, blocks, f"{moves:,}", f"{formula:,}", f"{fits:,}", f"{q:.2f}")
@@ -892,3 +894,12 @@ def triton_shared_memory(record: TritonGemm | None = None) -> str:
     return markdown_table(
         ["configuration", "bytes by count", "bytes the compiler reported", f"fits ({limit_text})"], rows
     )
+
+
+def gpu_snippet_output(snippet: str) -> str:
+    """The output ``snippet`` printed on the H100, read from its record (``gpukb.site.snippet_runs``), as a text block
+    followed by the GPU, versions and date it ran with: shown under a snippet whose build-time run is the CPU's."""
+    from gpukb.site.snippet_runs import recorded_output
+
+    stdout, where = recorded_output(snippet)
+    return f"```text\n{stdout.rstrip()}\n```\n\n{where.replace('Measured on', 'Run on', 1)}"

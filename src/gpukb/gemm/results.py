@@ -20,6 +20,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from gpukb.bench.device import WindowClocks
 from gpukb.bench.stats import Summary
 from gpukb.formats.results import Tf32Check
 from gpukb.records import Record, load
@@ -304,6 +305,7 @@ class TorchMm(StrictModel):
     ms: Summary
     tflops: float
     rel_error: float
+    clocks: WindowClocks | None = None
 
 
 class Cublaslt(StrictModel):
@@ -410,13 +412,14 @@ class TimingEntry(StrictModel):
     gflops: float
     calls: int | None = None
     rel_error_vs_fp64: float | None = None
+    clocks: WindowClocks | None = None
 
 
 class GroundUp(Record):
     """The GEMM ground-up and timing pages' GPU run (``bench/gemm_ground_up.py``)."""
 
     kind: Literal["gemm.ground-up"] = "gemm.ground-up"
-    schema_version: Literal[1] = 1
+    schema_version: Literal[2] = 2
     cublaslt: Cublaslt
     batched: list[BatchedTiming]
     batched_failures: list[BatchedFailure] = Field(default_factory=list)

@@ -26,6 +26,7 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field, ValidationInfo, field_validator
 
+from gpukb.arguments import given, positive_int
 from gpukb.formats.spec import get_format
 from gpukb.schema import StrictModel, parse_toml, validate_document, validate_entries
 
@@ -770,6 +771,7 @@ def nearest(library: str, limit: int = 5, **fields: str) -> list[tuple[int, Comb
     unknown = sorted(set(fields) - set(QUERY_FIELDS))
     if unknown:
         raise ValueError(f"unknown field(s) {unknown}; fields: {', '.join(QUERY_FIELDS)}")
+    positive_int("limit", limit)
     tab = table(library)
     return _nearest(tab.library, _query(tab, dict(fields)), limit)
 
@@ -861,7 +863,11 @@ def rows_table(rows: Iterable[Combination], arch: str | None = None) -> tuple[li
     Args:
         rows: Combinations, e.g. from :func:`check` or ``table(lib).rows``.
         arch: When given, the layout column shows the rule on that architecture.
+
+    Raises:
+        TypeError: If ``rows`` holds something other than combinations.
     """
+    rows = _combinations(rows)
     cells = [
         [
             r.a,
@@ -882,9 +888,24 @@ def rows_table(rows: Iterable[Combination], arch: str | None = None) -> tuple[li
 
 
 def sources_of(rows: Iterable[Combination]) -> list[Source]:
-    """The distinct sources of some rows, in order of first appearance."""
+    """The distinct sources of some rows, in order of first appearance.
+
+    Raises:
+        TypeError: If ``rows`` holds something other than combinations.
+    """
     seen: dict[str, Source] = {}
-    for row in rows:
+    for row in _combinations(rows):
         for src in row.sources:
             seen.setdefault(src.id, src)
     return list(seen.values())
+
+
+def _combinations(rows: object) -> list[Combination]:
+    """``rows`` as a list of combinations (from :func:`check` or ``table(lib).rows``), or a TypeError."""
+    if isinstance(rows, str | bytes) or not isinstance(rows, Iterable):
+        raise TypeError(f"rows must be combinations from check() or table(library).rows; got {given(rows)}")
+    rows = list(rows)
+    for row in rows:
+        if not isinstance(row, Combination):
+            raise TypeError(f"rows must hold combinations from check() or table(library).rows; got {given(row)}")
+    return rows

@@ -18,6 +18,7 @@ from typing import Literal
 from pydantic import Field
 
 from gpukb.bench.ceilings import measured_ceilings
+from gpukb.bench.device import WindowClocks
 from gpukb.bench.results import H100_SWEEP
 from gpukb.bench.stats import Summary
 from gpukb.kernels.configs import CANDIDATES, TUNED_ON, Config, current_choice, shared_memory_model
@@ -60,11 +61,13 @@ class Check(StrictModel):
 
 class Paired(StrictModel):
     """Kernel and peer timed call by call in alternation (ms), and the ratio of their medians (peer / kernel:
-    above 1, the kernel was faster). ``cublas_ms`` is the peer's time (``torch._scaled_mm`` in the FP8 phase)."""
+    above 1, the kernel was faster). ``cublas_ms`` is the peer's time (``torch._scaled_mm`` in the FP8 phase);
+    ``clocks`` the SM clock and power sampled while the pairs ran (``None`` in runs before schema 2)."""
 
     kernel_ms: Summary
     cublas_ms: Summary
     ratio: float = Field(gt=0)
+    clocks: WindowClocks | None = None
 
 
 class SweepCase(Paired):
@@ -343,7 +346,7 @@ class TritonGemm(Record):
     """
 
     kind: Literal["kernels.triton-gemm"] = "kernels.triton-gemm"
-    schema_version: Literal[1] = 1
+    schema_version: Literal[2] = 2
     timing: str
     inputs: str
     defaults_in_code: dict[str, Config]

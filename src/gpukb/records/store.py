@@ -34,6 +34,7 @@ KINDS = {
     "gemm.ground-up": "gpukb.gemm.results:GroundUp",
     "kernels.triton-gemm": "gpukb.kernels.results:TritonGemm",
     "site.gpu-tests": "gpukb.site.gpu_tests:GpuTestRun",
+    "site.snippet-runs": "gpukb.site.snippet_runs:SnippetRuns",
 }
 # --8<-- [end:kinds]
 

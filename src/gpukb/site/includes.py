@@ -11,7 +11,26 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-_INCLUDE = re.compile(r'^\s*--8<--\s+"(?P<target>[^"]+)"\s*$')
+#: An include line as pymdownx.snippets reads it: any number of dashes around ``8<``, either quote.
+INCLUDE_LINE = re.compile(r"""^-+8<-+[ \t]+(?P<quote>["'])(?P<target>.+?)(?P=quote)\s*$""")
+_INCLUDE = re.compile(r"""^\s*-+8<-+[ \t]+(?P<quote>["'])(?P<target>.+?)(?P=quote)\s*$""")
+#: pymdownx.snippets' block form (a ``--8<--`` line, paths, a ``--8<--`` line): refused, the one-line form is checked.
+BLOCK_MARKER = re.compile(r"^\s*;*-+8<-+\s*$")
+
+#: Where included files may come from: snippets (each has a check in tests/<topic>/test_snippets.py, whatever its
+#: suffix) and the library (its modules are tested; its data files are validated by the schema models).
+INCLUDE_ROOTS = ("snippets/", "src/gpukb/")
+
+# --8<-- [start:shown-files]
+#: Files outside :data:`INCLUDE_ROOTS` that one page may show, and why: the contributing page shows the pattern
+#: a chapter copies from the real files. Each is itself checked by the suite.
+SHOWN_FILES = {
+    "tests/kernels/test_snippets.py": "a test module: the suite runs it",
+    "tests/test_snippets.py": "a test module: the suite runs it",
+    "bench/formats_codec_speed.py": "a bench script: tests/site/test_architecture.py holds it to gpukb.records, and "
+    "its record is validated on load",
+}
+# --8<-- [end:shown-files]
 _SECTION_MARK = re.compile(r"--8<--\s*\[(?P<edge>start|end):(?P<name>[\w-]+)\]")
 
 
@@ -79,6 +98,32 @@ def sections(file: Path) -> dict[str, str]:
     if open_at:
         raise ValueError(f"{file}: sections {sorted(open_at)} start but never end")
     return found
+
+
+def include_problem(target: str, root: Path | None = None) -> tuple[str, str] | None:
+    """What is wrong with an include target, as ``(rule, message)`` of :data:`gpukb.site.fences.RULES`, or
+    ``None``: rule ``include-path`` for ``..``, absolute paths, line ranges and roots other than
+    :data:`INCLUDE_ROOTS`; with ``root`` given, ``include-file`` for a missing file or section, or a file under
+    src/ that is neither a gpukb module nor a data file."""
+    try:
+        path, section = parse_target(target)
+    except ValueError as err:
+        return "include-path", str(err)
+    parts = path.replace("\\", "/").split("/")
+    if path.startswith(("/", "\\")) or "\\" in path or ".." in parts or "." in parts or re.match(r"^\w+:", path):
+        return "include-path", f"include {target!r}: write the path from the repository root, without '..' or '.'"
+    if not path.startswith(INCLUDE_ROOTS) and path not in SHOWN_FILES:
+        return "include-path", f"include {target!r}: includes must come from {list(INCLUDE_ROOTS)}"
+    if root is None:
+        return None
+    file = Path(root) / path
+    if not file.is_file():
+        return "include-file", f"included file {path} does not exist"
+    if path.startswith("src/") and not (path.endswith(".py") or path.startswith("src/gpukb/data/")):
+        return "include-file", f"{path} is neither a gpukb module nor a data file under src/gpukb/data/"
+    if section is not None and section not in sections(file):
+        return "include-file", f"{path} has no section {section!r} (has {sorted(sections(file))})"
+    return None
 
 
 def check_include(include: Include, root: Path) -> str | None:

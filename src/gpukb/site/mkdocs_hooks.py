@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import html
 import os
+import re
 import sys
+from collections.abc import Mapping
 
 from gpukb.site.mathml import render_math
 
@@ -24,6 +27,32 @@ def scripts_first_on_path() -> str:
 def on_startup(**kwargs) -> None:
     """Before the build (or ``serve``) starts: make ``gpukb`` on ``PATH`` the one beside this MkDocs."""
     scripts_first_on_path()
+
+
+def repository_url(environ: Mapping[str, str] | None = None) -> str | None:
+    """The URL of the repository being built, where the build says it: GitHub Actions sets ``GITHUB_SERVER_URL``
+    and ``GITHUB_REPOSITORY`` (owner/name) for the Pages workflow; a local build has neither, and gets None.
+
+    The site names no repository of its own: a fork's site links the fork.
+    """
+    env = os.environ if environ is None else environ
+    server, repository = env.get("GITHUB_SERVER_URL", "").rstrip("/"), env.get("GITHUB_REPOSITORY", "")
+    if not server.startswith("https://") or not re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", repository):
+        return None
+    return f"{server}/{repository}"
+
+
+def on_config(config, **kwargs):
+    """Put a plain link to the repository in every page's footer when the build knows it (see ``repository_url``).
+
+    A link, not ``repo_url``: Material would fetch the repository's star count from the GitHub API on every page
+    view, and the site makes no request to any host but its own.
+    """
+    url = repository_url()
+    if url:
+        link = f'<a href="{html.escape(url)}">Source code: {html.escape(url)}</a>'
+        config["copyright"] = f"{config.get('copyright') or ''} {link}".strip()
+    return config
 
 
 def on_files(files, config, **kwargs):

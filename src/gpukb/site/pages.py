@@ -28,7 +28,7 @@ def errata(entries: list[errata_data.Erratum] | None = None) -> str:
         out.append(f"## {topic.capitalize()}\n")
         for e in chosen:
             out.append(f"### {e.id} {{ #{e.id} }}\n")
-            out.append(f"**A claim you may meet** ({e.claimed_in}): {e.claim}\n")
+            out.append(f"**A claim you may meet** in {e.claimed_in}: {e.claim}\n")
             out.append(f"**What is true:** {e.truth}\n")
             out.append(f"**Decided by:** `{e.test}`  \n**Source:** {e.source}\n")
     return "\n".join(out)
@@ -61,3 +61,66 @@ def schema_table() -> str:
         link = f"[{schema.name}](../../schemas/{schema.name})"
         rows.append([link, schema.describes, f"`{schema.model}`", committed])
     return markdown_table(["schema", "describes", "model", "committed records"], rows)
+
+
+# --- "How we try to break this site" (docs/about/breaking.md) ---------------------------------------------------
+
+
+def lint_rules() -> str:
+    """What the fence lint refuses, from its own rule list, and the files outside snippets/ and src/ a page may
+    show, with the reason for each."""
+    from gpukb.site.fences import RULES
+    from gpukb.site.includes import INCLUDE_ROOTS, SHOWN_FILES
+
+    table = markdown_table(["rule", "refuses"], [[f"`{rule}`", what] for rule, what in RULES.items()])
+    roots = " and ".join(f"`{r}`" for r in INCLUDE_ROOTS)
+    shown = "\n".join(f"- `{path}`: {why}" for path, why in SHOWN_FILES.items())
+    return f"{table}\n\nIncludes come from {roots}; the only other files a page may show are:\n\n{shown}\n"
+
+
+def fuzz_budget() -> str:
+    """The fuzz budget (``tests/fuzz/budget.py``): what is fuzzed, how many examples, the time bounds."""
+    from gpukb.site.breaking import fuzz_budget as budget_module
+
+    budget = budget_module()
+    table = markdown_table(*budget.budget_table())
+    return (
+        f"{table}\n\nThe console script is also run as a real process for the inputs that used to hang, killed after "
+        f"{budget.SUBPROCESS_TIMEOUT_S} s. The whole fuzz suite is sized to take about {budget.SUITE_SECONDS} s on a "
+        "2-core CI machine."
+    )
+
+
+def mutation_score() -> str:
+    """The mutation runs (``gpukb/data/mutation.toml``): scope, command, score before and after, survivors."""
+    from gpukb.site.breaking import mutation
+
+    m = mutation()
+    scope = ", ".join(f"`{s}`" for s in m.scope)
+    runs = [
+        [r.id, str(r.date), ", ".join(f"`{t}`" for t in r.tests), r.mutants, r.killed + r.timeout, r.survived,
+         r.no_tests, f"{r.score:.1%}"]
+        for r in m.run
+    ]  # fmt: skip
+    headers = ["run", "date", "tests selected", "mutants", "killed", "survived", "no test calls it", "score"]
+    survivors = markdown_table(["function", "survived", "why it stays"], [[f"`{s.function}`", s.survived, s.why]
+                                                                          for s in m.survivor])  # fmt: skip
+    return (
+        f"Tool: {m.tool}, run as `{m.command}`. Mutated: {scope}.\n\n{markdown_table(headers, runs)}\n\n"
+        f"The score is killed over all mutants. Survivors of the last run, by function:\n\n{survivors}"
+    )
+
+
+def data_corruptions() -> str:
+    """The corruptions every data file is put through, and the files."""
+    from importlib import resources
+
+    from gpukb.site.breaking import CORRUPTIONS
+
+    data = resources.files("gpukb.data")
+    toml = sorted(p.name for p in data.iterdir() if p.name.endswith(".toml"))
+    toml += sorted(f"{d.name}/{p.name}" for d in data.iterdir() if d.is_dir() for p in d.iterdir()
+                   if p.name.endswith(".toml"))  # fmt: skip
+    table = markdown_table(["corruption", "test"], [[what, f"`{test}`"] for test, what in CORRUPTIONS.items()])
+    files = ", ".join(f"`{name}`" for name in toml)
+    return f"{table}\n\nData files: {files}, and every committed record under `results/`."

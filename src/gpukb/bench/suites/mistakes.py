@@ -1,6 +1,6 @@
 """The classic mistakes of GPU timing, each measured next to the right way, in the same run.
 
-* ``sync``: the source notes' lab timed ``torch.matmul`` on the GPU with ``time.time()`` and no
+* ``sync``: a common lecture lab exercise timed ``torch.matmul`` on the GPU with ``time.time()`` and no
   synchronization. The first call (a 6000×6000 fp32 product, as in the lab) is read twice: when the call
   returns, and after ``torch.cuda.synchronize()``; then warm calls without synchronization, with it, and with
   CUDA events.
@@ -23,7 +23,7 @@ from gpukb.bench.counting import copy_bytes, gemm_flops
 from gpukb.bench.results import MistakeRecord
 from gpukb.bench.stats import summarize
 from gpukb.bench.suites import Context
-from gpukb.bench.timing import Budget, HostTimer, benchmark
+from gpukb.bench.timing import Budget, HostTimer, L2Flusher, benchmark
 
 LAB_SIZE = 6000
 ZEROS_SIZE = {"full": 8192, "quick": 4096}
@@ -31,12 +31,15 @@ ONE_RUN_SIZE = 2048
 ONE_RUN_REPS = {"full": 200, "quick": 50}
 L2_COPY_BYTES = 16 * 2**20
 L2_GEMM_SIZE = 1024
+#: The ``l2_cache`` variants of the two flushes (after ``"<what>, "``): the suites' read flush, and a write flush.
+FLUSHED = "L2 flushed before each call"
+WRITE_FLUSHED = "L2 flushed by writing a buffer before each call (dirty lines)"
 #: Clock cycles of the spin kernel that keeps the GPU busy between timed calls (about 50 µs at 2 GHz).
 SPIN_CYCLES = 100_000
 
 
 def _record(
-    mistake: str, variant: str, samples: list[float], work: float, unit: str, keep: bool = False
+    mistake: str, variant: str, samples: list[float], work: float, unit: str, keep: bool = False, clocks=None
 ) -> MistakeRecord:
     ms = summarize(samples)
     scale = 1e12 if unit == "TFLOP/s" else 1e9
@@ -47,6 +50,7 @@ def _record(
         rate=work / (ms.median * 1e-3) / scale,
         unit=unit,
         samples=[float(s) for s in samples] if keep else None,
+        clocks=clocks,
     )
 
 
@@ -94,9 +98,12 @@ def sync_and_cold_start(ctx: Context) -> list[MistakeRecord]:
     records.append(_record("sync", "warm calls, no synchronize", warm_no_sync, flops, "TFLOP/s"))
     with_sync = HostTimer(sync).time(matmul, reps)
     records.append(_record("sync", "warm calls, host clock with synchronize", with_sync, flops, "TFLOP/s"))
-    events = ctx.measure(matmul).samples
-    records.append(_record("sync", "warm calls, CUDA events, L2 flushed", events, flops, "TFLOP/s"))
-    records.append(_record("cold_start", "warm calls, CUDA events, L2 flushed", events, flops, "TFLOP/s"))
+    measured = ctx.measure(matmul)
+    events, window = measured.samples, measured.window
+    records.append(_record("sync", "warm calls, CUDA events, L2 flushed", events, flops, "TFLOP/s", clocks=window))
+    records.append(
+        _record("cold_start", "warm calls, CUDA events, L2 flushed", events, flops, "TFLOP/s", clocks=window)
+    )
     ctx.progress(
         f"mistakes sync: no-sync first call {no_sync_first:.3f} ms, synchronized first call {first:.1f} ms, "
         f"events median {summarize(events).median:.3f} ms"
@@ -125,8 +132,10 @@ def zeros(ctx: Context) -> list[MistakeRecord]:
         ("zeros", (zero_a, zero_b)),
         ("random inputs, again", (random_a, random_b)),
     ):
-        samples = ctx.measure(lambda x=x, y=y: torch.mm(x, y, out=out), budget=long).samples
-        records.append(_record("zeros", f"bf16 {n}³, {variant}", samples, flops, "TFLOP/s"))
+        measured = ctx.measure(lambda x=x, y=y: torch.mm(x, y, out=out), budget=long)
+        records.append(
+            _record("zeros", f"bf16 {n}³, {variant}", measured.samples, flops, "TFLOP/s", clocks=measured.window)
+        )
         ctx.progress(f"mistakes zeros: {variant}: {records[-1].rate:.1f} TFLOP/s")
     return records
 
@@ -160,9 +169,12 @@ def ctx_free_spin(torch) -> object:
 
 
 def idle_and_l2(ctx: Context) -> list[MistakeRecord]:
-    """A 16 MiB copy and a 1024³ bf16 product, small enough to stay in L2, timed three ways: back to back on an
-    otherwise idle GPU, with the GPU kept busy between calls (cache warm), and with L2 flushed between calls."""
+    """A 16 MiB copy and a 1024³ bf16 product, small enough to stay in L2, timed four ways: back to back on an
+    otherwise idle GPU, with the GPU kept busy between calls (cache warm), with L2 flushed between calls by
+    reading a buffer (the suites' flush, which leaves clean lines), and flushed by writing one (which leaves
+    dirty lines that the timed call must write back)."""
     torch = ctx.torch
+    dirty = L2Flusher(torch, int(getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0)), "write")
     src = torch.randint(0, 256, (L2_COPY_BYTES,), dtype=torch.uint8, device="cuda")
     dst = torch.empty_like(src)
     n = L2_GEMM_SIZE
@@ -175,15 +187,24 @@ def idle_and_l2(ctx: Context) -> list[MistakeRecord]:
     )
     records = []
     for what, fn, work, unit in cases:
-        idle = benchmark(fn, ctx.timer, ctx.budget).samples
-        busy = benchmark(fn, ctx.timer, ctx.budget, lambda: keep_busy(torch)).samples
-        flushed = ctx.measure(fn).samples
+        idle = ctx.measure(fn, flush=False)
+        busy = ctx.measure(fn, before=lambda: keep_busy(torch))
+        flushed = ctx.measure(fn)
+        written = ctx.measure(fn, before=dirty)
         records += [
-            _record("idle_gpu", f"{what}, GPU idle between calls", idle, work, unit),
-            _record("idle_gpu", f"{what}, GPU kept busy between calls", busy, work, unit),
-            _record("l2_cache", f"{what}, cache warm (GPU kept busy between calls)", busy, work, unit),
-            _record("l2_cache", f"{what}, L2 flushed before each call", flushed, work, unit),
+            _record("idle_gpu", f"{what}, GPU idle between calls", idle.samples, work, unit, clocks=idle.window),
+            _record("idle_gpu", f"{what}, GPU kept busy between calls", busy.samples, work, unit, clocks=busy.window),
+            _record(
+                "l2_cache",
+                f"{what}, cache warm (GPU kept busy between calls)",
+                busy.samples,
+                work,
+                unit,
+                clocks=busy.window,
+            ),
+            _record("l2_cache", f"{what}, {FLUSHED}", flushed.samples, work, unit, clocks=flushed.window),
+            _record("l2_cache", f"{what}, {WRITE_FLUSHED}", written.samples, work, unit, clocks=written.window),
         ]
-        rates = ", ".join(f"{r.variant.split(', ', 1)[1]} {r.rate:.1f}" for r in records[-4:])
+        rates = ", ".join(f"{r.variant.split(', ', 1)[1]} {r.rate:.1f}" for r in records[-5:])
         ctx.progress(f"mistakes idle_gpu/l2_cache: {what}: {rates} {unit}")
     return records

@@ -1,0 +1,121 @@
+"""How the project tries to break its own promise, as data: the mutation runs (``gpukb/data/mutation.toml``), the
+corruptions every data file is put through, and where the fuzz budget lives. ``gpukb.site.pages`` renders them on
+the page "How we try to break this site"; the tests that do the breaking read the same lists.
+"""
+
+from __future__ import annotations
+
+import datetime
+import importlib.util
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from types import ModuleType
+
+from pydantic import Field, model_validator
+
+from gpukb.schema import StrictModel, parse_toml, validate_document, validate_entries
+
+MUTATION_FILE = "mutation.toml"
+
+#: The corruptions tests/site/test_data_files.py applies to every data file under gpukb/data (TOML files and
+#: committed records), by the test that applies it. Each must be refused with a ValueError naming what is wrong.
+CORRUPTIONS = {
+    "test_unknown_keys_are_refused": "a misspelt key, in an entry and at the top of the file",
+    "test_duplicate_entries_are_refused": "an entry given twice (it would silently replace the first)",
+    "test_wrong_types_are_refused": "a string where a list belongs (it would be split into characters), a list "
+    "where a string belongs",
+    "test_a_missing_field_is_named": "each field of an entry removed in turn: the message names the field",
+    "test_records_are_read_strictly": "a committed record with a misspelt key, a missing field, a string in place "
+    "of an object or list",
+}
+
+
+class MutationRun(StrictModel):
+    """One run of the mutation tester over :attr:`Mutation.scope`.
+
+    Attributes:
+        id: ``before`` or ``after`` (the tests added to kill survivors).
+        date: When it ran.
+        tests: The test files the runner selected.
+        mutants: Mutants generated.
+        killed: Mutants some selected test failed on.
+        survived: Mutants every selected test passed with.
+        no_tests: Mutants in functions no selected test calls.
+        timeout: Mutants that ran past the time limit (counted as killed by mutmut).
+    """
+
+    id: str
+    date: datetime.date
+    tests: list[str] = Field(min_length=1)
+    mutants: int = Field(ge=0)
+    killed: int = Field(ge=0)
+    survived: int = Field(ge=0)
+    no_tests: int = Field(ge=0)
+    timeout: int = Field(ge=0)
+
+    @model_validator(mode="after")
+    def _adds_up(self) -> MutationRun:
+        counted = self.killed + self.survived + self.no_tests + self.timeout
+        if counted != self.mutants:
+            raise ValueError(f"killed + survived + no_tests + timeout = {counted}, but mutants = {self.mutants}")
+        return self
+
+    @property
+    def score(self) -> float:
+        """Killed (timeouts included) over all mutants."""
+        return (self.killed + self.timeout) / self.mutants if self.mutants else 0.0
+
+
+class Survivor(StrictModel):
+    """A function whose mutants survived the last run, how many, and why they do not matter (or what is open)."""
+
+    function: str
+    survived: int = Field(ge=1)
+    why: str
+
+
+class Mutation(StrictModel):
+    """The mutation testing of the page layer and the table code: tool, scope, command, runs, survivors."""
+
+    tool: str
+    scope: list[str] = Field(min_length=1)
+    command: str
+    run: list[MutationRun] = Field(min_length=1)
+    survivor: list[Survivor] = Field(default_factory=list)
+
+
+def parse_mutation(text: str, file: str = MUTATION_FILE) -> Mutation:
+    """Validate the mutation data file.
+
+    Raises:
+        ValueError: Naming the file, the entry and the field for anything malformed, unknown or repeated.
+    """
+    data = parse_toml(text, file, ("tool", "scope", "command", "run", "survivor"))
+    runs = validate_entries(MutationRun, data.get("run", []), file, "run", key="id")
+    survivors = validate_entries(Survivor, data.get("survivor", []), file, "survivor", key="function")
+    return validate_document(Mutation, {**data, "run": runs, "survivor": survivors}, file)
+
+
+@cache
+def mutation() -> Mutation:
+    """The committed mutation data (``gpukb/data/mutation.toml``)."""
+    return parse_mutation(resources.files("gpukb.data").joinpath(MUTATION_FILE).read_text(encoding="utf-8"))
+
+
+def fuzz_budget(root: Path | None = None) -> ModuleType:
+    """The fuzz budget module, ``tests/fuzz/budget.py`` of the source tree (the fuzz tests read it too).
+
+    Raises:
+        ValueError: If the source tree has no tests/fuzz/budget.py (an installed package without its tests).
+    """
+    root = root or Path(__file__).resolve().parents[3]
+    path = root / "tests" / "fuzz" / "budget.py"
+    if not path.is_file():
+        raise ValueError(f"no fuzz budget at {path}: the page is built from the source tree, with its tests/")
+    spec = importlib.util.spec_from_file_location("gpukb_fuzz_budget", path)
+    if spec is None or spec.loader is None:
+        raise ValueError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

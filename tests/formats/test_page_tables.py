@@ -1,0 +1,256 @@
+"""Every table the formats pages render, read back from the rendered Markdown by header and checked cell by cell
+against an independent computation: ml_dtypes' and numpy's own format parameters and casts, and torch's.
+
+The calls are the ones the pages make (read from their render blocks), so a swapped column, a mislabelled row or a
+wrong number on a page fails here, not only in the library's own tests.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from gpukb.formats import pages
+from tests.helpers import markdown_tables
+from tests.site.test_page_tables import page_calls
+
+#: Each format and the numpy/ml_dtypes dtype that implements it; tf32 has none (see :func:`_reference`).
+DTYPES: dict[str, Any] = {
+    "fp64": np.float64,
+    "fp32": np.float32,
+    "fp16": np.float16,
+    "bf16": ml_dtypes.bfloat16,
+    "e4m3": ml_dtypes.float8_e4m3fn,
+    "e5m2": ml_dtypes.float8_e5m2,
+    "e4m3fnuz": ml_dtypes.float8_e4m3fnuz,
+    "e5m2fnuz": ml_dtypes.float8_e5m2fnuz,
+    "e4m3ieee": ml_dtypes.float8_e4m3,
+    "e8m0": ml_dtypes.float8_e8m0fnu,
+    "e2m3": ml_dtypes.float6_e2m3fn,
+    "e3m2": ml_dtypes.float6_e3m2fn,
+    "e2m1": ml_dtypes.float4_e2m1fn,
+}
+
+
+def _patterns(name: str) -> np.ndarray:
+    """Every bit pattern of a format of at most 16 bits, as values of its dtype."""
+    dtype = DTYPES[name]
+    bits = ml_dtypes.finfo(dtype).bits
+    storage = np.uint8 if np.dtype(dtype).itemsize == 1 else np.uint16
+    with np.errstate(invalid="ignore"):
+        return np.arange(2**bits, dtype=np.uint32).astype(storage).view(dtype).astype(np.float64)
+
+
+def _reference(name: str) -> dict[str, Any]:
+    """A format's properties from ml_dtypes/numpy (tf32: IEEE rules with 8 exponent and 10 mantissa bits)."""
+    if name == "tf32":
+        e, m, bias = 8, 10, 127
+        return {"bits": 19, "E": e, "M": m, "bias": bias, "max": (2 - 2.0**-m) * 2.0**bias,
+                "min normal": 2.0 ** (1 - bias), "min subnormal": 2.0 ** (1 - bias - m), "epsilon": 2.0**-m,
+                "finite values": 2**19 - 2 ** (m + 1), "specials": "inf, NaN"}  # fmt: skip
+    info = ml_dtypes.finfo(DTYPES[name])
+    e, m = int(info.nexp), int(info.nmant)
+    bits = int(info.bits)
+    bias = -int(info.minexp) if name == "e8m0" else 1 - int(info.minexp)
+    if bits <= 16:
+        values = _patterns(name)
+        finite = int(np.isfinite(values).sum())
+        has_inf, has_nan = bool(np.isinf(values).any()), bool(np.isnan(values).any())
+        no_negative_zero = not any(v == 0 and math.copysign(1, v) < 0 for v in values)
+    else:
+        finite, has_inf, has_nan, no_negative_zero = 2**bits - 2 ** (m + 1), True, True, False
+    specials = "inf, NaN" if has_inf else ("NaN" if has_nan else "none")
+    if no_negative_zero and has_nan and name != "e8m0":
+        specials = "NaN (0x80), no -0"
+    return {"bits": bits, "E": e, "M": m, "bias": bias, "max": float(info.max),
+            "min normal": float(info.smallest_normal), "min subnormal": float(info.smallest_subnormal),
+            "epsilon": float(info.eps), "finite values": finite, "specials": specials}  # fmt: skip
+
+
+def _records(table: list[dict[str, str]], transposed: bool) -> list[dict[str, str]]:
+    """The rows of a properties table, one dict per format, whichever way round it is printed."""
+    if not transposed:
+        return table
+    names = [h for h in table[0] if h != "format"]
+    return [{"format": n, **{row["format"]: row[n] for row in table}} for n in names]
+
+
+def _close(cell: str, value: float, rel: float = 5e-4) -> bool:
+    from decimal import Decimal
+
+    printed, exact = Decimal(cell.replace(",", "")), Decimal(value)
+    return abs(printed - exact) <= Decimal(rel) * abs(exact)
+
+
+def check_properties(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    rows = _records(table, kwargs.get("transpose", False))
+    for row in rows:
+        name = row["format"]
+        if name == "int8":
+            info = np.iinfo(np.int8)
+            ref = {"max": str(info.max), "min normal": "1", "epsilon": "1", "finite values": f"{2**8:,}"}
+            assert all(row[k] == v for k, v in ref.items() if k in row), row
+            continue
+        ref = _reference(name)
+        ref["decimal digits"] = f"{-math.log10(ref['epsilon'] / 2):.2f}"
+        ref["range (decades)"] = f"{math.log10(ref['max']) - math.log10(ref['min subnormal']):.1f}"
+        checks = {
+            **dict.fromkeys(("bits", "E", "M", "bias"), lambda cell, want: int(cell) == want),
+            **dict.fromkeys(("max", "min normal", "min subnormal", "epsilon"), _close),
+            **dict.fromkeys(("specials", "decimal digits", "range (decades)"), lambda cell, want: cell == want),
+            "finite values": lambda cell, want: int(cell.replace(",", "")) == want,
+        }
+        unknown = set(row) - set(checks) - {"format"}
+        assert not unknown, f"columns without a check: {unknown}"
+        for key, ok in checks.items():
+            if key in row:
+                assert ok(row[key], ref[key]), (name, key, row[key], ref[key])
+
+
+def _value(cell: str) -> float:
+    return {"NaN": math.nan, "inf": math.inf, "-inf": -math.inf, "-0": -0.0}.get(cell) or float(cell)
+
+
+def _same(cell: str, value: float) -> bool:
+    got = _value(cell)
+    if math.isnan(value):
+        return math.isnan(got)
+    return got == value and math.copysign(1, got) == math.copysign(1, value)
+
+
+def _decode(bits: int, name: str) -> float:
+    dtype = DTYPES[name]
+    storage = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[np.dtype(dtype).itemsize]
+    return float(np.array([bits], dtype=storage).view(dtype)[0])
+
+
+def check_reinterpretation(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    assert table
+    for row in table:
+        bits = int(row["bits"], 16)
+        for name, cell in row.items():
+            if name != "bits":
+                assert _same(cell, _decode(bits, name)), (row["bits"], name, cell)
+
+
+def check_names(markdown: str, kwargs: dict[str, Any]) -> None:
+    import torch
+
+    table = markdown_tables(markdown)[0]
+    for row in table:
+        name = row["format"]
+        if row["ml_dtypes"] != "-":
+            assert np.dtype(getattr(ml_dtypes, row["ml_dtypes"])) == np.dtype(DTYPES[name]), row
+        if row["torch"] != "-":
+            info = torch.finfo(getattr(torch, row["torch"]))
+            ref = _reference(name)
+            # eps is left out: torch's finfo gives 0.125 for float8_e5m2fnuz, whose step above 1 is 0.25
+            assert (info.bits, info.max, info.tiny) == (ref["bits"], ref["max"], ref["min normal"]), row
+        fnuz = name.endswith("fnuz")
+        assert row["hip"] == "-" or row["hip"].endswith("_FNUZ") == fnuz, row
+        assert row["cuda"] == "-" or (not fnuz and "FNUZ" not in row["cuda"]), row
+
+
+def check_value(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    (number,) = [float(a) for a in kwargs["args"]]
+    for row in table:
+        name = row["format"]
+        if name == "tf32":
+            continue  # no ml_dtypes type; tests/formats/test_tables.py and the codec's tests hold it
+        dtype = DTYPES[name]
+        bits = int(row["bits"], 16)
+        assert "".join(row["sign exponent mantissa"].split()) == format(bits, f"0{ml_dtypes.finfo(dtype).bits}b")
+        stored = _decode(bits, name)
+        assert _same(row["stored value"], stored), (name, row["stored value"], stored)
+        cast = float(np.array([number], np.float64).astype(dtype)[0])
+        if row["outcome"] == "saturated":
+            top = float(ml_dtypes.finfo(dtype).max)
+            assert abs(stored) == top, row
+            assert abs(number) > top, row
+        else:
+            assert stored == cast, (name, stored, cast)
+        assert row["relative error"] == f"{abs(stored - number) / abs(number):.3g}", row
+        assert row["outcome"] == ("exact" if stored == number else row["outcome"]), row
+        assert (stored == number) == (row["outcome"] == "exact"), row
+
+
+def check_casts(markdown: str, kwargs: dict[str, Any]) -> None:
+    import torch
+
+    (table,) = markdown_tables(markdown)
+    name = kwargs["args"][0]
+    ml_col = next(h for h in table[0] if h.startswith("ml_dtypes "))
+    torch_col = next(h for h in table[0] if h.startswith("torch "))
+    assert ml_col == f"ml_dtypes {ml_dtypes.__version__}"
+    assert torch_col.startswith(f"torch {torch.__version__}")
+    torch_dtype = {"e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2, "e4m3fnuz": torch.float8_e4m3fnuz}
+    inputs = [float(np.float32(v)) for v in kwargs["args"][1]]
+    assert len(table) == len(inputs)
+    for row, x in zip(table, inputs, strict=True):
+        assert _same(row["float32 input"], x), (row, x)
+        assert _same(row[ml_col], float(np.array([x], np.float32).astype(DTYPES[name])[0])), (name, x, row)
+        if name in torch_dtype:
+            cast = torch.tensor([x], dtype=torch.float32).to(torch_dtype[name]).float().item()
+            assert _same(row[torch_col], cast), (name, x, row)
+
+
+#: Each formats page function that renders a table, and the check of its cells.
+CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
+    "properties_table": check_properties,
+    "reinterpretation_table": check_reinterpretation,
+    "names_table": check_names,
+    "value_table": check_value,
+    "cast_table": check_casts,
+}
+
+CALLS = [c for c in page_calls() if c.module == "gpukb.formats.pages" and c.function in CHECKS]
+
+
+@pytest.mark.parametrize("call", CALLS, ids=lambda c: f"{c.page}:{c.line}:{c.function}")
+def test_page_table_cells_match_an_independent_computation(call: Any) -> None:
+    markdown = getattr(pages, call.function)(*call.args, **call.kwargs)
+    CHECKS[call.function](markdown, {**call.kwargs, "args": call.args})
+
+
+def test_a_swapped_column_fails_the_check() -> None:
+    """The check reads cells by header: swapping two columns of the properties table is caught."""
+    markdown = pages.properties_table(["e4m3", "e5m2"])
+    header, rule, *rows = markdown.splitlines()
+
+    def swap(line: str) -> str:
+        cells = line.split("|")
+        cells[7], cells[8] = cells[8], cells[7]  # max <-> min normal, cells only
+        return "|".join(cells)
+
+    with pytest.raises(AssertionError):
+        check_properties("\n".join([header, rule, *map(swap, rows)]), {})
+
+
+def test_a_mislabelled_fnuz_row_fails_the_check() -> None:
+    markdown = pages.reinterpretation_table([0x80, 0x63], ["e4m3", "e4m3fnuz"])
+    with pytest.raises(AssertionError):
+        check_reinterpretation(markdown.replace("| e4m3 | e4m3fnuz |", "| e4m3fnuz | e4m3 |"), {})
+
+
+def test_a_halved_fp8_scale_fails_the_snippet_check() -> None:
+    """The snippet check compares the scale the page prints with its own recomputation, so halving it fails."""
+    import re
+
+    from gpukb.site.snippets import run_snippet
+    from tests.formats.test_snippets import check_fp8_scaling
+    from tests.helpers import ROOT
+
+    out = run_snippet(ROOT / "snippets" / "formats" / "fp8_scaling.py")
+    check_fp8_scaling(out)
+    halved = re.sub(r"scale (\S+)", lambda m: f"scale {float(m.group(1)) / 2:.3g}", out, count=1)
+    assert halved != out
+    with pytest.raises(AssertionError):
+        check_fp8_scaling(halved)

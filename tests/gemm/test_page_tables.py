@@ -1,0 +1,86 @@
+"""Every type table the GEMM pages render, read back by header and checked against the data files themselves
+(the TOML read with ``tomllib``, not through gpukb's models) and against which FP8 each architecture really has."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from gpukb.gemm import pages
+from tests.helpers import ROOT, markdown_tables
+from tests.site.test_page_tables import page_calls
+
+#: The FP8 encoding of each architecture, as the vendors document it: AMD's MI300 (gfx942) has the FNUZ
+#: variants; MI355X (gfx950) and NVIDIA's Ada, Hopper and Blackwell have OCP E4M3/E5M2.
+FNUZ_ARCHITECTURES = {"gfx942"}
+
+
+def _raw(library: str) -> dict[str, Any]:
+    return tomllib.loads((ROOT / "src" / "gpukb" / "data" / "gemm" / f"{library}.toml").read_text(encoding="utf-8"))
+
+
+def _titles() -> dict[str, str]:
+    return {_raw(lib)["title"]: lib for lib in ("hipblaslt", "cublaslt")}
+
+
+def _arches(library: str) -> dict[str, dict[str, Any]]:
+    raw = _raw(library)["arch"]
+    return raw if isinstance(raw, dict) else {a["id"]: a for a in raw}
+
+
+def check_architectures(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    titles = _titles()
+    seen = set()
+    for row in table:
+        library = titles[row["library"]]
+        arch = _arches(library)[row["architecture"]]
+        fp8 = row["E4M3 and E5M2 there"].split(" and ")
+        assert fp8 == list(arch["fp8"]), row
+        fnuz = row["architecture"] in FNUZ_ARCHITECTURES
+        assert fp8 == (["e4m3fnuz", "e5m2fnuz"] if fnuz else ["e4m3", "e5m2"]), row
+        assert row["what it is"] == arch["title"], row
+        assert row["also accepted as"] == (", ".join(arch.get("aliases", [])) or "-"), row
+        seen.add((library, row["architecture"]))
+    assert seen == {(lib, a) for lib in ("hipblaslt", "cublaslt") for a in _arches(lib)}
+
+
+def check_comparison(markdown: str, kwargs: dict[str, Any]) -> None:
+    table = markdown_tables(markdown)[0]
+    fnuz_arches = {a for lib in ("hipblaslt", "cublaslt") for a, v in _arches(lib).items() if "fnuz" in v["fp8"][0]}
+    assert fnuz_arches == FNUZ_ARCHITECTURES
+    for row in table:
+        for title in _titles():
+            for part in row[title].split("; "):
+                if part == "-":
+                    continue
+                arches = re.match(r"^([^(]+)", part).group(1).strip().split(", ")
+                if "FNUZ" in part:
+                    assert set(arches) <= FNUZ_ARCHITECTURES, (title, part)
+                elif "E4M3" in row["A × B"] or "E5M2" in row["A × B"]:
+                    assert not set(arches) & FNUZ_ARCHITECTURES, (title, part)
+
+
+CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
+    "type_architectures": check_architectures,
+    "type_comparison": check_comparison,
+}
+
+CALLS = [c for c in page_calls() if c.module == "gpukb.gemm.pages" and c.function in CHECKS]
+
+
+@pytest.mark.parametrize("call", CALLS, ids=lambda c: f"{c.page}:{c.line}:{c.function}")
+def test_page_table_cells_match_the_data_files(call: Any) -> None:
+    markdown = getattr(pages, call.function)(*call.args, **call.kwargs)
+    CHECKS[call.function](markdown, {**call.kwargs, "args": call.args})
+
+
+def test_mislabelled_fnuz_architectures_fail_the_check() -> None:
+    markdown = pages.type_architectures()
+    swapped = markdown.replace("e4m3fnuz and e5m2fnuz", "@").replace("e4m3 and e5m2", "e4m3fnuz and e5m2fnuz")
+    with pytest.raises(AssertionError):
+        check_architectures(swapped.replace("@", "e4m3 and e5m2"), {})

@@ -1,0 +1,73 @@
+"""The page "How we try to break this site" renders the lists the breaking tests read: the lint's rules, the fuzz
+budget, the mutation runs, the data corruptions; each table is read back and checked against its source."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from gpukb.site import pages
+from gpukb.site.breaking import CORRUPTIONS, fuzz_budget, mutation, parse_mutation
+from gpukb.site.fences import RULES
+from tests.helpers import ROOT, markdown_tables
+
+
+def test_the_page_shows_every_lint_rule() -> None:
+    table = markdown_tables(pages.lint_rules())[0]
+    assert {row["rule"].strip("`"): row["refuses"] for row in table} == RULES
+
+
+def test_the_page_shows_the_fuzz_budget() -> None:
+    budget = fuzz_budget()
+    (table,) = markdown_tables(pages.fuzz_budget())
+    assert [row["what is fuzzed"] for row in table] == [t.name for t in budget.TARGETS]
+    assert [int(row["examples per test"].replace(",", "")) for row in table] == [t.examples for t in budget.TARGETS]
+    assert f"{budget.SUITE_SECONDS} s" in pages.fuzz_budget()
+
+
+def test_every_fuzz_target_is_a_test_module() -> None:
+    assert all((ROOT / "tests" / "fuzz" / t.test).is_file() for t in fuzz_budget().TARGETS)
+
+
+def test_the_page_shows_the_mutation_runs() -> None:
+    m = mutation()
+    runs, survivors = markdown_tables(pages.mutation_score())
+    assert [row["run"] for row in runs] == [r.id for r in m.run]
+    for row, run in zip(runs, m.run, strict=True):
+        assert int(row["mutants"]) == run.mutants
+        assert int(row["killed"]) == run.killed + run.timeout
+        assert int(row["survived"]) == run.survived
+        assert row["score"] == f"{(run.killed + run.timeout) / run.mutants:.1%}"
+    assert sum(int(row["survived"]) for row in survivors) == m.run[-1].survived
+
+
+def test_the_mutation_runs_improve_and_match_the_config() -> None:
+    import tomllib
+
+    m = mutation()
+    assert [r.id for r in m.run] == ["before", "after"]
+    assert m.run[-1].score > m.run[0].score
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mutmut"]
+    assert config["only_mutate"] == m.scope
+    assert config["pytest_add_cli_args_test_selection"] == m.run[-1].tests
+
+
+def test_mutation_counts_must_add_up() -> None:
+    text = (ROOT / "src" / "gpukb" / "data" / "mutation.toml").read_text(encoding="utf-8")
+    with pytest.raises(ValueError, match=r"mutation\.toml: run entry 1 \(before\).*mutants"):
+        parse_mutation(text.replace("mutants = ", "mutants = 1", 1))
+
+
+def test_every_corruption_on_the_page_is_a_test() -> None:
+    tree = ast.parse((ROOT / "tests" / "site" / "test_data_files.py").read_text(encoding="utf-8"))
+    tests = {node.name for node in tree.body if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")}
+    assert set(CORRUPTIONS) <= tests
+    table = markdown_tables(pages.data_corruptions())[0]
+    assert [row["test"].strip("`") for row in table] == list(CORRUPTIONS)
+
+
+def test_the_page_is_in_the_about_tab() -> None:
+    text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    about = text.split("  - About:", 1)[1].split("\n  - ", 1)[0]
+    assert "about/breaking.md" in about
