@@ -105,9 +105,7 @@ def torch_mm(torch, library: str, m: int, n: int, k: int, round_: int) -> TorchM
     finally:
         torch.backends.cuda.preferred_blas_library(before)
     tflops = 2 * m * n * k / (ms.median * 1e-3) / 1e12
-    record = TorchMm(
-        library=library, round=round_, m=m, n=n, k=k, ms=ms, tflops=tflops, rel_error=rel, clocks=window
-    )
+    record = TorchMm(library=library, round=round_, m=m, n=n, k=k, ms=ms, tflops=tflops, rel_error=rel, clocks=window)
     log(f"torch.mm {library} {m}x{n}x{k} round {round_}: {record.tflops:.1f} TFLOP/s, rel err {rel:.2e}")
     return record
 

@@ -10,8 +10,8 @@ import pytest
 
 from gpukb.bench.ceilings import measured_ceilings
 from gpukb.bench.results import H100_SWEEP, H200_SWEEP, SweepRecord
-from gpukb.bench.suites import mistakes
 from gpukb.bench.specs import datasheet_for, datasheet_peak
+from gpukb.bench.suites import mistakes
 from gpukb.records import load
 
 RUN = load(H100_SWEEP, SweepRecord)
@@ -71,10 +71,7 @@ def test_an_idle_gpu_adds_the_launch_to_event_timings() -> None:
 def test_a_warm_l2_flatters_work_that_fits_in_it() -> None:
     rates = _rates("l2_cache")
     for what in ("copy 16 MiB", "bf16 product 1024³"):
-        assert (
-            rates[f"{what}, cache warm (GPU kept busy between calls)"]
-            > 1.05 * rates[f"{what}, {mistakes.FLUSHED}"]
-        )
+        assert rates[f"{what}, cache warm (GPU kept busy between calls)"] > 1.05 * rates[f"{what}, {mistakes.FLUSHED}"]
 
 
 def test_a_write_flush_leaves_dirty_lines_that_slow_the_next_call() -> None:
@@ -132,7 +129,6 @@ def test_clocks_were_read_and_fell_under_sustained_load() -> None:
     # docs/performance/h100.md: the clocks sampled during the timed calls of the large bf16 products fell below
     # the maximum while the board drew near its power limit; small products ran at the maximum.
     clocks = RUN.run.clocks
-    assert clocks["start"].sm_mhz == clocks["start"].max_sm_mhz
     limit, top = clocks["start"].power_limit_w, clocks["start"].max_sm_mhz
     large = [r.clocks for r in RUN.gemm if r.dtype == "bf16" and r.m >= 8192 and r.clocks is not None]
     assert large
@@ -164,4 +160,3 @@ def test_the_h200_run_measured_the_registered_triton_gemm() -> None:
     assert measured_ceilings(h200)["bandwidth"] > measured_ceilings(RUN)["bandwidth"]
     assert {k.name for k in h200.kernels} == {"triton-gemm-bf16"}
     assert {k.name for k in RUN.kernels} <= {"triton-gemm-bf16"}
-    assert datasheet_for(h200.run.gpu.name) is None  # "The datasheet table has no H200 entry yet"

@@ -72,6 +72,16 @@ def _reference(name: str) -> dict[str, Any]:
             "epsilon": float(info.eps), "finite values": finite, "specials": specials}  # fmt: skip
 
 
+def _raw_formats() -> dict[str, dict[str, Any]]:
+    """formats.toml read with tomllib, by name, in file order."""
+    import tomllib
+
+    from tests.helpers import ROOT
+
+    raw = tomllib.loads((ROOT / "src" / "gpukb" / "data" / "formats.toml").read_text(encoding="utf-8"))
+    return {f["name"]: f for f in raw["format"]}
+
+
 def _records(table: list[dict[str, str]], transposed: bool) -> list[dict[str, str]]:
     """The rows of a properties table, one dict per format, whichever way round it is printed."""
     if not transposed:
@@ -90,6 +100,12 @@ def _close(cell: str, value: float, rel: float = 5e-4) -> bool:
 def check_properties(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
     rows = _records(table, kwargs.get("transpose", False))
+    names = kwargs["args"][0] if kwargs.get("args") else kwargs.get("names")
+    expected = list(names) if names is not None else list(_raw_formats())
+    assert [row["format"] for row in rows] == expected + (["int8"] if kwargs.get("int8") else [])
+    columns = kwargs.get("columns")
+    if columns:
+        assert list(rows[0]) == ["format", *columns]
     for row in rows:
         name = row["format"]
         if name == "int8":
@@ -102,7 +118,7 @@ def check_properties(markdown: str, kwargs: dict[str, Any]) -> None:
         ref["range (decades)"] = f"{math.log10(ref['max']) - math.log10(ref['min subnormal']):.1f}"
         checks = {
             **dict.fromkeys(("bits", "E", "M", "bias"), lambda cell, want: int(cell) == want),
-            **dict.fromkeys(("max", "min normal", "min subnormal", "epsilon"), _close),
+            **dict.fromkeys(("max", "min normal", "min subnormal", "epsilon"), _printed),
             **dict.fromkeys(("specials", "decimal digits", "range (decades)"), lambda cell, want: cell == want),
             "finite values": lambda cell, want: int(cell.replace(",", "")) == want,
         }
@@ -111,6 +127,12 @@ def check_properties(markdown: str, kwargs: dict[str, Any]) -> None:
         for key, ok in checks.items():
             if key in row:
                 assert ok(row[key], ref[key]), (name, key, row[key], ref[key])
+
+
+def _printed(cell: str, value: float) -> bool:
+    """A printed property: six significant digits, or four for integers of a million and more (``1.701e+38``)."""
+    big_integer = value >= 1e6 and float(value).is_integer()
+    return _close(cell, value, rel=5e-4 if big_integer else 5e-6) and (("e+" in cell) == big_integer)
 
 
 def _value(cell: str) -> float:
@@ -144,6 +166,8 @@ def check_names(markdown: str, kwargs: dict[str, Any]) -> None:
     import torch
 
     table = markdown_tables(markdown)[0]
+    _check_name_sources(markdown)
+    assert [row["format"] for row in table] == list(_raw_formats())
     for row in table:
         name = row["format"]
         if row["ml_dtypes"] != "-":
@@ -153,14 +177,33 @@ def check_names(markdown: str, kwargs: dict[str, Any]) -> None:
             ref = _reference(name)
             # eps is left out: torch's finfo gives 0.125 for float8_e5m2fnuz, whose step above 1 is 0.25
             assert (info.bits, info.max, info.tiny) == (ref["bits"], ref["max"], ref["min normal"]), row
+        raw = _raw_formats()[name]
+        libraries = ("torch", "ml_dtypes", "hip", "cuda")
+        assert [row[lib] for lib in libraries] == [raw[lib] or "-" for lib in libraries], row
         fnuz = name.endswith("fnuz")
         assert row["hip"] == "-" or row["hip"].endswith("_FNUZ") == fnuz, row
         assert row["cuda"] == "-" or (not fnuz and "FNUZ" not in row["cuda"]), row
 
 
+def _check_name_sources(markdown: str) -> None:
+    import tomllib
+
+    from tests.helpers import ROOT
+
+    raw = tomllib.loads((ROOT / "src" / "gpukb" / "data" / "formats.toml").read_text(encoding="utf-8"))
+    lines = [line for line in markdown.splitlines() if line.startswith("- ")]
+    expected = []
+    for library, source in raw["name_sources"].items():
+        title, _, url = source.rpartition(": ")
+        expected.append(f"- {library}: [{title}]({url})" if url.startswith("https://") else f"- {library}: {source}")
+    assert lines == expected
+
+
 def check_value(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
-    (number,) = [float(a) for a in kwargs["args"]]
+    number = float(kwargs["args"][0])
+    names = kwargs["args"][1] if len(kwargs["args"]) > 1 else kwargs.get("names")
+    assert [row["format"] for row in table] == (list(names) if names is not None else list(_raw_formats()))
     for row in table:
         name = row["format"]
         if name == "tf32":
@@ -189,6 +232,7 @@ def check_casts(markdown: str, kwargs: dict[str, Any]) -> None:
     name = kwargs["args"][0]
     ml_col = next(h for h in table[0] if h.startswith("ml_dtypes "))
     torch_col = next(h for h in table[0] if h.startswith("torch "))
+    assert list(table[0]) == ["float32 input", "format rules", "rules, saturating", ml_col, torch_col]
     assert ml_col == f"ml_dtypes {ml_dtypes.__version__}"
     assert torch_col.startswith(f"torch {torch.__version__}")
     torch_dtype = {"e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2, "e4m3fnuz": torch.float8_e4m3fnuz}

@@ -34,7 +34,7 @@ TARGETS: tuple[Target, ...] = (
     Target(
         "numbers into formats (encode, explain, value tables)",
         "test_numbers.py",
-        300,
+        150,
         500,
         "decimal strings with exponents up to ±10^12, NaN and infinity spellings, random text, floats of every "
         "width, huge integers, fractions; every format; every rounding mode and junk ones; saturate of any type",
@@ -42,7 +42,7 @@ TARGETS: tuple[Target, ...] = (
     Target(
         "bit patterns (decode, decode_array, pattern tables)",
         "test_patterns.py",
-        300,
+        200,
         500,
         "integers around every format's width (negative, 0, 2^bits - 1, 2^bits, far beyond), hex text, floats, "
         "bools, arrays of every integer and float dtype",
@@ -58,7 +58,7 @@ TARGETS: tuple[Target, ...] = (
     Target(
         "wrong types for every argument of the public API",
         "test_api_types.py",
-        60,
+        25,
         1000,
         "None, bools, strings, bytes, NaN and infinity, negative and huge integers, floats, complex, lists, "
         "dicts and arbitrary objects in place of each argument of each public function",
@@ -66,7 +66,7 @@ TARGETS: tuple[Target, ...] = (
     Target(
         "the command line, in-process (gpukb format, gemm-types, bench --show, datasets, info)",
         "test_cli.py",
-        150,
+        60,
         2000,
         "random values and names for every option, options combined every way (including those that make no "
         "sense together), unknown options, missing and unreadable files",

@@ -115,9 +115,11 @@ def check_outcome(argv: list[str], status: int, out: str, err: str) -> None:
     assert "Traceback" not in err + out, f"gpukb {argv}: a traceback"
     assert status in (0, 2), f"gpukb {argv}: exit status {status}\n{err}"
     if status == 2:
-        last = err.strip().split("\n")[-1]
-        assert last.startswith("gpukb") and ": error: " in last, f"gpukb {argv}: {last!r}"
-        assert len(last.split(": error: ", 1)[1]) > 10, f"gpukb {argv}: an error that says nothing: {last!r}"
+        # argparse's usage lines, then "gpukb <command>: error: ..." (a message may go on over several lines)
+        lines = [line for line in err.split("\n") if line.startswith("gpukb") and ": error: " in line]
+        assert lines, f"gpukb {argv}: no 'gpukb <command>: error: ...' line in {err!r}"
+        message = err.split(": error: ", 1)[1]
+        assert len(message.strip()) > 10, f"gpukb {argv}: an error that says nothing: {message!r}"
     else:
         assert out.strip(), f"gpukb {argv}: exit status 0 and no output"
 

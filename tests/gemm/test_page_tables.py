@@ -59,15 +59,77 @@ def check_comparison(markdown: str, kwargs: dict[str, Any]) -> None:
                 if part == "-":
                     continue
                 arches = re.match(r"^([^(]+)", part).group(1).strip().split(", ")
+                fp8 = any(f in row[h] for h in ("A × B", "C", "D") for f in ("E4M3", "E5M2"))
                 if "FNUZ" in part:
                     assert set(arches) <= FNUZ_ARCHITECTURES, (title, part)
-                elif "E4M3" in row["A × B"] or "E5M2" in row["A × B"]:
+                    assert fp8, (title, part)
+                elif fp8:
                     assert not set(arches) & FNUZ_ARCHITECTURES, (title, part)
+        assert not re.search(r"e[45]m[23]", row["A × B"] + row["C"] + row["D"]), row  # families, not encodings
+
+
+def check_compute(markdown: str, kwargs: dict[str, Any]) -> None:
+    (library,) = kwargs["args"]
+    (table,) = markdown_tables(markdown)
+    raw = _raw(library)["compute"]
+    assert [row["compute"] for row in table] == list(raw)
+    for row in table:
+        ct = raw[row["compute"]]
+        assert row["enumerator"] == f"`{ct['enum']}`", row
+        assert row["accumulates in"] == ct["accumulate"], row
+        assert row["A, B rounded to"] == (ct.get("input_rounding") or "as stored"), row
+        assert row["note"] == (ct.get("note") or "-").replace("\n", " ").strip() or row["note"].startswith("cuBLAS")
+
+
+def _formats() -> dict[str, dict[str, Any]]:
+    raw = tomllib.loads((ROOT / "src" / "gpukb" / "data" / "formats.toml").read_text(encoding="utf-8"))
+    return {f["name"]: f for f in raw["format"]}
+
+
+def check_type_names(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    formats = _formats()
+    for row in table:
+        name = row["name"]
+        names = re.findall(r"`([^`]+)`", row["HIP / CUDA name"])
+        if name.startswith("int"):
+            bits = name[3:]
+            assert row["type"] == f"{bits}-bit signed integer", row
+            assert names == [f"HIP_R_{bits}I", f"CUDA_R_{bits}I"], row
+            continue
+        fmt = formats[name]
+        assert row["type"] == fmt["title"], row
+        assert names == [n for n in (fmt["hip"], fmt["cuda"]) if n], row
+    used = {v for lib in ("hipblaslt", "cublaslt") for v in re.findall(r"\b(e\dm\d\w*|fp\d+|bf16|int\d+)\b",
+                                                                         str(_raw(lib)["group"]))}  # fmt: skip
+    aliases = {a for lib in ("hipblaslt", "cublaslt") for a in _raw(lib).get("aliases", {})}
+    assert used - aliases <= {row["name"] for row in table}
+
+
+#: The FP8 question rows of the quick answers, and the architectures' columns.
+_FP8_QUESTION = re.compile(r"E4M3|E5M2")
+
+
+def check_answers(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    for row in table:
+        for column, cell in row.items():
+            if column == "combination" or not cell.startswith("yes: ") or not _FP8_QUESTION.search(row["combination"]):
+                continue
+            types = re.findall(r"\b(e[45]m[23]\w*)", cell)
+            fnuz = "gfx942" in column
+            assert types, (column, cell)
+            assert all(t.endswith("fnuz") == fnuz for t in types), (column, cell)
+            if "sm_90" in column:
+                assert "A transposed, B not" in cell, cell  # Hopper's FP8 GEMM takes A transposed only
 
 
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "type_architectures": check_architectures,
     "type_comparison": check_comparison,
+    "type_compute": check_compute,
+    "type_names": check_type_names,
+    "type_answers": check_answers,
 }
 
 CALLS = [c for c in page_calls() if c.module == "gpukb.gemm.pages" and c.function in CHECKS]

@@ -48,7 +48,8 @@ def check_time_a_matmul(out: str) -> None:
     median, low, high = map(float, re.match(r"([\d.]+) ms \(min ([\d.]+), max ([\d.]+)", fields["median"]).groups())
     assert low <= median <= high
     rate = float(fields["rate"].removesuffix(" GFLOP/s"))
-    assert rate == pytest.approx(2 * 512**3 / (median * 1e-3) / 1e9, rel=1e-3, abs=0.1)
+    # the median is printed to 0.0001 ms: on a GPU (about 0.02 ms) that rounding alone moves the rate by 0.3%
+    assert rate == pytest.approx(2 * 512**3 / (median * 1e-3) / 1e9, rel=max(1e-3, 0.6e-4 / median), abs=0.1)
 
 
 def check_ceilings(out: str) -> None:

@@ -29,6 +29,7 @@ from gpukb.formats.spec import parse as parse_formats
 from gpukb.gemm import types
 from gpukb.records import store
 from gpukb.schema import parse_toml
+from gpukb.site.breaking import parse_mutation
 from tests.helpers import ROOT
 
 DATA = ROOT / "src" / "gpukb" / "data"
@@ -49,6 +50,7 @@ TOML_FILES: dict[str, tuple[Callable[[str], object], str]] = {
     "datasets/people.toml": (lambda text: catalog.loads(text, file="people.toml", domain="people"), "dataset"),
     "gemm/hipblaslt.toml": (_gemm("hipblaslt.toml"), "group"),
     "gemm/cublaslt.toml": (_gemm("cublaslt.toml"), "group"),
+    "mutation.toml": (lambda text: parse_mutation(text, "mutation.toml"), "run"),
 }
 RECORDS = sorted(p.relative_to(DATA).as_posix() for p in (DATA / "results").rglob("*.json"))
 

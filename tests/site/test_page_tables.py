@@ -68,10 +68,7 @@ NOT_CHECKED_YET = {
         "nvfp4_error_table": "new on the MX page this hour; tests/formats/test_nvfp4.py checks the library's rows",
     },
     "gpukb.gemm.pages": {
-        "type_answers": "answers computed by gemm.types.check; test_types checks check()",
         "type_library": "vendor groups from the data file; test_types checks the rows",
-        "type_compute": "compute types from the data file",
-        "type_names": "type names from the data file",
         "batched_table": "a recorded GPU or CPU result printed from its record, which is validated on load",
         "blas_examples": "computed by the gemm library, whose tests check the rows; no cell check of the page yet",
         "blas_roofline": "a recorded GPU or CPU result printed from its record, which is validated on load",

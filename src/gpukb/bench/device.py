@@ -7,6 +7,7 @@ runs (:class:`ClockSampler`, through NVML where ``pynvml`` is installed). Clocks
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import statistics
 import subprocess
@@ -233,10 +234,8 @@ class ClockSampler:
         self._started = 0.0
 
     def _take(self) -> None:
-        try:
+        with contextlib.suppress(Exception):  # a failed reading is skipped, never fatal to the measurement
             self._readings.append(self.read())
-        except Exception:  # a failed reading is skipped, never fatal to the measurement
-            pass
 
     def _loop(self) -> None:
         while not self._stop.wait(self.interval_s):

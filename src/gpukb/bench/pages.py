@@ -543,20 +543,27 @@ def quantity(quantity_id: str, unit: bool = False) -> str:
 
 
 def quantity_sentence(quantity_id: str) -> str:
-    """One sentence: the quantity, its figure, the spread of its runs, and the SM clocks they ran at."""
+    """One sentence: the quantity, its figure, the spread of its runs and the SM clocks they ran at, and how it is
+    timed."""
     r = reconcile(quantity_id)
     q = r.quantity
     digits = q.digits
     clocks = r.clock_range()
-    clock = "" if clocks is None else f"; their median SM clocks ranged {clocks[0]:.0f}–{clocks[1]:.0f} MHz"
     if len(r.readings) == 1:
-        runs = f"one run ({r.readings[0].record_id}){clock}"
+        clock = "" if clocks is None else f"; median SM clock {clocks[0]:.0f} MHz"
+        runs = f"one run (`{r.readings[0].record_id}`{clock})"
     else:
+        clock = "" if clocks is None else f"; the runs' median SM clocks {clocks[0]:.0f}–{clocks[1]:.0f} MHz"
         runs = (
-            f"the median of {len(r.readings)} runs' medians, which ranged {r.low:.{digits}f}–{r.high:.{digits}f} "
-            f"(a drift of {100 * r.drift:.0f}%){clock}"
+            f"the median of {len(r.readings)} runs' medians (range {r.low:.{digits}f}–{r.high:.{digits}f}, a drift "
+            f"of {100 * r.drift:.0f}%{clock})"
         )
-    return f"{q.title} ({q.method}): **{quantity(quantity_id, unit=True)}**, {runs}."
+    return f"{q.title}: **{quantity(quantity_id, unit=True)}**, {runs}. Timed by {q.method}."
+
+
+def quantity_list(*quantity_ids: str) -> str:
+    """A Markdown list of :func:`quantity_sentence` for each id."""
+    return "\n".join(f"- {quantity_sentence(q)}" for q in quantity_ids)
 
 
 def quantities_table() -> str:
@@ -588,3 +595,83 @@ def quantity_runs(quantity_id: str) -> str:
         (f"`{x.record_id}`", x.where, f"{x.value:,.{r.quantity.digits}f}", window_text(x.clocks)) for x in r.readings
     ]
     return table(["record", "run", r.quantity.unit, CLOCKS_HEADER], rows)
+
+
+# --- the flush and the clocks, in words ----------------------------------------------------------------------
+def flush_effect(record: Sweep = H100_SWEEP) -> str:
+    """What each L2 flush made of the work that fits in L2, from the ``l2_cache`` records: the warm cache, the
+    read flush the harness uses and the write flush it replaced, as one sentence per case."""
+    from gpukb.bench.suites.mistakes import FLUSHED, WRITE_FLUSHED
+
+    record = sweep(record)
+    by_case: dict[str, dict[str, object]] = {}
+    for r in record.mistake("l2_cache"):
+        what, how = r.variant.split(", ", 1)
+        by_case.setdefault(what, {})[how] = r
+    sentences = []
+    for what, hows in by_case.items():
+        warm = hows.get("cache warm (GPU kept busy between calls)")
+        read, write = hows.get(FLUSHED), hows.get(WRITE_FLUSHED)
+        if warm is None or read is None:
+            continue
+        text = (
+            f"“{what}” ran at {warm.rate:,.0f} {warm.unit} with the cache warm and {read.rate:,.0f} after a "
+            f"read flush, so the warm cache flattered it by {100 * (warm.rate / read.rate - 1):.0f}%"
+        )
+        if write is not None:
+            text += (
+                f"; after a write flush it measured {write.rate:,.0f}, {100 * (1 - write.rate / read.rate):.0f}% "
+                "below the read-flushed figure: the cost of writing back the flush's own dirty lines"
+            )
+        sentences.append(text)
+    if not sentences:
+        return "This run has no L2 records."
+    gpu = record.run.gpu.name if record.run.gpu else "the GPU"
+    return f"On the {gpu} ({record.run.date.isoformat()}): " + "; ".join(sentences) + "."
+
+
+def sustained_clocks(record: Sweep = H100_SWEEP, dtype: str = "bf16") -> str:
+    """The SM clock and power sampled during the timed calls of the smallest and the largest square products of
+    one type: what a sustained load did to the clock, in one sentence."""
+    record = sweep(record)
+    rows = [r for r in record.gemm if r.dtype == dtype and r.sweep == "square" and r.clocks is not None]
+    if not rows:
+        return "This run sampled no clocks during its timed calls (runs recorded before the harness did)."
+    start = record.run.clocks.get("start")
+    top = start.max_sm_mhz if start is not None and start.max_sm_mhz else max(r.clocks.sm_mhz_median for r in rows)
+    limit = start.power_limit_w if start is not None else None
+    small, large = min(rows, key=lambda r: r.m), max(rows, key=lambda r: r.m)
+    lowest = min(rows, key=lambda r: r.clocks.sm_mhz_median)
+
+    def at(r) -> str:
+        power = "" if r.clocks.power_w_median is None else f" drawing {r.clocks.power_w_median:.0f} W"
+        return f"{r.m}³ at a median {r.clocks.sm_mhz_median:.0f} MHz{power}"
+
+    text = (
+        f"During the timed calls of the {dtype} squares the SM clock (maximum {top:.0f} MHz) ran {at(small)}, and "
+        f"{at(large)}; the lowest median was {lowest.clocks.sm_mhz_median:.0f} MHz, at {lowest.m}³. Small products "
+        "run at the peak clock; long ones hold the board at its power limit, where the clock drops."
+    )
+    powers = [r.clocks.power_w_median for r in rows if r.clocks.power_w_median is not None]
+    if limit and powers and max(powers) > limit:
+        text += (
+            f" The limit is {limit:.0f} W; the readings above it are NVML's instantaneous power, which overshoots "
+            "a limit the board enforces on average."
+        )
+    return text
+
+
+def flush_note(record: Sweep = H100_SWEEP) -> str:
+    """How a run flushed L2, in one sentence, with what that means for its figures."""
+    record = sweep(record)
+    if record.l2_flush == "read":
+        return (
+            "This run flushed L2 by reading a buffer four times its size, which leaves clean lines, and sampled the "
+            "SM clock and power during every measurement."
+        )
+    return (
+        "This run predates the read flush: L2 was flushed by writing a buffer, which leaves dirty lines that the "
+        "next timed call writes back, so its figures for work that fits in L2 (small copies and products) read "
+        "low; see [caches that flatter](../measuring/#caches-that-flatter). No clocks were sampled during its "
+        "timed calls."
+    )

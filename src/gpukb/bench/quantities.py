@@ -189,22 +189,22 @@ QUANTITIES: dict[str, Quantity] = {
             id="h100-cublas-bf16-8192",
             title="cuBLAS (torch.mm) bf16 8192³ on the H100",
             unit="TFLOP/s",
-            method="CUDA events around each call, L2 flushed (untimed) before each call, median of the calls",
+            method="CUDA events around each call, with an untimed L2 flush before each call; the median of the calls",
             readers=(_sweep_bf16, _triton_bf16),
         ),
         Quantity(
             id="h100-cublas-bf16-8192-unflushed",
             title="cuBLAS (torch.mm) bf16 8192³ on the H100, calls back to back",
             unit="TFLOP/s",
-            method="CUDA events around each call, calls queued back to back with no flush between them, median",
+            method="CUDA events around each call, the calls queued back to back with no flush between them; the median",
             readers=(_ground_up(("warm_calls_events",)), _ground_up_torch_mm),
         ),
         Quantity(
             id="h100-cublas-bf16-8192-do-bench",
             title="cuBLAS (torch.matmul) bf16 8192³ on the H100, through triton.testing.do_bench",
             unit="TFLOP/s",
-            method="triton.testing.do_bench(warmup=25, rep=200, return_mode='median'): its own warm-up, its own "
-            "L2 flush (a write of a 256 MB buffer) before each call, a fresh output each call",
+            method="triton.testing.do_bench (warmup=25, rep=200, return_mode='median'), with its own warm-up, its "
+            "own L2 flush (a write of a 256 MB buffer) before each call and a new output tensor each call",
             readers=(_ground_up(("do_bench",)),),
         ),
     )

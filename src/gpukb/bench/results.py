@@ -1,10 +1,11 @@
 """The results of ``gpukb bench``: one :class:`SweepRecord` per run, read and written through :mod:`gpukb.records`.
 
 A sweep record holds the run's description (``run``: GPU, software, clocks before and after each suite, date,
-command, notes), how L2 was flushed (``l2_flush``), the ``mode`` and the ``suites`` that ran, and one list of typed records per suite (``gemm``,
-``copy``, ``host_device``, ``attention``, ``mistakes``, ``kernels``). Every record keeps its timings as a
-:class:`~gpukb.bench.stats.Summary` (median, quartiles, extremes, count, in milliseconds) next to the rate derived
-from the median. Committed sweeps are read by id::
+command, notes), how L2 was flushed (``l2_flush``), the ``mode`` and the ``suites`` that ran, and one list of
+typed records per suite (``gemm``, ``copy``, ``host_device``, ``attention``, ``mistakes``, ``kernels``). Every
+record keeps its timings as a :class:`~gpukb.bench.stats.Summary` (median, quartiles, extremes, count, in
+milliseconds) next to the rate derived from the median, and the SM clock and power sampled while its calls ran
+(``clocks``). Committed sweeps are read by id::
 
     from gpukb.records import load
     record = load(H100_SWEEP, SweepRecord)

@@ -69,9 +69,9 @@ def run(
 
     The run is described first (:func:`gpukb.records.describe_run`, with a clock reading at the start); the
     clocks are read again after each suite (``run.clocks["after_<suite>"]``), and sampled during every timed
-    window (each record's ``clocks``). L2 is flushed by reading a buffer (:class:`~gpukb.bench.timing.L2Flusher`). A suite that raises is reported on
-    stderr and recorded as a ``FAILED`` note with no records, so that one broken suite does not lose what the
-    others measured.
+    window (each record's ``clocks``). L2 is flushed by reading a buffer (:class:`~gpukb.bench.timing.L2Flusher`).
+    A suite that raises is reported on stderr and recorded as a ``FAILED`` note with no records, so that one
+    broken suite does not lose what the others measured.
 
     Args:
         suites: Names from ``SUITES``; all of them when omitted.

@@ -148,7 +148,11 @@ def run(args: argparse.Namespace) -> int:
             headers, rows = tables.paper_table(args.domain)
             print(text_table(headers[:5], [["—" if c is None else c for c in r[:5]] for r in rows]))
         else:
-            _stats(args.files, args.category)
+            try:
+                _stats(args.files, args.category)
+            except UnicodeDecodeError:
+                files = ", ".join(map(str, args.files))
+                raise ValueError(f"{files}: not UTF-8 text (COCO .json and CrowdHuman .odgt files are JSON text)")
     except (ValueError, OSError) as err:
         parser.error(str(err))
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 
 from gpukb import arguments
 from gpukb.formats import tables
@@ -34,6 +35,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--list", action="store_true", help="list the formats and their properties")
     parser.set_defaults(handler=run, parser=parser)
     # --8<-- [end:add-parser]
+    # argparse takes only -1 and -1.5 for negative numbers (Python < 3.13): let -1e-5, -inf and -nan through
+    # as VALUE too, instead of refusing them as unknown options.
+    if hasattr(parser, "_negative_number_matcher"):
+        parser._negative_number_matcher = re.compile(r"^-\.?\d|^-(inf|infinity|nan|snan)$", re.IGNORECASE)
 
 
 def _refuse_with(parser: argparse.ArgumentParser, option: str, args: argparse.Namespace, what: str) -> None:

@@ -100,7 +100,8 @@ def explain(
         if beyond:  # |stored - x| / |x| with x astronomically far out: 1 to float precision, or unbounded
             relative = 1.0 if abs(signed_out) <= magnitude else math.inf
         else:
-            relative = float(abs(error) / abs(exact))
+            ratio = abs(error) / abs(exact)  # E8M0 stores 2**-127 for 1e-300: a ratio beyond float's range
+            relative = float(ratio) if ratio < 2**1023 else math.inf
     unbiased = None
     if finite_out:
         unbiased = fmt.min_exponent if stored.kind in ("zero", "subnormal") else stored.exponent_field - fmt.bias

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpukb.arguments import given, positive_int
+from gpukb.arguments import given, integer, positive_int
 
 Tile = tuple[int, int, int]
 
@@ -384,7 +384,7 @@ def level_comparison(
     _within(
         "the largest matrix", max(m * k, k * n, m * n), MAX_MATRIX_ELEMENTS, "the product is run on random matrices"
     )
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(integer("seed", seed, minimum=0))
     run = blocked_matmul(rng.standard_normal((m, k)), rng.standard_normal((k, n)), tiles=tiles)
     return list(zip(run.levels, reuse_analysis(m, n, k, tiles), strict=True))
 

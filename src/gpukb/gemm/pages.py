@@ -27,7 +27,7 @@ from gpukb.gemm.results import (
 )
 from gpukb.gemm.types import sources_of, table
 from gpukb.kernels import results as triton_results
-from gpukb.kernels.configs import current_choice
+from gpukb.kernels.configs import DEFAULT_CONFIGS, current_choice
 from gpukb.kernels.results import Compare, TritonGemm
 from gpukb.records import clock_text, load, measured_on
 from gpukb.tables import markdown_table
@@ -761,10 +761,12 @@ def triton_fp8(record: TritonGemm | None = None) -> str:
     if record.fp8 is None:
         raise ValueError(f"the Triton GEMM run of {record.run.date} has no FP8 phase")
     fp8 = record.fp8
-    default = record.chosen.fp8.config if record.chosen.fp8 else None
+    chosen = record.chosen.fp8.config if record.chosen.fp8 else None
+    default = DEFAULT_CONFIGS.get("float8_e4m3fn")
     rows = []
     for entry in fp8.configs:
-        label = f"`{entry.config.label}`" + (" (default)" if entry.config == default else "")
+        marks = [m for m, c in (("chosen by this run", chosen), ("the code's default", default)) if entry.config == c]
+        label = f"`{entry.config.label}`" + (f" ({', '.join(marks)})" if marks else "")
         acc = entry.config.fp8_imprecise_acc
         mode = "fast" if acc is None else f"promoted every {acc}"
         if entry.error:
@@ -903,3 +905,89 @@ def gpu_snippet_output(snippet: str) -> str:
 
     stdout, where = recorded_output(snippet)
     return f"```text\n{stdout.rstrip()}\n```\n\n{where.replace('Measured on', 'Run on', 1)}"
+
+
+def triton_drift(record: TritonGemm | None = None) -> str:
+    """What the goal's ratios mean next to the run-to-run drift of cuBLAS's own rate, and what clocks the goal's
+    pairs ran at, from the record (the sampled SM clock and power of each paired window)."""
+    from gpukb.bench.pages import quantity
+    from gpukb.bench.quantities import reconcile
+
+    record = _triton(record)
+    rows = triton_results.goal_rows(record, triton_results.measured_ceiling())
+    cublas = reconcile("h100-cublas-bf16-8192")
+    parts = []
+    for r in rows:
+        case = record.sweep.case(r.config, r.size)
+        clocks = case.clocks if case is not None else None
+        where = (
+            ""
+            if clocks is None
+            else f", its pairs at a median SM clock of {clocks.sm_mhz_median:.0f} MHz (lowest {clocks.sm_mhz_min:.0f})"
+            + ("" if clocks.power_w_median is None else f" and {clocks.power_w_median:.0f} W")
+        )
+        parts.append(f"{r.size}³: {r.ratio:.3f}{where}")
+    big = next((r for r in rows if r.size == 8192), None)
+    text = "Triton / cuBLAS in the goal's pairs: " + "; ".join(parts) + ". "
+    if big is not None:
+        inside = cublas.inside_drift(big.ratio)
+        text += (
+            f"cuBLAS's own bf16 8192³ rate is {quantity('h100-cublas-bf16-8192', unit=True)} over "
+            f"{len(cublas.readings)} runs, which ranged {cublas.low:.0f}–{cublas.high:.0f} (a drift of "
+            f"{100 * cublas.drift:.0f}%; [how](../../performance/measuring/#one-figure-per-quantity)). The goal's "
+            f"{big.ratio:.3f} at 8192³ is {'inside' if inside else 'outside'} that drift"
+            + (
+                ": set against a cuBLAS figure from another run it would mean nothing. It stands because kernel "
+                "and cuBLAS were timed in alternation, each pair at the same clock."
+                if inside
+                else "."
+            )
+        )
+        if record.compare is not None:
+            ratios = [
+                p.ratio
+                for row in record.compare.records
+                if row.m == 8192 and row.dtype == "bfloat16" and row.error is None
+                for p in row.rounds
+            ]
+            if ratios:
+                text += (
+                    f" The comparison's {len(ratios)} rounds at bf16 8192³ (eager calls, both layouts) gave "
+                    f"{min(ratios):.3f}–{max(ratios):.3f}."
+                )
+    return text
+
+
+def triton_defaults_note(record: TritonGemm | None = None) -> str:
+    """Whether the code's default configurations and ``SMALL_RATE`` are this run's choices, and where one is
+    not, how far apart the two are in the run's own ratios."""
+    from gpukb.kernels.configs import SMALL_CONFIGS, SMALL_RATE
+
+    record = _triton(record)
+    chosen = record.chosen
+    notes = []
+    for name, code, choice in (
+        ("16-bit default", DEFAULT_CONFIGS["bfloat16"], chosen.large),
+        ("small tiling", SMALL_CONFIGS["bfloat16"], chosen.small),
+    ):
+        if choice is not None and code != choice.config:
+            notes.append(f"the {name} in the code is `{code.label}`, this run chose `{choice.config.label}`")
+    fp8_code, fp8_choice = DEFAULT_CONFIGS.get("float8_e4m3fn"), chosen.fp8
+    if fp8_choice is not None and record.fp8 is not None and fp8_code != fp8_choice.config:
+        ratios = [c.ratio for e in record.fp8.configs if e.config == fp8_code for c in e.results]
+        mean = statistics.geometric_mean(ratios) if ratios else None
+        notes.append(
+            f"the FP8 default in the code is `{fp8_code.label}` (chosen by an earlier run), this run chose "
+            f"`{fp8_choice.config.label}`: geometric means of the ratio to `_scaled_mm` "
+            + ("–" if mean is None else f"{mean:.3f}")
+            + f" against {fp8_choice.geomean_ratio:.3f}"
+            + ("" if mean is None else f", {100 * (fp8_choice.geomean_ratio / mean - 1):.1f}% apart")
+        )
+    if chosen.small_rate is not None and abs(chosen.small_rate - SMALL_RATE) >= 0.005:
+        notes.append(
+            f"`SMALL_RATE` in the code is {SMALL_RATE:g} (from an earlier run); this run measured "
+            f"{chosen.small_rate:.3f}"
+        )
+    if not notes:
+        return "The code's defaults are this run's choices."
+    return "The code's defaults and this run's choices: " + "; ".join(notes) + "."

@@ -130,6 +130,7 @@ def run(ctx: Context) -> list[GemmRecord]:
     ctx.notes.append(
         "gemm: torch.mm into a preallocated output; fp32 with torch.backends.cuda.matmul.allow_tf32=False, tf32 "
         "with it True; fp8 is torch._scaled_mm(A e4m3fn row-major, B e4m3fn column-major, scale_a=scale_b="
-        "float32 scalar tensor 1.0, out_dtype=bfloat16); L2 flushed (a read of a buffer four times its size) before each timed call"
+        "float32 scalar tensor 1.0, out_dtype=bfloat16); L2 flushed (a read of a buffer four times its size) "
+        "before each timed call"
     )
     return records
