@@ -110,7 +110,11 @@ def check_properties(markdown: str, kwargs: dict[str, Any]) -> None:
         name = row["format"]
         if name == "int8":
             info = np.iinfo(np.int8)
-            ref = {"max": str(info.max), "min normal": "1", "epsilon": "1", "finite values": f"{2**8:,}"}
+            ref = {"bits": str(info.bits), "E": "-", "M": "-", "bias": "-", "specials": "none", "max": str(info.max),
+                   "min normal": "1", "min subnormal": "1", "epsilon": "1",
+                   "decimal digits": f"{math.log10(2**info.bits):.2f}",
+                   "range (decades)": f"{math.log10(info.max):.1f}",
+                   "finite values": f"{info.max - info.min + 1:,}"}  # fmt: skip
             assert all(row[k] == v for k, v in ref.items() if k in row), row
             continue
         ref = _reference(name)

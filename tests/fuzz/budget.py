@@ -5,8 +5,8 @@ page and the suite cannot disagree. The whole fuzz suite is sized to finish in a
 CI machine.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations`` here: the site loads this file by path (``gpukb.site.breaking``),
+# without registering it in sys.modules, and dataclasses with string annotations need that entry.
 from dataclasses import dataclass
 
 

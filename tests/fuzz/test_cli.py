@@ -24,7 +24,7 @@ FORMAT_NAMES = list(formats())
 #: Text an option value may be: real names, near misses, numbers, random text (never starting with "-", which
 #: argparse would read as an option; those are tried on their own below).
 word = st.one_of(
-    st.sampled_from(FORMAT_NAMES + ["fp8", "bf8", "H100", "MI300X", "eeg", "people", "verified", ""]),
+    st.sampled_from([*FORMAT_NAMES, "fp8", "bf8", "H100", "MI300X", "eeg", "people", "verified", ""]),
     near_misses(FORMAT_NAMES),
     decimal_text.filter(lambda t: not t.startswith("-")),
     st.text(max_size=12).filter(lambda t: not t.startswith("-")),
@@ -169,4 +169,5 @@ def test_gpukb_info_runs(argv, capsys) -> None:
 
 def test_gpukb_without_a_command(capsys) -> None:
     status, _, err = run_cli([], capsys)
-    assert status == 2 and "gpukb: error: a command is required" in err
+    assert status == 2
+    assert "gpukb: error: a command is required" in err

@@ -119,7 +119,7 @@ def test_int32_overflow_is_an_error_unless_a_rule_is_chosen() -> None:
         emulate(a, b, **kwargs)
     assert emulate(a, b, int32_overflow="wrap", **kwargs)[0, 0] == -(2**31)
     assert emulate(a, b, int32_overflow="saturate", **kwargs)[0, 0] == 2**31 - 1
-    with pytest.raises(ValueError, match="int32_overflow='modulo'; choose one of"):
+    with pytest.raises(ValueError, match="unknown int32_overflow 'modulo'; choose one of"):
         emulate(a, b, int32_overflow="modulo", **kwargs)
 
 

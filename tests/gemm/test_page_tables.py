@@ -53,14 +53,24 @@ def check_comparison(markdown: str, kwargs: dict[str, Any]) -> None:
     table = markdown_tables(markdown)[0]
     fnuz_arches = {a for lib in ("hipblaslt", "cublaslt") for a, v in _arches(lib).items() if "fnuz" in v["fp8"][0]}
     assert fnuz_arches == FNUZ_ARCHITECTURES
+    assert list(table[0]) == ["A × B", "C", "D", "arithmetic", "scale", *_titles()]
     for row in table:
+        fp8_ab = any(f in row["A × B"] for f in ("E4M3", "E5M2"))
+        if not fp8_ab:  # only E4M3/E5M2 rows are merged into "(x or y) × (x or y)"
+            assert re.fullmatch(r"\w+ × \w+", row["A × B"]), row
         for title in _titles():
-            for part in row[title].split("; "):
-                if part == "-":
+            for part in re.findall(r"[^;(]+(?:\([^)]*\))?", row[title]):
+                part = part.strip()
+                if part == "-" or not part:
                     continue
                 arches = re.match(r"^([^(]+)", part).group(1).strip().split(", ")
+                marks = re.findall(r"\(([^)]*)\)", part)
+                marks = marks[0].split("; ") if marks else []
+                assert all(m in ("FNUZ", "partly unconfirmed", "TN") or m.startswith("TN on ") for m in marks), part
+                for m in marks:  # "TN on sm_89, sm_90": a layout rule on some of the part's architectures
+                    assert not m.startswith("TN on ") or set(m[6:].split(", ")) <= set(arches), part
                 fp8 = any(f in row[h] for h in ("A × B", "C", "D") for f in ("E4M3", "E5M2"))
-                if "FNUZ" in part:
+                if "FNUZ" in marks:
                     assert set(arches) <= FNUZ_ARCHITECTURES, (title, part)
                     assert fp8, (title, part)
                 elif fp8:

@@ -49,8 +49,11 @@ def ordered(suites: Sequence[str] | None) -> list[str]:
     """The suites to run, in the order they must run (``mistakes`` first), without repeats.
 
     Raises:
+        TypeError: For a lone string (give a list).
         ValueError: For a name that is not a suite.
     """
+    if isinstance(suites, str | bytes):  # list("gemm") would be four one-letter suites
+        raise TypeError(f"suites must be a list of suite names, e.g. [{suites!r}]; got a string")
     chosen = list(SUITES) if not suites else list(suites)
     unknown = [s for s in chosen if s not in SUITES]
     if unknown:

@@ -152,7 +152,9 @@ def run(args: argparse.Namespace) -> int:
                 _stats(args.files, args.category)
             except UnicodeDecodeError:
                 files = ", ".join(map(str, args.files))
-                raise ValueError(f"{files}: not UTF-8 text (COCO .json and CrowdHuman .odgt files are JSON text)")
+                raise ValueError(
+                    f"{files}: not UTF-8 text (COCO .json and CrowdHuman .odgt files are JSON text)"
+                ) from None
     except (ValueError, OSError) as err:
         parser.error(str(err))
     return 0

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpukb.arguments import integer
 from gpukb.formats.arrays import decode_array, encode_array
 from gpukb.formats.spec import FloatFormat, get_format
 
@@ -32,7 +33,7 @@ def probe_inputs(fmt: str | FloatFormat, seed: int = 0) -> np.ndarray:
     fmt = get_format(fmt)
     if fmt.bits > 19:
         raise ValueError(f"probe_inputs enumerates every value of the format: {fmt.name} has {fmt.bits} bits (max 19)")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(integer("seed", seed, minimum=0))
     # Random patterns, with every float32 exponent field represented.
     exponents = np.repeat(np.arange(256, dtype=np.uint32), 64)
     mantissas = rng.integers(0, 1 << 23, size=exponents.size, dtype=np.uint32)

@@ -29,6 +29,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
+from gpukb.arguments import flag, positive_int, real
 from gpukb.formats.arrays import decode_array, encode_array
 from gpukb.formats.codec import decode, encode, floor_log2, to_fraction
 from gpukb.formats.spec import FloatFormat, get_format
@@ -157,6 +158,7 @@ def update_threshold(weight: object, fmt: str | FloatFormat, decrease: bool = Tr
         ValueError: For an unknown format or a weight that is zero, non-finite or overflows.
     """
     fmt = get_format(fmt)
+    decrease = flag("decrease", decrease)
     w = stored(weight, fmt)
     if w == 0:
         raise ValueError("the weight is zero: any update larger than half the smallest positive value survives")
@@ -318,6 +320,7 @@ def lognormal_fractions(median: float, sigma_log2: float, scale: float, fmt: str
         ValueError: For an unknown format, or a non-positive median, spread or scale.
     """
     fmt = get_format(fmt)
+    median, sigma_log2, scale = real("median", median), real("sigma_log2", sigma_log2), real("scale", scale)
     if median <= 0 or sigma_log2 <= 0 or scale <= 0:
         raise ValueError(f"median, sigma_log2 and scale must be positive, got {median}, {sigma_log2}, {scale}")
     mu = math.log2(median) + math.log2(scale)
@@ -382,6 +385,7 @@ def fractions_table(
     median: float, sigma_log2: float, scales: Sequence[float], fmt: str | FloatFormat, count: int
 ) -> tuple[list[str], list[list[str]]]:
     """``lognormal_fractions`` for several loss scales, as rows, with the risk that a step of ``count`` overflows."""
+    count = positive_int("count", count)
     headers = ["loss scale", "zero", "subnormal", "overflow", f"P(one of {count:,} gradients overflows)"]
     rows = []
     for scale in scales:

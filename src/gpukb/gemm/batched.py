@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from gpukb.arguments import positive_int
+from gpukb.arguments import flag, given, integer, positive_int
 from gpukb.bench.counting import element_bytes, gemm_bytes, gemm_flops
 
 #: The ways of computing a batch this module offers.
@@ -48,6 +48,11 @@ class Batch:
         return batch, m, self.b.shape[2], k
 
 
+def _batch(batch: object) -> None:
+    if not isinstance(batch, Batch):
+        raise TypeError(f"batch must be a Batch from make_batch(); got {given(batch)}")
+
+
 def make_batch(torch: Any, batch: int, m: int, n: int, k: int, dtype: Any, device: str = "cpu", seed: int = 0) -> Batch:
     """Random operands (standard normal, never zeros) for a batch of m×k by k×n products.
 
@@ -57,6 +62,7 @@ def make_batch(torch: Any, batch: int, m: int, n: int, k: int, dtype: Any, devic
     """
     for name, value in (("batch", batch), ("m", m), ("n", n), ("k", k)):
         positive_int(name, value)
+    integer("seed", seed, minimum=0)
     gen = torch.Generator(device=device).manual_seed(seed)
     a = torch.randn(batch, m, k, generator=gen, device=device, dtype=dtype)
     b = torch.randn(batch, k, n, generator=gen, device=device, dtype=dtype)
@@ -75,8 +81,11 @@ def variant(torch: Any, batch: Batch, name: str, shared: bool = False) -> Callab
         shared: Use ``b_shared`` for every product (always true for ``"one_gemm"``).
 
     Raises:
+        TypeError: If ``batch`` is not a ``Batch`` or ``shared`` is not a bool.
         ValueError: For an unknown name.
     """
+    _batch(batch)
+    shared = flag("shared", shared)
     count, m, n, k = batch.shape
     a, out = batch.a, batch.out
     if name == "loop":
@@ -106,7 +115,13 @@ def counts(batch: Batch, dtype: str, shared: bool = False) -> tuple[int, int]:
     """Operations and fewest bytes of the whole batch (:mod:`gpukb.bench.counting`'s conventions).
 
     With ``shared``, B is read once for the batch rather than once per product.
+
+    Raises:
+        TypeError: If ``batch`` is not a ``Batch`` or ``shared`` is not a bool.
+        ValueError: For an unknown element type.
     """
+    _batch(batch)
+    shared = flag("shared", shared)
     count, m, n, k = batch.shape
     eb = element_bytes(dtype)
     flops = count * gemm_flops(m, n, k)
