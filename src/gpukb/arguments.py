@@ -104,14 +104,14 @@ def real(
         raise TypeError(f"{name} must be a real number; got {given(value)}")
     try:
         number = float(value)
-    except OverflowError:  # an int beyond float's range
-        number = math.copysign(math.inf, value)
+    except OverflowError:  # an int or a fraction beyond float's range
+        raise ValueError(f"{name} is beyond the range of a float (about ±1.8e308); got {_show(value)}") from None
     if finite and not math.isfinite(number):
-        raise ValueError(f"{name} must be a finite number; got {value!r}")
+        raise ValueError(f"{name} must be a finite number; got {_show(value)}")
     if positive and not number > 0:
-        raise ValueError(f"{name} must be positive; got {value!r}")
+        raise ValueError(f"{name} must be positive; got {_show(value)}")
     if minimum is not None and not number >= minimum:
-        raise ValueError(f"{name} must be ≥ {minimum}; got {value!r}")
+        raise ValueError(f"{name} must be ≥ {minimum}; got {_show(value)}")
     return number
 
 

@@ -49,12 +49,21 @@ def check_architectures(markdown: str, kwargs: dict[str, Any]) -> None:
     assert seen == {(lib, a) for lib in ("hipblaslt", "cublaslt") for a in _arches(lib)}
 
 
+def _type_names(library: str) -> set[str]:
+    """The type names a library's data file uses in its groups (read with tomllib)."""
+    raw = str(_raw(library)["group"])
+    return set(re.findall(r"\b(e\dm\d\w*|fp\d+|bf16|int\d+|tf32)\b", raw)) - set(_raw(library).get("aliases", {}))
+
+
 def check_comparison(markdown: str, kwargs: dict[str, Any]) -> None:
     table = markdown_tables(markdown)[0]
     fnuz_arches = {a for lib in ("hipblaslt", "cublaslt") for a, v in _arches(lib).items() if "fnuz" in v["fp8"][0]}
     assert fnuz_arches == FNUZ_ARCHITECTURES
     assert list(table[0]) == ["A × B", "C", "D", "arithmetic", "scale", *_titles()]
     for row in table:
+        known = {"E4M3", "E5M2"} | {n for lib in ("hipblaslt", "cublaslt") for n in _type_names(lib)}
+        words = set(re.findall(r"\w+", row["A × B"] + " " + row["C"] + " " + row["D"])) - {"or"}
+        assert words <= known, (row, words - known)
         fp8_ab = any(f in row["A × B"] for f in ("E4M3", "E5M2"))
         if not fp8_ab:  # only E4M3/E5M2 rows are merged into "(x or y) × (x or y)"
             assert re.fullmatch(r"\w+ × \w+", row["A × B"]), row

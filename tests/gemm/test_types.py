@@ -572,5 +572,5 @@ def test_nearest_ranks_by_fields_matched() -> None:
     assert {(row.c, row.d) for _, row in ranked[:2]} == {("fp16", "fp16"), ("fp32", "fp32")}
     with pytest.raises(ValueError, match=r"unknown field\(s\) \['e'\]; fields: a, b, c, d, compute"):
         nearest("hipblaslt", e="fp16")
-    with pytest.raises(ValueError, match="limit must be at least 1, got 0"):
+    with pytest.raises(ValueError, match="limit must be an int ≥ 1; got 0"):
         nearest("hipblaslt", limit=0, a="fp16")

@@ -19,7 +19,7 @@ def test_the_page_shows_every_lint_rule() -> None:
 
 
 def test_the_page_shows_the_fuzz_budget() -> None:
-    budget = fuzz_budget()
+    budget = fuzz_budget(ROOT)
     (table,) = markdown_tables(pages.fuzz_budget())
     assert [row["what is fuzzed"] for row in table] == [t.name for t in budget.TARGETS]
     assert [int(row["examples per test"].replace(",", "")) for row in table] == [t.examples for t in budget.TARGETS]
@@ -27,7 +27,7 @@ def test_the_page_shows_the_fuzz_budget() -> None:
 
 
 def test_every_fuzz_target_is_a_test_module() -> None:
-    assert all((ROOT / "tests" / "fuzz" / t.test).is_file() for t in fuzz_budget().TARGETS)
+    assert all((ROOT / "tests" / "fuzz" / t.test).is_file() for t in fuzz_budget(ROOT).TARGETS)
 
 
 def test_the_page_shows_the_mutation_runs() -> None:

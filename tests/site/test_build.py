@@ -80,10 +80,16 @@ def test_errata_page_renders_the_data(built_site) -> None:
 
 
 def test_api_reference_is_generated(built_site) -> None:
+    """One page per module (``gpukb.site.reference``), docstrings without source code."""
     site, _ = built_site
-    html = _page(site, "reference/api")
-    for name in ("gpukb.formats.explain.explain", "gpukb.environment.collect", "gpukb.errata.load"):
+    for page, name in [
+        ("reference/formats/explain", "gpukb.formats.explain.explain"),
+        ("reference/environment", "gpukb.environment.collect"),
+        ("reference/errata", "gpukb.errata.load"),
+    ]:
+        html = _page(site, page)
         assert f'id="{name}"' in html, name
+        assert "Source code in" not in html, page
 
 
 def test_no_page_loads_assets_from_another_host(built_site) -> None:
@@ -127,3 +133,20 @@ def test_a_committed_record_validates_against_its_published_schema(built_site) -
     data["rows"][0]["n"] = "ten million"
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(data, schema)
+
+
+def test_the_footer_links_the_repository_when_the_build_knows_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Pages workflow's ``GITHUB_REPOSITORY`` becomes a plain footer link (no ``repo_url``: no API request)."""
+    env = {"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "someone/gpukb"}
+    assert mkdocs_hooks.repository_url(env) == "https://github.com/someone/gpukb"
+    assert mkdocs_hooks.repository_url({}) is None
+    assert mkdocs_hooks.repository_url({**env, "GITHUB_REPOSITORY": "not a repo"}) is None
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    config = mkdocs_hooks.on_config({"copyright": "Every code block runs."})
+    assert config["copyright"].startswith("Every code block runs. ")
+    assert '<a href="https://github.com/someone/gpukb">' in config["copyright"]
+    monkeypatch.delenv("GITHUB_REPOSITORY")
+    assert mkdocs_hooks.on_config({"copyright": "c"})["copyright"] == "c"
+    mkdocs_yml = (Path(__file__).parents[2] / "mkdocs.yml").read_text(encoding="utf-8")
+    assert not re.search(r"^repo_url:", mkdocs_yml, flags=re.MULTILINE)

@@ -136,7 +136,7 @@ def stray_cells(site: Path) -> list[str]:
         for text, plain in _parse(page).cells:
             if _LIST_ROW.match(text):
                 problems.append(f"{page.relative_to(site)}: cell starts like a list item: {text[:80]!r}")
-            elif re.search(r"https?://", plain):
+            elif re.search(r"https?://\w", plain):
                 problems.append(f"{page.relative_to(site)}: raw URL in a cell: {plain[:80]!r}")
     return problems
 

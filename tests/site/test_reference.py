@@ -41,8 +41,8 @@ def test_pages_show_no_source_and_rank_below_prose() -> None:
 
 def test_page_paths() -> None:
     assert reference.page_path("gpukb") == "reference/index.md"
-    assert reference.page_path("gpukb.formats") == "reference/formats/index.md"
-    assert reference.page_path("gpukb.formats.codec") == "reference/formats/codec.md"
+    assert reference.page_path("gpukb.formats") == "reference/gpukb.formats.md"
+    assert reference.page_path("gpukb.formats.codec") == "reference/gpukb.formats.codec.md"
     assert "gpukb.__main__" not in reference.modules()
     with pytest.raises(ValueError, match=r"gpukb\.formats\.codec"):
         reference.page_path("gpukb.nothing")

@@ -104,12 +104,15 @@ def mutation() -> Mutation:
 
 
 def fuzz_budget(root: Path | None = None) -> ModuleType:
-    """The fuzz budget module, ``tests/fuzz/budget.py`` of the source tree (the fuzz tests read it too).
+    """The fuzz budget module, ``tests/fuzz/budget.py`` of the checkout (the fuzz tests read it too).
+
+    Args:
+        root: The checkout (default: the working directory, where ``mkdocs build`` and ``pytest`` run).
 
     Raises:
-        ValueError: If the source tree has no tests/fuzz/budget.py (an installed package without its tests).
+        ValueError: If there is no tests/fuzz/budget.py under ``root`` (an installed package has no tests).
     """
-    root = root or Path(__file__).resolve().parents[3]
+    root = Path.cwd() if root is None else Path(root)
     path = root / "tests" / "fuzz" / "budget.py"
     if not path.is_file():
         raise ValueError(f"no fuzz budget at {path}: the page is built from the source tree, with its tests/")

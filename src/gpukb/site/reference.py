@@ -18,8 +18,10 @@ from pathlib import Path
 
 import yaml
 
+import gpukb
+
 #: The package directory (``src/gpukb``).
-PACKAGE = Path(__file__).resolve().parents[1]
+PACKAGE = Path(gpukb.__file__).resolve().parent
 #: Where the pages go, relative to the repository root.
 REFERENCE = Path("docs") / "reference"
 #: Modules without a page: the ``python -m gpukb`` shim and the packages that only hold data files.
@@ -48,18 +50,15 @@ def is_package(module: str) -> bool:
 
 
 def page_path(module: str) -> str:
-    """The page of a module, relative to ``docs/``: ``reference/formats/codec.md``; a package's page is the index
-    of its folder (``reference/formats/index.md``; ``gpukb`` itself: ``reference/index.md``).
+    """The page of a module, relative to ``docs/``: ``reference/gpukb.formats.codec.md`` (a package's too:
+    ``reference/gpukb.formats.md``); ``gpukb`` itself is the reference's index, ``reference/index.md``.
 
     Raises:
         ValueError: If ``module`` is not a documented module of ``gpukb``.
     """
     if module not in modules():
         raise ValueError(f"{module!r} is not a documented module of gpukb; documented: {modules()}")
-    parts = module.split(".")[1:]
-    return "/".join(["reference", *parts, "index.md"] if is_package(module) else ["reference", *parts]) + (
-        "" if is_package(module) else ".md"
-    )
+    return "reference/index.md" if module == "gpukb" else f"reference/{module}.md"
 
 
 def summary(module: str) -> str:
@@ -76,7 +75,7 @@ def _front_matter() -> str:
     return f"---\nsearch:\n  boost: {SEARCH_BOOST}\n---\n"
 
 
-def _markdown(docstring_line: str) -> str:
+def _inline_code(docstring_line: str) -> str:
     """A docstring's reST inline markup as Markdown: ``code`` and :role:`target` become code spans."""
     text = re.sub(r":[a-z]+:`([^`]+)`", r"`\1`", docstring_line)
     return text.replace("``", "`").replace("|", "/")
@@ -86,11 +85,7 @@ def page(module: str) -> str:
     """The Markdown of a module's page; ``gpukb``'s is the reference's index, with a table of every module."""
     if module != "gpukb":
         return f"{_front_matter()}\n# `{module}`\n\n::: {module}\n"
-    rows = [
-        f"| [`{m}`]({Path(page_path(m)).relative_to('reference').as_posix()}) | {_markdown(summary(m))} |"
-        for m in modules()
-        if m != "gpukb"
-    ]
+    rows = [f"| [`{m}`]({Path(page_path(m)).name}) | {_inline_code(summary(m))} |" for m in modules() if m != "gpukb"]
     return (
         f"{_front_matter()}\n# API reference\n\n"
         "Generated from the docstrings of the `gpukb` package when the site is built, one page per module; the "
@@ -125,6 +120,9 @@ def write(root: Path) -> list[Path]:
     wanted = {root / "docs" / path: text for path, text in pages().items()}
     for stale in set(folder.rglob("*.md")) - set(wanted):
         stale.unlink()
+    for empty in sorted((d for d in folder.rglob("*") if d.is_dir()), key=lambda d: -len(d.parts)):
+        if not any(empty.iterdir()):
+            empty.rmdir()
     for path, text in wanted.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
