@@ -29,7 +29,7 @@ from gpukb.formats.spec import parse as parse_formats
 from gpukb.gemm import types
 from gpukb.records import store
 from gpukb.schema import parse_toml
-from gpukb.site.breaking import parse_mutation
+from gpukb.site.breaking import parse_fuzz, parse_mutation
 from tests.helpers import ROOT
 
 DATA = ROOT / "src" / "gpukb" / "data"
@@ -51,6 +51,7 @@ TOML_FILES: dict[str, tuple[Callable[[str], object], str]] = {
     "gemm/hipblaslt.toml": (_gemm("hipblaslt.toml"), "group"),
     "gemm/cublaslt.toml": (_gemm("cublaslt.toml"), "group"),
     "mutation.toml": (lambda text: parse_mutation(text, "mutation.toml"), "run"),
+    "fuzz.toml": (lambda text: parse_fuzz(text, "fuzz.toml"), "target"),
 }
 RECORDS = sorted(p.relative_to(DATA).as_posix() for p in (DATA / "results").rglob("*.json"))
 

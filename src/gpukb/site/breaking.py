@@ -1,16 +1,13 @@
 """How the project tries to break its own promise, as data: the mutation runs (``gpukb/data/mutation.toml``), the
-corruptions every data file is put through, and where the fuzz budget lives. ``gpukb.site.pages`` renders them on
-the page "How we try to break this site"; the tests that do the breaking read the same lists.
+corruptions every data file is put through, and the fuzz budget (``gpukb/data/fuzz.toml``). ``gpukb.site.pages``
+renders them on the page "How we try to break this site"; the tests that do the breaking read the same lists.
 """
 
 from __future__ import annotations
 
 import datetime
-import importlib.util
 from functools import cache
 from importlib import resources
-from pathlib import Path
-from types import ModuleType
 
 from pydantic import Field, model_validator
 
@@ -103,22 +100,58 @@ def mutation() -> Mutation:
     return parse_mutation(resources.files("gpukb.data").joinpath(MUTATION_FILE).read_text(encoding="utf-8"))
 
 
-def fuzz_budget(root: Path | None = None) -> ModuleType:
-    """The fuzz budget module, ``tests/fuzz/budget.py`` of the checkout (the fuzz tests read it too).
+class FuzzTarget(StrictModel):
+    """One fuzzed surface.
 
-    Args:
-        root: The checkout (default: the working directory, where ``mkdocs build`` and ``pytest`` run).
+    Attributes:
+        name: What is fuzzed, as the page names it.
+        test: The test module under ``tests/fuzz``.
+        examples: Hypothesis examples per test (``max_examples``).
+        deadline_ms: Longest time one example may take, in milliseconds (Hypothesis ``deadline``).
+        inputs: What the strategies generate.
+    """
+
+    name: str
+    test: str = Field(pattern=r"^test_[a-z_]+\.py$")
+    examples: int = Field(gt=0)
+    deadline_ms: int = Field(gt=0)
+    inputs: str
+
+
+class FuzzBudget(StrictModel):
+    """The fuzz budget (``gpukb/data/fuzz.toml``): every fuzzed surface and the time bounds of the suite."""
+
+    subprocess_timeout_s: int = Field(gt=0)
+    suite_seconds: int = Field(gt=0)
+    target: list[FuzzTarget] = Field(min_length=1)
+
+    def of(self, test: str) -> FuzzTarget:
+        """The budget of one test module, by file name (``"test_numbers.py"``).
+
+        Raises:
+            ValueError: For a module with no budget (naming the ones there are).
+        """
+        for t in self.target:
+            if t.test == test:
+                return t
+        raise ValueError(f"no fuzz target {test!r}; targets: {[t.test for t in self.target]}")
+
+
+FUZZ_FILE = "fuzz.toml"
+
+
+def parse_fuzz(text: str, file: str = FUZZ_FILE) -> FuzzBudget:
+    """Validate the text of a fuzz budget file.
 
     Raises:
-        ValueError: If there is no tests/fuzz/budget.py under ``root`` (an installed package has no tests).
+        ValueError: Naming the file, the target and the field.
     """
-    root = Path.cwd() if root is None else Path(root)
-    path = root / "tests" / "fuzz" / "budget.py"
-    if not path.is_file():
-        raise ValueError(f"no fuzz budget at {path}: the page is built from the source tree, with its tests/")
-    spec = importlib.util.spec_from_file_location("gpukb_fuzz_budget", path)
-    if spec is None or spec.loader is None:
-        raise ValueError(f"cannot import {path}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    data = parse_toml(text, file, ("subprocess_timeout_s", "suite_seconds", "target"))
+    targets = validate_entries(FuzzTarget, data.get("target", []), file, "target", key="test")
+    return validate_document(FuzzBudget, {**data, "target": targets}, file)
+
+
+@cache
+def fuzz_budget() -> FuzzBudget:
+    """The committed fuzz budget (``gpukb/data/fuzz.toml``), validated."""
+    return parse_fuzz(resources.files("gpukb.data").joinpath(FUZZ_FILE).read_text(encoding="utf-8"))

@@ -79,14 +79,15 @@ def lint_rules() -> str:
 
 
 def fuzz_budget() -> str:
-    """The fuzz budget (``tests/fuzz/budget.py``): what is fuzzed, how many examples, the time bounds."""
-    from gpukb.site.breaking import fuzz_budget as budget_module
+    """The fuzz budget (``gpukb/data/fuzz.toml``): what is fuzzed, how many examples, the time bounds."""
+    from gpukb.site.breaking import fuzz_budget as load_budget
 
-    budget = budget_module()
-    table = markdown_table(*budget.budget_table())
+    budget = load_budget()
+    rows = [[t.name, f"{t.examples:,}", f"{t.deadline_ms:,} ms", t.inputs] for t in budget.target]
+    table = markdown_table(["what is fuzzed", "examples per test", "deadline per example", "inputs"], rows)
     return (
         f"{table}\n\nThe console script is also run as a real process for the inputs that used to hang, killed after "
-        f"{budget.SUBPROCESS_TIMEOUT_S} s. The whole fuzz suite is sized to take about {budget.SUITE_SECONDS} s on a "
+        f"{budget.subprocess_timeout_s} s. The whole fuzz suite is sized to take about {budget.suite_seconds} s on a "
         "2-core CI machine."
     )
 
