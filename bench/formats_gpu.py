@@ -21,18 +21,16 @@ def main(argv: list[str]) -> int:
     if not torch.cuda.is_available():
         print("formats_gpu: no CUDA GPU here; nothing to record", file=sys.stderr)
         return 1
-    from gpukb.bench.device import clocks
     from gpukb.formats import gpu_checks
     from gpukb.formats.results import GpuChecks
-    from gpukb.records import clock_reading, describe_run, finished, write
+    from gpukb.records import describe_run, finished, write
 
     started = time.perf_counter()
     run = describe_run()
     tf32 = gpu_checks.tf32_matmul_check()
     casts = gpu_checks.cuda_cast_check()
     overflow = {"cuda": gpu_checks.overflow_probe("e4m3", "cuda"), "cpu": gpu_checks.overflow_probe("e4m3", "cpu")}
-    end = clock_reading(clocks())
-    run = finished(run, started, clocks={"end": end} if end is not None else None)
+    run = finished(run, started)
     record = GpuChecks.model_validate({"run": run, "tf32": tf32, "casts": casts, "e4m3_overflow": overflow})
     path = write(record, argv[0])
     print(path.read_text(encoding="utf-8"))

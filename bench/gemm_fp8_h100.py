@@ -51,12 +51,11 @@ def main(argv: list[str]) -> int:
     if not torch.cuda.is_available():
         print("gemm_fp8_h100: no CUDA GPU here; nothing to record", file=sys.stderr)
         return 1
-    from gpukb.bench.device import clocks
     from gpukb.formats.gpu_checks import tf32_matmul_check
     from gpukb.formats.results import Tf32Check
     from gpukb.gemm import fp8_hardware as hw
     from gpukb.gemm.results import Fp8Hardware
-    from gpukb.records import clock_reading, describe_run, finished, write
+    from gpukb.records import describe_run, finished, write
 
     started = time.perf_counter()
     run = describe_run()
@@ -72,9 +71,8 @@ def main(argv: list[str]) -> int:
         "int32_overflow": hw.int32_overflow_probe(),
         "tf32": [Tf32Check(**tf32_matmul_check(n=n)) for n in (256, 1024, 4096)],
     }
-    end = clock_reading(clocks())
     versions = run.versions.model_copy(update={"cublaslt": hw.cublaslt_version()})
-    run = finished(run, started, clocks={"end": end} if end is not None else None, versions=versions)
+    run = finished(run, started, versions=versions)
     record = Fp8Hardware(run=run, cublaslt_header=header_notes(), **parts)
     write(record, argv[0])
     accepted = sum(r.accepted for r in record.acceptance)

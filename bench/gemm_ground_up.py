@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gpukb.bench.device import clocks, sampler
+from gpukb.bench.device import sampler
 from gpukb.bench.stats import summarize
 from gpukb.bench.suites.mistakes import keep_busy
 from gpukb.bench.timing import Budget, EventTimer, HostTimer, benchmark, captured
@@ -43,7 +43,7 @@ from gpukb.gemm.results import (
     TimingMethod,
     TorchMm,
 )
-from gpukb.records import clock_reading, describe_run, finished, write
+from gpukb.records import describe_run, finished, write
 from gpukb.site.snippets import find_nvcc
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -273,8 +273,7 @@ def main(argv: list[str]) -> int:
     cublaslt = cublaslt_section(torch)
     batched, failures = batched_section(torch)
     timing = timing_section(torch)
-    end = clock_reading(clocks())
-    run = finished(run, started, clocks={"end": end} if end is not None else None)
+    run = finished(run, started)
     record = GroundUp(run=run, cublaslt=cublaslt, batched=batched, batched_failures=failures, timing=timing)
     write(record, argv[0])
     print(f"wrote {argv[0]} in {run.duration_s:.0f} s")

@@ -563,7 +563,6 @@ def main(argv: list[str] | None = None) -> int:
         print("triton_gemm: no CUDA GPU here; nothing to measure", file=sys.stderr)
         return 1
 
-    from gpukb.bench.device import clocks
     from gpukb.kernels.configs import CANDIDATES, DEFAULT_CONFIGS, FP8_CANDIDATES, SMALL_CONFIGS
     from gpukb.kernels.results import TritonGemm
     from gpukb.records import clock_reading, describe_run, finished, parse, write
@@ -616,9 +615,6 @@ def main(argv: list[str] | None = None) -> int:
         if not args.skip_fp8:
             record["fp8"] = merge("fp8", *_run_phase("fp8", work, []))
             chosen["fp8"] = choose_fp8(record["fp8"] or {})
-    end = clock_reading(clocks())
-    if end is not None:
-        readings["end"] = end
     run = finished(run, started, clocks=readings)
     record["run"] = run.model_dump(mode="json")
     path = write(parse(record, str(args.output), expect=TritonGemm), args.output)

@@ -194,13 +194,19 @@ def describe_run(command: str | None = None, notes: Sequence[str] = ()) -> Run:
 
 
 def finished(run: Run, started: float, clocks: dict[str, ClockReading] | None = None, **changes) -> Run:
-    """The run with its duration (``time.perf_counter()`` at the start is ``started``) and any further clock
-    readings or field changes."""
+    """The run with its duration (``time.perf_counter()`` at the start is ``started``), its further clock readings
+    and any field changes. A GPU run gets a last reading, ``"end"``, unless ``clocks`` already holds one.
+    """
     import time
 
-    return run.model_copy(
-        update={"duration_s": time.perf_counter() - started, "clocks": {**run.clocks, **(clocks or {})}, **changes}
-    )
+    from gpukb.bench import device
+
+    readings = {**run.clocks, **(clocks or {})}
+    if run.gpu is not None and "end" not in readings:
+        end = clock_reading(device.clocks())
+        if end is not None:
+            readings["end"] = end
+    return run.model_copy(update={"duration_s": time.perf_counter() - started, "clocks": readings, **changes})
 
 
 def clock_text(reading: ClockReading) -> str:
