@@ -242,3 +242,18 @@ def test_an_installed_wheel_finds_and_renders_its_records(tmp_path) -> None:
     from gpukb.formats.pages import tf32_check  # the same recorded table, rendered from the checkout
 
     assert "\n".join(lines[1 + count :]) == tf32_check()
+
+
+def test_finished_adds_the_duration_and_the_end_reading_of_a_gpu_run(monkeypatch) -> None:
+    import time
+
+    smi = {"clocks.sm": 1500.0, "clocks.max.sm": 1980.0, "power.draw": 650.0, "power.limit": 700.0, "pstate": "P0"}
+    monkeypatch.setattr("gpukb.bench.device.clocks", lambda: smi)
+    gpu = records.Gpu(name="NVIDIA H100 80GB HBM3", sm_count=132, compute_capability="9.0",
+                      memory_bytes=85017493504, l2_bytes=52428800, driver="580.159.04")  # fmt: skip
+    done = records.finished(_cpu_run(gpu=gpu), time.perf_counter() - 2.0)
+    assert done.duration_s >= 2.0
+    assert done.clocks["end"] == records.clock_reading(smi)
+    given = records.ClockReading(sm_mhz=1980)
+    assert records.finished(_cpu_run(gpu=gpu), time.perf_counter(), clocks={"end": given}).clocks["end"] == given
+    assert "end" not in records.finished(_cpu_run(), time.perf_counter()).clocks  # a CPU run reads no GPU clocks

@@ -133,8 +133,12 @@ def test_copy_button_copies_exactly_the_snippet(page) -> None:
 
 
 def test_every_page_loads_without_foreign_requests(page, built_site) -> None:
+    """Every prose page, and the API reference's index and first module pages: the module pages share one template
+    and hold docstrings only (test_build checks every page's HTML for assets from other hosts)."""
     site, _ = built_site
     pages = sorted(p.parent.relative_to(site).as_posix() for p in site.rglob("index.html"))
+    api = [p for p in pages if p.startswith("reference/")]
+    pages = [p for p in pages if p not in api[4:]]
     assert len(pages) >= 6
     for path in pages:
         response = page.goto("/" if path == "." else f"/{path}/")
