@@ -11,8 +11,6 @@ explains it before the function that computes it.
 
 from __future__ import annotations
 
-import ast
-import re
 import sys
 from pathlib import Path
 
@@ -61,36 +59,25 @@ def page_path(module: str) -> str:
     return "reference/index.md" if module == "gpukb" else f"reference/{module}.md"
 
 
-def summary(module: str) -> str:
-    """The first line of a module's docstring, read from its source without importing it."""
-    parts = module.split(".")[1:]
-    path = (
-        PACKAGE.joinpath(*parts, "__init__.py") if is_package(module) else PACKAGE.joinpath(*parts).with_suffix(".py")
-    )
-    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
-    return doc.strip().split("\n\n")[0].replace("\n", " ")
-
-
 def _front_matter() -> str:
     return f"---\nsearch:\n  boost: {SEARCH_BOOST}\n---\n"
 
 
-def _inline_code(docstring_line: str) -> str:
-    """A docstring's reST inline markup as Markdown: ``code`` and :role:`target` become code spans."""
-    text = re.sub(r":[a-z]+:`([^`]+)`", r"`\1`", docstring_line)
-    return text.replace("``", "`").replace("|", "/")
-
-
 def page(module: str) -> str:
-    """The Markdown of a module's page; ``gpukb``'s is the reference's index, with a table of every module."""
+    """The Markdown of a module's page; ``gpukb``'s is the reference's index, with a list of every module.
+
+    The index names the modules without their summaries, so that it changes only when a module is added or removed
+    (each module's page shows its docstring, rendered at build time).
+    """
     if module != "gpukb":
         return f"{_front_matter()}\n# `{module}`\n\n::: {module}\n"
-    rows = [f"| [`{m}`]({Path(page_path(m)).name}) | {_inline_code(summary(m))} |" for m in modules() if m != "gpukb"]
+    items = [f"- [`{m}`]({Path(page_path(m)).name})" for m in modules() if m != "gpukb"]
     return (
         f"{_front_matter()}\n# API reference\n\n"
         "Generated from the docstrings of the `gpukb` package when the site is built, one page per module; the "
-        "source code is in the repository (see [Get the code](../index.md#get-the-code)).\n\n"
-        "| module | what it is |\n| --- | --- |\n" + "\n".join(rows) + "\n\n## The package\n\n::: gpukb\n"
+        "source code is in the repository (see [Get the code](../index.md#get-the-code)). The modules:\n\n"
+        + "\n".join(items)
+        + "\n\n## The package\n\n::: gpukb\n"
     )
 
 
