@@ -3,8 +3,8 @@
 # render as quantities (gpukb.bench.quantities): the quick and full sweeps, the Triton GEMM run and the GEMM
 # ground-up run. Each step has a time limit and writes into $OUT; one line per step is printed, the full output
 # goes to $OUT/log.txt. Then copy the files over the committed ones (same ids):
-#   $OUT/sweep.json       -> src/gpukb/data/results/performance/nvidia-h100-80gb-hbm3-2026-11-22.json
-#   $OUT/sweep-quick.json -> src/gpukb/data/results/performance/nvidia-h100-80gb-hbm3-2026-11-22-quick.json
+#   $OUT/sweep.json       -> src/gpukb/data/results/performance/h100-sweep.json
+#   $OUT/sweep-quick.json -> src/gpukb/data/results/performance/h100-sweep-quick.json
 #   $OUT/triton.json      -> src/gpukb/data/results/gemm/triton-gemm-h100.json
 #   $OUT/ground-up.json   -> src/gpukb/data/results/gemm/ground-up-h100.json
 # Usage: OUT=<folder> bash bench/rerecord_h100.sh [step ...]   (steps: flush-tests sweep-quick sweep triton ground-up)

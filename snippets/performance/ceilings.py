@@ -5,7 +5,7 @@ from gpukb.bench.ceilings import measured_ceilings
 from gpukb.bench.counting import gemm_bytes, gemm_flops
 from gpukb.bench.roofline import attainable, bound, ridge_point
 
-roof = measured_ceilings("performance/nvidia-h100-80gb-hbm3-2026-11-22")  # a committed record, by id
+roof = measured_ceilings("performance/h100-sweep")  # a committed record, by id
 peak, bandwidth = roof["bf16"] * 1e12, roof["bandwidth"] * 1e9  # FLOP/s and bytes/s
 print(f"measured bf16 peak       {roof['bf16']:.1f} TFLOP/s")
 print(f"measured bandwidth       {roof['bandwidth']:.0f} GB/s")

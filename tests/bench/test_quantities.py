@@ -71,7 +71,7 @@ def test_every_quantity_is_measured_by_the_committed_records() -> None:
 
 def test_the_cublas_bf16_8192_figure_gathers_every_run_of_it() -> None:
     r = reconcile("h100-cublas-bf16-8192")
-    assert set(r.records) == {"performance/nvidia-h100-80gb-hbm3-2026-11-22", "gemm/triton-gemm-h100"}
+    assert set(r.records) == {"performance/h100-sweep", "gemm/triton-gemm-h100"}
     wheres = [x.where for x in r.readings]
     assert any(w.startswith("gemm: bf16 square") for w in wheres)
     assert any(w.startswith("gemm: bf16 alignment") for w in wheres)

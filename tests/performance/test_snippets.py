@@ -60,7 +60,7 @@ def check_ceilings(out: str) -> None:
     best_bf16 = max(r.tflops for r in record.gemm if r.dtype == "bf16" and r.tflops is not None)
     bandwidth = max(r.gbps for r in record.copies if r.bytes >= 2**28)
     fields = _fields(out)
-    assert fields["measured bf16 peak"] == f"{best_bf16:.1f} TFLOP/s" == "775.5 TFLOP/s"
+    assert fields["measured bf16 peak"] == f"{best_bf16:.1f} TFLOP/s"
     assert fields["measured bandwidth"] == f"{bandwidth:.0f} GB/s"
     assert fields["ridge point"] == f"{best_bf16 * 1e3 / bandwidth:.0f} FLOP/byte"
     big, small = (line for line in out.splitlines() if line.startswith("M="))

@@ -15,7 +15,7 @@ CEILING_MIN_BYTES = 2**28
 
 
 def sweep(record: SweepRecord | str) -> SweepRecord:
-    """A sweep record itself, or the committed one of that id (``"performance/nvidia-h200-2026-11-22"``)."""
+    """A sweep record itself, or the committed one of that id (``"performance/h200-sweep"``)."""
     return load(record, SweepRecord) if isinstance(record, str) else record
 
 

@@ -26,9 +26,9 @@ from gpukb.records import Record
 from gpukb.schema import StrictModel
 
 #: Ids of the committed sweeps the performance pages render.
-H100_SWEEP = "performance/nvidia-h100-80gb-hbm3-2026-11-22"
-H100_QUICK = "performance/nvidia-h100-80gb-hbm3-2026-11-22-quick"
-H200_SWEEP = "performance/nvidia-h200-2026-11-22"
+H100_SWEEP = "performance/h100-sweep"
+H100_QUICK = "performance/h100-sweep-quick"
+H200_SWEEP = "performance/h200-sweep"
 
 GemmDtype = Literal["fp32", "tf32", "fp16", "bf16", "fp8"]
 GemmSweep = Literal["square", "grid", "alignment"]
