@@ -336,7 +336,7 @@ def test_every_gemm_type_erratum_is_on_the_page() -> None:
         assert f"Decided by `{e.test}`" in rendered
 
 
-# --- corrections to earlier versions of the type-tables page (errata claimed in "an earlier version of this page") ----------------------
+# --- corrections to earlier versions of the type-tables page (errata claimed in "an earlier version of this page") --
 
 ROCM_6_2_0 = "500158158f48332c80bc35edaec1335ad328a5f6"  # ROCm/hipBLASLt tag rocm-6.2.0 (hipBLASLt 0.8.0)
 

@@ -136,9 +136,7 @@ def test_every_page_loads_without_foreign_requests(page, built_site) -> None:
     """Every prose page, and the API reference's index and first module pages: the module pages share one template
     and hold docstrings only (test_build checks every page's HTML for assets from other hosts)."""
     site, _ = built_site
-    pages = sorted(p.parent.relative_to(site).as_posix() for p in site.rglob("index.html"))
-    api = [p for p in pages if p.startswith("reference/")]
-    pages = [p for p in pages if p not in api[4:]]
+    pages = _site_pages(site)
     assert len(pages) >= 6
     for path in pages:
         response = page.goto("/" if path == "." else f"/{path}/")
@@ -167,11 +165,16 @@ _OVERFLOWING_TABLES = """() => [...document.querySelectorAll('article table')].f
 
 
 def _site_pages(site) -> list[str]:
-    return sorted(p.parent.relative_to(site).as_posix() for p in site.rglob("index.html"))
+    """Every prose page, and the API reference's index and first module pages (the module pages share one
+    template, so a sample shows whether it fits; all of them would double the browser tests' time)."""
+    pages = sorted(p.parent.relative_to(site).as_posix() for p in site.rglob("index.html"))
+    api = [p for p in pages if p.startswith("reference/")]
+    return [p for p in pages if p not in api[4:]]
 
 
 def test_pages_fit_the_screen(page, built_site) -> None:
-    """Every page at 1400 px: no article table cut off; then the same page at 400 px: no sideways scrolling.
+    """Every prose page (and a sample of the API reference) at 1400 px: no article table cut off; then the same page
+    at 400 px: no sideways scrolling.
 
     One load per page for both widths (the layout follows the viewport without a reload), to keep the test short.
     """
