@@ -84,3 +84,34 @@ def test_malformed_files_are_refused_naming_the_file_and_field(tmp_path, record_
 def test_a_file_of_another_kind_is_refused() -> None:
     with pytest.raises(ValueError, match=r"holds a 'formats\.codec-speed' record; expected 'formats\.gpu-checks'"):
         load(CODEC_SPEED_ID, expect=GpuChecks)
+
+
+def test_the_codec_speed_script_writes_a_record_the_page_renders(tmp_path) -> None:
+    """The bench script the contributing page shows runs (on a small input) and writes a valid record."""
+    import subprocess
+    import sys
+
+    from gpukb.formats.results import CodecSpeed
+    from gpukb.records import read
+    from tests.helpers import ROOT
+
+    out = tmp_path / "codec-speed.json"
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "formats_codec_speed.py"),
+            str(out),
+            "--n",
+            "2000",
+            "--formats",
+            "e4m3,bf16",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    record = read(out, CodecSpeed)
+    assert [r.format for r in record.rows] == ["e4m3", "bf16"]
+    assert all(r.n == 2000 for r in record.rows)
+    assert record.run.command.startswith("python ")
+    assert record.run.gpu is None or record.run.gpu.name
