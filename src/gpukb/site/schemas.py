@@ -25,6 +25,8 @@ DATA_FILES = (
     ("gemm/cublaslt.toml", "", "gpukb.gemm.types:TableFile"),
     ("datasets/eeg.toml", "dataset", "gpukb.datasets.catalog:Dataset"),
     ("datasets/people.toml", "dataset", "gpukb.datasets.catalog:Dataset"),
+    ("fuzz.toml", "target", "gpukb.site.breaking:FuzzTarget"),
+    ("mutation.toml", "run", "gpukb.site.breaking:MutationRun"),
 )
 
 
