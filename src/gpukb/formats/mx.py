@@ -132,7 +132,13 @@ def bits_per_element(name: str | FloatFormat, block_size: int = BLOCK_SIZE) -> f
     return element_format(name).bits + 8 / positive_int("block_size", block_size)
 
 
-def _check_floats(x: object) -> np.ndarray:
+def check_floats(x: object) -> np.ndarray:
+    """``x`` as a float16/float32/float64 array with at least one axis (the input of a block-scaled format).
+
+    Raises:
+        TypeError: For anything else.
+        ValueError: For a 0-d scalar.
+    """
     if isinstance(x, str | bytes):
         raise TypeError(f"expected a float16, float32 or float64 array; got {given(x)}")
     x = np.asarray(x)
@@ -141,6 +147,27 @@ def _check_floats(x: object) -> np.ndarray:
     if x.ndim == 0:
         raise ValueError("expected an array with at least one axis, got a 0-d scalar")
     return x
+
+
+def split_blocks(x: np.ndarray, block_size: int, pad: bool, scheme: str) -> np.ndarray:
+    """``x`` in float64 as blocks of ``block_size`` along its last axis: shape ``(*x.shape[:-1], blocks, size)``.
+
+    Args:
+        pad: Pad the last axis with zeros up to a multiple of the block size instead of refusing it.
+        scheme: The format's name, for the message (``"MX"``, ``"NVFP4"``).
+
+    Raises:
+        ValueError: If the last axis is not a multiple of the block size and ``pad`` is false.
+    """
+    n = x.shape[-1]
+    if n % block_size:
+        if not pad:
+            raise ValueError(
+                f"the last axis has length {n}, not a multiple of the {scheme} block size {block_size}; "
+                f"pass pad=True to pad it with zeros to {-(-n // block_size) * block_size}"
+            )
+        x = np.pad(x, [(0, 0)] * (x.ndim - 1) + [(0, -n % block_size)])
+    return x.astype(np.float64).reshape(*x.shape[:-1], x.shape[-1] // block_size, block_size)
 
 
 def shared_exponents(amax: np.ndarray, fmt: str | FloatFormat, scale_rounding: str = "floor") -> np.ndarray:
@@ -207,18 +234,9 @@ def quantize(
     fmt = element_format(fmt)
     pad = flag("pad", pad)
     choice("scale_rounding", scale_rounding, SCALE_ROUNDINGS)
-    x = _check_floats(x)
+    x = check_floats(x)
     shape = tuple(x.shape)
-    n = shape[-1]
-    if n % BLOCK_SIZE:
-        if not pad:
-            raise ValueError(
-                f"the last axis has length {n}, not a multiple of the MX block size {BLOCK_SIZE}; "
-                f"pass pad=True to pad it with zeros to {-(-n // BLOCK_SIZE) * BLOCK_SIZE}"
-            )
-        widths = [(0, 0)] * (x.ndim - 1) + [(0, -n % BLOCK_SIZE)]
-        x = np.pad(x, widths)
-    blocks = x.astype(np.float64).reshape(*x.shape[:-1], x.shape[-1] // BLOCK_SIZE, BLOCK_SIZE)
+    blocks = split_blocks(x, BLOCK_SIZE, pad, "MX")
 
     finite = np.isfinite(blocks)
     special = ~finite.all(axis=-1)  # blocks holding NaN or infinity
@@ -238,7 +256,7 @@ def quantize(
     scales = np.where(special, SCALE_NAN, exponents + SCALE_BIAS).astype(np.uint8)
     return MXTensor(
         scales=scales,
-        elements=elements.reshape(x.shape),
+        elements=elements.reshape(*blocks.shape[:-2], -1),  # the padded shape
         element_format=fmt.name,
         shape=shape,
     )
@@ -276,7 +294,7 @@ def per_tensor_quantize(x: np.ndarray, fmt: str | FloatFormat = "e4m3") -> Scale
     fmt = get_format(fmt)
     if fmt.bits > 8 or not fmt.signed:
         raise ValueError(f"per-tensor scaling here takes a signed format of at most 8 bits, got {fmt.name}")
-    x = _check_floats(x)
+    x = check_floats(x)
     if not np.isfinite(x).all():
         raise ValueError("the input holds NaN or infinite values; an amax-based scale needs finite data")
     x64 = x.astype(np.float64)

@@ -28,6 +28,7 @@ import numpy as np
 
 from gpukb.formats import mx
 from gpukb.formats.arrays import decode_array, encode_array
+from gpukb.formats.mx import split_blocks
 from gpukb.formats.spec import get_format
 from gpukb.numerics import relative_error
 
@@ -41,7 +42,6 @@ SCALE_MAX = float(get_format(SCALE_FORMAT).max_value)
 #: The tensor's amax is mapped to this many per-tensor scales: ``6 * 448``.
 AMAX_TARGET = ELEMENT_MAX * SCALE_MAX
 
-_FLOAT_INPUTS = (np.float16, np.float32, np.float64)
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
@@ -148,15 +148,6 @@ def te_block_scales(amax: np.ndarray, tensor_amax: float) -> tuple[np.ndarray, f
     return scales, float(f32(1.0) / s_enc)
 
 
-def _check_floats(x: object) -> np.ndarray:
-    x = np.asarray(x)
-    if x.dtype.type not in _FLOAT_INPUTS:
-        raise TypeError(f"expected a float16, float32 or float64 array, got dtype {x.dtype}")
-    if x.ndim == 0:
-        raise ValueError("expected an array with at least one axis, got a 0-d scalar")
-    return x
-
-
 def quantize(x: np.ndarray, *, pad: bool = False, tensor_amax: float | None = None) -> NVFP4Tensor:
     """Quantize a float array to NVFP4, in blocks of 16 along the last axis.
 
@@ -179,7 +170,7 @@ def quantize(x: np.ndarray, *, pad: bool = False, tensor_amax: float | None = No
         >>> float(q.block_scales[0]), int(q.elements[-1]), float(dequantize(q)[-1])  # 1.0 is 6 * 448 * g
         (448.0, 7, 1.0000000186264515)
     """
-    x = _check_floats(x)
+    x = mx.check_floats(x)
     if not isinstance(pad, bool):
         raise TypeError(f"pad must be True or False, got {pad!r}")
     if not np.isfinite(x).all():
@@ -188,16 +179,7 @@ def quantize(x: np.ndarray, *, pad: bool = False, tensor_amax: float | None = No
             f"the input holds {count} NaN or infinite value(s); NVFP4's E2M1 elements have neither, remove them"
         )
     shape = tuple(x.shape)
-    n = shape[-1]
-    if n % BLOCK_SIZE:
-        if not pad:
-            raise ValueError(
-                f"the last axis has length {n}, not a multiple of the NVFP4 block size {BLOCK_SIZE}; "
-                f"pass pad=True to pad it with zeros to {-(-n // BLOCK_SIZE) * BLOCK_SIZE}"
-            )
-        x = np.pad(x, [(0, 0)] * (x.ndim - 1) + [(0, -n % BLOCK_SIZE)])
-    x64 = x.astype(np.float64)
-    blocks = x64.reshape(*x64.shape[:-1], x64.shape[-1] // BLOCK_SIZE, BLOCK_SIZE)
+    blocks = split_blocks(x, BLOCK_SIZE, pad, "NVFP4")
     amax = np.abs(blocks).max(axis=-1)
     if tensor_amax is None:
         tensor_amax = float(amax.max()) if amax.size else 0.0
@@ -208,7 +190,8 @@ def quantize(x: np.ndarray, *, pad: bool = False, tensor_amax: float | None = No
     quotient = blocks / np.where(zero, 1.0, step)[..., None]
     elements = encode_array(quotient, ELEMENT_FORMAT, saturate=True)
     elements = np.where(zero[..., None], 0, elements).astype(np.uint8)
-    return NVFP4Tensor(elements=elements.reshape(x64.shape), scales=scales, global_scale=g, shape=shape)
+    padded = (*blocks.shape[:-2], blocks.shape[-2] * BLOCK_SIZE)
+    return NVFP4Tensor(elements=elements.reshape(padded), scales=scales, global_scale=g, shape=shape)
 
 
 def dequantize(q: NVFP4Tensor) -> np.ndarray:
