@@ -47,6 +47,10 @@ def build_parser() -> argparse.ArgumentParser:
     from gpukb.datasets import cli as datasets_cli
 
     datasets_cli.add_parser(sub)
+    # anchor:cuda
+    # anchor:attention
+    # anchor:distributed
+    # anchor:cudnn
     # --8<-- [end:chapters]
     return parser
 

@@ -35,6 +35,11 @@ KINDS = {
     "kernels.triton-gemm": "gpukb.kernels.results:TritonGemm",
     "site.gpu-tests": "gpukb.site.gpu_tests:GpuTestRun",
     "site.snippet-runs": "gpukb.site.snippet_runs:SnippetRuns",
+    # anchor:cuda
+    # anchor:attention
+    # anchor:distributed
+    # anchor:cudnn
+    # anchor:gemm-sweep
 }
 # --8<-- [end:kinds]
 

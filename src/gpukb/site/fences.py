@@ -46,6 +46,10 @@ PAGE_LAYERS = {
     "performance": "gpukb.bench.pages",
     "datasets": "gpukb.datasets.pages",
     "about": "gpukb.site.pages",
+    # anchor:cuda
+    # anchor:attention
+    # anchor:distributed
+    # anchor:cudnn
 }
 #: Folders of pages that render nothing from code, and why.
 NO_PAGE_LAYER = {"reference": "the API reference, rendered from docstrings by mkdocstrings"}
