@@ -47,10 +47,20 @@ def build_parser() -> argparse.ArgumentParser:
     from gpukb.datasets import cli as datasets_cli
 
     datasets_cli.add_parser(sub)
-    # anchor:cuda
-    # anchor:attention
+    from gpukb.cuda import cli as cuda_cli
+
+    cuda_cli.add_parser(sub)
+    from gpukb.attention import cli as attention_cli
+
+    attention_cli.add_parser(sub)
+    # anchor:sequences
+    from gpukb.distributed import cli as distributed_cli
+
+    distributed_cli.add_parser(sub)
     # anchor:distributed
-    # anchor:cudnn
+    from gpukb.cudnn import cli as cudnn_cli
+
+    cudnn_cli.add_parser(sub)  # anchor:cudnn
     # --8<-- [end:chapters]
     return parser
 

@@ -16,7 +16,7 @@ from pydantic import Field, field_validator
 from gpukb.schema import StrictModel, parse_toml, validate_entries
 
 #: The chapter an erratum belongs to.
-Topic = Literal["formats", "gemm", "cuda", "cudnn", "attention", "distributed", "datasets", "performance"]
+Topic = Literal["formats", "gemm", "cuda", "cudnn", "attention", "sequences", "distributed", "datasets", "performance"]
 
 #: Topics an erratum may belong to: the chapters of the site, in the order the errata page lists them.
 TOPICS: tuple[str, ...] = get_args(Topic)

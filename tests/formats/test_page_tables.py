@@ -7,6 +7,7 @@ wrong number on a page fails here, not only in the library's own tests.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -17,7 +18,7 @@ import pytest
 
 from gpukb.formats import pages
 from tests.helpers import markdown_tables
-from tests.site.test_page_tables import page_calls
+from tests.site.test_page_tables import page_calls, rendered
 
 #: Each format and the numpy/ml_dtypes dtype that implements it; tf32 has none (see :func:`_reference`).
 DTYPES: dict[str, Any] = {
@@ -239,15 +240,235 @@ def check_casts(markdown: str, kwargs: dict[str, Any]) -> None:
     assert list(table[0]) == ["float32 input", "format rules", "rules, saturating", ml_col, torch_col]
     assert ml_col == f"ml_dtypes {ml_dtypes.__version__}"
     assert torch_col.startswith(f"torch {torch.__version__}")
-    torch_dtype = {"e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2, "e4m3fnuz": torch.float8_e4m3fnuz}
+    torch_dtype = {"e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2, "e4m3fnuz": torch.float8_e4m3fnuz,
+                   "e5m2fnuz": torch.float8_e5m2fnuz, "e8m0": getattr(torch, "float8_e8m0fnu", None)}  # fmt: skip
     inputs = [float(np.float32(v)) for v in kwargs["args"][1]]
     assert len(table) == len(inputs)
+    top = float(ml_dtypes.finfo(DTYPES[name]).max)
     for row, x in zip(table, inputs, strict=True):
         assert _same(row["float32 input"], x), (row, x)
-        assert _same(row[ml_col], float(np.array([x], np.float32).astype(DTYPES[name])[0])), (name, x, row)
-        if name in torch_dtype:
+        cast = float(np.array([x], np.float32).astype(DTYPES[name])[0])
+        assert _same(row[ml_col], cast), (name, x, row)
+        if name == "e8m0":
+            # E8M0 holds the powers of two 2^-127 ... 2^127 and NaN: a positive input goes to the nearer of the two
+            # powers around it (a tie to the larger), anything else is NaN. ml_dtypes differs below 2^-126, where it
+            # goes to 2^-126 (float32's subnormals), as tests/formats/test_encode.py documents.
+            rules = math.nan
+            if x > 0 and math.isfinite(x):
+                low = 2.0 ** math.floor(math.log2(x))
+                rules = low if x - low < 2 * low - x else 2 * low
+            assert _same(row["format rules"], rules) and _same(row["rules, saturating"], rules), (x, row)
+        else:
+            # the format's rules are ml_dtypes' cast; saturating rounds the same and clamps at the largest value
+            assert _same(row["format rules"], cast), (name, x, row)
+            saturated = cast if math.isnan(x) or abs(cast) <= top else math.copysign(top, x)
+            assert _same(row["rules, saturating"], saturated), (name, x, row)
+        if torch_dtype.get(name) is not None:
             cast = torch.tensor([x], dtype=torch.float32).to(torch_dtype[name]).float().item()
             assert _same(row[torch_col], cast), (name, x, row)
+
+
+def check_autocast(markdown: str, kwargs: dict[str, Any]) -> None:
+    """The op lists against autocast.toml read with tomllib, and every op a name torch really has."""
+    import tomllib
+
+    import torch
+    import torch.nn.functional as F
+
+    from tests.helpers import ROOT
+
+    (table,) = markdown_tables(markdown)
+    raw = tomllib.loads((ROOT / "src" / "gpukb" / "data" / "autocast.toml").read_text(encoding="utf-8"))
+    lists = {entry["id"]: entry["ops"] for entry in raw["list"]}
+    runs_in = {"float16 / bfloat16": "lower-precision", "float32": "float32", "the widest input type": "widest"}
+    assert [row["autocast runs them in"] for row in table] == list(runs_in)
+    for row in table:
+        ops = [op.strip().strip("`") for op in row["ops (CUDA)"].split(", ")]
+        assert ops == lists[runs_in[row["autocast runs them in"]]], row
+        namespaces = (torch, F, torch.Tensor, torch.nn, torch.linalg)
+        assert all(any(hasattr(ns, op) for ns in namespaces) for op in ops), [
+            op for op in ops if not any(hasattr(ns, op) for ns in namespaces)
+        ]
+
+
+def _raw_record(record_id: str) -> dict[str, Any]:
+    import json
+
+    from tests.helpers import ROOT
+
+    return json.loads((ROOT / "src" / "gpukb" / "data" / "results" / f"{record_id}.json").read_text(encoding="utf-8"))
+
+
+def _measured_on(markdown: str, run: dict[str, Any]) -> None:
+    """The sentence saying where a record was measured names its GPU (or CPU), torch and date as the file has them."""
+    if run.get("gpu"):
+        assert f"{run['gpu']['name']} ({run['gpu']['sm_count']} SMs, driver {run['gpu']['driver']})" in markdown
+    assert f"torch {run['versions']['torch']}" in markdown and f"on {run['date']}" in markdown
+
+
+def check_tf32(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    raw = _raw_record("formats/h100-gpu-checks")
+    t = raw["tf32"]
+    keys = ["tf32_vs_nearest_even_inputs", "tf32_vs_truncated_inputs", "tf32_vs_exact", "fp32_vs_exact"]
+    assert len(table) == len(keys)
+    for row, key in zip(table, keys, strict=True):
+        assert float(row["relative error (Frobenius)"]) == pytest.approx(t[key], rel=5e-3), (row, key)
+    words = ["rounded to TF32 (nearest-even)", "truncated to TF32", "exact product of the FP32", "TF32 off"]
+    assert all(w in row["comparison"] for row, w in zip(table, words, strict=True))
+    # TF32 keeps 10 mantissa bits: the TF32 product is far closer to the product of TF32-rounded inputs than to
+    # the exact one, and FP32 is closer to the exact product than TF32 is
+    assert t["tf32_vs_nearest_even_inputs"] < t["tf32_vs_exact"] < t["tf32_vs_truncated_inputs"]
+    assert t["fp32_vs_exact"] < 2.0**-10 * 1e-2 < t["tf32_vs_exact"] < 2.0**-10
+    assert f"{t['n']}×{t['n']} matrices, {t['inputs']} inputs." in markdown
+    _measured_on(markdown, raw["run"])
+
+
+def check_cuda_casts(markdown: str, kwargs: dict[str, Any]) -> None:
+    import ml_dtypes
+
+    casts, probe = markdown_tables(markdown)
+    raw = _raw_record("formats/h100-gpu-checks")
+    assert [row["format"] for row in casts] == [c["format"] for c in raw["casts"]]
+    columns = {"inputs": "inputs", "CUDA = format rules": "cuda_matches_rules",
+               "CUDA = saturating rules": "cuda_matches_saturating", "CUDA = CPU": "cuda_matches_cpu"}  # fmt: skip
+    for row, c in zip(casts, raw["casts"], strict=True):
+        assert {h: int(row[h]) for h in columns} == {h: c[k] for h, k in columns.items()}, row
+        assert all(int(row[h]) <= c["inputs"] for h in columns), row
+    cuda, cpu = raw["e4m3_overflow"]["cuda"], raw["e4m3_overflow"]["cpu"]
+    assert [row["float32 input"] for row in probe] == list(cuda)
+    for row in probe:
+        assert (row["E4M3 on CUDA"], row["E4M3 on CPU"]) == (str(cuda[row["float32 input"]]),
+                                                             str(cpu[row["float32 input"]]))  # fmt: skip
+        # the format's rules (ml_dtypes): round to nearest even, NaN past the largest value plus half a step
+        rules = float(np.array([float(row["float32 input"])], np.float32).astype(ml_dtypes.float8_e4m3fn)[0])
+        assert _same(row["E4M3 on CUDA"], rules), row
+    _measured_on(markdown, raw["run"])
+
+
+def check_codec_speed(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    raw = _raw_record("formats/codec-speed")
+    assert [row["format"] for row in table] == [r["format"] for r in raw["rows"]]
+    cells = {"encode, gpukb (ms)": "gpukb_encode_s", "encode, ml_dtypes (ms)": "ml_dtypes_encode_s",
+             "decode, gpukb (ms)": "gpukb_decode_s", "decode, ml_dtypes (ms)": "ml_dtypes_decode_s"}  # fmt: skip
+    for row, r in zip(table, raw["rows"], strict=True):
+        for header, key in cells.items():
+            assert abs(float(row[header]) - r[key] * 1e3) <= 0.05 + 1e-9, (row, header)
+        # the round trip: gpukb's encode plus decode over ml_dtypes' encode plus decode
+        ratio = (r["gpukb_encode_s"] + r["gpukb_decode_s"]) / (r["ml_dtypes_encode_s"] + r["ml_dtypes_decode_s"])
+        assert row["round trip, gpukb / ml_dtypes"].endswith("×")
+        assert abs(float(row["round trip, gpukb / ml_dtypes"][:-1]) - ratio) <= 0.05 + 1e-9, (row, ratio)
+    assert f"{raw['rows'][0]['n']:,} float32 values, medians of {raw['repeats']} runs" in markdown
+    _measured_on(markdown, raw["run"])
+
+
+# --- the MX and NVFP4 error tables, recomputed with ml_dtypes casts on the same data -------------------------
+#: MX element formats by the label the tables print.
+MX_LABELS = {"MXFP8 (E4M3)": "e4m3", "MXFP8 (E5M2)": "e5m2", "MXFP6 (E3M2)": "e3m2", "MXFP6 (E2M3)": "e2m3",
+             "MXFP4 (E2M1)": "e2m1"}  # fmt: skip
+
+
+def _cast(values: np.ndarray, name: str) -> np.ndarray:
+    """Round to nearest even in a format with ml_dtypes, saturating at its largest value."""
+    top = float(ml_dtypes.finfo(DTYPES[name]).max)
+    return np.clip(values, -top, top).astype(DTYPES[name]).astype(np.float64)
+
+
+def _mx(x: np.ndarray, name: str, ceil: bool = False, block: int = 32) -> np.ndarray:
+    """OCP MX: per block of 32 along the rows, a power-of-two scale 2^(floor(log2 amax) - emax of the element)
+    (or the smallest power of two that maps amax to at most the element's largest value)."""
+    top = float(ml_dtypes.finfo(DTYPES[name]).max)
+    blocks = x.reshape(*x.shape[:-1], -1, block)
+    amax = np.abs(blocks).max(axis=-1, keepdims=True)
+    safe = np.where(amax > 0, amax, 1.0)
+    if ceil:
+        exponent = np.ceil(np.log2(safe / top))
+    else:
+        exponent = np.floor(np.log2(safe)) - math.floor(math.log2(top))
+    scale = 2.0**exponent
+    return (_cast(blocks / scale, name) * scale).reshape(x.shape)
+
+
+def _per_tensor(x: np.ndarray, name: str) -> np.ndarray:
+    scale = float(np.float32(np.abs(x).max() / float(ml_dtypes.finfo(DTYPES[name]).max)))
+    return _cast(x / scale, name) * scale
+
+
+def _nvfp4(x: np.ndarray) -> np.ndarray:
+    """NVFP4: E2M1 elements, an E4M3 scale per block of 16 (amax / 6 over the tensor scale), an FP32 tensor scale
+    amax / (6 · 448)."""
+    g = float(np.float32(np.abs(x).max() / (6 * 448)))
+    blocks = x.reshape(*x.shape[:-1], -1, 16)
+    amax = np.abs(blocks).max(axis=-1, keepdims=True)
+    scale = _cast(amax / (6 * g), "e4m3") * g
+    safe = np.where(scale > 0, scale, 1.0)
+    return np.where(scale > 0, _cast(blocks / safe, "e2m1") * safe, 0.0).reshape(x.shape)
+
+
+def _errors(restored: np.ndarray, x: np.ndarray, ordinary: np.ndarray) -> tuple[float, float, float]:
+    def rel(a: np.ndarray, b: np.ndarray) -> float:
+        return float(np.linalg.norm(a - b) / np.linalg.norm(b))
+
+    return rel(restored, x), rel(restored[:, ordinary], x[:, ordinary]), float(np.abs(restored - x).max())
+
+
+@functools.cache
+def _weights() -> tuple[np.ndarray, np.ndarray]:
+    """The MX page's weight-like data (the generator the page describes) and its ordinary columns."""
+    from gpukb.formats.mx import OutlierModel
+
+    x, outliers = OutlierModel().sample()
+    ordinary = np.ones(x.shape[-1], dtype=bool)
+    ordinary[outliers] = False
+    return x.astype(np.float64), ordinary
+
+
+@functools.cache
+def _expected_error_row(label: str, scaling: str) -> tuple[float, tuple[float, float, float]]:
+    x, ordinary = _weights()
+    if scaling == "none (cast)":
+        assert label == "BF16"
+        return 16.0, _errors(x.astype(np.float32).astype(ml_dtypes.bfloat16).astype(np.float64), x, ordinary)
+    if scaling == "per tensor (FP32)":
+        name = {"FP8 E4M3": "e4m3", "FP8 E5M2": "e5m2", "FP4 E2M1": "e2m1"}[label]
+        bits = ml_dtypes.finfo(DTYPES[name]).bits + 32 / x.size
+        return bits, _errors(_per_tensor(x, name), x, ordinary)
+    if scaling.startswith("per block of 32 (E8M0)"):
+        name = MX_LABELS[label]
+        ceil = scaling.endswith("rounded up")
+        return ml_dtypes.finfo(DTYPES[name]).bits + 8 / 32, _errors(_mx(x, name, ceil), x, ordinary)
+    assert label == "NVFP4 (E2M1)" and scaling == "per block of 16 (E4M3) and per tensor (FP32)", (label, scaling)
+    return 4 + 8 / 16 + 32 / x.size, _errors(_nvfp4(x), x, ordinary)
+
+
+def _check_error_table(markdown: str, expected_rows: list[tuple[str, str]]) -> None:
+    (table,) = markdown_tables(markdown)
+    assert [(row["format"], row["scaling"]) for row in table] == expected_rows
+    ordinary_header = next(h for h in table[0] if h.endswith("ordinary columns"))
+    for row in table:
+        scaling = row["scaling"].replace("rounded up", "scale rounded up").replace("scale scale", "scale")
+        bits, (rms, rms_ordinary, max_abs) = _expected_error_row(row["format"], scaling)
+        assert row["bits per value"] == f"{bits:.2f}", row
+        for header, value in (("relative RMS error", rms), (ordinary_header, rms_ordinary), ("max abs error", max_abs)):
+            assert float(row[header]) == pytest.approx(value, rel=5e-3), (row, header, value)
+
+
+def check_mx_errors(markdown: str, kwargs: dict[str, Any]) -> None:
+    block = "per block of 32 (E8M0)"
+    _check_error_table(markdown, [
+        ("BF16", "none (cast)"), ("FP8 E4M3", "per tensor (FP32)"), ("FP8 E5M2", "per tensor (FP32)"),
+        ("FP4 E2M1", "per tensor (FP32)"), *((label, block) for label in MX_LABELS),
+        ("MXFP8 (E4M3)", f"{block}, scale rounded up"), ("MXFP4 (E2M1)", f"{block}, scale rounded up"),
+    ])  # fmt: skip
+
+
+def check_nvfp4_errors(markdown: str, kwargs: dict[str, Any]) -> None:
+    _check_error_table(markdown, [
+        ("FP4 E2M1", "per tensor (FP32)"), ("MXFP4 (E2M1)", "per block of 32 (E8M0)"),
+        ("MXFP4 (E2M1)", "per block of 32 (E8M0), rounded up"),
+        ("NVFP4 (E2M1)", "per block of 16 (E4M3) and per tensor (FP32)"),
+    ])  # fmt: skip
 
 
 #: Each formats page function that renders a table, and the check of its cells.
@@ -257,6 +478,12 @@ CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "names_table": check_names,
     "value_table": check_value,
     "cast_table": check_casts,
+    "autocast_table": check_autocast,
+    "tf32_check": check_tf32,
+    "cuda_casts": check_cuda_casts,
+    "codec_speed": check_codec_speed,
+    "mx_error_table": check_mx_errors,
+    "nvfp4_error_table": check_nvfp4_errors,
 }
 
 CALLS = [c for c in page_calls() if c.module == "gpukb.formats.pages" and c.function in CHECKS]
@@ -264,7 +491,7 @@ CALLS = [c for c in page_calls() if c.module == "gpukb.formats.pages" and c.func
 
 @pytest.mark.parametrize("call", CALLS, ids=lambda c: f"{c.page}:{c.line}:{c.function}")
 def test_page_table_cells_match_an_independent_computation(call: Any) -> None:
-    markdown = getattr(pages, call.function)(*call.args, **call.kwargs)
+    markdown = rendered(call)
     CHECKS[call.function](markdown, {**call.kwargs, "args": call.args})
 
 

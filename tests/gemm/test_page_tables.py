@@ -3,16 +3,22 @@
 
 from __future__ import annotations
 
+import json
+import math
 import re
+import statistics
 import tomllib
 from collections.abc import Callable
+from functools import cache
 from typing import Any
 
+import ml_dtypes
+import numpy as np
 import pytest
 
 from gpukb.gemm import pages
 from tests.helpers import ROOT, markdown_tables
-from tests.site.test_page_tables import page_calls
+from tests.site.test_page_tables import page_calls, rendered
 
 #: The FP8 encoding of each architecture, as the vendors document it: AMD's MI300 (gfx942) has the FNUZ
 #: variants; MI355X (gfx950) and NVIDIA's Ada, Hopper and Blackwell have OCP E4M3/E5M2.
@@ -85,6 +91,23 @@ def check_comparison(markdown: str, kwargs: dict[str, Any]) -> None:
                 elif fp8:
                     assert not set(arches) & FNUZ_ARCHITECTURES, (title, part)
         assert not re.search(r"e[45]m[23]", row["A × B"] + row["C"] + row["D"]), row  # families, not encodings
+        # a library has the row's combination (any architecture, no block scaling) exactly when its cell is not "-"
+        family = lambda t: t.removesuffix("fnuz").upper() if t.startswith(("e4m3", "e5m2")) else t  # noqa: E731
+        for title, library in _titles().items():
+            computes = _raw(library)["compute"]
+
+            def arithmetic(compute: str) -> str:  # what the comparison's column says of a compute type
+                ct = computes[compute]
+                if "label" in ct:
+                    return ct["label"]
+                return ct["accumulate"] + (f" ({ct['input_rounding']} inputs)" if ct.get("input_rounding") else "")
+
+            listed = {(family(x[0]), family(x[1]), family(x[2]), family(x[3]), arithmetic(x[4]), x[6])
+                      for group in _raw(library)["group"] if group.get("scaling") in ("none", "tensor")
+                      for x in _raw_combinations(group)}  # fmt: skip
+            key = (row["C"], row["D"], row["arithmetic"], row["scale"])
+            present = [(x, y, *key) in listed for x, y in _pairs(row["A × B"])]
+            assert all(present) if row[title] != "-" else not any(present), (title, row)
 
 
 def check_compute(markdown: str, kwargs: dict[str, Any]) -> None:
@@ -125,12 +148,107 @@ def check_type_names(markdown: str, kwargs: dict[str, Any]) -> None:
     assert used - aliases <= {row["name"] for row in table}
 
 
+def _raw_combinations(group: dict[str, Any]) -> list[tuple[str, str, str, str, str, tuple[str, ...], str]]:
+    """Every (A, B, C, D, compute, bias types, scale type) a group of a type-table file lists: row fields over group defaults,
+    ``ab`` pairs or the product of ``a`` and ``b`` lists."""
+    out = []
+    for row in group["rows"]:
+        field = {**{k: v for k, v in group.items() if k != "rows"}, **row}
+        if "ab" in field:
+            pairs = [tuple(p) for p in field["ab"]]
+        else:
+            a, b = field["a"], field["b"]
+            pairs = [(x, y) for x in ([a] if isinstance(a, str) else a) for y in ([b] if isinstance(b, str) else b)]
+        out += [(x, y, field["c"], field["d"], field["compute"], tuple(field["bias"]), field["scale"]) for x, y in pairs]
+    return out
+
+
+def _pairs(cell: str) -> list[tuple[str, str]]:
+    """An ``A × B`` cell as pairs: ``x × y; z × w`` or ``(x or y) × (z or w)``."""
+    if cell.startswith("("):
+        left, right = re.fullmatch(r"\((.*)\) × \((.*)\)", cell).groups()
+        return [(x, y) for x in left.split(" or ") for y in right.split(" or ")]
+    return [tuple(part.split(" × ")) for part in cell.split("; ")]
+
+
+def check_type_library(markdown: str, kwargs: dict[str, Any]) -> None:
+    """Each vendor table (group) of a library, read back with its caption's constant columns, against the group's
+    rows in the data file: every combination once, with its compute type and bias types, and the count."""
+    library, groups = kwargs["args"][0], kwargs["args"][1] if len(kwargs["args"]) > 1 else None
+    raw_groups = {g["id"]: g for g in _raw(library)["group"]}
+    wanted = list(groups) if groups is not None else list(raw_groups)
+    sections = re.split(r"^(?=\*\*)", markdown, flags=re.M)[1:]
+    assert len(sections) == len(wanted)
+    for section, gid in zip(sections, wanted, strict=True):
+        group = raw_groups[gid]
+        title, count, caption = re.match(r"\*\*(.*)\*\* \((\d+) combinations\)(?:: (.*))?\.\n", section).groups()
+        expected = [x[:6] for x in _raw_combinations(group)]
+        assert title == group["title"] and int(count) == len(expected), (gid, title, count)
+        constant = dict(item.split(": ", 1) for item in (caption or "").split("; ") if item)
+        (table,) = markdown_tables(section)
+        shown = []
+        for row in table:
+            cells = {**constant, **row}
+            pairs = _pairs(cells["A × B"]) if "A × B" in cells else [(cells["A"], cells["B"])]
+            bias = re.sub(r" \(default \w+\)", "", cells["bias"])
+            bias_types = () if bias == "-" else tuple(bias.split(", "))
+            shown += [(a, b, cells["C"], cells["D"], cells["compute"], bias_types) for a, b in pairs]
+        assert sorted(shown) == sorted(expected), (gid, set(shown) ^ set(expected))
+        for row in group["rows"]:  # a default bias type is the one the page puts in parentheses
+            if "default_bias" in row:
+                assert f"(default {row['default_bias']})" in section, (gid, row)
+
+
 #: The FP8 question rows of the quick answers, and the architectures' columns.
 _FP8_QUESTION = re.compile(r"E4M3|E5M2")
 
 
+def _question(label: str) -> tuple[str, str, str | None, str | None, bool]:
+    """A quick-answer row's combination in words, as (A, B, C or None, D or None, TF32 compute)."""
+    t = re.findall(r"\b(E4M3|E5M2|BF16|FP16|FP32|INT8|INT32)\b", label)
+    low = [x.lower() for x in t]
+    if label.startswith("A, B, C, D all "):
+        return low[0], low[0], low[0], low[0], False
+    if label.startswith("A, B "):
+        tf32 = label.endswith("with TF32 compute")
+        c = low[1] if ", C " in label else None
+        d = low[-1] if ", D " in label else (low[0] if tf32 else None)
+        return low[0], low[0], c, d, tf32
+    a, b, d = low
+    return a, b, None, d, False
+
+
+def _arch_combinations(library: str, arch: str) -> list[tuple[str, str, str, str, str]]:
+    """(A, B, C, D, compute) of every row of a library's data file that runs on an architecture."""
+    out = []
+    for group in _raw(library)["group"]:
+        for row in group["rows"]:
+            arches = row.get("arch", group.get("arch", ["any"]))
+            if "any" in arches or arch in arches:
+                out += [c[:5] for c in _raw_combinations({**group, "rows": [row]})]
+    return out
+
+
 def check_answers(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
+    for row in table:  # each answer against the rows of the data file for that library and architecture
+        a, b, c, d, tf32 = _question(row["combination"])
+        for column, cell in row.items():
+            if column == "combination":
+                continue
+            title, arch = re.fullmatch(r"(\w+), .*\((\w+)\)", column).groups()
+            library = _titles()[title]
+            fnuz = arch in FNUZ_ARCHITECTURES
+
+            def named(t: str) -> str:
+                return f"{t}fnuz" if fnuz and t in ("e4m3", "e5m2") else t
+
+            found = [x for x in _arch_combinations(library, arch)
+                     if (x[0], x[1]) == (named(a), named(b)) and (c is None or x[2] == named(c))
+                     and (d is None or x[3] == named(d)) and (not tf32 or x[4] in ("xf32", "fast_tf32"))]  # fmt: skip
+            assert cell.startswith("yes: ") == bool(found), (row["combination"], column, cell)
+            if found:
+                assert cell.startswith(f"yes: {named(a)} × {named(b)} → {named(d or found[0][3])}"), (column, cell)
     for row in table:
         for column, cell in row.items():
             if column == "combination" or not cell.startswith("yes: ") or not _FP8_QUESTION.search(row["combination"]):
@@ -143,12 +261,729 @@ def check_answers(markdown: str, kwargs: dict[str, Any]) -> None:
                 assert "A transposed, B not" in cell, cell  # Hopper's FP8 GEMM takes A transposed only
 
 
+# === the ground-up, timing and accuracy pages: recorded results read raw, library tables recomputed ============
+
+DASH = "–"
+
+
+@cache
+def _record(record_id: str) -> dict[str, Any]:
+    """A committed results file, read with json (not through gpukb's models)."""
+    return json.loads((ROOT / "src" / "gpukb" / "data" / "results" / f"{record_id}.json").read_text(encoding="utf-8"))
+
+
+def _ground() -> dict[str, Any]:
+    return _record("gemm/ground-up-h100")
+
+
+def _fp8() -> dict[str, Any]:
+    return _record("gemm/fp8-h100")
+
+
+def _num(cell: str) -> float:
+    return float(cell.replace(",", "").rstrip("×%"))
+
+
+def _rounds(cell: str, value: float, digits: int) -> bool:
+    """``cell`` is ``value`` printed with ``digits`` decimals."""
+    return abs(_num(cell) - value) <= 0.5 * 10**-digits * (1 + 1e-9) + 1e-12
+
+
+def _sig(cell: str, value: float, digits: int) -> bool:
+    """``cell`` is ``value`` printed with ``digits`` significant digits."""
+    if value == 0:
+        return _num(cell) == 0
+    return abs(_num(cell) - value) <= 0.5 * 10 ** (math.floor(math.log10(abs(value))) - digits + 1) * (1 + 1e-6)
+
+
+def _gflops(n: int, ms: float) -> float:
+    """The lab's formula: 2n³ over the time."""
+    return 2 * n**3 / (ms * 1e-3) / 1e9
+
+
+#: Each timing method and the words its label must carry.
+TIMING_WORDS = {
+    "lab_first_call": ("lab: first call", "no synchronize"),
+    "first_call_synchronized": ("first call", "synchronized"),
+    "warm_call_no_sync": ("warm call,", "no synchronize"),
+    "warm_calls_no_sync": ("warm calls", "no synchronize (median)"),
+    "warm_call_synchronized": ("warm call,", "synchronized (one run)"),
+    "warm_calls_synchronized": ("warm calls", "synchronized (median)"),
+    "warm_calls_events": ("warm calls", "CUDA events (median)"),
+    "back_to_back": ("calls back to back", "(mean)"),
+    "do_bench": ("do_bench", "median"),
+    "numpy_first_call": ("numpy", "(first call)"),
+    "numpy_after_first": ("numpy", "after it"),
+}
+
+
+def _timing_label(label: str, t: dict[str, Any]) -> None:
+    assert all(w in label for w in TIMING_WORDS[t["method"]]), (label, t["method"])
+    if t["method"] == "back_to_back":
+        assert label.startswith(f"{t['calls']} calls"), label
+    if t["method"] == "numpy_after_first":
+        assert f"median of {t['ms']['n']}" in label, label
+
+
+def check_timing_table(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    dtype, n = kwargs.get("dtype", "fp32"), kwargs.get("n", 6000)
+    entries = [t for t in _ground()["timing"] if t["dtype"] == dtype and t["n"] == n]
+    assert len(table) == len(entries) > 0
+    for row, t in zip(table, entries, strict=True):
+        _timing_label(row["how it was timed"], t)
+        assert _sig(row["median ms"], t["ms"]["median"], 4), row
+        assert _rounds(row["2n³ / time (GFLOP/s)"], _gflops(n, t["ms"]["median"]), 0), row
+        assert int(row["samples"]) == t["ms"]["n"]
+
+
+def _gpu_cases() -> list[tuple[str, int]]:
+    return list(dict.fromkeys((t["dtype"], t["n"]) for t in _ground()["timing"] if t["device"] == "cuda"))
+
+
+def _by_method(dtype: str, n: int) -> dict[str, dict[str, Any]]:
+    return {t["method"]: t for t in _ground()["timing"] if (t["dtype"], t["n"]) == (dtype, n)}
+
+
+def check_timing_summary(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    cases = _gpu_cases()
+    assert [row["product"] for row in table] == [f"{d}, n = {n:,}" for d, n in cases]
+    columns = {"lab's method, first call (GFLOP/s)": "lab_first_call", "no sync, warm (GFLOP/s)": "warm_calls_no_sync",
+               "CUDA events, median (GFLOP/s)": "warm_calls_events"}  # fmt: skip
+    for row, (dtype, n) in zip(table, cases, strict=True):
+        by = _by_method(dtype, n)
+        for header, method in columns.items():
+            if method not in by:
+                assert row[header] == DASH
+            else:
+                assert _rounds(row[header], _gflops(n, by[method]["ms"]["median"]), 0), (row, header)
+        errors = [t["rel_error_vs_fp64"] for t in by.values() if t["rel_error_vs_fp64"] is not None]
+        assert (row["relative error vs fp64"] == DASH) if not errors else _sig(row["relative error vs fp64"],
+                                                                                errors[0], 2), row  # fmt: skip
+
+
+def check_first_call(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    needed = {"lab_first_call", "first_call_synchronized", "warm_calls_events"}
+    cases = [(d, n) for d, n in _gpu_cases() if needed <= set(_by_method(d, n))]
+    assert [row["product (in the order run)"] for row in table] == [f"{d}, n = {n:,}" for d, n in cases]
+    for row, (dtype, n) in zip(table, cases, strict=True):
+        by = _by_method(dtype, n)
+        lab, first, warm = (by[m]["ms"]["median"] for m in ("lab_first_call", "first_call_synchronized",
+                                                           "warm_calls_events"))  # fmt: skip
+        assert _sig(row["first call, no sync (ms)"], lab, 3) and _sig(row["first call, synchronized (ms)"], first, 3)
+        assert _sig(row["warm, events median (ms)"], warm, 3)
+        assert row["first / warm"].endswith("×") and _rounds(row["first / warm"], first / warm, 1), row
+
+
+def check_cpu_lab(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    entries = [t for t in _ground()["timing"] if t["device"] == "cpu"]
+    assert len(table) == len(entries) > 0
+    for row, t in zip(table, entries, strict=True):
+        assert int(row["n"].replace(",", "")) == t["n"]
+        _timing_label(row["how it was timed"], t)
+        assert _rounds(row["median ms"], t["ms"]["median"], 1)
+        assert _rounds(row["GFLOP/s"], _gflops(t["n"], t["ms"]["median"]), 0), row
+
+
+def check_batched(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    records = _ground()["batched"]
+    cases = sorted({(r["m"], r["batch"]) for r in records})
+    assert [(row["m = n = k"], row["batch"]) for row in table] == [(f"{m}³", f"{b:,}") for m, b in cases]
+    columns = {"loop": "loop of torch.mm (µs)", "loop_graph": "same loop, CUDA graph (µs)", "bmm": "torch.bmm (µs)",
+               "one_gemm": "one torch.mm (shared B) (µs)"}  # fmt: skip
+    for row, (m, batch) in zip(table, cases, strict=True):
+        by = {r["variant"]: r for r in records if (r["m"], r["batch"]) == (m, batch)}
+        for variant, header in columns.items():
+            if variant not in by:
+                assert row[header] == DASH
+                continue
+            r = by[variant]
+            assert (r["m"], r["n"], r["k"]) == (m, m, m)
+            us = r["ms"]["median"] * 1e3
+            total, extra = re.fullmatch(r"([\d,.]+) \((.*)\)", row[header]).groups()
+            if variant.startswith("loop"):
+                assert _rounds(total, us, 0) and extra.endswith(" per product"), row
+                assert _rounds(extra.removesuffix(" per product"), us / batch, 1), row
+            else:
+                assert _rounds(total, us, 1) and extra.endswith(" TFLOP/s"), row
+                assert _sig(extra.removesuffix(" TFLOP/s"), 2 * m**3 * batch / (us * 1e-6) / 1e12, 3), row
+        ratio = row["loop time / bmm time"]
+        if "loop" in by and "bmm" in by:
+            assert _rounds(ratio, by["loop"]["ms"]["median"] / by["bmm"]["ms"]["median"], 0), row
+        else:
+            assert ratio == DASH
+
+
+def _spread_cell(cell: str, rates: list[float]) -> None:
+    if not rates:
+        assert cell == DASH
+    elif len(rates) == 1:
+        assert _rounds(cell, rates[0], 0)
+    else:
+        middle, low, high = re.fullmatch(r"(\d+) \((\d+)–(\d+)\)", cell).groups()
+        assert _rounds(middle, statistics.median(rates), 0), (cell, rates)
+        assert _rounds(low, min(rates), 0) and _rounds(high, max(rates), 0), (cell, rates)
+
+
+def check_cublaslt_speed(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    c = _ground()["cublaslt"]
+    snippet: dict[tuple[int, int, int], list[float]] = {}
+    for run in c["runs"][1:]:  # the first run is the check at the default size
+        shape = tuple(int(x) for x in re.search(r"M=(\d+) N=(\d+) K=(\d+)", run["stdout"]).groups())
+        ms = float(re.search(r"median ([\d.]+) ms", run["stdout"]).group(1))
+        rate = float(re.search(r"([\d.]+) TFLOP/s", run["stdout"]).group(1))
+        assert rate == pytest.approx(2 * math.prod(shape) / (ms * 1e-3) / 1e12, rel=1e-2)  # the snippet's own sum
+        snippet.setdefault(shape, []).append(rate)
+    assert [row["bf16 M×N×K"] for row in table] == [f"{m}×{n}×{k}" for m, n, k in sorted(snippet)]
+    for row, shape in zip(table, sorted(snippet), strict=True):
+        assert int(row["rounds"]) == len(snippet[shape])
+        _spread_cell(row["snippet (cublasLtMatmul), TFLOP/s"], snippet[shape])
+        for library, header in (("cublas", "torch.mm, cuBLAS preferred"), ("cublaslt", "torch.mm, cuBLASLt preferred")):
+            rates = [2 * math.prod(shape) / (r["ms"]["median"] * 1e-3) / 1e12 for r in c["torch_mm"]
+                     if (r["m"], r["n"], r["k"]) == shape and r["library"] == library]  # fmt: skip
+            _spread_cell(row[header], rates)
+
+
+# --- BLAS levels and blocking: counted here from each operation's definition -----------------------------------
+#: Per routine: (FLOPs, elements read or written) at size n, from each operation's definition.
+BLAS_COUNTS = {
+    "axpy": (lambda n: 2 * n, lambda n: 3 * n),  # y ← αx + y: read x and y, write y
+    "dot": (lambda n: 2 * n, lambda n: 2 * n + 1),  # xᵀy: read x and y, write one scalar
+    "gemv": (lambda n: 2 * n * n, lambda n: n * n + 3 * n),  # y ← αAx + βy: read A, x, y, write y
+    "gemm": (lambda n: 2 * n**3, lambda n: 4 * n * n),  # C ← αAB + βC: read A, B, C, write C
+    "trsm": (lambda n: n**3, lambda n: n * (n + 1) // 2 + 2 * n * n),  # X ← αT⁻¹X: read T's triangle, read and write X
+}
+ELEMENT_BYTES = {"fp32": 4, "fp64": 8, "fp16": 2, "bf16": 2}
+
+
+def _routine(name: str, dtype: str) -> str:
+    """BLAS's name for a routine of a type it has (``sgemm``), else the operation and the type."""
+    prefix = {"fp32": "s", "fp64": "d"}.get(dtype)
+    return f"`{prefix}{name}`" if prefix else f"`{name} ({dtype})`"
+
+
+def check_blas_examples(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    n, dtype = kwargs["args"][0], kwargs["args"][1] if len(kwargs["args"]) > 1 else "fp32"
+    size = ELEMENT_BYTES[dtype]
+    assert [row["routine"] for row in table] == [_routine(r, dtype) for r in BLAS_COUNTS]
+    levels = {"axpy": 1, "dot": 1, "gemv": 2, "gemm": 3, "trsm": 3}
+    for row, (routine, (flops, elements)) in zip(table, BLAS_COUNTS.items(), strict=True):
+        assert int(row["level"]) == levels[routine]
+        assert int(row["FLOPs"].replace(",", "")) == flops(n), row
+        assert int(row["bytes"].replace(",", "")) == elements(n) * size, row
+        assert _rounds(row["FLOP/element"], flops(n) / elements(n), 2), row
+        assert _rounds(row["FLOP/byte"], flops(n) / (elements(n) * size), 2), row
+        growth = (flops(2 * n) / elements(2 * n)) / (flops(n) / elements(n))
+        assert _rounds(row["× when n doubles"], growth, 2), row
+
+
+def check_blas_roofline(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    sizes, dtype = kwargs["args"][0], kwargs["args"][1]
+    sweep = _record("performance/h100-sweep")
+    peak = max(r["tflops"] for r in sweep["gemm"] if r["dtype"] == dtype and r["tflops"] is not None) * 1e12
+    bandwidth = max(r["gbps"] for r in sweep["copy"] if r["bytes"] >= 2**28) * 1e9
+    expected = [(n, routine) for n in sizes for routine in BLAS_COUNTS]
+    assert [(int(row["n"].replace(",", "")), row["routine"]) for row in table] == [
+        (n, _routine(routine, dtype)) for n, routine in expected
+    ]
+    for row, (n, routine) in zip(table, expected, strict=True):
+        flops, nbytes = BLAS_COUNTS[routine][0](n), BLAS_COUNTS[routine][1](n) * ELEMENT_BYTES[dtype]
+        compute, memory = flops / peak, nbytes / bandwidth
+        floor = max(compute, memory)
+        assert _rounds(row["FLOP/byte"], flops / nbytes, 2), row
+        assert _sig(row["floor (µs)"], floor * 1e6, 3), (row, floor)
+        assert _rounds(row["at most TFLOP/s"], flops / floor / 1e12, 2), row
+        assert row["limited by"] == ("compute" if compute > memory else "memory"), row
+    assert f"ridge point {peak / bandwidth:.0f} FLOP/byte" in markdown
+
+
+def check_blocking_traffic(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    n, sizes = kwargs["args"]
+    assert [int(row["block size b"]) for row in table] == list(sizes)
+    for row, b in zip(table, sizes, strict=True):
+        blocks = n // b
+        moves = 0  # the explicit scheme: per C tile, load it, load a row of A tiles and a column of B tiles, store it
+        for _ in range(blocks * blocks):
+            moves += b * b + blocks * 2 * b * b + b * b
+        assert int(row["blocks per side N"]) == blocks
+        assert int(row["moves counted"].replace(",", "")) == moves == int(row["(2N+2)·n²"].replace(",", ""))
+        assert moves == (2 * blocks + 2) * n * n
+        assert int(row["fast memory 3b²"].replace(",", "")) == 3 * b * b
+        assert _rounds(row["q = 2n³ / moves"], 2 * n**3 / moves, 2), row
+
+
+def check_blocking_levels(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    m, n, k, tiles = kwargs["args"]
+    outer_bk = k
+    assert len(table) == len(tiles)
+    for level, (row, (bm, bn, bk)) in enumerate(zip(table, tiles, strict=True), start=1):
+        # A is read once per column of C tiles, B once per row of them; the C tile stays while the enclosing
+        # level's k step runs, so C is read and written once per step of the level above (once in all at level 1)
+        a_loads, b_loads = m * k * (n // bn), k * n * (m // bm)
+        c_moves = m * n * (k // outer_bk)
+        assert row["level"] == str(level) and row["tile bm×bn×bk"] == f"{bm}×{bn}×{bk}"
+        assert row["A loads (counted / formula)"] == f"{a_loads:,} / {a_loads:,}", row
+        assert row["B loads"] == f"{b_loads:,} / {b_loads:,}", row
+        assert row["C loads + stores"] == f"{c_moves:,} + {c_moves:,} / {c_moves:,} + {c_moves:,}", row
+        assert int(row["held"].replace(",", "")) == bm * bk + bk * bn + bm * bn
+        assert _rounds(row["q"], 2 * m * n * k / (a_loads + b_loads + 2 * c_moves), 1), row
+        outer_bk = bk
+
+
+def _lru_moves(n: int, b: int, capacity: int) -> int:
+    """Loads plus stores of the blocked n×n×n product (b×b×b tiles, ``p, i, j`` inside a tile) through a fully
+    associative LRU cache of ``capacity`` elements, write-back."""
+    from collections import OrderedDict
+
+    cache_: OrderedDict[tuple[str, int, int], bool] = OrderedDict()
+    moves = 0
+
+    def touch(key: tuple[str, int, int], write: bool) -> None:
+        nonlocal moves
+        if key in cache_:
+            cache_.move_to_end(key)
+            cache_[key] = cache_[key] or write
+            return
+        moves += 1
+        cache_[key] = write
+        if len(cache_) > capacity:
+            _, dirty = cache_.popitem(last=False)
+            moves += dirty
+
+    for i0 in range(0, n, b):
+        for j0 in range(0, n, b):
+            for p0 in range(0, n, b):
+                for p in range(p0, p0 + b):
+                    for i in range(i0, i0 + b):
+                        for j in range(j0, j0 + b):
+                            touch(("A", i, p), False)
+                            touch(("B", p, j), False)
+                            touch(("C", i, j), True)
+    return moves + sum(cache_.values())
+
+
+def check_blocking_capacity(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    (sizes,) = kwargs["args"]
+    assert [int(row["block size b"]) for row in table] == list(sizes)
+    for row in table:
+        b = int(row["block size b"])
+        need = int(row["LRU cache needs"].replace(",", ""))
+        assert int(row["three tiles, 3b²"].replace(",", "")) == 3 * b * b
+        assert _rounds(row["LRU need / one tile b²"], need / (b * b), 2)
+        if b <= 8:  # replayed here on a 2b × 2b × 2b product: the smallest cache that moves what the formula says
+            n, blocks = 2 * b, 2
+            target = (2 * blocks + 2) * n * n
+            assert _lru_moves(n, b, need) <= target < _lru_moves(n, b, need - 1), (b, need)
+
+
+# --- the emulator's error table, recomputed with ml_dtypes and torch ---------------------------------------------
+def _tf32(x: np.ndarray) -> np.ndarray:
+    """float32 values rounded to TF32 (10 mantissa bits), to nearest even, by bit arithmetic."""
+    bits = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+    rounded = (bits + 0xFFF + ((bits >> 13) & 1)) & ~np.uint64(0x1FFF)
+    return rounded.astype(np.uint32).view(np.float32).astype(np.float64)
+
+
+def _as(x: np.ndarray, name: str, saturate: bool = False) -> np.ndarray:
+    dtype = {"fp32": np.float32, "fp16": np.float16, "bf16": ml_dtypes.bfloat16, "e4m3": ml_dtypes.float8_e4m3fn,
+             "e5m2": ml_dtypes.float8_e5m2}[name]  # fmt: skip
+    if saturate:
+        top = float(ml_dtypes.finfo(dtype).max)
+        x = np.clip(x, -top, top)
+    with np.errstate(over="ignore"):
+        return x.astype(dtype).astype(np.float64)
+
+
+@cache
+def _emulated_errors(a_t: str, b_t: str, d_t: str, compute: str) -> tuple[float, float]:
+    import torch
+
+    m, n, k, seed = 256, 256, 1024, 0
+    rng = np.random.default_rng(seed)
+    x, w = rng.standard_normal((m, k)), rng.standard_normal((k, n))
+    reference = x @ w
+    if a_t == "int8":
+        sx, sw = 127 / np.abs(x).max(), 127 / np.abs(w).max()
+        qx, qw = np.clip(np.rint(x * sx), -127, 127), np.clip(np.rint(w * sw), -127, 127)
+        d = (torch.tensor(qx, dtype=torch.int64) @ torch.tensor(qw, dtype=torch.int64)).numpy() / (sx * sw)
+    else:
+        sa = sb = sd = 1.0
+        if a_t in ("e4m3", "e5m2"):
+            sa = float(ml_dtypes.finfo(ml_dtypes.float8_e4m3fn if a_t == "e4m3" else ml_dtypes.float8_e5m2).max)
+            sb = float(ml_dtypes.finfo(ml_dtypes.float8_e4m3fn if b_t == "e4m3" else ml_dtypes.float8_e5m2).max)
+            sa, sb = sa / np.abs(x).max(), sb / np.abs(w).max()
+        qa, qb = _as(x * sa, a_t), _as(w * sb, b_t)
+        if compute.startswith("fp32 (tf32"):
+            qa, qb = _tf32(qa), _tf32(qb)
+        acc = (torch.tensor(qa, dtype=torch.float32) @ torch.tensor(qb, dtype=torch.float32)).double().numpy()
+        t = (acc / (sa * sb)).astype(np.float32).astype(np.float64)
+        if d_t in ("e4m3", "e5m2"):
+            sd = 448.0 / np.abs(reference).max()
+        d = _as(t * sd, d_t, saturate=d_t in ("e4m3", "e5m2")) / sd
+    diff = d - reference
+    return float(np.linalg.norm(diff) / np.linalg.norm(reference)), float(np.abs(diff).max() / np.abs(reference).max())
+
+
+def check_emulator_errors(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    families = {"FP32": "fp32", "TF32 (FP32 data)": "fp32", "FP16": "fp16", "BF16": "bf16", "INT8": "int8", "FP8": None}
+    assert set(row["family"] for row in table) == set(families)
+    for row in table:
+        if families[row["family"]]:
+            assert row["A"] == row["B"] == families[row["family"]], row
+        frobenius, max_abs = _emulated_errors(row["A"], row["B"], row["D"], row["compute"])
+        printed = float(row["relative error (Frobenius)"]), float(row["relative error (max abs)"])
+        if row["family"] == "FP32":
+            # FP32 data: the error is the FP32 accumulation's own, which depends on the order of the sum (torch's
+            # product here, numpy's in the emulator): the same order of magnitude, and inside γ(K) = Ku/(1 − Ku)
+            gamma = 1024 * 2.0**-24 / (1 - 1024 * 2.0**-24)
+            assert all(v / 3 <= p <= 3 * v and p < gamma for p, v in zip(printed, (frobenius, max_abs))), row
+            continue
+        assert printed[0] == pytest.approx(frobenius, rel=5e-3), (row, frobenius)
+        assert printed[1] == pytest.approx(max_abs, rel=0.02), (row, max_abs)
+    assert "A is 256×1024 and B is 1024×256" in markdown
+
+
+# --- FP8 on the H100 (record gemm/fp8-h100, read raw) ----------------------------------------------------------
+def _documented_fp8() -> set[tuple[str, str, str]]:
+    """(A, B, D) combinations of cuBLASLt's per-tensor FP8 table, from cublaslt.toml read with tomllib."""
+    (group,) = [g for g in _raw("cublaslt")["group"] if g["id"] == "fp8"]
+    return {(a, b, row["d"]) for row in group["rows"] for a, b in row["ab"]}
+
+
+def _first_line(text: str | None) -> str:
+    line = (text or "").strip().splitlines()[0] if text else ""
+    return line if len(line) <= 140 else line[:139] + "…"
+
+
+def _code_text(cell: str) -> str:
+    return cell.strip("`").strip()
+
+
+def check_fp8_acceptance(markdown: str, kwargs: dict[str, Any]) -> None:
+    table, refusals = markdown_tables(markdown)
+    records = _fp8()["acceptance"]
+    keys = list(dict.fromkeys((r["a"], r["b"], r["out"]) for r in records))
+    assert [(row["A"], row["B"], row["D"]) for row in table] == keys
+    documented = _documented_fp8()
+    bias = {"none": "no bias", "bf16": "bf16 bias", "fp16": "fp16 bias", "fp32": "fp32 bias"}
+    for row in table:
+        key = (row["A"], row["B"], row["D"])
+        assert row["in cuBLASLt's table"] == ("yes" if key in documented else "no"), row
+        for r in records:
+            if (r["a"], r["b"], r["out"]) == key:
+                assert row[bias[r["bias"]]] == ("yes" if r["accepted"] else "refused"), (row, r)
+    expected: dict[str, list[str]] = {}
+    for r in records:
+        if not r["accepted"]:
+            b = "" if r["bias"] == "none" else f" + {r['bias']} bias"
+            expected.setdefault(f"{r['error_type']}: {_first_line(r['error'])}", []).append(
+                f"{r['a']}×{r['b']}→{r['out']}{b}"
+            )
+    assert [(_code_text(row["refused with"]), row["combinations"]) for row in refusals] == [
+        (message, ", ".join(cases)) for message, cases in expected.items()
+    ]
+
+
+def check_fp8_layout(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    records = _fp8()["layout"]
+    assert [(row["A"], row["B"]) for row in table] == [(r["a_layout"], r["b_layout"]) for r in records]
+    for row, r in zip(table, records, strict=True):
+        assert row["accepted"] == ("yes" if r["accepted"] else "refused")
+        assert _code_text(row["error"]) == _first_line(r["error"]), row
+
+
+def _combination(r: dict[str, Any]) -> str:
+    return f"{r['a']} × {r['b']} → {r['out']}" + ("" if r["bias"] == "none" else f" + {r['bias']} bias")
+
+
+def check_fp8_agreement(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    records = [r for r in _fp8()["agreement"] if r["out"] not in ("e4m3", "e5m2")]
+    assert [(row["combination"], row["fast accumulation"]) for row in table] == [
+        (_combination(r), "on" if r["fast_accum"] else "off") for r in records
+    ]
+    for row, r in zip(table, records, strict=True):
+        assert _sig(row["GPU vs FP64"], r["hw_vs_fp64"], 3)
+        if not r["emulated"]:
+            assert row["GPU vs emulator"] == "not in cuBLASLt's table"
+            continue
+        assert _sig(row["GPU vs emulator"], r["hw_vs_emulator"], 2) and _sig(row["FP32 bound"], r["bound"], 2)
+        assert _rounds(row["identical elements"], 100 * r["identical_fraction"], 1), row
+        assert _sig(row["emulator vs FP64"], r["emulator_vs_fp64"], 3)
+        # the GPU and the emulator differ by less than two FP32 accumulations may
+        assert r["hw_vs_emulator"] <= r["bound"], row
+    first = records[0]
+    assert f"A is {first['m']}×{first['k']} and B {first['k']}×{first['n']}" in markdown
+
+
+def check_fp8_output(markdown: str, kwargs: dict[str, Any]) -> None:
+    """The GPU column against the record; the verdict against the printed errors: the nearer emulation wins."""
+    (table,) = markdown_tables(markdown)
+    records = [r for r in _fp8()["agreement"]
+               if r["out"] in ("e4m3", "e5m2") and not r["fast_accum"] and r["bias"] == "none"]  # fmt: skip
+    assert [row["combination"] for row in table] == [_combination(r) for r in records]
+    for row, r in zip(table, records, strict=True):
+        gpu = r["hw_over_requested_vs_fp64"]
+        assert _rounds(row["GPU"], gpu, 4), (row, gpu)
+        applied, ignored = float(row["emulator, scale_result applied"]), float(row["emulator, scale_result ignored"])
+        assert row["scale_result was"] == ("ignored" if abs(gpu - ignored) < abs(gpu - applied) else "applied"), row
+
+
+def check_fp8_accumulation(markdown: str, kwargs: dict[str, Any]) -> None:
+    sweep, probe = markdown_tables(markdown)
+    data = _fp8()
+    u = 2.0**-24  # FP32's unit roundoff
+    assert [(int(row["K"]), row["fast accumulation"]) for row in sweep] == [
+        (r["k"], "on" if r["fast_accum"] else "off") for r in data["accumulation"]
+    ]
+    for row, r in zip(sweep, data["accumulation"], strict=True):
+        for header, key in (("GPU vs exact", "hw_vs_exact"), ("emulator vs exact", "emulator_vs_exact"),
+                            ("FP32 bound", "fp32_bound"), ("max error / Σ|a·b|", "max_error_per_abs_sum")):  # fmt: skip
+            assert _sig(row[header], r[key], 2), (row, header)
+        gamma = r["k"] * u / (1 - r["k"] * u)  # γ(K) = Ku / (1 − Ku)
+        assert _sig(row["γ(K) for FP32"], gamma, 2), (row, gamma)
+    k = data["accumulation_probe"][0]["k"]
+    assert list(probe[0])[1] == f"exact 1 + {k - 1}δ"
+    for row, r in zip(probe, data["accumulation_probe"], strict=True):
+        assert row["δ"] == f"2^{round(math.log2(r['delta']))}" and 2.0 ** round(math.log2(r["delta"])) == r["delta"]
+        assert 1 + (r["k"] - 1) * r["delta"] == r["exact"], r
+        assert _sig(row[f"exact 1 + {k - 1}δ"], r["exact"], 9), row
+        for header, key in (("emulator", "emulator"), ("GPU, fast accumulation off", "fast_accum_off"),
+                            ("GPU, fast accumulation on", "fast_accum_on")):  # fmt: skip
+            assert _sig(row[header], r[key], 9), (row, header)
+
+
+def _cell_value(value: Any) -> float:
+    return float(value) if not isinstance(value, str) else {"nan": math.nan, "inf": math.inf}[value.lower()]
+
+
+def check_fp8_overflow(markdown: str, kwargs: dict[str, Any]) -> None:
+    table, ints = markdown_tables(markdown)
+    data = _fp8()
+    expected = []
+    for r in data["overflow"]:
+        label = f"{r['a']} × {r['b']} → {r['out']}"
+        if not r["accepted"] or r["hardware"] is None:
+            expected.append((label, "refused"))
+        else:
+            expected += [(label, f"{s:g}") for s in r["sums"]]
+    assert [(row["combination"], row["exact D"]) for row in table] == expected
+    rows = iter(table)
+    for r in data["overflow"]:
+        if not r["accepted"] or r["hardware"] is None:
+            next(rows)
+            continue
+        for s, hw in zip(r["sums"], r["hardware"], strict=True):
+            row = next(rows)
+            rules = float(_as(np.array([s]), r["out"])[0])  # the format's own rounding: inf or NaN past the top
+            top = float(_as(np.array([np.inf]), r["out"], saturate=True)[0])
+            saturating = rules if math.isfinite(rules) else top
+            assert _same_number(row["format rules"], rules) and _same_number(row["saturating"], saturating), row
+            assert _same_number(row["GPU"], _cell_value(hw)), row
+    assert [int(row["K"]) for row in ints] == [r["k"] for r in data["int32_overflow"]]
+    for row, r in zip(ints, data["int32_overflow"], strict=True):
+        exact = r["k"] * 128 * 128  # K products of −128 × −128
+        assert int(row["exact"]) == exact == r["exact"], row
+        assert row["GPU (torch._int_mm)"] == ("refused" if r["hardware"] is None else str(r["hardware"]))
+        assert int(row["wrap (two's complement)"]) == (exact + 2**31) % 2**32 - 2**31, row
+        assert int(row["saturate"]) == min(exact, 2**31 - 1), row
+
+
+def _same_number(cell: str, value: float) -> bool:
+    got = float(cell.replace("NaN", "nan"))
+    return (math.isnan(got) and math.isnan(value)) or got == value
+
+
+def check_fp8_scale_result(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    records = _fp8()["scale_result"]
+    assert [row["D"] for row in table] == [r["out"] for r in records]
+    header = "‖D(scale_result=0.5)‖ / ‖D(scale_result=1)‖"
+    for row, r in zip(table, records, strict=True):
+        if r["accepted"] and r["norm_ratio"] is not None:
+            assert _sig(row[header], r["norm_ratio"], 4) and row["error"] == "", row
+        else:
+            assert row[header] == "refused" and _code_text(row["error"]) == _first_line(r["error"]), row
+
+
+def check_fp8_tf32(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    records = _fp8()["tf32"]
+    assert [int(row["n (n×n×n)"]) for row in table] == [r["n"] for r in records]
+    for row, r in zip(table, records, strict=True):
+        assert _sig(row["TF32 vs FP64"], r["tf32_vs_exact"], 3) and _sig(row["FP32 vs FP64"], r["fp32_vs_exact"], 3)
+        assert row["TF32 / FP32"].endswith("×") and _rounds(row["TF32 / FP32"], r["tf32_vs_exact"] / r["fp32_vs_exact"],
+                                                               0), row  # fmt: skip
+        assert _sig(row["TF32 vs inputs rounded to TF32 in float64"], r["tf32_vs_nearest_even_inputs"], 2)
+
+
+# --- the Triton GEMM's shape sweep (docs/gemm/triton.md), read back against the JSON files read with json ---
+
+_SHORT = {"bfloat16": "bf16", "float16": "fp16", "float8_e4m3fn": "FP8 E4M3"}
+
+
+@cache
+def _sweep_raw() -> dict[str, Any]:
+    path = ROOT / "src" / "gpukb" / "data" / "results" / "gemm" / "triton-gemm-sweep-h100.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@cache
+def _tuning_raw() -> dict[str, Any]:
+    return json.loads((ROOT / "src" / "gpukb" / "data" / "kernels" / "gemm-tuning-h100.json").read_text(encoding="utf-8"))
+
+
+def _label(config: dict[str, Any]) -> str:
+    """A configuration's label, rebuilt from its JSON fields (not through gpukb's Config)."""
+    extras = [f for f, on in (("ws", config["warp_specialize"]), ("sub", config["epilogue_subtile"])) if on]
+    if config["kernel"] == "tma" and not config["flatten"]:
+        extras.append("noflat")
+    if config["fp8_imprecise_acc"] is not None:
+        extras.append(f"acc{config['fp8_imprecise_acc']}")
+    if config["kernel"] == "splitk":
+        extras.append("split auto" if config.get("split_k") is None else f"split {config['split_k']}")
+    shape = f"{config['block_m']}x{config['block_n']}x{config['block_k']}"
+    parts = [config["kernel"], shape, f"g{config['group_m']}", f"s{config['num_stages']}", f"w{config['num_warps']}"]
+    return " ".join(parts + extras)
+
+
+def check_triton_sweep_table(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    dtype = kwargs.get("dtype") or kwargs["args"][0]
+    raw = [r for r in _sweep_raw()["rows"] if r["dtype"] == dtype]
+    assert len(table) == len(raw) > 0
+    peer = "_scaled_mm" if dtype == "float8_e4m3fn" else "cuBLAS"
+    for row, r in zip(table, raw, strict=True):
+        assert row["M×N×K"] == f"{r['m']}×{r['n']}×{r['k']}" and row["layout"] == r["layout"], row
+        assert row["shape"] == r["label"] and row["group"] == r["group"]
+        assert row["tuned on it"] == ("yes" if r["tuned_on"] else "no")
+        if r["ratio"] is None:
+            assert row[f"Triton / {peer}"] == "–"
+            continue
+        k_ms = sum(r["kernel_ms"]) / len(r["kernel_ms"])
+        p_ms = sum(r["peer_ms"]) / len(r["peer_ms"])
+        assert float(row[f"Triton / {peer}"]) == pytest.approx(p_ms / k_ms, abs=6e-4), row
+        flops = 2 * r["m"] * r["n"] * r["k"]
+        assert float(row["Triton TFLOP/s"]) == pytest.approx(flops / (k_ms * 1e-3) / 1e12, abs=0.51), row
+        assert float(row[f"{peer} TFLOP/s"]) == pytest.approx(flops / (p_ms * 1e-3) / 1e12, abs=0.51), row
+        assert float(row["Triton error"]) == pytest.approx(r["rel_error"], rel=2e-3)
+        assert float(row[f"{peer} error"]) == pytest.approx(r["peer_rel_error"], rel=2e-3)
+        label = _label(r["config"])
+        if r["config"]["kernel"] == "splitk" and r["config"].get("split_k") is None:
+            label = label.replace("split auto", f"split {r['split_k']}")
+        assert row["configuration (split, copies)"].startswith(f"`{label}`"), row
+        assert ("copied: " + ", ".join(r["staged"]) in row["configuration (split, copies)"]) == bool(r["staged"])
+
+
+def check_triton_sweep_goal(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    rows = _sweep_raw()["rows"]
+    assert [row["type"] for row in table] == ["bf16", "fp16", "FP8 E4M3"]
+    for row in table:
+        dtype = {v: k for k, v in _SHORT.items()}[row["type"]]
+        typed = [r for r in rows if r["dtype"] == dtype]
+        counted = [r for r in typed if r["ratio"] is not None]
+        if dtype == "float8_e4m3fn":
+            counted = [r for r in counted if min(r["m"], r["n"], r["k"]) >= 1024]
+        ratios = [r["ratio"] for r in counted]
+        assert int(row["shapes"]) == len(counted)
+        assert float(row["geometric mean of Triton / peer"]) == pytest.approx(statistics.geometric_mean(ratios), abs=6e-4)
+        assert float(row["lowest (shape)"].split(" ")[0]) == pytest.approx(min(ratios), abs=6e-4)
+        if dtype == "float8_e4m3fn":
+            met = min(ratios) >= 0.95
+        else:
+            met = statistics.geometric_mean(ratios) >= 0.90 and min(ratios) >= 0.70
+        assert row["speed"] == ("met" if met else "**not met**"), row
+        errors = [r["rel_error"] / r["peer_rel_error"] for r in typed if r["rel_error"] is not None and r["peer_rel_error"]]
+        assert float(row["largest error / peer's error"]) == pytest.approx(max(errors), abs=6e-3)
+        assert row["error goal ≤ 2×"] == ("met" if max(errors) <= 2 else "**not met**")
+
+
+def check_triton_host_path(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    host = _sweep_raw()["host"]
+    assert len(table) == len(host["rows"])
+    for row, h in zip(table, host["rows"], strict=True):
+        cells = list(row.values())
+        assert cells[0] == f"`{h['what']}`"
+        assert [float(c) for c in cells[1:]] == pytest.approx(
+            [h["wall_us"], h["enqueue_us"], h["kernel_us"], h["wall_us"] - h["kernel_us"]], abs=0.051
+        )
+
+
+def check_triton_tuning_table(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    classes = _tuning_raw()["classes"]
+    assert len(table) == len(classes)
+    for row, c in zip(table, classes, strict=True):
+        assert row["tuned on"] == "×".join(str(x) for x in c["shape"])
+        assert row["class"].startswith(f"{c['dtype']} {c['layout']}, M ")
+        timed = sorted((t for t in c["trials"] if t["ms"] is not None), key=lambda t: t["ms"])
+        assert row["fastest"].startswith(f"`{_label(c['config'])}`") and timed[0]["config"] == c["config"]
+        assert float(row["ms"]) == pytest.approx(timed[0]["ms"], abs=6e-5)
+        assert int(row["candidates"]) == len(c["trials"])
+        if len(timed) > 1:
+            assert row["runner-up, ms"] == f"`{_label(timed[1]['config'])}` {timed[1]['ms']:.4f}"
+
+
+def check_triton_layout_checks(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    checks = _sweep_raw()["checks"]
+    assert [row["product"] for row in table] == [c["what"] for c in checks]
+    for row, c in zip(table, checks, strict=True):
+        if c["error"] is not None:
+            assert row["note"] == c["error"]
+            continue
+        assert row["every element written"] == ("yes" if c["all_written"] else "**no**")
+        assert float(row["error"]) == pytest.approx(c["rel_error"], rel=2e-3)
+        assert float(row["peer error"]) == pytest.approx(c["peer_rel_error"], rel=2e-3)
+        assert row["copied"] == (", ".join(c["staged"]) or "none")
+
+
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "type_architectures": check_architectures,
     "type_comparison": check_comparison,
     "type_compute": check_compute,
     "type_names": check_type_names,
     "type_answers": check_answers,
+    "type_library": check_type_library,
+    "timing_table": check_timing_table,
+    "timing_summary": check_timing_summary,
+    "first_call_table": check_first_call,
+    "cpu_lab_table": check_cpu_lab,
+    "batched_table": check_batched,
+    "cublaslt_speed": check_cublaslt_speed,
+    "blas_examples": check_blas_examples,
+    "blas_roofline": check_blas_roofline,
+    "blocking_traffic": check_blocking_traffic,
+    "blocking_levels": check_blocking_levels,
+    "blocking_capacity": check_blocking_capacity,
+    "emulator_errors": check_emulator_errors,
+    "fp8_acceptance": check_fp8_acceptance,
+    "fp8_layout": check_fp8_layout,
+    "fp8_agreement": check_fp8_agreement,
+    "fp8_output": check_fp8_output,
+    "fp8_accumulation": check_fp8_accumulation,
+    "fp8_overflow": check_fp8_overflow,
+    "fp8_scale_result": check_fp8_scale_result,
+    "fp8_tf32": check_fp8_tf32,
+    "triton_sweep_table": check_triton_sweep_table,
+    "triton_sweep_goal": check_triton_sweep_goal,
+    "triton_host_path": check_triton_host_path,
+    "triton_tuning_table": check_triton_tuning_table,
+    "triton_layout_checks": check_triton_layout_checks,
 }
 
 CALLS = [c for c in page_calls() if c.module == "gpukb.gemm.pages" and c.function in CHECKS]
@@ -156,7 +991,7 @@ CALLS = [c for c in page_calls() if c.module == "gpukb.gemm.pages" and c.functio
 
 @pytest.mark.parametrize("call", CALLS, ids=lambda c: f"{c.page}:{c.line}:{c.function}")
 def test_page_table_cells_match_the_data_files(call: Any) -> None:
-    markdown = getattr(pages, call.function)(*call.args, **call.kwargs)
+    markdown = rendered(call)
     CHECKS[call.function](markdown, {**call.kwargs, "args": call.args})
 
 
@@ -165,3 +1000,19 @@ def test_mislabelled_fnuz_architectures_fail_the_check() -> None:
     swapped = markdown.replace("e4m3fnuz and e5m2fnuz", "@").replace("e4m3 and e5m2", "e4m3fnuz and e5m2fnuz")
     with pytest.raises(AssertionError):
         check_architectures(swapped.replace("@", "e4m3 and e5m2"), {})
+
+
+def test_swapped_c_and_d_columns_fail_the_type_library_check() -> None:
+    markdown = pages.type_library("cublaslt")
+    assert "| A × B | C | D | bias |" in markdown
+    with pytest.raises(AssertionError):
+        check_type_library(markdown.replace("| A × B | C | D | bias |", "| A × B | D | C | bias |"), {"args": ("cublaslt",)})
+
+
+def test_a_rate_that_does_not_follow_from_its_time_fails_the_check() -> None:
+    markdown = pages.timing_table(dtype="fp32", n=6000)
+    row = next(line for line in markdown.splitlines() if "CUDA events" in line)
+    cells = row.split(" | ")
+    cells[2] = f"{int(cells[2].replace(',', '')) * 2:,}"
+    with pytest.raises(AssertionError):
+        check_timing_table(markdown.replace(row, " | ".join(cells)), {"dtype": "fp32", "n": 6000})

@@ -36,6 +36,14 @@ TMA_SMALL = {
     "device-desc-ws": Config("tma", 16, 16, 32, group_m=2, num_stages=1, num_warps=4, warp_specialize=True),
 }
 
+#: Split-K configurations for the interpreter: one slice (the result stored directly), slices chosen by the
+#: rule for 3 "multiprocessors", and a fixed 3 (partial sums reduced by the second kernel).
+SPLITK_SMALL = {
+    "direct": Config("splitk", 16, 16, 16, group_m=2, num_stages=1, num_warps=4, split_k=1),
+    "split auto": Config("splitk", 16, 32, 16, group_m=2, num_stages=1, num_warps=4),
+    "split 3": Config("splitk", 16, 16, 32, group_m=2, num_stages=1, num_warps=4, split_k=3),
+}
+
 
 @pytest.fixture
 def interpret(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -125,6 +133,24 @@ def test_fp8_tma_kernel_with_scale() -> None:
 
 
 @pytest.mark.usefixtures("interpret")
+@pytest.mark.parametrize("kernel", ["tma", "splitk"])
+def test_fp8_operands_not_k_major_are_copied(kernel) -> None:
+    gen = torch.Generator().manual_seed(18)
+    m, n, k = 21, 40, 96
+    a = (4 * torch.randn(k, m, generator=gen)).to(torch.float8_e4m3fn).t()  # A column-major
+    b = (4 * torch.randn(k, n, generator=gen)).to(torch.float8_e4m3fn)  # B row-major
+    out = torch.full((m, n), float("nan"), dtype=torch.float16)
+    config = mm.INTERPRETER_FP8_CONFIG if kernel == "tma" else SPLITK_SMALL["split 3"]
+    assert (
+        mm.tma_refusal(a, b, out)
+        == "fp8 operands must be K-major: A row-major and B column-major (the transpose of a row-major N×K)"
+    )
+    assert sorted(name for name, why in mm.staging(a, b, out, config).items() if why) == ["A", "B"]
+    matmul(a, b, out=out, alpha=1 / 16, config=config if kernel == "splitk" else None)
+    _assert_close_to_floor(out, a.float(), b.float(), alpha=1 / 16)
+
+
+@pytest.mark.usefixtures("interpret")
 def test_alpha_and_float32_output() -> None:
     gen = torch.Generator().manual_seed(3)
     a = torch.randn(33, 50, generator=gen).half()
@@ -135,15 +161,94 @@ def test_alpha_and_float32_output() -> None:
 
 
 @pytest.mark.usefixtures("interpret")
-def test_strided_views_use_the_blocked_kernel() -> None:
+@pytest.mark.parametrize(
+    "config", [mm.INTERPRETER_CONFIG, TMA_SMALL["plain"], SPLITK_SMALL["split 3"]], ids=lambda c: c.kernel
+)
+def test_strided_views_are_copied_for_the_tma_kernels(config) -> None:
     gen = torch.Generator().manual_seed(5)
     big = torch.randn(64, 64, generator=gen).half()
     a, b = big[1::2, :40:2], big[::3, 40:]  # 32×20 and 22×24 views: no unit stride in either A dimension
     b = b[:20]
-    assert mm.tma_refusal(a, b, torch.empty(32, 24, dtype=torch.half)) is not None
     out = torch.full((32, 24), float("nan"), dtype=torch.half)
-    matmul(a, b, out=out)
+    assert mm.tma_refusal(a, b, out) == (
+        "A (shape (32, 20), strides (128, 2)) must be row-major or col-major for a tensor descriptor"
+    )
+    staged = mm.staging(a, b, out, config)
+    assert [name for name, why in staged.items() if why] == ([] if config.kernel == "blocked" else ["A"])
+    matmul(a, b, out=out, config=config)
     _assert_close_to_floor(out, a, b)
+
+
+@pytest.mark.usefixtures("interpret")
+@pytest.mark.parametrize(("variant", "dtype"), [("plain", torch.bfloat16), ("split 3", torch.float16)], ids=str)
+def test_unaligned_operands_and_output_are_copied(dtype, variant) -> None:
+    # Rows of 21, 19 and 17 two-byte elements start off 16-byte boundaries: no descriptor can describe them.
+    gen = torch.Generator().manual_seed(_seed(dtype, variant, "unaligned"))
+    m, n, k = 17, 19, 21
+    a = torch.randn(m, k, generator=gen).to(dtype)
+    b = torch.randn(k, n, generator=gen).to(dtype)
+    config = TMA_SMALL["plain"] if variant == "plain" else SPLITK_SMALL["split 3"]
+    parent = torch.full((m, n + 3), float("nan"), dtype=dtype)
+    out = parent[:, 1 : n + 1]  # a view whose rows start at an odd element
+    staged = mm.staging(a, b, out, config)
+    assert staged["A"] is not None
+    assert staged["B"] is not None
+    assert (staged["C"] is not None) == (config.kernel == "tma")  # the split-K kernel stores through pointers
+    assert matmul(a, b, out=out, config=config) is out
+    _assert_close_to_floor(out, a, b)
+    assert torch.isnan(parent[:, 0]).all()  # nothing written outside out
+    assert torch.isnan(parent[:, n + 1 :]).all()
+
+
+@pytest.mark.usefixtures("interpret")
+@pytest.mark.parametrize(
+    ("variant", "layout", "dtype"),
+    [
+        ("direct", "nt", torch.float16),
+        ("split auto", "tt", torch.bfloat16),
+        ("split 3", "nn", torch.bfloat16),
+        ("split 3", "tn", torch.float16),
+    ],
+    ids=str,
+)
+def test_splitk_kernel_matches_float64(dtype, variant, layout) -> None:
+    config = SPLITK_SMALL[variant]
+    m, n, k = (5 if layout[0] == "n" else 8), 40, 136  # small M, long K: several K slices
+    gen = torch.Generator().manual_seed(_seed(dtype, variant, layout, "splitk"))
+    a = _operand(m, k, dtype, layout[0], gen)
+    b = _operand(k, n, dtype, layout[1], gen)
+    out = torch.full((m, n), float("nan"), dtype=dtype)
+    matmul(a, b, out=out, config=config, alpha=0.5)
+    _assert_close_to_floor(out, a, b, alpha=0.5)
+
+
+def test_split_for_fills_the_gpu() -> None:
+    small = Config("splitk", 64, 128, 128, num_stages=4, num_warps=4)
+    assert mm.split_for(1, 4096, 4096, small, 132) == 8  # 32 tiles; 9 slices would fill twice, K allows 8
+    assert mm.split_for(8, 128256, 4096, small, 132) == 1  # 1002 tiles fill the GPU: no split
+    assert mm.split_for(64, 4096, 14336, small, 132) == 9  # 32 tiles × 9 slices ≥ 264
+    assert mm.split_for(128, 128, 65536, small, 132) == 32  # 2 tiles; capped at MAX_SPLIT_K
+    assert mm.split_for(64, 64, 256, small, 132) == 1  # K too short to split
+    assert mm.split_for(1, 4096, 4096, Config("splitk", 64, 128, 128, split_k=3), 132) == 3  # fixed
+
+
+@pytest.mark.usefixtures("interpret")
+def test_plans_are_made_once_per_shape_and_layout() -> None:
+    mm.clear_plans()
+    gen = torch.Generator().manual_seed(9)
+    a, b = torch.randn(20, 24, generator=gen).half(), torch.randn(24, 16, generator=gen).half()
+    first = matmul(a, b)
+    assert len(mm._PLANS) == 1
+    a2, b2 = torch.randn(20, 24, generator=gen).half(), torch.randn(24, 16, generator=gen).half()
+    second = matmul(a2, b2)  # same shape, strides, type: the same plan, new tensors
+    assert len(mm._PLANS) == 1
+    _assert_close_to_floor(first, a, b)
+    _assert_close_to_floor(second, a2, b2)
+    matmul(a2, b2.t().contiguous().t())  # B column-major: a layout of its own
+    matmul(a2[:, :23], b2[:23])  # K = 23: another shape
+    assert len(mm._PLANS) == 3
+    mm.clear_plans()
+    assert not mm._PLANS
 
 
 @pytest.mark.usefixtures("interpret")
@@ -173,15 +278,18 @@ def test_bad_input_is_named() -> None:
         matmul(x, x, out=torch.empty(4, 3).half())
     with pytest.raises(ValueError, match="out shares memory with A or B"):
         matmul(x, x.clone(), out=x)
-    with pytest.raises(ValueError, match="names the TMA kernel, but A's base address and leading stride"):
-        matmul(torch.randn(4, 5).half(), torch.randn(5, 8).half(), config=TMA_SMALL["plain"])
     fp8 = torch.randn(16, 16).to(torch.float8_e4m3fn)
-    with pytest.raises(ValueError, match="fp8 operands must be K-major"):
-        matmul(fp8, fp8, config=TMA_SMALL["plain"])
-    with pytest.raises(ValueError, match="fp8 needs the TMA kernel"):
-        matmul(fp8, fp8)
+    with pytest.raises(ValueError, match="fp8 inputs need the 'tma' or 'splitk' kernel"):
+        matmul(fp8, fp8, config=mm.INTERPRETER_CONFIG)
     with pytest.raises(TypeError, match="config must be a Config; got dict"):
         matmul(x, x, config={"kernel": "tma"})
+    # A plan made for a shape does not let bad input through on a later call of that shape.
+    y = x.clone()
+    matmul(x, y)
+    with pytest.raises(ValueError, match="out shares memory with A or B"):
+        matmul(x, y, out=y)
+    with pytest.raises(TypeError, match=r"B must be a torch\.Tensor; got list"):
+        matmul(x, [[1.0]])
 
 
 def test_cpu_tensors_without_the_interpreter_are_refused(compiled) -> None:
@@ -191,7 +299,7 @@ def test_cpu_tensors_without_the_interpreter_are_refused(compiled) -> None:
 
 
 def test_configs_are_validated() -> None:
-    with pytest.raises(ValueError, match=r"kernel must be one of \['tma', 'blocked'\]; got 'cutlass'"):
+    with pytest.raises(ValueError, match=r"kernel must be one of \['tma', 'blocked', 'splitk'\]; got 'cutlass'"):
         Config("cutlass", 128, 128, 64)
     with pytest.raises(ValueError, match="block_k must be a power of two ≥ 16"):
         Config("tma", 128, 128, 48)
@@ -199,9 +307,17 @@ def test_configs_are_validated() -> None:
         Config("tma", 128, 128, 64, num_warps=6)
     with pytest.raises(ValueError, match="apply to the 'tma' kernel only"):
         Config("blocked", 128, 128, 64, warp_specialize=True)
+    with pytest.raises(ValueError, match="split_k applies to the 'splitk' kernel only; got split_k=2 for 'tma'"):
+        Config("tma", 128, 128, 64, split_k=2)
+    with pytest.raises(ValueError, match="split_k must be None or an int from 1 to 32; got 0"):
+        Config("splitk", 64, 128, 64, split_k=0)
+    with pytest.raises(ValueError, match="warp_specialize and epilogue_subtile apply to the 'tma' kernel only"):
+        Config("splitk", 64, 128, 64, epilogue_subtile=True)
     config = Config("tma", 128, 256, 64, num_stages=4, warp_specialize=True, epilogue_subtile=True)
     assert config.label == "tma 128x256x64 g8 s4 w8 ws sub"
     assert Config(**config.as_dict()) == config
+    assert Config("splitk", 64, 128, 128, num_warps=4).label == "splitk 64x128x128 g8 s3 w4 split auto"
+    assert Config("splitk", 64, 128, 128, num_warps=4, split_k=4).label == "splitk 64x128x128 g8 s3 w4 split 4"
 
 
 def test_wave_quantization_picks_the_tiling() -> None:
@@ -275,7 +391,7 @@ def test_gpu_default_kernel_matches_float64(dtype, layout) -> None:
     a = _operand(m, k, dtype, layout[0], gen, "cuda")
     b = _operand(k, n, dtype, layout[1], gen, "cuda")
     out = torch.full((m, n), float("nan"), dtype=dtype, device="cuda")
-    assert mm.default_config(a, b, out).kernel == "tma"
+    assert mm.default_config(a, b, out).kernel in ("tma", "splitk")
     matmul(a, b, out=out)
     _assert_close_to_floor(out, a, b)
     peer = torch.matmul(a, b)
@@ -300,13 +416,16 @@ def test_gpu_configs_on_an_odd_square(config) -> None:
 
 @pytest.mark.gpu
 @pytest.mark.usefixtures("compiled")
-def test_gpu_strided_operand_falls_back_to_the_blocked_kernel() -> None:
+def test_gpu_strided_operand_is_copied_for_the_tma_kernels() -> None:
     gen = torch.Generator().manual_seed(12)
     a = torch.randn(513, 1400, generator=gen).cuda().half()[:, ::2]  # 513×700, column stride 2
     b = torch.randn(700, 333, generator=gen).cuda().half()
     out = torch.full((513, 333), float("nan"), dtype=torch.half, device="cuda")
-    assert mm.default_config(a, b, out) == mm.BLOCKED_CONFIG
+    assert mm.default_config(a, b, out).kernel in ("tma", "splitk")
+    assert mm.staging(a, b, out, mm.default_config(a, b, out))["A"] is not None  # copied for the descriptor
     matmul(a, b, out=out)
+    _assert_close_to_floor(out, a, b)
+    matmul(a, b, out=out, config=mm.BLOCKED_CONFIG)  # the pointer kernel takes the view as it is
     _assert_close_to_floor(out, a, b)
 
 

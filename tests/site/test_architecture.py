@@ -8,6 +8,7 @@ by bench scripts through it. The map of chapters to page layers is ``gpukb.site.
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -295,17 +296,29 @@ def test_chapters_register_their_own_subcommands() -> None:
 
 
 def test_the_contributing_page_shows_the_skeleton_from_real_files() -> None:
-    """ "Adding a chapter" includes named sections of real files (every include resolves: test_includes.py)."""
+    """ "Adding a chapter" includes named sections of real files under snippets/ and src/ only (every include
+    resolves: test_includes.py); the test and bench patterns it describes in prose are what the named files do."""
     page = (ROOT / "docs" / "about" / "contributing.md").read_text(encoding="utf-8")
     section = page.split("## Adding a chapter", 1)[1]
-    targets = re.findall(r'--8<-- "([^"]+)"', section)
+    targets = re.findall(r'--8<-- "([^"]+)"', page)
     shown = {t.split(":", 1)[0] for t in targets}
-    assert all(":" in t for t in targets), targets  # named sections, not whole files
+    assert all(t.startswith(("snippets/", "src/gpukb/")) for t in shown), shown  # no test or bench file shown
+    assert all(":" in t for t in re.findall(r'--8<-- "([^"]+)"', section)), targets  # named sections
     assert "src/gpukb/site/fences.py" in shown  # the map this test reads
     assert any(t.startswith("src/gpukb/records/") for t in shown)
     assert any(t.endswith("/pages.py") for t in shown)
-    assert any(t.startswith("tests/") or t.startswith("bench/") for t in shown) or "test_snippets.py" in section
     assert "tests/site/test_architecture.py" in section
+    # the bench pattern in prose: the script it names makes the calls it quotes
+    bench = re.search(r"`(bench/\w+\.py)`", section).group(1)
+    source = (ROOT / bench).read_text(encoding="utf-8")
+    quoted = re.findall(r"`((?:run = )?\w+\((?:[^`]*)\))`", section.split("### Recorded results", 1)[1].split("###")[0])
+    assert quoted, "the recorded-results section quotes no call"
+    for call in quoted:
+        assert call.replace("[...]", "[") .split("[")[0] in source, (bench, call)
+    # the snippet-check pattern in prose: every topic's module has CHECKS, and the collector imports them all
+    assert "`tests/test_snippets.py`" in section and "`CHECKS`" in section
+    assert all(hasattr(importlib.import_module(f"tests.{p.parent.name}.test_snippets"), "CHECKS")
+               for p in (ROOT / "tests").glob("*/test_snippets.py"))  # fmt: skip
 
 
 def test_the_bench_and_import_checks_find_what_they_should(tmp_path: Path) -> None:

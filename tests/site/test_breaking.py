@@ -79,3 +79,16 @@ def test_the_page_is_in_the_about_tab() -> None:
     text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
     about = text.split("  - About:", 1)[1].split("\n  - ", 1)[0]
     assert "about/breaking.md" in about
+
+
+def test_the_tests_the_page_names_exist() -> None:
+    """Each test file, folder and test function the page says re-runs an attack is there."""
+    import re
+
+    text = (ROOT / "docs" / "about" / "breaking.md").read_text(encoding="utf-8")
+    paths = set(re.findall(r"`(tests/[\w/.]*)`", text))
+    assert {"tests/fuzz/", "tests/site/test_fences.py", "tests/site/test_table_mutations.py",
+            "tests/site/test_data_files.py"} <= paths  # fmt: skip
+    assert all((ROOT / p).exists() for p in paths), sorted(p for p in paths if not (ROOT / p).exists())
+    for name in re.findall(r"`(test_\w+)`", text):  # the corruption table's tests are in test_data_files.py
+        assert any(name in f.read_text(encoding="utf-8") for f in (ROOT / "tests").rglob("test_*.py")), name

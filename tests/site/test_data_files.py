@@ -22,6 +22,9 @@ from typing import Any
 import pytest
 
 from gpukb.bench import specs
+from gpukb.cudnn import cnn as cudnn_cnn
+from gpukb.cudnn import facts as cudnn_facts
+from gpukb.cudnn import layers as cudnn_layers
 from gpukb.datasets import catalog
 from gpukb.errata import parse as parse_errata
 from gpukb.formats.mixed_precision import parse_autocast
@@ -29,6 +32,7 @@ from gpukb.formats.spec import parse as parse_formats
 from gpukb.gemm import types
 from gpukb.records import store
 from gpukb.schema import parse_toml
+from gpukb.sequences import bleu, worked_example
 from gpukb.site.breaking import parse_fuzz, parse_mutation
 from tests.helpers import ROOT
 
@@ -52,6 +56,11 @@ TOML_FILES: dict[str, tuple[Callable[[str], object], str]] = {
     "gemm/cublaslt.toml": (_gemm("cublaslt.toml"), "group"),
     "mutation.toml": (lambda text: parse_mutation(text, "mutation.toml"), "run"),
     "fuzz.toml": (lambda text: parse_fuzz(text, "fuzz.toml"), "target"),
+    "sequences/lstm_example.toml": (lambda text: worked_example.parse(text, "lstm_example.toml"), "example"),
+    "sequences/bleu_examples.toml": (lambda text: bleu.parse_examples(text, "bleu_examples.toml"), "example"),
+    "cudnn/facts.toml": (lambda text: cudnn_facts.parse(text, "facts.toml"), "fact"),  # anchor:cudnn
+    "cudnn/resnet50_layers.toml": (lambda text: cudnn_layers.parse(text, "resnet50_layers.toml"), "layer"),
+    "cudnn/small_cnn.toml": (lambda text: cudnn_cnn.parse(text, "small_cnn.toml"), "example"),
 }
 RECORDS = sorted(p.relative_to(DATA).as_posix() for p in (DATA / "results").rglob("*.json"))
 

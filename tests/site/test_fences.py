@@ -54,6 +54,10 @@ def _tree(tmp_path: Path, text: str, name: str = "page.md") -> Path:
     (tmp_path / "src" / "gpukb" / "m.py").write_text("x = 1\n")
     (tmp_path / "src" / "gpukb" / "notes.txt").write_text("print('untested')\n")
     (tmp_path / "README.md").write_text("x\n")
+    for shown in ("tests/test_snippets.py", "bench/formats_codec_speed.py"):  # real files, refused by their path
+        (tmp_path / shown).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / shown).write_text("# --8<-- [start:collector]\n# --8<-- [start:describe-run]\nx = 1\n"
+                                      "# --8<-- [end:describe-run]\n# --8<-- [end:collector]\n")
     (tmp_path / "docs").mkdir()
     page = tmp_path / "docs" / name
     page.write_text(text)
@@ -98,6 +102,13 @@ BAD = {
     "include outside snippets/ and src/": ('```python\n--8<-- "README.md"\n```\n', "include-path", 1, "page.md"),
     "include of a non-.py file under src/": (
         '```text\n--8<-- "src/gpukb/notes.txt"\n```\n', "include-file", 1, "page.md",
+    ),
+    "include of a test module, as a titled block": (
+        '```python title="tests/test_snippets.py"\n--8<-- "tests/test_snippets.py:collector"\n```\n',
+        "include-path", 2, "page.md",
+    ),
+    "include of a bench script": (
+        '```python\n--8<-- "bench/formats_codec_speed.py:describe-run"\n```\n', "include-path", 2, "page.md",
     ),
     "include line outside a fence, single quotes": ("Text.\n\n-8<- 'README.md'\n", "include-path", 3, "page.md"),
     "include in block form": ('```python\n--8<--\nREADME.md\n--8<--\n```\n', "include-path", 2, "page.md"),

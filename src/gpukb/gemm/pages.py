@@ -27,8 +27,10 @@ from gpukb.gemm.results import (
 )
 from gpukb.gemm.types import sources_of, table
 from gpukb.kernels import results as triton_results
+from gpukb.kernels import tuning as triton_tuning
 from gpukb.kernels.configs import DEFAULT_CONFIGS, current_choice
-from gpukb.kernels.results import Compare, TritonGemm
+from gpukb.kernels.results import Compare, SweepRow, TritonGemm
+from gpukb.kernels.results import TritonGemmSweep as TritonSweepRecord
 from gpukb.records import clock_text, load, measured_on
 from gpukb.tables import markdown_table
 
@@ -991,3 +993,212 @@ def triton_defaults_note(record: TritonGemm | None = None) -> str:
     if not notes:
         return "The code's defaults are this run's choices."
     return "The code's defaults and this run's choices: " + "; ".join(notes) + "."
+
+
+# --- A Triton GEMM across shapes (docs/gemm/triton.md, the shape sweep) ---
+
+_DTYPE_SHORT = {"bfloat16": "bf16", "float16": "fp16", "float8_e4m3fn": "FP8 E4M3"}
+
+
+def _sweep(record: TritonSweepRecord | None) -> TritonSweepRecord:
+    return triton_results.sweep_committed() if record is None else record
+
+
+def _shape(r: SweepRow) -> str:
+    return f"{r.m}×{r.n}×{r.k}"
+
+
+def _config_cell(r: SweepRow) -> str:
+    if r.config is None:
+        return "–"
+    text = f"`{r.config.label}`"
+    if r.config.kernel == "splitk" and r.config.split_k is None and r.split_k is not None:
+        text = text.replace("split auto", f"split {r.split_k}")
+    if r.staged:
+        text += f", copied: {', '.join(r.staged)}"
+    return text
+
+
+def triton_sweep_goal(record: TritonSweepRecord | None = None) -> str:
+    """The sweep's goal per input type: the ratio to the peer (geometric mean, lowest) and the error ratio."""
+    rows = []
+    for g in triton_results.sweep_goal_rows(_sweep(record)):
+        rows.append(
+            (
+                _DTYPE_SHORT[g.dtype],
+                g.scope,
+                len(g.rows),
+                f"{g.geomean:.3f}",
+                f"{g.lowest.ratio:.3f} ({g.lowest.label})",
+                g.goal,
+                "met" if g.met else "**not met**",
+                f"{g.worst_error_ratio:.2f}",
+                "met" if g.errors_met else "**not met**",
+            )
+        )
+    headers = [
+        "type",
+        "shapes counted",
+        "shapes",
+        "geometric mean of Triton / peer",
+        "lowest (shape)",
+        "speed goal",
+        "speed",
+        "largest error / peer's error",
+        f"error goal ≤ {triton_results.ERROR_GOAL:g}×",
+    ]
+    return markdown_table(headers, rows)
+
+
+def triton_sweep_figure(record: TritonSweepRecord | None = None) -> str:
+    """Inline SVG: the ratio to the peer of every measured shape, one point per shape and type, by group."""
+    from gpukb.figures import new_figure, to_svg
+
+    record = _sweep(record)
+    labels: list[str] = []
+    index: dict[tuple[str, str], int] = {}
+    for r in record.rows:
+        key = (r.label, r.layout)
+        if key not in index:
+            index[key] = len(labels)
+            labels.append(r.label.replace("Llama-3-8B ", "") + (f" ({r.layout})" if r.layout != "NN" else ""))
+    fig, ax = new_figure(9.0, 4.2)
+    for dtype, marker in (("bfloat16", "o"), ("float16", "s"), ("float8_e4m3fn", "^")):
+        points = [(index[(r.label, r.layout)], r.ratio) for r in record.rows if r.dtype == dtype and r.ratio]
+        if points:
+            ax.scatter(*zip(*points, strict=True), marker=marker, s=18, label=_DTYPE_SHORT[dtype])
+    ax.axhline(1.0, color="grey", linestyle=":")
+    ax.axhline(triton_results.SWEEP_GEOMEAN_GOAL, color="grey", linestyle="--", linewidth=0.8)
+    ax.axhline(triton_results.SWEEP_FLOOR_GOAL, color="grey", linestyle="-.", linewidth=0.8)
+    ax.set_xticks(range(len(labels)), labels, rotation=90, fontsize=6)
+    ax.set_yscale("log")
+    ax.set_ylabel("peer time / Triton time")
+    ax.set_title("The Triton GEMM against cuBLAS (bf16, fp16) and _scaled_mm (FP8), H100")
+    ax.legend(fontsize=8)
+    return to_svg(fig)
+
+
+def triton_sweep_table(dtype: str = "bfloat16", record: TritonSweepRecord | None = None) -> str:
+    """Every measured shape of one input type: the configuration chosen, the rates, the ratio, the errors."""
+    record = _sweep(record)
+    rows = []
+    for r in record.rows:
+        if r.dtype != dtype:
+            continue
+        rows.append(
+            (
+                r.group,
+                r.label,
+                _shape(r),
+                r.layout,
+                _config_cell(r),
+                "yes" if r.tuned_on else "no",
+                _triton_tflops(r.kernel_tflops),
+                _triton_tflops(r.peer_tflops),
+                "–" if r.ratio is None else f"{r.ratio:.3f}",
+                "–" if r.rel_error is None else f"{r.rel_error:.3g}",
+                "–" if r.peer_rel_error is None else f"{r.peer_rel_error:.3g}",
+                r.error or r.peer_error or "",
+            )
+        )
+    peer = "_scaled_mm" if dtype == "float8_e4m3fn" else "cuBLAS"
+    headers = [
+        "group",
+        "shape",
+        "M×N×K",
+        "layout",
+        "configuration (split, copies)",
+        "tuned on it",
+        "Triton TFLOP/s",
+        f"{peer} TFLOP/s",
+        f"Triton / {peer}",
+        "Triton error",
+        f"{peer} error",
+        "note",
+    ]
+    return markdown_table(headers, rows)
+
+
+def triton_sweep_losses(record: TritonSweepRecord | None = None) -> str:
+    """The shapes below the geometric-mean goal, lowest first, as a list (rendered from the record)."""
+    record = _sweep(record)
+    losing = triton_results.losing_rows(record)
+    if not losing:
+        return f"No shape of the sweep ran below {triton_results.SWEEP_GEOMEAN_GOAL} of its peer."
+    items = [
+        f"- {_DTYPE_SHORT[r.dtype]} {r.label} ({_shape(r)}, {r.layout}): {r.ratio:.3f}, with {_config_cell(r)}"
+        for r in losing
+    ]
+    return f"The shapes below {triton_results.SWEEP_GEOMEAN_GOAL} of their peer, lowest first:\n\n" + "\n".join(items)
+
+
+def triton_host_path(record: TritonSweepRecord | None = None) -> str:
+    """Host time per call of a tiny product of a shape seen before, against ``torch.matmul``."""
+    host = _sweep(record).host
+    if host is None:
+        return "The host path was not measured in this run."
+    rows = [
+        (f"`{h.what}`", f"{h.wall_us:.1f}", f"{h.enqueue_us:.1f}", f"{h.kernel_us:.1f}", f"{h.host_us:.1f}")
+        for h in host.rows
+    ]
+    headers = [
+        f"call ({host.calls} back to back, {_DTYPE_SHORT[host.dtype]} {host.shape[0]}×{host.shape[1]}×{host.shape[2]})",
+        "wall µs per call",
+        "µs per call until the last returned",
+        "device µs per call",
+        "wall − device, µs",
+    ]
+    return markdown_table(headers, rows)
+
+
+def triton_tuning_table() -> str:
+    """The committed tuning table: each class, its representative shape, the fastest candidate and the runner-up."""
+    record = triton_tuning.committed()
+    rows = []
+    for c in record.classes:
+        timed = sorted((t for t in c.trials if t.ms is not None), key=lambda t: t.ms or 0.0)
+        best = timed[0]
+        second = timed[1] if len(timed) > 1 else None
+        rows.append(
+            (
+                c.shape_class.label,
+                f"{c.shape[0]}×{c.shape[1]}×{c.shape[2]}",
+                f"`{c.config.label}`" + (f" (split {best.split_k})" if best.split_k else ""),
+                f"{best.ms:.4f}",
+                "–" if second is None else f"`{second.config.label}` {second.ms:.4f}",
+                "–" if c.cublas_ms is None else f"{c.cublas_ms:.4f}",
+                len(c.trials),
+            )
+        )
+    headers = ["class", "tuned on", "fastest", "ms", "runner-up, ms", "peer ms", "candidates"]
+    return markdown_table(headers, rows)
+
+
+def triton_layout_checks(record: TritonSweepRecord | None = None) -> str:
+    """Products in every layout, strided views and unaligned operands on the GPU, against float64 and cuBLAS."""
+    rows = []
+    for c in _sweep(record).checks:
+        rows.append(
+            (
+                c.what,
+                _DTYPE_SHORT.get(c.dtype, c.dtype),
+                "–" if c.config is None else f"`{c.config.label}`",
+                ", ".join(c.staged) or "none",
+                "–" if c.all_written is None else ("yes" if c.all_written else "**no**"),
+                "–" if c.rel_error is None else f"{c.rel_error:.3g}",
+                "–" if c.peer_rel_error is None else f"{c.peer_rel_error:.3g}",
+                c.error or "",
+            )
+        )
+    headers = ["product", "type", "configuration", "copied", "every element written", "error", "peer error", "note"]
+    return markdown_table(headers, rows)
+
+
+def triton_sweep_run(record: TritonSweepRecord | None = None) -> str:
+    """Where and how the sweep and its tuning table were measured."""
+    record = _sweep(record)
+    table = triton_tuning.committed()
+    return (
+        f"The sweep: {measured_on(record.run)} Timing: {record.timing}. Inputs: {record.inputs}. Errors on "
+        f"{record.error_rows} sampled rows of C. The tuning table: {measured_on(table.run)} Timing: {table.timing}."
+    )

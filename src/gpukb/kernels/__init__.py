@@ -80,3 +80,8 @@ GEMM_PAIR = REGISTRY.register(
         check=_gemm_check,
     )
 )
+
+# The shape sweep of the Triton GEMM (bf16, fp16, FP8), the same shapes bench/triton_gemm_sweep.py measures.
+from gpukb.kernels.matmul_sweep import pairs as _sweep_pairs  # noqa: E402
+
+SWEEP_PAIRS = [REGISTRY.register(pair) for pair in _sweep_pairs()]

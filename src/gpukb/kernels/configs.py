@@ -9,8 +9,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-#: Kernel names accepted by :class:`Config`.
-KERNELS = ("tma", "blocked")
+#: Kernel names accepted by :class:`Config`: the persistent TMA kernel, the pointer-based blocked kernel, and the
+#: split-K kernel (one program per output tile and K slice, TMA loads, float32 partial sums reduced by a second
+#: kernel when the product is split).
+KERNELS = ("tma", "blocked", "splitk")
 
 #: The record of the sweep behind :data:`DEFAULT_CONFIGS` (an id for :func:`gpukb.records.load`).
 TUNED_ON = "gemm/triton-gemm-h100"
@@ -35,6 +37,8 @@ class Config:
         fp8_imprecise_acc: fp8 only: how many products along K the tensor cores sum at their reduced internal
             precision before that partial sum joins the float32 accumulator. ``None`` keeps Triton's sm_90
             default, 2**30 (all of them: the fast mode, as ``torch._scaled_mm(use_fast_accum=True)``).
+        split_k: ``splitk`` only: how many slices K is cut into (each summed by its own program, the float32
+            partial sums added by a second kernel); ``None`` lets :func:`split_for` choose from the shape.
     """
 
     kernel: str
@@ -48,6 +52,7 @@ class Config:
     epilogue_subtile: bool = False
     flatten: bool = True
     fp8_imprecise_acc: int | None = None
+    split_k: int | None = None
 
     def __post_init__(self) -> None:
         if self.kernel not in KERNELS:
@@ -62,6 +67,15 @@ class Config:
                 raise ValueError(f"{name} must be in {_describe(allowed)}; got {value!r}")
         if self.kernel == "blocked" and (self.warp_specialize or self.epilogue_subtile or self.fp8_imprecise_acc):
             raise ValueError("warp_specialize, epilogue_subtile and fp8_imprecise_acc apply to the 'tma' kernel only")
+        if self.kernel == "splitk" and (self.warp_specialize or self.epilogue_subtile):
+            raise ValueError("warp_specialize and epilogue_subtile apply to the 'tma' kernel only")
+        split = self.split_k
+        if split is not None and (
+            isinstance(split, bool) or not isinstance(split, int) or not 1 <= split <= MAX_SPLIT_K
+        ):
+            raise ValueError(f"split_k must be None or an int from 1 to {MAX_SPLIT_K}; got {split!r}")
+        if self.kernel != "splitk" and split not in (None, 1):
+            raise ValueError(f"split_k applies to the 'splitk' kernel only; got split_k={split} for {self.kernel!r}")
         acc = self.fp8_imprecise_acc
         if acc is not None and (isinstance(acc, bool) or not isinstance(acc, int) or acc < 16 or acc > self.block_k):
             raise ValueError(
@@ -76,12 +90,35 @@ class Config:
             extras.append("noflat")
         if self.fp8_imprecise_acc is not None:
             extras.append(f"acc{self.fp8_imprecise_acc}")
+        if self.kernel == "splitk":
+            extras.append("split auto" if self.split_k is None else f"split {self.split_k}")
         shape = f"{self.block_m}x{self.block_n}x{self.block_k}"
         return " ".join([self.kernel, shape, f"g{self.group_m}", f"s{self.num_stages}", f"w{self.num_warps}", *extras])
 
     def as_dict(self) -> dict[str, Any]:
         """The configuration as plain JSON-ready data (what a results file records)."""
         return asdict(self)
+
+
+#: The most slices the split-K kernel cuts K into.
+MAX_SPLIT_K = 32
+
+
+def split_for(m: int, n: int, k: int, config: Config, sms: int) -> int:
+    """How many K slices a ``splitk`` configuration uses for an m×n×k product on ``sms`` multiprocessors.
+
+    Its own ``split_k`` when set; otherwise enough slices that the tiles times the slices fill the GPU about
+    twice (a product whose tiles already fill it once is not split), each slice at least four K steps long, at
+    most :data:`MAX_SPLIT_K`.
+    """
+    if config.split_k is not None:
+        return config.split_k
+    tiles = _cdiv(m, config.block_m) * _cdiv(n, config.block_n)
+    if tiles >= sms:
+        return 1
+    by_fill = _cdiv(2 * sms, tiles)
+    by_depth = max(1, k // (4 * config.block_k))
+    return max(1, min(by_fill, by_depth, MAX_SPLIT_K))
 
 
 def _describe(allowed: Any) -> str:
@@ -157,6 +194,9 @@ FP32_CONFIG = Config("blocked", 64, 64, 32, num_stages=3, num_warps=4)
 
 #: Small tiles for the interpreter: tl.dot's smallest, so that tiny test shapes still span several tiles.
 INTERPRETER_CONFIG = Config("blocked", 16, 16, 16, group_m=2, num_stages=1, num_warps=4)
+
+#: The interpreter's tiles for fp8, which only the TMA kernels take (a K step of 32 one-byte elements).
+INTERPRETER_FP8_CONFIG = Config("tma", 16, 16, 32, group_m=2, num_stages=1, num_warps=4)
 
 
 def _cdiv(x: int, y: int) -> int:

@@ -1,6 +1,6 @@
 """A Triton matrix product, ``C = alpha * (A @ B)``, for fp16, bf16 and fp32 inputs, and fp8 (E4M3) on Hopper.
 
-Two kernels, as in Triton's own tutorials:
+Three kernels, the first two as in Triton's own tutorials:
 
 * :func:`blocked_kernel` (``python/tutorials/03-matrix-multiplication.py``): one program per output tile,
   tiles visited in *grouped* order so that programs running together share rows of A and columns of B in L2,
@@ -13,6 +13,15 @@ Two kernels, as in Triton's own tutorials:
   configuration may ask for warp specialization (``tl.range(..., warp_specialize=True)``, with the descriptors
   built on the device); with triton 3.6 on an H100 the compiled IR of those configurations held no
   warp-specialized partition (``compiled_summary`` reports it), so they measure the device-side descriptors.
+* :func:`splitk_kernel`: one program per output tile *and* K slice (TMA loads, plain masked stores), for
+  products with few output tiles: small M (decode) and long K. When K is split, each slice's float32 partial
+  sums go to a workspace and :func:`reduce_kernel` adds them in a fixed order, scales and rounds once.
+
+Which kernel and tiling a product gets comes from a tuning table by shape class (:mod:`gpukb.kernels.tuning`),
+measured ahead of time; nothing is timed at call time. Operands a tensor descriptor cannot describe (a row
+stride that is not a multiple of 16 bytes, say) are copied into 16-byte-aligned buffers first (:func:`staging`),
+so every layout gets a TMA kernel on Hopper. The first call of a shape and layout makes a plan; later calls
+reuse it (see :func:`matmul`).
 
 Accumulation is always float32; the result is rounded once, to the output type, in the epilogue.
 
@@ -33,6 +42,7 @@ from typing import Any
 import triton
 import triton.language as tl
 
+from gpukb.kernels import tuning
 from gpukb.kernels.configs import (
     BLOCKED_CONFIG,
     CANDIDATES,
@@ -40,10 +50,12 @@ from gpukb.kernels.configs import (
     FP8_CANDIDATES,
     FP32_CONFIG,
     INTERPRETER_CONFIG,
+    INTERPRETER_FP8_CONFIG,
     SMALL_CONFIGS,
     SMALL_RATE,
     Config,
     pick_by_waves,
+    split_for,
     waves,
 )
 
@@ -54,13 +66,18 @@ __all__ = [
     "FP8_CANDIDATES",
     "FP32_CONFIG",
     "INTERPRETER_CONFIG",
+    "INTERPRETER_FP8_CONFIG",
     "SMALL_CONFIGS",
     "SMALL_RATE",
     "Config",
+    "clear_plans",
     "compiled_summary",
     "default_config",
+    "layout_code",
     "matmul",
     "pick_by_waves",
+    "split_for",
+    "staging",
     "tma_refusal",
     "waves",
 ]
@@ -197,6 +214,83 @@ def tma_kernel(
     # --8<-- [end:tma]
 
 
+# --8<-- [start:splitk]
+def splitk_kernel(
+    a, b, c_ptr, M, N, K, K_PER, STEPS, stride_cs, stride_cm, stride_cn, alpha,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+    A_ROW_MAJOR: tl.constexpr, B_ROW_MAJOR: tl.constexpr, OUT_DTYPE: tl.constexpr, UPCAST: tl.constexpr,
+    MAX_IMPRECISE_ACC: tl.constexpr, DIRECT: tl.constexpr,
+):  # fmt: skip
+    # One program per (output tile, K slice): the second grid axis cuts K into slices of K_PER (a multiple of
+    # BLOCK_K), so a product with few output tiles and a long K still gives every multiprocessor work.
+    pid = tl.program_id(axis=0)
+    pid_k = tl.program_id(axis=1)
+    num_pid_m = (M + BLOCK_M - 1) // BLOCK_M
+    num_pid_n = (N + BLOCK_N - 1) // BLOCK_N
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = (pid // num_pid_in_group) * GROUP_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
+    offs_am = pid_m * BLOCK_M
+    offs_bn = pid_n * BLOCK_N
+    k_start = pid_k * K_PER
+
+    acc = tl.full((BLOCK_M, BLOCK_N), 0.0, dtype=tl.float32)
+    for ki in range(0, STEPS):
+        offs_k = k_start + ki * BLOCK_K  # the last slice may step past K: the copy engine reads zeros there
+        if A_ROW_MAJOR:
+            a_tile = a.load([offs_am, offs_k])
+        else:
+            a_tile = a.load([offs_k, offs_am]).T
+        if B_ROW_MAJOR:
+            b_tile = b.load([offs_k, offs_bn])
+        else:
+            b_tile = b.load([offs_bn, offs_k]).T
+        if UPCAST:
+            a_tile = a_tile.to(tl.float32)
+            b_tile = b_tile.to(tl.float32)
+        acc = tl.dot(a_tile, b_tile, acc, max_num_imprecise_acc=MAX_IMPRECISE_ACC)
+
+    # Plain masked stores: C may have any strides (a slice's float32 partial sums go to a workspace instead).
+    offs_cm = offs_am + tl.arange(0, BLOCK_M)
+    offs_cn = offs_bn + tl.arange(0, BLOCK_N)
+    mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
+    c_ptrs = c_ptr + offs_cm[:, None] * stride_cm + offs_cn[None, :] * stride_cn
+    if DIRECT:
+        tl.store(c_ptrs, (acc * alpha).to(OUT_DTYPE), mask=mask)
+    else:
+        tl.store(c_ptrs + pid_k * stride_cs, acc, mask=mask)
+    # --8<-- [end:splitk]
+
+
+# --8<-- [start:reduce]
+def reduce_kernel(
+    w_ptr, c_ptr, M, N, SPLIT, stride_ws, stride_cm, stride_cn, alpha,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, OUT_DTYPE: tl.constexpr,
+):  # fmt: skip
+    # Adds the SPLIT float32 partial sums of each element (a contiguous SPLIT × M × N workspace) in a fixed
+    # order, so the result does not depend on which slice finished first; then scales and rounds once.
+    offs_m = tl.program_id(axis=0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.program_id(axis=1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+    w_ptrs = w_ptr + offs_m[:, None] * N + offs_n[None, :]
+    acc = tl.full((BLOCK_M, BLOCK_N), 0.0, dtype=tl.float32)
+    for s in range(0, SPLIT):
+        acc += tl.load(w_ptrs + s * stride_ws, mask=mask, other=0.0)
+    c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
+    tl.store(c_ptrs, (acc * alpha).to(OUT_DTYPE), mask=mask)
+    # --8<-- [end:reduce]
+
+
+#: Arguments Triton must not specialize on (it would compile a kernel per divisibility of each size otherwise).
+_NOT_SPECIALIZED = {
+    "blocked": None,
+    "tma": ["M", "N", "K", "lda", "ldb", "ldc"],
+    "splitk": ["M", "N", "K", "K_PER", "STEPS", "stride_cs"],
+    "reduce": ["M", "N", "SPLIT", "stride_ws"],
+}
+_KERNELS = {"blocked": blocked_kernel, "tma": tma_kernel, "splitk": splitk_kernel, "reduce": reduce_kernel}
 _COMPILED: dict[bool, dict[str, Any]] = {}
 
 
@@ -210,7 +304,7 @@ def _jitted(name: str) -> Any:
     mode = interpreting()
     table = _COMPILED.setdefault(mode, {})
     if name not in table:
-        table[name] = triton.jit({"blocked": blocked_kernel, "tma": tma_kernel}[name])
+        table[name] = triton.jit(_KERNELS[name], do_not_specialize=_NOT_SPECIALIZED[name])
     return table[name]
 
 
@@ -251,53 +345,102 @@ def _leading_stride(t: Any, layout: str) -> int:
     return s1 if cols > 1 else max(rows, 1)
 
 
+def _describable(t: Any, layouts: tuple[str, ...]) -> str | None:
+    """Why a tensor descriptor cannot describe ``t`` in one of ``layouts``, or ``None`` when it can."""
+    layout = _layout(t)
+    if layout not in layouts:
+        need = " or ".join(f"{x}-major" for x in layouts)
+        return f"(shape {tuple(t.shape)}, strides {t.stride()}) must be {need} for a tensor descriptor"
+    if (_leading_stride(t, layout) * t.element_size()) % 16 or t.data_ptr() % 16:
+        return (
+            f"base address and leading stride ({_leading_stride(t, layout)} elements of "
+            f"{t.element_size()} bytes) must be multiples of 16 bytes for a tensor descriptor"
+        )
+    return None
+
+
+def _operand_layouts(a: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The storage orders the TMA kernels read A and B in: any for 16-bit types; for fp8, K-major only (A
+    row-major, B column-major), as Hopper's MMA reads 8-bit operands only along K."""
+    if _dtype_name(a.dtype) == "float8_e4m3fn":
+        return ("row",), ("col",)
+    return ("row", "col"), ("row", "col")
+
+
+def _hopper_refusal(a: Any) -> str | None:
+    if interpreting():
+        return None
+    if a.device.type != "cuda":
+        return "the TMA kernel runs on CUDA devices"
+    major, minor = _torch().cuda.get_device_capability(a.device)
+    if major < 9:
+        return f"the TMA kernel needs compute capability 9.0 or newer (Hopper); this GPU has {major}.{minor}"
+    return None
+
+
 def tma_refusal(a: Any, b: Any, out: Any) -> str | None:
-    """Why the TMA kernel cannot take these operands, or ``None`` when it can.
+    """Why the TMA kernels cannot read these operands as they are, or ``None`` when they can.
 
     A tensor descriptor needs a unit stride in its last dimension, other strides that are multiples of 16
     bytes, and a base address aligned to 16 bytes; so each of A and B must be row-major or column-major with
     16-byte-aligned rows (or columns), and C row-major. FP8 operands must be K-major (A row-major, B
-    column-major), as Hopper's MMA reads 8-bit operands only along K.
+    column-major), as Hopper's MMA reads 8-bit operands only along K. :func:`matmul` does not refuse such
+    operands: it copies them into aligned buffers of the order the kernel reads (see :func:`staging`).
     """
-    if not interpreting():
-        if a.device.type != "cuda":
-            return "the TMA kernel runs on CUDA devices"
-        major, minor = _torch().cuda.get_device_capability(a.device)
-        if major < 9:
-            return f"the TMA kernel needs compute capability 9.0 or newer (Hopper); this GPU has {major}.{minor}"
-    for name, t, layouts in (("A", a, ("row", "col")), ("B", b, ("row", "col")), ("C", out, ("row",))):
-        layout = _layout(t)
-        if layout not in layouts:
-            need = " or ".join(f"{x}-major" for x in layouts)
-            return f"{name} (shape {tuple(t.shape)}, strides {t.stride()}) must be {need} for a tensor descriptor"
-        if (_leading_stride(t, layout) * t.element_size()) % 16 or t.data_ptr() % 16:
-            return (
-                f"{name}'s base address and leading stride ({_leading_stride(t, layout)} elements of "
-                f"{t.element_size()} bytes) must be multiples of 16 bytes for a tensor descriptor"
-            )
-    if _dtype_name(a.dtype) == "float8_e4m3fn" and (_layout(a), _layout(b)) != ("row", "col"):
-        return "fp8 operands must be K-major: A row-major and B column-major (the transpose of a row-major N×K)"
+    reason = _hopper_refusal(a)
+    if reason is not None:
+        return reason
+    a_layouts, b_layouts = _operand_layouts(a)
+    for name, t, layouts in (("A", a, a_layouts), ("B", b, b_layouts), ("C", out, ("row",))):
+        why = _describable(t, layouts)
+        if why is not None:
+            if _dtype_name(a.dtype) == "float8_e4m3fn" and name != "C" and _layout(t) in ("row", "col"):
+                return "fp8 operands must be K-major: A row-major and B column-major (the transpose of a row-major N×K)"
+            return f"{name} {why}" if why.startswith("(") else f"{name}'s {why}"
     return None
+
+
+def staging(a: Any, b: Any, out: Any, config: Config) -> dict[str, str | None]:
+    """Which operands ``matmul`` copies before launching ``config``, and why: ``{"A": reason or None, "B": ...,
+    "C": ...}``. The TMA kernels read A and B through descriptors, so an operand a descriptor cannot describe
+    (a row stride that is not a multiple of 16 bytes, a view with no unit stride, an fp8 operand not K-major)
+    is first copied into a buffer whose rows are padded to 16 bytes; the persistent kernel also writes C
+    through a descriptor, so an unaligned C is written to such a buffer and copied out. The blocked and
+    split-K kernels store C with plain pointers: any C."""
+    none: dict[str, str | None] = {"A": None, "B": None, "C": None}
+    if config.kernel == "blocked":
+        return none
+    a_layouts, b_layouts = _operand_layouts(a)
+    result = {"A": _describable(a, a_layouts), "B": _describable(b, b_layouts), "C": None}
+    if config.kernel == "tma":
+        result["C"] = _describable(out, ("row",))
+    return result
 
 
 def default_config(a: Any, b: Any, out: Any) -> Config:
     """The configuration :func:`matmul` uses when none is given.
 
-    Under the interpreter: :data:`INTERPRETER_CONFIG`. For float32: :data:`FP32_CONFIG`. Where the TMA kernel
-    can serve: the input type's :data:`DEFAULT_CONFIGS` or :data:`SMALL_CONFIGS` entry, whichever
-    :func:`pick_by_waves` prefers (fp8 always takes its default). Otherwise: :data:`BLOCKED_CONFIG`.
+    Under the interpreter: :data:`INTERPRETER_CONFIG` (:data:`INTERPRETER_FP8_CONFIG` for fp8). For float32:
+    :data:`FP32_CONFIG`. On a GPU without TMA (before Hopper): :data:`BLOCKED_CONFIG`. Otherwise the tuning
+    table's configuration for the product's shape class, or its rule where the table has none
+    (:func:`gpukb.kernels.tuning.choose`), whatever the operands' strides: operands a descriptor cannot
+    describe are copied first (:func:`staging`).
     """
-    if interpreting():
-        return INTERPRETER_CONFIG
     name = _dtype_name(a.dtype)
+    if interpreting():
+        return INTERPRETER_FP8_CONFIG if name == "float8_e4m3fn" else INTERPRETER_CONFIG
     if name == "float32":
         return FP32_CONFIG
-    if name not in DEFAULT_CONFIGS or tma_refusal(a, b, out) is not None:
+    if name not in DEFAULT_CONFIGS or _hopper_refusal(a) is not None:
         return BLOCKED_CONFIG
-    if name not in SMALL_CONFIGS:
-        return DEFAULT_CONFIGS[name]
-    sms = _sm_count(a.device)
-    return pick_by_waves(a.shape[0], b.shape[1], DEFAULT_CONFIGS[name], SMALL_CONFIGS[name], sms, SMALL_RATE)
+    (m, k), n = a.shape, b.shape[1]
+    return tuning.choose(name, layout_code(a, b), m, n, k, _sm_count(a.device))
+
+
+def layout_code(a: Any, b: Any) -> str:
+    """``"NN"``, ``"NT"``, ``"TN"`` or ``"TT"``: N for a row-major operand, T for a column-major one (the
+    transpose of a row-major matrix); an operand that is neither counts as row-major (it is copied so)."""
+    return ("T" if _layout(a) == "col" else "N") + ("T" if _layout(b) == "col" else "N")
 
 
 def _check(a: Any, b: Any, out: Any, out_dtype: Any) -> tuple[int, int, int, Any]:
@@ -334,14 +477,41 @@ def _check(a: Any, b: Any, out: Any, out_dtype: Any) -> tuple[int, int, int, Any
                 f"out must be a {m}×{n} {_dtype_name(out_dtype)} tensor on {a.device}; got "
                 f"{tuple(out.shape)} {_dtype_name(out.dtype)} on {out.device}"
             )
-        if out.numel() and any(
-            t.numel() and out.untyped_storage().data_ptr() == t.untyped_storage().data_ptr() for t in (a, b)
-        ):
-            raise ValueError("out shares memory with A or B; the product cannot be written in place")
+        _check_not_aliased(a, b, out)
     if fp8 and a.device.type == "cuda" and torch.cuda.get_device_capability(a.device) < (9, 0):
         major, minor = torch.cuda.get_device_capability(a.device)
         raise ValueError(f"fp8 inputs need compute capability 9.0 or newer (Hopper); this GPU has {major}.{minor}")
     return m, n, k, out_dtype
+
+
+def _check_not_aliased(a: Any, b: Any, out: Any) -> None:
+    if out.numel() and any(
+        t.numel() and out.untyped_storage().data_ptr() == t.untyped_storage().data_ptr() for t in (a, b)
+    ):
+        raise ValueError("out shares memory with A or B; the product cannot be written in place")
+
+
+#: Plans of the products seen so far, by everything a plan depends on (see :func:`_plan_key`): a call of a shape
+#: and layout seen before skips the checks, the choice of configuration and Triton's argument binding.
+_PLANS: dict[tuple, Any] = {}
+
+#: At most this many plans are kept (the oldest is dropped); each holds a few small Python objects, no tensors.
+MAX_PLANS = 1024
+
+
+def _plan_key(a: Any, b: Any, out: Any, out_dtype: Any, config: Any) -> tuple:
+    # Shapes, strides, types, devices and the 16-byte alignment of the base addresses decide every choice a plan
+    # makes; the addresses themselves do not (descriptors are rebuilt for each call's tensors).
+    if out is None:
+        o = None
+        align = (a.data_ptr() | b.data_ptr()) & 15
+    else:
+        o = (out.shape, out.stride(), out.dtype, out.get_device())
+        align = (a.data_ptr() | b.data_ptr() | out.data_ptr()) & 15
+    return (
+        a.shape, a.stride(), a.dtype, a.get_device(), b.shape, b.stride(), b.dtype, b.get_device(),
+        o, out_dtype, config, align, interpreting(),
+    )  # fmt: skip
 
 
 def matmul(
@@ -355,10 +525,14 @@ def matmul(
 ) -> Any:
     """``alpha * (A @ B)`` by a Triton kernel, accumulated in float32 and rounded once to the output type.
 
+    The first call of a shape, layout and type checks its inputs and makes a *plan* (the configuration, which
+    operands to copy, the compiled kernel and its argument list); later calls of the same shape and layout run
+    the plan, whose host cost is a dictionary look-up, the descriptors of this call's tensors and the launch.
+
     Args:
         a: An M×K matrix (torch tensor) of float16, bfloat16, float32 or float8_e4m3fn; any strides.
-        b: A K×N matrix of the same type and device. Transposed views are fine (and for fp8, required: B
-            must be column-major, e.g. ``w.t()`` for a row-major N×K ``w``).
+        b: A K×N matrix of the same type and device; any strides. Operands a tensor descriptor cannot describe
+            (and, for fp8, operands that are not K-major) are copied first (see :func:`staging`).
         out: Optional M×N tensor to write into (poison it before a test: every element is overwritten).
         out_dtype: Output type; ``out``'s type, else A's type (bfloat16 for fp8 inputs).
         alpha: Scale applied to the float32 accumulator before rounding (the product of FP8 scales, say).
@@ -368,41 +542,317 @@ def matmul(
         The M×N product (``out`` when given).
 
     Raises:
-        TypeError: For a non-tensor, mixed or unsupported element types.
+        TypeError: For a non-tensor, mixed or unsupported element types, a ``config`` that is not a Config.
         ValueError: For shapes that do not conform, tensors on different devices, CPU tensors without the
             interpreter, an ``out`` of the wrong shape, type or device (or sharing memory with A or B), a
-            ``config`` naming the TMA kernel for operands it cannot describe, fp8 where unsupported.
+            TMA or split-K ``config`` on a GPU without TMA, fp8 with the blocked kernel or where unsupported.
     """
-    torch = _torch()
+    try:
+        key = _plan_key(a, b, out, out_dtype, config)
+        plan = _PLANS.get(key)
+    except (AttributeError, TypeError):  # not tensors, or an unhashable config: the checks below say what is wrong
+        key, plan = None, None
+    if plan is not None:
+        if out is not None:
+            _check_not_aliased(a, b, out)
+        return plan(a, b, out, alpha)
     m, n, k, out_dtype = _check(a, b, out, out_dtype)
-    if out is None:
-        out = torch.empty((m, n), dtype=out_dtype, device=a.device)
-    if m == 0 or n == 0:
-        return out
-    if k == 0:
-        return out.zero_()
-    fp8 = _dtype_name(a.dtype) == "float8_e4m3fn"
-    if config is None:
-        config = default_config(a, b, out)
-        if fp8 and config.kernel != "tma":
-            raise ValueError(f"fp8 needs the TMA kernel: {tma_refusal(a, b, out)}")
-    if not isinstance(config, Config):
+    if config is not None and not isinstance(config, Config):
         raise TypeError(f"config must be a Config; got {type(config).__name__}")
-    if config.kernel == "tma":
-        reason = tma_refusal(a, b, out)
-        if reason is not None:
-            raise ValueError(f"config {config.label!r} names the TMA kernel, but {reason}")
-    elif fp8:
-        raise ValueError("fp8 inputs need the 'tma' kernel (Hopper reads 8-bit MMA operands only along K)")
-    target = _staged(out)
-    launch = _launch_tma if config.kernel == "tma" else _launch_blocked
-    with warnings.catch_warnings():
-        # triton 3.6's interpreter converts one-element arrays to ints, which numpy deprecated (see pyproject.toml)
-        warnings.filterwarnings("ignore", "Conversion of an array with ndim > 0", DeprecationWarning)
-        _LAST["kernel"] = launch(a, b, target, m, n, k, float(alpha), config)
-    if target is not out:
-        out.copy_(target)
-    return out
+    plan = _Plan(a, b, out, out_dtype, config, m, n, k)
+    if key is not None:
+        if len(_PLANS) >= MAX_PLANS:
+            _PLANS.pop(next(iter(_PLANS)))
+        _PLANS[key] = plan
+    return plan(a, b, out, alpha)
+
+
+def clear_plans() -> None:
+    """Forget every plan (the next call of each shape checks and chooses again)."""
+    _PLANS.clear()
+
+
+def _round_up(x: int, to: int) -> int:
+    return -(-x // to) * to
+
+
+def _aligned_copy(t: Any, col_major: bool) -> Any:
+    """A copy of ``t`` in a fresh buffer whose rows (or, ``col_major``, columns) start on 16-byte boundaries."""
+    torch = _torch()
+    rows, cols = t.shape
+    per16 = max(1, 16 // t.element_size())
+    if col_major:
+        buf = torch.empty((cols, _round_up(max(rows, 1), per16)), dtype=t.dtype, device=t.device)
+        view = buf[:, :rows].t()
+    else:
+        buf = torch.empty((rows, _round_up(max(cols, 1), per16)), dtype=t.dtype, device=t.device)
+        view = buf[:, :cols]
+    view.copy_(t)
+    return view
+
+
+def _fast_descriptor(base: Any, shape: list[int], strides: list[int], block: list[int]) -> Any:
+    """A ``TensorDescriptor`` without its constructor's checks (the plan made them on its first call)."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    desc = object.__new__(TensorDescriptor)
+    desc.base, desc.shape, desc.strides, desc.block_shape, desc.padding = base, shape, strides, block, "zero"
+    return desc
+
+
+class _Plan:
+    """How one shape, layout and type is multiplied: made once by :func:`matmul`, called for every product of
+    that kind. It holds no tensors: the tensors of each call are passed in."""
+
+    def __init__(self, a: Any, b: Any, out: Any, out_dtype: Any, config: Config | None, m: int, n: int, k: int):
+        self.m, self.n, self.k = m, n, k
+        self.out_dtype = out_dtype
+        self.device = a.device
+        self.fp8 = _dtype_name(a.dtype) == "float8_e4m3fn"
+        self.interpret = interpreting()
+        self.given_config = config
+        out_like = out if out is not None else _OutShape(m, n, out_dtype)
+        if config is None:
+            config = default_config(a, b, out_like)
+        self.config = config
+        if config.kernel == "blocked":
+            if self.fp8:
+                raise ValueError(
+                    "fp8 inputs need the 'tma' or 'splitk' kernel (Hopper reads 8-bit MMA operands only along K)"
+                )
+        else:
+            reason = _hopper_refusal(a)
+            if reason is not None:
+                raise ValueError(f"config {config.label!r} names a TMA kernel, but {reason}")
+        self.sms = _sm_count(a.device)
+        stage = staging(a, b, out_like, config)
+        self.staged = stage
+        a_layouts, b_layouts = _operand_layouts(a)
+        self.stage_a = stage["A"] is not None
+        self.stage_b = stage["B"] is not None
+        self.stage_c = stage["C"] is not None
+        self.a_col_major_copy = a_layouts == ("col",)
+        self.b_col_major_copy = b_layouts == ("col",)
+        # The storage order the kernel sees (after any copy).
+        self.a_row = True if self.stage_a else _layout(a) == "row"
+        self.b_row = (not self.b_col_major_copy) if self.stage_b else _layout(b) == "row"
+        self.split = 1
+        if config.kernel == "splitk":
+            split = split_for(m, n, k, config, self.sms)
+            k_per = _round_up(-(-k // split), config.block_k)
+            self.split = -(-k // k_per)  # no empty slices
+            self.k_per = k_per
+        # The type the kernel stores: under the interpreter a bf16 output is written as float32 (see _staged).
+        stored = "float32" if self.interpret and _dtype_name(out_dtype) == "bfloat16" else _dtype_name(out_dtype)
+        self.tl_out = _tl_dtype(stored)
+        self.upcast = _upcast(a)
+        self.compiled: Any = None  # the compiled kernels of the first call, for the fast launch
+        self.fast = False
+        self.fast_failed = False  # the direct launch raised once: this plan keeps to Triton's JIT launch
+        if config.kernel == "blocked":
+            for name, t in (("A", a), ("B", b), ("C", out_like)):
+                reach = sum((size - 1) * abs(stride) for size, stride in zip(t.shape, t.stride(), strict=True))
+                if reach > MAX_BLOCKED_OFFSET:
+                    raise ValueError(
+                        f"{name} spans {reach + 1} elements; the blocked kernel's 32-bit offsets reach "
+                        f"{MAX_BLOCKED_OFFSET + 1}: use the 'tma' kernel or split the product"
+                    )
+
+    def __call__(self, a: Any, b: Any, out: Any, alpha: float) -> Any:
+        torch = _torch()
+        m, n, k = self.m, self.n, self.k
+        if out is None:
+            out = torch.empty((m, n), dtype=self.out_dtype, device=a.device)
+        if m == 0 or n == 0:
+            return out
+        if k == 0:
+            return out.zero_()
+        alpha = float(alpha)
+        if self.interpret:
+            with warnings.catch_warnings():
+                # triton 3.6's interpreter converts one-element arrays to ints, which numpy deprecated
+                warnings.filterwarnings("ignore", "Conversion of an array with ndim > 0", DeprecationWarning)
+                return self._run(a, b, out, alpha)
+        return self._run(a, b, out, alpha)
+
+    def _run(self, a: Any, b: Any, out: Any, alpha: float) -> Any:
+        kernel = self.config.kernel
+        if kernel == "blocked":
+            target = _staged(out)
+            _LAST["kernel"] = self._blocked(a, b, target, alpha)
+            if target is not out:
+                out.copy_(target)
+            return out
+        if self.stage_a:
+            a = _aligned_copy(a, self.a_col_major_copy)
+        if self.stage_b:
+            b = _aligned_copy(b, self.b_col_major_copy)
+        if kernel == "tma":
+            target = _aligned_copy_target(out) if self.stage_c else out
+            target = _staged(target)
+            self._tma(a, b, target, alpha)
+        else:
+            target = _staged(out)
+            self._splitk(a, b, target, alpha)
+        if target is not out:
+            out.copy_(target)
+        return out
+
+    def _blocked(self, a: Any, b: Any, out: Any, alpha: float) -> Any:
+        config, m, n, k = self.config, self.m, self.n, self.k
+        grid = (triton.cdiv(m, config.block_m) * triton.cdiv(n, config.block_n),)
+        return _jitted("blocked")[grid](
+            a, b, out, m, n, k,
+            a.stride(0), a.stride(1), b.stride(0), b.stride(1), out.stride(0), out.stride(1), alpha,
+            BLOCK_M=config.block_m, BLOCK_N=config.block_n, BLOCK_K=config.block_k, GROUP_M=config.group_m,
+            OUT_DTYPE=self.tl_out, PRECISION="ieee" if _dtype_name(a.dtype) == "float32" else "tf32",
+            UPCAST=self.upcast, num_stages=config.num_stages, num_warps=config.num_warps,
+        )  # fmt: skip
+
+    def _descriptors(self, a: Any, b: Any, fast: bool) -> tuple[Any, Any, int, int]:
+        from triton.tools.tensor_descriptor import TensorDescriptor
+
+        make = _fast_descriptor if fast else TensorDescriptor
+        bm, bn, bk = self.config.block_m, self.config.block_n, self.config.block_k
+        m, n, k = self.m, self.n, self.k
+        if self.a_row:
+            lda = a.stride(0) if m > 1 else max(k, 1)
+            a_desc = make(a, [m, k], [lda, 1], [bm, bk])
+        else:
+            lda = a.stride(1) if k > 1 else max(m, 1)
+            a_desc = make(a.t(), [k, m], [lda, 1], [bk, bm])
+        if self.b_row:
+            ldb = b.stride(0) if k > 1 else max(n, 1)
+            b_desc = make(b, [k, n], [ldb, 1], [bk, bn])
+        else:
+            ldb = b.stride(1) if n > 1 else max(k, 1)
+            b_desc = make(b.t(), [n, k], [ldb, 1], [bn, bk])
+        return a_desc, b_desc, lda, ldb
+
+    def _launch(
+        self,
+        name: str,
+        grid: tuple[int, ...],
+        args: tuple,
+        constants: dict[str, Any],
+        options: tuple[int, int],
+        slot: int,
+    ) -> None:
+        """Launch a kernel: through Triton's JIT the first time (compiling it), then straight through the compiled
+        kernel's launcher, skipping the JIT's argument binding and cache look-up."""
+        compiled = self.compiled[slot] if self.fast and self.compiled is not None else None
+        if compiled is not None and triton.knobs.runtime.launch_enter_hook is None:
+            driver = triton.runtime.driver.active
+            try:
+                compiled.run(
+                    grid[0], grid[1] if len(grid) > 1 else 1, 1, driver.get_current_stream(driver.get_current_device()),
+                    compiled.function, compiled.packed_metadata, None, None, None, *args, *constants.values(),
+                )  # fmt: skip
+                _LAST["kernel"] = compiled
+                return
+            except (TypeError, AttributeError, ValueError):  # a Triton whose launcher differs: use its JIT path
+                self.compiled = None
+                self.fast_failed = True
+        stages, warps = options
+        kernel = _jitted(name)[grid](*args, **constants, num_stages=stages, num_warps=warps)
+        _LAST["kernel"] = kernel
+        if not self.interpret:
+            if self.compiled is None:
+                self.compiled = [None, None]
+            self.compiled[slot] = kernel
+
+    def _tma(self, a: Any, b: Any, out: Any, alpha: float) -> None:
+        config, m, n, k = self.config, self.m, self.n, self.k
+        bm, bn = config.block_m, config.block_n
+        device_desc = config.warp_specialize
+        fast = self.fast and not device_desc
+        if device_desc:
+            a_arg, b_arg, c_arg = a, b, out
+            lda = _leading_stride(a, "row" if self.a_row else "col")
+            ldb = _leading_stride(b, "row" if self.b_row else "col")
+        else:
+            a_arg, b_arg, lda, ldb = self._descriptors(a, b, fast)
+            c_bn = bn // 2 if config.epilogue_subtile else bn
+            make = _fast_descriptor if fast else _checked_descriptor
+            c_arg = make(out, [m, n], [out.stride(0) if m > 1 else n, 1], [bm, c_bn])
+        ldc = out.stride(0) if m > 1 else n
+        grid = (min(self.sms, triton.cdiv(m, bm) * triton.cdiv(n, bn)),)
+        constants = {
+            "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": config.block_k, "GROUP_M": config.group_m,
+            "A_ROW_MAJOR": self.a_row, "B_ROW_MAJOR": self.b_row, "OUT_DTYPE": self.tl_out, "UPCAST": self.upcast,
+            "DEVICE_DESC": device_desc, "EPILOGUE_SUBTILE": config.epilogue_subtile, "FLATTEN": config.flatten,
+            "WARP_SPECIALIZE": config.warp_specialize, "NUM_SMS": self.sms,
+            "MAX_IMPRECISE_ACC": config.fp8_imprecise_acc if self.fp8 else None,
+        }  # fmt: skip
+        args = (a_arg, b_arg, c_arg, m, n, k, lda, ldb, ldc, alpha)
+        with _scratch_allocator(a.device) if device_desc else contextlib.nullcontext():
+            self._launch("tma", grid, args, constants, (config.num_stages, config.num_warps), 0)
+        self.fast = not self.interpret and not device_desc and not self.fast_failed
+
+    def _splitk(self, a: Any, b: Any, out: Any, alpha: float) -> None:
+        torch = _torch()
+        config, m, n, k = self.config, self.m, self.n, self.k
+        fast = self.fast
+        a_desc, b_desc, _, _ = self._descriptors(a, b, fast)
+        tiles = triton.cdiv(m, config.block_m) * triton.cdiv(n, config.block_n)
+        direct = self.split == 1
+        if direct:
+            target, stride_cs, stride_cm, stride_cn = out, 0, out.stride(0), out.stride(1)
+        else:
+            target = torch.empty((self.split, m, n), dtype=torch.float32, device=out.device)
+            stride_cs, stride_cm, stride_cn = m * n, n, 1
+        constants = {
+            "BLOCK_M": config.block_m, "BLOCK_N": config.block_n, "BLOCK_K": config.block_k,
+            "GROUP_M": config.group_m, "A_ROW_MAJOR": self.a_row, "B_ROW_MAJOR": self.b_row,
+            "OUT_DTYPE": self.tl_out, "UPCAST": self.upcast,
+            "MAX_IMPRECISE_ACC": config.fp8_imprecise_acc if self.fp8 else None, "DIRECT": direct,
+        }  # fmt: skip
+        steps = self.k_per // config.block_k
+        args = (a_desc, b_desc, target, m, n, k, self.k_per, steps, stride_cs, stride_cm, stride_cn, alpha)
+        self._launch("splitk", (tiles, self.split), args, constants, (config.num_stages, config.num_warps), 0)
+        if not direct:
+            rm, rn = REDUCE_BLOCK
+            grid = (triton.cdiv(m, rm), triton.cdiv(n, rn))
+            reduce_args = (target, out, m, n, self.split, m * n, out.stride(0), out.stride(1), alpha)
+            reduce_constants = {"BLOCK_M": rm, "BLOCK_N": rn, "OUT_DTYPE": self.tl_out}
+            self._launch("reduce", grid, reduce_args, reduce_constants, (1, 4), 1)
+        self.fast = not self.interpret and not self.fast_failed
+
+
+#: The reduction kernel's tile (rows, columns) for split-K partial sums.
+REDUCE_BLOCK = (32, 128)
+
+
+class _OutShape:
+    """Stands for an output ``matmul`` will allocate (row-major, contiguous) while a plan is made."""
+
+    def __init__(self, m: int, n: int, dtype: Any):
+        self.shape = (m, n)
+        self.dtype = dtype
+        self._stride = (n, 1)
+
+    def stride(self) -> tuple[int, int]:
+        return self._stride
+
+    def element_size(self) -> int:
+        return _torch().empty((), dtype=self.dtype).element_size()
+
+    def data_ptr(self) -> int:
+        return 0  # the caching allocator's blocks are aligned far beyond 16 bytes
+
+
+def _checked_descriptor(base: Any, shape: list[int], strides: list[int], block: list[int]) -> Any:
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    return TensorDescriptor(base, shape, strides, block)
+
+
+def _aligned_copy_target(out: Any) -> Any:
+    """A row-major buffer with 16-byte-aligned rows to write C into, before it is copied to ``out``."""
+    torch = _torch()
+    m, n = out.shape
+    per16 = max(1, 16 // out.element_size())
+    return torch.empty((m, _round_up(n, per16)), dtype=out.dtype, device=out.device)[:, :n]
 
 
 #: The compiled kernel of the most recent launch (for :func:`compiled_summary`).
@@ -419,7 +869,8 @@ PTX_MARKERS = {
 
 
 def compiled_summary(a: Any, b: Any, *, config: Config | None = None) -> dict[str, Any]:
-    """Run the product once and describe the kernel Triton compiled for it.
+    """Run the product once and describe the kernel Triton compiled for it (the main kernel: for a split
+    product, the split-K kernel, not the reduction).
 
     Returns:
         The configuration (a :class:`Config`), registers per thread, spilled registers, shared memory in bytes, the
@@ -431,8 +882,10 @@ def compiled_summary(a: Any, b: Any, *, config: Config | None = None) -> dict[st
     """
     if interpreting():
         raise ValueError("the interpreter compiles nothing; run on a GPU without TRITON_INTERPRET=1")
+    clear_plans()  # so that the product below compiles through the JIT and its kernel is the one described
     out = matmul(a, b, config=config)
-    kernel = _LAST["kernel"]
+    plan = _PLANS.get(_plan_key(a, b, None, None, config))
+    kernel = plan.compiled[0] if plan is not None and plan.compiled else _LAST["kernel"]
     ptx = kernel.asm["ptx"]
     ttgir = kernel.asm["ttgir"]
     lines = [line.strip() for line in ptx.splitlines()]
@@ -461,34 +914,20 @@ def _staged(out: Any) -> Any:
     rounding mode to _convert_float), where compiled code rounds to nearest even; torch rounds the stand-in.
     """
     if interpreting() and _dtype_name(out.dtype) == "bfloat16":
-        return _torch().empty(out.shape, dtype=_torch().float32, device=out.device)
+        m, n = out.shape
+        return _torch().empty((m, _round_up(n, 4)), dtype=_torch().float32, device=out.device)[:, :n]
     return out
 
 
-def _launch_blocked(a: Any, b: Any, out: Any, m: int, n: int, k: int, alpha: float, config: Config) -> Any:
-    for name, t in (("A", a), ("B", b), ("C", out)):
-        reach = sum((size - 1) * abs(stride) for size, stride in zip(t.shape, t.stride(), strict=True))
-        if reach > MAX_BLOCKED_OFFSET:
-            raise ValueError(
-                f"{name} spans {reach + 1} elements; the blocked kernel's 32-bit offsets reach "
-                f"{MAX_BLOCKED_OFFSET + 1}: use the 'tma' kernel or split the product"
-            )
-    grid = (triton.cdiv(m, config.block_m) * triton.cdiv(n, config.block_n),)
-    return _jitted("blocked")[grid](
-        a, b, out, m, n, k,
-        a.stride(0), a.stride(1), b.stride(0), b.stride(1), out.stride(0), out.stride(1), alpha,
-        BLOCK_M=config.block_m, BLOCK_N=config.block_n, BLOCK_K=config.block_k, GROUP_M=config.group_m,
-        OUT_DTYPE=_tl_dtype(_dtype_name(out.dtype)),
-        PRECISION="ieee" if _dtype_name(a.dtype) == "float32" else "tf32",
-        UPCAST=_upcast(a),
-        num_stages=config.num_stages, num_warps=config.num_warps,
-    )  # fmt: skip
+_SM_COUNTS: dict[Any, int] = {}
 
 
 def _sm_count(device: Any) -> int:
     if interpreting():
         return INTERPRETER_SMS
-    return _torch().cuda.get_device_properties(device).multi_processor_count
+    if device not in _SM_COUNTS:
+        _SM_COUNTS[device] = _torch().cuda.get_device_properties(device).multi_processor_count
+    return _SM_COUNTS[device]
 
 
 @contextlib.contextmanager
@@ -506,36 +945,3 @@ def _scratch_allocator(device: Any) -> Iterator[None]:
         yield
     finally:
         _allocation._allocator.reset(token)
-
-
-def _launch_tma(a: Any, b: Any, out: Any, m: int, n: int, k: int, alpha: float, config: Config) -> Any:
-    from triton.tools.tensor_descriptor import TensorDescriptor
-
-    a_row, b_row = _layout(a) == "row", _layout(b) == "row"
-    lda, ldb, ldc = _leading_stride(a, _layout(a)), _leading_stride(b, _layout(b)), _leading_stride(out, "row")
-    bm, bn, bk = config.block_m, config.block_n, config.block_k
-    c_bn = bn // 2 if config.epilogue_subtile else bn
-    device_desc = config.warp_specialize
-    if device_desc:
-        args = (a, b, out)
-    else:
-        # Descriptors over the storage order: a column-major A is the row-major K×M tensor A.T.
-        a_t = a if a_row else a.t()
-        b_t = b if b_row else b.t()
-        args = (
-            TensorDescriptor(a_t, list(a_t.shape), [lda, 1], [bm, bk] if a_row else [bk, bm]),
-            TensorDescriptor(b_t, list(b_t.shape), [ldb, 1], [bk, bn] if b_row else [bn, bk]),
-            TensorDescriptor(out, [m, n], [ldc, 1], [bm, c_bn]),
-        )
-    sms = _sm_count(a.device)
-    grid = (min(sms, triton.cdiv(m, bm) * triton.cdiv(n, bn)),)
-    with _scratch_allocator(a.device) if device_desc else contextlib.nullcontext():
-        return _jitted("tma")[grid](
-            *args, m, n, k, lda, ldb, ldc, alpha,
-            BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=config.group_m,
-            A_ROW_MAJOR=a_row, B_ROW_MAJOR=b_row, OUT_DTYPE=_tl_dtype(_dtype_name(out.dtype)),
-            UPCAST=_upcast(a), DEVICE_DESC=device_desc, EPILOGUE_SUBTILE=config.epilogue_subtile,
-            FLATTEN=config.flatten, WARP_SPECIALIZE=config.warp_specialize, NUM_SMS=sms,
-            MAX_IMPRECISE_ACC=config.fp8_imprecise_acc if _dtype_name(a.dtype) == "float8_e4m3fn" else None,
-            num_stages=config.num_stages, num_warps=config.num_warps,
-        )  # fmt: skip

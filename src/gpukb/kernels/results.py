@@ -11,6 +11,7 @@ so the site builds anywhere.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -454,3 +455,216 @@ def shared_memory_rows(record: TritonGemm) -> list[SharedMemoryRow]:
         model = shared_memory_model(config)
         rows.append(SharedMemoryRow(config, model, reported.get(config), None if limit is None else model <= limit))
     return rows
+
+
+# --- The shape sweep (bench/triton_gemm_sweep.py) -------------------------------------------------------------
+
+#: The committed shape sweep (a record id).
+SWEEP_RECORD_ID = "gemm/triton-gemm-sweep-h100"
+
+#: The sweep's goals: the geometric mean of the ratio to cuBLAS for each 16-bit type, the lowest ratio of any
+#: 16-bit shape, the FP8 ratio to ``_scaled_mm`` (no fast accumulation) on shapes with every dimension ≥
+#: ``FP8_GOAL_MIN_DIM``, and the error relative to the peer's.
+SWEEP_GEOMEAN_GOAL = 0.90
+SWEEP_FLOOR_GOAL = 0.70
+FP8_GOAL = 0.95
+FP8_GOAL_MIN_DIM = 1024
+ERROR_GOAL = 2.0
+
+
+class SweepRow(StrictModel):
+    """One product of the sweep: ``matmul``'s default path against its peer in the same run.
+
+    Attributes:
+        group: ``"square"``, ``"odd"``, ``"llm"``, ``"k-heavy"`` or ``"tall-skinny"``.
+        label: What the shape is, in words (``"Llama-3-8B MLP up 4096→14336"``).
+        layout: ``"NN"``, ``"NT"``... (see :func:`gpukb.kernels.matmul.layout_code`).
+        tuned_on: The shape was its class's representative in the tuning run.
+        config: The configuration ``matmul`` chose; ``split_k`` the K slices it used.
+        staged: The operands copied into 16-byte-aligned buffers first (``"A"``, ``"B"``, ``"C"``).
+        peer: The peer, in words.
+        kernel_ms: The kernel's median time in each round (ms); ``peer_ms`` the peer's.
+        ratio: Peer time over kernel time (means of the rounds' medians): above 1, the kernel was faster.
+        rel_error: Relative Frobenius error of the kernel's output on the sampled rows, against float64;
+            ``peer_rel_error`` the peer's; ``floor`` the float64 product's rounded once to the output type.
+        all_written: No output element was left NaN.
+        error: Why the kernel's case failed; ``peer_error`` why the peer's did.
+        peer_kernels: The GPU kernels one call of the peer launched, by name (``torch.profiler``; products with
+            M ≤ 512 only); ``kernels`` the same for ``matmul``.
+    """
+
+    dtype: str
+    group: str
+    label: str
+    layout: str
+    m: int = Field(gt=0)
+    n: int = Field(gt=0)
+    k: int = Field(gt=0)
+    tuned_on: bool
+    config: Config | None
+    split_k: int | None
+    staged: list[str]
+    peer: str
+    kernel_ms: list[float]
+    peer_ms: list[float]
+    ratio: float | None
+    kernel_tflops: float | None
+    peer_tflops: float | None
+    rel_error: float | None
+    peer_rel_error: float | None
+    floor: float | None
+    all_written: bool | None
+    error: str | None = None
+    peer_error: str | None = None
+    peer_kernels: list[str] | None = None
+    kernels: list[str] | None = None
+
+    @property
+    def error_ratio(self) -> float | None:
+        """The kernel's error over the peer's (``None`` where either is missing or the peer's is zero)."""
+        if self.rel_error is None or not self.peer_rel_error:
+            return None
+        return self.rel_error / self.peer_rel_error
+
+
+class HostRow(StrictModel):
+    """Host cost of back-to-back calls of one tiny product.
+
+    Attributes:
+        what: The call, in words.
+        wall_us: Wall time of ``calls`` back-to-back calls, ended by one synchronize, per call (µs).
+        enqueue_us: Wall time until the last call returned, before the synchronize, per call (µs).
+        kernel_us: The device time of one call, from CUDA-graph replays of the same call (µs).
+        host_us: ``wall_us - kernel_us``: the issue's measure of host time per call.
+    """
+
+    what: str
+    wall_us: float
+    enqueue_us: float
+    kernel_us: float
+    host_us: float
+
+
+class HostPath(StrictModel):
+    """The host path: ``calls`` back-to-back calls of a tiny product of an already-seen shape."""
+
+    shape: tuple[int, int, int]
+    dtype: str
+    calls: int
+    rows: list[HostRow]
+
+
+class LayoutCheck(StrictModel):
+    """One product on the GPU in a given layout (or strided view) into a NaN-poisoned output, against float64,
+    next to cuBLAS's error on the same product."""
+
+    what: str
+    dtype: str
+    shape: tuple[int, int, int]
+    config: Config | None
+    staged: list[str]
+    all_written: bool | None
+    rel_error: float | None
+    peer_rel_error: float | None
+    error: str | None = None
+
+
+class TritonGemmSweep(Record):
+    """A run of ``bench/triton_gemm_sweep.py``: the Triton GEMM's default path across shapes it was and was not
+    tuned on, in bf16, fp16 and FP8, against cuBLAS in the same run; its host path; layout checks.
+
+    Attributes:
+        timing: How products were timed, in words.
+        error_rows: Rows of C sampled for the errors against float64.
+        tuning: The tuning table in use (its file under ``gpukb/data/kernels/``), made earlier in the same run.
+    """
+
+    kind: Literal["kernels.triton-gemm-sweep"] = "kernels.triton-gemm-sweep"
+    schema_version: Literal[1] = 1
+    timing: str
+    inputs: str
+    error_rows: int
+    tuning: str
+    host: HostPath | None
+    checks: list[LayoutCheck]
+    rows: list[SweepRow]
+
+
+def sweep_committed() -> TritonGemmSweep:
+    """The committed shape sweep (:data:`SWEEP_RECORD_ID`)."""
+    return load(SWEEP_RECORD_ID, expect=TritonGemmSweep)
+
+
+def _geomean(values: list[float]) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+@dataclass(frozen=True)
+class SweepGoalRow:
+    """The sweep's goal for one input type, from its measured rows.
+
+    Attributes:
+        dtype: The input type.
+        scope: Which rows count, in words.
+        rows: The rows that count (measured, with a ratio).
+        geomean: Geometric mean of their ratios to the peer.
+        lowest: The row with the lowest ratio.
+        goal: What is asked, in words; ``met`` whether the rows meet it.
+        worst_error_ratio: The largest kernel error over peer error among the type's rows.
+        errors_met: Every row's error is within :data:`ERROR_GOAL` times the peer's.
+    """
+
+    dtype: str
+    scope: str
+    rows: tuple[SweepRow, ...]
+    geomean: float
+    lowest: SweepRow
+    goal: str
+    met: bool
+    worst_error_ratio: float
+    errors_met: bool
+
+
+def sweep_goal_rows(record: TritonGemmSweep) -> list[SweepGoalRow]:
+    """The goal per input type: bf16 and fp16 over all their rows (geometric mean ≥ :data:`SWEEP_GEOMEAN_GOAL`,
+    none below :data:`SWEEP_FLOOR_GOAL`); FP8 over the rows with every dimension ≥ :data:`FP8_GOAL_MIN_DIM`
+    (each ≥ :data:`FP8_GOAL`). Errors: every row of the type within :data:`ERROR_GOAL` times the peer's.
+
+    Raises:
+        ValueError: If a type has no measured row.
+    """
+    out = []
+    for dtype in ("bfloat16", "float16", "float8_e4m3fn"):
+        typed = [r for r in record.rows if r.dtype == dtype]
+        measured = [r for r in typed if r.ratio is not None]
+        fp8 = dtype == "float8_e4m3fn"
+        if fp8:
+            counted = [r for r in measured if min(r.m, r.n, r.k) >= FP8_GOAL_MIN_DIM]
+            scope = f"shapes with every dimension ≥ {FP8_GOAL_MIN_DIM}"
+            goal = f"each ≥ {FP8_GOAL}"
+        else:
+            counted = measured
+            scope = "every shape"
+            goal = f"geometric mean ≥ {SWEEP_GEOMEAN_GOAL}, none below {SWEEP_FLOOR_GOAL}"
+        if not counted:
+            raise ValueError(f"the sweep of {record.run.date} has no measured {dtype} row")
+        ratios = [r.ratio for r in counted if r.ratio is not None]
+        geomean = _geomean(ratios)
+        lowest = min(counted, key=lambda r: r.ratio or 0.0)
+        low = lowest.ratio or 0.0
+        met = low >= FP8_GOAL if fp8 else geomean >= SWEEP_GEOMEAN_GOAL and low >= SWEEP_FLOOR_GOAL
+        errors = [r.error_ratio for r in typed if r.error_ratio is not None]
+        worst = max(errors) if errors else math.nan
+        out.append(
+            SweepGoalRow(
+                dtype=dtype, scope=scope, rows=tuple(counted), geomean=geomean, lowest=lowest, goal=goal, met=met,
+                worst_error_ratio=worst, errors_met=bool(errors) and worst <= ERROR_GOAL,
+            )
+        )  # fmt: skip
+    return out
+
+
+def losing_rows(record: TritonGemmSweep, below: float = SWEEP_GEOMEAN_GOAL) -> list[SweepRow]:
+    """The measured rows whose ratio to the peer is below ``below``, lowest first."""
+    rows = [r for r in record.rows if r.ratio is not None and r.ratio < below]
+    return sorted(rows, key=lambda r: r.ratio or 0.0)

@@ -35,11 +35,19 @@ KINDS = {
     "kernels.triton-gemm": "gpukb.kernels.results:TritonGemm",
     "site.gpu-tests": "gpukb.site.gpu_tests:GpuTestRun",
     "site.snippet-runs": "gpukb.site.snippet_runs:SnippetRuns",
-    # anchor:cuda
-    # anchor:attention
+    "cuda.device": "gpukb.cuda.results:DeviceFacts",
+    "cuda.occupancy-check": "gpukb.cuda.results:OccupancyCheck",
+    "cuda.copy-width": "gpukb.cuda.results:CopyWidth",
+    "cuda.transfers": "gpukb.cuda.results:Transfers",
+    "cuda.kernels": "gpukb.cuda.results:KernelBench",
+    "attention.flash-forward": "gpukb.attention.results:FlashForward",
+    # anchor:sequences
+    "distributed.collectives": "gpukb.distributed.results:CollectiveBandwidth",
+    "distributed.fsdp-single-gpu": "gpukb.distributed.results:FsdpSingleGpu",
     # anchor:distributed
-    # anchor:cudnn
-    # anchor:gemm-sweep
+    "cudnn.conv-forward": "gpukb.cudnn.results:ConvForward",  # anchor:cudnn
+    "kernels.gemm-tuning": "gpukb.kernels.tuning:GemmTuning",
+    "kernels.triton-gemm-sweep": "gpukb.kernels.results:TritonGemmSweep",
 }
 # --8<-- [end:kinds]
 

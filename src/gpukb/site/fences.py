@@ -46,10 +46,12 @@ PAGE_LAYERS = {
     "performance": "gpukb.bench.pages",
     "datasets": "gpukb.datasets.pages",
     "about": "gpukb.site.pages",
-    # anchor:cuda
-    # anchor:attention
+    "cuda": "gpukb.cuda.pages",
+    "attention": "gpukb.attention.pages",
+    "sequences": "gpukb.sequences.pages",
+    "distributed": "gpukb.distributed.pages",
     # anchor:distributed
-    # anchor:cudnn
+    "cudnn": "gpukb.cudnn.pages",  # anchor:cudnn
 }
 #: Folders of pages that render nothing from code, and why.
 NO_PAGE_LAYER = {"reference": "the API reference, rendered from docstrings by mkdocstrings"}

@@ -17,20 +17,11 @@ _INCLUDE = re.compile(r"""^\s*-+8<-+[ \t]+(?P<quote>["'])(?P<target>.+?)(?P=quot
 #: pymdownx.snippets' block form (a ``--8<--`` line, paths, a ``--8<--`` line): refused, the one-line form is checked.
 BLOCK_MARKER = re.compile(r"^\s*;*-+8<-+\s*$")
 
-#: Where included files may come from: snippets (each has a check in tests/<topic>/test_snippets.py, whatever its
-#: suffix) and the library (its modules are tested; its data files are validated by the schema models).
+#: Where included files may come from, and nowhere else: snippets (each has a check in tests/<topic>/test_snippets.py,
+#: whatever its suffix) and the library (its modules are tested; its data files are validated by the schema models).
+#: A page that explains a test or a bench script describes it in prose and names its path; it does not show it.
 INCLUDE_ROOTS = ("snippets/", "src/gpukb/")
 
-# --8<-- [start:shown-files]
-#: Files outside :data:`INCLUDE_ROOTS` that one page may show, and why: the contributing page shows the pattern
-#: a chapter copies from the real files. Each is itself checked by the suite.
-SHOWN_FILES = {
-    "tests/kernels/test_snippets.py": "a test module: the suite runs it",
-    "tests/test_snippets.py": "a test module: the suite runs it",
-    "bench/formats_codec_speed.py": "a bench script: tests/site/test_architecture.py holds it to gpukb.records, and "
-    "its record is validated on load",
-}
-# --8<-- [end:shown-files]
 _SECTION_MARK = re.compile(r"--8<--\s*\[(?P<edge>start|end):(?P<name>[\w-]+)\]")
 
 
@@ -112,7 +103,7 @@ def include_problem(target: str, root: Path | None = None) -> tuple[str, str] | 
     parts = path.replace("\\", "/").split("/")
     if path.startswith(("/", "\\")) or "\\" in path or ".." in parts or "." in parts or re.match(r"^\w+:", path):
         return "include-path", f"include {target!r}: write the path from the repository root, without '..' or '.'"
-    if not path.startswith(INCLUDE_ROOTS) and path not in SHOWN_FILES:
+    if not path.startswith(INCLUDE_ROOTS):
         return "include-path", f"include {target!r}: includes must come from {list(INCLUDE_ROOTS)}"
     if root is None:
         return None

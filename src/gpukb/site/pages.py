@@ -67,15 +67,16 @@ def schema_table() -> str:
 
 
 def lint_rules() -> str:
-    """What the fence lint refuses, from its own rule list, and the files outside snippets/ and src/ a page may
-    show, with the reason for each."""
+    """What the fence lint refuses, from its own rule list, and where includes may come from."""
     from gpukb.site.fences import RULES
-    from gpukb.site.includes import INCLUDE_ROOTS, SHOWN_FILES
+    from gpukb.site.includes import INCLUDE_ROOTS
 
     table = markdown_table(["rule", "refuses"], [[f"`{rule}`", what] for rule, what in RULES.items()])
     roots = " and ".join(f"`{r}`" for r in INCLUDE_ROOTS)
-    shown = "\n".join(f"- `{path}`: {why}" for path, why in SHOWN_FILES.items())
-    return f"{table}\n\nIncludes come from {roots}; the only other files a page may show are:\n\n{shown}\n"
+    return (
+        f"{table}\n\nIncludes come from {roots} and nowhere else: a test or a bench script is described in prose "
+        "with its path, never shown.\n"
+    )
 
 
 def fuzz_budget() -> str:

@@ -27,6 +27,12 @@ DATA_FILES = (
     ("datasets/people.toml", "dataset", "gpukb.datasets.catalog:Dataset"),
     ("fuzz.toml", "target", "gpukb.site.breaking:FuzzTarget"),
     ("mutation.toml", "run", "gpukb.site.breaking:MutationRun"),
+    ("cuda/limits.toml", "capability", "gpukb.cuda.limits:Capability"),
+    ("sequences/lstm_example.toml", "example", "gpukb.sequences.worked_example:LstmExample"),
+    ("sequences/bleu_examples.toml", "example", "gpukb.sequences.bleu:BleuExample"),
+    ("cudnn/facts.toml", "fact", "gpukb.cudnn.facts:Fact"),  # anchor:cudnn
+    ("cudnn/resnet50_layers.toml", "layer", "gpukb.cudnn.layers:Layer"),
+    ("cudnn/small_cnn.toml", "example", "gpukb.cudnn.cnn:Network"),
 )
 
 

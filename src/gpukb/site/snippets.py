@@ -155,6 +155,7 @@ def run_cuda_snippet(path: Path, args: Sequence[str] = (), timeout: float = 300)
     return proc.stdout
 
 
+# --8<-- [start:run-snippet]
 def run_snippet(path: Path, timeout: float = 300, args: Sequence[str] = ()) -> str:
     """Run a snippet and return what it printed: ``python path`` for ``.py``, nvcc + the GPU for ``.cu``.
 
@@ -183,3 +184,4 @@ def run_snippet(path: Path, timeout: float = 300, args: Sequence[str] = ()) -> s
     if proc.returncode != 0:
         raise SnippetError(f"{path} exited with status {proc.returncode}:\n{proc.stderr}")
     return proc.stdout
+    # --8<-- [end:run-snippet]

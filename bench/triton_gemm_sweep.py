@@ -1,0 +1,474 @@
+"""The Triton GEMM across shapes: tune a table by shape class, then sweep shapes against cuBLAS, in one run.
+
+Run from the repository root on a machine with a Hopper GPU::
+
+    python bench/triton_gemm_sweep.py OUT_DIR [--budget SECONDS]
+
+It writes, through ``gpukb.records``:
+
+* ``OUT_DIR/gemm-tuning-h100.json`` (kind ``kernels.gemm-tuning``): for each shape class of the sweep's shapes
+  (input type, layout, buckets of M, N and K: ``gpukb.kernels.tuning``), every candidate timed on one
+  representative shape of the class, and the fastest; the committed copy is ``gpukb/data/kernels/``.
+* ``OUT_DIR/triton-gemm-sweep-h100.json`` (kind ``kernels.triton-gemm-sweep``): with that table in use,
+  ``matmul``'s default path on every shape against ``torch.matmul`` (cuBLAS) or, for FP8,
+  ``torch._scaled_mm(use_fast_accum=False)``, in the same process; the error of both against a float64
+  product on sampled rows; the host time of back-to-back calls of a tiny product; layout checks.
+
+Timing: ``triton.testing.do_bench`` medians (its own warm-up, the L2 cache cleared before every call), two
+rounds, kernel first then peer first, the ratio from the means of the rounds' medians. Inputs: ``torch.randn``
+(standard normal), fresh per shape; outputs poisoned with NaN first. Partial results are written after every
+case (``OUT_DIR/partial-*.json``), so a run stopped by its time limit still leaves what it measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+try:
+    import gpukb  # noqa: F401
+except ImportError:  # a checkout on a machine where gpukb is not installed
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+
+#: Rows of C sampled for the errors against float64.
+ERROR_ROWS = 64
+#: do_bench settings (ms): short, since the sweep is long and the GPU time scarce.
+WARMUP_MS, REP_MS = 5, 20
+TUNE_WARMUP_MS, TUNE_REP_MS = 3, 12
+#: The tiny product of the host-path measurement, and how many back-to-back calls.
+HOST_SHAPE, HOST_CALLS = (64, 64, 64), 1000
+
+# The shapes live with the kernel (gpukb.kernels.matmul_sweep), where `gpukb bench` finds them too.
+from gpukb.kernels.matmul_sweep import NT_SHAPES as NT_CASES  # noqa: E402
+from gpukb.kernels.matmul_sweep import fp8_shapes, fp16_shapes, shapes  # noqa: E402
+
+
+class Budget:
+    """Seconds left before the run's own deadline (phases skip what would not fit)."""
+
+    def __init__(self, seconds: float):
+        self.end = time.perf_counter() + seconds
+
+    def left(self) -> float:
+        return self.end - time.perf_counter()
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    return f"{type(err).__name__}: {text[0] if text else ''}"[:300]
+
+
+def _operands(torch: Any, dtype: Any, m: int, n: int, k: int, layout: str) -> tuple[Any, Any]:
+    make = torch.float8_e4m3fn if dtype == torch.float8_e4m3fn else None
+    base = torch.bfloat16 if make else dtype
+    a = (
+        torch.randn(m, k, device="cuda", dtype=base)
+        if layout[0] == "N"
+        else torch.randn(k, m, device="cuda", dtype=base).t()
+    )
+    b = (
+        torch.randn(k, n, device="cuda", dtype=base)
+        if layout[1] == "N"
+        else torch.randn(n, k, device="cuda", dtype=base).t()
+    )
+    if make:
+        a, b = a.to(make), b.to(make)
+    return a, b
+
+
+def _bench(fn: Any, warmup: float, rep: float) -> float:
+    import triton
+
+    return float(triton.testing.do_bench(fn, warmup=warmup, rep=rep, return_mode="median"))
+
+
+def _tflops(m: int, n: int, k: int, ms: float | None) -> float | None:
+    return None if not ms else 2 * m * n * k / (ms * 1e-3) / 1e12
+
+
+#: Products with M up to this get the names of the GPU kernels each side launched (torch.profiler).
+PROFILE_MAX_M = 512
+
+
+def _kernel_names(torch: Any, fn: Any) -> list[str] | None:
+    """The CUDA kernels one call of ``fn`` launches, by name, in launch order (``None`` where profiling fails)."""
+    try:
+        from torch.profiler import ProfilerActivity, profile
+
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            fn()
+            torch.cuda.synchronize()
+        names = [e.name for e in prof.events() if e.device_type.name == "CUDA"]
+        return [name[:160] for name in dict.fromkeys(names)]
+    except Exception:
+        return None
+
+
+def _write(path: Path, data: Any) -> None:
+    path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+
+
+def tune(torch: Any, out_dir: Path, budget: Budget) -> dict:
+    """Time every candidate of each shape class of the sweep on the class's first shape; keep the fastest."""
+    from gpukb.kernels import tuning
+    from gpukb.kernels.configs import split_for
+    from gpukb.kernels.matmul import _sm_count, clear_plans, layout_code, matmul
+
+    sms = _sm_count(torch.device("cuda"))
+    work: list[tuple[str, str, tuple[int, int, int]]] = []
+    seen = set()
+    for dtype, cases in (("bfloat16", shapes()), ("float8_e4m3fn", fp8_shapes())):
+        layout = "NT" if dtype == "float8_e4m3fn" else "NN"
+        for _, _, m, n, k in cases:
+            cls = tuning.ShapeClass.of(dtype, layout, m, n, k)
+            if cls not in seen:
+                seen.add(cls)
+                work.append((dtype, layout, (m, n, k)))
+    classes = []
+    partial = out_dir / "partial-tuning.json"
+    for dtype, layout, (m, n, k) in work:
+        if budget.left() < 140:
+            print(f"tune: stopping, {budget.left():.0f} s left", flush=True)
+            break
+        tdtype = getattr(torch, dtype)
+        a, b = _operands(torch, tdtype, m, n, k, layout)
+        assert layout_code(a, b) == layout
+        out_dtype = torch.bfloat16 if dtype == "float8_e4m3fn" else tdtype
+        c = torch.empty(m, n, device="cuda", dtype=out_dtype)
+        trials = []
+        for config in tuning.candidates(dtype, m):
+            trial: dict = {"config": config.as_dict(), "split_k": None, "ms": None, "error": None}
+            try:
+                if config.kernel == "splitk":
+                    trial["split_k"] = split_for(m, n, k, config, sms)
+                matmul(a, b, out=c, config=config)
+                run = lambda a=a, b=b, c=c, cfg=config: matmul(a, b, out=c, config=cfg)  # noqa: E731
+                trial["ms"] = _bench(run, TUNE_WARMUP_MS, TUNE_REP_MS)
+            except Exception as err:  # a candidate that does not compile or fit is recorded, not fatal
+                trial["error"] = _first_line(err)
+            trials.append(trial)
+        try:
+            if dtype == "float8_e4m3fn":
+                one = torch.ones((), device="cuda")
+                peer = lambda a=a, b=b, one=one: torch._scaled_mm(  # noqa: E731
+                    a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16
+                )
+            else:
+                peer = lambda a=a, b=b, c=c: torch.matmul(a, b, out=c)  # noqa: E731
+            cublas_ms: float | None = _bench(peer, TUNE_WARMUP_MS, TUNE_REP_MS)
+        except Exception:
+            cublas_ms = None
+        timed = [t for t in trials if t["ms"] is not None]
+        if not timed:
+            print(f"tune {dtype} {layout} {m}x{n}x{k}: no candidate ran", flush=True)
+            continue
+        best = min(timed, key=lambda t: t["ms"])
+        cls = tuning.ShapeClass.of(dtype, layout, m, n, k)
+        classes.append({
+            "dtype": dtype, "layout": layout, "m_bucket": cls.m, "n_bucket": cls.n, "k_bucket": cls.k,
+            "shape": [m, n, k], "config": best["config"], "trials": trials, "cublas_ms": cublas_ms,
+        })  # fmt: skip
+        label = tuning.Config(**best["config"]).label
+        print(f"tune {dtype} {layout} {m}x{n}x{k}: {label} {best['ms']:.4f} ms (peer {cublas_ms or math.nan:.4f})",
+              flush=True)  # fmt: skip
+        _write(partial, classes)
+    clear_plans()
+    return {
+        "kind": tuning.GemmTuning.kind_name(),
+        "schema_version": tuning.GemmTuning.version(),
+        "edges": {"m": list(tuning.M_EDGES), "n": list(tuning.N_EDGES), "k": list(tuning.K_EDGES)},
+        "timing": f"triton.testing.do_bench(warmup={TUNE_WARMUP_MS}, rep={TUNE_REP_MS}, return_mode='median'), "
+        "L2 cleared before every call; one representative shape per class (the first sweep shape in it)",
+        "classes": classes,
+    }
+
+
+def host_path(torch: Any) -> dict:
+    """Wall time of back-to-back calls of a tiny product (plan already made), and the device time of one."""
+    from gpukb.kernels.matmul import matmul
+
+    m, n, k = HOST_SHAPE
+    a, b = _operands(torch, torch.bfloat16, m, n, k, "NN")
+    c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+    calls = {
+        "matmul(a, b, out=c)": lambda: matmul(a, b, out=c),
+        "matmul(a, b)": lambda: matmul(a, b),
+        "torch.matmul(a, b, out=c) (cuBLAS)": lambda: torch.matmul(a, b, out=c),
+    }
+    rows = []
+    for what, fn in calls.items():
+        for _ in range(20):
+            fn()
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            fn()
+            with torch.cuda.graph(graph):
+                for _ in range(100):
+                    fn()
+        torch.cuda.current_stream().wait_stream(stream)
+        torch.cuda.synchronize()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        graph.replay()
+        start.record()
+        for _ in range(5):
+            graph.replay()
+        end.record()
+        torch.cuda.synchronize()
+        kernel_us = start.elapsed_time(end) * 1e3 / 500
+        best = None
+        for _ in range(3):  # three rounds, the fastest kept (the others met a busy host)
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            for _ in range(HOST_CALLS):
+                fn()
+            t1 = time.perf_counter()
+            torch.cuda.synchronize()
+            t2 = time.perf_counter()
+            wall, enqueue = (t2 - t0) / HOST_CALLS * 1e6, (t1 - t0) / HOST_CALLS * 1e6
+            if best is None or wall < best[0]:
+                best = (wall, enqueue)
+        assert best is not None
+        rows.append({"what": what, "wall_us": round(best[0], 3), "enqueue_us": round(best[1], 3),
+                     "kernel_us": round(kernel_us, 3), "host_us": round(best[0] - kernel_us, 3)})  # fmt: skip
+        print(f"host: {rows[-1]}", flush=True)
+    return {"shape": list(HOST_SHAPE), "dtype": "bfloat16", "calls": HOST_CALLS, "rows": rows}
+
+
+def _errors(torch: Any, out: Any, a: Any, b: Any, rows: Any, alpha: float = 1.0) -> tuple[float, float]:
+    from gpukb.numerics import relative_error
+
+    ref = alpha * (a[rows].double() @ b.double())
+    return relative_error(out[rows], ref), relative_error(ref.to(out.dtype), ref)
+
+
+def layout_checks(torch: Any) -> list[dict]:
+    """Products in every layout, strided views, unaligned strides and outputs, into NaN-poisoned outputs."""
+    from gpukb.kernels.matmul import default_config, matmul, staging
+
+    gen = torch.Generator(device="cuda").manual_seed(1)
+    checks = []
+    bf = torch.bfloat16
+
+    def rnd(*shape: int, dtype: Any = bf) -> Any:
+        return torch.randn(*shape, device="cuda", generator=gen).to(dtype)
+
+    def nan_out(rows: int, cols: int, dtype: Any) -> Any:
+        return torch.full((rows, cols), math.nan, device="cuda", dtype=dtype)
+
+    cases = [
+        ("NN 999×1064×776", bf, lambda: (rnd(999, 776), rnd(776, 1064), None)),
+        ("NT 1000×1064×776", bf, lambda: (rnd(1000, 776), rnd(1064, 776).t(), None)),
+        ("TN 1000×1064×776", bf, lambda: (rnd(776, 1000).t(), rnd(776, 1064), None)),
+        ("TT 1000×1064×776", bf, lambda: (rnd(776, 1000).t(), rnd(1064, 776).t(), None)),
+        ("A a strided view (column stride 2)", torch.float16,
+         lambda: (rnd(513, 1400, dtype=torch.float16)[:, ::2], rnd(700, 333, dtype=torch.float16), None)),
+        ("unaligned rows 1001×1003×1005", bf, lambda: (rnd(1001, 1005), rnd(1005, 1003), None)),
+        ("unaligned out= (a column slice)", bf,
+         lambda: (rnd(512, 1024), rnd(1024, 1000), nan_out(512, 1003, bf)[:, :1000])),
+        ("M=1 (a row vector) 1×4096×4096", bf, lambda: (rnd(1, 4096), rnd(4096, 4096), None)),
+        ("fp8 with B row-major (copied K-major)", torch.float8_e4m3fn,
+         lambda: (rnd(1000, 1536, dtype=torch.float8_e4m3fn), rnd(1536, 1024, dtype=torch.float8_e4m3fn), None)),
+        ("fp8 NT 64×14336×4096 (small M)", torch.float8_e4m3fn,
+         lambda: (rnd(64, 4096, dtype=torch.float8_e4m3fn), rnd(14336, 4096, dtype=torch.float8_e4m3fn).t(), None)),
+    ]  # fmt: skip
+    for what, dtype, make in cases:
+        entry: dict = {"what": what, "dtype": str(dtype).removeprefix("torch."), "config": None, "staged": [],
+                       "all_written": None, "rel_error": None, "peer_rel_error": None, "error": None}  # fmt: skip
+        try:
+            a, b, out = make()
+            m, k = a.shape
+            n = b.shape[1]
+            entry["shape"] = [m, n, k]
+            out_dtype = bf if dtype == torch.float8_e4m3fn else dtype
+            if out is None:
+                out = torch.full((m, n), math.nan, device="cuda", dtype=out_dtype)
+            config = default_config(a, b, out)
+            entry["config"] = config.as_dict()
+            entry["staged"] = [name for name, why in staging(a, b, out, config).items() if why]
+            matmul(a, b, out=out)
+            torch.cuda.synchronize()
+            entry["all_written"] = bool(torch.isfinite(out).all())
+            rows = torch.arange(0, m, max(1, m // ERROR_ROWS), device="cuda")[:ERROR_ROWS]
+            entry["rel_error"], _ = _errors(torch, out, a, b, rows)
+            if dtype == torch.float8_e4m3fn:
+                one = torch.ones((), device="cuda")
+                bk = b if b.stride(0) == 1 else b.t().contiguous().t()
+                peer = torch._scaled_mm(a, bk, scale_a=one, scale_b=one, out_dtype=bf)
+            else:
+                peer = torch.matmul(a, b)
+            entry["peer_rel_error"], _ = _errors(torch, peer, a, b, rows)
+        except Exception as err:
+            entry["error"] = _first_line(err)
+            entry.setdefault("shape", [1, 1, 1])
+        print(f"check {what}: {entry}", flush=True)
+        checks.append(entry)
+    return checks
+
+
+def sweep(torch: Any, out_dir: Path, budget: Budget, tuned_shapes: set) -> list[dict]:
+    """``matmul``'s default path on every shape against its peer, with errors against float64 on sampled rows."""
+    from gpukb.kernels.configs import split_for
+    from gpukb.kernels.matmul import _sm_count, default_config, matmul, staging
+
+    sms = _sm_count(torch.device("cuda"))
+    one = torch.ones((), device="cuda")
+    cases = [("bfloat16", "NN", s) for s in shapes()] + [("bfloat16", "NT", s) for s in NT_CASES]
+    cases += [("float8_e4m3fn", "NT", s) for s in fp8_shapes()] + [("float16", "NN", s) for s in fp16_shapes()]
+    rows_out: list[dict] = []
+    partial = out_dir / "partial-sweep.json"
+    for dtype, layout, (group, label, m, n, k) in cases:
+        if budget.left() < 15:
+            print(f"sweep: stopping, {budget.left():.0f} s left", flush=True)
+            break
+        fp8 = dtype == "float8_e4m3fn"
+        row: dict = {
+            "dtype": dtype, "group": group, "label": label, "layout": layout, "m": m, "n": n, "k": k,
+            "tuned_on": (dtype, layout, (m, n, k)) in tuned_shapes,
+            "config": None, "split_k": None, "staged": [],
+            "peer": "torch._scaled_mm(use_fast_accum=False)" if fp8 else "torch.matmul (cuBLAS)",
+            "kernel_ms": [], "peer_ms": [], "ratio": None, "kernel_tflops": None, "peer_tflops": None,
+            "rel_error": None, "peer_rel_error": None, "floor": None, "all_written": None,
+        }  # fmt: skip
+        a = b = c = c_peer = None
+        try:
+            tdtype = getattr(torch, dtype)
+            a, b = _operands(torch, tdtype, m, n, k, layout)
+            out_dtype = torch.bfloat16 if fp8 else tdtype
+            c = torch.full((m, n), math.nan, device="cuda", dtype=out_dtype)
+            config = default_config(a, b, c)
+            row["config"] = config.as_dict()
+            row["split_k"] = split_for(m, n, k, config, sms) if config.kernel == "splitk" else None
+            row["staged"] = [name for name, why in staging(a, b, c, config).items() if why]
+            matmul(a, b, out=c)
+            torch.cuda.synchronize()
+            row["all_written"] = bool(torch.isfinite(c).all())
+            rows = torch.arange(0, m, max(1, m // ERROR_ROWS), device="cuda")[:ERROR_ROWS]
+            row["rel_error"], row["floor"] = _errors(torch, c, a, b, rows)
+            kernel = lambda a=a, b=b, c=c: matmul(a, b, out=c)  # noqa: E731
+            if fp8:
+                peer = lambda a=a, b=b: torch._scaled_mm(  # noqa: E731
+                    a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16, use_fast_accum=False
+                )
+            else:
+                c_peer = torch.empty(m, n, device="cuda", dtype=out_dtype)
+                peer = lambda a=a, b=b, c_peer=c_peer: torch.matmul(a, b, out=c_peer)  # noqa: E731
+            try:
+                ref_out = peer()
+                ref_out = c_peer if not fp8 else (ref_out[0] if isinstance(ref_out, tuple) else ref_out)
+                row["peer_rel_error"], _ = _errors(torch, ref_out, a, b, rows)
+                del ref_out
+            except Exception as err:
+                row["peer_error"] = _first_line(err)
+                peer = None
+            for order in ((kernel, peer), (peer, kernel)):
+                for fn in order:
+                    if fn is None:
+                        continue
+                    ms = _bench(fn, WARMUP_MS, REP_MS)
+                    (row["kernel_ms"] if fn is kernel else row["peer_ms"]).append(ms)
+            if m <= PROFILE_MAX_M:
+                row["kernels"] = _kernel_names(torch, kernel)
+                if peer is not None:
+                    row["peer_kernels"] = _kernel_names(torch, peer)
+            k_ms = sum(row["kernel_ms"]) / len(row["kernel_ms"])
+            row["kernel_tflops"] = _tflops(m, n, k, k_ms)
+            if row["peer_ms"]:
+                p_ms = sum(row["peer_ms"]) / len(row["peer_ms"])
+                row["peer_tflops"] = _tflops(m, n, k, p_ms)
+                row["ratio"] = p_ms / k_ms
+        except Exception as err:
+            row["error"] = _first_line(err)
+        rows_out.append(row)
+        print(_describe_row(row), flush=True)
+        _write(partial, rows_out)
+        a = b = c = c_peer = kernel = peer = None
+        torch.cuda.empty_cache()
+    return rows_out
+
+
+def _describe_row(row: dict) -> str:
+    from gpukb.kernels.configs import Config
+
+    ratio = "–" if row["ratio"] is None else f"{row['ratio']:.3f}"
+    err = (row["rel_error"] or math.nan) / (row["peer_rel_error"] or math.nan)
+    label = Config(**row["config"]).label if row["config"] else "–"
+    split = f" split {row['split_k']}" if row["split_k"] else ""
+    staged = f" staged {','.join(row['staged'])}" if row["staged"] else ""
+    failed = f" ERROR {row['error']}" if row.get("error") else ""
+    return (
+        f"sweep {row['dtype']} {row['layout']} {row['label']}: ratio {ratio} ({row['kernel_tflops'] or 0:.0f} vs "
+        f"{row['peer_tflops'] or 0:.0f} TFLOP/s) err x{err:.2f} [{label}{split}{staged}]{failed}"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out_dir", type=Path, help="folder to write the tuning table and the sweep record into")
+    parser.add_argument("--budget", type=float, default=280.0, help="seconds the whole run may take")
+    parser.add_argument("--table", type=Path, help="use this tuning table instead of tuning (skips the tuning)")
+    args = parser.parse_args(argv)
+    import torch
+
+    if not torch.cuda.is_available():
+        print("triton_gemm_sweep: no CUDA GPU here; nothing to measure", file=sys.stderr)
+        return 1
+    from gpukb.kernels import tuning
+    from gpukb.kernels.matmul import clear_plans
+    from gpukb.kernels.results import TritonGemmSweep
+    from gpukb.records import describe_run, finished, parse, read, write
+
+    budget = Budget(args.budget)
+    started = time.perf_counter()
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(0)
+    checks = layout_checks(torch)
+    print(f"checks done at {time.perf_counter() - started:.0f} s", flush=True)
+    host = None
+    try:
+        tuning.use_table(None)
+        host = host_path(torch)
+    except Exception as err:
+        print(f"host path failed: {_first_line(err)}", flush=True)
+    if args.table:
+        table = read(args.table, expect=tuning.GemmTuning)
+    else:
+        run = describe_run()
+        data = tune(torch, args.out_dir, budget)
+        data["run"] = finished(run, started).model_dump(mode="json")
+        table = parse(data, "tuning", expect=tuning.GemmTuning)
+        write(table, args.out_dir / tuning.TABLE_FILE)
+    print(f"tuning done at {time.perf_counter() - started:.0f} s: {len(table.classes)} classes", flush=True)
+    tuning.use_table(table.table())
+    clear_plans()  # plans made before hold configurations chosen without the table
+    tuned = {(c.dtype, c.layout, tuple(c.shape)) for c in table.classes}
+    run = describe_run()
+    rows = sweep(torch, args.out_dir, budget, tuned)
+    record = {
+        "kind": TritonGemmSweep.kind_name(),
+        "schema_version": TritonGemmSweep.version(),
+        "timing": f"triton.testing.do_bench(warmup={WARMUP_MS}, rep={REP_MS}, return_mode='median'), L2 cleared "
+        "before every call; two rounds (kernel first, then peer first); ratio from the means of the rounds' medians",
+        "inputs": "torch.randn (standard normal), fresh per shape, rounded to the input type; outputs poisoned with "
+        "NaN before the checked call",
+        "error_rows": ERROR_ROWS,
+        "tuning": tuning.TABLE_FILE,
+        "host": host,
+        "checks": checks,
+        "rows": rows,
+        "run": finished(run, started).model_dump(mode="json"),
+    }
+    path = write(parse(record, "sweep", expect=TritonGemmSweep), args.out_dir / "triton-gemm-sweep-h100.json")
+    print(f"wrote {path} at {time.perf_counter() - started:.0f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

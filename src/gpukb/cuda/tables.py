@@ -1,0 +1,321 @@
+"""The CUDA chapter's tables as ``(headers, rows)``: device facts, the memory hierarchy, the limits by compute
+capability, and the recorded GPU runs (occupancy check, copies, transfers, kernels). Pages render them with
+:mod:`gpukb.cuda.pages`; nothing here is typed in by hand: every number comes from a data file or a record."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from gpukb import records
+from gpukb.cuda import limits
+from gpukb.cuda.occupancy import occupancy
+from gpukb.cuda.results import (
+    COPY_WIDTH_ID,
+    DEVICE_ID,
+    KERNELS_ID,
+    OCCUPANCY_ID,
+    TRANSFERS_ID,
+    CopyWidth,
+    DeviceFacts,
+    KernelBench,
+    OccupancyCheck,
+    Transfers,
+)
+
+Table = tuple[list[str], list[list[object]]]
+
+
+def kib(n: int) -> str:
+    """Bytes as KiB (``233472`` → ``"228 KiB"``), MiB or GiB where whole, else bytes."""
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= size:
+            return f"{n // size} {unit}" if n % size == 0 else f"{n / size:.1f} {unit}"
+    return f"{n:,} B"
+
+
+#: The device facts a page shows: (what, cudaDeviceProp field or cudaDeviceGetAttribute name, how to show it).
+DEVICE_ROWS = (
+    ("compute capability", "major.minor", "text"),
+    ("streaming multiprocessors (SMs)", "multiProcessorCount", "int"),
+    ("warp size (threads)", "warpSize", "int"),
+    ("max threads per block", "maxThreadsPerBlock", "int"),
+    ("max threads per SM", "maxThreadsPerMultiProcessor", "int"),
+    ("max resident blocks per SM", "maxBlocksPerMultiProcessor", "int"),
+    ("32-bit registers per SM", "regsPerMultiprocessor", "int"),
+    ("32-bit registers per block", "regsPerBlock", "int"),
+    ("shared memory per SM", "sharedMemPerMultiprocessor", "bytes"),
+    ("shared memory per block (default)", "sharedMemPerBlock", "bytes"),
+    ("shared memory per block (opt-in)", "sharedMemPerBlockOptin", "bytes"),
+    ("shared memory reserved per block", "reservedSharedMemPerBlock", "bytes"),
+    ("L2 cache", "l2CacheSize", "bytes"),
+    ("L2 set-aside for persisting accesses (max)", "persistingL2CacheMaxSize", "bytes"),
+    ("constant memory", "totalConstMem", "bytes"),
+    ("global memory", "totalGlobalMem", "bytes"),
+    ("memory bus width", "memoryBusWidth", "bits"),
+    ("SM clock (max)", "ClockRate", "khz"),
+    ("memory clock (max)", "MemoryClockRate", "khz"),
+    ("copy engines", "asyncEngineCount", "int"),
+    ("thread-block cluster launch", "clusterLaunch", "bool"),
+)
+
+
+def device_record(record_id: str = DEVICE_ID) -> DeviceFacts:
+    """The recorded ``cudaGetDeviceProperties`` of the chapter's GPU."""
+    return records.load(record_id, DeviceFacts)
+
+
+def device_value(record: DeviceFacts, field: str) -> int | str:
+    """One recorded value: a ``cudaDeviceProp`` field, else a ``cudaDeviceGetAttribute`` one."""
+    if field == "major.minor":
+        return f"{record.properties['major']}.{record.properties['minor']}"
+    if field in record.properties:
+        return record.properties[field]
+    return record.attributes[field]
+
+
+def _show(value: int | str, how: str) -> str:
+    if how == "bytes":
+        return f"{kib(int(value))} ({int(value):,} B)"
+    if how == "khz":
+        return f"{int(value) / 1000:,.0f} MHz"
+    if how == "bits":
+        return f"{int(value):,} bits"
+    if how == "bool":
+        return "yes" if value else "no"
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+def device_table(record_id: str = DEVICE_ID) -> Table:
+    """The device facts as read from the GPU, with the runtime field each comes from."""
+    record = device_record(record_id)
+    rows = [[what, _show(device_value(record, field), how), f"`{field}`"] for what, field, how in DEVICE_ROWS]
+    return ["", "value", "reported as"], rows
+
+
+def hierarchy_table(record_id: str = DEVICE_ID) -> Table:
+    """The memory hierarchy from the thread outwards, sizes from the recorded device."""
+    r = device_record(record_id)
+    p = r.properties
+    regs = int(p["regsPerMultiprocessor"])
+    return (
+        ["memory", "scope", "lifetime", "size on this GPU", "where the size comes from"],
+        [
+            [
+                "registers",
+                "one thread",
+                "thread",
+                f"{kib(regs * 4)} per SM ({regs:,} × 32-bit); at most 255 per thread",
+                "`regsPerMultiprocessor`",
+            ],
+            [
+                "local memory",
+                "one thread",
+                "thread",
+                "spills and large per-thread arrays, in device memory (cached)",
+                "compiler report (`local_size_bytes`)",
+            ],
+            [
+                "shared memory",
+                "one block (a cluster on 9.0)",
+                "block",
+                f"{kib(int(p['sharedMemPerMultiprocessor']))} per SM, up to {kib(int(p['sharedMemPerBlockOptin']))} "
+                "per block",
+                "`sharedMemPerMultiprocessor`, `sharedMemPerBlockOptin`",
+            ],
+            [
+                "L1 / texture cache",
+                "one SM",
+                "—",
+                "the part of the SM's data cache not configured as shared memory",
+                "carveout (`cudaFuncAttributePreferredSharedMemoryCarveout`)",
+            ],
+            ["L2 cache", "whole GPU", "—", kib(int(p["l2CacheSize"])), "`l2CacheSize`"],
+            [
+                "constant memory",
+                "whole grid (read-only)",
+                "application",
+                kib(int(p["totalConstMem"])),
+                "`totalConstMem`",
+            ],
+            ["global memory", "whole grid and host", "application", kib(int(p["totalGlobalMem"])), "`totalGlobalMem`"],
+        ],
+    )
+
+
+def limits_table() -> Table:
+    """The per-compute-capability limits the calculator uses (from ``gpukb/data/cuda/limits.toml``)."""
+    headers = [
+        "compute capability",
+        "GPUs",
+        "warps / SM",
+        "blocks / SM",
+        "registers / SM",
+        "shared / SM",
+        "shared / block (opt-in)",
+        "reserved / block",
+        "allocation unit",
+        "carveouts (KiB)",
+    ]
+    rows = []
+    for cc in limits.known():
+        c = limits.capability(cc)
+        rows.append(
+            [
+                cc,
+                c.name,
+                c.max_warps_per_sm,
+                c.max_blocks_per_sm,
+                f"{c.registers_per_sm:,}",
+                kib(c.shared_per_sm),
+                kib(c.shared_per_block_optin),
+                f"{c.reserved_shared_per_block:,} B",
+                f"{c.shared_allocation_unit} B",
+                ", ".join(str(k) for k in c.carveouts_kib),
+            ]
+        )
+    return headers, rows
+
+
+def occupancy_record(record_id: str = OCCUPANCY_ID) -> OccupancyCheck:
+    """The recorded comparison of calculator and driver."""
+    return records.load(record_id, OccupancyCheck)
+
+
+def occupancy_agreement(record_id: str = OCCUPANCY_ID) -> dict[str, int]:
+    """Counts over the recorded grid, recomputed with today's calculator: configurations, kernels, agreements (the
+    driver's block count, or a ValueError exactly where the driver says 0), launches refused for exceeding the
+    kernel's ``__launch_bounds__`` while the driver answered."""
+    r = occupancy_record(record_id)
+    agree = zero = bounds = 0
+    for row in r.rows:
+        k = r.kernels[row.kernel]
+        try:
+            got = occupancy(
+                r.compute_capability, row.block_size, k.num_regs, k.shared_size_bytes, row.dynamic_smem
+            ).active_blocks
+        except ValueError:
+            got = 0
+        agree += got == row.runtime_blocks
+        zero += row.runtime_blocks == 0
+        bounds += row.block_size > k.max_threads_per_block and row.runtime_blocks > 0
+    return {
+        "configurations": len(r.rows),
+        "kernels": len(r.kernels),
+        "agree": agree,
+        "differ": len(r.rows) - agree,
+        "cannot_run": zero,
+        "beyond_launch_bounds": bounds,
+    }
+
+
+def occupancy_kernels_table(record_id: str = OCCUPANCY_ID) -> Table:
+    """Per compiled kernel: its attributes, the configurations tried, the driver's range of answers, agreements."""
+    r = occupancy_record(record_id)
+    by_kernel: dict[int, list] = defaultdict(list)
+    for row in r.rows:
+        by_kernel[row.kernel].append(row)
+    rows = []
+    for index, k in enumerate(r.kernels):
+        mine = by_kernel[index]
+        agree = 0
+        for row in mine:
+            try:
+                got = occupancy(
+                    r.compute_capability, row.block_size, k.num_regs, k.shared_size_bytes, row.dynamic_smem
+                ).active_blocks
+            except ValueError:
+                got = 0
+            agree += got == row.runtime_blocks
+        blocks = [row.runtime_blocks for row in mine]
+        rows.append(
+            [
+                k.name,
+                k.num_regs,
+                f"{k.shared_size_bytes:,}",
+                k.local_size_bytes,
+                k.max_threads_per_block,
+                len(mine),
+                f"{min(blocks)}–{max(blocks)}",
+                f"{agree}/{len(mine)}",
+            ]
+        )
+    return (
+        [
+            "kernel variant",
+            "registers",
+            "static shared (B)",
+            "local (B)",
+            "max threads",
+            "launches",
+            "driver's blocks/SM",
+            "calculator agrees",
+        ],
+        rows,
+    )
+
+
+def occupancy_distribution(record_id: str = OCCUPANCY_ID) -> Table:
+    """How many recorded launches got each block count from the driver."""
+    r = occupancy_record(record_id)
+    counts = Counter(row.runtime_blocks for row in r.rows)
+    return ["active blocks per SM (driver)", "launches"], [[b, counts[b]] for b in sorted(counts)]
+
+
+def copy_width_table(record_id: str = COPY_WIDTH_ID) -> Table:
+    """The copy kernels by element width and access, against torch's copy."""
+    r = records.load(record_id, CopyWidth)
+    rows = [
+        [
+            row.kernel,
+            row.dtype,
+            row.element_bytes,
+            row.access_bytes,
+            f"{row.median_ms * 1e3:,.0f}",
+            f"{row.p20_ms * 1e3:,.0f}–{row.p80_ms * 1e3:,.0f}",
+            f"{row.gbps:,.0f}",
+            f"{row.ratio_to_torch:.2f}",
+        ]
+        for row in r.rows
+    ]
+    return (
+        ["kernel", "type", "element (B)", "bytes per access", "median (µs)", "20–80 % (µs)", "GB/s", "× torch copy_"],
+        rows,
+    )
+
+
+def transfers_table(record_id: str = TRANSFERS_ID) -> Table:
+    """Host↔device bandwidth by size, pageable against pinned, one row per size and direction."""
+    r = records.load(record_id, Transfers)
+    by = {(row.direction, row.host_memory, row.bytes): row for row in r.rows}
+    sizes = sorted({row.bytes for row in r.rows})
+    rows = []
+    for size in sizes:
+        for direction in ("H2D", "D2H"):
+            page, pin = by[(direction, "pageable", size)], by[(direction, "pinned", size)]
+            rows.append([kib(size), direction, f"{page.gbps:.2f}", f"{pin.gbps:.2f}", f"{pin.gbps / page.gbps:.1f}"])
+    return ["transfer", "direction", "pageable (GB/s)", "pinned (GB/s)", "pinned ÷ pageable"], rows
+
+
+def kernels_table(record_id: str = KERNELS_ID, group: str | None = None) -> Table:
+    """The chapter's kernels against their peers (one group, or all)."""
+    r = records.load(record_id, KernelBench)
+    rows = [
+        [
+            row.group,
+            row.framework,
+            row.kernel,
+            row.size,
+            f"{row.median_ms:.3f}",
+            f"{row.rate:,.1f} {row.unit}",
+            row.peer,
+            f"{row.peer_rate:,.1f} {row.unit}",
+            f"{row.ratio:.2f}",
+            "yes" if row.correct else "NO",
+        ]
+        for row in r.rows
+        if group is None or row.group == group
+    ]
+    return (
+        ["group", "framework", "kernel", "size", "median (ms)", "rate", "peer", "peer rate", "ratio", "checked"],
+        rows,
+    )

@@ -1,0 +1,128 @@
+"""Memory of data-parallel training: bytes per parameter for model states, and activation bytes of a block.
+
+Model states follow Rajbhandari et al. 2020, "ZeRO: Memory Optimizations Toward Training Trillion Parameter
+Models" (SC20, arXiv:1910.02054, section 3 and figure 1): mixed-precision Adam keeps 2 bytes of fp16 parameters,
+2 bytes of fp16 gradients and K = 12 bytes of optimizer state (fp32 master copy, momentum, variance) per parameter;
+ZeRO stage 1 shards the optimizer state over N ranks, stage 2 also the gradients, stage 3 also the parameters.
+
+FSDP2 (``fully_shard``) keeps a different set: the sharded parameters stay in their own dtype (float32 here) and the
+optimizer steps on them, so there is no separate master copy; the sharded gradients come back in the parameters'
+dtype after the reduce-scatter (``_fsdp_collectives.foreach_reduce`` casts to ``orig_dtype``). ``mixed_precision``
+therefore changes only the transient buffers of the unit being computed, never the persistent bytes per parameter.
+
+Activations follow Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer Models"
+(arXiv:2205.05198, section 4.1): a block saves ``sbh(34 + 5as/h)`` bytes with 16-bit activations, of which
+``sbh(2 + 3as/h)`` are dropout masks and outputs; without dropout that is ``sbh(32 + 2as/h)`` = 16·b·s·h + a·b·s²
+elements, plus the LayerNorm statistics. With a checkpoint around each block only the block input (b·s·h) is kept.
+"""
+
+from __future__ import annotations
+
+from gpukb.arguments import choice, non_negative_int, positive_int
+
+#: Bytes per element of each dtype name used here.
+DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
+
+#: The ZeRO paper's optimizer-state bytes per parameter for mixed-precision Adam (K in the paper).
+ZERO_K = 12
+
+# --8<-- [start:schemes]
+#: Every scheme :func:`state_bytes_per_param` knows, and what it keeps.
+SCHEMES = {
+    "ddp": "DDP, mixed-precision Adam as in the ZeRO paper: fp16 params and grads, K=12 optimizer bytes, replicated",
+    "ddp_fp32": "DDP (or one GPU) training in float32 with Adam: fp32 params, fp32 grads, two fp32 moments",
+    "zero1": "ZeRO stage 1 (P_os): optimizer state sharded over N ranks",
+    "zero2": "ZeRO stage 2 (P_os+g): optimizer state and gradients sharded",
+    "zero3": "ZeRO stage 3 (P_os+g+p): optimizer state, gradients and parameters sharded",
+    "fsdp2": "FSDP2 fully_shard with float32 parameters and Adam: everything sharded, no master copy",
+}
+# --8<-- [end:schemes]
+
+
+def state_bytes_per_param(scheme: str, world_size: int) -> dict[str, float]:
+    """Persistent bytes per parameter on each rank: ``{"params", "grads", "optimizer", "total"}``.
+
+    Raises:
+        ValueError: For an unknown scheme (the message lists them) or ``world_size`` < 1.
+    """
+    choice("scheme", scheme, tuple(SCHEMES))
+    n = positive_int("world_size", world_size)
+    params, grads, optimizer = {
+        "ddp": (2, 2, ZERO_K),
+        "ddp_fp32": (4, 4, 8),
+        "zero1": (2, 2, ZERO_K / n),
+        "zero2": (2, 2 / n, ZERO_K / n),
+        "zero3": (2 / n, 2 / n, ZERO_K / n),
+        "fsdp2": (4 / n, 4 / n, 8 / n),
+    }[scheme]
+    return {"params": params, "grads": grads, "optimizer": optimizer, "total": params + grads + optimizer}
+
+
+def fsdp2_unit_transient_bytes_per_param(param_dtype: str | None, reduce_dtype: str | None) -> int:
+    """Bytes per parameter of the unit being computed that FSDP2 holds only transiently: the all-gathered
+    parameter (``param_dtype``), its unsharded gradient (``param_dtype``) and the reduce-scatter input
+    (``reduce_dtype``, which defaults to the gradient's dtype). ``None`` means float32 parameters.
+    """
+    param = DTYPE_BYTES[choice("param_dtype", param_dtype or "float32", tuple(DTYPE_BYTES))]
+    reduce = DTYPE_BYTES[choice("reduce_dtype", reduce_dtype or param_dtype or "float32", tuple(DTYPE_BYTES))]
+    return 2 * param + reduce
+
+
+def states_table(world_size: int, parameters: float = 7.5e9) -> tuple[list[str], list[list[object]]]:
+    """Bytes per parameter for every scheme at ``world_size`` ranks, and the GB per rank for ``parameters``
+    (the ZeRO paper's figure 1 uses 7.5 billion parameters on 64 GPUs: 120, 31.4, 16.6 and 1.9 GB)."""
+    headers = ["scheme", "params B/param", "grads B/param", "optimizer B/param", "total B/param", "GB per rank"]
+    rows = []
+    for scheme in SCHEMES:
+        b = state_bytes_per_param(scheme, world_size)
+        cells = [_fmt(b[k]) for k in ("params", "grads", "optimizer", "total")]
+        rows.append([scheme, *cells, f"{b['total'] * parameters / 1e9:.3g}"])
+    return headers, rows
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.3g}"
+
+
+# --8<-- [start:activations]
+def block_activation_bytes(
+    batch: int, seq: int, hidden: int, heads: int, element_bytes: int, stats_bytes: int = 4
+) -> int:
+    """Bytes one :class:`gpukb.distributed.model` block saves for backward, without checkpointing.
+
+    ``16·b·s·h`` elements (LayerNorm inputs and outputs, Q/K/V, the attention output, the MLP's two 4h-wide
+    tensors) plus ``a·b·s²`` (the softmax output), at ``element_bytes`` each, plus the mean and reciprocal standard
+    deviation of both LayerNorms (``4·b·s`` values of ``stats_bytes``).
+    """
+    b, s, h, a = (positive_int(n, v) for n, v in (("batch", batch), ("seq", seq), ("hidden", hidden), ("heads", heads)))
+    e = positive_int("element_bytes", element_bytes)
+    return e * (16 * b * s * h + a * b * s * s) + 4 * b * s * non_negative_int("stats_bytes", stats_bytes)
+
+
+def checkpointed_block_bytes(batch: int, seq: int, hidden: int, element_bytes: int) -> int:
+    """Bytes kept per block when the block is checkpointed: its input, ``b·s·h`` elements."""
+    return positive_int("element_bytes", element_bytes) * batch * seq * hidden
+# --8<-- [end:activations]
+
+
+def korthikanti_bytes(batch: int, seq: int, hidden: int, heads: int) -> int:
+    """The paper's per-layer count with 16-bit activations and dropout: ``sbh(34 + 5as/h)`` bytes."""
+    return seq * batch * hidden * 34 + 5 * heads * seq * seq * batch
+
+
+def model_activation_bytes(
+    config, batch: int, element_bytes: int, checkpointing: bool, stats_bytes: int = 4
+) -> dict[str, int]:
+    """Activation bytes of the whole :class:`Transformer` training step, by part.
+
+    ``blocks``: what the blocks keep during forward (all of it, or only their inputs when checkpointed);
+    ``recompute``: one block's full activations, alive while it is recomputed in backward (0 without
+    checkpointing); ``head``: final LayerNorm input and output, its statistics, and the float32 log-softmax output
+    of the loss (``b·s·V·4``); ``total``: their sum.
+    """
+    b, s, h, a, L, v = batch, config.seq, config.hidden, config.heads, config.layers, config.vocab
+    full = block_activation_bytes(b, s, h, a, element_bytes, stats_bytes)
+    blocks = L * (checkpointed_block_bytes(b, s, h, element_bytes) if checkpointing else full)
+    recompute = full if checkpointing else 0
+    head = 2 * b * s * h * element_bytes + 2 * b * s * stats_bytes + b * s * v * 4
+    return {"blocks": blocks, "recompute": recompute, "head": head, "total": blocks + recompute + head}

@@ -1,0 +1,92 @@
+"""The distributed chapter's recorded results, written by ``bench/distributed_fsdp.py`` (one GPU) and
+``bench/distributed_collectives.py`` (any number of ranks), read back by id with :func:`gpukb.records.load`."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from gpukb.records import Record
+from gpukb.schema import StrictModel
+
+#: Id of the committed one-GPU FSDP record.
+FSDP_SINGLE_GPU_ID = "distributed/fsdp-single-gpu"
+
+
+class TrainingRun(StrictModel):
+    """One configuration trained for ``repeats`` timed runs of ``steps`` steps after ``warmup`` steps."""
+
+    name: str
+    fsdp: bool
+    mixed_precision: Literal["FULL", "DEFAULT", "PURE"] | None
+    checkpointing: Literal["none", "reentrant", "non-reentrant"]
+    autocast: Literal["bfloat16"] | None
+    tokens_per_s: list[float] = Field(min_length=1)
+    peak_bytes: int = Field(ge=0)
+    activation_bytes: int = Field(ge=0)
+    loss_first: float
+    loss_last: float
+
+
+class BlockCheck(StrictModel):
+    """Bytes one block's forward left alive on the GPU (``LiveBytes``), its output's and its input's bytes."""
+
+    dtype: Literal["float32", "bfloat16"]
+    batch: int = Field(gt=0)
+    seq: int = Field(gt=0)
+    hidden: int = Field(gt=0)
+    heads: int = Field(gt=0)
+    live_bytes: int = Field(gt=0)
+    output_bytes: int = Field(gt=0)
+    input_bytes: int = Field(gt=0)
+
+
+class CheckpointWarning(StrictModel):
+    """What ``torch.utils.checkpoint.checkpoint`` does when ``use_reentrant`` is not passed, in this torch."""
+
+    torch: str
+    category: str | None
+    message: str | None
+    default_is_reentrant: bool
+
+
+class FsdpSingleGpu(Record):
+    """FSDP2 on one rank of one GPU under FULL/DEFAULT/PURE and three checkpointing choices, and plain training."""
+
+    kind: Literal["distributed.fsdp-single-gpu"] = "distributed.fsdp-single-gpu"
+    schema_version: Literal[1] = 1
+    model: dict[str, int]
+    parameters: int = Field(gt=0)
+    batch: int = Field(gt=0)
+    steps: int = Field(gt=0)
+    warmup: int = Field(ge=0)
+    world_size: int = Field(gt=0)
+    runs: list[TrainingRun] = Field(min_length=1)
+    blocks: list[BlockCheck]
+    checkpoint_warning: CheckpointWarning
+
+
+class CollectiveRow(StrictModel):
+    """One collective at one size: nccl-tests' S, the slowest rank's mean time, algbw and busbw in bytes/s."""
+
+    op: Literal["all_reduce", "reduce_scatter", "all_gather"]
+    size_bytes: int = Field(gt=0)
+    seconds: float = Field(gt=0)
+    algbw: float = Field(gt=0)
+    busbw: float = Field(ge=0)
+    ranks: int = Field(gt=0)
+
+
+class CollectiveBandwidth(Record):
+    """``bench/distributed_collectives.py``: bandwidth of three collectives over torch.distributed."""
+
+    kind: Literal["distributed.collectives"] = "distributed.collectives"
+    schema_version: Literal[1] = 1
+    backend: Literal["gloo", "nccl"]
+    world_size: int = Field(gt=0)
+    dtype: str
+    iters: int = Field(gt=0)
+    warmup: int = Field(ge=0)
+    topology: str | None = None
+    rows: list[CollectiveRow] = Field(min_length=1)

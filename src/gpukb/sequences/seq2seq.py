@@ -1,0 +1,115 @@
+"""The encoder-decoder (seq2seq) of Sutskever et al. (2014) and Cho et al. (2014) in numpy, to show its bottleneck.
+
+An encoder RNN reads the input sequence; its last hidden state is the context ``c``, a vector of the hidden size H
+whatever the input's length. A decoder RNN starts from ``c`` and also reads ``c`` at every step (Cho et al.'s
+form), so everything the decoder knows about the input passes through those H numbers. Two measurements make the
+bottleneck concrete:
+
+* the sensitivity of ``c`` to the *first* input, ``‖∂c/∂x_1‖`` (Frobenius norm of the Jacobian), which backprop
+  through time computes (:func:`gpukb.sequences.rnn.rnn_backward`, one pass per component of ``c``);
+* the distance between the contexts of two inputs that differ only in their first token.
+
+Both shrink as the input grows: early tokens are squeezed out of a fixed-size vector. Attention (Bahdanau et al.,
+2015) removes the bottleneck by giving the decoder every encoder state; that is the attention chapter's subject.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpukb.arguments import integer, positive_int
+from gpukb.sequences.embedding import lookup
+from gpukb.sequences.rnn import RNNParams, rnn_backward, rnn_forward
+
+
+@dataclass(frozen=True)
+class Seq2Seq:
+    """A toy encoder-decoder: embeddings, an encoder RNN, a decoder RNN fed ``[embedding; c]``, an output layer.
+
+    Attributes:
+        embedding: ``(V, E)`` word vectors, shared by encoder and decoder.
+        encoder: RNN with input size E and hidden size H.
+        decoder: RNN with input size E + H (the previous word and the context) and hidden size H.
+        out: ``(V, H)`` projection of the decoder state to word scores.
+    """
+
+    embedding: np.ndarray
+    encoder: RNNParams
+    decoder: RNNParams
+    out: np.ndarray
+
+    @classmethod
+    def random(
+        cls, vocab_size: int = 12, embed: int = 8, hidden: int = 16, seed: int = 0, scale: float = 0.3
+    ) -> Seq2Seq:
+        """Random weights, uniform in ``±scale``, from ``seed``."""
+        vocab_size, embed, hidden = (
+            positive_int(n, v) for n, v in (("vocab_size", vocab_size), ("embed", embed), ("hidden", hidden))
+        )
+        rng = np.random.default_rng(seed)
+        return cls(
+            rng.normal(size=(vocab_size, embed)),
+            RNNParams.random(embed, hidden, seed=seed + 1, scale=scale),
+            RNNParams.random(embed + hidden, hidden, seed=seed + 2, scale=scale),
+            rng.uniform(-scale, scale, size=(vocab_size, hidden)),
+        )
+
+    @property
+    def hidden_size(self) -> int:
+        """H, the size of the context."""
+        return self.encoder.hidden_size
+
+    # --8<-- [start:encode-decode]
+    def encode(self, ids: object) -> np.ndarray:
+        """The context: the encoder's last hidden state, ``(H,)`` for any input length."""
+        trace = rnn_forward(self.encoder, lookup(self.embedding, ids))
+        return trace.final
+
+    def decode(self, context: np.ndarray, steps: int, start: int = 0) -> list[int]:
+        """Greedy decoding from the context alone: ``s_0 = c`` and each step reads ``[previous word; c]``."""
+        steps = positive_int("steps", steps)
+        word = integer("start", start, 0, self.embedding.shape[0] - 1)
+        state, words = context, []
+        for _ in range(steps):
+            step_input = np.concatenate([self.embedding[word], context])[None, :]
+            state = rnn_forward(self.decoder, step_input, state).final
+            word = int(np.argmax(self.out @ state))
+            words.append(word)
+        return words
+
+    # --8<-- [end:encode-decode]
+
+    def first_token_sensitivity(self, ids: object) -> float:
+        """``‖∂c/∂x_1‖_F``: how much the context can still move when the first input vector moves.
+
+        One backward pass per component of ``c`` (a row of the Jacobian each).
+        """
+        trace = rnn_forward(self.encoder, lookup(self.embedding, ids))
+        rows = [
+            rnn_backward(self.encoder, trace, grad_final=np.eye(self.hidden_size)[k]).x[0]
+            for k in range(self.hidden_size)
+        ]
+        return float(np.linalg.norm(np.array(rows)))
+
+
+def bottleneck_rows(lengths: tuple[int, ...] = (2, 5, 10, 20, 50, 100), seed: int = 0) -> tuple[list[str], list[list]]:
+    """For inputs of each length: the context's size, ``‖∂c/∂x_1‖``, and how far apart the contexts of two
+    inputs that differ only in the first token are.
+
+    Inputs are drawn from ``seed``; the model is :meth:`Seq2Seq.random` with the same seed.
+    """
+    model = Seq2Seq.random(seed=seed)
+    rng = np.random.default_rng(seed + 100)
+    vocab = model.embedding.shape[0]
+    rows = []
+    for n in lengths:
+        n = positive_int("length", n)
+        ids = rng.integers(1, vocab, size=n)
+        other = ids.copy()
+        other[0] = 1 + (ids[0] % (vocab - 1))  # another first word, the rest the same
+        c_a, c_b = model.encode(ids), model.encode(other)
+        rows.append([n, c_a.size, model.first_token_sensitivity(ids), float(np.linalg.norm(c_a - c_b))])
+    headers = ["input length", "context size", "‖∂c/∂x₁‖", "‖c(A) − c(B)‖"]
+    return headers, rows

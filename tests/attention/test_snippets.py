@@ -1,0 +1,66 @@
+"""The attention chapter's snippets, run as a reader runs them, and what they print asserted.
+
+``CHECKS`` maps each snippet to its check; ``tests/test_snippets.py`` collects every topic's ``CHECKS``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+from tests.helpers import ROOT
+
+from gpukb.site.snippets import run_snippet
+
+
+def check_sdpa_reference(out: str) -> None:
+    lines = out.splitlines()
+    assert lines[0] == "output: (2, 4, 6, 8)"
+    assert lines[1] == "keys seen by query 5 of sequence 1: 4"  # causal allows 6, padding leaves 4
+    assert float(lines[2].split(": ")[1]) < 1e-14  # float64 both sides
+
+
+def check_online_softmax(out: str) -> None:
+    first, second = out.splitlines()
+    m = re.fullmatch(r"running max (\S+), sum (\S+); max \|online - softmax\| = (\S+)", first)
+    assert m, first
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(10) * 4
+    x[7] = 30.0
+    assert float(m[1]) == 30.0
+    assert float(m[2]) == pytest.approx(np.exp(x - 30.0).sum(), abs=5e-7)
+    assert float(m[3]) < 1e-15
+    assert float(second.rsplit(" ", 1)[1]) < 1e-13
+
+
+def check_flash_kernel(out: str) -> None:
+    import torch
+
+    from gpukb.kernels.flash_attention import INTERPRETER_CONFIG
+
+    fields = dict(line.split(": ", 1) for line in out.splitlines())
+    if not torch.cuda.is_available():
+        assert fields["device"] == f"cpu, tiling: {INTERPRETER_CONFIG.label}"
+    assert fields["output"] == "(1, 4, 50, 64) float16"
+    # outputs are weighted means of N(0, 1) values, |o| < 4: one fp16 rounding is at most 2^-11 · 4 = 2e-3
+    ours, peer = float(fields["max |O - exact|"]), float(fields["max |SDPA - exact|"])
+    assert 0 < ours < 2e-3
+    assert 0 < peer < 2e-3
+    assert ours <= 2 * peer
+
+
+# --8<-- [start:checks]
+CHECKS: dict[str, Callable[[str], None]] = {
+    "snippets/attention/sdpa_reference.py": check_sdpa_reference,
+    "snippets/attention/online_softmax.py": check_online_softmax,
+    "snippets/attention/flash_kernel.py": check_flash_kernel,
+}
+
+
+@pytest.mark.parametrize("snippet", sorted(CHECKS))
+def test_snippet_output(snippet: str) -> None:
+    pytest.importorskip("torch")
+    CHECKS[snippet](run_snippet(ROOT / snippet))
+    # --8<-- [end:checks]

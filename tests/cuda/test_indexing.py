@@ -1,0 +1,56 @@
+"""Thread-index arithmetic against a brute-force enumeration of launches."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from gpukb.cuda import indexing as ix
+
+
+def test_the_worked_examples() -> None:
+    assert ix.global_index_1d(2, 8, 5) == 21  # thread 5 of block 2, 8 threads per block
+    assert ix.blocks_for(50_000, 256) == 196
+    assert ix.blocks_for(0, 256) == 0
+    assert ix.blocks_for(256, 256) == 1
+    headers, rows = ix.launch_table((3, 2), (4, 3))
+    assert len(rows) == 72
+    assert len(headers) == 5
+    assert rows[0] == ["(0, 0)", "(0, 0)", "(0, 0)", 0, 0]
+    assert rows[-1] == ["(2, 1)", "(3, 2)", "(11, 5)", 71, 71]
+
+
+@pytest.mark.parametrize(("grid", "block"), [((3, 2), (4, 3)), ((2, 3, 2), (3, 1, 2)), (5, 7), ((1, 4), (8, 2))])
+def test_every_thread_gets_a_distinct_index(grid, block) -> None:
+    g, b = ix._dim(grid, "g", True), ix._dim(block, "b", True)
+    total = g.x * g.y * g.z * b.x * b.y * b.z
+    launch = list(ix.threads(grid, block))
+    assert len(launch) == total
+    linear = sorted(ix.linear_index(bi, block, ti, grid) for bi, ti in launch)
+    major = sorted(ix.block_major_index(bi, block, ti, grid) for bi, ti in launch)
+    assert linear == major == list(range(total))
+    # Row-major: the coordinates read back from the index.
+    width, height = g.x * b.x, g.y * b.y
+    for bi, ti in launch:
+        x, y, z = ix.global_coordinates(bi, block, ti)
+        assert ix.linear_index(bi, block, ti, grid) == x + width * (y + height * z)
+
+
+def test_one_dimensional_agrees_with_the_general_form() -> None:
+    for b, d, t in itertools.product(range(4), (1, 8, 32), range(8)):
+        if t < d:
+            assert ix.global_index_1d(b, d, t) == ix.linear_index(b, d, t, 4) == ix.block_major_index(b, d, t, 4)
+
+
+def test_bad_input() -> None:
+    with pytest.raises(ValueError, match=r"threadIdx\.x 8 is outside blockDim\.x 8"):
+        ix.global_index_1d(0, 8, 8)
+    with pytest.raises(ValueError, match=r"blockIdx \(3, 0, 0\) is outside gridDim \(3, 2, 1\)"):
+        ix.linear_index((3, 0), (4, 3), (0, 0), (3, 2))
+    with pytest.raises(ValueError, match="components must be at least 1"):
+        ix.global_coordinates(0, (4, 0), 0)
+    with pytest.raises(TypeError, match="an int or a tuple of 1 to 3 ints"):
+        ix.global_coordinates(0, (1, 2, 3, 4), 0)
+    with pytest.raises(ValueError, match="threads_per_block must be a positive int"):
+        ix.blocks_for(10, 0)

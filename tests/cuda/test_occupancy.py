@@ -1,0 +1,158 @@
+"""The occupancy calculator: worked cases computed by hand, the refusals, and agreement with the CUDA driver on the
+recorded H100 grid of real kernels."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gpukb.cuda.limits import capability
+from gpukb.cuda.occupancy import carveout, occupancy, occupancy_table
+from tests.helpers import ROOT
+
+
+@pytest.mark.parametrize(
+    ("cc", "threads", "regs", "static", "dynamic", "blocks", "limiting"),
+    [
+        # 8 warps; 1024 regs/warp -> 16 warps per quarter of the 64K file -> 64 warps -> 8 blocks; 1 KiB reserve
+        # -> 233472 // 1024 = 228 blocks by shared memory.
+        ("9.0", 256, 32, 0, 0, 8, ("warps", "registers")),
+        ("9.0", 128, 128, 0, 0, 4, ("registers",)),  # 4096/warp -> 4 warps per quarter -> 16 warps -> 4 blocks
+        ("9.0", 256, 32, 0, 100 * 1024, 2, ("shared memory",)),  # 103424 B per block -> 2 in 233472
+        ("9.0", 64, 16, 0, 0, 32, ("warps", "blocks")),  # 2 warps: 64 // 2 = 32 = the block limit
+        ("9.0", 32, 16, 0, 0, 32, ("blocks",)),  # 1 warp: 64 by warps, but 32 blocks at most
+        ("8.0", 256, 40, 0, 0, 6, ("registers",)),  # 1280/warp -> 12 warps per quarter -> 48 warps -> 6 blocks
+        ("8.0", 256, 33, 0, 0, 6, ("registers",)),  # 33 x 32 = 1056 rounds up to 1280 as well
+        ("8.6", 1024, 16, 0, 0, 1, ("warps",)),  # 32 warps of 48: 1 block, 67 %
+        ("7.5", 512, 32, 0, 0, 2, ("warps",)),  # 16 warps of Turing's 32; registers would allow 64 warps
+        ("7.0", 256, 32, 1000, 0, 8, ("warps", "registers")),  # 1000 B rounds to 1024 (256-byte unit, no reserve)
+        ("7.0", 128, 32, 40 * 1024, 0, 2, ("shared memory",)),  # 40960 B: 98304 // 40960 = 2
+        ("8.9", 128, 32, 0, 0, 12, ("warps",)),  # 48 warps // 4 = 12 (registers 16, blocks 24)
+        ("9.0", 1024, 64, 0, 0, 1, ("registers",)),  # 2048/warp x 32 warps = 65536: exactly one block
+    ],
+)
+def test_worked_cases(cc, threads, regs, static, dynamic, blocks, limiting) -> None:
+    occ = occupancy(cc, threads, regs, static, dynamic)
+    assert occ.active_blocks == blocks
+    assert occ.limiting == limiting
+    assert occ.active_warps == blocks * -(-threads // 32)
+    assert occ.occupancy == occ.active_warps / capability(cc).max_warps_per_sm
+
+
+def test_allocation_details() -> None:
+    occ = occupancy("9.0", 96, 33, 1000, 100)
+    assert occ.warps_per_block == 3
+    assert occ.registers_per_block == 3 * 1280
+    assert occ.shared_per_block == 2176  # 1000 + 100 + 1024 = 2124 -> next multiple of 128
+    assert occ.limits["shared memory"] == 233472 // 2176
+    assert occupancy((9, 0), 256, 0).limits["registers"] is None  # no registers, no register limit
+    assert occupancy("7.0", 256, 0).limits["shared memory"] is None  # no shared memory and no reserve before 8.0
+
+
+def test_carveout_preference() -> None:
+    cap = capability("9.0")
+    assert carveout(cap, 1024) == 233472  # default: the largest carveout
+    assert carveout(cap, 1024, 50) == 132 * 1024  # 50 % of 228 KiB = 114 KiB, rounded up to the 132 KiB step
+    assert carveout(cap, 140 * 1024, 50) == 164 * 1024  # too small for one block: the smallest step that holds it
+    assert carveout(cap, 1024, 0) == 8 * 1024  # 0 % -> 0 KiB, but a block needs 1 KiB -> 8 KiB
+    occ = occupancy("9.0", 256, 32, 0, 30 * 1024, carveout_percent=50)
+    assert occ.shared_per_sm == 132 * 1024
+    assert occ.active_blocks == 132 * 1024 // (31 * 1024)
+    with pytest.raises(ValueError, match="0 to 100 percent; got 101"):
+        carveout(cap, 1024, 101)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (dict(threads=1025, registers=32), "1025 threads per block exceeds the limit of 1024"),
+        (dict(threads=256, registers=256), "256 registers per thread exceeds the limit of 255"),
+        # 65 x 32 = 2080 -> 2304 (9 x 256) per warp, x 32 warps
+        (
+            dict(threads=1024, registers=65),
+            r"need 73728 registers per block \(2304 per warp.* limit of 65536 registers",
+        ),
+        (dict(threads=288, registers=255), r"9 warps counted as 12"),
+        (dict(threads=256, registers=32, dynamic_shared=232449), "exceed the opt-in limit of 232448 bytes"),
+        (dict(threads=256, registers=32, static_shared=49153), "limit of 49152 bytes .* for static allocations"),
+        (dict(threads=256, registers=32, dynamic_shared=64 * 1024, opt_in=False), "default limit of 49152 bytes"),
+        (dict(threads=256, registers=32, cluster_size=9), "cluster size 9 exceeds the portable .* limit of 8"),
+        (dict(threads=256, registers=32, cluster_size=17, nonportable_cluster=True), "non-portable limit of 16"),
+        (dict(threads=512, registers=32, kernel_max_threads=256), "exceeds the kernel's maxThreadsPerBlock of 256"),
+        (dict(threads=0, registers=32), "threads per block must be at least 1; got 0"),
+    ],
+)
+def test_impossible_launches_name_the_limit(kwargs, message) -> None:
+    with pytest.raises(ValueError, match=message):
+        occupancy("9.0", **kwargs)
+
+
+def test_other_refusals() -> None:
+    with pytest.raises(ValueError, match=r"clusters need compute capability 9\.0 or later; got 8\.0"):
+        occupancy("8.0", 256, 32, cluster_size=2)
+    with pytest.raises(ValueError, match=r"compute capability '6.1' is not in .* known: \['7.0'"):
+        occupancy("6.1", 256, 32)
+    with pytest.raises(TypeError, match=r"must be an int; got 256\.0"):
+        occupancy("9.0", 256.0, 32)
+    with pytest.raises(TypeError, match="compute capability must be"):
+        occupancy(9.0, 256, 32)
+    assert occupancy("9.0", 256, 32, cluster_size=8).active_blocks == 8  # a valid cluster leaves the SM count alone
+    assert occupancy("8.6", 256, 32, dynamic_shared=99 * 1024).active_blocks == 1  # 99 KiB opt-in on 8.6
+
+
+def test_occupancy_table_shows_refusals() -> None:
+    headers, rows = occupancy_table("9.0", 128, block_sizes=(128, 1024))
+    assert headers[0] == "threads/block"
+    assert rows[0][:4] == [128, 4, 16, "25%"]
+    assert rows[1][1] == 0
+    assert rows[1][4].startswith("cannot launch: 1024 threads at 128 registers")
+
+
+def _recorded() -> dict:
+    return json.loads((ROOT / "src/gpukb/data/results/cuda/occupancy-h100.json").read_text(encoding="utf-8"))
+
+
+def test_the_calculator_equals_the_driver_on_every_recorded_configuration() -> None:
+    """Every launch of the recorded H100 grid (real kernels, the driver's cuOccupancyMaxActiveBlocksPerMultiprocessor)
+    gets the driver's block count from the calculator, or a ValueError exactly where the driver says 0."""
+    data = _recorded()
+    assert data["compute_capability"] == "9.0"
+    assert len(data["rows"]) >= 200
+    regs = {k["num_regs"] for k in data["kernels"]}
+    assert len(regs) >= 8
+    assert min(regs) < 32
+    assert max(regs) > 128
+    assert {k["shared_size_bytes"] for k in data["kernels"]} >= {0, 12288, 49152}
+    for row in data["rows"]:
+        k = data["kernels"][row["kernel"]]
+        try:
+            mine = occupancy("9.0", row["block_size"], k["num_regs"], k["shared_size_bytes"], row["dynamic_smem"])
+            got = mine.active_blocks
+        except ValueError:
+            got = 0
+        assert got == row["runtime_blocks"], (k["name"], row)
+
+
+def test_launch_bounds_rows_are_refused_where_the_driver_still_answers() -> None:
+    """The driver's occupancy API ignores a kernel's own maxThreadsPerBlock (``__launch_bounds__``); a launch above
+    it fails (tests/cuda/test_gpu.py). With ``kernel_max_threads`` the calculator refuses exactly those rows."""
+    data = _recorded()
+    refused = 0
+    for row in data["rows"]:
+        k = data["kernels"][row["kernel"]]
+        over = row["block_size"] > k["max_threads_per_block"]
+        try:
+            occupancy(
+                "9.0",
+                row["block_size"],
+                k["num_regs"],
+                k["shared_size_bytes"],
+                row["dynamic_smem"],
+                kernel_max_threads=k["max_threads_per_block"],
+            )
+            assert not over
+        except ValueError:
+            assert over or row["runtime_blocks"] == 0
+            refused += over and row["runtime_blocks"] > 0
+    assert refused == sum(1 for r in data["rows"] if r["calculator_blocks"] is None and r["runtime_blocks"] > 0)

@@ -1,0 +1,215 @@
+"""Every table the CUDA pages render, read back by header and checked against the raw files (JSON records and the
+TOML limits read with json/tomllib) or an independent computation, not through gpukb.cuda's own tables."""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from tests.helpers import ROOT, markdown_tables
+from tests.site.test_page_tables import page_calls, rendered
+
+RESULTS = ROOT / "src/gpukb/data/results/cuda"
+
+
+def _record(name: str) -> dict[str, Any]:
+    return json.loads((RESULTS / f"{name}.json").read_text(encoding="utf-8"))
+
+
+def _int(cell: str) -> int:
+    return int(cell.replace(",", ""))
+
+
+def _bytes_in(cell: str) -> int:
+    return _int(re.search(r"\(([\d,]+) B\)", cell).group(1))
+
+
+def check_device_facts(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    data = _record("device-h100")
+    values = {**data["properties"], **data["attributes"]}
+    seen = 0
+    for row in table:
+        field = row["reported as"].strip("`")
+        if field == "major.minor":
+            assert row["value"] == f"{values['major']}.{values['minor']}"
+        elif "(" in row["value"] and row["value"].endswith("B)"):
+            assert _bytes_in(row["value"]) == values[field], row
+        elif row["value"].endswith("MHz"):
+            assert float(row["value"].split()[0].replace(",", "")) * 1000 == values[field], row
+        elif row["value"].endswith("bits"):
+            assert _int(row["value"].split()[0]) == values[field], row
+        elif row["value"] in ("yes", "no"):
+            assert (row["value"] == "yes") == bool(values[field]), row
+        else:
+            assert _int(row["value"]) == values[field], row
+        seen += 1
+    assert seen >= 20
+    assert "Measured on an NVIDIA H100" in markdown
+
+
+def check_memory_hierarchy(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    p = _record("device-h100")["properties"]
+    rows = {row["memory"]: row for row in table}
+    assert rows["registers"]["size on this GPU"].startswith(f"{p['regsPerMultiprocessor'] * 4 // 1024} KiB per SM")
+    assert rows["shared memory"]["size on this GPU"] == (
+        f"{p['sharedMemPerMultiprocessor'] // 1024} KiB per SM, "
+        f"up to {p['sharedMemPerBlockOptin'] // 1024} KiB per block"
+    )
+    assert rows["L2 cache"]["size on this GPU"] == f"{p['l2CacheSize'] // 2**20} MiB"
+    assert rows["constant memory"]["size on this GPU"] == f"{p['totalConstMem'] // 1024} KiB"
+    assert rows["global memory"]["size on this GPU"] == f"{p['totalGlobalMem'] / 2**30:.1f} GiB"
+
+
+def check_limits(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    raw = {e["cc"]: e for e in tomllib.loads((ROOT / "src/gpukb/data/cuda/limits.toml").read_text())["capability"]}
+    assert [row["compute capability"] for row in table] == sorted(raw, key=float)
+    for row in table:
+        e = raw[row["compute capability"]]
+        assert _int(row["warps / SM"]) == e["max_warps_per_sm"]
+        assert _int(row["blocks / SM"]) == e["max_blocks_per_sm"]
+        assert _int(row["registers / SM"]) == e["registers_per_sm"]
+        assert row["shared / SM"] == f"{e['shared_per_sm'] // 1024} KiB"
+        assert row["shared / block (opt-in)"] == f"{e['shared_per_block_optin'] // 1024} KiB"
+        assert row["reserved / block"] == f"{e['reserved_shared_per_block']:,} B"
+        assert row["carveouts (KiB)"] == ", ".join(map(str, e["carveouts_kib"]))
+    assert "docs.nvidia.com/cuda/cuda-c-programming-guide" in markdown
+
+
+def check_occupancy_sweep(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    regs = kwargs["args"][0]
+    # Hopper by hand: registers per warp rounded to 256; a quarter of 65536 holds that many warps; 64 warp slots,
+    # 32 block slots; no shared memory but the 1 KiB reserve (233472 // 1024 = 228 blocks).
+    per_warp = -(-regs * 32 // 256) * 256
+    for row in table:
+        threads = _int(row["threads/block"])
+        warps = -(-threads // 32)
+        blocks = min(64 // warps, (16384 // per_warp) * 4 // warps, 32, 228)
+        assert _int(row["blocks/SM"]) == blocks, row
+        assert _int(row["warps/SM"]) == blocks * warps
+        assert row["occupancy"] == f"{blocks * warps / 64:.0%}"
+
+
+def check_occupancy_distribution(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    counts = Counter(r["runtime_blocks"] for r in _record("occupancy-h100")["rows"])
+    assert {_int(r["active blocks per SM (driver)"]): _int(r["launches"]) for r in table} == dict(counts)
+
+
+def check_occupancy_kernels(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    data = _record("occupancy-h100")
+    assert [r["kernel variant"] for r in table] == [k["name"] for k in data["kernels"]]
+    for row, k in zip(table, data["kernels"], strict=True):
+        assert _int(row["registers"]) == k["num_regs"]
+        assert _int(row["static shared (B)"]) == k["shared_size_bytes"]
+        mine = [r for r in data["rows"] if data["kernels"][r["kernel"]] is k]
+        assert _int(row["launches"]) == len(mine)
+        assert row["calculator agrees"] == f"{len(mine)}/{len(mine)}"  # every launch: see test_occupancy.py
+
+
+def check_triton_limit(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    t = _record("occupancy-h100")["triton"]
+    optin = _record("device-h100")["properties"]["sharedMemPerBlockOptin"]
+    cells = [_int(r["bytes"]) for r in table]
+    assert cells == [t["required"], t["limit"], optin]
+    assert t["limit"] == optin
+    assert "equals the per-block opt-in figure" in markdown
+
+
+def check_launch_grid(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    assert len(table) == 6
+    assert len(table[0]) == 13
+    for y, row in enumerate(table):
+        for x in range(12):
+            block = (x // 4) + 3 * (y // 3)  # 3 x 2 blocks of 4 x 3 threads, numbered x first
+            inside = (x % 4) + 4 * (y % 3)
+            assert _int(row[str(x)]) == 12 * block + inside
+    assert sorted(_int(row[str(x)]) for row in table for x in range(12)) == list(range(72))
+
+
+def check_copy_width(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    data = _record("copy-width-h100")
+    assert len(table) == len(data["rows"])
+    for row, rec in zip(table, data["rows"], strict=True):
+        assert (row["kernel"], row["type"]) == (rec["kernel"], rec["dtype"])
+        assert _int(row["GB/s"]) == round(2 * data["buffer_bytes"] / rec["median_ms"] / 1e6)
+        assert row["× torch copy_"] == f"{data['torch_copy_ms'] / rec['median_ms']:.2f}"
+
+
+def check_transfers(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    data = _record("transfers-h100")
+    by = {(r["direction"], r["host_memory"], r["bytes"]): r for r in data["rows"]}
+    assert len(table) == len(data["rows"]) // 2
+    for row in table:
+        size = next(b for (_, _, b) in by if row["transfer"] in (f"{b // 2**20} MiB", f"{b // 1024} KiB"))
+        for memory in ("pageable", "pinned"):
+            r = by[(row["direction"], memory, size)]
+            assert row[f"{memory} (GB/s)"] == f"{size / (r['median_ms'] / 1e3) / 1e9:.2f}"
+
+
+def check_kernels(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    data = _record("kernels-h100")
+    assert len(table) == len(data["rows"])
+    for row, rec in zip(table, data["rows"], strict=True):
+        assert row["kernel"] == rec["kernel"]
+        assert row["checked"] == "yes"
+        assert row["ratio"] == f"{rec['peer_median_ms'] / rec['median_ms'] * _amount_ratio(rec):.2f}"
+
+
+def _amount_ratio(rec: dict[str, Any]) -> float:
+    """Work of the kernel over work of its peer (a vector add moves 3 arrays, the copy peer 2)."""
+    return (rec["rate"] * rec["median_ms"]) / (rec["peer_rate"] * rec["peer_median_ms"])
+
+
+CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
+    "device_facts": check_device_facts,
+    "memory_hierarchy": check_memory_hierarchy,
+    "limits_by_capability": check_limits,
+    "occupancy_sweep": check_occupancy_sweep,
+    "occupancy_distribution": check_occupancy_distribution,
+    "occupancy_kernels": check_occupancy_kernels,
+    "triton_limit": check_triton_limit,
+    "launch_grid": check_launch_grid,
+    "copy_width": check_copy_width,
+    "transfers": check_transfers,
+    "kernels": check_kernels,
+}
+
+CALLS = [c for c in page_calls() if c.module == "gpukb.cuda.pages" and c.function in CHECKS]
+
+
+@pytest.mark.parametrize("call", CALLS, ids=lambda c: f"{c.page}:{c.line}:{c.function}")
+def test_page_table_cells_match_the_records(call: Any) -> None:
+    CHECKS[call.function](rendered(call), {**call.kwargs, "args": call.args})
+
+
+def test_execution_page_prose_matches_the_record() -> None:
+    """The counts the execution page states in words are those of the occupancy record."""
+    page = (ROOT / "docs/cuda/execution.md").read_text(encoding="utf-8")
+    data = _record("occupancy-h100")
+    assert f"compiled in {len(data['kernels'])} variants" in page
+    assert f"The {len(data['kernels'])} compiled variants" in page
+    sizes = {r["block_size"] for r in data["rows"]}
+    dyn_per_kernel = {
+        len({r["dynamic_smem"] for r in data["rows"] if r["kernel"] == k}) for k in range(len(data["kernels"]))
+    }
+    assert f"every combination of {len(sizes)} block sizes and {dyn_per_kernel.pop()} dynamic" in page
+    assert not dyn_per_kernel
+    statics = sorted({k["shared_size_bytes"] for k in data["kernels"]})
+    assert statics == [0, 12 * 1024, 48 * 1024]
+    assert "static shared arrays of 0, 12 KiB and 48 KiB" in page

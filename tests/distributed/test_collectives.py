@@ -1,0 +1,64 @@
+"""The ring collectives simulated in numpy, and nccl-tests' bandwidth arithmetic."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gpukb.distributed import collectives as c
+
+
+@pytest.mark.parametrize("p", [1, 2, 3, 4, 8])
+def test_ring_all_reduce_sums_and_sends_2_p_minus_1_over_p(p) -> None:
+    rng = np.random.default_rng(p)
+    arrays = [rng.standard_normal(24 * p).astype(np.float64) for _ in range(p)]
+    result = c.ring_all_reduce(arrays)
+    for out in result.outputs:
+        np.testing.assert_allclose(out, np.sum(arrays, axis=0), rtol=1e-12)
+    size = arrays[0].nbytes
+    assert result.steps == 2 * (p - 1)
+    assert result.bytes_sent_per_rank == [2 * (p - 1) * size // p] * p
+
+
+def test_reduce_scatter_and_all_gather_halves() -> None:
+    p = 4
+    arrays = [np.arange(8, dtype=np.float32) * (r + 1) for r in range(p)]
+    rs = c.ring_reduce_scatter(arrays)
+    total = np.sum(arrays, axis=0)
+    assert [o.tolist() for o in rs.outputs] == [np.split(total, p)[(r + 1) % p].tolist() for r in range(p)]
+    assert rs.bytes_sent_per_rank == [(p - 1) * arrays[0].nbytes // p] * p
+    ag = c.ring_all_gather(rs.outputs)
+    assert all(o.tolist() == total.tolist() for o in ag.outputs)
+    assert ag.bytes_sent_per_rank == rs.bytes_sent_per_rank
+
+
+def test_bus_factors_are_performance_md() -> None:
+    # doc/PERFORMANCE.md: AllReduce 2(n-1)/n, ReduceScatter and AllGather (n-1)/n, Broadcast and Reduce 1
+    assert c.bus_factor("all_reduce", 8) == 1.75
+    assert c.bus_factor("reduce_scatter", 8) == c.bus_factor("all_gather", 8) == 0.875
+    assert c.bus_factor("broadcast", 8) == c.bus_factor("reduce", 8) == 1
+    assert c.bus_factor("all_reduce", 1) == 0  # one rank moves nothing
+    algbw, busbw = c.bandwidths("all_reduce", 1 << 30, 0.01, 2)
+    assert algbw == (1 << 30) / 0.01 and busbw == algbw
+
+
+def test_traffic_table() -> None:
+    headers, rows = c.ring_traffic_table(4096, [2, 4, 8])
+    assert headers[0] == "ranks p"
+    assert [r[2] for r in rows] == [r[3] for r in rows] == [4096, 6144, 7168]
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "match"),
+    [
+        (lambda: c.ring_all_reduce([np.ones(5), np.ones(5)]), ValueError, "not divisible by the 2 ranks"),
+        (lambda: c.ring_all_reduce([np.ones(4), np.ones(6)]), ValueError, "same length"),
+        (lambda: c.ring_all_reduce(np.ones(4)), TypeError, "list of 1-D numpy arrays"),
+        (lambda: c.bus_factor("all_to_one", 2), ValueError, "unknown op 'all_to_one'"),
+        (lambda: c.bandwidths("all_reduce", 1024, 0.0, 2), ValueError, "seconds must be positive"),
+        (lambda: c.ring_traffic_table(4098, [2]), ValueError, "multiple of 4"),
+    ],
+)
+def test_bad_input(call, error, match) -> None:
+    with pytest.raises(error, match=match):
+        call()

@@ -1,0 +1,152 @@
+"""The fsdp_config translator: Composer's modes, the torch objects each key implies, and the errors."""
+
+from __future__ import annotations
+
+import tomllib
+
+import pytest
+import torch
+from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import CheckpointImpl, CheckpointWrapper
+from torch.distributed.fsdp import (
+    BackwardPrefetch,
+    CPUOffloadPolicy,
+    MixedPrecision,
+    MixedPrecisionPolicy,
+    OffloadPolicy,
+    ShardingStrategy,
+)
+
+from gpukb.distributed import options
+from gpukb.distributed.fsdp_config import DEFAULTS, check_reduce_dtype, describe, mode_dtypes, plan
+from tests.helpers import ROOT
+
+
+def _raw() -> dict:
+    return tomllib.loads((ROOT / "src/gpukb/data/distributed/fsdp.toml").read_text(encoding="utf-8"))
+
+
+def test_modes_under_each_precision() -> None:
+    # composer/distributed/mosaic_parallelism.py v0.32.1, get_mixed_precision, with _get_torch_dtype(precision)
+    assert mode_dtypes("amp_bf16") == [
+        ("FULL", None, None, None),
+        ("DEFAULT", "bfloat16", "float32", "bfloat16"),
+        ("PURE", "bfloat16", "bfloat16", "bfloat16"),
+    ]
+    assert mode_dtypes("amp_fp16")[2] == ("PURE", "float16", "float16", "float16")
+    assert mode_dtypes("fp32")[1] == ("DEFAULT", "float32", "float32", "float32")
+
+
+def test_defaults_are_composers() -> None:
+    p = plan()
+    assert (p.mixed_precision, p.activation_checkpointing, p.reentrant) == ("DEFAULT", False, True)
+    assert p.checkpoint_impl() is None  # reentrant=True has no effect while checkpointing is off
+    keys = {k["key"]: k["default"] for k in _raw()["composer_key"]}
+    for key, default in keys.items():
+        assert str(DEFAULTS[key]).lower() == default.lower()
+
+
+def test_fsdp2_objects() -> None:
+    p = plan({"mixed_precision": "pure", "cpu_offload": True, "sharding_strategy": "SHARD_GRAD_OP"})
+    kwargs = p.fully_shard_kwargs()
+    assert kwargs["mp_policy"] == MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.bfloat16)
+    assert isinstance(kwargs["offload_policy"], CPUOffloadPolicy)
+    assert kwargs["reshard_after_forward"] is False  # SHARD_GRAD_OP = ZeRO-2
+    assert type(plan().offload_policy()) is OffloadPolicy
+    assert plan(mixed_precision="FULL").mp_policy() == MixedPrecisionPolicy()
+
+
+def test_fsdp1_objects() -> None:
+    kwargs = plan(backward_prefetch="BACKWARD_PRE", keep_low_precision_grads=True).fsdp1_kwargs()
+    assert kwargs["mixed_precision"] == MixedPrecision(
+        param_dtype=torch.bfloat16,
+        reduce_dtype=torch.float32,
+        buffer_dtype=torch.bfloat16,
+        keep_low_precision_grads=True,
+    )
+    assert kwargs["sharding_strategy"] is ShardingStrategy.FULL_SHARD
+    assert kwargs["backward_prefetch"] is BackwardPrefetch.BACKWARD_PRE
+    assert kwargs["cpu_offload"] is None
+    assert plan(backward_prefetch="NONE").fsdp1_kwargs()["backward_prefetch"] is None
+
+
+def test_checkpointing_choice() -> None:
+    on = plan(activation_checkpointing=True)
+    assert on.checkpoint_impl() is CheckpointImpl.REENTRANT  # Composer's FSDP1 default
+    assert plan(activation_checkpointing=True, activation_checkpointing_reentrant=False).checkpoint_impl() is (
+        CheckpointImpl.NO_REENTRANT
+    )
+    wrapped = on.wrap_block(torch.nn.Linear(2, 2))
+    assert isinstance(wrapped, CheckpointWrapper) and wrapped.checkpoint_impl is CheckpointImpl.REENTRANT
+    lin = torch.nn.Linear(2, 2)
+    assert plan().wrap_block(lin) is lin
+
+
+def test_custom_dtype_dict() -> None:
+    p = plan(mixed_precision={"param_dtype": torch.float16, "reduce_dtype": "fp32"})
+    assert (p.mixed_precision, p.param_dtype, p.reduce_dtype, p.buffer_dtype) == ("custom", "float16", "float32", None)
+
+
+def test_mesh_shapes() -> None:
+    assert plan().mesh_shape(8) == (8,)
+    assert plan(data_parallel_replicate_degree=2).mesh_shape(8) == (2, 4)
+    assert plan(sharding_strategy="HYBRID_SHARD", data_parallel_replicate_degree=2).mesh_shape(8) == (2, 4)
+    assert plan(sharding_strategy="NO_SHARD").mesh_shape(4) == (4, 1)
+
+
+def test_describe_table() -> None:
+    headers, rows = describe([plan(mixed_precision=m) for m in ("FULL", "DEFAULT", "PURE")])
+    assert headers[2:5] == ["param_dtype", "reduce_dtype", "buffer_dtype"]
+    assert rows[0][2:] == ["-", "-", "-", "off"]
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "match"),
+    [
+        (lambda: plan({"mixed_precison": "PURE"}), ValueError, r"unknown fsdp_config keys \['mixed_precison'\]; valid keys are \['activation_checkpointing'"),
+        (lambda: plan(mixed_precision="HALF"), ValueError, r"unknown mixed_precision 'HALF'; choose one of \['FULL', 'DEFAULT', 'PURE'\]"),
+        (lambda: plan(mixed_precision=16), TypeError, "mixed_precision must be one of"),
+        (lambda: plan(mixed_precision={"param": "bf16"}), ValueError, r"unknown mixed_precision keys \['param'\]"),
+        (lambda: plan(mixed_precision={"reduce_dtype": "float8_e4m3fn"}), ValueError, "choose one of"),
+        (lambda: plan(precision="amp_fp8"), ValueError, r"unknown precision 'amp_fp8'; choose one of \['fp32', 'amp_fp16', 'amp_bf16'\]"),
+        (lambda: plan(activation_checkpointing="yes"), TypeError, "activation_checkpointing must be True or False"),
+        (lambda: plan(sharding_strategy="ZERO3"), ValueError, "unknown sharding_strategy 'ZERO3'"),
+        (lambda: plan(data_parallel_shard_degree=0), ValueError, "-1 .* or an int ≥ 1; got 0"),
+        (lambda: plan("PURE"), TypeError, "fsdp_config must be a dict"),
+        (lambda: plan(data_parallel_shard_degree=3).mesh_shape(8), ValueError, "= 3 ranks, but the world size is 8"),
+        (lambda: plan(data_parallel_replicate_degree=3).mesh_shape(8), ValueError, "8 is not divisible by data_parallel_replicate_degree 3"),
+        (lambda: plan(sharding_strategy="HYBRID_SHARD").mesh_shape(8), ValueError, "needs data_parallel_replicate_degree"),
+        (lambda: plan(sharding_strategy="NO_SHARD", data_parallel_shard_degree=2).mesh_shape(8), ValueError, "NO_SHARD shards nothing"),
+        (lambda: check_reduce_dtype(torch.int8, "nccl"), ValueError, "reduce dtype for nccl 'int8'|int8"),
+        (lambda: check_reduce_dtype("bfloat16", "mpi"), ValueError, "unknown backend 'mpi'"),
+        (lambda: check_reduce_dtype(3, "gloo"), TypeError, "must be a torch.dtype or a dtype name"),
+    ],
+)
+def test_bad_input(call, error, match) -> None:
+    with pytest.raises(error, match=match):
+        call()
+
+
+def test_data_file_sources_are_cited_and_pinned() -> None:
+    facts = options.facts()
+    assert {s.checked for s in facts.source} == {"2026-11-23"}
+    for s in facts.source:
+        assert s.url.startswith("https://") and s.version
+    assert options.source("composer-mixed-precision").path == "composer/distributed/mosaic_parallelism.py"
+
+
+@pytest.mark.parametrize(
+    ("edit", "match"),
+    [
+        (lambda t: t.replace('mode = "PURE"', 'mode = "DEFAULT"'), r"composer_mode entry 3 \(DEFAULT\): mode 'DEFAULT' repeats entry 2"),
+        (lambda t: t.replace('reduce_dtype = "float32"', 'reduce_dtype = "fp8"', 1), r"composer_mode.*reduce_dtype"),
+        (lambda t: t.replace('source = "torchtitan-fsdp"', 'source = "nowhere"', 1), "cites unknown source 'nowhere'"),
+        (lambda t: t + '\n[[extra]]\nx = 1\n', r"unknown top-level keys \['extra'\]"),
+        (lambda t: t.replace('checked = "2026-11-23"\n', "", 1), r"source entry 1 \(composer-parallelism\): checked: Field required"),
+    ],
+)
+def test_corrupted_data_file(edit, match) -> None:
+    text = (ROOT / "src/gpukb/data/distributed/fsdp.toml").read_text(encoding="utf-8")
+    with pytest.raises(ValueError, match=match):
+        options.parse(edit(text))
+    with pytest.raises(ValueError, match="unknown source 'x'"):
+        options.source("x")

@@ -1,0 +1,79 @@
+"""The memory calculator against the ZeRO paper's figure 1 and Korthikanti et al.'s per-layer count."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpukb.distributed import memory
+from gpukb.distributed.model import ModelConfig, transformer
+
+
+def test_zero_paper_figure_1() -> None:
+    # 7.5B parameters, 64 GPUs, K = 12: baseline 120 GB, P_os 31.4 GB, P_os+g 16.6 GB, P_os+g+p 1.9 GB
+    psi, n = 7.5e9, 64
+    gb = {s: memory.state_bytes_per_param(s, n)["total"] * psi / 1e9 for s in ("ddp", "zero1", "zero2", "zero3")}
+    assert gb["ddp"] == 120
+    assert round(gb["zero1"], 1) == 31.4
+    assert round(gb["zero2"], 1) == 16.6
+    assert round(gb["zero3"], 2) == 1.88
+
+
+def test_stage_formulas() -> None:
+    for n in (1, 2, 8, 64):
+        assert memory.state_bytes_per_param("zero1", n)["total"] == pytest.approx(4 + 12 / n)
+        assert memory.state_bytes_per_param("zero2", n)["total"] == pytest.approx(2 + 14 / n)
+        assert memory.state_bytes_per_param("zero3", n)["total"] == pytest.approx(16 / n)
+        assert memory.state_bytes_per_param("fsdp2", n)["total"] == pytest.approx(16 / n)
+    # on one rank every scheme keeps 16 bytes per parameter
+    assert {memory.state_bytes_per_param(s, 1)["total"] for s in memory.SCHEMES} == {16}
+
+
+def test_states_table_rows() -> None:
+    headers, rows = memory.states_table(64)
+    assert headers[0] == "scheme" and [r[0] for r in rows] == list(memory.SCHEMES)
+    assert dict((r[0], r[-1]) for r in rows)["zero2"] == "16.6"
+
+
+def test_fsdp2_transients_by_mode() -> None:
+    # unsharded param + unsharded grad (param_dtype) + reduce-scatter input (reduce_dtype)
+    assert memory.fsdp2_unit_transient_bytes_per_param(None, None) == 12  # FULL
+    assert memory.fsdp2_unit_transient_bytes_per_param("bfloat16", "float32") == 8  # DEFAULT
+    assert memory.fsdp2_unit_transient_bytes_per_param("bfloat16", "bfloat16") == 6  # PURE
+    assert memory.fsdp2_unit_transient_bytes_per_param("bfloat16", None) == 6
+
+
+def test_korthikanti_without_dropout() -> None:
+    # sbh(34 + 5as/h) with 16-bit activations; dropout accounts for sbh(2 + 3as/h) of it
+    b, s, h, a = 8, 1024, 768, 12
+    ours = memory.block_activation_bytes(b, s, h, a, 2, stats_bytes=0)  # without the LayerNorm statistics
+    assert ours == memory.korthikanti_bytes(b, s, h, a) - (2 * s * b * h + 3 * a * s * s * b)
+
+
+def test_parameter_count_matches_the_module() -> None:
+    for config in (ModelConfig.tiny(), ModelConfig(vocab=100, seq=8, hidden=16, heads=2, layers=3)):
+        assert config.parameter_count() == sum(p.numel() for p in transformer(config).parameters())
+    assert ModelConfig.gpt_small().parameter_count() == 111_008_256
+
+
+def test_model_activation_parts() -> None:
+    c = ModelConfig.gpt_small()
+    off = memory.model_activation_bytes(c, 8, 2, checkpointing=False)
+    on = memory.model_activation_bytes(c, 8, 2, checkpointing=True)
+    assert off["recompute"] == 0 and on["recompute"] == memory.block_activation_bytes(8, c.seq, c.hidden, c.heads, 2)
+    assert on["blocks"] == c.layers * 8 * c.seq * c.hidden * 2
+    assert off["head"] == on["head"] and off["total"] > 3 * on["total"]
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "match"),
+    [
+        (lambda: memory.state_bytes_per_param("zero4", 8), ValueError, r"unknown scheme 'zero4'; choose one of"),
+        (lambda: memory.state_bytes_per_param("ddp", 0), ValueError, "world_size must be an int ≥ 1; got 0"),
+        (lambda: memory.block_activation_bytes(8, 0, 768, 12, 2), ValueError, "seq must be an int ≥ 1"),
+        (lambda: memory.fsdp2_unit_transient_bytes_per_param("int8", None), ValueError, "unknown param_dtype"),
+        (lambda: ModelConfig(hidden=10, heads=4), ValueError, "hidden 10 is not divisible by heads 4"),
+    ],
+)
+def test_bad_input(call, error, match) -> None:
+    with pytest.raises(error, match=match):
+        call()

@@ -1,0 +1,204 @@
+"""Every table the distributed pages render, read back by header and checked against the data file (read with
+tomllib), the committed records (read with json) or arithmetic done here, not by calling the page's library."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import tomllib
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from tests.helpers import ROOT, markdown_tables
+from tests.site.test_page_tables import page_calls, rendered
+
+GIB = 2**30
+
+
+def _data() -> dict[str, Any]:
+    return tomllib.loads((ROOT / "src/gpukb/data/distributed/fsdp.toml").read_text(encoding="utf-8"))
+
+
+def _record(name: str) -> dict[str, Any]:
+    return json.loads((ROOT / f"src/gpukb/data/results/distributed/{name}.json").read_text(encoding="utf-8"))
+
+
+def _table(markdown: str, index: int = 0) -> list[dict[str, str]]:
+    tables = markdown_tables(markdown)
+    assert tables, "no table rendered"
+    return tables[index]
+
+
+def check_sources(markdown: str, kwargs: dict[str, Any]) -> None:
+    rows = _table(markdown)
+    raw = _data()["source"]
+    assert len(rows) == len(raw)
+    for row, src in zip(rows, raw, strict=True):
+        assert row["checked"] == src["checked"] == "2026-11-23"
+        assert row["version"] == src["version"]
+        assert src["url"] in row["file or document"]
+
+
+def check_composer_modes(markdown: str, kwargs: dict[str, Any]) -> None:
+    rows = _table(markdown)
+    # composer/distributed/mosaic_parallelism.py v0.32.1 under amp_bf16
+    want = {"FULL": (None, None, None), "DEFAULT": ("bfloat16", "float32", "bfloat16"), "PURE": ("bfloat16",) * 3}
+    raw = {m["mode"]: m for m in _data()["composer_mode"]}
+    assert [r["mixed_precision"] for r in rows] == ["`FULL`", "`DEFAULT`", "`PURE`"]
+    for row in rows:
+        mode = row["mixed_precision"].strip("`")
+        for column, dtype in zip(("param_dtype", "reduce_dtype", "buffer_dtype"), want[mode], strict=True):
+            written, _, resolved = row[column].partition(" → ")
+            assert written == raw[mode][column]
+            assert resolved == (dtype or ("buffer dtype" if column == "buffer_dtype" else "parameter dtype"))
+        policy = row["FSDP2 policy (Composer)"]
+        p, r = (f"torch.{d}" if d else "None" for d in want[mode][:2])
+        assert policy == f"`MixedPrecisionPolicy(param_dtype={p}, reduce_dtype={r})`"
+
+
+def check_composer_keys(markdown: str, kwargs: dict[str, Any]) -> None:
+    rows = _table(markdown)
+    raw = _data()["composer_key"]
+    assert [r["key"] for r in rows] == [f"`{k['key']}`" for k in raw]
+    assert [r["default"] for r in rows] == [f"`{k['default']}`" for k in raw]
+    defaults = {r["key"]: r["default"] for r in rows}
+    # composer/utils/parallelism.py v0.32.1 FSDPConfig
+    assert defaults["`activation_checkpointing_reentrant`"] == "`true`"
+    assert defaults["`activation_checkpointing`"] == "`false`"
+    assert defaults["`mixed_precision`"] == "`DEFAULT`"
+
+
+def check_fsdp_map(markdown: str, kwargs: dict[str, Any]) -> None:
+    rows = _table(markdown)
+    raw = _data()["fsdp_map"]
+    assert [(r["FSDP1"], r["FSDP2"]) for r in rows] == [(m["fsdp1"], m["fsdp2"]) for m in raw]
+    assert {"sharding_strategy": "reshard_after_forward"}.items() <= {r["FSDP1"]: r["FSDP2"] for r in rows}.items()
+
+
+def check_mp_fields(markdown: str, kwargs: dict[str, Any]) -> None:
+    rows = _table(markdown)
+    raw = _data()["mp_field"]
+    assert [(r["class"], r["field"], r["default"]) for r in rows] == [
+        (f["api"], f"`{f['field']}`", f"`{f['default']}`") for f in raw
+    ]
+    fsdp2 = {r["field"] for r in rows if r["class"].startswith("FSDP2")}
+    assert "`buffer_dtype`" not in fsdp2 and "`output_dtype`" in fsdp2
+
+
+def check_dtype_flow(markdown: str, kwargs: dict[str, Any]) -> None:
+    rows = {r["mode"]: r for r in _table(markdown)}
+    expect = {"`FULL`": ("float32", "float32"), "`DEFAULT`": ("bfloat16", "float32"), "`PURE`": ("bfloat16", "bfloat16")}
+    assert set(rows) == set(expect)
+    for mode, (compute, reduce) in expect.items():
+        row = rows[mode]
+        assert row["params in forward"] == row["all-gather"] == row["unsharded grads"] == compute
+        assert row["reduce-scatter"] == reduce
+        assert row["sharded grads (optimizer)"] == row["sharded params (optimizer)"] == "float32"
+
+
+def check_checkpoint_default(markdown: str, kwargs: dict[str, Any]) -> None:
+    import torch
+
+    rows = _table(markdown)
+    assert rows[0]["torch"] == torch.__version__
+    for row in rows:
+        assert row["runs reentrant"] == "yes"
+        assert row["category"] == "UserWarning"
+        assert row["text"].startswith("torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly")
+    path = ROOT / "src/gpukb/data/results/distributed/fsdp-single-gpu.json"
+    if path.is_file():
+        gpu = _record("fsdp-single-gpu")["checkpoint_warning"]
+        assert rows[1]["torch"] == gpu["torch"] and rows[1]["text"] == " ".join(gpu["message"].split())
+
+
+def check_checkpoint_behaviours(markdown: str, kwargs: dict[str, Any]) -> None:
+    rows = {r["behaviour"]: r for r in _table(markdown)}
+    assert rows["torch.autograd.grad(out, x)"]["use_reentrant=True"].startswith("RuntimeError")
+    assert rows["torch.autograd.grad(out, x)"]["use_reentrant=False"] == "works"
+    assert rows["keyword arguments to the function"]["use_reentrant=True"].startswith("ValueError: Unexpected keyword")
+    assert rows["inputs that do not require grad"]["use_reentrant=False"] == "parameters get gradients"
+    nested = rows["nested checkpoints"]
+    assert nested["use_reentrant=True"] == nested["use_reentrant=False"] == "correct gradients, inner function run 3 times"
+    early = rows["recomputation stops once the needed tensors exist"]
+    assert (early["use_reentrant=True"], early["use_reentrant=False"]) == (
+        "2 of 2 lines after the saving op re-run",
+        "0 of 2 lines after the saving op re-run",
+    )
+
+
+def check_checkpoint_memory(markdown: str, kwargs: dict[str, Any]) -> None:
+    rows = {r["checkpointing"]: r for r in _table(markdown)}
+    b, s, h, a, layers = 2, 16, 32, 4, 3
+    block = 4 * (16 * b * s * h + a * b * s * s) + 4 * b * s * 4
+    assert int(rows["none"]["bytes held after forward"]) == int(rows["none"]["formula"]) == layers * block + 4
+    for impl in ("reentrant", "non-reentrant"):
+        assert int(rows[impl]["bytes held after forward"]) == int(rows[impl]["formula"]) == layers * b * s * h * 4 + 4
+        assert int(rows[impl]["peak bytes"]) < int(rows["none"]["peak bytes"])
+        assert rows[impl]["block forward calls"] == str(2 * layers)
+    assert rows["none"]["block forward calls"] == str(layers)
+
+
+def check_states(markdown: str, kwargs: dict[str, Any]) -> None:
+    rows = {r["scheme"].strip("`"): r for r in _table(markdown)}
+    n, psi = 64, 7.5e9
+    want = {"ddp": (2, 2, 12), "ddp_fp32": (4, 4, 8), "zero1": (2, 2, 12 / n), "zero2": (2, 2 / n, 12 / n),
+            "zero3": (2 / n, 2 / n, 12 / n), "fsdp2": (4 / n, 4 / n, 8 / n)}
+    assert set(rows) == set(want)
+    for scheme, parts in want.items():
+        row = rows[scheme]
+        cells = [float(row[c]) for c in ("params B/param", "grads B/param", "optimizer B/param", "total B/param")]
+        assert cells == pytest.approx([*parts, sum(parts)], rel=5e-3)
+        assert float(row["GB per rank"]) == pytest.approx(sum(parts) * psi / 1e9, rel=5e-3)
+    # the ZeRO paper's figure 1
+    assert [rows[s]["GB per rank"] for s in ("ddp", "zero1", "zero2", "zero3")] == ["120", "31.4", "16.6", "1.88"]
+
+
+def check_transients(markdown: str, kwargs: dict[str, Any]) -> None:
+    rows = {r["mode"]: r["bytes per parameter of the unit"] for r in _table(markdown)}
+    assert rows == {"`FULL`": str(4 + 4 + 4), "`DEFAULT`": str(2 + 2 + 4), "`PURE`": str(2 + 2 + 2)}
+
+
+def check_ring_traffic(markdown: str, kwargs: dict[str, Any]) -> None:
+    rows = _table(markdown)
+    size = 1 << 20
+    assert [r["ranks p"] for r in rows] == ["2", "4", "8", "16"]
+    for row in rows:
+        p = int(row["ranks p"])
+        assert int(row["steps"]) == 2 * (p - 1)
+        assert int(row["bytes sent per rank"]) == int(row["2(p−1)/p · S"]) == 2 * (p - 1) * size // p
+        assert float(row["busbw factor"]) == pytest.approx(2 * (p - 1) / p, rel=1e-3)
+
+
+def check_bus_factors(markdown: str, kwargs: dict[str, Any]) -> None:
+    rows = {r["collective"].strip("`"): r for r in _table(markdown)}
+    for n in (2, 4, 8):
+        # nccl-tests doc/PERFORMANCE.md, "Summary"
+        want = {"all_reduce": 2 * (n - 1) / n, "reduce_scatter": (n - 1) / n, "all_gather": (n - 1) / n,
+                "broadcast": 1, "reduce": 1, "all_to_all": (n - 1) / n}
+        assert {k: float(r[f"n = {n}"]) for k, r in rows.items()} == pytest.approx(want, rel=1e-3)
+
+
+CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
+    "sources_markdown": check_sources,
+    "composer_modes_markdown": check_composer_modes,
+    "composer_keys_markdown": check_composer_keys,
+    "fsdp_map_markdown": check_fsdp_map,
+    "mp_fields_markdown": check_mp_fields,
+    "dtype_flow_markdown": check_dtype_flow,
+    "checkpoint_default_markdown": check_checkpoint_default,
+    "checkpoint_behaviours_markdown": check_checkpoint_behaviours,
+    "checkpoint_memory_markdown": check_checkpoint_memory,
+    "states_markdown": check_states,
+    "transients_markdown": check_transients,
+    "ring_traffic_markdown": check_ring_traffic,
+    "bus_factors_markdown": check_bus_factors,
+}
+
+CALLS = [c for c in page_calls() if c.module == "gpukb.distributed.pages" and c.function in CHECKS]
+
+
+@pytest.mark.parametrize("call", CALLS, ids=lambda c: f"{c.page}:{c.line}:{c.function}")
+def test_page_table_cells(call: Any) -> None:
+    CHECKS[call.function](rendered(call), {**call.kwargs, "args": call.args})

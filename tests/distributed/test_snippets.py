@@ -1,0 +1,62 @@
+"""Run the distributed chapter's snippets as a reader would and assert what they print, computed independently."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import pytest
+
+from gpukb.site.snippets import run_snippet
+from tests.helpers import ROOT
+
+
+def check_fsdp_config(out: str) -> None:
+    lines = out.splitlines()
+    assert lines[0] == (
+        "FSDP2 mp_policy: MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.bfloat16, "
+        "output_dtype=None, cast_forward_inputs=True)"
+    )
+    assert lines[1] == "FSDP1 mixed_precision: torch.bfloat16 buffers"  # PURE: buffers in the compute dtype too
+    assert lines[2] == "checkpoint_impl: CheckpointImpl.NO_REENTRANT"
+    assert lines[3] == "reshard_after_forward: True"  # FULL_SHARD
+    assert lines[4] == "mesh for 8 ranks, 2 replicas: (2, 4)"
+    assert lines[5].startswith("error: unknown fsdp_config keys ['mixed_precison']; valid keys are [")
+    assert "'mixed_precision'" in lines[5] and "'activation_checkpointing_reentrant'" in lines[5]
+
+
+def check_ring_allreduce(out: str) -> None:
+    lines = out.splitlines()
+    assert lines[0] == "every rank holds the sum: True"
+    assert lines[1] == "steps: 6"  # 2(p - 1)
+    assert lines[2] == f"bytes sent per rank: {2 * 3 * 4096 // 4} = 2(p-1)/p * S = 6144"
+    algbw = (1 << 30) / 0.01
+    assert lines[3] == f"1 GiB in 10 ms on 4 ranks: algbw {algbw / 1e9:.1f} GB/s, busbw {algbw * 1.5 / 1e9:.1f} GB/s"
+
+
+def check_memory_budget(out: str) -> None:
+    rows = dict(re.findall(r"^(\w+)\s+([\d.]+) B/param", out, flags=re.M))
+    # ZeRO (Rajbhandari et al. 2020): 2 + 2 + 12 bytes, sharded stage by stage over N = 8
+    assert {k: float(v) for k, v in rows.items()} == {
+        "ddp": 16.0, "zero1": 4 + 12 / 8, "zero2": 2 + 14 / 8, "zero3": 16 / 8, "fsdp2": 16 / 8
+    }
+    b, s, h, a = 1, 4096, 4096, 32
+    full = 2 * (16 * b * s * h + a * b * s * s) + 4 * b * s * 4
+    assert out.splitlines()[-1] == f"block activations: {full / 2**30:.2f} GiB, checkpointed: {2 * s * h / 2**30:.3f} GiB"
+
+
+CHECKS: dict[str, Callable[[str], None]] = {
+    "snippets/distributed/fsdp_config.py": check_fsdp_config,
+    "snippets/distributed/ring_allreduce.py": check_ring_allreduce,
+    "snippets/distributed/memory_budget.py": check_memory_budget,
+}
+
+
+def test_every_distributed_snippet_has_a_check() -> None:
+    present = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "snippets" / "distributed").glob("*.py"))
+    assert sorted(CHECKS) == present
+
+
+@pytest.mark.parametrize("snippet", sorted(CHECKS))
+def test_snippet_output(snippet: str) -> None:
+    CHECKS[snippet](run_snippet(ROOT / snippet))

@@ -1,0 +1,99 @@
+"""The Triton GEMM's tuning table: shape classes, the rule for classes the table lacks, the look-up's fallbacks, and
+the committed table (made by ``bench/triton_gemm_sweep.py`` on the H100). Torch-free."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from importlib import resources
+
+import pytest
+
+from gpukb.kernels import tuning
+from gpukb.kernels.configs import DEFAULT_CONFIGS, SMALL_CONFIGS, Config
+from gpukb.kernels.tuning import K_EDGES, M_EDGES, N_EDGES, ShapeClass
+
+
+@pytest.fixture
+def table() -> Iterator[None]:
+    """Restore the committed table after a test that sets another."""
+    yield
+    tuning._ACTIVE.clear()
+
+
+def test_buckets_and_their_labels() -> None:
+    assert [tuning.bucket(x, M_EDGES) for x in (1, 64, 65, 256, 257, 4096, 4097, 10**6)] == [0, 0, 1, 1, 2, 3, 4, 4]
+    assert [tuning.bucket_label(i, M_EDGES) for i in range(5)] == ["≤ 64", "65–256", "257–1024", "1025–4096", "> 4096"]
+    cls = ShapeClass.of("bfloat16", "NN", 8, 14336, 4096)
+    assert (cls.m, cls.n, cls.k) == (0, 2, 1)
+    assert cls.label == "bfloat16 NN, M ≤ 64, N 4097–16384, K 1025–4096"
+    assert tuning.bucket(128256, N_EDGES) == len(N_EDGES)
+    assert tuning.bucket(65536, K_EDGES) == len(K_EDGES)
+
+
+def test_the_rule_for_classes_the_table_lacks() -> None:
+    small_m = tuning.heuristic("bfloat16", 8, 4096, 4096, 132)
+    assert (small_m.kernel, small_m.block_m, small_m.block_k) == ("splitk", 64, 128)
+    assert tuning.heuristic("float8_e4m3fn", 1, 4096, 4096, 132).block_k == 256
+    k_heavy = tuning.heuristic("float16", 512, 512, 16384, 132)  # 8 large tiles, K 32 times M
+    assert (k_heavy.kernel, k_heavy.block_m, k_heavy.block_n) == ("splitk", 128, 128)
+    assert tuning.heuristic("bfloat16", 8192, 8192, 8192, 132) == DEFAULT_CONFIGS["bfloat16"]
+    assert tuning.heuristic("bfloat16", 1024, 1024, 1024, 132) == SMALL_CONFIGS["bfloat16"]  # 32 large tiles
+    assert tuning.heuristic("float8_e4m3fn", 4096, 4096, 4096, 132).kernel == "tma"
+
+
+def test_candidates_for_small_m_have_64_row_tiles() -> None:
+    assert {c.block_m for c in tuning.candidates("bfloat16", 64)} == {64}
+    assert {c.block_m for c in tuning.candidates("float8_e4m3fn", 1)} == {64}
+    assert tuning.candidates("bfloat16", 65) == tuning.CANDIDATES_16
+    assert all(c.block_k == 128 or c.block_k == 256 for c in tuning.CANDIDATES_FP8)  # one-byte elements: deep K
+
+
+@pytest.mark.usefixtures("table")
+def test_lookup_falls_back_to_another_layout_then_the_sharing_type_then_the_rule() -> None:
+    nn = Config("tma", 128, 128, 64, num_stages=4)
+    nt = Config("tma", 64, 128, 64, num_warps=4)
+    tuning.use_table(
+        {
+            ShapeClass.of("bfloat16", "NN", 4096, 4096, 4096): nn,
+            ShapeClass.of("bfloat16", "NT", 512, 4096, 4096): nt,
+        }
+    )
+    assert tuning.lookup("bfloat16", "NN", 3000, 3000, 3000) == nn  # same buckets as 4096³
+    assert tuning.lookup("bfloat16", "TT", 3000, 3000, 3000) == nn  # no TT entry: the NN one
+    assert tuning.lookup("float16", "NT", 300, 2000, 2000) == nt  # fp16 takes bf16's entries
+    assert tuning.lookup("float8_e4m3fn", "NT", 4096, 4096, 4096) is None  # fp8 shares with no one
+    assert tuning.choose("float8_e4m3fn", "NT", 4096, 4096, 4096, 132) == tuning.heuristic(
+        "float8_e4m3fn", 4096, 4096, 4096, 132
+    )
+    tuning.use_table(None)
+    assert tuning.choose("bfloat16", "NN", 4096, 4096, 4096, 132) == DEFAULT_CONFIGS["bfloat16"]
+
+
+def _raw_table() -> dict:
+    return json.loads((resources.files("gpukb.data") / "kernels" / tuning.TABLE_FILE).read_text(encoding="utf-8"))
+
+
+@pytest.mark.usefixtures("table")
+def test_the_committed_table_is_the_fastest_candidate_of_each_class() -> None:
+    record = tuning.committed()
+    raw = _raw_table()  # read independently of the model
+    assert raw["kind"] == "kernels.gemm-tuning"
+    assert raw["edges"] == {"m": list(M_EDGES), "n": list(N_EDGES), "k": list(K_EDGES)}
+    assert record.run.gpu is not None
+    assert record.run.gpu.name == "NVIDIA H100 80GB HBM3"
+    assert len(raw["classes"]) == len(record.classes) >= 20
+    classes = set()
+    for entry in raw["classes"]:
+        m, n, k = entry["shape"]
+        cls = ShapeClass.of(entry["dtype"], entry["layout"], m, n, k)
+        assert (cls.m, cls.n, cls.k) == (entry["m_bucket"], entry["n_bucket"], entry["k_bucket"])
+        assert cls not in classes
+        classes.add(cls)
+        timed = [t for t in entry["trials"] if t["ms"] is not None]
+        assert timed, entry["shape"]
+        assert entry["config"] == min(timed, key=lambda t: t["ms"])["config"]
+        tried = [Config(**t["config"]) for t in entry["trials"]]
+        assert tried == list(tuning.candidates(entry["dtype"], m))
+    tuning._ACTIVE.clear()
+    assert tuning.active_table() == record.table()

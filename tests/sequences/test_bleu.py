@@ -1,0 +1,180 @@
+"""gpukb's BLEU against sacreBLEU 2.x on sacreBLEU's own example and on random sentences, its defaults, bad input."""
+
+from __future__ import annotations
+
+import inspect
+import re
+import tomllib
+
+import pytest
+import sacrebleu
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sacrebleu.metrics import BLEU
+
+from gpukb.sequences import bleu
+from tests.helpers import ROOT
+
+RAW = tomllib.loads((ROOT / "src/gpukb/data/sequences/bleu_examples.toml").read_text(encoding="utf-8"))
+README = next(e for e in RAW["example"] if e["id"] == "sacrebleu-readme")
+
+
+def test_readme_example_equals_sacrebleu_and_the_line_its_readme_prints() -> None:
+    hyps, refs = README["hypotheses"], README["references"]
+    ours = bleu.corpus_bleu(hyps, refs)
+    theirs = sacrebleu.corpus_bleu(hyps, refs)
+    assert ours.score == pytest.approx(theirs.score, rel=1e-13)
+    assert ours.precisions == pytest.approx(theirs.precisions, rel=1e-13)
+    assert (ours.stats.hyp_len, ours.stats.ref_len, ours.bp) == (theirs.sys_len, theirs.ref_len, theirs.bp)
+    assert str(ours) == str(theirs) == README["published"]["line"]
+
+
+def test_13a_tokens_equal_sacrebleus() -> None:
+    from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
+
+    lines = [
+        "The dog bit the man.",
+        "It wasn't surprising.",
+        "Pay $3.50, or 3,000 yen - now!",
+        "a-b 1-2 &amp; &lt;x&gt;",
+        '"Quoted," she said (twice).',
+        "e.g. U.S.A. 10.5% 7.",
+        "tab\tand  spaces  ",
+    ]
+    for line in lines:
+        assert bleu.tokenize(line) == Tokenizer13a()(line.rstrip()).split(), line
+
+
+def test_tokenization_changes_the_score() -> None:
+    """Without tokenization 'man.' is one token and matches no reference 'man': 49.19 instead of 48.53."""
+    hyps, refs = README["hypotheses"], README["references"]
+    scores = {m: bleu.corpus_bleu(hyps, refs, tokenize_method=m) for m in ("13a", "none")}
+    for m, score in scores.items():
+        assert score.score == pytest.approx(sacrebleu.corpus_bleu(hyps, refs, tokenize=m).score, rel=1e-13)
+    assert round(scores["13a"].score, 2) == 48.53
+    assert round(scores["none"].score, 2) == 49.19
+    assert (scores["13a"].stats.hyp_len, scores["none"].stats.hyp_len) == (17, 14)
+    assert bleu.tokenize(hyps[0], "none")[-1] == "man."
+    assert bleu.tokenize(hyps[0])[-2:] == ["man", "."]
+
+
+def test_corpus_bleu_is_not_the_mean_of_sentence_bleu() -> None:
+    """BLEU sums n-gram counts over the corpus before dividing: 48.53 on the README example, while the mean of its
+    three sentence scores is 47.96."""
+    hyps, refs = README["hypotheses"], README["references"]
+    corpus = bleu.corpus_bleu(hyps, refs).score
+    mean = bleu.mean_sentence_bleu(hyps, refs)
+    per_segment = [sacrebleu.sentence_bleu(h, [r1, r2]).score for h, r1, r2 in zip(hyps, *refs, strict=True)]
+    assert mean == pytest.approx(sum(per_segment) / 3, rel=1e-13)
+    assert round(corpus, 2) == 48.53
+    assert round(mean, 2) == 47.96
+
+
+def test_sentence_bleu_equals_sacrebleus_with_its_defaults() -> None:
+    for h, r1, r2 in zip(README["hypotheses"], *README["references"], strict=True):
+        for tok in ("13a", "none"):
+            ours = bleu.sentence_bleu(h, [r1, r2], tokenize_method=tok)
+            assert ours.score == pytest.approx(sacrebleu.sentence_bleu(h, [r1, r2], tokenize=tok).score, rel=1e-13)
+
+
+def test_defaults_are_sacrebleus() -> None:
+    """13a tokens, exp smoothing, no effective order for a corpus and effective order for a sentence, no lowercasing."""
+    corpus = inspect.signature(sacrebleu.corpus_bleu).parameters
+    sentence = inspect.signature(sacrebleu.sentence_bleu).parameters
+    init = inspect.signature(BLEU.__init__).parameters
+    assert BLEU.TOKENIZER_DEFAULT == "13a" == corpus["tokenize"].default == sentence["tokenize"].default
+    assert init["smooth_method"].default == corpus["smooth_method"].default == "exp"
+    assert (init["effective_order"].default, sentence["use_effective_order"].default) == (False, True)
+    metric = BLEU()
+    metric.corpus_score(["a"], [["a"]])  # the signature knows the number of references only after a score
+    assert metric.get_signature().format().startswith("nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp")
+    _headers, rows = bleu.defaults_rows()
+    assert rows == [
+        ["tokenizer", "13a", "13a"],
+        ["smoothing", "exp", "exp"],
+        ["effective order", "no", "yes"],
+        ["lowercase", "no", "no"],
+        ["largest n-gram order", "4", "4"],
+    ]
+
+
+WORDS = st.sampled_from(["the", "a", "cat", "dog", "sat", "on", "mat", ".", ",", "it's", "3.5", "-", "The"])
+SENTENCE = st.lists(WORDS, min_size=1, max_size=9).map(" ".join)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    segments=st.lists(st.tuples(SENTENCE, SENTENCE, SENTENCE), min_size=1, max_size=4),
+    smooth=st.sampled_from(bleu.SMOOTHING),
+    effective=st.booleans(),
+    tok=st.sampled_from(bleu.TOKENIZERS),
+    lowercase=st.booleans(),
+)
+def test_random_corpora_score_as_in_sacrebleu(segments, smooth, effective, tok, lowercase) -> None:
+    hyps = [h for h, _, _ in segments]
+    refs = [[r for _, r, _ in segments], [r for _, _, r in segments]]
+    ours = bleu.corpus_bleu(
+        hyps, refs, tokenize_method=tok, smooth=smooth, effective_order=effective, lowercase=lowercase
+    )
+    theirs = BLEU(tokenize=tok, smooth_method=smooth, effective_order=effective, lowercase=lowercase).corpus_score(
+        hyps, refs
+    )
+    assert ours.score == pytest.approx(theirs.score, rel=1e-12, abs=1e-12)
+    assert (ours.stats.hyp_len, ours.stats.ref_len) == (theirs.sys_len, theirs.ref_len)
+    if smooth != "add-k":  # sacreBLEU adds k to the counts it reports back; gpukb keeps the raw counts
+        assert list(ours.stats.matches) == list(theirs.counts)
+        assert list(ours.stats.totals) == list(theirs.totals)
+
+
+def test_a_missing_reference_is_none_and_sacrebleu_counts_an_empty_one_as_length_zero() -> None:
+    """sacreBLEU's README offers None or '' for a missing reference; its code drops None but keeps '' as a reference
+    of length 0, which can become the closest reference length and lift the brevity penalty to 1."""
+    with_empty = BLEU(effective_order=True).corpus_score(["Yes."], [[""], ["Yes, he did it."]])
+    with_none = BLEU(effective_order=True).corpus_score(["Yes."], [[None], ["Yes, he did it."]])
+    assert (with_empty.ref_len, with_none.ref_len) == (0, 6)
+    assert (round(with_empty.score, 2), round(with_none.score, 2)) == (70.71, 9.57)
+    ours = bleu.corpus_bleu(["Yes."], [[None], ["Yes, he did it."]], effective_order=True)
+    assert ours.score == pytest.approx(with_none.score, rel=1e-13)
+    with pytest.raises(ValueError, match=r"reference 0 of stream 0 is empty; pass None"):
+        bleu.corpus_bleu(["Yes."], [[""], ["Yes, he did it."]])
+    with pytest.raises(ValueError, match=r"reference 0 is empty \(''\); sacreBLEU counts an empty reference"):
+        bleu.sentence_bleu("Yes.", ["", "Yes, he did it."])
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: bleu.corpus_bleu(["a"], []), ValueError, "references is empty: BLEU needs at least one reference str"),
+        (lambda: bleu.corpus_bleu([], [[]]), ValueError, "hypotheses is empty"),
+        (lambda: bleu.corpus_bleu(["a", "b"], [["a"]]), ValueError, "stream 0 has 1 segments; there are 2 hypotheses"),
+        (lambda: bleu.corpus_bleu(["a"], [[None]]), ValueError, "segment 0 has no reference in any stream"),
+        (lambda: bleu.corpus_bleu(["a"], ["a"]), TypeError, "reference stream 0 must be a list of strings"),
+        (lambda: bleu.corpus_bleu("a", [["a"]]), TypeError, "hypotheses must be a list of strings"),
+        (lambda: bleu.corpus_bleu(["a"], [[3]]), TypeError, r"reference 0 of stream 0 must be a string or None; got 3"),
+        (lambda: bleu.sentence_bleu("a", []), ValueError, "references is empty: BLEU needs at least one reference"),
+        (lambda: bleu.sentence_bleu("a", "a"), TypeError, "references must be a list of reference strings"),
+        (lambda: bleu.corpus_bleu(["a"], [["a"]], tokenize_method="intl"), ValueError, r"of \[.13a., .none.\]"),
+        (lambda: bleu.corpus_bleu(["a"], [["a"]], smooth="laplace"), ValueError, "unknown smooth 'laplace'"),
+        (lambda: bleu.corpus_bleu([None], [["a"]]), TypeError, "a segment must be a string; got None"),
+    ],
+)  # fmt: skip
+def test_bad_input_gets_a_clear_error(call, error, message) -> None:
+    with pytest.raises(error, match=message):
+        call()
+
+
+def test_empty_hypothesis_scores_zero_as_in_sacrebleu() -> None:
+    ours = bleu.corpus_bleu([""], [["The dog bit the man."]])
+    theirs = sacrebleu.corpus_bleu([""], [["The dog bit the man."]])
+    assert ours.score == theirs.score == 0.0
+    assert ours.bp == theirs.bp == 0.0
+
+
+def test_examples_file_rejects_an_unknown_key() -> None:
+    text = (ROOT / "src/gpukb/data/sequences/bleu_examples.toml").read_text(encoding="utf-8")
+    with pytest.raises(
+        ValueError, match=r"^sequences/bleu_examples\.toml: example entry 1 \(sacrebleu-readme\): colour: Extra"
+    ):
+        bleu.parse_examples(text.replace('id = "sacrebleu-readme"', 'id = "sacrebleu-readme"\ncolour = 1'))
+    with pytest.raises(ValueError, match=re.escape("(sacrebleu-readme): url: String should match pattern")):
+        bleu.parse_examples(text.replace('url = "https://', 'url = "ftp://'))

@@ -1,0 +1,110 @@
+"""Embeddings as a lookup (against torch.nn.Embedding) and the seq2seq context bottleneck."""
+
+# ruff: noqa: N806  (matrix and size names W, U, E, H, dW follow the equations)
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import torch
+
+from gpukb.sequences.embedding import lookup, lookup_by_product, lookup_grad, one_hot, vocabulary
+from gpukb.sequences.seq2seq import Seq2Seq, bottleneck_rows
+
+
+def test_one_hot_times_the_matrix_selects_a_column_and_a_row() -> None:
+    E = np.arange(12.0).reshape(3, 4)  # (d, V)
+    for k in range(4):
+        np.testing.assert_array_equal(E @ one_hot([k], 4)[0], E[:, k])  # column convention
+        np.testing.assert_array_equal(one_hot([k], 4)[0] @ E.T, E.T[k])  # row convention (torch's layout)
+
+
+def test_lookup_and_its_gradient_equal_torch_embedding() -> None:
+    torch.manual_seed(0)
+    emb = torch.nn.Embedding(7, 3).double()
+    ids = [2, 5, 2, 0]
+    out = emb(torch.tensor(ids))
+    upstream = torch.randn_like(out)
+    (out * upstream).sum().backward()
+    weight = emb.weight.detach().numpy()
+    np.testing.assert_array_equal(lookup(weight, ids), out.detach().numpy())
+    np.testing.assert_allclose(lookup_by_product(weight, ids), out.detach().numpy(), rtol=0, atol=1e-15)
+    grad = lookup_grad(weight.shape, ids, upstream.numpy())
+    np.testing.assert_allclose(grad, emb.weight.grad.numpy(), rtol=0, atol=1e-15)
+    np.testing.assert_allclose(grad, one_hot(ids, 7).T @ upstream.numpy(), rtol=0, atol=1e-15)  # the product's gradient
+    assert np.flatnonzero(np.abs(grad).sum(axis=1)).tolist() == [0, 2, 5]
+
+
+def test_vocabulary_keeps_first_appearance_order() -> None:
+    assert vocabulary(["b", "a", "b", "c"]) == {"b": 0, "a": 1, "c": 2}
+
+
+@pytest.mark.parametrize(
+    ("ids", "error", "message"),
+    [
+        ([0, 7], ValueError, r"token id 7 is out of range for a vocabulary of 7 words \(allowed: 0 .. 6\)"),
+        ([-1], ValueError, r"token id -1 is out of range"),
+        ([1.5], TypeError, r"token ids must be integers"),
+        ([[1, 2]], ValueError, r"token ids must be a 1-D sequence; got shape \(1, 2\)"),
+    ],
+)
+def test_bad_token_ids_are_refused(ids: object, error: type, message: str) -> None:
+    with pytest.raises(error, match=message):
+        lookup(np.zeros((7, 3)), ids)
+
+
+def test_gradient_rows_must_match_the_lookup() -> None:
+    with pytest.raises(ValueError, match=r"grad_rows has shape \(2, 3\); expected \(3, 3\)"):
+        lookup_grad((7, 3), [1, 2, 3], np.zeros((2, 3)))
+
+
+def test_context_has_the_hidden_size_whatever_the_input_length() -> None:
+    model = Seq2Seq.random(hidden=16)
+    for n in (1, 10, 500):
+        assert model.encode(np.arange(n) % 12).shape == (16,)
+    c = model.encode([3, 4, 5])
+    assert model.decode(c, 4) == model.decode(c.copy(), 4)  # the decoder sees the input only through c
+    assert len(model.decode(c, 4)) == 4
+
+
+def test_first_token_sensitivity_is_the_jacobian_norm() -> None:
+    """‖∂c/∂x_1‖ from backprop through time equals a finite-difference Jacobian of the encoder."""
+    model = Seq2Seq.random(seed=3)
+    ids = [1, 5, 7, 2]
+    from gpukb.sequences.rnn import rnn_forward
+
+    x = model.embedding[ids]
+    eps = 1e-6
+    cols = []
+    for j in range(x.shape[1]):
+        up, down = x.copy(), x.copy()
+        up[0, j] += eps
+        down[0, j] -= eps
+        cols.append((rnn_forward(model.encoder, up).final - rnn_forward(model.encoder, down).final) / (2 * eps))
+    assert model.first_token_sensitivity(ids) == pytest.approx(np.linalg.norm(np.array(cols)), rel=1e-7)
+
+
+def test_the_first_token_fades_from_the_context_as_the_input_grows() -> None:
+    headers, rows = bottleneck_rows()
+    assert headers == ["input length", "context size", "‖∂c/∂x₁‖", "‖c(A) − c(B)‖"]
+    sens = [r[2] for r in rows]
+    assert all(a > b for a, b in itertools.pairwise(sens))
+    assert rows[0][3] > 0.1
+    assert rows[-1][0] == 100
+    assert rows[-1][3] == 0.0
+    assert {r[1] for r in rows} == {16}
+
+
+def test_seq2seq_refuses_bad_arguments() -> None:
+    model = Seq2Seq.random()
+    c = model.encode([1, 2])
+    with pytest.raises(ValueError, match=r"steps must be an int ≥ 1; got 0"):
+        model.decode(c, 0)
+    with pytest.raises(ValueError, match=r"start must be an int ≥ 0, ≤ 11; got 12"):
+        model.decode(c, 3, start=12)
+    with pytest.raises(ValueError, match=r"token id 12 is out of range for a vocabulary of 12 words"):
+        model.encode([12])
+    with pytest.raises(ValueError, match=r"hidden must be an int ≥ 1; got 0"):
+        Seq2Seq.random(hidden=0)

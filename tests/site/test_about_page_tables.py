@@ -1,0 +1,183 @@
+"""Every table the About pages render (page layer ``gpukb.site.pages``), read back by header and checked cell by
+cell against what it claims to show, read independently: the committed GPU test run and the results files read
+raw with ``json``, the fuzz budget and the mutation runs read with ``tomllib`` (the score recomputed), the lint's
+rules against the refused cases of its own tests, the corruptions against the tests that apply them.
+
+(The inventory of checked tables is tests/site/test_page_tables.py; this is the About chapter's check module.)
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import re
+import tomllib
+from collections.abc import Callable
+from functools import cache
+from typing import Any, get_args
+
+import pytest
+
+from gpukb.site import pages
+from tests.helpers import ROOT, markdown_tables
+from tests.site.test_page_tables import page_calls, rendered
+
+DATA = ROOT / "src" / "gpukb" / "data"
+
+
+@cache
+def _toml(name: str) -> dict[str, Any]:
+    return tomllib.loads((DATA / name).read_text(encoding="utf-8"))
+
+
+def _code(cell: str) -> str:
+    assert cell.startswith("`") and cell.endswith("`"), cell
+    return cell[1:-1]
+
+
+def check_gpu_test_run(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    raw = json.loads((DATA / "results" / "site" / "gpu-tests-h100.json").read_text(encoding="utf-8"))
+    assert [(_code(r["test"]), r["outcome"]) for r in table] == [(t["node"], t["outcome"]) for t in raw["tests"]]
+    for row, test in zip(table, raw["tests"], strict=True):
+        assert row["seconds"] == f"{test['seconds']:.1f}" and abs(float(row["seconds"]) - test["seconds"]) <= 0.05
+    counted: dict[str, int] = {}
+    for t in raw["tests"]:
+        counted[t["outcome"]] = counted.get(t["outcome"], 0) + 1
+    line = markdown.split("\n\n")[1]
+    counts = line.split(". Measured on")[0].split(", ")
+    said = {o: int(n) for n, o in (c.split(" ", 1) for c in counts)}
+    assert said == counted, (said, counted)
+    gpu = raw["run"]["gpu"]
+    assert f"Measured on an {gpu['name']} ({gpu['sm_count']} SMs, driver {gpu['driver']})" in line
+    assert f"on {raw['run']['date']}" in line
+
+
+def _committed_kinds() -> dict[str, list[str]]:
+    """Record ids by the kind their raw JSON states, from every file under results/."""
+    out: dict[str, list[str]] = {}
+    for path in sorted((DATA / "results").rglob("*.json")):
+        kind = json.loads(path.read_text(encoding="utf-8"))["kind"]
+        out.setdefault(kind, []).append(path.relative_to(DATA / "results").with_suffix("").as_posix())
+    return out
+
+
+def check_schema_table(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    committed = _committed_kinds()
+    shown_kinds = set()
+    for row in table:
+        name, link = re.fullmatch(r"\[([^\]]+)\]\(([^)]+)\)", row["schema"]).groups()
+        assert link == f"../../schemas/{name}", row
+        module, cls = _code(row["model"]).split(":")
+        model = getattr(importlib.import_module(module), cls)
+        records = [] if row["committed records"] == "–" else [_code(c) for c in row["committed records"].split(", ")]
+        if name.startswith("results-"):
+            kind = name.removeprefix("results-").removesuffix(".json")
+            shown_kinds.add(kind)
+            assert row["describes"] == f"a results file of kind `{kind}`"
+            assert get_args(model.model_fields["kind"].annotation) == (kind,), row  # the model reads that kind
+            assert sorted(records) == sorted(committed.get(kind, [])), row
+            continue
+        assert name == f"data-{cls.lower()}.json" and records == []
+        for table_name, file in re.findall(r"(?:an entry of `\[\[(\w+)\]\]` in|the whole of) `([^`]+)`", row["describes"]):
+            raw = _toml(file)  # the file exists and parses
+            assert not table_name or isinstance(raw.get(table_name), list), (row, file, table_name)
+        assert re.findall(r"`([^`]+\.toml)`", row["describes"]), row
+    assert set(committed) <= shown_kinds, "a committed record whose kind has no schema"
+
+
+def check_lint_rules(markdown: str, kwargs: dict[str, Any]) -> None:
+    """Every rule the page names is one the lint's own tests see refused (tests/site/test_fences.py's cases and
+    tests, tests/site/test_includes.py's include targets); and every such rule is on the page."""
+    from tests.site import test_fences, test_includes
+
+    (table,) = markdown_tables(markdown)
+    rules = [_code(row["rule"]) for row in table]
+    refused = {rule for _, rule, _, _ in test_fences.BAD.values()}
+    marks = next(m for m in test_includes.test_include_targets_are_refused.pytestmark if m.name == "parametrize")
+    refused |= {rule for _, rule in marks.args[1]}
+    tests = {name for name in dir(test_fences) if name.startswith("test_")}
+    by_test = {"notebook-markdown": "test_code_in_a_notebook_markdown_cell_is_refused",
+               "notebook-untested": "test_a_notebook_no_test_names_is_refused",
+               "page-suffix": "test_every_page_suffix_mkdocs_renders_is_read"}  # fmt: skip
+    refused |= {rule for rule, test in by_test.items() if test in tests}
+    assert sorted(rules) == sorted(refused)
+    from gpukb.site.fences import RULES  # the lint's own list: each rule next to its own description
+
+    assert {_code(row["rule"]): row["refuses"] for row in table} == {r: " ".join(t.split()) for r, t in RULES.items()}
+
+
+def check_fuzz_budget(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    raw = _toml("fuzz.toml")
+    assert [row["what is fuzzed"] for row in table] == [t["name"] for t in raw["target"]]
+    for row, target in zip(table, raw["target"], strict=True):
+        assert int(row["examples per test"].replace(",", "")) == target["examples"]
+        assert row["deadline per example"] == f"{target['deadline_ms']:,} ms"
+        assert row["inputs"] == " ".join(target["inputs"].split())
+        assert (ROOT / "tests" / "fuzz" / target["test"]).is_file(), target["test"]
+    assert f"killed after {raw['subprocess_timeout_s']} s" in markdown
+    assert f"about {raw['suite_seconds']} s" in markdown
+
+
+def check_mutation_score(markdown: str, kwargs: dict[str, Any]) -> None:
+    runs, survivors = markdown_tables(markdown)
+    raw = _toml("mutation.toml")
+    assert f"Tool: {raw['tool']}, run as `{raw['command']}`" in markdown
+    assert "Mutated: " + ", ".join(f"`{s}`" for s in raw["scope"]) in markdown
+    assert [row["run"] for row in runs] == [r["id"] for r in raw["run"]]
+    for row, r in zip(runs, raw["run"], strict=True):
+        assert row["date"] == r["date"].isoformat()
+        assert [_code(t) for t in row["tests selected"].split(", ")] == r["tests"]
+        killed = r["killed"] + r["timeout"]  # mutmut counts a timeout as killed
+        assert r["mutants"] == r["killed"] + r["survived"] + r["no_tests"] + r["timeout"]
+        assert (int(row["mutants"]), int(row["killed"]), int(row["survived"]), int(row["no test calls it"])) == (
+            r["mutants"], killed, r["survived"], r["no_tests"])  # fmt: skip
+        score = 100 * killed / r["mutants"]
+        assert row["score"] == f"{score:.1f}%" and abs(float(row["score"][:-1]) - score) <= 0.05, (row, score)
+    assert [(_code(row["function"]), int(row["survived"])) for row in survivors] == [
+        (s["function"], s["survived"]) for s in raw.get("survivor", [])
+    ]
+    assert sum(int(row["survived"]) for row in survivors) == raw["run"][-1]["survived"]
+
+
+def check_data_corruptions(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    tree = ast.parse((ROOT / "tests" / "site" / "test_data_files.py").read_text(encoding="utf-8"))
+    defined = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+    from gpukb.site.breaking import CORRUPTIONS  # the list the tests read: each test next to its corruption
+
+    assert {_code(row["test"]): row["corruption"] for row in table} == CORRUPTIONS
+    for row in table:
+        assert _code(row["test"]) in defined, row  # the test that applies the corruption exists
+    files = re.findall(r"`([^`]+\.toml)`", markdown.split("Data files:")[1])
+    assert sorted(files) == sorted(p.relative_to(DATA).as_posix() for p in DATA.rglob("*.toml"))
+
+
+#: Each About page function that renders a table, and the check of its cells.
+CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
+    "gpu_test_run": check_gpu_test_run,
+    "schema_table": check_schema_table,
+    "lint_rules": check_lint_rules,
+    "fuzz_budget": check_fuzz_budget,
+    "mutation_score": check_mutation_score,
+    "data_corruptions": check_data_corruptions,
+}
+
+CALLS = [c for c in page_calls() if c.module == "gpukb.site.pages" and c.function in CHECKS]
+
+
+@pytest.mark.parametrize("call", CALLS, ids=lambda c: f"{c.page}:{c.line}:{c.function}")
+def test_page_table_cells_match_what_they_show(call: Any) -> None:
+    markdown = rendered(call)
+    CHECKS[call.function](markdown, {**call.kwargs, "args": call.args})
+
+
+def test_a_miscounted_mutation_score_fails_the_check() -> None:
+    markdown = pages.mutation_score()
+    (after,) = re.findall(r"\| after \|.*", markdown)
+    wrong = re.sub(r"\d+\.\d%", "99.9%", after)
+    with pytest.raises(AssertionError):
+        check_mutation_score(markdown.replace(after, wrong), {})

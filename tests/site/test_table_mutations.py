@@ -1,0 +1,128 @@
+"""The issue's third kind of attack, re-run by the suite: mutations of what renders page tables.
+
+Every table a checked chapter's pages print is mutated three ways, the way a slip in a page layer would change it,
+and its cell check (``CHECKS`` of the chapter's ``tests/<topic>/test_page_tables.py``) must fail on each:
+
+- a number: one numeric cell, the last in the table, gets a digit in front (``52.0`` becomes ``952.0``);
+- swapped columns: the headers of the first two neighbouring columns whose cells differ (the label column included)
+  are swapped, as if a page layer printed its columns in the wrong order;
+- a mislabelled row: the first cells of the first two rows that differ are swapped.
+
+A table with no numeric cell, or no two differing columns or rows, has nothing to mutate that way. The mutation
+runner itself is checked below on a table built here.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Callable
+import pytest
+
+from tests.helpers import markdown_tables
+from tests.site.test_page_tables import CHECK_MODULES, PageCall, page_calls, rendered
+
+#: The chapters whose tables are mutated here (their check modules were written to survive none of these). A new
+#: chapter joins when its check module does; the Triton GEMM page's checks are being rewritten with the page.
+MUTATED_LAYERS = ("gpukb.formats.pages", "gpukb.gemm.pages", "gpukb.bench.pages", "gpukb.datasets.pages",
+                  "gpukb.site.pages")  # fmt: skip
+LATER = ("triton_",)
+
+_NUMBER = re.compile(r"^[-+]?[\d,]*\.?\d+(e[-+]?\d+)?\s*(%|×|µs|ms|s|B|MHz|W|GiB|MiB|KiB)?( [†?])?$")
+_PIPE = re.compile(r"(?<!\\)\|")
+
+
+def _first_table(markdown: str) -> tuple[list[str], int, int]:
+    lines = markdown.split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    end = start
+    while end < len(lines) and lines[end].startswith("|"):
+        end += 1
+    return lines, start, end
+
+
+def mutate_number(markdown: str) -> str | None:
+    """The last numeric cell of the first table with a ``9`` in front of it."""
+    lines, start, end = _first_table(markdown)
+    for r in range(end - 1, start + 1, -1):
+        cells = _PIPE.split(lines[r])
+        for c in range(len(cells) - 2, 0, -1):
+            if _NUMBER.match(cells[c].strip()):
+                cells[c] = f" 9{cells[c].strip()} "
+                lines[r] = "|".join(cells)
+                return "\n".join(lines)
+    return None
+
+
+def swap_columns(markdown: str) -> str | None:
+    """The headers of the first two neighbouring columns whose cells differ, swapped."""
+    lines, start, end = _first_table(markdown)
+    rows = [_PIPE.split(line) for line in lines[start:end]]
+    for a in range(1, len(rows[0]) - 2):
+        if any(row[a].strip() != row[a + 1].strip() for row in rows[2:]):
+            rows[0][a], rows[0][a + 1] = rows[0][a + 1], rows[0][a]
+            lines[start:end] = ["|".join(row) for row in rows]
+            return "\n".join(lines)
+    return None
+
+
+def swap_labels(markdown: str) -> str | None:
+    """The first cells of the first two rows whose first cells differ, swapped."""
+    lines, start, end = _first_table(markdown)
+    rows = [_PIPE.split(line) for line in lines[start:end]]
+    data = rows[2:]
+    for x in range(len(data)):
+        for y in range(x + 1, len(data)):
+            if data[x][1].strip() != data[y][1].strip():
+                data[x][1], data[y][1] = data[y][1], data[x][1]
+                lines[start:end] = ["|".join(row) for row in rows]
+                return "\n".join(lines)
+    return None
+
+
+MUTATIONS: dict[str, Callable[[str], str | None]] = {
+    "a number": mutate_number,
+    "swapped columns": swap_columns,
+    "a mislabelled row": swap_labels,
+}
+
+
+def _cases() -> list[PageCall]:
+    """One call per checked page function (its first on the site) of the mutated chapters."""
+    seen, cases = set(), []
+    for call in page_calls():
+        key = (call.module, call.function)
+        if call.module not in MUTATED_LAYERS or call.function.startswith(LATER) or key in seen:
+            continue
+        if call.function in importlib.import_module(CHECK_MODULES[call.module]).CHECKS:
+            seen.add(key)
+            cases.append(call)
+    return cases
+
+
+@pytest.mark.parametrize("call", _cases(), ids=lambda c: f"{c.module.split('.')[1]}.{c.function}")
+def test_every_mutation_of_a_table_fails_its_cell_check(call: PageCall) -> None:
+    check = importlib.import_module(CHECK_MODULES[call.module]).CHECKS[call.function]
+    markdown = rendered(call)
+    if not markdown_tables(markdown):
+        pytest.skip(f"{call.page}:{call.line} prints no table")
+    survived = []
+    for name, mutate in MUTATIONS.items():
+        mutated = mutate(markdown)
+        if mutated is None:
+            continue
+        try:
+            check(mutated, {**call.kwargs, "args": call.args})
+        except (AssertionError, ValueError, KeyError, IndexError, AttributeError, TypeError, StopIteration):
+            continue
+        survived.append(name)
+    assert survived == [], f"{call.page}:{call.line} {call.function}: the check passes with {survived}"
+
+
+def test_the_mutations_change_what_they_say() -> None:
+    table = "| name | a | b |\n|---|---|---|\n| x | 1.5 | 2 |\n| y | 3 | 4% |\n\ntext"
+    assert mutate_number(table).splitlines()[3] == "| y | 3 | 94% |"
+    assert swap_columns(table).splitlines()[0] == "| a | name | b |"
+    assert [r["name"] for r in markdown_tables(swap_labels(table))[0]] == ["y", "x"]
+    assert swap_columns("| a | b |\n|---|---|\n| 1 | 1 |\n") is None
+    assert mutate_number("| a |\n|---|\n| text |\n") is None
