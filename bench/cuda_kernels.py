@@ -130,6 +130,25 @@ def main() -> int:
         copy_bytes,
         ok,
     )
+    for per in (4, 8):
+        kernel, ublocks = K.copy_unrolled(per), K.blocks(n, K.THREADS * per)
+        c.zero_()
+        kernel[ublocks, K.THREADS](da, dc)
+        torch.cuda.synchronize()
+        ok = torch.equal(c, a)
+        add_row(
+            "copy",
+            f"copy, {per} elements per thread",
+            "numba",
+            size,
+            median_ms(lambda kernel=kernel, ublocks=ublocks: kernel[ublocks, K.THREADS](da, dc)),
+            "torch copy_",
+            peer_copy,
+            "GB/s",
+            copy_bytes,
+            copy_bytes,
+            ok,
+        )
     grid = (triton_blocks := -(-n // 4096),)
     c.zero_()
     T.copy_kernel[grid](a, c, n, BLOCK=4096)
@@ -166,6 +185,25 @@ def main() -> int:
         copy_bytes,
         ok,
     )
+    for per in (4, 8):
+        kernel, ublocks = K.vector_add_unrolled(per), K.blocks(n, K.THREADS * per)
+        c.zero_()
+        kernel[ublocks, K.THREADS](da, db, dc)
+        torch.cuda.synchronize()
+        ok = torch.equal(c, a + b)
+        add_row(
+            "vector add",
+            f"{per} elements per thread",
+            "numba",
+            size,
+            median_ms(lambda kernel=kernel, ublocks=ublocks: kernel[ublocks, K.THREADS](da, db, dc)),
+            "torch copy_",
+            peer_copy,
+            "GB/s",
+            add_bytes,
+            copy_bytes,
+            ok,
+        )
     c.zero_()
     T.add_kernel[grid](a, b, c, n, BLOCK=4096)
     torch.cuda.synchronize()

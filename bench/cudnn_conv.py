@@ -41,6 +41,24 @@ ROOT = Path(__file__).resolve().parents[1]
 SNIPPET = ROOT / "snippets" / "cudnn" / "conv_forward.cu"
 DTYPES = ("fp16", "bf16")
 LAYOUTS = ("nchw", "nhwc")
+#: One layer again under other math types, (layer, dtype, math): does FP32 data go through TF32, and FP16 through
+#: tensor cores, when the math type is left at its default?
+MATH_RUNS = (
+    ("res3-3x3", "fp32", "TENSOR_OP_MATH"),
+    ("res3-3x3", "fp32", "DEFAULT_MATH"),
+    ("res3-3x3", "fp32", "FMA_MATH"),
+    ("res3-3x3", "fp16", "DEFAULT_MATH"),
+    ("res3-3x3", "fp16", "FMA_MATH"),
+)
+GRAPH_CALLS = 20
+#: The header the program is compiled against (the system cuDNN), and the functions looked up in it.
+HEADER = Path("/usr/include/x86_64-linux-gnu/cudnn_cnn.h")
+LOOKED_UP = (
+    "cudnnGetConvolutionForwardAlgorithm",
+    "cudnnGetConvolutionForwardAlgorithm_v7",
+    "cudnnFindConvolutionForwardAlgorithm",
+    "cudnnConvolutionForward",
+)
 #: The layer the graph API runs (by name in the layer file).
 FRONTEND_LAYER = "res2-3x3"
 BUDGET = Budget(warmup_ms=10.0, rep_ms=40.0, min_reps=5, max_reps=100)
@@ -81,17 +99,40 @@ def torch_check(torch, out_dir: Path, stdout: str) -> TorchCheck:
     )
 
 
+def graph_ms(torch, fn, calls: int = GRAPH_CALLS) -> float:
+    """Per-call GPU time of ``fn`` from a CUDA graph of ``calls`` calls (warmed up on a side stream first)."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(calls):
+            fn()
+    graph.replay()
+    torch.cuda.synchronize()
+    m = benchmark(graph.replay, EventTimer(torch), Budget(warmup_ms=5.0, rep_ms=20.0, min_reps=5, max_reps=30))
+    return summarize(m.samples).median / calls
+
+
 def torch_time(torch, n, c, h, w, k, r, s, pad, stride, dtype: str, layout: str):
     from torch.nn import functional as F  # noqa: N812 - the name every PyTorch reader knows
 
-    tdt = {"fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    tdt = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}[dtype]
     fmt = torch.channels_last if layout == "nhwc" else torch.contiguous_format
     x = torch.randn(n, c, h, w, device="cuda", dtype=tdt).to(memory_format=fmt)
     wt = torch.randn(k, c, r, s, device="cuda", dtype=tdt).to(memory_format=fmt)
     y = F.conv2d(x, wt, stride=stride, padding=pad)
     assert y.is_contiguous(memory_format=fmt), "torch changed the layout"
     m = benchmark(lambda: F.conv2d(x, wt, stride=stride, padding=pad), EventTimer(torch), BUDGET)
-    return summarize(m.samples)
+    try:
+        per_call = graph_ms(torch, lambda: F.conv2d(x, wt, stride=stride, padding=pad))
+    except Exception as err:
+        log(f"torch graph capture failed: {type(err).__name__}: {err}")
+        per_call = None
+    return summarize(m.samples), per_call
 
 
 def frontend_runs(torch, layer, batch: int) -> tuple[str | None, list[FrontendRun]]:
@@ -178,6 +219,13 @@ def main() -> int:
         shown = " ".join(cmd).replace(str(exe), "conv_forward").replace(nvcc, "nvcc")
         record["build"] = run(cmd, shown=shown)
         log(f"build rc={record['build'].returncode} {record['build'].stderr[-800:]}")
+    if HEADER.is_file():
+        import re
+
+        text = HEADER.read_text(encoding="utf-8", errors="replace")
+        record["header"] = str(HEADER)
+        record["header_declares"] = {name: re.search(rf"\b{name}\s*\(", text) is not None for name in LOOKED_UP}
+        log(f"header {HEADER}: {record['header_declares']}")
     if exe.is_file():
         ldd = run(["ldd", str(exe)])
         record["linked"] = " ".join(line.strip() for line in ldd.stdout.splitlines() if "cudnn" in line) or None
@@ -201,32 +249,40 @@ def main() -> int:
         table = load_layers()
         specs = {}
         for layer in table.layers:
+            shape = (table.batch, layer.c, layer.hw, layer.hw, layer.k, layer.kernel, layer.kernel, layer.pad,
+                     layer.stride)  # fmt: skip
             for dtype in DTYPES:
                 for layout in LAYOUTS:
-                    shape = (table.batch, layer.c, layer.hw, layer.hw, layer.k, layer.kernel, layer.kernel, layer.pad,
-                             layer.stride)  # fmt: skip
-                    specs[(layer.name, dtype, layout)] = shape
-        argv = [layer_argument(name, *shape, dtype, layout) for (name, dtype, layout), shape in specs.items()]
+                    specs[(layer.name, dtype, layout, "TENSOR_OP_MATH")] = shape
+            for name, dtype, math in MATH_RUNS:
+                if name == layer.name:
+                    specs[(layer.name, dtype, "nhwc", math)] = shape
+        argv = [
+            layer_argument(name, *shape, dtype, layout, math) for (name, dtype, layout, math), shape in specs.items()
+        ]
         layers_run = run([str(exe), *argv], timeout=400, shown="./conv_forward " + " ".join(argv))
         record["layers_run"] = layers_run
         log(f"layers rc={layers_run.returncode} {layers_run.stderr[-800:]}")
         torch.backends.cudnn.benchmark = True
         timings = []
         for got in parse_layers(layers_run.stdout):
-            shape = specs[(got.layer, got.dtype, got.layout)]
-            try:
-                t = torch_time(torch, *shape, got.dtype, got.layout)
-            except Exception as err:
-                log(f"torch {got.layer} {got.dtype} {got.layout} failed: {err}")
-                t = None
+            shape = specs[(got.layer, got.dtype, got.layout, got.math)]
+            t, t_graph = None, None
+            if got.math == "TENSOR_OP_MATH":  # torch's cuDNN convolutions allow tensor cores (and TF32) by default
+                try:
+                    t, t_graph = torch_time(torch, *shape, got.dtype, got.layout)
+                except Exception as err:
+                    log(f"torch {got.layer} {got.dtype} {got.layout} failed: {err}")
             n, c, h, w, k, r, s, pad, stride = shape
             timings.append(LayerTiming(
                 layer=got.layer, n=n, c=c, h=h, w=w, k=k, r=r, s=s, pad=pad, stride=stride, dtype=got.dtype,
                 layout=got.layout, algo=got.algo, workspace=got.workspace, cudnn_ms=got.ms, error=got.error,
                 checked=got.checked, found=[(f.name, f.status, f.ms, f.workspace) for f in got.found], torch_ms=t,
+                math=got.math, graph_ms=got.graph_ms, host_us=got.host_us, torch_graph_ms=t_graph,
             ))  # fmt: skip
-            log(f"{got.layer} {got.dtype} {got.layout}: {got.algo} {got.ms:.4f} ms, torch "
-                f"{t.median if t else float('nan'):.4f} ms")  # fmt: skip
+            torch_median = t.median if t else float("nan")
+            log(f"{got.layer} {got.dtype} {got.layout} {got.math}: {got.algo} {got.ms:.4f} ms (graph {got.graph_ms}, "
+                f"host {got.host_us} us), torch {torch_median:.4f} ms (graph {t_graph})")  # fmt: skip
         record["layers"] = timings
         write(ConvForward(run=finished(run_, started), **record), args.output)
 

@@ -37,8 +37,12 @@ def main() -> int:
 
     rank, world, device = init_from_env(args.backend)
     started = time.perf_counter()
-    run = describe_run(notes=[f"{world} ranks, {dist.get_backend()}; {args.warmup} warm-up calls, then the mean of "
-                              f"{args.iters} calls between barriers, slowest rank; nccl-tests' algbw and busbw."])
+    run = describe_run(
+        notes=[
+            f"{world} ranks, {dist.get_backend()}; {args.warmup} warm-up calls, then the mean of "
+            f"{args.iters} calls between barriers, slowest rank; nccl-tests' algbw and busbw."
+        ]
+    )
     for op in OPS:
         if not check_values(op, world, args.dtype, device):
             raise SystemExit(f"{op} gave wrong values")
@@ -52,19 +56,29 @@ def main() -> int:
         for row in measure(op, sizes, args.iters, args.warmup, args.dtype, device):
             rows.append(row)
             if rank == 0:
-                print(f"{op:<15} {row['size_bytes']:>12} B  {row['seconds'] * 1e6:10.1f} us  "
-                      f"algbw {row['algbw'] / 1e9:8.2f} GB/s  busbw {row['busbw'] / 1e9:8.2f} GB/s", flush=True)
+                print(
+                    f"{op:<15} {row['size_bytes']:>12} B  {row['seconds'] * 1e6:10.1f} us  "
+                    f"algbw {row['algbw'] / 1e9:8.2f} GB/s  busbw {row['busbw'] / 1e9:8.2f} GB/s",
+                    flush=True,
+                )
     if rank == 0:
         topology = None
         if device.startswith("cuda"):
             try:
-                topology = subprocess.run(["nvidia-smi", "topo", "-m"], capture_output=True, text=True,
-                                          timeout=20).stdout
+                topology = subprocess.run(
+                    ["nvidia-smi", "topo", "-m"], capture_output=True, text=True, timeout=20
+                ).stdout
             except (OSError, subprocess.SubprocessError):
                 topology = None
         record = CollectiveBandwidth(
-            run=finished(run, started), backend=dist.get_backend(), world_size=world, dtype=args.dtype,
-            iters=args.iters, warmup=args.warmup, topology=topology, rows=rows,
+            run=finished(run, started),
+            backend=dist.get_backend(),
+            world_size=world,
+            dtype=args.dtype,
+            iters=args.iters,
+            warmup=args.warmup,
+            topology=topology,
+            rows=rows,
         )
         print("wrote", write(record, args.output))
     dist.destroy_process_group()

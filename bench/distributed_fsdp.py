@@ -3,9 +3,11 @@ off/reentrant/non-reentrant, and plain training of the same model; check block a
 what torch.utils.checkpoint does without use_reentrant.
 
 Usage: PYTHONPATH=src python bench/distributed_fsdp.py OUTPUT.json [--steps 8] [--repeats 3] [--batch 8]
+       PYTHONPATH=src NCCL_NVLS_ENABLE=0 torchrun --nproc_per_node=N bench/distributed_fsdp.py OUTPUT.json
 
-One process, NCCL process group of world size 1 (``fully_shard`` needs a mesh): no collective moves data between
-GPUs, so this shows compute and memory effects only. Tokens/s per timed repeat of ``--steps`` steps after
+Alone, one process and a NCCL process group of world size 1 (``fully_shard`` needs a mesh): no collective moves
+data between GPUs, so this shows compute and memory effects only. Under torchrun, one process per GPU, each with its
+own batch; the plain runs become DDP; rank 0 writes the record. Tokens/s per timed repeat of ``--steps`` steps after
 ``--warmup`` steps; peak memory is the allocator's peak after warm-up.
 """
 
@@ -33,8 +35,16 @@ def block_checks(device):
             y = blk(x)
             live = mode.live
         rows.append(
-            {"dtype": dtype, "batch": b, "seq": s, "hidden": h, "heads": a, "live_bytes": live,
-             "output_bytes": y.untyped_storage().nbytes(), "input_bytes": x.untyped_storage().nbytes()}
+            {
+                "dtype": dtype,
+                "batch": b,
+                "seq": s,
+                "hidden": h,
+                "heads": a,
+                "live_bytes": live,
+                "output_bytes": y.untyped_storage().nbytes(),
+                "input_bytes": x.untyped_storage().nbytes(),
+            }
         )
         print("block", rows[-1], flush=True)
         del y, x, blk
@@ -54,64 +64,110 @@ def main() -> int:
     import torch
     import torch.distributed as dist
 
+    from gpukb.distributed.checkpointing import default_behaviour
     from gpukb.distributed.fsdp_config import MODES, plan
+    from gpukb.distributed.launch import init_from_env
     from gpukb.distributed.model import ModelConfig
-    from gpukb.distributed.results import FsdpSingleGpu
+    from gpukb.distributed.results import FsdpTraining
     from gpukb.distributed.training import train
     from gpukb.records import describe_run, finished, write
 
     started = time.perf_counter()
+    if "WORLD_SIZE" in os.environ:  # under torchrun: one process per GPU
+        rank, world, device = init_from_env("gloo" if args.tiny else None)
+    else:
+        rank, world = 0, 1
+        device = "cpu" if args.tiny else "cuda"
+        os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+        os.environ.setdefault("MASTER_PORT", "29571")
+        if args.tiny:
+            dist.init_process_group("gloo", rank=0, world_size=1)
+        else:
+            torch.cuda.set_device(0)
+            dist.init_process_group("nccl", rank=0, world_size=1, device_id=torch.device(device, 0))
     run = describe_run(
         notes=[
-            f"One GPU, NCCL process group of world size 1; {args.warmup} warm-up steps, then {args.repeats} timed "
-            f"repeats of {args.steps} AdamW steps (batch {args.batch}, sequence 1024); no autocast unless stated; "
-            "TF32 matmuls off (torch default).",
+            f"{world} rank(s), {dist.get_backend()} process group; {args.warmup} warm-up steps, then "
+            f"{args.repeats} timed repeats of {args.steps} AdamW steps (batch {args.batch} per rank, sequence 1024); "
+            "no autocast unless stated; TF32 matmuls off (torch default).",
         ]
     )
-    from gpukb.distributed.checkpointing import default_behaviour
-
     warning = default_behaviour()
-    print("checkpoint without use_reentrant:", warning, flush=True)
-    device = "cpu" if args.tiny else "cuda"
-    os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-    os.environ.setdefault("MASTER_PORT", "29571")
-    if args.tiny:
-        blocks = []
-        dist.init_process_group("gloo", rank=0, world_size=1)
-        config = ModelConfig.tiny()
-    else:
-        torch.cuda.set_device(0)
-        blocks = block_checks(device)
-        dist.init_process_group("nccl", rank=0, world_size=1, device_id=torch.device(device, 0))
-        config = ModelConfig.gpt_small()
+    blocks = [] if args.tiny or rank != 0 else block_checks(device)
+    if rank == 0:
+        print("checkpoint without use_reentrant:", warning, flush=True)
+    config = ModelConfig.tiny() if args.tiny else ModelConfig.gpt_small()
     configs = [(mode, impl, None) for mode in MODES for impl in ("none", "reentrant", "non-reentrant")]
     configs += [("FULL", "none", "bfloat16"), (None, "none", None), (None, "none", "bfloat16")]
     runs = []
     for mode, impl, autocast in configs:
-        p = None if mode is None else plan(mixed_precision=mode, activation_checkpointing=impl != "none",
-                                           activation_checkpointing_reentrant=impl == "reentrant")
-        name = f"{'FSDP2 ' + mode if mode else 'plain'} / checkpointing {impl}" + (" / autocast bf16" if autocast else "")
+        p = (
+            None
+            if mode is None
+            else plan(
+                mixed_precision=mode,
+                activation_checkpointing=impl != "none",
+                activation_checkpointing_reentrant=impl == "reentrant",
+            )
+        )
+        plain = "DDP" if world > 1 else "plain"
+        name = f"{'FSDP2 ' + mode if mode else plain} / checkpointing {impl}" + (" / autocast bf16" if autocast else "")
         t = time.perf_counter()
-        r = train(config, p, impl, batch=args.batch, steps=args.steps, warmup=args.warmup, repeats=args.repeats,
-                  device=device, autocast=autocast)
-        runs.append({
-            "name": name, "fsdp": mode is not None, "mixed_precision": mode, "checkpointing": impl,
-            "autocast": autocast, "tokens_per_s": r.tokens_per_s, "peak_bytes": r.peak_bytes,
-            "activation_bytes": r.activation_bytes, "loss_first": r.losses[0], "loss_last": r.losses[1],
-        })
-        print(f"{name:<48} {[round(x) for x in r.tokens_per_s]} tok/s  peak {r.peak_bytes / 2**30:.2f} GiB  "
-              f"act {r.activation_bytes / 2**30:.2f} GiB  loss {r.losses}  ({time.perf_counter() - t:.1f} s)",
-              flush=True)
-        torch.cuda.empty_cache()
+        r = train(
+            config,
+            p,
+            impl,
+            batch=args.batch,
+            steps=args.steps,
+            warmup=args.warmup,
+            repeats=args.repeats,
+            device=device,
+            autocast=autocast,
+            ddp=world > 1,
+        )
+        runs.append(
+            {
+                "name": name,
+                "fsdp": mode is not None,
+                "mixed_precision": mode,
+                "checkpointing": impl,
+                "autocast": autocast,
+                "tokens_per_s": r.tokens_per_s,
+                "peak_bytes": r.peak_bytes,
+                "activation_bytes": r.activation_bytes,
+                "loss_first": r.losses[0],
+                "loss_last": r.losses[1],
+            }
+        )
+        if rank == 0:
+            print(
+                f"{name:<48} {[round(x) for x in r.tokens_per_s]} tok/s  peak {r.peak_bytes / 2**30:.2f} GiB  "
+                f"act {r.activation_bytes / 2**30:.2f} GiB  loss {r.losses}  ({time.perf_counter() - t:.1f} s)",
+                flush=True,
+            )
+        if device != "cpu":
+            torch.cuda.empty_cache()
     dist.destroy_process_group()
+    if rank != 0:
+        return 0
 
-    record = FsdpSingleGpu(
+    record = FsdpTraining(
         run=finished(run, started),
-        model={"vocab": config.vocab, "seq": config.seq, "hidden": config.hidden, "heads": config.heads,
-               "layers": config.layers},
+        model={
+            "vocab": config.vocab,
+            "seq": config.seq,
+            "hidden": config.hidden,
+            "heads": config.heads,
+            "layers": config.layers,
+        },
         parameters=config.parameter_count(),
-        batch=args.batch, steps=args.steps, warmup=args.warmup, world_size=1,
-        runs=runs, blocks=blocks, checkpoint_warning=warning,
+        batch=args.batch,
+        steps=args.steps,
+        warmup=args.warmup,
+        world_size=world,
+        runs=runs,
+        blocks=blocks,
+        checkpoint_warning=warning,
     )
     # --8<-- [start:write-record]
     print("wrote", write(record, args.output))

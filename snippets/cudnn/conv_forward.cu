@@ -18,6 +18,7 @@
 #include <cudnn.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -58,6 +59,7 @@ struct Problem {
   int k = 4, r = 3, s = 3;          // filter: K output channels of C/groups x R x S
   int pad = 1, stride = 2, dilation = 2, groups = 2;
   std::string dtype = "fp32", layout = "nchw";
+  cudnnMathType_t math = CUDNN_TENSOR_OP_MATH;  // for timed layers
   int ho() const { return (h + 2 * pad - ((r - 1) * dilation + 1)) / stride + 1; }
   int wo() const { return (w + 2 * pad - ((s - 1) * dilation + 1)) / stride + 1; }
 };
@@ -109,14 +111,18 @@ static void reference(const Problem& p, bool nhwc, bool flip, const std::vector<
 struct Result {
   cudnnConvolutionFwdAlgo_t algo;
   size_t workspace;
-  float ms;
+  float ms;        // median of single calls between two CUDA events: the host's time inside the call included
+  float graph_ms;  // per call, from a CUDA graph of GRAPH_CALLS calls: the GPU's time alone (-1: not captured)
+  float host_us;   // host time per call, calls issued back to back
   std::vector<float> y;
   std::string failure;  // why no algorithm ran, if none did
 };
 
+static const int GRAPH_CALLS = 20;
+
 // Describe, choose an algorithm with cudnnFindConvolutionForwardAlgorithm, run it; time it when reps > 0.
-static Result run(cudnnHandle_t handle, const Problem& p, cudnnConvolutionMode_t mode, cudnnMathType_t math,
-                  const void* dx, const void* dw, void* dy, bool list_algorithms, int reps) {
+static Result run(cudnnHandle_t handle, cudaStream_t stream, const Problem& p, cudnnConvolutionMode_t mode,
+                  cudnnMathType_t math, const void* dx, const void* dw, void* dy, bool list_algorithms, int reps) {
   const cudnnDataType_t type = data_type(p.dtype);
   const cudnnTensorFormat_t format = p.layout == "nhwc" ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
   cudnnTensorDescriptor_t xd, yd;
@@ -148,7 +154,7 @@ static Result run(cudnnHandle_t handle, const Problem& p, cudnnConvolutionMode_t
   // Find runs every algorithm that supports the problem and returns them fastest first.
   cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
   int found = 0;
-  Result out{CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, 0, 0.0f, {}, ""};
+  Result out{CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, 0, 0.0f, -1.0f, 0.0f, {}, ""};
   const cudnnStatus_t searched = cudnnFindConvolutionForwardAlgorithm(handle, xd, wd, cd, yd,
                                                                       CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf);
   if (searched != CUDNN_STATUS_SUCCESS) found = 0, out.failure = cudnnGetErrorString(searched);
@@ -178,7 +184,7 @@ static Result run(cudnnHandle_t handle, const Problem& p, cudnnConvolutionMode_t
                                         dy));
   };
   forward();
-  CHECK_CUDA(cudaDeviceSynchronize());
+  CHECK_CUDA(cudaStreamSynchronize(stream));
   if (reps > 0) {  // a median of CUDA-event times, after warm-up calls
     cudaEvent_t start, stop;
     CHECK_CUDA(cudaEventCreate(&start));
@@ -186,14 +192,46 @@ static Result run(cudnnHandle_t handle, const Problem& p, cudnnConvolutionMode_t
     for (int i = 0; i < 5; ++i) forward();
     std::vector<float> times(reps);
     for (int i = 0; i < reps; ++i) {
-      CHECK_CUDA(cudaEventRecord(start));
+      CHECK_CUDA(cudaEventRecord(start, stream));
       forward();
-      CHECK_CUDA(cudaEventRecord(stop));
+      CHECK_CUDA(cudaEventRecord(stop, stream));
       CHECK_CUDA(cudaEventSynchronize(stop));
       CHECK_CUDA(cudaEventElapsedTime(&times[i], start, stop));
     }
     std::sort(times.begin(), times.end());
     out.ms = times[reps / 2];
+    // The host's cost of a call: issue many back to back, wait once.
+    const auto host0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < reps; ++i) forward();
+    const auto host1 = std::chrono::steady_clock::now();
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+    out.host_us = std::chrono::duration<float, std::micro>(host1 - host0).count() / reps;
+    // The GPU's time alone: capture GRAPH_CALLS calls into a CUDA graph and time its replays.
+    cudaGraph_t graph = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    bool captured = cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed) == cudaSuccess;
+    cudnnStatus_t during = CUDNN_STATUS_SUCCESS;
+    for (int i = 0; captured && i < GRAPH_CALLS && during == CUDNN_STATUS_SUCCESS; ++i)
+      during = cudnnConvolutionForward(handle, &alpha, xd, dx, wd, dw, cd, out.algo, ws, out.workspace, &beta, yd, dy);
+    if (captured) captured = cudaStreamEndCapture(stream, &graph) == cudaSuccess && during == CUDNN_STATUS_SUCCESS;
+    if (captured) captured = cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess;
+    if (captured) {
+      CHECK_CUDA(cudaGraphLaunch(exec, stream));  // warm-up replay
+      for (int i = 0; i < 10; ++i) {
+        CHECK_CUDA(cudaEventRecord(start, stream));
+        CHECK_CUDA(cudaGraphLaunch(exec, stream));
+        CHECK_CUDA(cudaEventRecord(stop, stream));
+        CHECK_CUDA(cudaEventSynchronize(stop));
+        CHECK_CUDA(cudaEventElapsedTime(&times[i], start, stop));
+      }
+      std::sort(times.begin(), times.begin() + 10);
+      out.graph_ms = times[5] / GRAPH_CALLS;
+    } else {
+      (void)cudaGetLastError();  // a failed capture leaves an error behind; clear it
+      std::printf("  graph capture failed: %s\n", cudnnGetErrorString(during));
+    }
+    if (exec) CHECK_CUDA(cudaGraphExecDestroy(exec));
+    if (graph) CHECK_CUDA(cudaGraphDestroy(graph));
     CHECK_CUDA(cudaEventDestroy(start));
     CHECK_CUDA(cudaEventDestroy(stop));
   }
@@ -316,15 +354,19 @@ static void probes(cudnnHandle_t handle) {
 
 int main(int argc, char** argv) {
   std::vector<Problem> problems;
-  for (int a = 1; a < argc; ++a) {  // NAME:N,C,H,W,K,R,S,PAD,STRIDE,DTYPE,LAYOUT
+  for (int a = 1; a < argc; ++a) {  // NAME:N,C,H,W,K,R,S,PAD,STRIDE,DTYPE,LAYOUT[,MATH]
     Problem p;
-    char name[64], dtype[8], layout[8];
-    if (std::sscanf(argv[a], "%63[^:]:%d,%d,%d,%d,%d,%d,%d,%d,%d,%7[^,],%7s", name, &p.n, &p.c, &p.h, &p.w, &p.k, &p.r,
-                    &p.s, &p.pad, &p.stride, dtype, layout) != 12) {
-      std::fprintf(stderr, "cannot read %s: want NAME:N,C,H,W,K,R,S,PAD,STRIDE,DTYPE,LAYOUT\n", argv[a]);
+    char name[64], dtype[8], layout[8], math[24] = "TENSOR_OP_MATH";
+    int got = std::sscanf(argv[a], "%63[^:]:%d,%d,%d,%d,%d,%d,%d,%d,%d,%7[^,],%7[^,],%23s", name, &p.n, &p.c, &p.h,
+                          &p.w, &p.k, &p.r, &p.s, &p.pad, &p.stride, dtype, layout, math);
+    int m = 0;
+    while (m < 4 && std::strcmp(math, MATH_NAMES[m]) != 0) ++m;
+    if ((got != 12 && got != 13) || m == 4) {
+      std::fprintf(stderr, "cannot read %s: want NAME:N,C,H,W,K,R,S,PAD,STRIDE,DTYPE,LAYOUT[,MATH]\n", argv[a]);
       return 2;
     }
     p.name = name, p.dtype = dtype, p.layout = layout, p.dilation = 1, p.groups = 1;
+    p.math = static_cast<cudnnMathType_t>(m);
     problems.push_back(p);
   }
   const bool example = problems.empty();
@@ -332,6 +374,9 @@ int main(int argc, char** argv) {
 
   cudnnHandle_t handle;
   CHECK_CUDNN(cudnnCreate(&handle));
+  cudaStream_t stream;  // every call goes to this stream, so its calls can be captured into a CUDA graph
+  CHECK_CUDA(cudaStreamCreate(&stream));
+  CHECK_CUDNN(cudnnSetStream(handle, stream));
   std::printf("cuDNN %zu (header %d), CUDA runtime %zu\n", cudnnGetVersion(), CUDNN_VERSION, cudnnGetCudartVersion());
   std::mt19937 rng(2026);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);  // random, never all zeros
@@ -359,8 +404,8 @@ int main(int argc, char** argv) {
     size_t checked = 0;
     if (example) {
       // Cross-correlation (what deep-learning frameworks call convolution) and true convolution, in FP32 FMA math.
-      Result cc = run(handle, p, CUDNN_CROSS_CORRELATION, CUDNN_FMA_MATH, dx, dw, dy, true, 0);
-      Result cv = run(handle, p, CUDNN_CONVOLUTION, CUDNN_FMA_MATH, dx, dw, dy, false, 0);
+      Result cc = run(handle, stream, p, CUDNN_CROSS_CORRELATION, CUDNN_FMA_MATH, dx, dw, dy, true, 0);
+      Result cv = run(handle, stream, p, CUDNN_CONVOLUTION, CUDNN_FMA_MATH, dx, dw, dy, false, 0);
       if (!cc.failure.empty() || !cv.failure.empty()) {
         std::fprintf(stderr, "the example found no algorithm: %s %s\n", cc.failure.c_str(), cv.failure.c_str());
         return 1;
@@ -384,7 +429,7 @@ int main(int argc, char** argv) {
       // The math type decides whether FP32 data may go through tensor cores (TF32: 10 mantissa bits).
       for (cudnnMathType_t math : {CUDNN_DEFAULT_MATH, CUDNN_TENSOR_OP_MATH, CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION,
                                    CUDNN_FMA_MATH}) {
-        Result m = run(handle, p, CUDNN_CROSS_CORRELATION, math, dx, dw, dy, false, 0);
+        Result m = run(handle, stream, p, CUDNN_CROSS_CORRELATION, math, dx, dw, dy, false, 0);
         if (!m.failure.empty()) {
           std::printf("math %s: %s\n", MATH_NAMES[math], m.failure.c_str());
           pass = false;
@@ -395,22 +440,23 @@ int main(int argc, char** argv) {
         pass = pass && e < 4e-3;
       }
     } else {
-      Result t = run(handle, p, CUDNN_CROSS_CORRELATION, CUDNN_TENSOR_OP_MATH, dx, dw, dy, true, 50);
+      Result t = run(handle, stream, p, CUDNN_CROSS_CORRELATION, p.math, dx, dw, dy, true, 50);
       if (!t.failure.empty()) {  // reported, not fatal: which layouts a cuDNN supports is what a reader asks
-        std::printf("layer %s %s %s: unsupported: %s\n", p.name.c_str(), p.dtype.c_str(), p.layout.c_str(),
-                    t.failure.c_str());
+        std::printf("layer %s %s %s %s: unsupported: %s\n", p.name.c_str(), p.dtype.c_str(), p.layout.c_str(),
+                    MATH_NAMES[p.math], t.failure.c_str());
         CHECK_CUDA(cudaFree(dx));
         CHECK_CUDA(cudaFree(dw));
         CHECK_CUDA(cudaFree(dy));
         continue;
       }
-      // Relative to the sum of |terms|: the output's rounding, or TF32's for FP32 data under tensor-op math.
+      // Relative to the sum of |terms|: the output's rounding, or TF32's for FP32 data where tensor cores may run.
       const double bound = p.dtype == "bf16" ? 1.0 / 128 : p.dtype == "fp16" ? 1.0 / 1024 : 4e-3;
       double e = worst_error(p, false, x, wt, t.y, std::max<size_t>(1, ny / 4096), &checked);
       const double flops = 2.0 * ny * (p.c / p.groups) * p.r * p.s;
-      std::printf("layer %s %s %s: algo %s workspace %zu median %.4f ms %.1f TFLOP/s error %.2e over %zu outputs\n",
-                  p.name.c_str(), p.dtype.c_str(), p.layout.c_str(), ALGO_NAMES[t.algo], t.workspace, t.ms,
-                  flops / (t.ms * 1e-3) / 1e12, e, checked);
+      std::printf("layer %s %s %s %s: algo %s workspace %zu median %.4f ms graph %.4f ms host %.1f us %.1f TFLOP/s "
+                  "error %.2e over %zu outputs\n", p.name.c_str(), p.dtype.c_str(), p.layout.c_str(),
+                  MATH_NAMES[p.math], ALGO_NAMES[t.algo], t.workspace, t.ms, t.graph_ms, t.host_us,
+                  flops / ((t.graph_ms > 0 ? t.graph_ms : t.ms) * 1e-3) / 1e12, e, checked);
       pass = pass && e < bound;
     }
     CHECK_CUDA(cudaFree(dx));
@@ -419,6 +465,7 @@ int main(int argc, char** argv) {
   }
   if (example) probes(handle);
   CHECK_CUDNN(cudnnDestroy(handle));
+  CHECK_CUDA(cudaStreamDestroy(stream));
   std::printf(pass ? "PASS\n" : "FAIL\n");
   return pass ? 0 : 1;
 }

@@ -56,7 +56,10 @@ out, _ = cell(x)
 loss = 0.5 * ((out[:, 0] - y) ** 2).sum()
 loss.backward()
 print("out:", [round(v, 5) for v in out[:, 0].tolist()])
-torch.optim.SGD([p for p in cell.parameters() if p.requires_grad], lr=0.1).step()
+with torch.no_grad():  # one plain SGD step, p <- p - 0.1 * dL/dp (what torch.optim.SGD(lr=0.1) does)
+    for p in cell.parameters():
+        if p.requires_grad:
+            p -= 0.1 * p.grad
 print("updated weight_ih (rows i, f, g, o):", [[round(v, 5) for v in row] for row in cell.weight_ih_l0.tolist()])
 print("updated weight_hh:", [round(v, 5) for v in cell.weight_hh_l0[:, 0].tolist()])
 print("updated bias_ih:  ", [round(v, 5) for v in cell.bias_ih_l0.tolist()])

@@ -53,7 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
     from gpukb.attention import cli as attention_cli
 
     attention_cli.add_parser(sub)
-    # anchor:sequences
+    from gpukb.sequences import cli as sequences_cli
+
+    sequences_cli.add_parser(sub)
     from gpukb.distributed import cli as distributed_cli
 
     distributed_cli.add_parser(sub)

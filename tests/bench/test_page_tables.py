@@ -77,7 +77,8 @@ def _rounds(cell: str, value: float, digits: int) -> bool:
 
 
 def _pct(cell: str, fraction: float) -> None:
-    assert cell.endswith("%") and abs(_number(cell) - 100 * fraction) <= 0.5 + 1e-9, (cell, fraction)
+    assert cell.endswith("%"), cell
+    assert abs(_number(cell) - 100 * fraction) <= 0.5 + 1e-9, (cell, fraction)
 
 
 def _tflops(m: int, n: int, k: int, ms: float) -> float:
@@ -116,7 +117,8 @@ def _bandwidth(raw: dict[str, Any]) -> float | None:
 
 def _spread(cell: str, ms: dict[str, Any]) -> None:
     """``±x%``: half the interquartile range over the median."""
-    assert cell.startswith("±") and _rounds(cell[1:-1], 50 * (ms["q3"] - ms["q1"]) / ms["median"], 1), (cell, ms)
+    assert cell.startswith("±"), cell
+    assert _rounds(cell[1:-1], 50 * (ms["q3"] - ms["q1"]) / ms["median"], 1), (cell, ms)
 
 
 def _window(cell: str, clocks: dict[str, Any] | None) -> None:
@@ -139,7 +141,8 @@ def check_meta(markdown: str, kwargs: dict[str, Any]) -> None:
     assert _rounds(cells["memory"].removesuffix(" GiB"), gpu["memory_bytes"] / 2**30, 1)
     assert float(cells["L2 cache"].removesuffix(" MiB")) * 2**20 == gpu["l2_bytes"]
     assert cells["driver"] == gpu["driver"]
-    assert cells["torch"] == run["versions"]["torch"] and cells["triton"] == run["versions"]["triton"]
+    assert cells["torch"] == run["versions"]["torch"]
+    assert cells["triton"] == run["versions"]["triton"]
     assert cells["CUDA (torch build)"] == run["versions"]["torch_cuda"]
     assert cells["Python"] == run["versions"]["python"]
     assert cells["date (UTC)"].replace("+00:00", "Z") == run["started"]
@@ -168,9 +171,8 @@ def check_gemm_peaks(markdown: str, kwargs: dict[str, Any]) -> None:
         if peak is None:
             assert row["datasheet TFLOP/s"] == row["of datasheet"] == DASH
         else:
-            assert row["datasheet TFLOP/s"].endswith(MARK[peak[1]]) and _rounds(
-                row["datasheet TFLOP/s"].removesuffix(MARK[peak[1]]), peak[0], 1
-            ), (row, peak)
+            assert row["datasheet TFLOP/s"].endswith(MARK[peak[1]]), (row, peak)
+            assert _rounds(row["datasheet TFLOP/s"].removesuffix(MARK[peak[1]]), peak[0], 1), (row, peak)
             _pct(row["of datasheet"], rate / peak[0])
         errors = [g["rel_error"] for g in raw["gemm"] if g["dtype"] == row["type"] and g["rel_error"] is not None]
         if errors:  # the last error recorded for the type, as the page's dict keeps it
@@ -202,7 +204,8 @@ def check_alignment(markdown: str, kwargs: dict[str, Any]) -> None:
     assert len(table) == len(rows) > 0
     for row, r in zip(table, rows, strict=True):
         n = int(row["N (M = N = K, bf16)"])
-        assert n == r["m"] == r["n"] == r["k"] and r["dtype"] == "bf16"
+        assert n == r["m"] == r["n"] == r["k"]
+        assert r["dtype"] == "bf16"
         assert row["multiple of 8"] == ("yes" if n % 8 == 0 else "no")
         row_bytes = 2 * n
         assert row["row alignment"] == f"{min(16, row_bytes & -row_bytes)} B", row
@@ -233,7 +236,7 @@ def check_copy_widths(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
     copies = _raw(_record(kwargs))["copy"]
     nbytes = next(r["bytes"] for r in copies if r["method"] == "elementwise")
-    header = list(table[0])[0]
+    header = next(iter(table[0]))
     assert header == f"element ({_size(nbytes)} per copy)"
     width = {"uint8": 1, "int16": 2, "int32": 4, "int64": 8}
     assert [row[header] for row in table] == [d for d in width if any(r["dtype"] == d for r in copies)]
@@ -292,18 +295,32 @@ def check_mistake(markdown: str, kwargs: dict[str, Any]) -> None:
     for row, r in zip(table, records, strict=True):
         assert row["median ms"] == f"{r['ms']['median']:,.4g}", row
         rate, unit = row["implied rate"].rsplit(" ", 1)
-        assert unit == r["unit"] and float(rate.replace(",", "")) == pytest.approx(r["rate"], rel=5e-4), row
+        assert unit == r["unit"], row
+        assert float(rate.replace(",", "")) == pytest.approx(r["rate"], rel=5e-4), row
         ceiling = _dense(device, "memory_bandwidth" if unit == "GB/s" else PEAK_OF["bf16" if "bf16" in r["variant"]
                                                                                    else "fp32"])  # fmt: skip
         _pct(row["of datasheet ceiling"], r["rate"] / ceiling[0])
         assert int(row["samples"]) == r["ms"]["n"]
         _window(row["SM MHz (min / median), W during the calls"], r["clocks"])
-    if mistake in ("cold_start", "idle_gpu", "l2_cache"):
-        return
+    # the sync and cold-start variants time the lab's product, which the run's notes name ("6000x6000 fp32")
+    lab = re.search(r"(\d+)x\1 fp32", " ".join(raw["run"]["notes"]))
     for row, r in zip(table, records, strict=True):  # the rate follows from the time: n³ products or copies
         n = re.search(r"(\d+)³", r["variant"])
-        if r["unit"] == "TFLOP/s" and n:
+        copied = re.match(r"copy (\d+) MiB", r["variant"])
+        if mistake in ("sync", "cold_start"):
+            size = int(lab.group(1))
+            assert r["rate"] == pytest.approx(_tflops(size, size, size, r["ms"]["median"]), rel=1e-6), row
+        elif r["unit"] == "TFLOP/s" and n:
             assert r["rate"] == pytest.approx(_tflops(*[int(n.group(1))] * 3, r["ms"]["median"]), rel=1e-6), row
+        elif r["unit"] == "GB/s" and copied:
+            assert r["rate"] == pytest.approx(_gbps(int(copied.group(1)) * 2**20, r["ms"]["median"]), rel=1e-6), row
+
+
+def _percentile(ordered: list[float], p: float) -> float:
+    """The p-th percentile of sorted values, interpolating linearly between the closest ranks."""
+    x = p / 100 * (len(ordered) - 1)
+    i = math.floor(x)
+    return ordered[i] + (ordered[min(i + 1, len(ordered) - 1)] - ordered[i]) * (x - i)
 
 
 def check_one_run(markdown: str, kwargs: dict[str, Any]) -> None:
@@ -317,15 +334,12 @@ def check_one_run(markdown: str, kwargs: dict[str, Any]) -> None:
         assert int(row["n"]) == n
         assert _rounds(row["median µs"], median * 1e3, 1)
         low, high = row["min – max µs"].split(" – ")
-        assert _rounds(low, samples[0] * 1e3, 1) and _rounds(high, samples[-1] * 1e3, 1)
-
-        def percentile(p: float) -> float:  # linear interpolation between closest ranks
-            x = p / 100 * (n - 1)
-            i = math.floor(x)
-            return samples[i] + (samples[min(i + 1, n - 1)] - samples[i]) * (x - i)
+        assert _rounds(low, samples[0] * 1e3, 1)
+        assert _rounds(high, samples[-1] * 1e3, 1)
 
         low, high = row["5th – 95th percentile µs"].split(" – ")
-        assert _rounds(low, percentile(5) * 1e3, 1) and _rounds(high, percentile(95) * 1e3, 1), row
+        assert _rounds(low, _percentile(samples, 5) * 1e3, 1), row
+        assert _rounds(high, _percentile(samples, 95) * 1e3, 1), row
         _pct(row["calls > 5% off"], sum(abs(s - median) / median > 0.05 for s in samples) / n)
 
 
@@ -335,7 +349,9 @@ def check_ceilings(markdown: str, kwargs: dict[str, Any]) -> None:
     device = raw["run"]["gpu"]["name"]
     best, bw = _best(raw), _bandwidth(raw)
     sheet_bw = _dense(device, "memory_bandwidth")
-    expected = (["memory bandwidth (GB/s)"] if bw else []) + [f"{d} matrix product (TFLOP/s)" for d in DTYPES if d in best]
+    expected = (["memory bandwidth (GB/s)"] if bw else []) + [
+        f"{d} matrix product (TFLOP/s)" for d in DTYPES if d in best
+    ]
     assert [row["ceiling"] for row in table] == expected
     for row in table:
         if row["ceiling"].startswith("memory"):
@@ -372,7 +388,8 @@ def check_spec(markdown: str, kwargs: dict[str, Any]) -> None:
               "FP64 (vector) (TFLOP/s)": "fp64", "FP64 tensor core (TFLOP/s)": "fp64_tensor",
               "FP32 (vector) (TFLOP/s)": "fp32", "TF32 tensor core, dense (TFLOP/s)": "tf32_tensor",
               "FP16 tensor core, dense (TFLOP/s)": "fp16_tensor", "BF16 tensor core, dense (TFLOP/s)": "bf16_tensor",
-              "FP8 tensor core, dense (TFLOP/s)": "fp8_tensor", "INT8 tensor core, dense (TOPS)": "int8_tensor"}  # fmt: skip
+              "FP8 tensor core, dense (TFLOP/s)": "fp8_tensor",
+              "INT8 tensor core, dense (TOPS)": "int8_tensor"}  # fmt: skip
     shown = [labels[row["figure"]] for row in table]
     present = [q for q in labels.values() if any(q in _figures(gpus[n]) for n in names)]
     assert shown == present
@@ -388,7 +405,8 @@ def check_spec(markdown: str, kwargs: dict[str, Any]) -> None:
                 continue
             value = figure["value"] / (2 if figure.get("sparsity") else 1)
             mark = MARK[figure["status"]]
-            assert row[name].endswith(mark) and _number(row[name].removesuffix(mark)) == value, (name, row)
+            assert row[name].endswith(mark), (name, row)
+            assert _number(row[name].removesuffix(mark)) == value, (name, row)
         assert row[f"measured on this {gpu['name']}"] == measured.get(quantity, DASH), row
 
 
@@ -413,7 +431,8 @@ def check_intensity(markdown: str, kwargs: dict[str, Any]) -> None:
     assert [row["operation"] for row in table] == list(expected)
     for row in table:
         flops, nbytes = expected[row["operation"]]
-        assert int(row["FLOPs"].replace(",", "")) == flops and int(row["bytes"].replace(",", "")) == nbytes, row
+        assert int(row["FLOPs"].replace(",", "")) == flops, row
+        assert int(row["bytes"].replace(",", "")) == nbytes, row
         assert _rounds(row["FLOP/B"], flops / nbytes, 2)
         assert row[headers[4]] == ("compute" if flops / nbytes > v100_ridge else "memory")
         assert row[headers[5]] == ("compute" if flops / nbytes > h100_ridge else "memory")
@@ -426,7 +445,8 @@ def check_kernels(markdown: str, kwargs: dict[str, Any]) -> None:
         (r["name"], r["peer"], r["case"]) for r in records
     ]
     for row, r in zip(table, records, strict=True):
-        assert row["kernel ms"] == f"{r['kernel_ms']['median']:.4g}" and row["peer ms"] == f"{r['peer_ms']['median']:.4g}"
+        assert row["kernel ms"] == f"{r['kernel_ms']['median']:.4g}"
+        assert row["peer ms"] == f"{r['peer_ms']['median']:.4g}"
         # speed against the peer: the peer's time over the kernel's
         assert _rounds(row["speed vs peer"], r["peer_ms"]["median"] / r["kernel_ms"]["median"], 2), row
         m, n, k = map(int, r["case"].split("x"))
@@ -484,7 +504,8 @@ def check_quantities(markdown: str, kwargs: dict[str, Any]) -> None:
         quantity_id = row["quantity"].strip("`")
         figure, low, high, n, clocks, records = _figure_of(quantity_id)
         cell = row["figure (median of runs)"]
-        assert f'data-quantity="{quantity_id}"' in cell and _span(cell) == f"{figure:.0f} TFLOP/s", (cell, figure)
+        assert f'data-quantity="{quantity_id}"' in cell, cell
+        assert _span(cell) == f"{figure:.0f} TFLOP/s", (cell, figure)
         assert row["runs' range (drift)"] == f"{low:.0f}–{high:.0f} ({100 * (high - low) / figure:.0f}%)", row
         assert int(row["runs"]) == n
         assert row["runs' median SM MHz"] == (DASH if clocks is None else f"{clocks[0]:.0f}–{clocks[1]:.0f}")
@@ -536,7 +557,11 @@ def test_swapped_columns_fail_the_check() -> None:
     """Cells are read by header: the datasheet rate and the measured rate swapped is caught."""
     markdown = pages.gemm_peaks()
     header = markdown.splitlines()[0]
-    swapped = header.replace("best TFLOP/s", "@").replace("datasheet TFLOP/s", "best TFLOP/s").replace("@", "datasheet TFLOP/s")
+    swapped = (
+        header.replace("best TFLOP/s", "@")
+        .replace("datasheet TFLOP/s", "best TFLOP/s")
+        .replace("@", "datasheet TFLOP/s")
+    )
     with pytest.raises((AssertionError, ValueError)):
         check_gemm_peaks(markdown.replace(header, swapped), {})
 

@@ -25,7 +25,10 @@ def test_numba_kernels_on_the_gpu() -> None:
     total = float(ints.sum(dtype=np.int64))
     for method in K.REDUCTIONS:
         assert K.reduce_sum(ints[:100_000], method) == float(ints[:100_000].sum(dtype=np.int64)), method
-    assert K.reduce_sum(ints, "warp") == pytest.approx(total, rel=1e-6)
+    # 1024 blocks each add a partial sum to one float32 total near 5e7, where float32 spacing is 4: each atomic
+    # add may round by half of that, so the total is within 1024 x 2 of the exact sum.
+    assert abs(K.reduce_sum(ints, "warp") - total) <= 1024 * np.spacing(np.float32(total)) / 2
+    assert np.array_equal(K.vector_add(a, b, unrolled=True), a + b)
     values = rng.integers(0, 256, 1_000_000).astype(np.int32)
     want = np.bincount(values, minlength=256)
     assert np.array_equal(K.histogram(values, 256, shared=True), want)
@@ -53,9 +56,8 @@ def test_a_launch_beyond_launch_bounds_fails_though_the_occupancy_api_answers() 
     print("occupancy API at 512 threads:", blocks)
     assert blocks > 0  # the API does not check the kernel's own block-size limit ...
     x = cupy.zeros(512, dtype=cupy.float32)
-    with pytest.raises(Exception) as err:  # ... the launch does
+    with pytest.raises(cupy.cuda.driver.CUDADriverError, match="CUDA_ERROR_INVALID_VALUE") as err:  # ... a launch does
         kernel((1,), (512,), (x,))
-        cupy.cuda.Device().synchronize()
     print("launch at 512 threads:", err.value)
     kernel((1,), (256,), (x,))
     assert float(x[255]) == 255.0

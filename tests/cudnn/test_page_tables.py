@@ -191,6 +191,163 @@ CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "small_cnn_example": check_small_cnn_example,
 }
 
+
+# --- the H100 page: cells against the raw record (json) and the program's own output lines ----------------------
+
+RECORD = DATA / "results" / "cudnn" / "conv-forward-h100.json"
+
+
+def _raw() -> dict[str, Any]:
+    return json.loads(RECORD.read_text(encoding="utf-8"))
+
+
+def _example_lines(prefix: str) -> list[str]:
+    return [line for line in _raw()["example"]["stdout"].splitlines() if line.startswith(prefix)]
+
+
+def check_torch_check(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    t = _raw()["torch_check"]
+    cells = [row["largest absolute difference"] for row in table]
+    assert cells == [f"{t['cross_correlation_max_abs']:.2e}", f"{t['convolution_max_abs']:.2e}",
+                     f"{t['convolution_vs_unflipped_max_abs']:.2f}"]  # fmt: skip
+
+
+def check_math_types(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    lines = _example_lines("math ")
+    assert len(table) == len(lines) == 4
+    for row, line in zip(table, lines, strict=True):
+        name, algo, error = re.match(r"math (\S+) algo (\S+): error vs host (\S+)", line).groups()
+        assert row["math type"] == f"`CUDNN_{name}`"
+        assert row["algorithm found first"] == f"`{algo}`"
+        assert float(row["largest error / sum of |terms|"]) == pytest.approx(float(error), rel=0.06)
+
+
+def check_probes(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    lines = _example_lines("probe ")
+    assert len(table) == len(lines) == 13
+    for row, line in zip(table, lines, strict=True):
+        assert line.startswith(f"probe {row['descriptor']}: {row['status'].strip('`')}")
+        message = line.split(" | ", 1)[1] if " | " in line else "–"
+        assert row["cudnnGetLastErrorString"] == message
+
+
+def check_example_algorithms(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    example = _raw()["example"]["stdout"].split("mode ")[0]
+    lines = [line for line in example.splitlines() if line.startswith("  algorithm ")]
+    assert len(table) == len(lines)
+    for row, line in zip(table, lines, strict=True):
+        words = line.split()
+        assert row["algorithm"] == f"`{words[1]}`"
+        assert row["status"] == f"`{words[2]}`"
+        assert row["workspace (bytes)"].replace(",", "") == words[7]
+        assert row["time (ms)"] == (words[4] if words[2] == "CUDNN_STATUS_SUCCESS" else "–")
+
+
+def check_frontend(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    runs = _raw()["frontend"]
+    assert [row["layout"] for row in table] == [r["layout"].upper() for r in runs]
+    for row, r in zip(table, runs, strict=True):
+        if r["built"]:
+            assert row["plans"] == str(r["plans"])
+            assert row["workspace"].replace(",", "") == str(r["workspace"])
+            assert row["time (µs)"] == f"{r['ms']['median'] * 1e3:.1f}"
+            assert row["error / max |y|"] == f"{r['max_abs_error']:.1e}"
+
+
+def _layer_rows() -> list[dict[str, Any]]:
+    return [t for t in _raw()["layers"] if t.get("math", "TENSOR_OP_MATH") == "TENSOR_OP_MATH"]
+
+
+def check_layer_timings(markdown: str, kwargs: dict[str, Any]) -> None:
+    dtype = kwargs["args"][0]
+    (table,) = markdown_tables(markdown)
+    layers = _layers()
+    best, bandwidth = _ceilings()
+    rows = [t for t in _layer_rows() if t["dtype"] == dtype]
+    assert len(table) == len(rows) == 2 * len(layers)
+    for row, t in zip(table, rows, strict=True):
+        assert (row["layer"], row["layout"]) == (t["layer"], t["layout"].upper())
+        assert row["algorithm (Find, first)"] == f"`{t['algo']}`"
+        assert row["program, per call (µs)"] == f"{t['cudnn_ms'] * 1e3:.1f}"
+        flops, nbytes, _ = _work(layers[t["layer"]])
+        bound_us = max(flops / (best[dtype] * 1e12), nbytes / (bandwidth * 1e9)) * 1e6
+        gpu = t.get("graph_ms") or t["cudnn_ms"]
+        assert row["TFLOP/s (graph)"] == f"{flops / (gpu * 1e-3) / 1e12:.0f}"
+        assert row["of bound#7"] == f"{bound_us / (gpu * 1e3):.0%}"
+        assert row["torch, per call (µs)"] == f"{t['torch_ms']['median'] * 1e3:.1f}"
+
+
+def check_layout_ratios(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    by = {(t["layer"], t["dtype"], t["layout"]): t for t in _layer_rows()}
+    for row in table:
+        for dtype in ("fp16", "bf16"):
+            a, b = by[(row["layer"], dtype, "nchw")], by[(row["layer"], dtype, "nhwc")]
+            program = (a.get("graph_ms") or a["cudnn_ms"]) / (b.get("graph_ms") or b["cudnn_ms"])
+            torch_ = (a.get("torch_graph_ms") or a["torch_ms"]["median"]) / (
+                b.get("torch_graph_ms") or b["torch_ms"]["median"])  # fmt: skip
+            assert row[f"{dtype}, cuDNN program"] == f"{program:.2f}"
+            assert row[f"{dtype}, torch"] == f"{torch_:.2f}"
+
+
+def check_algorithm_counts(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    counts: dict[str, int] = {}
+    for t in _layer_rows():
+        counts[t["algo"]] = counts.get(t["algo"], 0) + 1
+    assert {row["algorithm"].strip("`"): int(row["layers where it came first"]) for row in table} == counts
+
+
+def check_math_layers(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    rows = [t for t in _raw()["layers"] if t["layer"] == "res3-3x3" and t["layout"] == "nhwc" and t["dtype"] != "bf16"]
+    assert len(table) == len(rows)
+    by = {(t["dtype"], f"`CUDNN_{t.get('math', 'TENSOR_OP_MATH')}`"): t for t in rows}
+    for row in table:
+        t = by[(row["type"], row["math type"])]
+        assert row["algorithm (Find, first)"] == f"`{t['algo']}`"
+        assert row["largest error / sum of |terms|"] == f"{t['error']:.1e}"
+
+
+def check_host_overhead(markdown: str, kwargs: dict[str, Any]) -> None:
+    rows = [t for t in _layer_rows() if t["dtype"] == "fp16" and t["layout"] == "nhwc" and t.get("host_us")]
+    if not rows:
+        assert markdown == "This run did not measure the host's time per call."
+        return
+    (table,) = markdown_tables(markdown)
+    assert [row["layer"] for row in table] == [t["layer"] for t in rows]
+    for row, t in zip(table, rows, strict=True):
+        assert row["host time per call (µs)"] == f"{t['host_us']:.1f}"
+
+
+def check_header_functions(markdown: str, kwargs: dict[str, Any]) -> None:
+    declared = _raw().get("header_declares")
+    if not declared:
+        assert markdown == "This run did not read the header."
+        return
+    (table,) = markdown_tables(markdown)
+    assert {row[next(iter(row))].strip("`"): row["yes or no"] == "yes" for row in table} == declared
+
+
+CHECKS.update({
+    "torch_check": check_torch_check,
+    "math_types": check_math_types,
+    "probes": check_probes,
+    "example_algorithms": check_example_algorithms,
+    "frontend": check_frontend,
+    "layer_timings": check_layer_timings,
+    "layout_ratios": check_layout_ratios,
+    "algorithm_counts": check_algorithm_counts,
+    "math_layers": check_math_layers,
+    "host_overhead": check_host_overhead,
+    "header_functions": check_header_functions,
+})  # fmt: skip
+
 CALLS = [c for c in page_calls() if c.module == "gpukb.cudnn.pages" and c.function in CHECKS]
 
 

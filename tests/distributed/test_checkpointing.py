@@ -11,23 +11,18 @@ from torch import nn
 from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import CheckpointImpl, checkpoint_wrapper
 from torch.utils.checkpoint import checkpoint
 
-from gpukb.distributed.checkpointing import IMPLS, checkpointed, live_bytes, measure
+from gpukb.distributed.checkpointing import Measurement, checkpointed, live_bytes, memory_table
 from gpukb.distributed.memory import block_activation_bytes
 from gpukb.distributed.model import block
 
 B, S, H, A, L = 2, 16, 32, 4, 3
 
 
-def _stack():
-    torch.manual_seed(0)
-    return nn.Sequential(*[block(H, A) for _ in range(L)])
-
-
 @pytest.fixture(scope="module")
 def measured():
-    stack = _stack()
-    x = torch.randn(B, S, H, requires_grad=True)
-    return {impl: measure(stack, x, impl) for impl in IMPLS}
+    """``measure`` of each implementation on L blocks (the table the page renders, computed once per session)."""
+    _, rows = memory_table()  # its defaults are B, S, H, A, L
+    return {impl: Measurement(impl, after, peak, calls) for impl, after, peak, calls in rows}
 
 
 def test_checkpointing_keeps_only_block_inputs(measured) -> None:
@@ -76,7 +71,9 @@ def test_autograd_grad_works_only_non_reentrant() -> None:
     (want,) = torch.autograd.grad(lin(x).tanh().sum(), x)
     (got,) = torch.autograd.grad(checkpoint(lambda t: lin(t).tanh(), x, use_reentrant=False).sum(), x)
     torch.testing.assert_close(got, want)
-    with pytest.raises(RuntimeError, match=r"use_reentrant=True, torch.utils.checkpoint is incompatible with \.grad\(\)"):
+    with pytest.raises(
+        RuntimeError, match=r"use_reentrant=True, torch.utils.checkpoint is incompatible with \.grad\(\)"
+    ):
         torch.autograd.grad(checkpoint(lambda t: lin(t).tanh(), x, use_reentrant=True).sum(), x)
 
 
@@ -178,5 +175,7 @@ def test_block_activation_formula_in_bfloat16_on_the_cpu() -> None:
 
 
 def test_bad_impl() -> None:
-    with pytest.raises(ValueError, match=r"unknown impl 'fast'; choose one of \['none', 'reentrant', 'non-reentrant'\]"):
+    with pytest.raises(
+        ValueError, match=r"unknown impl 'fast'; choose one of \['none', 'reentrant', 'non-reentrant'\]"
+    ):
         checkpointed(lambda t: t, "fast")

@@ -76,7 +76,8 @@ def test_checkpointing_choice() -> None:
         CheckpointImpl.NO_REENTRANT
     )
     wrapped = on.wrap_block(torch.nn.Linear(2, 2))
-    assert isinstance(wrapped, CheckpointWrapper) and wrapped.checkpoint_impl is CheckpointImpl.REENTRANT
+    assert isinstance(wrapped, CheckpointWrapper)
+    assert wrapped.checkpoint_impl is CheckpointImpl.REENTRANT
     lin = torch.nn.Linear(2, 2)
     assert plan().wrap_block(lin) is lin
 
@@ -102,20 +103,44 @@ def test_describe_table() -> None:
 @pytest.mark.parametrize(
     ("call", "error", "match"),
     [
-        (lambda: plan({"mixed_precison": "PURE"}), ValueError, r"unknown fsdp_config keys \['mixed_precison'\]; valid keys are \['activation_checkpointing'"),
-        (lambda: plan(mixed_precision="HALF"), ValueError, r"unknown mixed_precision 'HALF'; choose one of \['FULL', 'DEFAULT', 'PURE'\]"),
+        (
+            lambda: plan({"mixed_precison": "PURE"}),
+            ValueError,
+            r"unknown fsdp_config keys \['mixed_precison'\]; valid keys are \['activation_checkpointing'",
+        ),
+        (
+            lambda: plan(mixed_precision="HALF"),
+            ValueError,
+            r"unknown mixed_precision 'HALF'; choose one of \['FULL', 'DEFAULT', 'PURE'\]",
+        ),
         (lambda: plan(mixed_precision=16), TypeError, "mixed_precision must be one of"),
         (lambda: plan(mixed_precision={"param": "bf16"}), ValueError, r"unknown mixed_precision keys \['param'\]"),
         (lambda: plan(mixed_precision={"reduce_dtype": "float8_e4m3fn"}), ValueError, "choose one of"),
-        (lambda: plan(precision="amp_fp8"), ValueError, r"unknown precision 'amp_fp8'; choose one of \['fp32', 'amp_fp16', 'amp_bf16'\]"),
+        (
+            lambda: plan(precision="amp_fp8"),
+            ValueError,
+            r"unknown precision 'amp_fp8'; choose one of \['fp32', 'amp_fp16', 'amp_bf16'\]",
+        ),
         (lambda: plan(activation_checkpointing="yes"), TypeError, "activation_checkpointing must be True or False"),
         (lambda: plan(sharding_strategy="ZERO3"), ValueError, "unknown sharding_strategy 'ZERO3'"),
         (lambda: plan(data_parallel_shard_degree=0), ValueError, "-1 .* or an int ≥ 1; got 0"),
         (lambda: plan("PURE"), TypeError, "fsdp_config must be a dict"),
         (lambda: plan(data_parallel_shard_degree=3).mesh_shape(8), ValueError, "= 3 ranks, but the world size is 8"),
-        (lambda: plan(data_parallel_replicate_degree=3).mesh_shape(8), ValueError, "8 is not divisible by data_parallel_replicate_degree 3"),
-        (lambda: plan(sharding_strategy="HYBRID_SHARD").mesh_shape(8), ValueError, "needs data_parallel_replicate_degree"),
-        (lambda: plan(sharding_strategy="NO_SHARD", data_parallel_shard_degree=2).mesh_shape(8), ValueError, "NO_SHARD shards nothing"),
+        (
+            lambda: plan(data_parallel_replicate_degree=3).mesh_shape(8),
+            ValueError,
+            "8 is not divisible by data_parallel_replicate_degree 3",
+        ),
+        (
+            lambda: plan(sharding_strategy="HYBRID_SHARD").mesh_shape(8),
+            ValueError,
+            "needs data_parallel_replicate_degree",
+        ),
+        (
+            lambda: plan(sharding_strategy="NO_SHARD", data_parallel_shard_degree=2).mesh_shape(8),
+            ValueError,
+            "NO_SHARD shards nothing",
+        ),
         (lambda: check_reduce_dtype(torch.int8, "nccl"), ValueError, "reduce dtype for nccl 'int8'|int8"),
         (lambda: check_reduce_dtype("bfloat16", "mpi"), ValueError, "unknown backend 'mpi'"),
         (lambda: check_reduce_dtype(3, "gloo"), TypeError, "must be a torch.dtype or a dtype name"),
@@ -130,18 +155,25 @@ def test_data_file_sources_are_cited_and_pinned() -> None:
     facts = options.facts()
     assert {s.checked for s in facts.source} == {"2026-11-23"}
     for s in facts.source:
-        assert s.url.startswith("https://") and s.version
+        assert s.url.startswith("https://")
+        assert s.version
     assert options.source("composer-mixed-precision").path == "composer/distributed/mosaic_parallelism.py"
 
 
 @pytest.mark.parametrize(
     ("edit", "match"),
     [
-        (lambda t: t.replace('mode = "PURE"', 'mode = "DEFAULT"'), r"composer_mode entry 3 \(DEFAULT\): mode 'DEFAULT' repeats entry 2"),
+        (
+            lambda t: t.replace('mode = "PURE"', 'mode = "DEFAULT"'),
+            r"composer_mode entry 3 \(DEFAULT\): mode 'DEFAULT' repeats entry 2",
+        ),
         (lambda t: t.replace('reduce_dtype = "float32"', 'reduce_dtype = "fp8"', 1), r"composer_mode.*reduce_dtype"),
         (lambda t: t.replace('source = "torchtitan-fsdp"', 'source = "nowhere"', 1), "cites unknown source 'nowhere'"),
-        (lambda t: t + '\n[[extra]]\nx = 1\n', r"unknown top-level keys \['extra'\]"),
-        (lambda t: t.replace('checked = "2026-11-23"\n', "", 1), r"source entry 1 \(composer-parallelism\): checked: Field required"),
+        (lambda t: t + "\n[[extra]]\nx = 1\n", r"unknown top-level keys \['extra'\]"),
+        (
+            lambda t: t.replace('checked = "2026-11-23"\n', "", 1),
+            r"source entry 1 \(composer-parallelism\): checked: Field required",
+        ),
     ],
 )
 def test_corrupted_data_file(edit, match) -> None:

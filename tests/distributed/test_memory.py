@@ -30,7 +30,8 @@ def test_stage_formulas() -> None:
 
 def test_states_table_rows() -> None:
     headers, rows = memory.states_table(64)
-    assert headers[0] == "scheme" and [r[0] for r in rows] == list(memory.SCHEMES)
+    assert headers[0] == "scheme"
+    assert [r[0] for r in rows] == list(memory.SCHEMES)
     assert dict((r[0], r[-1]) for r in rows)["zero2"] == "16.6"
 
 
@@ -59,9 +60,11 @@ def test_model_activation_parts() -> None:
     c = ModelConfig.gpt_small()
     off = memory.model_activation_bytes(c, 8, 2, checkpointing=False)
     on = memory.model_activation_bytes(c, 8, 2, checkpointing=True)
-    assert off["recompute"] == 0 and on["recompute"] == memory.block_activation_bytes(8, c.seq, c.hidden, c.heads, 2)
+    assert off["recompute"] == 0
+    assert on["recompute"] == memory.block_activation_bytes(8, c.seq, c.hidden, c.heads, 2)
     assert on["blocks"] == c.layers * 8 * c.seq * c.hidden * 2
-    assert off["head"] == on["head"] and off["total"] > 3 * on["total"]
+    assert off["head"] == on["head"]
+    assert off["total"] > 3 * on["total"]
 
 
 @pytest.mark.parametrize(

@@ -84,12 +84,17 @@ def check_mp_fields(markdown: str, kwargs: dict[str, Any]) -> None:
         (f["api"], f"`{f['field']}`", f"`{f['default']}`") for f in raw
     ]
     fsdp2 = {r["field"] for r in rows if r["class"].startswith("FSDP2")}
-    assert "`buffer_dtype`" not in fsdp2 and "`output_dtype`" in fsdp2
+    assert "`buffer_dtype`" not in fsdp2
+    assert "`output_dtype`" in fsdp2
 
 
 def check_dtype_flow(markdown: str, kwargs: dict[str, Any]) -> None:
     rows = {r["mode"]: r for r in _table(markdown)}
-    expect = {"`FULL`": ("float32", "float32"), "`DEFAULT`": ("bfloat16", "float32"), "`PURE`": ("bfloat16", "bfloat16")}
+    expect = {
+        "`FULL`": ("float32", "float32"),
+        "`DEFAULT`": ("bfloat16", "float32"),
+        "`PURE`": ("bfloat16", "bfloat16"),
+    }
     assert set(rows) == set(expect)
     for mode, (compute, reduce) in expect.items():
         row = rows[mode]
@@ -110,7 +115,8 @@ def check_checkpoint_default(markdown: str, kwargs: dict[str, Any]) -> None:
     path = ROOT / "src/gpukb/data/results/distributed/fsdp-single-gpu.json"
     if path.is_file():
         gpu = _record("fsdp-single-gpu")["checkpoint_warning"]
-        assert rows[1]["torch"] == gpu["torch"] and rows[1]["text"] == " ".join(gpu["message"].split())
+        assert rows[1]["torch"] == gpu["torch"]
+        assert rows[1]["text"] == " ".join(gpu["message"].split())
 
 
 def check_checkpoint_behaviours(markdown: str, kwargs: dict[str, Any]) -> None:
@@ -120,7 +126,9 @@ def check_checkpoint_behaviours(markdown: str, kwargs: dict[str, Any]) -> None:
     assert rows["keyword arguments to the function"]["use_reentrant=True"].startswith("ValueError: Unexpected keyword")
     assert rows["inputs that do not require grad"]["use_reentrant=False"] == "parameters get gradients"
     nested = rows["nested checkpoints"]
-    assert nested["use_reentrant=True"] == nested["use_reentrant=False"] == "correct gradients, inner function run 3 times"
+    assert (
+        nested["use_reentrant=True"] == nested["use_reentrant=False"] == "correct gradients, inner function run 3 times"
+    )
     early = rows["recomputation stops once the needed tensors exist"]
     assert (early["use_reentrant=True"], early["use_reentrant=False"]) == (
         "2 of 2 lines after the saving op re-run",
@@ -143,8 +151,14 @@ def check_checkpoint_memory(markdown: str, kwargs: dict[str, Any]) -> None:
 def check_states(markdown: str, kwargs: dict[str, Any]) -> None:
     rows = {r["scheme"].strip("`"): r for r in _table(markdown)}
     n, psi = 64, 7.5e9
-    want = {"ddp": (2, 2, 12), "ddp_fp32": (4, 4, 8), "zero1": (2, 2, 12 / n), "zero2": (2, 2 / n, 12 / n),
-            "zero3": (2 / n, 2 / n, 12 / n), "fsdp2": (4 / n, 4 / n, 8 / n)}
+    want = {
+        "ddp": (2, 2, 12),
+        "ddp_fp32": (4, 4, 8),
+        "zero1": (2, 2, 12 / n),
+        "zero2": (2, 2 / n, 12 / n),
+        "zero3": (2 / n, 2 / n, 12 / n),
+        "fsdp2": (4 / n, 4 / n, 8 / n),
+    }
     assert set(rows) == set(want)
     for scheme, parts in want.items():
         row = rows[scheme]
@@ -175,12 +189,82 @@ def check_bus_factors(markdown: str, kwargs: dict[str, Any]) -> None:
     rows = {r["collective"].strip("`"): r for r in _table(markdown)}
     for n in (2, 4, 8):
         # nccl-tests doc/PERFORMANCE.md, "Summary"
-        want = {"all_reduce": 2 * (n - 1) / n, "reduce_scatter": (n - 1) / n, "all_gather": (n - 1) / n,
-                "broadcast": 1, "reduce": 1, "all_to_all": (n - 1) / n}
+        want = {
+            "all_reduce": 2 * (n - 1) / n,
+            "reduce_scatter": (n - 1) / n,
+            "all_gather": (n - 1) / n,
+            "broadcast": 1,
+            "reduce": 1,
+            "all_to_all": (n - 1) / n,
+        }
         assert {k: float(r[f"n = {n}"]) for k, r in rows.items()} == pytest.approx(want, rel=1e-3)
 
 
+def _runs() -> dict[str, dict[str, Any]]:
+    return {r["name"]: r for r in _record("fsdp-single-gpu")["runs"]}
+
+
+def check_single_gpu_throughput(markdown: str, kwargs: dict[str, Any]) -> None:
+    rows = _table(markdown)
+    runs = _runs()
+    assert [r["configuration"] for r in rows] == list(runs)
+    ref = statistics.median(runs["FSDP2 DEFAULT / checkpointing none"]["tokens_per_s"])
+    for row in rows:
+        run = runs[row["configuration"]]
+        med = statistics.median(run["tokens_per_s"])
+        assert int(row["tokens/s (median)"].replace(",", "")) == round(med)
+        low, high = (int(x.replace(",", "")) for x in row["min – max of repeats"].split(" – "))
+        assert (low, high) == (round(min(run["tokens_per_s"])), round(max(run["tokens_per_s"])))
+        assert float(row["vs FSDP2 DEFAULT"]) == pytest.approx(med / ref, abs=0.006)
+        assert float(row["peak (GiB)"]) == pytest.approx(run["peak_bytes"] / GIB, abs=0.006)
+        assert float(row["last loss"]) == pytest.approx(run["loss_last"], abs=6e-4)
+    assert "NVIDIA H100 80GB HBM3" in markdown
+    assert "torch 2.11.0+cu130" in markdown
+
+
+def check_single_gpu_memory(markdown: str, kwargs: dict[str, Any]) -> None:
+    rows = _table(markdown)
+    raw = _record("fsdp-single-gpu")
+    runs = _runs()
+    m = raw["model"]
+    b, s, h, a, layers, v = raw["batch"], m["seq"], m["hidden"], m["heads"], m["layers"], m["vocab"]
+    assert [r["configuration"] for r in rows] == [n for n, r in runs.items() if r["autocast"] is None]
+    for row in rows:
+        run = runs[row["configuration"]]
+        e = 2 if run["fsdp"] and run["mixed_precision"] != "FULL" else 4
+        block = e * (16 * b * s * h + a * b * s * s) + 16 * b * s
+        ckpt = run["checkpointing"] != "none"
+        kept = (
+            layers * (e * b * s * h if ckpt else block)
+            + 2 * b * s * h * e
+            + 8 * b * s
+            + 4 * b * s * v
+            + 8 * (b * s + s)
+        )
+        peak = 16 * raw["parameters"] + kept + (block if ckpt else 0)
+        assert float(row["forward keeps, predicted (GiB)"]) == pytest.approx(kept / GIB, abs=6e-4)
+        assert float(row["forward keeps, measured (GiB)"]) == pytest.approx(run["activation_bytes"] / GIB, abs=6e-4)
+        assert float(row["peak, predicted (GiB)"]) == pytest.approx(peak / GIB, abs=6e-3)
+        assert float(row["peak, measured (GiB)"]) == pytest.approx(run["peak_bytes"] / GIB, abs=6e-3)
+        assert float(row["not predicted (GiB)"]) == pytest.approx((run["peak_bytes"] - peak) / GIB, abs=6e-3)
+
+
+def check_block_check(markdown: str, kwargs: dict[str, Any]) -> None:
+    rows = _table(markdown)
+    blocks = _record("fsdp-single-gpu")["blocks"]
+    assert [r["dtype"] for r in rows] == [x["dtype"] for x in blocks]
+    for row, x in zip(rows, blocks, strict=True):
+        e = 4 if x["dtype"] == "float32" else 2
+        n, s, h, a = x["batch"], x["seq"], x["hidden"], x["heads"]
+        assert int(row["saved bytes (measured)"]) == x["live_bytes"] - x["output_bytes"] + x["input_bytes"]
+        assert int(row["formula"]) == e * (16 * n * s * h + a * n * s * s) + 16 * n * s
+        assert row["measured / formula"] == "1.0000"
+
+
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
+    "single_gpu_throughput_markdown": check_single_gpu_throughput,
+    "single_gpu_memory_markdown": check_single_gpu_memory,
+    "block_check_markdown": check_block_check,
     "sources_markdown": check_sources,
     "composer_modes_markdown": check_composer_modes,
     "composer_keys_markdown": check_composer_keys,

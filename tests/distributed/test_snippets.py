@@ -22,7 +22,8 @@ def check_fsdp_config(out: str) -> None:
     assert lines[3] == "reshard_after_forward: True"  # FULL_SHARD
     assert lines[4] == "mesh for 8 ranks, 2 replicas: (2, 4)"
     assert lines[5].startswith("error: unknown fsdp_config keys ['mixed_precison']; valid keys are [")
-    assert "'mixed_precision'" in lines[5] and "'activation_checkpointing_reentrant'" in lines[5]
+    assert "'mixed_precision'" in lines[5]
+    assert "'activation_checkpointing_reentrant'" in lines[5]
 
 
 def check_ring_allreduce(out: str) -> None:
@@ -38,11 +39,17 @@ def check_memory_budget(out: str) -> None:
     rows = dict(re.findall(r"^(\w+)\s+([\d.]+) B/param", out, flags=re.M))
     # ZeRO (Rajbhandari et al. 2020): 2 + 2 + 12 bytes, sharded stage by stage over N = 8
     assert {k: float(v) for k, v in rows.items()} == {
-        "ddp": 16.0, "zero1": 4 + 12 / 8, "zero2": 2 + 14 / 8, "zero3": 16 / 8, "fsdp2": 16 / 8
+        "ddp": 16.0,
+        "zero1": 4 + 12 / 8,
+        "zero2": 2 + 14 / 8,
+        "zero3": 16 / 8,
+        "fsdp2": 16 / 8,
     }
     b, s, h, a = 1, 4096, 4096, 32
     full = 2 * (16 * b * s * h + a * b * s * s) + 4 * b * s * 4
-    assert out.splitlines()[-1] == f"block activations: {full / 2**30:.2f} GiB, checkpointed: {2 * s * h / 2**30:.3f} GiB"
+    assert (
+        out.splitlines()[-1] == f"block activations: {full / 2**30:.2f} GiB, checkpointed: {2 * s * h / 2**30:.3f} GiB"
+    )
 
 
 CHECKS: dict[str, Callable[[str], None]] = {

@@ -257,7 +257,8 @@ def check_casts(markdown: str, kwargs: dict[str, Any]) -> None:
             if x > 0 and math.isfinite(x):
                 low = 2.0 ** math.floor(math.log2(x))
                 rules = low if x - low < 2 * low - x else 2 * low
-            assert _same(row["format rules"], rules) and _same(row["rules, saturating"], rules), (x, row)
+            assert _same(row["format rules"], rules), (x, row)
+            assert _same(row["rules, saturating"], rules), (x, row)
         else:
             # the format's rules are ml_dtypes' cast; saturating rounds the same and clamps at the largest value
             assert _same(row["format rules"], cast), (name, x, row)
@@ -273,7 +274,7 @@ def check_autocast(markdown: str, kwargs: dict[str, Any]) -> None:
     import tomllib
 
     import torch
-    import torch.nn.functional as F
+    from torch.nn import functional
 
     from tests.helpers import ROOT
 
@@ -281,11 +282,13 @@ def check_autocast(markdown: str, kwargs: dict[str, Any]) -> None:
     raw = tomllib.loads((ROOT / "src" / "gpukb" / "data" / "autocast.toml").read_text(encoding="utf-8"))
     lists = {entry["id"]: entry["ops"] for entry in raw["list"]}
     runs_in = {"float16 / bfloat16": "lower-precision", "float32": "float32", "the widest input type": "widest"}
+    assert list(table[0]) == ["autocast runs them in", "ops (CUDA)", "why"]
     assert [row["autocast runs them in"] for row in table] == list(runs_in)
+    assert all(row["why"] for row in table)
     for row in table:
         ops = [op.strip().strip("`") for op in row["ops (CUDA)"].split(", ")]
         assert ops == lists[runs_in[row["autocast runs them in"]]], row
-        namespaces = (torch, F, torch.Tensor, torch.nn, torch.linalg)
+        namespaces = (torch, functional, torch.Tensor, torch.nn, torch.linalg)
         assert all(any(hasattr(ns, op) for ns in namespaces) for op in ops), [
             op for op in ops if not any(hasattr(ns, op) for ns in namespaces)
         ]
@@ -299,23 +302,31 @@ def _raw_record(record_id: str) -> dict[str, Any]:
     return json.loads((ROOT / "src" / "gpukb" / "data" / "results" / f"{record_id}.json").read_text(encoding="utf-8"))
 
 
-def _measured_on(markdown: str, run: dict[str, Any]) -> None:
-    """The sentence saying where a record was measured names its GPU (or CPU), torch and date as the file has them."""
+def _measured_on(markdown: str, run: dict[str, Any], command: bool = False) -> None:
+    """The sentence saying where a record was measured names its GPU (or CPU), torch and date as the file has them,
+    and the command only where the page shows it (the codec timing's)."""
+    assert (f"`{run['command']}`" in markdown) == command
     if run.get("gpu"):
         assert f"{run['gpu']['name']} ({run['gpu']['sm_count']} SMs, driver {run['gpu']['driver']})" in markdown
-    assert f"torch {run['versions']['torch']}" in markdown and f"on {run['date']}" in markdown
+    assert f"torch {run['versions']['torch']}" in markdown
+    assert f"on {run['date']}" in markdown
 
 
 def check_tf32(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
     raw = _raw_record("formats/h100-gpu-checks")
     t = raw["tf32"]
-    keys = ["tf32_vs_nearest_even_inputs", "tf32_vs_truncated_inputs", "tf32_vs_exact", "fp32_vs_exact"]
-    assert len(table) == len(keys)
-    for row, key in zip(table, keys, strict=True):
+    #: What each row compares, in the page's words, and the record's field that holds it.
+    compared = {
+        "TF32 matmul vs inputs rounded to TF32 (nearest-even), product in float64": "tf32_vs_nearest_even_inputs",
+        "TF32 matmul vs inputs truncated to TF32, product in float64": "tf32_vs_truncated_inputs",
+        "TF32 matmul vs exact product of the FP32 inputs": "tf32_vs_exact",
+        "FP32 matmul (TF32 off) vs exact product": "fp32_vs_exact",
+    }
+    assert [row["comparison"] for row in table] == list(compared)
+    for row in table:
+        key = compared[row["comparison"]]
         assert float(row["relative error (Frobenius)"]) == pytest.approx(t[key], rel=5e-3), (row, key)
-    words = ["rounded to TF32 (nearest-even)", "truncated to TF32", "exact product of the FP32", "TF32 off"]
-    assert all(w in row["comparison"] for row, w in zip(table, words, strict=True))
     # TF32 keeps 10 mantissa bits: the TF32 product is far closer to the product of TF32-rounded inputs than to
     # the exact one, and FP32 is closer to the exact product than TF32 is
     assert t["tf32_vs_nearest_even_inputs"] < t["tf32_vs_exact"] < t["tf32_vs_truncated_inputs"]
@@ -360,7 +371,7 @@ def check_codec_speed(markdown: str, kwargs: dict[str, Any]) -> None:
         assert row["round trip, gpukb / ml_dtypes"].endswith("×")
         assert abs(float(row["round trip, gpukb / ml_dtypes"][:-1]) - ratio) <= 0.05 + 1e-9, (row, ratio)
     assert f"{raw['rows'][0]['n']:,} float32 values, medians of {raw['repeats']} runs" in markdown
-    _measured_on(markdown, raw["run"])
+    _measured_on(markdown, raw["run"], command=True)
 
 
 # --- the MX and NVFP4 error tables, recomputed with ml_dtypes casts on the same data -------------------------
@@ -438,7 +449,7 @@ def _expected_error_row(label: str, scaling: str) -> tuple[float, tuple[float, f
         name = MX_LABELS[label]
         ceil = scaling.endswith("rounded up")
         return ml_dtypes.finfo(DTYPES[name]).bits + 8 / 32, _errors(_mx(x, name, ceil), x, ordinary)
-    assert label == "NVFP4 (E2M1)" and scaling == "per block of 16 (E4M3) and per tensor (FP32)", (label, scaling)
+    assert (label, scaling) == ("NVFP4 (E2M1)", "per block of 16 (E4M3) and per tensor (FP32)")
     return 4 + 8 / 16 + 32 / x.size, _errors(_nvfp4(x), x, ordinary)
 
 

@@ -96,7 +96,7 @@ def check_comparison(markdown: str, kwargs: dict[str, Any]) -> None:
         for title, library in _titles().items():
             computes = _raw(library)["compute"]
 
-            def arithmetic(compute: str) -> str:  # what the comparison's column says of a compute type
+            def arithmetic(compute: str, computes: dict[str, Any] = computes) -> str:  # the column's words
                 ct = computes[compute]
                 if "label" in ct:
                     return ct["label"]
@@ -108,6 +108,42 @@ def check_comparison(markdown: str, kwargs: dict[str, Any]) -> None:
             key = (row["C"], row["D"], row["arithmetic"], row["scale"])
             present = [(x, y, *key) in listed for x, y in _pairs(row["A × B"])]
             assert all(present) if row[title] != "-" else not any(present), (title, row)
+            if row[title] != "-":
+                _check_marks(library, row[title], {(x, y, *key) for x, y in _pairs(row["A × B"])}, arithmetic)
+
+
+def _check_marks(library: str, cell: str, keys: set[tuple], arithmetic: Callable[[str], str]) -> None:
+    """Each part of a library's cell in the comparison (architectures and marks) against the data file's rows of
+    that combination on those architectures: ``TN`` or ``TN on ...`` where their layout is TN, ``partly
+    unconfirmed`` where one of them is not confirmed."""
+    family = lambda t: t.removesuffix("fnuz").upper() if t.startswith(("e4m3", "e5m2")) else t  # noqa: E731
+    entries = []
+    for group in _raw(library)["group"]:
+        if group.get("scaling") not in ("none", "tensor"):
+            continue
+        for row in group["rows"]:
+            field = {**{k: v for k, v in group.items() if k != "rows"}, **row}
+            for x in _raw_combinations({**group, "rows": [row]}):
+                k = (family(x[0]), family(x[1]), family(x[2]), family(x[3]), arithmetic(x[4]), x[6])
+                if k in keys:
+                    entries.append(field)
+    for part in re.findall(r"[^;(]+(?:\([^)]*\))?", cell):
+        part = part.strip()
+        if not part:
+            continue
+        arches = set(re.match(r"^([^(]+)", part).group(1).strip().split(", "))
+        marks = re.findall(r"\(([^)]*)\)", part)
+        marks = marks[0].split("; ") if marks else []
+        mine = [e for e in entries if set(e.get("arch", ["any"])) == arches]
+        assert mine, (library, part)
+        assert ("partly unconfirmed" in marks) == any(not e.get("confirmed", True) for e in mine), (library, part)
+        tn = [e for e in mine if e.get("layout") == "TN"]
+        if tn and len(tn) == len(mine):
+            layout_arch = tn[0].get("layout_arch")
+            want = f"TN on {', '.join(layout_arch)}" if layout_arch and set(layout_arch) != arches else "TN"
+            assert want in marks, (library, part, want)
+        else:
+            assert not any(m == "TN" or m.startswith("TN on ") for m in marks), (library, part)
 
 
 def check_compute(markdown: str, kwargs: dict[str, Any]) -> None:
@@ -149,8 +185,8 @@ def check_type_names(markdown: str, kwargs: dict[str, Any]) -> None:
 
 
 def _raw_combinations(group: dict[str, Any]) -> list[tuple[str, str, str, str, str, tuple[str, ...], str]]:
-    """Every (A, B, C, D, compute, bias types, scale type) a group of a type-table file lists: row fields over group defaults,
-    ``ab`` pairs or the product of ``a`` and ``b`` lists."""
+    """Every (A, B, C, D, compute, bias types, scale type) a group of a type-table file lists: row fields over
+    group defaults, ``ab`` pairs or the product of ``a`` and ``b`` lists."""
     out = []
     for row in group["rows"]:
         field = {**{k: v for k, v in group.items() if k != "rows"}, **row}
@@ -159,7 +195,9 @@ def _raw_combinations(group: dict[str, Any]) -> list[tuple[str, str, str, str, s
         else:
             a, b = field["a"], field["b"]
             pairs = [(x, y) for x in ([a] if isinstance(a, str) else a) for y in ([b] if isinstance(b, str) else b)]
-        out += [(x, y, field["c"], field["d"], field["compute"], tuple(field["bias"]), field["scale"]) for x, y in pairs]
+        out += [
+            (x, y, field["c"], field["d"], field["compute"], tuple(field["bias"]), field["scale"]) for x, y in pairs
+        ]
     return out
 
 
@@ -183,7 +221,8 @@ def check_type_library(markdown: str, kwargs: dict[str, Any]) -> None:
         group = raw_groups[gid]
         title, count, caption = re.match(r"\*\*(.*)\*\* \((\d+) combinations\)(?:: (.*))?\.\n", section).groups()
         expected = [x[:6] for x in _raw_combinations(group)]
-        assert title == group["title"] and int(count) == len(expected), (gid, title, count)
+        assert title == group["title"], (gid, title)
+        assert int(count) == len(expected), (gid, count)
         constant = dict(item.split(": ", 1) for item in (caption or "").split("; ") if item)
         (table,) = markdown_tables(section)
         shown = []
@@ -240,7 +279,7 @@ def check_answers(markdown: str, kwargs: dict[str, Any]) -> None:
             library = _titles()[title]
             fnuz = arch in FNUZ_ARCHITECTURES
 
-            def named(t: str) -> str:
+            def named(t: str | None, fnuz: bool = fnuz) -> str | None:
                 return f"{t}fnuz" if fnuz and t in ("e4m3", "e5m2") else t
 
             found = [x for x in _arch_combinations(library, arch)
@@ -372,9 +411,11 @@ def check_first_call(markdown: str, kwargs: dict[str, Any]) -> None:
         by = _by_method(dtype, n)
         lab, first, warm = (by[m]["ms"]["median"] for m in ("lab_first_call", "first_call_synchronized",
                                                            "warm_calls_events"))  # fmt: skip
-        assert _sig(row["first call, no sync (ms)"], lab, 3) and _sig(row["first call, synchronized (ms)"], first, 3)
+        assert _sig(row["first call, no sync (ms)"], lab, 3)
+        assert _sig(row["first call, synchronized (ms)"], first, 3)
         assert _sig(row["warm, events median (ms)"], warm, 3)
-        assert row["first / warm"].endswith("×") and _rounds(row["first / warm"], first / warm, 1), row
+        assert row["first / warm"].endswith("×"), row
+        assert _rounds(row["first / warm"], first / warm, 1), row
 
 
 def check_cpu_lab(markdown: str, kwargs: dict[str, Any]) -> None:
@@ -406,10 +447,12 @@ def check_batched(markdown: str, kwargs: dict[str, Any]) -> None:
             us = r["ms"]["median"] * 1e3
             total, extra = re.fullmatch(r"([\d,.]+) \((.*)\)", row[header]).groups()
             if variant.startswith("loop"):
-                assert _rounds(total, us, 0) and extra.endswith(" per product"), row
+                assert _rounds(total, us, 0), row
+                assert extra.endswith(" per product"), row
                 assert _rounds(extra.removesuffix(" per product"), us / batch, 1), row
             else:
-                assert _rounds(total, us, 1) and extra.endswith(" TFLOP/s"), row
+                assert _rounds(total, us, 1), row
+                assert extra.endswith(" TFLOP/s"), row
                 assert _sig(extra.removesuffix(" TFLOP/s"), 2 * m**3 * batch / (us * 1e-6) / 1e12, 3), row
         ratio = row["loop time / bmm time"]
         if "loop" in by and "bmm" in by:
@@ -426,7 +469,8 @@ def _spread_cell(cell: str, rates: list[float]) -> None:
     else:
         middle, low, high = re.fullmatch(r"(\d+) \((\d+)–(\d+)\)", cell).groups()
         assert _rounds(middle, statistics.median(rates), 0), (cell, rates)
-        assert _rounds(low, min(rates), 0) and _rounds(high, max(rates), 0), (cell, rates)
+        assert _rounds(low, min(rates), 0), (cell, rates)
+        assert _rounds(high, max(rates), 0), (cell, rates)
 
 
 def check_cublaslt_speed(markdown: str, kwargs: dict[str, Any]) -> None:
@@ -530,7 +574,8 @@ def check_blocking_levels(markdown: str, kwargs: dict[str, Any]) -> None:
         # level's k step runs, so C is read and written once per step of the level above (once in all at level 1)
         a_loads, b_loads = m * k * (n // bn), k * n * (m // bm)
         c_moves = m * n * (k // outer_bk)
-        assert row["level"] == str(level) and row["tile bm×bn×bk"] == f"{bm}×{bn}×{bk}"
+        assert row["level"] == str(level)
+        assert row["tile bm×bn×bk"] == f"{bm}×{bn}×{bk}"
         assert row["A loads (counted / formula)"] == f"{a_loads:,} / {a_loads:,}", row
         assert row["B loads"] == f"{b_loads:,} / {b_loads:,}", row
         assert row["C loads + stores"] == f"{c_moves:,} + {c_moves:,} / {c_moves:,} + {c_moves:,}", row
@@ -647,7 +692,9 @@ def check_emulator_errors(markdown: str, kwargs: dict[str, Any]) -> None:
             # FP32 data: the error is the FP32 accumulation's own, which depends on the order of the sum (torch's
             # product here, numpy's in the emulator): the same order of magnitude, and inside γ(K) = Ku/(1 − Ku)
             gamma = 1024 * 2.0**-24 / (1 - 1024 * 2.0**-24)
-            assert all(v / 3 <= p <= 3 * v and p < gamma for p, v in zip(printed, (frobenius, max_abs))), row
+            assert all(
+                v / 3 <= p <= 3 * v and p < gamma for p, v in zip(printed, (frobenius, max_abs), strict=False)
+            ), row
             continue
         assert printed[0] == pytest.approx(frobenius, rel=5e-3), (row, frobenius)
         assert printed[1] == pytest.approx(max_abs, rel=0.02), (row, max_abs)
@@ -719,7 +766,8 @@ def check_fp8_agreement(markdown: str, kwargs: dict[str, Any]) -> None:
         if not r["emulated"]:
             assert row["GPU vs emulator"] == "not in cuBLASLt's table"
             continue
-        assert _sig(row["GPU vs emulator"], r["hw_vs_emulator"], 2) and _sig(row["FP32 bound"], r["bound"], 2)
+        assert _sig(row["GPU vs emulator"], r["hw_vs_emulator"], 2)
+        assert _sig(row["FP32 bound"], r["bound"], 2)
         assert _rounds(row["identical elements"], 100 * r["identical_fraction"], 1), row
         assert _sig(row["emulator vs FP64"], r["emulator_vs_fp64"], 3)
         # the GPU and the emulator differ by less than two FP32 accumulations may
@@ -757,7 +805,8 @@ def check_fp8_accumulation(markdown: str, kwargs: dict[str, Any]) -> None:
     k = data["accumulation_probe"][0]["k"]
     assert list(probe[0])[1] == f"exact 1 + {k - 1}δ"
     for row, r in zip(probe, data["accumulation_probe"], strict=True):
-        assert row["δ"] == f"2^{round(math.log2(r['delta']))}" and 2.0 ** round(math.log2(r["delta"])) == r["delta"]
+        assert row["δ"] == f"2^{round(math.log2(r['delta']))}"
+        assert 2.0 ** round(math.log2(r["delta"])) == r["delta"]
         assert 1 + (r["k"] - 1) * r["delta"] == r["exact"], r
         assert _sig(row[f"exact 1 + {k - 1}δ"], r["exact"], 9), row
         for header, key in (("emulator", "emulator"), ("GPU, fast accumulation off", "fast_accum_off"),
@@ -790,7 +839,8 @@ def check_fp8_overflow(markdown: str, kwargs: dict[str, Any]) -> None:
             rules = float(_as(np.array([s]), r["out"])[0])  # the format's own rounding: inf or NaN past the top
             top = float(_as(np.array([np.inf]), r["out"], saturate=True)[0])
             saturating = rules if math.isfinite(rules) else top
-            assert _same_number(row["format rules"], rules) and _same_number(row["saturating"], saturating), row
+            assert _same_number(row["format rules"], rules), row
+            assert _same_number(row["saturating"], saturating), row
             assert _same_number(row["GPU"], _cell_value(hw)), row
     assert [int(row["K"]) for row in ints] == [r["k"] for r in data["int32_overflow"]]
     for row, r in zip(ints, data["int32_overflow"], strict=True):
@@ -813,9 +863,11 @@ def check_fp8_scale_result(markdown: str, kwargs: dict[str, Any]) -> None:
     header = "‖D(scale_result=0.5)‖ / ‖D(scale_result=1)‖"
     for row, r in zip(table, records, strict=True):
         if r["accepted"] and r["norm_ratio"] is not None:
-            assert _sig(row[header], r["norm_ratio"], 4) and row["error"] == "", row
+            assert _sig(row[header], r["norm_ratio"], 4), row
+            assert row["error"] == "", row
         else:
-            assert row[header] == "refused" and _code_text(row["error"]) == _first_line(r["error"]), row
+            assert row[header] == "refused", row
+            assert _code_text(row["error"]) == _first_line(r["error"]), row
 
 
 def check_fp8_tf32(markdown: str, kwargs: dict[str, Any]) -> None:
@@ -823,9 +875,10 @@ def check_fp8_tf32(markdown: str, kwargs: dict[str, Any]) -> None:
     records = _fp8()["tf32"]
     assert [int(row["n (n×n×n)"]) for row in table] == [r["n"] for r in records]
     for row, r in zip(table, records, strict=True):
-        assert _sig(row["TF32 vs FP64"], r["tf32_vs_exact"], 3) and _sig(row["FP32 vs FP64"], r["fp32_vs_exact"], 3)
-        assert row["TF32 / FP32"].endswith("×") and _rounds(row["TF32 / FP32"], r["tf32_vs_exact"] / r["fp32_vs_exact"],
-                                                               0), row  # fmt: skip
+        assert _sig(row["TF32 vs FP64"], r["tf32_vs_exact"], 3)
+        assert _sig(row["FP32 vs FP64"], r["fp32_vs_exact"], 3)
+        assert row["TF32 / FP32"].endswith("×"), row
+        assert _rounds(row["TF32 / FP32"], r["tf32_vs_exact"] / r["fp32_vs_exact"], 0), row
         assert _sig(row["TF32 vs inputs rounded to TF32 in float64"], r["tf32_vs_nearest_even_inputs"], 2)
 
 
@@ -878,8 +931,8 @@ def check_triton_sweep_table(markdown: str, kwargs: dict[str, Any]) -> None:
         flops = 2 * r["m"] * r["n"] * r["k"]
         assert float(row["Triton TFLOP/s"]) == pytest.approx(flops / (k_ms * 1e-3) / 1e12, abs=0.51), row
         assert float(row[f"{peer} TFLOP/s"]) == pytest.approx(flops / (p_ms * 1e-3) / 1e12, abs=0.51), row
-        assert float(row["Triton error"]) == pytest.approx(r["rel_error"], rel=2e-3)
-        assert float(row[f"{peer} error"]) == pytest.approx(r["peer_rel_error"], rel=2e-3)
+        assert float(row["Triton error"]) == pytest.approx(r["rel_error"], rel=5e-3)
+        assert float(row[f"{peer} error"]) == pytest.approx(r["peer_rel_error"], rel=5e-3)
         label = _label(r["config"])
         if r["config"]["kernel"] == "splitk" and r["config"].get("split_k") is None:
             label = label.replace("split auto", f"split {r['split_k']}")
@@ -947,8 +1000,8 @@ def check_triton_layout_checks(markdown: str, kwargs: dict[str, Any]) -> None:
             assert row["note"] == c["error"]
             continue
         assert row["every element written"] == ("yes" if c["all_written"] else "**no**")
-        assert float(row["error"]) == pytest.approx(c["rel_error"], rel=2e-3)
-        assert float(row["peer error"]) == pytest.approx(c["peer_rel_error"], rel=2e-3)
+        assert float(row["error"]) == pytest.approx(c["rel_error"], rel=5e-3)
+        assert float(row["peer error"]) == pytest.approx(c["peer_rel_error"], rel=5e-3)
         assert row["copied"] == (", ".join(c["staged"]) or "none")
 
 
@@ -1005,8 +1058,9 @@ def test_mislabelled_fnuz_architectures_fail_the_check() -> None:
 def test_swapped_c_and_d_columns_fail_the_type_library_check() -> None:
     markdown = pages.type_library("cublaslt")
     assert "| A × B | C | D | bias |" in markdown
+    swapped = markdown.replace("| A × B | C | D | bias |", "| A × B | D | C | bias |")
     with pytest.raises(AssertionError):
-        check_type_library(markdown.replace("| A × B | C | D | bias |", "| A × B | D | C | bias |"), {"args": ("cublaslt",)})
+        check_type_library(swapped, {"args": ("cublaslt",)})
 
 
 def test_a_rate_that_does_not_follow_from_its_time_fails_the_check() -> None:

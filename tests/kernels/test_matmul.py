@@ -227,7 +227,7 @@ def test_split_for_fills_the_gpu() -> None:
     assert mm.split_for(1, 4096, 4096, small, 132) == 8  # 32 tiles; 9 slices would fill twice, K allows 8
     assert mm.split_for(8, 128256, 4096, small, 132) == 1  # 1002 tiles fill the GPU: no split
     assert mm.split_for(64, 4096, 14336, small, 132) == 9  # 32 tiles × 9 slices ≥ 264
-    assert mm.split_for(128, 128, 65536, small, 132) == 32  # 2 tiles; capped at MAX_SPLIT_K
+    assert mm.split_for(128, 128, 65536, small, 132) == 128  # 2 tiles; capped at MAX_SPLIT_K
     assert mm.split_for(64, 64, 256, small, 132) == 1  # K too short to split
     assert mm.split_for(1, 4096, 4096, Config("splitk", 64, 128, 128, split_k=3), 132) == 3  # fixed
 
@@ -309,7 +309,7 @@ def test_configs_are_validated() -> None:
         Config("blocked", 128, 128, 64, warp_specialize=True)
     with pytest.raises(ValueError, match="split_k applies to the 'splitk' kernel only; got split_k=2 for 'tma'"):
         Config("tma", 128, 128, 64, split_k=2)
-    with pytest.raises(ValueError, match="split_k must be None or an int from 1 to 32; got 0"):
+    with pytest.raises(ValueError, match="split_k must be None or an int from 1 to 128; got 0"):
         Config("splitk", 64, 128, 64, split_k=0)
     with pytest.raises(ValueError, match="warp_specialize and epilogue_subtile apply to the 'tma' kernel only"):
         Config("splitk", 64, 128, 64, epilogue_subtile=True)
@@ -461,7 +461,8 @@ def test_gpu_fp8_against_scaled_mm() -> None:
 def test_gpu_default_kernel_uses_wgmma_and_tma() -> None:
     a = torch.randn(4096, 4096, device="cuda").bfloat16()
     summary = mm.compiled_summary(a, a)
-    assert summary["config"] == mm.DEFAULT_CONFIGS["bfloat16"]
+    assert summary["config"] == mm.default_config(a, a, a)
+    assert summary["config"].kernel == "tma"
     assert summary["ptx"]["wgmma.mma_async"] > 0  # tl.dot became Hopper's warpgroup MMA
     assert summary["ptx"]["mma.sync"] == 0
     assert summary["ptx"]["cp.async.bulk.tensor"] > 0  # tiles move by TMA

@@ -17,6 +17,7 @@ from tests.helpers import ROOT
 
 RAW = tomllib.loads((ROOT / "src/gpukb/data/sequences/bleu_examples.toml").read_text(encoding="utf-8"))
 README = next(e for e in RAW["example"] if e["id"] == "sacrebleu-readme")
+ISSUE_98 = next(e for e in RAW["example"] if e["id"] == "sacrebleu-issue-98")
 
 
 def test_readme_example_equals_sacrebleu_and_the_line_its_readme_prints() -> None:
@@ -133,6 +134,11 @@ def test_a_missing_reference_is_none_and_sacrebleu_counts_an_empty_one_as_length
     with_none = BLEU(effective_order=True).corpus_score(["Yes."], [[None], ["Yes, he did it."]])
     assert (with_empty.ref_len, with_none.ref_len) == (0, 6)
     assert (round(with_empty.score, 2), round(with_none.score, 2)) == (70.71, 9.57)
+    readme_refs = [["", *README["references"][0][1:]], README["references"][1]]  # the README's variable example
+    with_none_refs = [[None, *README["references"][0][1:]], README["references"][1]]
+    readme = BLEU().corpus_score(README["hypotheses"], readme_refs)
+    assert readme.score == BLEU().corpus_score(README["hypotheses"], with_none_refs).score
+    assert round(readme.score, 2) == 29.44  # as its README prints; there the two happen to agree
     ours = bleu.corpus_bleu(["Yes."], [[None], ["Yes, he did it."]], effective_order=True)
     assert ours.score == pytest.approx(with_none.score, rel=1e-13)
     with pytest.raises(ValueError, match=r"reference 0 of stream 0 is empty; pass None"):
@@ -178,3 +184,27 @@ def test_examples_file_rejects_an_unknown_key() -> None:
         bleu.parse_examples(text.replace('id = "sacrebleu-readme"', 'id = "sacrebleu-readme"\ncolour = 1'))
     with pytest.raises(ValueError, match=re.escape("(sacrebleu-readme): url: String should match pattern")):
         bleu.parse_examples(text.replace('url = "https://', 'url = "ftp://'))
+
+
+def test_one_sentence_scores_as_sacrebleus_own_test_expects_under_each_smoothing() -> None:
+    """A Romanian output and reference from sacreBLEU's test suite: 8.493 with exp smoothing, 0 without smoothing
+    (no 3-gram matches), 7.347 without tokenization; each also equal to sacreBLEU 2.6 itself."""
+    hyp, refs = ISSUE_98["hypotheses"][0], [ISSUE_98["references"][0][0]]
+    assert len(ISSUE_98["scores"]) == 7
+    for s in ISSUE_98["scores"]:
+        value = s.get("smooth_value")
+        ours = bleu.sentence_bleu(hyp, refs, tokenize_method=s["tokenize"], smooth=s["smooth"], smooth_value=value)
+        assert abs(ours.score - s["score"]) < 1e-3, s
+        theirs = BLEU(tokenize=s["tokenize"], smooth_method=s["smooth"], smooth_value=value, effective_order=True)
+        assert ours.score == pytest.approx(theirs.sentence_score(hyp, refs).score, rel=1e-13, abs=1e-13)
+    assert bleu.sentence_bleu(hyp, refs, smooth="none").stats.matches == (5, 2, 0, 0)
+
+
+def test_lowercasing_does_not_match_t_cedilla_with_t_comma() -> None:
+    """The example's first words are 'Producția' (ț, U+021B) and 'producţia' (ţ, U+0163): different letters."""
+    hyp, ref = ISSUE_98["hypotheses"][0], ISSUE_98["references"][0][0]
+    first_hyp, first_ref = bleu.tokenize(hyp, lowercase=True)[0], bleu.tokenize(ref, lowercase=True)[0]
+    assert (first_hyp[6], first_ref[6]) == ("\u021b", "\u0163")
+    assert first_hyp != first_ref
+    lowered = bleu.sentence_bleu(hyp, [ref], lowercase=True)
+    assert lowered.stats.matches == bleu.sentence_bleu(hyp, [ref]).stats.matches == (5, 2, 0, 0)

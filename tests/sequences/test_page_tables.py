@@ -149,7 +149,7 @@ def check_lstm_example_setup(markdown: str, kwargs: dict[str, Any]) -> None:
 
 
 def check_bottleneck(markdown: str, kwargs: dict[str, Any]) -> None:
-    """Recomputed with torch.nn.RNN and torch.autograd.functional.jacobian on the same weights and inputs."""
+    """Recomputed with torch.nn.RNN and autograd on the same weights and inputs."""
     from gpukb.sequences.seq2seq import Seq2Seq
 
     (table,) = markdown_tables(markdown)
@@ -162,19 +162,20 @@ def check_bottleneck(markdown: str, kwargs: dict[str, Any]) -> None:
     vocab = model.embedding.shape[0]
     emb = torch.from_numpy(model.embedding)
 
-    def context(x: torch.Tensor) -> torch.Tensor:
-        return rnn(x)[1][0]
-
+    hidden = model.encoder.hidden_size
     for row in table:
         n = int(row["input length"])
         ids = rng.integers(1, vocab, size=n)
         other = ids.copy()
         other[0] = 1 + (ids[0] % (vocab - 1))
-        assert int(row["context size"]) == model.encoder.hidden_size == 16
-        x = emb[ids]
-        jac = torch.autograd.functional.jacobian(lambda first, x=x: context(torch.cat([first[None], x[1:]])), x[0])
-        assert float(row["‖∂c/∂x₁‖"]) == pytest.approx(torch.linalg.norm(jac).item(), rel=0.051), row
-        gap = torch.linalg.norm(context(emb[ids]) - context(emb[other])).item()
+        assert int(row["context size"]) == hidden == 16
+        # the Jacobian's rows at once: H copies of the input as a batch, copy k's context component k summed
+        x = emb[ids][:, None, :].repeat(1, hidden, 1).requires_grad_(True)
+        rnn(x)[1][0].diagonal().sum().backward()
+        jacobian = x.grad[0]  # (H, E): row k = ∂c_k/∂x_1
+        assert float(row["‖∂c/∂x₁‖"]) == pytest.approx(torch.linalg.norm(jacobian).item(), rel=0.051), row
+        with torch.no_grad():
+            gap = torch.linalg.norm(rnn(emb[ids][:, None])[1] - rnn(emb[other][:, None])[1]).item()
         assert float(row["‖c(A) − c(B)‖"]) == pytest.approx(gap, rel=0.051, abs=1e-15), row
 
 
@@ -224,7 +225,25 @@ def check_bleu_segments(markdown: str, kwargs: dict[str, Any]) -> None:
     assert [r["hypothesis"] for r in table[:-2]] == ex["hypotheses"]
 
 
+def check_bleu_smoothing(markdown: str, kwargs: dict[str, Any]) -> None:
+    from sacrebleu.metrics import BLEU
+
+    (table,) = markdown_tables(markdown)
+    ex = BLEU_RAW[kwargs["args"][0]]
+    assert len(table) == len(ex["scores"])
+    defaults = {"floor": "0.1 (default)", "add-k": "1 (default)"}
+    for row, s in zip(table, ex["scores"], strict=True):
+        value = s.get("smooth_value")
+        assert (row["smoothing"], row["tokenizer"]) == (s["smooth"], s["tokenize"])
+        assert row["value"] == (f"{value:g}" if value is not None else defaults.get(s["smooth"], "-"))
+        metric = BLEU(tokenize=s["tokenize"], smooth_method=s["smooth"], smooth_value=value, effective_order=True)
+        theirs = metric.sentence_score(ex["hypotheses"][0], [ex["references"][0][0]]).score
+        assert row["gpukb"] == f"{theirs:.5f}"
+        assert float(row["the source expects"]) == s["score"]
+
+
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
+    "bleu_smoothing": check_bleu_smoothing,
     "lstm_example": check_lstm_example,
     "lstm_example_setup": check_lstm_example_setup,
     "bottleneck": check_bottleneck,

@@ -21,7 +21,7 @@ def check_lstm_torch(out: str) -> None:
     assert list(gaps) == ["output", "d weight_ih", "d weight_hh", "d bias_ih", "d bias_hh", "d x", "d h0", "d c0"]
     assert all(float(v) <= 1e-12 for v in gaps.values()), gaps
     assert float(re.search(r"two bias gradients differ by at most (\S+)$", out, flags=re.M).group(1)) <= 1e-12
-    # the worked example through torch.nn.LSTM and torch.optim.SGD, against the example's own printed updates
+    # the worked example through torch.nn.LSTM, autograd and a plain SGD step, against the example's own printed updates
     raw = tomllib.loads((ROOT / "src/gpukb/data/sequences/lstm_example.toml").read_text(encoding="utf-8"))
     printed = raw["example"][0]["printed"]
     values = {

@@ -67,7 +67,11 @@ def test_printed_values_are_exact_values_with_rounded_intermediates() -> None:
     np.testing.assert_array_equal(np.round(deltas[0][:, None] * x[0] + deltas[1][:, None] * x[1], 5), printed["dW"])
     np.testing.assert_array_equal(np.round(deltas.sum(axis=0), 5), printed["db"])
     np.testing.assert_array_equal(np.round(deltas[1] * printed["out"][0], 5), printed["dU"])
-    exact_update = 0.7 - 0.1 * we.solve().values["dW"][2, 0]  # W_f for x1: 0.7003153...
+    exact = we.solve().values
+    assert round(exact["out"][1], 6) == 0.771981
+    assert round(exact["dW"][1, 1], 7) == -0.0066386
+    exact_update = 0.7 - 0.1 * exact["dW"][2, 0]  # W_f for x1
+    assert round(exact_update, 7) == 0.7003153
     assert round(exact_update, 5) == 0.70032
     assert printed["W_new"][2][0] == 0.70031
 

@@ -314,9 +314,10 @@ def test_the_contributing_page_shows_the_skeleton_from_real_files() -> None:
     quoted = re.findall(r"`((?:run = )?\w+\((?:[^`]*)\))`", section.split("### Recorded results", 1)[1].split("###")[0])
     assert quoted, "the recorded-results section quotes no call"
     for call in quoted:
-        assert call.replace("[...]", "[") .split("[")[0] in source, (bench, call)
+        assert call.replace("[...]", "[").split("[")[0] in source, (bench, call)
     # the snippet-check pattern in prose: every topic's module has CHECKS, and the collector imports them all
-    assert "`tests/test_snippets.py`" in section and "`CHECKS`" in section
+    assert "`tests/test_snippets.py`" in section
+    assert "`CHECKS`" in section
     assert all(hasattr(importlib.import_module(f"tests.{p.parent.name}.test_snippets"), "CHECKS")
                for p in (ROOT / "tests").glob("*/test_snippets.py"))  # fmt: skip
 

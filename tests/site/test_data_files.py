@@ -26,6 +26,7 @@ from gpukb.cudnn import cnn as cudnn_cnn
 from gpukb.cudnn import facts as cudnn_facts
 from gpukb.cudnn import layers as cudnn_layers
 from gpukb.datasets import catalog
+from gpukb.distributed import options as distributed_options
 from gpukb.errata import parse as parse_errata
 from gpukb.formats.mixed_precision import parse_autocast
 from gpukb.formats.spec import parse as parse_formats
@@ -61,6 +62,7 @@ TOML_FILES: dict[str, tuple[Callable[[str], object], str]] = {
     "cudnn/facts.toml": (lambda text: cudnn_facts.parse(text, "facts.toml"), "fact"),  # anchor:cudnn
     "cudnn/resnet50_layers.toml": (lambda text: cudnn_layers.parse(text, "resnet50_layers.toml"), "layer"),
     "cudnn/small_cnn.toml": (lambda text: cudnn_cnn.parse(text, "small_cnn.toml"), "example"),
+    "distributed/fsdp.toml": (lambda text: distributed_options.parse(text, "fsdp.toml"), "source"),
 }
 RECORDS = sorted(p.relative_to(DATA).as_posix() for p in (DATA / "results").rglob("*.json"))
 

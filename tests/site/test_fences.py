@@ -56,8 +56,10 @@ def _tree(tmp_path: Path, text: str, name: str = "page.md") -> Path:
     (tmp_path / "README.md").write_text("x\n")
     for shown in ("tests/test_snippets.py", "bench/formats_codec_speed.py"):  # real files, refused by their path
         (tmp_path / shown).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / shown).write_text("# --8<-- [start:collector]\n# --8<-- [start:describe-run]\nx = 1\n"
-                                      "# --8<-- [end:describe-run]\n# --8<-- [end:collector]\n")
+        (tmp_path / shown).write_text(
+            "# --8<-- [start:collector]\n# --8<-- [start:describe-run]\nx = 1\n"
+            "# --8<-- [end:describe-run]\n# --8<-- [end:collector]\n"
+        )
     (tmp_path / "docs").mkdir()
     page = tmp_path / "docs" / name
     page.write_text(text)

@@ -4,12 +4,15 @@ The render blocks of docs/ are read with the fence lint (``gpukb.site.fences.ren
 called by name with literal arguments), each call is rendered, and every call that prints a Markdown table must
 have a cell check in its chapter's ``tests/<topic>/test_page_tables.py`` (``CHECKS``), or be listed in
 :data:`NOT_CHECKED_YET` with the reason. The list may only shrink: an entry that is now checked, or that renders
-no table, fails here.
+no table, fails here. A chapter whose render blocks print a table and that has no check module in
+:data:`CHECK_MODULES` fails here too. Each call is rendered once per session (:func:`rendered`), and the check
+modules read the same rendering.
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -91,9 +94,17 @@ NOT_CHECKED_YET = {
 # --8<-- [end:not-checked]
 
 
-@cache
 def rendered(call: PageCall) -> str:
-    """What a render block's call prints, rendered once per test session (the check modules share it)."""
+    """What a render block's call prints, rendered once per test session (the check modules share it).
+
+    mutmut runs each mutant in a fork of a process that has already rendered the pages: the mutant's name is part
+    of the cache key, so a mutant's pages are rendered by the mutated code, not read from the clean run's cache.
+    """
+    return _rendered(call, os.environ.get("MUTANT_UNDER_TEST", ""))
+
+
+@cache
+def _rendered(call: PageCall, mutant: str) -> str:
     module = importlib.import_module(call.module)
     return getattr(module, call.function)(*call.args, **call.kwargs)
 

@@ -1,4 +1,5 @@
-"""The issue's third kind of attack, re-run by the suite: mutations of what renders page tables.
+"""The issue's third kind of attack, re-run by the suite: mutations of what renders page tables, and snippet checks
+that would not notice a changed output.
 
 Every table a checked chapter's pages print is mutated three ways, the way a slip in a page layer would change it,
 and its cell check (``CHECKS`` of the chapter's ``tests/<topic>/test_page_tables.py``) must fail on each:
@@ -10,6 +11,10 @@ and its cell check (``CHECKS`` of the chapter's ``tests/<topic>/test_page_tables
 
 A table with no numeric cell, or no two differing columns or rows, has nothing to mutate that way. The mutation
 runner itself is checked below on a table built here.
+
+A snippet check must read what the snippet printed: one that recomputes a value and never compares it with the
+output lets any change of the snippet through. Every check of every topic (``tests/test_snippets.py`` collects them)
+is handed an empty output and an unrelated one, and must fail on both.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Callable
+
 import pytest
 
 from tests.helpers import markdown_tables
@@ -126,3 +132,26 @@ def test_the_mutations_change_what_they_say() -> None:
     assert [r["name"] for r in markdown_tables(swap_labels(table))[0]] == ["y", "x"]
     assert swap_columns("| a | b |\n|---|---|\n| 1 | 1 |\n") is None
     assert mutate_number("| a |\n|---|\n| text |\n") is None
+
+
+# --- snippet checks --------------------------------------------------------------------------------------------
+NOT_THE_OUTPUT = {"empty": "", "unrelated": "0\n1.5\nx = 3\nPASS\n"}
+
+
+def _snippet_checks() -> dict[str, Callable[[str], None]]:
+    from tests.test_snippets import collect, topic_checks
+
+    return collect(topic_checks())
+
+
+@pytest.mark.parametrize("snippet", sorted(_snippet_checks()))
+def test_a_snippet_check_fails_on_output_that_is_not_the_snippets(snippet: str) -> None:
+    check = _snippet_checks()[snippet]
+    passed = []
+    for name, text in NOT_THE_OUTPUT.items():
+        try:
+            check(text)
+        except (AssertionError, ValueError, KeyError, IndexError, AttributeError, TypeError, StopIteration):
+            continue
+        passed.append(name)
+    assert passed == [], f"the check of {snippet} passes an output that is not the snippet's: {passed}"

@@ -55,6 +55,44 @@ def copy_kernel(src, dst):
         dst[i] = src[i]
 
 
+#: Elements each thread of the unrolled kernels handles by default.
+PER_THREAD = 4
+
+
+# --8<-- [start:unrolled]
+@cache
+def vector_add_unrolled(per_thread: int = PER_THREAD):
+    """A kernel for ``c = a + b`` in which each thread adds ``per_thread`` elements, ``blockDim.x`` apart: a warp's
+    accesses stay consecutive (coalesced), and each thread has ``per_thread`` independent loads of each input in
+    flight. Launch ``ceil(n / (threads * per_thread))`` blocks."""
+
+    @cuda.jit
+    def kernel(a, b, c):
+        base = cuda.blockIdx.x * cuda.blockDim.x * per_thread + cuda.threadIdx.x
+        for k in range(per_thread):  # a trip count fixed at compile time: numba unrolls it
+            i = base + k * cuda.blockDim.x
+            if i < c.size:
+                c[i] = a[i] + b[i]
+
+    return kernel
+    # --8<-- [end:unrolled]
+
+
+@cache
+def copy_unrolled(per_thread: int = PER_THREAD):
+    """A kernel for ``dst = src`` in which each thread copies ``per_thread`` elements, ``blockDim.x`` apart."""
+
+    @cuda.jit
+    def kernel(src, dst):
+        base = cuda.blockIdx.x * cuda.blockDim.x * per_thread + cuda.threadIdx.x
+        for k in range(per_thread):
+            i = base + k * cuda.blockDim.x
+            if i < dst.size:
+                dst[i] = src[i]
+
+    return kernel
+
+
 # --8<-- [start:add-2d]
 @cuda.jit
 def add_2d_kernel(a, b, c):
@@ -229,12 +267,17 @@ def blocks(n: int, threads: int = THREADS) -> int:
     return (n + threads - 1) // threads
 
 
-def vector_add(a: np.ndarray, b: np.ndarray, threads: int = THREADS) -> np.ndarray:
-    """``a + b`` computed by :func:`vector_add_kernel` (float32 arrays of one length), ``threads`` per block."""
+def vector_add(a: np.ndarray, b: np.ndarray, threads: int = THREADS, unrolled: bool = False) -> np.ndarray:
+    """``a + b`` computed by :func:`vector_add_kernel` (or :func:`vector_add_unrolled`) for float32 arrays of one
+    length, ``threads`` per block."""
     if a.shape != b.shape or a.ndim != 1:
         raise ValueError(f"vector_add needs two 1D arrays of one length; got shapes {a.shape} and {b.shape}")
     c = cuda.device_array_like(a)
-    vector_add_kernel[blocks(a.size, threads), threads](cuda.to_device(a), cuda.to_device(b), c)
+    if unrolled:
+        kernel = vector_add_unrolled(PER_THREAD)
+        kernel[blocks(a.size, threads * PER_THREAD), threads](cuda.to_device(a), cuda.to_device(b), c)
+    else:
+        vector_add_kernel[blocks(a.size, threads), threads](cuda.to_device(a), cuda.to_device(b), c)
     return c.copy_to_host()
 
 

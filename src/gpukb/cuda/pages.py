@@ -129,3 +129,56 @@ def kernels(group: str | None = None) -> str:
     """The chapter's kernels against their peers, timed in one run."""
     record = records.load(KERNELS_ID, KernelBench)
     return markdown_table(*tables.kernels_table(group=group)) + "\n\n" + records.measured_on(record.run) + "\n"
+
+
+def copy_width_verdict() -> str:
+    """What the copy-width table shows, in words, with its ratios computed from the record."""
+    s = tables.copy_width_summary()
+    return (
+        f"With one element per thread, the u16 copy takes {s['u16_over_u32_one']:.2f}× as long as the u32 copy and "
+        f"the u8 copy {s['u8_over_u32_one']:.2f}×. Let every thread move 16 bytes and the ratios fall to "
+        f"{s['u16_over_u32_16b']:.2f}× and {s['u8_over_u32_16b']:.2f}×; the 16-byte vector copy runs at "
+        f"{s['vector_vs_torch']:.2f} of torch's copy.\n"
+    )
+
+
+def transfers_verdict() -> str:
+    """What the transfer table shows, in words, with its figures computed from the record."""
+    s = tables.transfers_summary()
+    return (
+        f"Pinned memory reached {s['pinned_best']:.1f} GB/s, pageable memory at best {s['pageable_best']:.1f} GB/s. "
+        f"A {tables.kib(int(s['smallest_bytes']))} copy takes about {s['smallest_us']:.0f} µs either way: small "
+        "copies cost their fixed overhead, so batch them into fewer, larger ones.\n"
+    )
+
+
+def kernels_verdict() -> str:
+    """The goals of the chapter's kernels against what the record shows, in words."""
+    b = tables.kernels_summary()
+
+    def met(ratio: float, goal: float) -> str:
+        return "meets" if ratio >= goal else "falls short of"
+
+    lines = []
+    for group in ("copy", "vector add"):
+        for framework in ("numba", "triton"):
+            row = b.get(f"{group}/{framework}")
+            if row is None:
+                continue
+            lines.append(
+                f"- **{group}, {framework}** (best: {row['kernel']}): {row['ratio']:.2f} of torch's copy bandwidth, "
+                f"which {met(float(row['ratio']), 0.95)} the goal of 0.95."
+            )
+    red = b.get("reduction/numba")
+    if red is not None:
+        lines.append(
+            f"- **reduction, numba** (best: {red['kernel']}): {red['ratio']:.2f} of `torch.sum`'s bandwidth, which "
+            f"{met(float(red['ratio']), 0.9)} the goal of 0.9."
+        )
+    mm = b.get("matmul/numba")
+    if mm is not None:
+        lines.append(
+            f"- **tiled matmul, numba**: {mm['rate']:.1f} {mm['unit']} against cuBLAS's {mm['peer_rate']:.1f}, "
+            f"{mm['ratio']:.2f} of it."
+        )
+    return "\n".join(lines) + "\n"

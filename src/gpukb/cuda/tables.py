@@ -319,3 +319,43 @@ def kernels_table(record_id: str = KERNELS_ID, group: str | None = None) -> Tabl
         ["group", "framework", "kernel", "size", "median (ms)", "rate", "peer", "peer rate", "ratio", "checked"],
         rows,
     )
+
+
+def copy_width_summary(record_id: str = COPY_WIDTH_ID) -> dict[str, float]:
+    """Ratios the memory page states: per-element u16 and u8 time over u32, the same at 16 bytes per thread, and the
+    16-byte vector copy against torch."""
+    r = records.load(record_id, CopyWidth)
+    t = {(row.kernel, row.dtype): row.median_ms for row in r.rows}
+    one, narrow = "one per thread", "16 B per thread, narrow"
+    vector = next(row for row in r.rows if row.kernel == "16 B per thread, vector")
+    return {
+        "u16_over_u32_one": t[(one, "u16")] / t[(one, "u32")],
+        "u8_over_u32_one": t[(one, "u8")] / t[(one, "u32")],
+        "u16_over_u32_16b": t[(narrow, "u16")] / t[(narrow, "u32")],
+        "u8_over_u32_16b": t[(narrow, "u8")] / t[(narrow, "u32")],
+        "vector_vs_torch": vector.ratio_to_torch,
+    }
+
+
+def transfers_summary(record_id: str = TRANSFERS_ID) -> dict[str, float]:
+    """Figures the memory page states: the best pinned and pageable bandwidth, the smallest copy's time."""
+    r = records.load(record_id, Transfers)
+    smallest = min(row.bytes for row in r.rows)
+    return {
+        "pinned_best": max(row.gbps for row in r.rows if row.host_memory == "pinned"),
+        "pageable_best": max(row.gbps for row in r.rows if row.host_memory == "pageable"),
+        "smallest_bytes": smallest,
+        "smallest_us": min(row.median_ms for row in r.rows if row.bytes == smallest) * 1e3,
+    }
+
+
+def kernels_summary(record_id: str = KERNELS_ID) -> dict[str, dict[str, float | str]]:
+    """The best row of each (group, framework) of the kernel benchmark: its kernel, ratio to the peer and rate."""
+    r = records.load(record_id, KernelBench)
+    best: dict[str, dict[str, float | str]] = {}
+    for row in r.rows:
+        key = f"{row.group}/{row.framework}"
+        if key not in best or row.ratio > best[key]["ratio"]:
+            best[key] = {"kernel": row.kernel, "ratio": row.ratio, "rate": row.rate, "peer_rate": row.peer_rate,
+                         "unit": row.unit}
+    return best

@@ -285,44 +285,91 @@ def frontend(record_id: str = CONV_H100) -> str:
                            "time (µs)"], rows)  # fmt: skip
 
 
-def _tflops(t: LayerTiming, ms: float) -> float:
-    return layers.counts(_layer(t.layer)).flops / (ms * 1e-3) / 1e12
-
-
 def _layer(name: str) -> layers.Layer:
     return next(layer for layer in layers.load().layers if layer.name == name)
 
 
+def _us(ms: float | None) -> str:
+    return f"{ms * 1e3:.1f}" if ms else "–"
+
+
+def _share(bound_us: float, ms: float | None) -> str:
+    return f"{bound_us / (ms * 1e3):.0%}" if ms else "–"
+
+
+def _tensor_op(record: ConvForward) -> list[LayerTiming]:
+    return [t for t in record.layers if t.math == "TENSOR_OP_MATH"]
+
+
 def layer_timings(dtype: str = "fp16", record_id: str = CONV_H100) -> str:
-    """Per layer and layout: cuDNN's chosen algorithm and workspace, its time and torch's, and the fraction of the
-    roofline bound (bound time over measured time) each reaches."""
+    """Per layer and layout: cuDNN's chosen algorithm and workspace; the program's time per call (one call between
+    two events, host included) and from a CUDA graph (the GPU alone); torch's two times alike; and the fraction of the
+    roofline bound (bound time over measured time) the GPU-only times reach."""
     ceilings = measured_ceilings(H100_SWEEP)
     rows = []
-    for t in _record(record_id).layers:
+    for t in _tensor_op(_record(record_id)):
         if t.dtype != dtype:
             continue
-        us, limiter, _, _ = _bound_us(_layer(t.layer), dtype, ceilings)
-        torch_us = t.torch_ms.median * 1e3 if t.torch_ms else None
+        us, limiter, flops, _ = _bound_us(_layer(t.layer), dtype, ceilings)
+        gpu = t.graph_ms or t.cudnn_ms
+        torch_gpu = t.torch_graph_ms or (t.torch_ms.median if t.torch_ms else None)
         rows.append([
-            t.layer, t.layout.upper(), f"`{t.algo}`", f"{t.workspace / 2**20:.1f}", f"{t.cudnn_ms * 1e3:.1f}",
-            f"{_tflops(t, t.cudnn_ms):.0f}", f"{us / (t.cudnn_ms * 1e3):.0%}",
-            f"{torch_us:.1f}" if torch_us else "–", f"{us / torch_us:.0%}" if torch_us else "–", limiter,
+            t.layer, t.layout.upper(), f"`{t.algo}`", f"{t.workspace / 2**20:.1f}", _us(t.cudnn_ms), _us(t.graph_ms),
+            f"{flops / (gpu * 1e-3) / 1e12:.0f}", _share(us, gpu), _us(t.torch_ms.median if t.torch_ms else None),
+            _us(t.torch_graph_ms), _share(us, torch_gpu), limiter,
         ])  # fmt: skip
-    return markdown_table(["layer", "layout", "algorithm (Find, first)", "workspace (MiB)", "cuDNN (µs)",
-                           "TFLOP/s", "of bound", "torch (µs)", "of bound", "bound by"], rows)  # fmt: skip
+    return markdown_table(["layer", "layout", "algorithm (Find, first)", "workspace (MiB)", "program, per call (µs)",
+                           "program, in a graph (µs)", "TFLOP/s (graph)", "of bound", "torch, per call (µs)",
+                           "torch, in a graph (µs)", "of bound", "bound by"], rows)  # fmt: skip
+
+
+def math_layers(record_id: str = CONV_H100) -> str:
+    """One layer under each math type the run tried: algorithm, time and error against the host loop."""
+    rows = []
+    for t in _record(record_id).layers:
+        if t.layer != "res3-3x3" or t.layout != "nhwc" or t.dtype == "bf16":
+            continue
+        rows.append([t.dtype, f"`CUDNN_{t.math}`", f"`{t.algo}`", _us(t.graph_ms or t.cudnn_ms), f"{t.error:.1e}"])
+    rows.sort(key=lambda r: (r[0], r[1]))
+    return markdown_table(["type", "math type", "algorithm (Find, first)", "time per call (µs)",
+                           "largest error / sum of |terms|"], rows)  # fmt: skip
+
+
+def host_overhead(record_id: str = CONV_H100) -> str:
+    """The program's host time per call against its GPU time per call, per layer (fp16, NHWC)."""
+    rows = []
+    for t in _tensor_op(_record(record_id)):
+        if t.dtype == "fp16" and t.layout == "nhwc" and t.host_us is not None:
+            rows.append([t.layer, f"{t.host_us:.1f}", _us(t.graph_ms), _us(t.cudnn_ms)])
+    if not rows:
+        return "This run did not measure the host's time per call."
+    return markdown_table(["layer", "host time per call (µs)", "GPU time per call (µs)",
+                           "one call between two events (µs)"], rows)  # fmt: skip
+
+
+def header_functions(record_id: str = CONV_H100) -> str:
+    """Which algorithm-choosing functions the system's cudnn_cnn.h declares."""
+    r = _record(record_id)
+    if not r.header_declares:
+        return "This run did not read the header."
+    rows = [[f"`{name}`", "yes" if declared else "no"] for name, declared in r.header_declares.items()]
+    return markdown_table([f"declared in `{r.header}`", "yes or no"], rows)
 
 
 def layout_ratios(record_id: str = CONV_H100) -> str:
     """NCHW time over NHWC time, per layer and type, for the C++ program and for torch."""
-    by = {(t.layer, t.dtype, t.layout): t for t in _record(record_id).layers}
+    by = {(t.layer, t.dtype, t.layout): t for t in _tensor_op(_record(record_id))}
     rows = []
     for layer in layers.load().layers:
         cells = [layer.name]
         for dtype in ("fp16", "bf16"):
             nchw, nhwc = by.get((layer.name, dtype, "nchw")), by.get((layer.name, dtype, "nhwc"))
-            cells.append(f"{nchw.cudnn_ms / nhwc.cudnn_ms:.2f}" if nchw and nhwc else "–")
+            program = nchw and nhwc and (nchw.graph_ms or nchw.cudnn_ms) / (nhwc.graph_ms or nhwc.cudnn_ms)
+            cells.append(f"{program:.2f}" if program else "–")
             both = nchw and nhwc and nchw.torch_ms and nhwc.torch_ms
-            cells.append(f"{nchw.torch_ms.median / nhwc.torch_ms.median:.2f}" if both else "–")
+            torch_nchw = both and (nchw.torch_graph_ms or nchw.torch_ms.median)
+            torch_nhwc = both and (nhwc.torch_graph_ms or nhwc.torch_ms.median)
+            cells.append(f"{torch_nchw / torch_nhwc:.2f}" if both else "–")
         rows.append(cells)
     return markdown_table(["layer", "fp16, cuDNN program", "fp16, torch", "bf16, cuDNN program", "bf16, torch"], rows)
 
@@ -332,7 +379,7 @@ def unsupported(record_id: str = CONV_H100) -> str:
     r = _record(record_id)
     missing = parse_unsupported(r.layers_run.stdout) if r.layers_run else []
     if not missing:
-        return f"Every one of the {len(r.layers)} layer, type and layout combinations found an algorithm."
+        return f"Every one of the {len(r.layers)} layer, type, layout and math combinations found an algorithm."
     rows = [[layer, dtype, layout.upper(), reason] for layer, dtype, layout, reason in missing]
     return markdown_table(["layer", "type", "layout", "why"], rows)
 
@@ -340,7 +387,7 @@ def unsupported(record_id: str = CONV_H100) -> str:
 def algorithm_counts(record_id: str = CONV_H100) -> str:
     """How often each algorithm came first across the timed layers, and the median workspace it asked for."""
     picks: dict[str, list[int]] = {}
-    for t in _record(record_id).layers:
+    for t in _tensor_op(_record(record_id)):
         picks.setdefault(t.algo, []).append(t.workspace)
     rows = [[f"`{algo}`", str(len(ws)), f"{statistics.median(ws) / 2**20:.1f}"]
             for algo, ws in sorted(picks.items(), key=lambda kv: -len(kv[1]))]  # fmt: skip

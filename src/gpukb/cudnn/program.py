@@ -40,8 +40,9 @@ _APART = re.compile(r"^largest difference between the two modes: (?P<apart>\S+)$
 _MATH = re.compile(r"^math (?P<math>\S+) algo (?P<algo>\S+): error vs host (?P<error>\S+)$", re.M)
 _PROBE = re.compile(r"^probe (?P<name>[^:]+): (?P<status>CUDNN_STATUS_\w+)(?: \| (?P<message>.*))?$", re.M)
 _LAYER = re.compile(
-    r"^layer (?P<layer>\S+) (?P<dtype>fp16|bf16|fp32) (?P<layout>nchw|nhwc): algo (?P<algo>\S+) workspace (?P<ws>\d+) "
-    r"median (?P<ms>\S+) ms (?P<tflops>\S+) TFLOP/s error (?P<error>\S+) over (?P<checked>\d+) outputs$"
+    r"^layer (?P<layer>\S+) (?P<dtype>fp16|bf16|fp32) (?P<layout>nchw|nhwc)(?: (?P<math>[A-Z_]+))?: algo (?P<algo>\S+) "
+    r"workspace (?P<ws>\d+) median (?P<ms>\S+) ms (?:graph (?P<graph>\S+) ms host (?P<host>\S+) us )?"
+    r"(?P<tflops>\S+) TFLOP/s error (?P<error>\S+) over (?P<checked>\d+) outputs$"
 )
 
 
@@ -88,6 +89,9 @@ class Layer:
     error: float
     checked: int
     found: list[Found] = field(default_factory=list)
+    math: str = "TENSOR_OP_MATH"
+    graph_ms: float | None = None  # per call, from a CUDA graph of calls (None: not measured or not captured)
+    host_us: float | None = None  # the host's time per call, calls issued back to back
 
 
 def _found(line: str) -> Found | None:
@@ -138,16 +142,20 @@ def parse_layers(out: str) -> list[Layer]:
         match = _LAYER.match(line)
         if match:
             g = match.groupdict()
+            graph = float(g["graph"]) if g["graph"] is not None else None
             layers.append(
                 Layer(g["layer"], g["dtype"], g["layout"], g["algo"], int(g["ws"]), float(g["ms"]),
-                      float(g["tflops"]), float(g["error"]), int(g["checked"]), pending)
+                      float(g["tflops"]), float(g["error"]), int(g["checked"]), pending, g["math"] or "TENSOR_OP_MATH",
+                      graph if graph is not None and graph > 0 else None,
+                      float(g["host"]) if g["host"] is not None else None)
             )  # fmt: skip
             pending = []
     return layers
 
 
 _UNSUPPORTED = re.compile(
-    r"^layer (?P<layer>\S+) (?P<dtype>fp16|bf16|fp32) (?P<layout>nchw|nhwc): unsupported: (?P<reason>.*)$", re.M
+    r"^layer (?P<layer>\S+) (?P<dtype>fp16|bf16|fp32) (?P<layout>nchw|nhwc)(?: [A-Z_]+)?: unsupported: (?P<reason>.*)$",
+    re.M,
 )
 
 
@@ -156,12 +164,18 @@ def parse_unsupported(out: str) -> list[tuple[str, str, str, str]]:
     return [(m["layer"], m["dtype"], m["layout"], m["reason"]) for m in _UNSUPPORTED.finditer(out)]
 
 
+#: Math types the program takes for a layer (``cudnnMathType_t`` without the ``CUDNN_`` prefix).
+MATH_TYPES = ("DEFAULT_MATH", "TENSOR_OP_MATH", "TENSOR_OP_MATH_ALLOW_CONVERSION", "FMA_MATH")
+
+
 def layer_argument(name: str, n: int, c: int, h: int, w: int, k: int, r: int, s: int, pad: int, stride: int,
-                   dtype: str, layout: str) -> str:  # fmt: skip
-    """The program's argument for one layer: ``NAME:N,C,H,W,K,R,S,PAD,STRIDE,DTYPE,LAYOUT``."""
+                   dtype: str, layout: str, math: str = "TENSOR_OP_MATH") -> str:  # fmt: skip
+    """The program's argument for one layer: ``NAME:N,C,H,W,K,R,S,PAD,STRIDE,DTYPE,LAYOUT,MATH``."""
     if not re.fullmatch(r"[\w.-]{1,63}", name):
         raise ValueError(f"a layer name is 1 to 63 letters, digits, '_', '.' or '-'; got {name!r}")
-    return f"{name}:{n},{c},{h},{w},{k},{r},{s},{pad},{stride},{dtype},{layout}"
+    if math not in MATH_TYPES:
+        raise ValueError(f"math must be one of {MATH_TYPES}; got {math!r}")
+    return f"{name}:{n},{c},{h},{w},{k},{r},{s},{pad},{stride},{dtype},{layout},{math}"
 
 
 _PROBLEM = re.compile(

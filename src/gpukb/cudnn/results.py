@@ -95,6 +95,10 @@ class LayerTiming(StrictModel):
         found: Every algorithm the search returned, as ``(name, status, ms, workspace)``.
         torch_ms: ``torch.nn.functional.conv2d`` on the same shape, type and layout
             (``torch.backends.cudnn.benchmark = True``).
+        math: The math type the program set (``TENSOR_OP_MATH`` for the layer table).
+        graph_ms: The program's time per call from a CUDA graph of 20 calls: the GPU's time alone.
+        host_us: The program's host time per call, calls issued back to back.
+        torch_graph_ms: ``F.conv2d`` per call from a CUDA graph of 20 calls.
     """
 
     layer: str
@@ -116,6 +120,10 @@ class LayerTiming(StrictModel):
     checked: int = Field(gt=0)
     found: list[tuple[str, str, float, int]]
     torch_ms: Summary | None = None
+    math: str = "TENSOR_OP_MATH"
+    graph_ms: float | None = Field(default=None, gt=0)
+    host_us: float | None = Field(default=None, ge=0)
+    torch_graph_ms: float | None = Field(default=None, gt=0)
 
 
 class ConvForward(Record):
@@ -132,6 +140,8 @@ class ConvForward(Record):
         layers_run: The program run over the layer shapes (its full output).
         layers: Parsed per layer, with torch's time.
         gpu_tests: ``pytest -m gpu tests/cudnn`` on the same machine.
+        header: The cuDNN header the program was compiled against (``cudnn_cnn.h`` beside ``cudnn.h``).
+        header_declares: Whether that header declares each of a few functions, by name.
     """
 
     kind: Literal["cudnn.conv-forward"] = "cudnn.conv-forward"
@@ -146,3 +156,5 @@ class ConvForward(Record):
     layers_run: Process | None = None
     layers: list[LayerTiming] = Field(default_factory=list)
     gpu_tests: Process | None = None
+    header: str | None = None
+    header_declares: dict[str, bool] = Field(default_factory=dict)

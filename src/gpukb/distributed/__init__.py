@@ -1,5 +1,11 @@
-"""FSDP options and distributed training: Composer's ``fsdp_config`` translated to torch objects
-(:mod:`~gpukb.distributed.fsdp_config`), a memory calculator (:mod:`~gpukb.distributed.memory`), collectives
-simulated and benchmarked (:mod:`~gpukb.distributed.collectives`), activation checkpointing measured
-(:mod:`~gpukb.distributed.checkpointing`), the measured transformer (:mod:`~gpukb.distributed.model`,
-:mod:`~gpukb.distributed.training`)."""
+"""FSDP options and distributed training.
+
+Composer's ``fsdp_config`` translated to torch objects (:mod:`~gpukb.distributed.fsdp_config`, facts and sources in
+:mod:`~gpukb.distributed.options`); a memory calculator (:mod:`~gpukb.distributed.memory`); ring collectives simulated
+and bandwidth as nccl-tests reports it (:mod:`~gpukb.distributed.collectives`, measured by
+:mod:`~gpukb.distributed.benchmark`); activation checkpointing measured (:mod:`~gpukb.distributed.checkpointing`);
+FSDP2's dtypes caught with hooks (:mod:`~gpukb.distributed.dtypes`); a process group that cannot hang
+(:mod:`~gpukb.distributed.launch`, :mod:`~gpukb.distributed.demos`); the measured transformer
+(:mod:`~gpukb.distributed.model`, :mod:`~gpukb.distributed.training`) and its records
+(:mod:`~gpukb.distributed.results`).
+"""

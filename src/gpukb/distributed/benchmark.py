@@ -85,6 +85,7 @@ def measure(
             dist.all_reduce(mean, op=dist.ReduceOp.MAX)
             seconds = float(mean)
             algbw, busbw = bandwidths(op, size, seconds, world)
-            rows.append({"op": op, "size_bytes": size, "seconds": seconds, "algbw": algbw, "busbw": busbw,
-                         "ranks": world})
+            rows.append(
+                {"op": op, "size_bytes": size, "seconds": seconds, "algbw": algbw, "busbw": busbw, "ranks": world}
+            )
     return rows

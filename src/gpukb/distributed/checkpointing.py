@@ -9,6 +9,7 @@ peak, and how many times the checkpointed function ran.
 
 from __future__ import annotations
 
+import functools
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,10 +21,9 @@ IMPLS = ("none", "reentrant", "non-reentrant")
 
 
 def _live_bytes_mode():
+    import torch
     from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_flatten
-
-    import torch
 
     class LiveBytes(TorchDispatchMode):
         """Bytes of storages created by operations inside the mode that are still alive, and their peak."""
@@ -113,6 +113,7 @@ def measure(module, x, impl: str, segments: int | None = None) -> Measurement:
         del torch
 
 
+# --8<-- [start:default]
 def default_behaviour() -> dict[str, object]:
     """What ``checkpoint(fn, x)`` does in the installed torch when ``use_reentrant`` is not passed: the warning's
     category and text (or the error's), and whether it then ran the reentrant variant (which refuses keyword
@@ -144,6 +145,9 @@ def default_behaviour() -> dict[str, object]:
         except ValueError:
             reentrant = True
     return {"torch": torch.__version__, "category": category, "message": message, "default_is_reentrant": reentrant}
+
+
+# --8<-- [end:default]
 
 
 def _outcome(fn: Callable[[], object]) -> str:
@@ -193,7 +197,9 @@ def behaviours() -> tuple[list[str], list[list[str]]]:
 
         x = torch.randn(2, 4, requires_grad=True)
         (want,) = torch.autograd.grad(lin(x).tanh().sin().sum(), x)
-        checkpoint(lambda t: checkpoint(inner, t, use_reentrant=reentrant).sin(), x, use_reentrant=reentrant).sum().backward()
+        checkpoint(
+            lambda t: checkpoint(inner, t, use_reentrant=reentrant).sin(), x, use_reentrant=reentrant
+        ).sum().backward()
         same = torch.allclose(x.grad, want)
         return f"{'correct' if same else 'WRONG'} gradients, inner function run {calls[0]} times"
 
@@ -222,9 +228,10 @@ def behaviours() -> tuple[list[str], list[list[str]]]:
     return ["behaviour", "use_reentrant=True", "use_reentrant=False"], rows
 
 
+@functools.cache
 def memory_table(batch: int = 2, seq: int = 16, hidden: int = 32, heads: int = 4, layers: int = 3):
     """:func:`measure` for the three implementations on a stack of ``layers`` chapter blocks (float32, CPU):
-    ``(headers, rows)`` with bytes alive after forward, peak bytes and forward calls."""
+    ``(headers, rows)`` with bytes alive after forward, peak bytes and forward calls (computed once per process)."""
     import torch
     from torch import nn
 
@@ -236,5 +243,5 @@ def memory_table(batch: int = 2, seq: int = 16, hidden: int = 32, heads: int = 4
     rows = []
     for impl in IMPLS:
         m = measure(stack, x, impl)
-        rows.append([impl, m.after_forward, m.peak, m.forward_calls])
-    return ["checkpointing", "bytes held after forward", "peak bytes", "block forward calls"], rows
+        rows.append((impl, m.after_forward, m.peak, m.forward_calls))
+    return ("checkpointing", "bytes held after forward", "peak bytes", "block forward calls"), tuple(rows)

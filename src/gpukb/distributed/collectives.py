@@ -44,6 +44,8 @@ def bandwidths(op: str, size_bytes: int, seconds: float, ranks: int) -> tuple[fl
     t = real("seconds", seconds, positive=True)
     algbw = size / t
     return algbw, algbw * bus_factor(op, ranks)
+
+
 # --8<-- [end:bus-factor]
 
 
@@ -107,6 +109,8 @@ def ring_all_reduce(arrays) -> RingResult:
     ag = ring_all_gather(rs.outputs)
     sent = [a + b for a, b in zip(rs.bytes_sent_per_rank, ag.bytes_sent_per_rank, strict=True)]
     return RingResult(ag.outputs, sent, rs.steps + ag.steps)
+
+
 # --8<-- [end:ring]
 
 
@@ -124,5 +128,13 @@ def ring_traffic_table(size_bytes: int, ranks: list[int]) -> tuple[list[str], li
         if n % p:
             raise ValueError(f"{n} float32 elements are not divisible by {p} ranks")
         result = ring_all_reduce([np.full(n, r + 1, np.float32) for r in range(p)])
-        rows.append([p, result.steps, result.bytes_sent_per_rank[0], int(2 * (p - 1) * size // p), f"{bus_factor('all_reduce', p):.4g}"])
+        rows.append(
+            [
+                p,
+                result.steps,
+                result.bytes_sent_per_rank[0],
+                int(2 * (p - 1) * size // p),
+                f"{bus_factor('all_reduce', p):.4g}",
+            ]
+        )
     return headers, rows

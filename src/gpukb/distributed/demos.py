@@ -30,11 +30,22 @@ def run_all(rank: int, world_size: int, device: str = "cpu", sizes: tuple[int, .
         except Exception as e:  # the backend's own message
             refused[dtype] = f"{type(e).__name__}: {str(e).splitlines()[0]}"
     out["refused"] = refused
+    from gpukb.distributed.fsdp_config import device_mesh
+
+    hybrid = device_mesh(plan(data_parallel_replicate_degree=world_size), world_size, torch.device(device).type)
+    out["hybrid_mesh"] = {"shape": list(hybrid.shape), "names": list(hybrid.mesh_dim_names)}
     from gpukb.distributed.model import ModelConfig
     from gpukb.distributed.training import train
 
-    run = train(ModelConfig.tiny(), plan(mixed_precision="PURE", activation_checkpointing=True,
-                activation_checkpointing_reentrant=False), batch=2, steps=1, warmup=0, repeats=1, device=device)
+    run = train(
+        ModelConfig.tiny(),
+        plan(mixed_precision="PURE", activation_checkpointing=True, activation_checkpointing_reentrant=False),
+        batch=2,
+        steps=1,
+        warmup=0,
+        repeats=1,
+        device=device,
+    )
     out["train_losses"] = run.losses
     dist.barrier()
     return out

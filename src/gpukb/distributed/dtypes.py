@@ -74,9 +74,7 @@ def capture(plan, device: str = "cpu", seed: int = 0) -> dict[str, object]:
         seen["forward_params"].append(str(module.weight.dtype).removeprefix("torch."))
         seen["forward_inputs"].append(str(args[0].dtype).removeprefix("torch."))
         if module.weight.requires_grad:
-            module.weight.register_hook(
-                lambda g: seen["unsharded_grads"].append(str(g.dtype).removeprefix("torch."))
-            )
+            module.weight.register_hook(lambda g: seen["unsharded_grads"].append(str(g.dtype).removeprefix("torch.")))
 
     for layer in layers:
         layer.register_forward_pre_hook(pre_hook)
@@ -92,4 +90,6 @@ def capture(plan, device: str = "cpu", seed: int = 0) -> dict[str, object]:
         "param_type": type(layers[0].weight).__name__,
         "collectives": list(calls),
     }
+
+
 # --8<-- [end:capture]

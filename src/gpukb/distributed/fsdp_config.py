@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpukb.arguments import _show, choice, flag, given, integer
-
 from gpukb.distributed.options import facts
 
 #: What each ``mixed_precision`` name sets, as Composer's ``get_mixed_precision`` does, read from the chapter's data
@@ -151,6 +150,7 @@ class FsdpPlan:
             "mp_policy": self.mp_policy(),
             "offload_policy": self.offload_policy(),
         }
+
     # --8<-- [end:fsdp2]
 
     def fsdp1_kwargs(self) -> dict[str, Any]:
@@ -219,6 +219,23 @@ class FsdpPlan:
                 f"{shard * replicate} ranks, but the world size is {world_size}"
             )
         return (replicate, shard) if hybrid or replicate > 1 else (shard,)
+
+
+def device_mesh(plan: FsdpPlan, world_size: int, device_type: str = "cuda"):
+    """The ``DeviceMesh`` for ``fully_shard(..., mesh=...)``: :meth:`FsdpPlan.mesh_shape` over the current process
+    group, with dimensions named ``("shard",)`` or ``("replicate", "shard")``.
+
+    Raises:
+        ValueError: If the degrees do not fit ``world_size``, or it is not the process group's size.
+    """
+    import torch.distributed as dist
+    from torch.distributed.device_mesh import init_device_mesh
+
+    shape = plan.mesh_shape(world_size)
+    if dist.is_initialized() and dist.get_world_size() != world_size:
+        raise ValueError(f"world_size {world_size} is not the process group's size {dist.get_world_size()}")
+    names = ("shard",) if len(shape) == 1 else ("replicate", "shard")
+    return init_device_mesh(device_type, shape, mesh_dim_names=names)
 
 
 def _mixed_precision(value: object, compute: str) -> tuple[str, str | None, str | None, str | None]:

@@ -3,7 +3,8 @@
 :func:`run_spawned` spawns ``world_size`` processes (the ``spawn`` start method), each joins a process group over
 TCP on a free local port and calls ``fn(rank, world_size, *args)``; the parent collects every rank's return value
 or error within ``timeout`` seconds and kills the workers otherwise. With ``backend="gloo"`` the workers see no GPU
-(``CUDA_VISIBLE_DEVICES=""``), so nothing is moved to CUDA, and use one CPU thread each. Under ``torchrun`` use :func:`init_from_env` instead.
+(``CUDA_VISIBLE_DEVICES=""``), so nothing is moved to CUDA, and use one CPU thread each. Under ``torchrun`` use
+:func:`init_from_env` instead.
 """
 
 from __future__ import annotations
@@ -34,10 +35,15 @@ def _worker(rank, world_size, backend, port, fn, args, results) -> None:
 
     if backend == "gloo":
         torch.set_num_threads(1)  # one CPU thread per rank: the ranks share the machine's cores
+    else:
+        torch.cuda.set_device(rank % torch.cuda.device_count())  # one GPU per rank
 
     try:
         dist.init_process_group(
-            backend, init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world_size,
+            backend,
+            init_method=f"tcp://127.0.0.1:{port}",
+            rank=rank,
+            world_size=world_size,
         )
         try:
             results.put((rank, True, fn(rank, world_size, *args)))

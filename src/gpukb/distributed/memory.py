@@ -102,6 +102,8 @@ def block_activation_bytes(
 def checkpointed_block_bytes(batch: int, seq: int, hidden: int, element_bytes: int) -> int:
     """Bytes kept per block when the block is checkpointed: its input, ``b·s·h`` elements."""
     return positive_int("element_bytes", element_bytes) * batch * seq * hidden
+
+
 # --8<-- [end:activations]
 
 
@@ -117,12 +119,13 @@ def model_activation_bytes(
 
     ``blocks``: what the blocks keep during forward (all of it, or only their inputs when checkpointed);
     ``recompute``: one block's full activations, alive while it is recomputed in backward (0 without
-    checkpointing); ``head``: final LayerNorm input and output, its statistics, and the float32 log-softmax output
-    of the loss (``b·s·V·4``); ``total``: their sum.
+    checkpointing); ``head``: final LayerNorm input and output, its statistics, the float32 log-softmax output
+    of the loss (``b·s·V·4``) and the int64 indices the embeddings and the loss keep (positions and a contiguous
+    copy of the targets); ``total``: their sum.
     """
-    b, s, h, a, L, v = batch, config.seq, config.hidden, config.heads, config.layers, config.vocab
+    b, s, h, a, layers, v = batch, config.seq, config.hidden, config.heads, config.layers, config.vocab
     full = block_activation_bytes(b, s, h, a, element_bytes, stats_bytes)
-    blocks = L * (checkpointed_block_bytes(b, s, h, element_bytes) if checkpointing else full)
+    blocks = layers * (checkpointed_block_bytes(b, s, h, element_bytes) if checkpointing else full)
     recompute = full if checkpointing else 0
-    head = 2 * b * s * h * element_bytes + 2 * b * s * stats_bytes + b * s * v * 4
+    head = 2 * b * s * h * element_bytes + 2 * b * s * stats_bytes + b * s * v * 4 + (b * s + s) * 8
     return {"blocks": blocks, "recompute": recompute, "head": head, "total": blocks + recompute + head}

@@ -49,7 +49,7 @@ class ModelConfig:
 
 def _torch_modules():
     import torch
-    import torch.nn.functional as F
+    import torch.nn.functional as functional
     from torch import nn
 
     class Block(nn.Module):
@@ -71,10 +71,10 @@ def _torch_modules():
             qkv = self.qkv(self.ln1(x)).view(b, s, 3, a, h // a).permute(2, 0, 3, 1, 4)
             q, k, v = qkv[0], qkv[1], qkv[2]
             scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(h // a))
-            probs = F.softmax(scores, dim=-1)
+            probs = functional.softmax(scores, dim=-1)
             out = (probs @ v).transpose(1, 2).reshape(b, s, h)
             x = x + self.proj(out)
-            return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+            return x + self.fc2(functional.gelu(self.fc1(self.ln2(x))))
 
     class Transformer(nn.Module):
         """Token + position embeddings, ``layers`` blocks, final LayerNorm, untied head."""
@@ -110,6 +110,6 @@ def transformer(config: ModelConfig):
 
 def loss_fn(logits, targets):
     """Cross entropy in float32 (the logits are upcast first, whatever dtype the head computed in)."""
-    import torch.nn.functional as F
+    import torch.nn.functional as functional
 
-    return F.cross_entropy(logits.float().flatten(0, 1), targets.flatten())
+    return functional.cross_entropy(logits.float().flatten(0, 1), targets.flatten())

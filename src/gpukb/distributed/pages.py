@@ -14,7 +14,7 @@ from gpukb.distributed import checkpointing, collectives, memory
 from gpukb.distributed.fsdp_config import mode_dtypes, plan
 from gpukb.distributed.model import ModelConfig
 from gpukb.distributed.options import facts, source
-from gpukb.distributed.results import FSDP_SINGLE_GPU_ID, FsdpSingleGpu
+from gpukb.distributed.results import FSDP_SINGLE_GPU_ID, FsdpTraining
 from gpukb.tables import markdown_table
 
 GIB = 2**30
@@ -98,10 +98,19 @@ def checkpoint_default_markdown() -> str:
     """What the torch that builds this site does when ``use_reentrant`` is not passed, and what the GPU's torch
     did (from the one-GPU record)."""
     here = checkpointing.default_behaviour()
-    rows = [[here["torch"], here["category"] or "-", _cell(here["message"] or "-"), "yes" if here["default_is_reentrant"] else "no"]]
+    rows = [
+        [
+            here["torch"],
+            here["category"] or "-",
+            _cell(here["message"] or "-"),
+            "yes" if here["default_is_reentrant"] else "no",
+        ]
+    ]
     try:
-        gpu = records.load(FSDP_SINGLE_GPU_ID, FsdpSingleGpu).checkpoint_warning
-        rows.append([gpu.torch, gpu.category or "-", _cell(gpu.message or "-"), "yes" if gpu.default_is_reentrant else "no"])
+        gpu = records.load(FSDP_SINGLE_GPU_ID, FsdpTraining).checkpoint_warning
+        rows.append(
+            [gpu.torch, gpu.category or "-", _cell(gpu.message or "-"), "yes" if gpu.default_is_reentrant else "no"]
+        )
     except FileNotFoundError:
         pass
     return markdown_table(["torch", "category", "text", "runs reentrant"], rows)
@@ -133,55 +142,61 @@ def transients_markdown() -> str:
     """FSDP2's transient bytes per parameter of the unit being computed, by mode."""
     rows = []
     for mode, param, reduce, _ in mode_dtypes("amp_bf16"):
-        rows.append([f"`{mode}`", param or "float32", reduce or param or "float32",
-                     memory.fsdp2_unit_transient_bytes_per_param(param, reduce)])
+        rows.append(
+            [
+                f"`{mode}`",
+                param or "float32",
+                reduce or param or "float32",
+                memory.fsdp2_unit_transient_bytes_per_param(param, reduce),
+            ]
+        )
     return markdown_table(["mode", "param_dtype", "reduce_dtype", "bytes per parameter of the unit"], rows)
 
 
-def _prediction(record: FsdpSingleGpu, run) -> dict[str, float]:
+def prediction(record: FsdpTraining, run) -> dict[str, float]:
+    """The memory model for one recorded run: model states (16 bytes per parameter on one rank), what one forward
+    keeps (every block's activations or only its input, plus the head), and one block recomputed in backward."""
     config = ModelConfig(**record.model)
-    psi = record.parameters
-    fsdp = run.fsdp
-    element = 2 if (fsdp and run.mixed_precision != "FULL") else 4
+    element = 2 if (run.fsdp and run.mixed_precision != "FULL") else 4
     acts = memory.model_activation_bytes(config, record.batch, element, run.checkpointing != "none")
-    states = memory.state_bytes_per_param("fsdp2" if fsdp else "ddp_fp32", record.world_size)["total"] * psi
-    return {"states": states, "activations": acts["total"]}
+    scheme = "fsdp2" if run.fsdp else "ddp_fp32"
+    states = memory.state_bytes_per_param(scheme, record.world_size)["total"] * record.parameters
+    kept = acts["blocks"] + acts["head"]
+    return {"states": states, "kept": kept, "recompute": acts["recompute"], "peak": states + kept + acts["recompute"]}
 
 
 def single_gpu_memory_markdown() -> str:
-    """Measured peak and activation bytes on the GPU against the calculator (no-autocast runs only)."""
-    record = records.load(FSDP_SINGLE_GPU_ID, FsdpSingleGpu)
+    """Measured peak and activation bytes on the GPU against the calculator (the runs without autocast)."""
+    record = records.load(FSDP_SINGLE_GPU_ID, FsdpTraining)
     rows = []
     for run in record.runs:
         if run.autocast is not None:
             continue
-        p = _prediction(record, run)
+        p = prediction(record, run)
         rows.append(
             [
                 run.name,
-                f"{p['states'] / GIB:.2f}",
-                f"{p['activations'] / GIB:.2f}",
-                f"{run.activation_bytes / GIB:.2f}",
-                f"{(p['states'] + p['activations']) / GIB:.2f}",
+                f"{p['kept'] / GIB:.3f}",
+                f"{run.activation_bytes / GIB:.3f}",
+                f"{p['peak'] / GIB:.2f}",
                 f"{run.peak_bytes / GIB:.2f}",
-                f"{run.peak_bytes / (p['states'] + p['activations']):.2f}",
+                f"{(run.peak_bytes - p['peak']) / GIB:.2f}",
             ]
         )
     headers = [
         "configuration",
-        "states (GiB, 16 B/param)",
-        "activations predicted (GiB)",
-        "one forward added (GiB)",
-        "predicted peak (GiB)",
-        "measured peak (GiB)",
-        "measured / predicted",
+        "forward keeps, predicted (GiB)",
+        "forward keeps, measured (GiB)",
+        "peak, predicted (GiB)",
+        "peak, measured (GiB)",
+        "not predicted (GiB)",
     ]
     return markdown_table(headers, rows) + "\n\n" + records.measured_on(record.run)
 
 
 def single_gpu_throughput_markdown() -> str:
     """Tokens/s (median of the repeats, with min and max) and peak memory of every configuration."""
-    record = records.load(FSDP_SINGLE_GPU_ID, FsdpSingleGpu)
+    record = records.load(FSDP_SINGLE_GPU_ID, FsdpTraining)
     reference = next(r for r in record.runs if r.mixed_precision == "DEFAULT" and r.checkpointing == "none")
     ref = statistics.median(reference.tokens_per_s)
     rows = []
@@ -197,12 +212,20 @@ def single_gpu_throughput_markdown() -> str:
                 f"{run.loss_last:.3f}",
             ]
         )
-    headers = ["configuration", "tokens/s (median)", "min – max of repeats", "vs FSDP2 DEFAULT", "peak (GiB)", "last loss"]
+    headers = [
+        "configuration",
+        "tokens/s (median)",
+        "min – max of repeats",
+        "vs FSDP2 DEFAULT",
+        "peak (GiB)",
+        "last loss",
+    ]
     config = ModelConfig(**record.model)
     intro = (
-        f"{record.parameters / 1e6:.0f}M parameters ({config.layers} blocks, width {config.hidden}, {config.heads} heads, "
-        f"vocabulary {config.vocab}), batch {record.batch} × {config.seq} tokens, {len(reference.tokens_per_s)} timed "
-        f"repeats of {record.steps} steps after {record.warmup} warm-up steps, world size {record.world_size}."
+        f"{record.parameters / 1e6:.0f}M parameters ({config.layers} blocks, width {config.hidden}, "
+        f"{config.heads} heads, vocabulary {config.vocab}), batch {record.batch} × {config.seq} tokens, "
+        f"{len(reference.tokens_per_s)} timed repeats of {record.steps} steps after {record.warmup} warm-up steps, "
+        f"world size {record.world_size}."
     )
     return intro + "\n\n" + markdown_table(headers, rows) + "\n\n" + records.measured_on(record.run)
 
@@ -222,12 +245,14 @@ def bus_factors_markdown(ranks: tuple[int, ...] = (2, 4, 8)) -> str:
 def block_check_markdown() -> str:
     """Bytes one block's forward left alive on the GPU (recorded) against the formula with 4-byte LayerNorm
     statistics."""
-    record = records.load(FSDP_SINGLE_GPU_ID, FsdpSingleGpu)
+    record = records.load(FSDP_SINGLE_GPU_ID, FsdpTraining)
     rows = []
     for b in record.blocks:
         element = 4 if b.dtype == "float32" else 2
         saved = b.live_bytes - b.output_bytes + b.input_bytes
         formula = memory.block_activation_bytes(b.batch, b.seq, b.hidden, b.heads, element, stats_bytes=4)
-        rows.append([b.dtype, f"{b.batch} × {b.seq} × {b.hidden}, {b.heads} heads", saved, formula, f"{saved / formula:.4f}"])
+        rows.append(
+            [b.dtype, f"{b.batch} × {b.seq} × {b.hidden}, {b.heads} heads", saved, formula, f"{saved / formula:.4f}"]
+        )
     headers = ["dtype", "shape", "saved bytes (measured)", "formula", "measured / formula"]
     return markdown_table(headers, rows) + "\n\n" + records.measured_on(record.run)

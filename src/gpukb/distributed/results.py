@@ -51,10 +51,10 @@ class CheckpointWarning(StrictModel):
     default_is_reentrant: bool
 
 
-class FsdpSingleGpu(Record):
-    """FSDP2 on one rank of one GPU under FULL/DEFAULT/PURE and three checkpointing choices, and plain training."""
+class FsdpTraining(Record):
+    """FSDP2 under FULL/DEFAULT/PURE and three checkpointing choices, and plain training (DDP on several ranks)."""
 
-    kind: Literal["distributed.fsdp-single-gpu"] = "distributed.fsdp-single-gpu"
+    kind: Literal["distributed.fsdp-training"] = "distributed.fsdp-training"
     schema_version: Literal[1] = 1
     model: dict[str, int]
     parameters: int = Field(gt=0)

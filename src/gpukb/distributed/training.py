@@ -72,32 +72,54 @@ def train(
     autocast: str | None = None,
     seed: int = 0,
     mesh=None,
+    ddp: bool = False,
 ) -> TrainResult:
     """``warmup`` untimed steps, then ``repeats`` timed runs of ``steps`` AdamW steps on random tokens.
 
-    Gradients are zeroed in place (``set_to_none=False``) so they stay allocated, as the memory model assumes.
-    ``peak_bytes`` (CUDA only) is the allocator's peak after warm-up; ``activation_bytes`` is what one forward
-    adds to the allocated memory (held for backward).
+    Runs on every rank of an initialized process group (or alone): each rank draws its own batch (seed + rank);
+    ``plan=None`` with ``ddp=True`` wraps the model in ``DistributedDataParallel``. Gradients are zeroed in place
+    (``set_to_none=False``) so they stay allocated, as the memory model assumes. ``tokens_per_repeat`` counts all
+    ranks' tokens and each repeat's seconds are the slowest rank's; ``peak_bytes`` (CUDA only) is the largest
+    rank's allocator peak after warm-up; ``activation_bytes`` is what one forward adds on this rank.
     """
     import torch
+    import torch.distributed as dist
 
     batch, steps, repeats = (positive_int(n, v) for n, v in (("batch", batch), ("steps", steps), ("repeats", repeats)))
     warmup = non_negative_int("warmup", warmup)
     if autocast is not None:
         choice("autocast", autocast, ("bfloat16", "float16"))
+    grouped = dist.is_available() and dist.is_initialized()
+    rank, world = (dist.get_rank(), dist.get_world_size()) if grouped else (0, 1)
     torch.manual_seed(seed)
     model = build(config, plan, checkpointing, device, mesh)
+    cuda = torch.device(device).type == "cuda"
+    if plan is None and ddp:
+        from torch.nn.parallel import DistributedDataParallel
+
+        index = torch.device(device).index
+        model = DistributedDataParallel(
+            model, device_ids=[torch.cuda.current_device() if index is None else index] if cuda else None
+        )
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    gen = torch.Generator(device=device).manual_seed(seed)
+    gen = torch.Generator(device=device).manual_seed(seed + rank)
     data = torch.randint(0, config.vocab, (batch, config.seq + 1), device=device, generator=gen)
     inputs, targets = data[:, :-1], data[:, 1:]
-    cuda = torch.device(device).type == "cuda"
-    result = TrainResult(tokens_per_repeat=steps * batch * config.seq)
+    result = TrainResult(tokens_per_repeat=steps * batch * config.seq * world)
+
+    def slowest(value: float) -> float:
+        if world == 1:
+            return value
+        t = torch.tensor([value], dtype=torch.float64, device=device)
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        return float(t)
 
     def step(record_activations: bool = False) -> float:
         optimizer.zero_grad(set_to_none=False)
         before = torch.cuda.memory_allocated() if cuda else 0
-        with torch.autocast(torch.device(device).type, dtype=getattr(torch, autocast or "bfloat16"), enabled=autocast is not None):
+        with torch.autocast(
+            torch.device(device).type, dtype=getattr(torch, autocast or "bfloat16"), enabled=autocast is not None
+        ):
             loss = loss_fn(model(inputs), targets)
         if record_activations and cuda:
             result.activation_bytes = torch.cuda.memory_allocated() - before
@@ -116,9 +138,9 @@ def train(
         losses += [step() for _ in range(steps)]
         if cuda:
             torch.cuda.synchronize()
-        result.seconds.append(time.perf_counter() - start)
+        result.seconds.append(slowest(time.perf_counter() - start))
     if cuda:
-        result.peak_bytes = torch.cuda.max_memory_allocated()
+        result.peak_bytes = int(slowest(float(torch.cuda.max_memory_allocated())))
     losses.append(step(record_activations=True))
     result.losses = [float(losses[0]), float(losses[-1])]
     return result

@@ -101,7 +101,7 @@ class Config:
 
 
 #: The most slices the split-K kernel cuts K into.
-MAX_SPLIT_K = 32
+MAX_SPLIT_K = 128
 
 
 def split_for(m: int, n: int, k: int, config: Config, sms: int) -> int:

@@ -646,9 +646,9 @@ class _Plan:
         stored = "float32" if self.interpret and _dtype_name(out_dtype) == "bfloat16" else _dtype_name(out_dtype)
         self.tl_out = _tl_dtype(stored)
         self.upcast = _upcast(a)
-        self.compiled: Any = None  # the compiled kernels of the first call, for the fast launch
+        self.direct: list[Any] | None = None  # direct launchers of the compiled kernels, after the first call
         self.fast = False
-        self.fast_failed = False  # the direct launch raised once: this plan keeps to Triton's JIT launch
+        self.fast_failed: str | None = None  # why a direct launch failed once (the plan then keeps to the JIT)
         if config.kernel == "blocked":
             for name, t in (("A", a), ("B", b), ("C", out_like)):
                 reach = sum((size - 1) * abs(stride) for size, stride in zip(t.shape, t.stride(), strict=True))
@@ -739,27 +739,23 @@ class _Plan:
         slot: int,
     ) -> None:
         """Launch a kernel: through Triton's JIT the first time (compiling it), then straight through the compiled
-        kernel's launcher, skipping the JIT's argument binding and cache look-up."""
-        compiled = self.compiled[slot] if self.fast and self.compiled is not None else None
-        if compiled is not None and triton.knobs.runtime.launch_enter_hook is None:
-            driver = triton.runtime.driver.active
+        kernel's launcher (:class:`_DirectLaunch`), past the JIT's argument binding and cache look-up."""
+        direct = self.direct[slot] if self.fast and self.direct is not None else None
+        if direct is not None and triton.knobs.runtime.launch_enter_hook is None:
             try:
-                compiled.run(
-                    grid[0], grid[1] if len(grid) > 1 else 1, 1, driver.get_current_stream(driver.get_current_device()),
-                    compiled.function, compiled.packed_metadata, None, None, None, *args, *constants.values(),
-                )  # fmt: skip
-                _LAST["kernel"] = compiled
+                direct(grid, args, constants)
                 return
-            except (TypeError, AttributeError, ValueError):  # a Triton whose launcher differs: use its JIT path
-                self.compiled = None
-                self.fast_failed = True
+            except Exception as err:  # noqa: BLE001  a Triton whose launcher differs: keep to its JIT path
+                self.direct = None
+                self.fast_failed = f"{type(err).__name__}: {err}"
         stages, warps = options
         kernel = _jitted(name)[grid](*args, **constants, num_stages=stages, num_warps=warps)
         _LAST["kernel"] = kernel
-        if not self.interpret:
-            if self.compiled is None:
-                self.compiled = [None, None]
-            self.compiled[slot] = kernel
+        if not self.interpret and not self.fast_failed:
+            if self.direct is None:
+                self.direct = [None, None]
+            if self.direct[slot] is None:
+                self.direct[slot] = _DirectLaunch(kernel)
 
     def _tma(self, a: Any, b: Any, out: Any, alpha: float) -> None:
         config, m, n, k = self.config, self.m, self.n, self.k
@@ -787,7 +783,7 @@ class _Plan:
         args = (a_arg, b_arg, c_arg, m, n, k, lda, ldb, ldc, alpha)
         with _scratch_allocator(a.device) if device_desc else contextlib.nullcontext():
             self._launch("tma", grid, args, constants, (config.num_stages, config.num_warps), 0)
-        self.fast = not self.interpret and not device_desc and not self.fast_failed
+        self.fast = not self.interpret and not device_desc and self.fast_failed is None
 
     def _splitk(self, a: Any, b: Any, out: Any, alpha: float) -> None:
         torch = _torch()
@@ -816,7 +812,77 @@ class _Plan:
             reduce_args = (target, out, m, n, self.split, m * n, out.stride(0), out.stride(1), alpha)
             reduce_constants = {"BLOCK_M": rm, "BLOCK_N": rn, "OUT_DTYPE": self.tl_out}
             self._launch("reduce", grid, reduce_args, reduce_constants, (1, 4), 1)
-        self.fast = not self.interpret and not self.fast_failed
+        self.fast = not self.interpret and self.fast_failed is None
+
+    @property
+    def compiled(self) -> list[Any] | None:
+        """The compiled kernels of the first call (main kernel, reduction), where the plan launches them directly."""
+        if self.direct is None:
+            return None
+        return [None if d is None else d.kernel for d in self.direct]
+
+
+class _DirectLaunch:
+    """Calls a compiled kernel's launcher the way Triton's JIT does after its cache look-up, and keeps the TMA
+    descriptor (``CUtensorMap``) of each tensor it has seen: the encoding depends only on the address, shape,
+    strides and box, so a tensor at an address seen before, of the plan's shape and strides, reuses it.
+
+    Built on the launcher of triton 3.6 (``CudaLauncher`` and the wrapper that expands tensor descriptors); where
+    that is not what it finds, it calls the launcher with the descriptors as they are.
+    """
+
+    #: Descriptors kept per launcher (the oldest is dropped): addresses of recent operands and outputs.
+    MAX_MAPS = 64
+
+    def __init__(self, kernel: Any):
+        self.kernel = kernel
+        self.launcher = kernel.run
+        self.function = kernel.function
+        self.packed = kernel.packed_metadata
+        self.raw = None
+        self.maps: dict[tuple, list[Any]] = {}
+        launch = getattr(self.launcher, "launch", None)
+        closure = getattr(launch, "__closure__", None)
+        if closure and not self.launcher.global_scratch_size and not self.launcher.profile_scratch_size:
+            cells = dict(zip(launch.__code__.co_freevars, (c.cell_contents for c in closure), strict=True))
+            metas = cells.get("tensordesc_meta")
+            indices = cells.get("tensordesc_indices")
+            if "launcher" in cells and indices and metas and all(m is not None for m in metas):
+                from triton.backends.nvidia.driver import make_tensordesc_arg
+
+                self.raw = cells["launcher"]
+                self.indices = sorted(indices)
+                self.metas = dict(zip(self.indices, metas, strict=True))
+                self.expand = make_tensordesc_arg
+                self.coop = self.launcher.launch_cooperative_grid
+                self.pdl = self.launcher.launch_pdl
+
+    def _map(self, index: int, desc: Any) -> list[Any]:
+        key = (index, desc.base.data_ptr(), *desc.shape, *desc.strides)
+        found = self.maps.get(key)
+        if found is None:
+            if len(self.maps) >= self.MAX_MAPS:
+                self.maps.pop(next(iter(self.maps)))
+            found = self.maps[key] = self.expand(desc, self.metas[index])
+        return found
+
+    def __call__(self, grid: tuple[int, ...], args: tuple, constants: dict[str, Any]) -> None:
+        driver = triton.runtime.driver.active
+        stream = driver.get_current_stream(driver.get_current_device())
+        grid_y = grid[1] if len(grid) > 1 else 1
+        if self.raw is None:
+            self.launcher(grid[0], grid_y, 1, stream, self.function, self.packed, None, None, None, *args,
+                          *constants.values())  # fmt: skip
+        else:
+            expanded: list[Any] = []
+            for i, arg in enumerate(args):
+                if i in self.metas:
+                    expanded += self._map(i, arg)
+                else:
+                    expanded.append(arg)
+            self.raw(grid[0], grid_y, 1, stream, self.function, self.coop, self.pdl, None, None, self.packed, None,
+                     None, None, *expanded, *constants.values())  # fmt: skip
+        _LAST["kernel"] = self.kernel
 
 
 #: The reduction kernel's tile (rows, columns) for split-K partial sums.

@@ -546,12 +546,17 @@ class HostRow(StrictModel):
 
 
 class HostPath(StrictModel):
-    """The host path: ``calls`` back-to-back calls of a tiny product of an already-seen shape."""
+    """The host path: ``calls`` back-to-back calls of a tiny product of an already-seen shape.
+
+    Attributes:
+        notes: How the plans launched their kernels, and the top of a profile of 300 calls.
+    """
 
     shape: tuple[int, int, int]
     dtype: str
     calls: int
     rows: list[HostRow]
+    notes: list[str] = []
 
 
 class LayoutCheck(StrictModel):

@@ -5,7 +5,10 @@ A *shape class* is the input type, the layout (``"NN"``: A and B row-major; ``"N
 transpose of a row-major N×K matrix; ``"TN"``, ``"TT"``: A column-major) and a bucket for each of M, N and K
 (:data:`M_EDGES`, :data:`N_EDGES`, :data:`K_EDGES`). The table holds, for each class the tuning run measured, the
 configuration that was fastest on that class's representative shape, with every candidate's time. A class the
-table lacks gets :func:`heuristic`, a rule stated in code. Nothing is timed at call time.
+table lacks gets :func:`heuristic`, a rule stated in code. Within a class, the candidate chosen for a shape is the
+one whose measured time, carried over to that shape by counting the rounds of tiles it takes
+(:func:`predicted_ms`), is shortest: the best tiling of 3000³ is not the best of 2048³ when 132 multiprocessors
+share the tiles. Nothing is timed at call time.
 
 Torch-free and triton-free, so that pages and tests can use it anywhere.
 """
@@ -13,6 +16,7 @@ Torch-free and triton-free, so that pages and tests can use it anywhere.
 from __future__ import annotations
 
 import bisect
+import math
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -20,15 +24,18 @@ from typing import Literal
 
 from pydantic import Field
 
-from gpukb.kernels.configs import DEFAULT_CONFIGS, SMALL_CONFIGS, SMALL_RATE, Config, pick_by_waves
+from gpukb.kernels.configs import DEFAULT_CONFIGS, SMALL_CONFIGS, SMALL_RATE, Config, pick_by_waves, split_for
 from gpukb.records import Record, read
 from gpukb.schema import StrictModel
 
 #: Upper edges of the buckets of M, N and K: a size goes in the first bucket whose edge it does not exceed, or in
 #: the last one (above every edge). M ≤ 64 is the small-M (decode) class.
-M_EDGES = (64, 256, 1024, 4096)
+M_EDGES = (16, 64, 256, 512, 1024, 4096)
 N_EDGES = (1024, 4096, 16384)
-K_EDGES = (1024, 4096)
+K_EDGES = (1024, 4096, 16384)
+
+#: Products with at most this many rows take the small-M path (64-row tiles: one warpgroup's MMA).
+SMALL_M = 64
 
 #: The committed table: a file under ``gpukb/data/kernels/``.
 TABLE_FILE = "gemm-tuning-h100.json"
@@ -66,7 +73,7 @@ CANDIDATES_FP8: tuple[Config, ...] = (
 def candidates(dtype: str, m: int) -> tuple[Config, ...]:
     """The candidates the tuning run tries for an input type and M: for M ≤ 64, only those with 64-row tiles."""
     pool = CANDIDATES_FP8 if dtype == "float8_e4m3fn" else CANDIDATES_16
-    if m <= M_EDGES[0]:
+    if m <= SMALL_M:
         return tuple(c for c in pool if c.block_m == 64)
     return pool
 
@@ -158,7 +165,7 @@ class GemmTuning(Record):
     classes: list[TunedClass]
 
     def table(self) -> dict[ShapeClass, Config]:
-        """Class → configuration."""
+        """Class → the configuration fastest on its representative shape."""
         return {c.shape_class: c.config for c in self.classes}
 
 
@@ -170,31 +177,50 @@ def committed() -> GemmTuning:
 
 
 #: The table in use: the committed one, unless :func:`use_table` set another (``None``: none, rules only).
-_ACTIVE: dict[str, dict[ShapeClass, Config] | None] = {}
+_ACTIVE: dict[str, dict[ShapeClass, TunedClass] | None] = {}
 
 
-def use_table(table: dict[ShapeClass, Config] | None) -> None:
+def use_table(table: GemmTuning | None) -> None:
     """Use ``table`` instead of the committed one (``None``: no table, :func:`heuristic` only). For the tuning
     run, which measures the table it has just made, and for tests. Plans ``matmul`` made before keep their
     configuration: call :func:`gpukb.kernels.matmul.clear_plans` after."""
-    _ACTIVE["table"] = table
+    _ACTIVE["table"] = None if table is None else {c.shape_class: c for c in table.classes}
 
 
-def active_table() -> dict[ShapeClass, Config] | None:
+def active_table() -> dict[ShapeClass, TunedClass] | None:
     """The table :func:`choose` reads: the committed one (``None`` where the package has none)."""
     if "table" not in _ACTIVE:
         if not (resources.files("gpukb.data") / "kernels" / TABLE_FILE).is_file():
             _ACTIVE["table"] = None
             return None
         record = committed()
-        if (
-            tuple(record.edges.get("m", ())) != M_EDGES
-            or tuple(record.edges.get("n", ())) != N_EDGES
-            or tuple(record.edges.get("k", ())) != K_EDGES
-        ):
+        edges = {name: tuple(record.edges.get(name, ())) for name in ("m", "n", "k")}
+        if edges != {"m": M_EDGES, "n": N_EDGES, "k": K_EDGES}:
             raise ValueError(f"the committed tuning table was made with bucket edges {record.edges}; the code's differ")
-        _ACTIVE["table"] = record.table()
+        use_table(record)
     return _ACTIVE["table"]
+
+
+def efficiency(m: int, n: int, k: int, config: Config, sms: int) -> float:
+    """The fraction of the GPU's tile slots an m×n×k product keeps busy with ``config``: the work units (output
+    tiles, times the K slices of a split-K configuration) over the slots of the rounds they take on ``sms``
+    multiprocessors, times the fraction of the tiles' area inside C."""
+    tiles = -(-m // config.block_m) * -(-n // config.block_n)
+    units = tiles * (split_for(m, n, k, config, sms) if config.kernel == "splitk" else 1)
+    rounds = -(-units // sms)
+    return units / (rounds * sms) * (m * n) / (tiles * config.block_m * config.block_n)
+
+
+def predicted_ms(entry: TunedClass, trial: Trial, m: int, n: int, k: int, sms: int) -> float:
+    """A candidate's time on an m×n×k product, predicted from its time on the class's representative shape: the
+    rate it reached there, divided by its :func:`efficiency` there, is taken as its rate per busy slot, and
+    multiplied by its efficiency on the new shape. On the representative itself the prediction is the
+    measured time."""
+    if trial.ms is None:
+        return math.inf
+    rm, rn, rk = entry.shape
+    rate = 2 * rm * rn * rk / trial.ms / efficiency(rm, rn, rk, trial.config, sms)
+    return 2 * m * n * k / (rate * efficiency(m, n, k, trial.config, sms))
 
 
 def heuristic(dtype: str, m: int, n: int, k: int, sms: int) -> Config:
@@ -207,7 +233,7 @@ def heuristic(dtype: str, m: int, n: int, k: int, sms: int) -> Config:
     """
     fp8 = dtype == "float8_e4m3fn"
     bk = 128 if fp8 else 64
-    if m <= M_EDGES[0]:
+    if m <= SMALL_M:
         return Config("splitk", 64, 128, 2 * bk, num_stages=4, num_warps=4)
     large = DEFAULT_CONFIGS.get(dtype, DEFAULT_CONFIGS["bfloat16"])
     tiles = -(-m // large.block_m) * -(-n // large.block_n)
@@ -218,26 +244,27 @@ def heuristic(dtype: str, m: int, n: int, k: int, sms: int) -> Config:
     return pick_by_waves(m, n, large, SMALL_CONFIGS[dtype], sms, SMALL_RATE)
 
 
-def lookup(dtype: str, layout: str, m: int, n: int, k: int) -> Config | None:
-    """The table's configuration for a product: its own class; else the same buckets in another layout; else
-    the same for the type that shares its tiles (:data:`SHARES`); ``None`` where the table has none."""
+def lookup(dtype: str, layout: str, m: int, n: int, k: int, sms: int) -> Config | None:
+    """The table's configuration for a product: of the candidates timed for its class (its own; else the same
+    buckets in another layout; else the same for the type that shares its tiles, :data:`SHARES`), the one with
+    the shortest :func:`predicted_ms` on this shape; ``None`` where the table has no such class."""
     table = active_table()
     if not table:
         return None
     for name in (dtype, SHARES.get(dtype)):
         if name is None:
             continue
-        exact = table.get(ShapeClass.of(name, layout, m, n, k))
-        if exact is not None:
-            return exact
-        for other in ("NN", "NT", "TN", "TT"):
-            found = table.get(ShapeClass.of(name, other, m, n, k))
-            if found is not None:
-                return found
+        for other in dict.fromkeys((layout, "NN", "NT", "TN", "TT")):
+            entry = table.get(ShapeClass.of(name, other, m, n, k))
+            if entry is not None:
+                timed = [t for t in entry.trials if t.ms is not None]
+                if not timed:
+                    return entry.config
+                return min(timed, key=lambda t: predicted_ms(entry, t, m, n, k, sms)).config
     return None
 
 
 def choose(dtype: str, layout: str, m: int, n: int, k: int, sms: int) -> Config:
     """The configuration for a product: the table's (:func:`lookup`), else :func:`heuristic`."""
-    found = lookup(dtype, layout, m, n, k)
+    found = lookup(dtype, layout, m, n, k, sms)
     return found if found is not None else heuristic(dtype, m, n, k, sms)

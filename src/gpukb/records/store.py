@@ -43,7 +43,7 @@ KINDS = {
     "attention.flash-forward": "gpukb.attention.results:FlashForward",
     # anchor:sequences
     "distributed.collectives": "gpukb.distributed.results:CollectiveBandwidth",
-    "distributed.fsdp-single-gpu": "gpukb.distributed.results:FsdpSingleGpu",
+    "distributed.fsdp-training": "gpukb.distributed.results:FsdpTraining",
     # anchor:distributed
     "cudnn.conv-forward": "gpukb.cudnn.results:ConvForward",  # anchor:cudnn
     "kernels.gemm-tuning": "gpukb.kernels.tuning:GemmTuning",

@@ -330,6 +330,15 @@ class Published(StrictModel):
     signature: str
 
 
+class PublishedScore(StrictModel):
+    """A sentence BLEU score a source prints for one setting (effective order on)."""
+
+    smooth: str
+    smooth_value: float | None = None
+    tokenize: str
+    score: float = Field(ge=0, le=100)
+
+
 class BleuExample(StrictModel):
     """Hypotheses and reference streams from a public source, with what that source says they score.
 
@@ -341,6 +350,7 @@ class BleuExample(StrictModel):
         hypotheses: System output, one string per segment.
         references: Reference streams (lists of the same length as ``hypotheses``).
         published: The score the source prints for them, if it does.
+        scores: Sentence BLEU scores the source expects under other settings.
     """
 
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
@@ -350,6 +360,7 @@ class BleuExample(StrictModel):
     hypotheses: list[str] = Field(min_length=1)
     references: list[list[str]] = Field(min_length=1)
     published: Published | None = None
+    scores: list[PublishedScore] = Field(default_factory=list)
 
 
 def parse_examples(text: str, file: str = DATA_FILE) -> dict[str, BleuExample]:
@@ -434,3 +445,28 @@ def segment_rows(example_id: str) -> tuple[list[str], list[list[object]]]:
         ]
     )
     return ["segment", "hypothesis", *(f"sentence BLEU, {m}" for m in TOKENIZERS)], rows
+
+
+def smoothing_rows(example_id: str) -> tuple[list[str], list[list[object]]]:
+    """Sentence BLEU of a one-segment example under each setting its source prints a score for.
+
+    Raises:
+        ValueError: For an unknown example.
+    """
+    example = examples()[choice("example", example_id, tuple(examples()))]
+    refs = _references(example.references, len(example.hypotheses))[0]
+    rows = []
+    for s in example.scores:
+        ours = sentence_bleu(
+            example.hypotheses[0], refs, tokenize_method=s.tokenize, smooth=s.smooth, smooth_value=s.smooth_value
+        )
+        default = SMOOTH_DEFAULTS.get(s.smooth)
+        value = (
+            f"{s.smooth_value:g}"
+            if s.smooth_value is not None
+            else "-"
+            if default is None
+            else f"{default:g} (default)"
+        )
+        rows.append([s.smooth, value, s.tokenize, f"{ours.score:.5f}", f"{s.score:g}"])
+    return ["smoothing", "value", "tokenizer", "gpukb", "the source expects"], rows

@@ -153,3 +153,8 @@ def bleu_tokenization(example_id: str) -> str:
 def bleu_segments(example_id: str) -> str:
     """Sentence BLEU per segment, their mean, and corpus BLEU, under each tokenizer."""
     return markdown_table(*bleu.segment_rows(example_id)) + "\n"
+
+
+def bleu_smoothing(example_id: str) -> str:
+    """A one-sentence example's BLEU under each smoothing and tokenizer its source gives a score for."""
+    return markdown_table(*bleu.smoothing_rows(example_id)) + "\n"

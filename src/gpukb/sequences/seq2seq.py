@@ -6,7 +6,7 @@ form), so everything the decoder knows about the input passes through those H nu
 bottleneck concrete:
 
 * the sensitivity of ``c`` to the *first* input, ``‖∂c/∂x_1‖`` (Frobenius norm of the Jacobian), which backprop
-  through time computes (:func:`gpukb.sequences.rnn.rnn_backward`, one pass per component of ``c``);
+  through time computes (:func:`gpukb.sequences.rnn.rnn_backward`, all components of ``c`` in one batched pass);
 * the distance between the contexts of two inputs that differ only in their first token.
 
 Both shrink as the input grows: early tokens are squeezed out of a fixed-size vector. Attention (Bahdanau et al.,
@@ -84,14 +84,14 @@ class Seq2Seq:
     def first_token_sensitivity(self, ids: object) -> float:
         """``‖∂c/∂x_1‖_F``: how much the context can still move when the first input vector moves.
 
-        One backward pass per component of ``c`` (a row of the Jacobian each).
+        All rows of the Jacobian in one backward pass: the sequence repeated H times as a batch, and copy k
+        receives the upstream gradient e_k on the context, so its input gradient is row k of ∂c/∂x.
         """
-        trace = rnn_forward(self.encoder, lookup(self.embedding, ids))
-        rows = [
-            rnn_backward(self.encoder, trace, grad_final=np.eye(self.hidden_size)[k]).x[0]
-            for k in range(self.hidden_size)
-        ]
-        return float(np.linalg.norm(np.array(rows)))
+        hidden = self.hidden_size
+        x = lookup(self.embedding, ids)
+        trace = rnn_forward(self.encoder, np.repeat(x[:, None, :], hidden, axis=1))
+        rows = rnn_backward(self.encoder, trace, grad_final=np.eye(hidden)).x[0]  # (H, E)
+        return float(np.linalg.norm(rows))
 
 
 def bottleneck_rows(lengths: tuple[int, ...] = (2, 5, 10, 20, 50, 100), seed: int = 0) -> tuple[list[str], list[list]]:

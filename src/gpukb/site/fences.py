@@ -67,7 +67,8 @@ RULES = {
     "render-block": "a hidden markdown-exec block that does more than import from a chapter's page layer and print "
     "one of its functions called by name with literal arguments",
     "cli-block": "a markdown-exec console block running anything but `$ gpukb ...` commands",
-    "include-path": "an include with `..`, an absolute path, or a path outside snippets/ and src/",
+    "include-path": "an include with `..`, an absolute path, or a path outside snippets/ and src/gpukb/ (a test "
+    "module or a bench script is described in prose, never included)",
     "include-file": "an include of a file that is missing, has no such section, or is not checked "
     "(a snippet without a check; under src/ anything but a gpukb module or data file)",
     "indented-code": "an indented code block (four spaces), which nothing runs",

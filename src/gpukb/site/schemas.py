@@ -33,6 +33,7 @@ DATA_FILES = (
     ("cudnn/facts.toml", "fact", "gpukb.cudnn.facts:Fact"),  # anchor:cudnn
     ("cudnn/resnet50_layers.toml", "layer", "gpukb.cudnn.layers:Layer"),
     ("cudnn/small_cnn.toml", "example", "gpukb.cudnn.cnn:Network"),
+    ("distributed/fsdp.toml", "", "gpukb.distributed.options:FsdpFacts"),  # distributed chapter
 )
 
 
