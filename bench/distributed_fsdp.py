@@ -59,6 +59,17 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--tiny", action="store_true", help="the tiny model on the CPU with gloo (a smoke test)")
+    parser.add_argument(
+        "--configs",
+        help="comma-separated MODE:CHECKPOINTING[:bf16] (MODE FULL, DEFAULT, PURE or plain), default: all twelve",
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="train every configuration afresh in each of N rounds, alternating within a round; one timed repeat "
+        "per round (--repeats is then 1)",
+    )
     args = parser.parse_args()
 
     import torch
@@ -88,8 +99,15 @@ def main() -> int:
     run = describe_run(
         notes=[
             f"{world} rank(s), {dist.get_backend()} process group; {args.warmup} warm-up steps, then "
-            f"{args.repeats} timed repeats of {args.steps} AdamW steps (batch {args.batch} per rank, sequence 1024); "
-            "no autocast unless stated; TF32 matmuls off (torch default).",
+            f"{args.repeats if args.rounds == 1 else 1} timed repeats of {args.steps} AdamW steps (batch {args.batch} "
+            f"per rank, sequence {16 if args.tiny else 1024}); no autocast unless stated; TF32 matmuls off "
+            "(torch default)."
+            + (
+                f" Interleaved: {args.rounds} rounds, each configuration trained afresh once per round, the "
+                "configurations alternating within a round."
+                if args.rounds > 1
+                else ""
+            ),
         ]
     )
     warning = default_behaviour()
@@ -97,10 +115,18 @@ def main() -> int:
     if rank == 0:
         print("checkpoint without use_reentrant:", warning, flush=True)
     config = ModelConfig.tiny() if args.tiny else ModelConfig.gpt_small()
-    configs = [(mode, impl, None) for mode in MODES for impl in ("none", "reentrant", "non-reentrant")]
-    configs += [("FULL", "none", "bfloat16"), (None, "none", None), (None, "none", "bfloat16")]
+    if args.configs:
+        configs = []
+        for item in args.configs.split(","):
+            mode, impl, *cast = item.split(":")
+            configs.append((None if mode == "plain" else mode, impl, "bfloat16" if cast == ["bf16"] else None))
+    else:
+        configs = [(mode, impl, None) for mode in MODES for impl in ("none", "reentrant", "non-reentrant")]
+        configs += [("FULL", "none", "bfloat16"), (None, "none", None), (None, "none", "bfloat16")]
+    repeats = 1 if args.rounds > 1 else args.repeats
     runs = []
-    for mode, impl, autocast in configs:
+    by_name: dict[str, dict] = {}
+    for mode, impl, autocast in [c for _ in range(args.rounds) for c in configs]:
         p = (
             None
             if mode is None
@@ -120,13 +146,16 @@ def main() -> int:
             batch=args.batch,
             steps=args.steps,
             warmup=args.warmup,
-            repeats=args.repeats,
+            repeats=repeats,
             device=device,
             autocast=autocast,
             ddp=world > 1,
         )
-        runs.append(
-            {
+        if name in by_name:  # a later round: one more timed repeat, the largest peak
+            by_name[name]["tokens_per_s"] += r.tokens_per_s
+            by_name[name]["peak_bytes"] = max(by_name[name]["peak_bytes"], r.peak_bytes)
+        else:
+            by_name[name] = {
                 "name": name,
                 "fsdp": mode is not None,
                 "mixed_precision": mode,
@@ -138,7 +167,7 @@ def main() -> int:
                 "loss_first": r.losses[0],
                 "loss_last": r.losses[1],
             }
-        )
+            runs.append(by_name[name])
         if rank == 0:
             print(
                 f"{name:<48} {[round(x) for x in r.tokens_per_s]} tok/s  peak {r.peak_bytes / 2**30:.2f} GiB  "

@@ -66,13 +66,14 @@ def _kernel(group: str, start: str) -> dict[str, Any]:
 
 def test_what_the_kernels_page_says_about_reductions_histograms_and_matmul() -> None:
     atomic, shared, warp = (_kernel("reduction", m) for m in ("atomic", "shared", "warp"))
-    assert warp["ratio"] > shared["ratio"] > 100 * atomic["ratio"]  # warp fastest; one atomic per element crawls
-    assert atomic["ratio"] < 0.01
+    assert min(warp["ratio"], shared["ratio"]) > 0.9  # both block-level reductions run at memory speed ...
+    assert abs(warp["ratio"] - shared["ratio"]) < 0.05  # ... within a few percent of each other
+    assert atomic["ratio"] < 0.01  # one atomic per element crawls
     one_bin_global = _kernel("histogram", "global atomics, one bin")
     assert one_bin_global["median_ms"] > 2 * _kernel("histogram", "global atomics, uniform")["median_ms"]
     one_bin_shared = _kernel("histogram", "shared atomics, one bin")
     copy_gbps = _kernel("copy", "copy, BLOCK")["peer_rate"]
-    assert one_bin_shared["rate"] > copy_gbps / 2  # read at more than half the copy bandwidth
+    assert one_bin_shared["rate"] > 0.4 * copy_gbps  # read at about half the copy bandwidth
     assert one_bin_shared["ratio"] > 10  # far faster than torch.bincount
     t16, t32 = _kernel("matmul", "tiled, 16x16"), _kernel("matmul", "tiled, 32x32")
     assert abs(t32["rate"] / t16["rate"] - 1) < 0.1  # the bigger tile does no better

@@ -112,3 +112,7 @@ def test_fsdp2_training_step_on_two_ranks(ranks) -> None:
 def test_a_hybrid_mesh_from_the_config(ranks) -> None:
     # data_parallel_replicate_degree = world size: a (replicate, shard) mesh with a shard dimension of 1
     assert ranks[0]["hybrid_mesh"] == {"shape": [WORLD, 1], "names": ["replicate", "shard"]}
+
+
+def test_a_mesh_for_another_world_size_is_refused(ranks) -> None:
+    assert ranks[0]["mesh_error"] == f"world_size {WORLD + 1} is not the process group's size {WORLD}"

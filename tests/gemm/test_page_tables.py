@@ -895,7 +895,9 @@ def _sweep_raw() -> dict[str, Any]:
 
 @cache
 def _tuning_raw() -> dict[str, Any]:
-    return json.loads((ROOT / "src" / "gpukb" / "data" / "kernels" / "gemm-tuning-h100.json").read_text(encoding="utf-8"))
+    return json.loads(
+        (ROOT / "src" / "gpukb" / "data" / "kernels" / "gemm-tuning-h100.json").read_text(encoding="utf-8")
+    )
 
 
 def _label(config: dict[str, Any]) -> str:
@@ -952,14 +954,18 @@ def check_triton_sweep_goal(markdown: str, kwargs: dict[str, Any]) -> None:
             counted = [r for r in counted if min(r["m"], r["n"], r["k"]) >= 1024]
         ratios = [r["ratio"] for r in counted]
         assert int(row["shapes"]) == len(counted)
-        assert float(row["geometric mean of Triton / peer"]) == pytest.approx(statistics.geometric_mean(ratios), abs=6e-4)
+        assert float(row["geometric mean of Triton / peer"]) == pytest.approx(
+            statistics.geometric_mean(ratios), abs=6e-4
+        )
         assert float(row["lowest (shape)"].split(" ")[0]) == pytest.approx(min(ratios), abs=6e-4)
         if dtype == "float8_e4m3fn":
             met = min(ratios) >= 0.95
         else:
             met = statistics.geometric_mean(ratios) >= 0.90 and min(ratios) >= 0.70
         assert row["speed"] == ("met" if met else "**not met**"), row
-        errors = [r["rel_error"] / r["peer_rel_error"] for r in typed if r["rel_error"] is not None and r["peer_rel_error"]]
+        errors = [
+            r["rel_error"] / r["peer_rel_error"] for r in typed if r["rel_error"] is not None and r["peer_rel_error"]
+        ]
         assert float(row["largest error / peer's error"]) == pytest.approx(max(errors), abs=6e-3)
         assert row["error goal ≤ 2×"] == ("met" if max(errors) <= 2 else "**not met**")
 
@@ -1005,6 +1011,19 @@ def check_triton_layout_checks(markdown: str, kwargs: dict[str, Any]) -> None:
         assert row["copied"] == (", ".join(c["staged"]) or "none")
 
 
+def check_triton_sweep_kernels(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    profiled = [r for r in _sweep_raw()["rows"] if r.get("kernels") is not None or r.get("peer_kernels") is not None]
+    assert len(table) == len(profiled) > 0
+    for row, r in zip(table, profiled, strict=True):
+        assert row["M×N×K"] == f"{r['m']}×{r['n']}×{r['k']}"
+        assert (
+            row["Triton's kernels"] == ", ".join(f"`{k}`" for k in r["kernels"] or []) or row["Triton's kernels"] == "–"
+        )
+        peer = [k.split("<")[0] for k in r["peer_kernels"] or [] if not k.startswith("Memset")]
+        assert row["cuBLAS's kernels"] == (", ".join(f"`{k}`" for k in peer) or "–")
+
+
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "type_architectures": check_architectures,
     "type_comparison": check_comparison,
@@ -1037,6 +1056,7 @@ CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "triton_host_path": check_triton_host_path,
     "triton_tuning_table": check_triton_tuning_table,
     "triton_layout_checks": check_triton_layout_checks,
+    "triton_sweep_kernels": check_triton_sweep_kernels,
 }
 
 CALLS = [c for c in page_calls() if c.module == "gpukb.gemm.pages" and c.function in CHECKS]
@@ -1070,3 +1090,17 @@ def test_a_rate_that_does_not_follow_from_its_time_fails_the_check() -> None:
     cells[2] = f"{int(cells[2].replace(',', '')) * 2:,}"
     with pytest.raises(AssertionError):
         check_timing_table(markdown.replace(row, " | ".join(cells)), {"dtype": "fp32", "n": 6000})
+
+
+def test_the_notes_errata_are_the_gemm_claims_of_the_notes() -> None:
+    """type_notes_errata (collapsed notes, not a table) shows exactly the errata of errata.toml, read with tomllib,
+    that are GEMM claims met in the widely shared explanation of hipBLASLt's type table, each linked to its entry."""
+    from gpukb.gemm.type_tables import NOTES_SECTION
+
+    raw = tomllib.loads((ROOT / "src" / "gpukb" / "data" / "errata.toml").read_text(encoding="utf-8"))["erratum"]
+    wanted = [e for e in raw if e["topic"] == "gemm" and e["claimed_in"].startswith(NOTES_SECTION)]
+    assert wanted
+    markdown = pages.type_notes_errata()
+    assert re.findall(r"errata/#([\w-]+)\)", markdown) == [e["id"] for e in wanted]
+    for e in wanted:
+        assert f"A claim you may meet: {e['claim']}" in markdown, e["id"]

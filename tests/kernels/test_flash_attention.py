@@ -144,8 +144,13 @@ GPU_CASES = [
     for d in (64, 128)
     for causal in (False, True)
 ] + [(torch.bfloat16, 128, causal, sq, sk, 8) for causal in (False, True) for sq, sk in ((256, 1040), (1040, 300))]
-#: The pointer kernel on every case, the TMA kernel on the bf16 ones (each with a 128x64 tiling).
-GPU_CONFIGS = {"pointer": fa.FlashConfig(128, 64, 8, 3), "tma": fa.FlashConfig(128, 64, 8, 3, tma=True)}
+#: The default tiling (``DEFAULT_CONFIGS``) and the pointer kernel on every case, the TMA kernel with a 128x64
+#: tiling on the bf16 ones.
+GPU_CONFIGS = {
+    "default": None,
+    "pointer": fa.FlashConfig(128, 64, 8, 3),
+    "tma": fa.FlashConfig(128, 64, 8, 3, tma=True),
+}
 
 
 @pytest.mark.gpu
@@ -156,7 +161,7 @@ GPU_CONFIGS = {"pointer": fa.FlashConfig(128, 64, 8, 3), "tma": fa.FlashConfig(1
         (*case, kernel)
         for case in GPU_CASES
         for kernel in GPU_CONFIGS
-        if kernel == "pointer" or case[0] == torch.bfloat16
+        if kernel != "tma" or case[0] == torch.bfloat16
     ],
 )
 def test_kernel_matches_float64_attention_on_gpu(dtype, d, causal, sq, sk, hkv, kernel) -> None:

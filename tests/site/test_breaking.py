@@ -54,8 +54,9 @@ def test_the_mutation_runs_improve_and_match_the_config() -> None:
     import tomllib
 
     m = mutation()
-    assert [r.id for r in m.run] == ["before", "after"]
-    assert m.run[-1].score > m.run[0].score
+    assert m.run[0].id == "before"
+    assert len({r.id for r in m.run}) == len(m.run) >= 2
+    assert all(later.score > earlier.score for earlier, later in zip(m.run, m.run[1:]))  # each run kills more
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mutmut"]
     assert config["only_mutate"] == m.scope
     assert config["pytest_add_cli_args_test_selection"] == m.run[-1].tests

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from gpukb.bench import specs
+from gpukb.cuda import limits as cuda_limits
 from gpukb.cudnn import cnn as cudnn_cnn
 from gpukb.cudnn import facts as cudnn_facts
 from gpukb.cudnn import layers as cudnn_layers
@@ -56,6 +57,7 @@ TOML_FILES: dict[str, tuple[Callable[[str], object], str]] = {
     "gemm/hipblaslt.toml": (_gemm("hipblaslt.toml"), "group"),
     "gemm/cublaslt.toml": (_gemm("cublaslt.toml"), "group"),
     "mutation.toml": (lambda text: parse_mutation(text, "mutation.toml"), "run"),
+    "cuda/limits.toml": (lambda text: cuda_limits.parse(text, "limits.toml"), "capability"),
     "fuzz.toml": (lambda text: parse_fuzz(text, "fuzz.toml"), "target"),
     "sequences/lstm_example.toml": (lambda text: worked_example.parse(text, "lstm_example.toml"), "example"),
     "sequences/bleu_examples.toml": (lambda text: bleu.parse_examples(text, "bleu_examples.toml"), "example"),

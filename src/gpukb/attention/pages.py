@@ -113,16 +113,22 @@ def flash_sweep() -> str:
 
 
 def flash_losses() -> str:
-    """Where the kernel is slower than a backend, said plainly, computed from the record."""
+    """Where the kernel is slower than a backend, said plainly, computed from the record: per backend, at how many
+    shapes it beat the kernel and the kernel's speed relative to it there, by head dim."""
     rec = _record()
     lines = []
-    for c in rec.cases:
-        slower = [(t.name, t.tflops) for t in c.backends if t.tflops and t.tflops > c.triton.tflops]
-        if slower:
-            what = ", ".join(f"SDPA {n} ({c.triton.tflops / r:.2f}×)" for n, r in slower)
-            lines.append(f"- D={c.head_dim}, S={c.seq}, {'causal' if c.causal else 'non-causal'} "
-                         f"({c.group}): slower than {what}.")  # fmt: skip
-    return "\n".join(lines) if lines else "The kernel was at least as fast as every backend at every shape."
+    for name in BACKENDS:
+        lost = [(c, c.triton.tflops / r) for c in rec.cases if (r := _rate(c, name)) and r > c.triton.tflops]
+        if not lost:
+            lines.append(f"- SDPA {name}: slower than the kernel at every one of the {len(rec.cases)} shapes.")
+            continue
+        parts = []
+        for d in sorted({c.head_dim for c, _ in lost}, reverse=True):
+            ratios = [x for c, x in lost if c.head_dim == d]
+            parts.append(f"D={d}: {len(ratios)} shapes, the kernel at {min(ratios):.2f}× to {max(ratios):.2f}× of it")
+        lines.append(f"- SDPA {name}: faster than the kernel at {len(lost)} of the {len(rec.cases)} shapes "
+                     f"({'; '.join(parts)}).")  # fmt: skip
+    return "\n".join(lines)
 
 
 def flash_tuning() -> str:

@@ -356,6 +356,11 @@ def kernels_summary(record_id: str = KERNELS_ID) -> dict[str, dict[str, float | 
     for row in r.rows:
         key = f"{row.group}/{row.framework}"
         if key not in best or row.ratio > best[key]["ratio"]:
-            best[key] = {"kernel": row.kernel, "ratio": row.ratio, "rate": row.rate, "peer_rate": row.peer_rate,
-                         "unit": row.unit}
+            best[key] = {
+                "kernel": row.kernel,
+                "ratio": row.ratio,
+                "rate": row.rate,
+                "peer_rate": row.peer_rate,
+                "unit": row.unit,
+            }
     return best

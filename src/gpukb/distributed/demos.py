@@ -34,6 +34,11 @@ def run_all(rank: int, world_size: int, device: str = "cpu", sizes: tuple[int, .
 
     hybrid = device_mesh(plan(data_parallel_replicate_degree=world_size), world_size, torch.device(device).type)
     out["hybrid_mesh"] = {"shape": list(hybrid.shape), "names": list(hybrid.mesh_dim_names)}
+    try:
+        device_mesh(plan(), world_size + 1, torch.device(device).type)
+        out["mesh_error"] = None
+    except ValueError as e:
+        out["mesh_error"] = str(e)
     from gpukb.distributed.model import ModelConfig
     from gpukb.distributed.training import train
 

@@ -32,7 +32,9 @@ MODES: dict[str, dict[str, str | None]] = {
 #: Composer's trainer ``precision`` values and the dtype each makes ``"compute"`` (``_get_torch_dtype``).
 PRECISIONS = {"fp32": "float32", "amp_fp16": "float16", "amp_bf16": "bfloat16"}
 
-#: Dtypes a gradient reduction may use here: the ones both NCCL and gloo reduce (gloo cannot reduce float8).
+#: Dtypes a gradient reduction may use here: the ones Composer's precisions name and FSDP's mixed precision is
+#: built for. Both gloo and NCCL reduce them; gloo refuses float8 ("Invalid scalar type"), so float8 is left out
+#: even though NCCL 2.28 accepted a float8 all-reduce on one GPU.
 REDUCE_DTYPES = ("float32", "bfloat16", "float16")
 
 #: FSDP1 ``ShardingStrategy`` names → (FSDP2 ``reshard_after_forward``, mesh has a replicate dimension).
@@ -90,7 +92,7 @@ def check_reduce_dtype(dtype: object, backend: str = "nccl") -> str:
     """The name of ``dtype`` if ``backend`` can reduce it (``"float32"``...), else a clear error.
 
     gloo (in torch 2.13) answers a float8 all-reduce with ``RuntimeError: Invalid scalar type``; this check
-    says which dtypes work before a collective is started.
+    refuses what gpukb does not reduce (:data:`REDUCE_DTYPES`) before a collective is started.
 
     Raises:
         ValueError: For an unknown backend or a dtype outside :data:`REDUCE_DTYPES`.

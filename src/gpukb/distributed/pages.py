@@ -256,3 +256,33 @@ def block_check_markdown() -> str:
         )
     headers = ["dtype", "shape", "saved bytes (measured)", "formula", "measured / formula"]
     return markdown_table(headers, rows) + "\n\n" + records.measured_on(record.run)
+
+
+def single_gpu_interleaved_markdown() -> str:
+    """The bfloat16 configurations trained afresh in interleaved rounds: tokens/s of each round, the median, and
+    the ratio of each round to plain training with autocast in the same round."""
+    from gpukb.distributed.results import FSDP_INTERLEAVED_ID
+
+    record = records.load(FSDP_INTERLEAVED_ID, FsdpTraining)
+    reference = next(r for r in record.runs if not r.fsdp)
+    rounds = len(reference.tokens_per_s)
+    rows = []
+    for run in record.runs:
+        ratios = [t / ref for t, ref in zip(run.tokens_per_s, reference.tokens_per_s, strict=True)]
+        rows.append(
+            [
+                run.name,
+                *(f"{t:,.0f}" for t in run.tokens_per_s),
+                f"{statistics.median(run.tokens_per_s):,.0f}",
+                " / ".join(f"{r:.2f}" for r in ratios),
+                f"{run.peak_bytes / GIB:.2f}",
+            ]
+        )
+    headers = [
+        "configuration",
+        *(f"round {i + 1} (tokens/s)" for i in range(rounds)),
+        "median",
+        "vs plain+autocast, per round",
+        "peak (GiB)",
+    ]
+    return markdown_table(headers, rows) + "\n\n" + records.measured_on(record.run)

@@ -90,3 +90,7 @@ class CollectiveBandwidth(Record):
     warmup: int = Field(ge=0)
     topology: str | None = None
     rows: list[CollectiveRow] = Field(min_length=1)
+
+
+#: Id of the committed interleaved rerun of the bfloat16 configurations on one GPU.
+FSDP_INTERLEAVED_ID = "distributed/fsdp-interleaved"

@@ -1202,3 +1202,22 @@ def triton_sweep_run(record: TritonSweepRecord | None = None) -> str:
         f"The sweep: {measured_on(record.run)} Timing: {record.timing}. Inputs: {record.inputs}. Errors on "
         f"{record.error_rows} sampled rows of C. The tuning table: {measured_on(table.run)} Timing: {table.timing}."
     )
+
+
+def triton_sweep_kernels(record: TritonSweepRecord | None = None) -> str:
+    """The GPU kernels each side launched for the profiled rows (bf16, M ≤ 64 and K-heavy), by name."""
+    rows = []
+    for r in _sweep(record).rows:
+        if r.kernels is None and r.peer_kernels is None:
+            continue
+        peer = [name for name in (r.peer_kernels or []) if not name.startswith("Memset")]
+        rows.append(
+            (
+                r.label,
+                _shape(r),
+                "–" if r.ratio is None else f"{r.ratio:.3f}",
+                ", ".join(f"`{name}`" for name in r.kernels or []) or "–",
+                ", ".join(f"`{name.split('<')[0]}`" for name in peer) or "–",
+            )
+        )
+    return markdown_table(["shape", "M×N×K", "Triton / cuBLAS", "Triton's kernels", "cuBLAS's kernels"], rows)

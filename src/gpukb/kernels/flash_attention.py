@@ -17,6 +17,10 @@ Details that make it fast, as in Triton's own ``06-fused-attention`` tutorial:
   it: query ``i`` sees keys ``0..i``.
 * Grouped-query attention (GQA) by index arithmetic: query head ``h`` reads key/value head ``h // (H / H_kv)``;
   nothing is copied or repeated.
+* Two variants of the same loop: :func:`_forward` loads tiles through pointers (any strides with a unit stride
+  along head_dim, any GPU), :func:`_forward_tma` through Hopper tensor descriptors (contiguous inputs, compute
+  capability 9.0); :class:`FlashConfig` picks one (``tma=True``), and ``DEFAULT_CONFIGS`` holds what
+  ``bench/attention_flash.py`` chose on an H100.
 
 Accumulation is float32; the probabilities are rounded to the input type before the second product, as in
 every flash-attention implementation. The kernel is compiled lazily, for the mode Triton is in at the first call
@@ -108,9 +112,9 @@ DEFAULT_CONFIGS = {
     (32, False): FlashConfig(128, 64, 4, 3),
     (32, True): FlashConfig(128, 64, 4, 3),
     (64, False): FlashConfig(128, 64, 8, 3),
-    (64, True): FlashConfig(128, 64, 8, 3),
-    (128, False): FlashConfig(128, 64, 8, 3),
-    (128, True): FlashConfig(128, 64, 8, 3),
+    (64, True): FlashConfig(64, 64, 4, 3, tma=True),
+    (128, False): FlashConfig(64, 64, 4, 3, tma=True),
+    (128, True): FlashConfig(64, 64, 4, 3, tma=True),
 }
 
 

@@ -484,10 +484,24 @@ def _check(a: Any, b: Any, out: Any, out_dtype: Any) -> tuple[int, int, int, Any
     return m, n, k, out_dtype
 
 
-def _check_not_aliased(a: Any, b: Any, out: Any) -> None:
-    if out.numel() and any(
-        t.numel() and out.untyped_storage().data_ptr() == t.untyped_storage().data_ptr() for t in (a, b)
-    ):
+def _extent(t: Any) -> int:
+    """Bytes from a tensor's first element to just past its last (0 for an empty tensor)."""
+    if not t.numel():
+        return 0
+    return (sum((size - 1) * abs(stride) for size, stride in zip(t.shape, t.stride(), strict=True)) + 1) * (
+        t.element_size()
+    )
+
+
+def _overlaps(p: int, p_extent: int, q: int, q_extent: int) -> bool:
+    return p_extent > 0 and q_extent > 0 and p < q + q_extent and q < p + p_extent
+
+
+def _check_not_aliased(a: Any, b: Any, out: Any, extents: tuple[int, int, int] | None = None) -> None:
+    """Refuse an ``out`` whose bytes overlap A's or B's (``extents``: their byte extents, when known)."""
+    ea, eb, ec = extents if extents is not None else (_extent(a), _extent(b), _extent(out))
+    c = out.data_ptr()
+    if _overlaps(c, ec, a.data_ptr(), ea) or _overlaps(c, ec, b.data_ptr(), eb):
         raise ValueError("out shares memory with A or B; the product cannot be written in place")
 
 
@@ -554,7 +568,7 @@ def matmul(
         key, plan = None, None
     if plan is not None:
         if out is not None:
-            _check_not_aliased(a, b, out)
+            _check_not_aliased(a, b, out, plan.extents)
         return plan(a, b, out, alpha)
     m, n, k, out_dtype = _check(a, b, out, out_dtype)
     if config is not None and not isinstance(config, Config):
@@ -607,6 +621,7 @@ class _Plan:
     def __init__(self, a: Any, b: Any, out: Any, out_dtype: Any, config: Config | None, m: int, n: int, k: int):
         self.m, self.n, self.k = m, n, k
         self.out_dtype = out_dtype
+        self.extents = (_extent(a), _extent(b), 0 if out is None else _extent(out))
         self.device = a.device
         self.fp8 = _dtype_name(a.dtype) == "float8_e4m3fn"
         self.interpret = interpreting()
@@ -647,6 +662,7 @@ class _Plan:
         self.tl_out = _tl_dtype(stored)
         self.upcast = _upcast(a)
         self.direct: list[Any] | None = None  # direct launchers of the compiled kernels, after the first call
+        self.quick: Any = None  # the whole call, operands to launch, once a first call has run (see _prepare_quick)
         self.fast = False
         self.fast_failed: str | None = None  # why a direct launch failed once (the plan then keeps to the JIT)
         if config.kernel == "blocked":
@@ -661,6 +677,12 @@ class _Plan:
     def __call__(self, a: Any, b: Any, out: Any, alpha: float) -> Any:
         torch = _torch()
         m, n, k = self.m, self.n, self.k
+        quick = self.quick
+        if quick is not None and _no_launch_hooks():
+            if out is None:
+                out = torch.empty((m, n), dtype=self.out_dtype, device=a.device)
+            quick(a, b, out, float(alpha))
+            return out
         if out is None:
             out = torch.empty((m, n), dtype=self.out_dtype, device=a.device)
         if m == 0 or n == 0:
@@ -741,11 +763,11 @@ class _Plan:
         """Launch a kernel: through Triton's JIT the first time (compiling it), then straight through the compiled
         kernel's launcher (:class:`_DirectLaunch`), past the JIT's argument binding and cache look-up."""
         direct = self.direct[slot] if self.fast and self.direct is not None else None
-        if direct is not None and triton.knobs.runtime.launch_enter_hook is None:
+        if direct is not None and _no_launch_hooks():
             try:
                 direct(grid, args, constants)
                 return
-            except Exception as err:  # noqa: BLE001  a Triton whose launcher differs: keep to its JIT path
+            except Exception as err:  # a Triton whose launcher differs: keep to its JIT path
                 self.direct = None
                 self.fast_failed = f"{type(err).__name__}: {err}"
         stages, warps = options
@@ -784,6 +806,9 @@ class _Plan:
         with _scratch_allocator(a.device) if device_desc else contextlib.nullcontext():
             self._launch("tma", grid, args, constants, (config.num_stages, config.num_warps), 0)
         self.fast = not self.interpret and not device_desc and self.fast_failed is None
+        if self.fast and not (self.stage_a or self.stage_b or self.stage_c) and self.quick is None:
+            c_block = [bm, bn // 2 if config.epilogue_subtile else bn]
+            self._prepare_quick(grid, (m, n, k, lda, ldb, ldc), tuple(constants.values()), c_block)
 
     def _splitk(self, a: Any, b: Any, out: Any, alpha: float) -> None:
         torch = _torch()
@@ -806,13 +831,84 @@ class _Plan:
         steps = self.k_per // config.block_k
         args = (a_desc, b_desc, target, m, n, k, self.k_per, steps, stride_cs, stride_cm, stride_cn, alpha)
         self._launch("splitk", (tiles, self.split), args, constants, (config.num_stages, config.num_warps), 0)
+        reduce_grid: tuple[int, ...] = ()
+        reduce_constants = {"BLOCK_M": REDUCE_BLOCK[0], "BLOCK_N": REDUCE_BLOCK[1], "OUT_DTYPE": self.tl_out}
         if not direct:
-            rm, rn = REDUCE_BLOCK
-            grid = (triton.cdiv(m, rm), triton.cdiv(n, rn))
+            reduce_grid = (triton.cdiv(m, REDUCE_BLOCK[0]), triton.cdiv(n, REDUCE_BLOCK[1]))
             reduce_args = (target, out, m, n, self.split, m * n, out.stride(0), out.stride(1), alpha)
-            reduce_constants = {"BLOCK_M": rm, "BLOCK_N": rn, "OUT_DTYPE": self.tl_out}
-            self._launch("reduce", grid, reduce_args, reduce_constants, (1, 4), 1)
+            self._launch("reduce", reduce_grid, reduce_args, reduce_constants, (1, 4), 1)
         self.fast = not self.interpret and self.fast_failed is None
+        if self.fast and not (self.stage_a or self.stage_b) and self.quick is None:
+            static = (m, n, k, self.k_per, steps, stride_cs, stride_cm, stride_cn)
+            reduce = (reduce_grid, tuple(reduce_constants.values()), out.stride(0), out.stride(1))
+            self._prepare_quick((tiles, self.split), static, tuple(constants.values()), None, reduce)
+
+    def _prepare_quick(
+        self, grid: tuple[int, ...], static: tuple, constants: tuple, c_block: list[int] | None, reduce: Any = None
+    ) -> None:
+        """After a first call, set :attr:`quick`: the call as a closure over everything that does not change
+        between calls of this plan (grid, sizes, strides, compile-time constants, the direct launchers), so that a
+        later call only reads its tensors' addresses, looks up their TMA descriptors and launches."""
+        direct = self.direct
+        if direct is None or direct[0] is None or direct[0].raw is None:
+            return
+        if self.split > 1 and direct[1] is None:
+            return
+        config, m, n, k = self.config, self.m, self.n, self.k
+        bm, bn, bk = config.block_m, config.block_n, config.block_k
+        a_row, b_row = self.a_row, self.b_row
+
+        def build_a(t: Any) -> Any:
+            if a_row:
+                return _fast_descriptor(t, [m, k], [t.stride(0) if m > 1 else max(k, 1), 1], [bm, bk])
+            return _fast_descriptor(t.t(), [k, m], [t.stride(1) if k > 1 else max(m, 1), 1], [bk, bm])
+
+        def build_b(t: Any) -> Any:
+            if b_row:
+                return _fast_descriptor(t, [k, n], [t.stride(0) if k > 1 else max(n, 1), 1], [bk, bn])
+            return _fast_descriptor(t.t(), [n, k], [t.stride(1) if n > 1 else max(k, 1), 1], [bn, bk])
+
+        main = direct[0]
+        driver = triton.runtime.driver.active
+        grid_x, grid_y = grid[0], grid[1] if len(grid) > 1 else 1
+        if c_block is not None:  # the persistent kernel: C through a descriptor too
+            ldc = static[5]
+
+            def build_c(t: Any) -> Any:
+                return _fast_descriptor(t, [m, n], [ldc, 1], c_block)
+
+            builders = (build_a, build_b, build_c)
+
+            def quick(a: Any, b: Any, out: Any, alpha: float) -> None:
+                stream = driver.get_current_stream(driver.get_current_device())
+                main.launch_tensors(grid_x, grid_y, stream, (a, b, out), builders, (*static, alpha, *constants))
+                _LAST["kernel"] = main.kernel
+
+        elif self.split == 1:
+            builders = (build_a, build_b)
+
+            def quick(a: Any, b: Any, out: Any, alpha: float) -> None:
+                stream = driver.get_current_stream(driver.get_current_device())
+                main.launch_tensors(grid_x, grid_y, stream, (a, b), builders, (out, *static, alpha, *constants))
+                _LAST["kernel"] = main.kernel
+
+        else:
+            builders = (build_a, build_b)
+            torch = _torch()
+            split, second = self.split, direct[1]
+            (reduce_grid, reduce_constants, stride_cm, stride_cn) = reduce
+
+            def quick(a: Any, b: Any, out: Any, alpha: float) -> None:
+                stream = driver.get_current_stream(driver.get_current_device())
+                work = torch.empty((split, m, n), dtype=torch.float32, device=out.device)
+                main.launch_tensors(grid_x, grid_y, stream, (a, b), builders, (work, *static, alpha, *constants))
+                second.launcher(
+                    reduce_grid[0], reduce_grid[1], 1, stream, second.function, second.packed, None, None, None,
+                    work, out, m, n, split, m * n, stride_cm, stride_cn, alpha, *reduce_constants,
+                )  # fmt: skip
+                _LAST["kernel"] = main.kernel
+
+        self.quick = quick
 
     @property
     def compiled(self) -> list[Any] | None:
@@ -866,6 +962,24 @@ class _DirectLaunch:
             found = self.maps[key] = self.expand(desc, self.metas[index])
         return found
 
+    def launch_tensors(
+        self, grid_x: int, grid_y: int, stream: int, tensors: tuple, builders: tuple, rest: tuple
+    ) -> None:
+        """Launch with the descriptors of ``tensors`` (built by ``builders`` the first time an address is seen, then
+        kept), followed by ``rest``: the kernel's other arguments and its compile-time constants, in order."""
+        maps = self.maps
+        expanded: list[Any] = []
+        for i, t in enumerate(tensors):
+            key = (i, t.data_ptr())
+            found = maps.get(key)
+            if found is None:
+                if len(maps) >= self.MAX_MAPS:
+                    maps.pop(next(iter(maps)))
+                found = maps[key] = self.expand(builders[i](t), self.metas[i])
+            expanded += found
+        self.raw(grid_x, grid_y, 1, stream, self.function, self.coop, self.pdl, None, None, self.packed, None, None,
+                 None, *expanded, *rest)  # fmt: skip
+
     def __call__(self, grid: tuple[int, ...], args: tuple, constants: dict[str, Any]) -> None:
         driver = triton.runtime.driver.active
         stream = driver.get_current_stream(driver.get_current_device())
@@ -883,6 +997,13 @@ class _DirectLaunch:
             self.raw(grid[0], grid_y, 1, stream, self.function, self.coop, self.pdl, None, None, self.packed, None,
                      None, None, *expanded, *constants.values())  # fmt: skip
         _LAST["kernel"] = self.kernel
+
+
+def _no_launch_hooks() -> bool:
+    """Whether no launch hook is set (a profiler such as proton sets one); triton 3.6 keeps them in a chain that is
+    never ``None``, older versions in a plain attribute."""
+    hooks = triton.knobs.runtime.launch_enter_hook
+    return hooks is None or not getattr(hooks, "calls", True)
 
 
 #: The reduction kernel's tile (rows, columns) for split-K partial sums.

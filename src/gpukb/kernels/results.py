@@ -489,8 +489,8 @@ class SweepRow(StrictModel):
             ``peer_rel_error`` the peer's; ``floor`` the float64 product's rounded once to the output type.
         all_written: No output element was left NaN.
         error: Why the kernel's case failed; ``peer_error`` why the peer's did.
-        peer_kernels: The GPU kernels one call of the peer launched, by name (``torch.profiler``; products with
-            M ≤ 512 only); ``kernels`` the same for ``matmul``.
+        peer_kernels: The GPU kernels one call of the peer launched, by name (``torch.profiler``, after all the
+            timing; bf16 products with M ≤ 64 and the K-heavy ones only); ``kernels`` the same for ``matmul``.
     """
 
     dtype: str
@@ -556,7 +556,7 @@ class HostPath(StrictModel):
     dtype: str
     calls: int
     rows: list[HostRow]
-    notes: list[str] = []
+    notes: list[str] = Field(default_factory=list)
 
 
 class LayoutCheck(StrictModel):

@@ -32,7 +32,8 @@ class MutationRun(StrictModel):
     """One run of the mutation tester over :attr:`Mutation.scope`.
 
     Attributes:
-        id: ``before`` or ``after`` (the tests added to kill survivors).
+        id: ``before`` (the tests of the mutated modules only), then one id per later run (``after``: with the
+            page-table checks added to kill survivors; ``cell-checks``: with every formats and GEMM table checked).
         date: When it ran.
         tests: The test files the runner selected.
         mutants: Mutants generated.
