@@ -261,7 +261,24 @@ def check_block_check(markdown: str, kwargs: dict[str, Any]) -> None:
         assert row["measured / formula"] == "1.0000"
 
 
+def check_single_gpu_interleaved(markdown: str, kwargs: dict[str, Any]) -> None:
+    rows = _table(markdown)
+    runs = {r["name"]: r for r in _record("fsdp-interleaved")["runs"]}
+    (reference,) = [r for r in runs.values() if not r["fsdp"]]
+    assert [r["configuration"] for r in rows] == list(runs)
+    for row in rows:
+        run = runs[row["configuration"]]
+        for i, t in enumerate(run["tokens_per_s"]):
+            assert int(row[f"round {i + 1} (tokens/s)"].replace(",", "")) == round(t)
+        assert int(row["median"].replace(",", "")) == round(statistics.median(run["tokens_per_s"]))
+        ratios = [float(x) for x in row["vs plain+autocast, per round"].split(" / ")]
+        want = [t / r for t, r in zip(run["tokens_per_s"], reference["tokens_per_s"], strict=True)]
+        assert ratios == pytest.approx(want, abs=0.006)
+        assert float(row["peak (GiB)"]) == pytest.approx(run["peak_bytes"] / GIB, abs=0.006)
+
+
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
+    "single_gpu_interleaved_markdown": check_single_gpu_interleaved,
     "single_gpu_throughput_markdown": check_single_gpu_throughput,
     "single_gpu_memory_markdown": check_single_gpu_memory,
     "block_check_markdown": check_block_check,

@@ -93,6 +93,67 @@ def copy_unrolled(per_thread: int = PER_THREAD):
     return kernel
 
 
+# --8<-- [start:ilp]
+@cache
+def copy_ilp(per_thread: int = PER_THREAD, dtype=float32):
+    """A grid-stride copy in which each thread first loads ``per_thread`` elements (``blockDim.x`` apart, so a
+    warp's accesses stay coalesced) into registers and only then stores them.
+
+    Why the order matters: ``src`` and ``dst`` may overlap as far as the compiler knows, so in
+    ``dst[i] = src[i]; dst[j] = src[j]`` the load of ``src[j]`` cannot move above the store to ``dst[i]``, and each
+    thread has one load in flight at a time. Loading everything first puts ``per_thread`` loads in flight. The
+    grid may be smaller than the array (for example a few blocks per SM): each block then walks the array in
+    steps of the whole grid's tile. ``dtype`` is the numba type of the elements (the local array needs it).
+    """
+
+    @cuda.jit
+    def kernel(src, dst):
+        n = dst.size
+        width = cuda.blockDim.x
+        tile = width * per_thread
+        values = cuda.local.array(per_thread, dtype)  # a fixed size: numba keeps it in registers
+        for base in range(cuda.blockIdx.x * tile + cuda.threadIdx.x, n, cuda.gridDim.x * tile):
+            if base + (per_thread - 1) * width < n:  # the whole tile is inside: no test per element
+                for k in range(per_thread):
+                    values[k] = src[base + k * width]
+                for k in range(per_thread):
+                    dst[base + k * width] = values[k]
+            else:
+                for k in range(per_thread):
+                    if base + k * width < n:
+                        dst[base + k * width] = src[base + k * width]
+
+    return kernel
+
+
+@cache
+def vector_add_ilp(per_thread: int = PER_THREAD):
+    """``c = a + b`` (float32) as :func:`copy_ilp` copies: each thread loads ``per_thread`` elements of ``a`` and
+    of ``b`` before it adds and stores any, in a grid-stride loop."""
+
+    @cuda.jit
+    def kernel(a, b, c):
+        n = c.size
+        width = cuda.blockDim.x
+        tile = width * per_thread
+        va = cuda.local.array(per_thread, float32)
+        vb = cuda.local.array(per_thread, float32)
+        for base in range(cuda.blockIdx.x * tile + cuda.threadIdx.x, n, cuda.gridDim.x * tile):
+            if base + (per_thread - 1) * width < n:
+                for k in range(per_thread):
+                    va[k] = a[base + k * width]
+                    vb[k] = b[base + k * width]
+                for k in range(per_thread):
+                    c[base + k * width] = va[k] + vb[k]
+            else:
+                for k in range(per_thread):
+                    if base + k * width < n:
+                        c[base + k * width] = a[base + k * width] + b[base + k * width]
+
+    return kernel
+    # --8<-- [end:ilp]
+
+
 # --8<-- [start:add-2d]
 @cuda.jit
 def add_2d_kernel(a, b, c):
