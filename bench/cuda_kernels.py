@@ -30,7 +30,7 @@ def main() -> int:
 
     import numpy as np
     import torch
-    from numba import cuda
+    from numba import cuda, float64
 
     from gpukb.cuda import kernels as K
     from gpukb.cuda import triton_kernels as T
@@ -149,6 +149,41 @@ def main() -> int:
             copy_bytes,
             ok,
         )
+    # Several loads in flight per thread before the first store, and a grid-stride loop over a grid of SMs x blocks.
+    grid_sms = sms * (2048 // K.THREADS)
+    d64a, d64c = cuda.as_cuda_array(a.view(torch.float64)), cuda.as_cuda_array(c.view(torch.float64))
+    for label, kernel, g, src, dst in (
+        ("copy, 4 loads then 4 stores", K.copy_ilp(4), K.blocks(n, K.THREADS * 4), da, dc),
+        ("copy, 8 loads then 8 stores", K.copy_ilp(8), K.blocks(n, K.THREADS * 8), da, dc),
+        (f"copy, 4 loads then 4 stores, grid-stride ({grid_sms} blocks)", K.copy_ilp(4), grid_sms, da, dc),
+        (
+            "copy, 8-byte words, 4 loads then 4 stores",
+            K.copy_ilp(4, float64),
+            K.blocks(n // 2, K.THREADS * 4),
+            d64a,
+            d64c,
+        ),
+    ):
+        try:
+            c.zero_()
+            kernel[g, K.THREADS](src, dst)
+            torch.cuda.synchronize()
+            ok = torch.equal(c, a)
+            add_row(
+                "copy",
+                label,
+                "numba",
+                size,
+                median_ms(lambda kernel=kernel, g=g, src=src, dst=dst: kernel[g, K.THREADS](src, dst)),
+                "torch copy_",
+                peer_copy,
+                "GB/s",
+                copy_bytes,
+                copy_bytes,
+                ok,
+            )
+        except Exception as err:  # a variant that fails to compile or run is reported, the others still count
+            print(f"{label}: {type(err).__name__}: {err}", flush=True)
     grid = (triton_blocks := -(-n // 4096),)
     c.zero_()
     T.copy_kernel[grid](a, c, n, BLOCK=4096)
@@ -204,6 +239,31 @@ def main() -> int:
             copy_bytes,
             ok,
         )
+    for label, kernel, g in (
+        ("4 loads of each input, then 4 stores", K.vector_add_ilp(4), K.blocks(n, K.THREADS * 4)),
+        ("8 loads of each input, then 8 stores", K.vector_add_ilp(8), K.blocks(n, K.THREADS * 8)),
+        (f"4 loads of each input then 4 stores, grid-stride ({grid_sms} blocks)", K.vector_add_ilp(4), grid_sms),
+    ):
+        try:
+            c.zero_()
+            kernel[g, K.THREADS](da, db, dc)
+            torch.cuda.synchronize()
+            ok = torch.equal(c, a + b)
+            add_row(
+                "vector add",
+                label,
+                "numba",
+                size,
+                median_ms(lambda kernel=kernel, g=g: kernel[g, K.THREADS](da, db, dc)),
+                "torch copy_",
+                peer_copy,
+                "GB/s",
+                add_bytes,
+                copy_bytes,
+                ok,
+            )
+        except Exception as err:
+            print(f"{label}: {type(err).__name__}: {err}", flush=True)
     c.zero_()
     T.add_kernel[grid](a, b, c, n, BLOCK=4096)
     torch.cuda.synchronize()

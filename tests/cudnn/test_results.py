@@ -82,7 +82,9 @@ def test_every_layer_is_within_its_types_bound() -> None:
 
 
 def _tensor_op() -> dict[tuple[str, str, str], object]:
-    return {(t.layer, t.dtype, t.layout): t for t in record().layers if t.math == "TENSOR_OP_MATH" and t.dtype != "fp32"}
+    return {
+        (t.layer, t.dtype, t.layout): t for t in record().layers if t.math == "TENSOR_OP_MATH" and t.dtype != "fp32"
+    }
 
 
 def test_nhwc_is_faster_for_torch_except_the_first_1x1_layer() -> None:
@@ -125,7 +127,12 @@ def test_the_graph_api_ran_both_layouts() -> None:
     assert runs["nchw"].built
     assert runs["nhwc"].max_abs_error < 1e-3
     assert runs["nchw"].max_abs_error < 1e-3
-    assert runs["nchw"].workspace > 1000 * runs["nhwc"].workspace  # NCHW data is transposed through the workspace
+    assert runs["nchw"].workspace > 1000 * runs["nhwc"].workspace
+    assert runs["nchw"].plan_name == runs["nhwc"].plan_name  # the same engine for both layouts
+    # NCHW's workspace is, to within 1 KiB, a copy of the fp16 input and filter: they are transposed through it.
+    n, c, h, w, k, r, s, _, _ = runs["nchw"].shape
+    assert abs(runs["nchw"].workspace - 2 * (n * c * h * w + k * c * r * s)) < 1024
+    assert runs["nchw"].ms.median > runs["nhwc"].ms.median
 
 
 def test_math_types_on_the_h100() -> None:
@@ -133,6 +140,7 @@ def test_math_types_on_the_h100() -> None:
     less exact than FMA_MATH. FP16 data: DEFAULT_MATH is as slow as FMA_MATH, TENSOR_OP_MATH many times faster."""
     math = parse_example(record().example.stdout).math
     assert math["FMA_MATH"][1] < 1e-6  # the small example: exact to FP32 rounding
+    assert len({algo for algo, _ in math.values()}) == 1  # ... and the same algorithm under every math type
     by = {(t.dtype, t.math): t for t in record().layers if t.layer == "res3-3x3" and t.layout == "nhwc"}
     fp32 = {m: by[("fp32", m)] for m in ("DEFAULT_MATH", "TENSOR_OP_MATH", "FMA_MATH")}
     assert fp32["DEFAULT_MATH"].error > 20 * fp32["FMA_MATH"].error
@@ -176,3 +184,14 @@ def test_one_legacy_algorithm_name_can_stand_for_several_engines() -> None:
         names = [f[0] for f in t.found]
         repeated = {n for n in names if names.count(n) > 1}
         assert {f[3] for f in t.found if f[0] in repeated and f[1] == "CUDNN_STATUS_SUCCESS"}, t.layer
+
+
+def test_the_search_times_include_the_hosts_time() -> None:
+    """Where a call costs the host much more than the GPU, the time Find reports for the algorithm it put first is
+    several times the GPU-only time and, in most cases, closer to the per-call time (host included)."""
+    slow = [t for t in record().layers if t.cudnn_ms > 2 * t.graph_ms]
+    assert len(slow) >= 10
+    for t in slow:
+        assert t.found[0][2] > 2 * t.graph_ms, t.layer
+    closer = [abs(t.found[0][2] - t.cudnn_ms) < abs(t.found[0][2] - t.graph_ms) for t in slow]
+    assert sum(closer) > 0.8 * len(closer)

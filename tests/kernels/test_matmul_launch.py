@@ -154,3 +154,35 @@ def test_a_launch_hook_sends_calls_back_through_the_jit(monkeypatch: pytest.Monk
     CALLS.clear()
     mm.matmul(a, b, out=out)
     assert len(CALLS) == 1  # launched, through the JIT stand-in, which passes the hooks on
+
+
+def _shape_only(call: tuple) -> tuple:
+    """A launch's arguments with addresses blanked: tensor maps keep their box, shape and strides."""
+    out = []
+    for x in call:
+        if isinstance(x, torch.Tensor):
+            out.append("tensor")
+        elif isinstance(x, tuple) and x and x[0] == "tensor map":
+            out.append(("tensor map", *x[2:]))
+        else:
+            out.append(x)
+    return tuple(out)
+
+
+@pytest.mark.usefixtures("fake_gpu")
+@pytest.mark.parametrize("kernel", ["tma", "splitk"])
+def test_copied_operands_take_the_direct_launch_too(kernel: str) -> None:
+    # Rows of 500 and 250 two-byte elements are not 16-byte aligned: A, B (and, for the persistent kernel, C) are
+    # copied into padded buffers on every call, and the copies' descriptors describe the padded rows.
+    config = Config(kernel, 64, 128, 64, num_warps=4, **({"split_k": 2} if kernel == "splitk" else {}))
+    a, b, out = torch.randn(8, 500).bfloat16(), torch.randn(500, 250).bfloat16(), torch.empty(8, 250).bfloat16()
+    mm.matmul(a, b, out=out, config=config)
+    first = [_shape_only(c) for c in CALLS]
+    (plan,) = mm._PLANS.values()
+    assert (plan.stage_a, plan.stage_b, plan.stage_c) == (True, True, kernel == "tma")
+    assert plan.quick is not None
+    CALLS.clear()
+    mm.matmul(a, b, out=out, config=config)
+    assert [_shape_only(c) for c in CALLS] == first
+    maps = [x for x in CALLS[0] if isinstance(x, tuple) and x and x[0] == "tensor map"]
+    assert maps[0][3:] == ((8, 500), (504, 1))  # A's copy: rows of 500 elements padded to 504 (1008 bytes)

@@ -73,6 +73,11 @@ def test_efficiency_counts_rounds_of_tiles_and_their_area() -> None:
     assert tuning.efficiency(3000, 3000, 3000, LARGE, 132) == pytest.approx(
         288 / (3 * 132) * 3000 * 3000 / (24 * 128 * 12 * 256)
     )
+    # The page's figures for 3000³: 288 large tiles in 3 rounds (2.2 rounds of work), 576 medium ones in 5 (4.4).
+    from gpukb.kernels.configs import waves
+
+    assert (waves(3000, 3000, LARGE, 132), waves(3000, 3000, MEDIUM, 132)) == (3, 5)
+    assert (round(24 * 12 / 132, 1), round(24 * 24 / 132, 1)) == (2.2, 4.4)
     split = Config("splitk", 64, 128, 128, num_warps=4)
     assert tuning.efficiency(1, 4096, 4096, split, 132) == pytest.approx(32 * 8 / (2 * 132) / 64)  # 8 slices, 1 row
 
@@ -139,3 +144,18 @@ def test_the_committed_table_is_the_fastest_candidate_of_each_class() -> None:
     active = tuning.active_table()
     assert active is not None
     assert {cls: entry.config for cls, entry in active.items()} == record.table()
+
+
+def test_the_sweep_is_registered_for_gpukb_bench() -> None:
+    from gpukb.bench.counting import gemm_bytes
+    from gpukb.bench.registry import REGISTRY
+    from gpukb.kernels import matmul_sweep
+
+    pairs = {name: REGISTRY.pairs[f"triton-gemm-sweep-{name}"] for name in ("bf16", "fp16", "fp8")}
+    assert pairs["fp8"].peer == "torch._scaled_mm (use_fast_accum=False)"
+    assert pairs["bf16"].peer == pairs["fp16"].peer == "torch.matmul (cuBLAS)"
+    assert len(pairs["bf16"].cases) == len(matmul_sweep.shapes()) >= 30
+    assert "4095x4097x4099" in pairs["bf16"].cases
+    assert "1x128256x4096" in pairs["bf16"].cases
+    assert all(all(int(x) % 16 == 0 for x in case.split("x")) for case in pairs["fp8"].cases)
+    assert pairs["fp8"].nbytes("4096x4096x4096") == gemm_bytes(4096, 4096, 4096, a_bytes=1, c_bytes=2)

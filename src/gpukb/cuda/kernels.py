@@ -154,6 +154,27 @@ def vector_add_ilp(per_thread: int = PER_THREAD):
     # --8<-- [end:ilp]
 
 
+@cuda.jit
+def iterate_kernel(x, y, iters):
+    """``y[i]`` = ``x[i]`` after ``iters`` steps of ``v = 0.999 v + 0.001``: a kernel whose time is set by
+    ``iters`` (arithmetic, not memory), for timelines where a kernel should last as long as a copy."""
+    i = cuda.grid(1)
+    if i < y.size:
+        v = x[i]
+        for _ in range(iters):
+            v = v * float32(0.999) + float32(0.001)
+        y[i] = v
+
+
+def iterate_reference(x: np.ndarray, iters: int) -> np.ndarray:
+    """What :func:`iterate_kernel` computes, on the host in float32 (the GPU fuses each step into one FMA, so
+    results agree to a few units in the last place, not bit for bit)."""
+    v = np.asarray(x, dtype=np.float32).copy()
+    for _ in range(iters):
+        v = v * np.float32(0.999) + np.float32(0.001)
+    return v
+
+
 # --8<-- [start:add-2d]
 @cuda.jit
 def add_2d_kernel(a, b, c):

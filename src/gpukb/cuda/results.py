@@ -9,6 +9,10 @@ Each is a :class:`gpukb.records.Record` kind read back by id with :func:`gpukb.r
 - ``"cuda/copy-width-h100"`` (:class:`CopyWidth`): device-to-device copy throughput by element width.
 - ``"cuda/transfers-h100"`` (:class:`Transfers`): host↔device copy throughput by size, pageable and pinned.
 - ``"cuda/kernels-h100"`` (:class:`KernelBench`): the chapter's kernels against their torch/cuBLAS peers.
+- ``"cuda/host-memory-h100"`` (:class:`HostMemory`): a kernel reading host data after a pinned copy, from mapped
+  (zero-copy) memory, and from managed memory with and without a prefetch, by size.
+- ``"cuda/overlap-h100"`` (:class:`Overlap`): copy, kernel, copy in chunks on one stream and on several, every
+  operation's start and end from CUDA events.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ OCCUPANCY_ID = "cuda/occupancy-h100"
 COPY_WIDTH_ID = "cuda/copy-width-h100"
 TRANSFERS_ID = "cuda/transfers-h100"
 KERNELS_ID = "cuda/kernels-h100"
+HOST_MEMORY_ID = "cuda/host-memory-h100"
+OVERLAP_ID = "cuda/overlap-h100"
 
 
 class DeviceFacts(Record):
@@ -157,3 +163,87 @@ class KernelBench(Record):
     kind: Literal["cuda.kernels"] = "cuda.kernels"
     schema_version: Literal[1] = 1
     rows: list[KernelRow]
+
+
+#: The ways :class:`HostMemory` measures, by id: what the timed window holds.
+HOST_MEMORY_METHODS = {
+    "pinned-copy": "cudaMemcpyAsync from pinned memory alone",
+    "pinned-copy-kernel": "pinned copy, then the kernel on device memory",
+    "device-kernel": "the kernel on device memory alone",
+    "mapped-kernel": "the kernel reading mapped (zero-copy) host memory",
+    "managed-fault-kernel": "the kernel on managed memory, pages on the host (page faults)",
+    "managed-prefetch": "cudaMemPrefetchAsync of the managed pages alone",
+    "managed-prefetch-kernel": "prefetch, then the kernel",
+    "managed-resident-kernel": "the kernel on managed memory after the prefetch",
+}
+
+
+class HostMemoryRow(StrictModel):
+    """One way of getting ``bytes`` of host data into a kernel: every sample (ms), their median, and the bytes per
+    median as GB/s; ``correct``: the kernel's output equalled the source."""
+
+    method: Literal[
+        "pinned-copy",
+        "pinned-copy-kernel",
+        "device-kernel",
+        "mapped-kernel",
+        "managed-fault-kernel",
+        "managed-prefetch",
+        "managed-prefetch-kernel",
+        "managed-resident-kernel",
+    ]
+    bytes: int = Field(gt=0)
+    samples_ms: list[float] = Field(min_length=1)
+    median_ms: float = Field(gt=0)
+    gbps: float = Field(gt=0)
+    correct: bool
+
+
+class HostMemory(Record):
+    """Pinned copies, mapped (zero-copy) reads and managed memory (faulting or prefetched), by size."""
+
+    kind: Literal["cuda.host-memory"] = "cuda.host-memory"
+    schema_version: Literal[1] = 1
+    free_bytes_at_start: int = Field(gt=0)
+    apis: dict[str, str] = Field(default_factory=dict)
+    rows: list[HostMemoryRow]
+
+    def row(self, method: str, nbytes: int) -> HostMemoryRow | None:
+        """The row of one method and size, or ``None`` where the run has none."""
+        return next((r for r in self.rows if r.method == method and r.bytes == nbytes), None)
+
+
+class TimelineOp(StrictModel):
+    """One operation on the timeline: ``H2D`` copy, ``kernel`` or ``D2H`` copy of one chunk on one stream, its start
+    and end in ms after the variant's common start event."""
+
+    op: Literal["H2D", "kernel", "D2H"]
+    chunk: int = Field(ge=0)
+    stream: int = Field(ge=0)
+    start_ms: float = Field(ge=0)
+    end_ms: float = Field(ge=0)
+
+
+class OverlapVariant(StrictModel):
+    """One way of issuing the work: ``chunks`` pieces on ``streams`` streams; the total (common start to last end)
+    of every repeat, and the operations of the repeat whose total is the median."""
+
+    name: str
+    streams: int = Field(gt=0)
+    chunks: int = Field(gt=0)
+    totals_ms: list[float] = Field(min_length=1)
+    ops: list[TimelineOp] = Field(min_length=3)
+    correct: bool
+
+
+class Overlap(Record):
+    """Host-to-device copy, kernel, device-to-host copy of one buffer, issued whole, in chunks on one stream, and
+    in chunks on several streams."""
+
+    kind: Literal["cuda.overlap"] = "cuda.overlap"
+    schema_version: Literal[1] = 1
+    total_bytes: int = Field(gt=0)
+    kernel: str
+    kernel_iters: int = Field(gt=0)
+    async_engine_count: int = Field(ge=0)
+    variants: list[OverlapVariant] = Field(min_length=1)

@@ -392,3 +392,12 @@ def algorithm_counts(record_id: str = CONV_H100) -> str:
     rows = [[f"`{algo}`", str(len(ws)), f"{statistics.median(ws) / 2**20:.1f}"]
             for algo, ws in sorted(picks.items(), key=lambda kv: -len(kv[1]))]  # fmt: skip
     return markdown_table(["algorithm", "layers where it came first", "median workspace (MiB)"], rows)
+
+
+def gpu_tests(record_id: str = CONV_H100) -> str:
+    """The GPU-marked tests of the chapter as they ran on the same machine: the command and pytest's summary line."""
+    t = _record(record_id).gpu_tests
+    if t is None:
+        return "The GPU tests did not run with this record."
+    summary = next((line for line in reversed(t.stdout.splitlines()) if " in " in line), "no summary")
+    return f"`{t.command}` on the same machine: {summary.strip()} (exit status {t.returncode})."

@@ -1221,3 +1221,30 @@ def triton_sweep_kernels(record: TritonSweepRecord | None = None) -> str:
             )
         )
     return markdown_table(["shape", "M×N×K", "Triton / cuBLAS", "Triton's kernels", "cuBLAS's kernels"], rows)
+
+
+def triton_sweep_notes(record: TritonSweepRecord | None = None) -> str:
+    """What the record says beyond the ratios: rows whose error exceeds twice the peer's, and bf16/fp16 twins (same
+    shape, same configuration) whose ratios differ by more than 0.2, a sign of noise in one of them."""
+    record = _sweep(record)
+    items = []
+    over = [r for r in record.rows if r.error_ratio is not None and r.error_ratio > triton_results.ERROR_GOAL]
+    for r in over:
+        items.append(
+            f"- {_DTYPE_SHORT[r.dtype]} {r.label} ({_shape(r)}): error {r.rel_error:.3g}, {r.error_ratio:.2f}× the "
+            f"peer's {r.peer_rel_error:.3g}."
+        )
+    by_shape = {(r.m, r.n, r.k, r.layout, r.dtype): r for r in record.rows if r.ratio is not None}
+    for (m, n, k, layout, dtype), r in by_shape.items():
+        twin = by_shape.get((m, n, k, layout, "float16")) if dtype == "bfloat16" else None
+        if twin is None or twin.config != r.config or r.ratio is None or twin.ratio is None:
+            continue
+        if abs(r.ratio - twin.ratio) > 0.2:
+            items.append(
+                f"- {_shape(r)} ran the same configuration in bf16 and fp16, at {r.ratio:.3f} and {twin.ratio:.3f} "
+                "of cuBLAS: the same kernel on the same element size, so the gap says more about the measurement "
+                "than about the kernel."
+            )
+    if not items:
+        return "No row's error exceeds twice its peer's, and no bf16/fp16 pair of one shape disagrees by over 0.2."
+    return "\n".join(items)

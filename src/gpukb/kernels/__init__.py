@@ -2,8 +2,10 @@
 
 * :mod:`gpukb.kernels.matmul`: a GEMM (fp16, bf16, fp32; fp8 on Hopper), against cuBLAS through
   ``torch.matmul``.
-* :mod:`gpukb.kernels.configs`: how the GEMM is tiled, torch-free; :mod:`gpukb.kernels.results`: the recorded
-  run of ``bench/triton_gemm.py`` that chose its configurations (rendered by :mod:`gpukb.gemm.pages`).
+* :mod:`gpukb.kernels.configs`: how the GEMM is tiled, torch-free; :mod:`gpukb.kernels.tuning`: its tuning table
+  by shape class; :mod:`gpukb.kernels.matmul_sweep`: the shapes of its sweep, registered as the pairs
+  ``triton-gemm-sweep-bf16``, ``-fp16`` and ``-fp8``; :mod:`gpukb.kernels.results`: the recorded runs of
+  ``bench/triton_gemm.py`` and ``bench/triton_gemm_sweep.py`` (rendered by :mod:`gpukb.gemm.pages`).
 
 Importing this package registers the pairs and imports neither torch nor triton; they are imported when a pair
 is first measured.

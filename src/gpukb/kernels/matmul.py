@@ -806,7 +806,7 @@ class _Plan:
         with _scratch_allocator(a.device) if device_desc else contextlib.nullcontext():
             self._launch("tma", grid, args, constants, (config.num_stages, config.num_warps), 0)
         self.fast = not self.interpret and not device_desc and self.fast_failed is None
-        if self.fast and not (self.stage_a or self.stage_b or self.stage_c) and self.quick is None:
+        if self.fast and self.quick is None:
             c_block = [bm, bn // 2 if config.epilogue_subtile else bn]
             self._prepare_quick(grid, (m, n, k, lda, ldb, ldc), tuple(constants.values()), c_block)
 
@@ -838,7 +838,7 @@ class _Plan:
             reduce_args = (target, out, m, n, self.split, m * n, out.stride(0), out.stride(1), alpha)
             self._launch("reduce", reduce_grid, reduce_args, reduce_constants, (1, 4), 1)
         self.fast = not self.interpret and self.fast_failed is None
-        if self.fast and not (self.stage_a or self.stage_b) and self.quick is None:
+        if self.fast and self.quick is None:
             static = (m, n, k, self.k_per, steps, stride_cs, stride_cm, stride_cn)
             reduce = (reduce_grid, tuple(reduce_constants.values()), out.stride(0), out.stride(1))
             self._prepare_quick((tiles, self.split), static, tuple(constants.values()), None, reduce)
@@ -870,6 +870,12 @@ class _Plan:
 
         main = direct[0]
         driver = triton.runtime.driver.active
+        stage_a, stage_b, stage_c = self.stage_a, self.stage_b, self.stage_c
+        a_col, b_col = self.a_col_major_copy, self.b_col_major_copy
+
+        def stage(a: Any, b: Any) -> tuple[Any, Any]:  # operands a descriptor cannot describe: aligned copies
+            return (_aligned_copy(a, a_col) if stage_a else a), (_aligned_copy(b, b_col) if stage_b else b)
+
         grid_x, grid_y = grid[0], grid[1] if len(grid) > 1 else 1
         if c_block is not None:  # the persistent kernel: C through a descriptor too
             ldc = static[5]
@@ -880,14 +886,19 @@ class _Plan:
             builders = (build_a, build_b, build_c)
 
             def quick(a: Any, b: Any, out: Any, alpha: float) -> None:
+                a, b = stage(a, b)
+                target = _aligned_copy_target(out) if stage_c else out
                 stream = driver.get_current_stream(driver.get_current_device())
-                main.launch_tensors(grid_x, grid_y, stream, (a, b, out), builders, (*static, alpha, *constants))
+                main.launch_tensors(grid_x, grid_y, stream, (a, b, target), builders, (*static, alpha, *constants))
+                if target is not out:
+                    out.copy_(target)
                 _LAST["kernel"] = main.kernel
 
         elif self.split == 1:
             builders = (build_a, build_b)
 
             def quick(a: Any, b: Any, out: Any, alpha: float) -> None:
+                a, b = stage(a, b)
                 stream = driver.get_current_stream(driver.get_current_device())
                 main.launch_tensors(grid_x, grid_y, stream, (a, b), builders, (out, *static, alpha, *constants))
                 _LAST["kernel"] = main.kernel
@@ -899,6 +910,7 @@ class _Plan:
             (reduce_grid, reduce_constants, stride_cm, stride_cn) = reduce
 
             def quick(a: Any, b: Any, out: Any, alpha: float) -> None:
+                a, b = stage(a, b)
                 stream = driver.get_current_stream(driver.get_current_device())
                 work = torch.empty((split, m, n), dtype=torch.float32, device=out.device)
                 main.launch_tensors(grid_x, grid_y, stream, (a, b), builders, (work, *static, alpha, *constants))

@@ -581,7 +581,8 @@ class TritonGemmSweep(Record):
     Attributes:
         timing: How products were timed, in words.
         error_rows: Rows of C sampled for the errors against float64.
-        tuning: The tuning table in use (its file under ``gpukb/data/kernels/``), made earlier in the same run.
+        tuning: The tuning table in use (its file under ``gpukb/data/kernels/``): made earlier in the same run,
+            or, with ``--table``, by an earlier run (its own record says which).
     """
 
     kind: Literal["kernels.triton-gemm-sweep"] = "kernels.triton-gemm-sweep"

@@ -40,6 +40,8 @@ KINDS = {
     "cuda.copy-width": "gpukb.cuda.results:CopyWidth",
     "cuda.transfers": "gpukb.cuda.results:Transfers",
     "cuda.kernels": "gpukb.cuda.results:KernelBench",
+    "cuda.host-memory": "gpukb.cuda.results:HostMemory",
+    "cuda.overlap": "gpukb.cuda.results:Overlap",
     "attention.flash-forward": "gpukb.attention.results:FlashForward",
     # anchor:sequences
     "distributed.collectives": "gpukb.distributed.results:CollectiveBandwidth",

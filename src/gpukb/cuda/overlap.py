@@ -1,0 +1,75 @@
+"""Copies and kernels overlapping on streams: the lower bound a pipeline of chunks can reach, and the timeline of a
+recorded run laid out by engine.
+
+A buffer processed as host-to-device copy, kernel, device-to-host copy can be cut into chunks: while chunk ``i`` is
+computed, chunk ``i + 1`` is copied in and chunk ``i - 1`` copied out, on GPUs whose copy engines work alongside
+the SMs (``asyncEngineCount`` of 2 or more for both directions at once). These functions need no GPU.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+#: The three stages of every chunk, in order.
+STAGES = ("H2D", "kernel", "D2H")
+
+
+def _check_stages(h2d: Sequence[float], kernel: Sequence[float], d2h: Sequence[float]) -> None:
+    if not (len(h2d) == len(kernel) == len(d2h)) or not h2d:
+        raise ValueError(
+            f"one duration per chunk for each stage, at least one chunk; got {len(h2d)}, {len(kernel)} and {len(d2h)}"
+        )
+    for stage, values in zip(STAGES, (h2d, kernel, d2h), strict=True):
+        if any(v < 0 for v in values):
+            raise ValueError(f"durations cannot be negative; {stage} has {min(values)}")
+
+
+def sequential_time(h2d: Sequence[float], kernel: Sequence[float], d2h: Sequence[float]) -> float:
+    """Every operation one after the other: the sum of all durations."""
+    _check_stages(h2d, kernel, d2h)
+    return float(sum(h2d) + sum(kernel) + sum(d2h))
+
+
+def pipeline_bound(h2d: Sequence[float], kernel: Sequence[float], d2h: Sequence[float]) -> float:
+    """The shortest time three engines (one per stage) can finish the chunks in, processed in order.
+
+    Each engine does its stage of every chunk, one chunk at a time, and a chunk's stage starts only after its
+    previous stage ended. The busiest engine's total work is the floor, plus what must happen before that engine
+    can start (the first chunk's earlier stages) and after it ends (the last chunk's later stages):
+    ``max(ΣH + k_last + d_last, h_1 + ΣK + d_last, h_1 + k_1 + ΣD)``. With equal chunks this is the largest stage
+    total plus one chunk of each other stage, so more chunks bring it closer to the largest stage total.
+    """
+    _check_stages(h2d, kernel, d2h)
+    return float(
+        max(
+            sum(h2d) + kernel[-1] + d2h[-1],
+            h2d[0] + sum(kernel) + d2h[-1],
+            h2d[0] + kernel[0] + sum(d2h),
+        )
+    )
+
+
+def engine_lanes(ops: Sequence[tuple[str, int, float, float]]) -> dict[str, list[tuple[int, float, float]]]:
+    """The operations of one run, ``(stage, chunk, start, end)`` with ``start`` the time an event before it on its
+    stream completed, laid out one lane per stage: ``{stage: [(chunk, start, end), ...]}`` in order of end.
+
+    An event marks when its stream reached it, not when the engine took the operation up: on several streams an
+    operation may have waited for the previous one of its stage. Each lane therefore starts an operation no earlier
+    than the previous one of that lane ended (one copy per direction and one kernel at a time, which holds when
+    every kernel fills the GPU and a copy alone fills the link).
+    """
+    lanes: dict[str, list[tuple[int, float, float]]] = {}
+    for stage in STAGES:
+        mine = sorted((o for o in ops if o[0] == stage), key=lambda o: (o[3], o[2]))
+        lane, last_end = [], 0.0
+        for _, chunk, start, end in mine:
+            if end < start:
+                raise ValueError(f"{stage} of chunk {chunk} ends ({end}) before it starts ({start})")
+            begin = min(max(start, last_end), end)
+            lane.append((chunk, begin, end))
+            last_end = end
+        lanes[stage] = lane
+    unknown = {o[0] for o in ops} - set(STAGES)
+    if unknown:
+        raise ValueError(f"unknown stages {sorted(unknown)}; the stages are {STAGES}")
+    return lanes
