@@ -66,3 +66,23 @@ def test_a_launch_beyond_launch_bounds_fails_though_the_occupancy_api_answers() 
     print("launch at 512 threads:", err.value)
     kernel((1,), (256,), (x,))
     assert float(x[255]) == 255.0
+
+
+def test_mapped_and_managed_memory_are_read_by_a_kernel() -> None:
+    from numba import cuda
+
+    from gpukb.cuda import host_memory
+    from gpukb.cuda import kernels as K
+
+    x = np.random.default_rng(2).random(1_000_003, dtype=np.float32) + 0.5
+    out = cuda.device_array_like(x)
+    for allocate in (host_memory.mapped, host_memory.managed):
+        buffer = allocate(x.size)
+        buffer.host[:] = x
+        if buffer.kind == "managed":
+            host_memory.prefetch_to_device(buffer)
+        K.copy_ilp(4)[K.blocks(x.size, K.THREADS * 4), K.THREADS](buffer.device, out)
+        assert np.array_equal(out.copy_to_host(), x), buffer.kind
+        buffer.free()
+    with pytest.raises(ValueError, match="more than 50% of the"):
+        host_memory.managed(host_memory.free_device_bytes())  # float32 elements: four times the free bytes

@@ -26,16 +26,46 @@ for delta in (1, 3, 16):
     out = np.zeros(64, dtype=np.int64)
     probe[1, 64](out, delta)
     print(delta, " ".join(map(str, out)))
+
+# The loads-first kernels, full tiles and a ragged tail, a grid smaller than the array (grid-stride) and larger.
+from numba import float64
+rng = np.random.default_rng(3)
+for n in (1, 100, 2 * 4 * 32 + 6):
+    a, b = rng.random(n, dtype=np.float32) + 1, rng.random(n, dtype=np.float32) + 1
+    for per, grid in ((1, 1), (4, 1), (4, 3), (2, 6)):
+        c, s = np.zeros_like(a), np.zeros_like(a)
+        kernels.copy_ilp(per)[grid, 32](a, c)
+        kernels.vector_add_ilp(per)[grid, 32](a, b, s)
+        print("ilp", n, per, grid, int((c != a).sum()), int((s != a + b).sum()))
+    if n % 2 == 0:  # 8-byte words: the float32 pairs travel together
+        c = np.zeros_like(a)
+        kernels.copy_ilp(4, float64)[2, 32](a.view(np.float64), c.view(np.float64))
+        print("ilp64", n, int((c != a).sum()))
+x = rng.random(50, dtype=np.float32) + 0.5
+y = np.zeros_like(x)
+kernels.iterate_kernel[2, 32](x, y, 40)
+print("iterate", float(np.abs(y - kernels.iterate_reference(x, 40)).max()), float(np.abs(y - x).min()))
 """
 
 
-def test_simulated_shuffle_matches_the_hardware_rule() -> None:
+def test_simulated_shuffle_and_the_loads_first_kernels() -> None:
     env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1"}
     proc = subprocess.run(
         [sys.executable, "-c", SHUFFLE], capture_output=True, text=True, env=env, timeout=120, cwd=ROOT
     )
     assert proc.returncode == 0, proc.stderr
-    for line in proc.stdout.splitlines():
+    lines = proc.stdout.splitlines()
+    ilp = [line.split() for line in lines if line.startswith("ilp ")]
+    assert len(ilp) == 12
+    assert all(fields[-2:] == ["0", "0"] for fields in ilp), ilp  # no element differs
+    ilp64 = [line.split() for line in lines if line.startswith("ilp64")]
+    assert ilp64 == [["ilp64", "100", "0"], ["ilp64", "262", "0"]]
+    (iterate,) = [line.split() for line in lines if line.startswith("iterate")]
+    assert float(iterate[1]) == 0.0  # the host reference
+    assert float(iterate[2]) > 0  # and the values did change
+    for line in lines:
+        if line.startswith(("ilp", "iterate")):
+            continue
         delta, *values = map(int, line.split())
         # lane l of each warp of 32 gets lane l + delta's value, or keeps its own past the warp's last lane
         want = [10 * (t + delta) if t % 32 + delta < 32 else 10 * t for t in range(64)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import statistics
 import tomllib
 from collections import Counter
 from collections.abc import Callable
@@ -176,6 +177,66 @@ def _amount_ratio(rec: dict[str, Any]) -> float:
     return (rec["rate"] * rec["median_ms"]) / (rec["peer_rate"] * rec["peer_median_ms"])
 
 
+def _time_cell(ms: float) -> str:
+    return f"{ms * 1e3:,.0f} µs" if ms < 10 else f"{ms:,.1f} ms"
+
+
+HOST_MEMORY_HEADINGS = {
+    "pinned: copy, then kernel": "pinned-copy-kernel",
+    "mapped (zero-copy): kernel": "mapped-kernel",
+    "managed, first touch: kernel": "managed-fault-kernel",
+    "managed: prefetch, then kernel": "managed-prefetch-kernel",
+    "device memory: kernel alone": "device-kernel",
+}
+
+
+def check_host_memory(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    data = _record("host-memory-h100")
+    sizes = sorted({r["bytes"] for r in data["rows"]})
+    assert len(table) == len(sizes)
+    seen = 0
+    for row, size in zip(table, sizes, strict=True):
+        unit = "MiB" if size >= 2**20 else "KiB"
+        assert row["size"] == f"{size // (2**20 if unit == 'MiB' else 2**10)} {unit}"
+        for heading, method in HOST_MEMORY_HEADINGS.items():
+            rec = [r for r in data["rows"] if r["method"] == method and r["bytes"] == size]
+            if not rec:
+                assert row[heading] == "not measured"
+                continue
+            (rec,) = rec
+            assert rec["median_ms"] == statistics.median(rec["samples_ms"])
+            gbps = size / rec["median_ms"] / 1e6
+            assert row[heading] == f"{_time_cell(rec['median_ms'])} ({gbps:,.1f} GB/s)", (heading, size)
+            seen += 1
+    assert seen >= 8
+    assert "Measured on an NVIDIA H100" in markdown
+
+
+def check_host_memory_methods(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    ids = [row["method id"].strip("`") for row in table]
+    assert {r["method"] for r in _record("host-memory-h100")["rows"]} <= set(ids)
+    assert len(ids) == len(set(ids)) == 8
+
+
+def check_overlap_timings(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    variants = _record("overlap-h100")["variants"]
+    assert [r["issued as"] for r in table] == [v["name"] for v in variants]
+    base = statistics.median(variants[0]["totals_ms"])
+    for row, v in zip(table, variants, strict=True):
+        median = statistics.median(v["totals_ms"])
+        assert _int(row["streams"]) == v["streams"]
+        assert _int(row["chunks"]) == v["chunks"]
+        assert row["total (ms, median)"] == f"{median:.2f}"
+        assert row["range (ms)"] == f"{min(v['totals_ms']):.2f}–{max(v['totals_ms']):.2f}"
+        assert row["speed-up"] == f"{base / median:.2f}×"
+        # the kept timeline is the run whose total is the median one
+        assert max(o["end_ms"] for o in v["ops"]) == sorted(v["totals_ms"])[len(v["totals_ms"]) // 2]
+    assert "Measured on an NVIDIA H100" in markdown
+
+
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "device_facts": check_device_facts,
     "memory_hierarchy": check_memory_hierarchy,
@@ -188,6 +249,9 @@ CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "copy_width": check_copy_width,
     "transfers": check_transfers,
     "kernels": check_kernels,
+    "host_memory": check_host_memory,
+    "host_memory_methods": check_host_memory_methods,
+    "overlap_timings": check_overlap_timings,
 }
 
 CALLS = [c for c in page_calls() if c.module == "gpukb.cuda.pages" and c.function in CHECKS]

@@ -200,8 +200,8 @@ def check_bus_factors(markdown: str, kwargs: dict[str, Any]) -> None:
         assert {k: float(r[f"n = {n}"]) for k, r in rows.items()} == pytest.approx(want, rel=1e-3)
 
 
-def _runs() -> dict[str, dict[str, Any]]:
-    return {r["name"]: r for r in _record("fsdp-single-gpu")["runs"]}
+def _runs(name: str = "fsdp-single-gpu") -> dict[str, dict[str, Any]]:
+    return {r["name"]: r for r in _record(name)["runs"]}
 
 
 def check_single_gpu_throughput(markdown: str, kwargs: dict[str, Any]) -> None:
@@ -216,7 +216,6 @@ def check_single_gpu_throughput(markdown: str, kwargs: dict[str, Any]) -> None:
         low, high = (int(x.replace(",", "")) for x in row["min – max of repeats"].split(" – "))
         assert (low, high) == (round(min(run["tokens_per_s"])), round(max(run["tokens_per_s"])))
         assert float(row["vs FSDP2 DEFAULT"]) == pytest.approx(med / ref, abs=0.006)
-        assert float(row["peak (GiB)"]) == pytest.approx(run["peak_bytes"] / GIB, abs=0.006)
         assert float(row["last loss"]) == pytest.approx(run["loss_last"], abs=6e-4)
     assert "NVIDIA H100 80GB HBM3" in markdown
     assert "torch 2.11.0+cu130" in markdown
@@ -224,8 +223,9 @@ def check_single_gpu_throughput(markdown: str, kwargs: dict[str, Any]) -> None:
 
 def check_single_gpu_memory(markdown: str, kwargs: dict[str, Any]) -> None:
     rows = _table(markdown)
-    raw = _record("fsdp-single-gpu")
-    runs = _runs()
+    name = (kwargs.get("record_id") or (kwargs["args"] or ("distributed/fsdp-single-gpu",))[0]).split("/")[1]
+    raw = _record(name)
+    runs = _runs(name)
     m = raw["model"]
     b, s, h, a, layers, v = raw["batch"], m["seq"], m["hidden"], m["heads"], m["layers"], m["vocab"]
     assert [r["configuration"] for r in rows] == [n for n, r in runs.items() if r["autocast"] is None]
@@ -274,7 +274,6 @@ def check_single_gpu_interleaved(markdown: str, kwargs: dict[str, Any]) -> None:
         ratios = [float(x) for x in row["vs plain+autocast, per round"].split(" / ")]
         want = [t / r for t, r in zip(run["tokens_per_s"], reference["tokens_per_s"], strict=True)]
         assert ratios == pytest.approx(want, abs=0.006)
-        assert float(row["peak (GiB)"]) == pytest.approx(run["peak_bytes"] / GIB, abs=0.006)
 
 
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {

@@ -101,14 +101,6 @@ def test_checkpointing_costs_recomputation_in_float32_only(raw) -> None:
     assert _median(_run(raw, "FULL", "non-reentrant")) > _median(_run(raw, "FULL", "reentrant"))
 
 
-def test_checkpointing_cuts_peak_memory(raw) -> None:
-    for mode in ("FULL", "DEFAULT", "PURE"):
-        none = _run(raw, mode)["peak_bytes"]
-        reentrant = _run(raw, mode, "reentrant")["peak_bytes"]
-        non_reentrant = _run(raw, mode, "non-reentrant")["peak_bytes"]
-        assert reentrant < non_reentrant < none, mode
-
-
 def test_the_gpu_torch_warns_as_the_local_one(raw) -> None:
     here = default_behaviour()
     gpu = raw["checkpoint_warning"]
@@ -116,3 +108,17 @@ def test_the_gpu_torch_warns_as_the_local_one(raw) -> None:
     assert gpu["category"] == here["category"] == "UserWarning"
     assert gpu["default_is_reentrant"]
     assert here["default_is_reentrant"]
+
+
+def test_interleaved_rounds_show_no_consistent_pure_default_difference() -> None:
+    raw = json.loads((ROOT / "src/gpukb/data/results/distributed/fsdp-interleaved.json").read_text(encoding="utf-8"))
+    runs = {(r["mixed_precision"], r["checkpointing"]): r["tokens_per_s"] for r in raw["runs"]}
+    assert {len(v) for v in runs.values()} == {3}
+    for checkpointing in ("none", "non-reentrant"):
+        signs = {p > d for p, d in zip(runs["PURE", checkpointing], runs["DEFAULT", checkpointing], strict=True)}
+        assert signs == {True, False}, checkpointing  # PURE ahead in some rounds, behind in others
+    plain = runs[None, "none"]
+    assert max(plain) / min(plain) < 1.06  # plain training with autocast is steady from round to round
+    for key, values in runs.items():
+        if key[0] is not None:
+            assert max(values) / min(values) > 1.15, key  # FSDP2 in bfloat16 on one rank is not

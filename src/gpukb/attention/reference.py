@@ -339,9 +339,11 @@ def grouped_query_attention(
     Args:
         x: (batch, L, E).
         w_q: (E, E) query projection, torch layout (``y = x Wᵀ``), d = E / num_heads per head.
-        w_k, w_v: (num_kv_heads · d, E).
+        w_k: (num_kv_heads · d, E) key projection.
+        w_v: (num_kv_heads · d, E) value projection.
         w_o: (E, E) output projection.
-        num_heads: Query heads; must divide E. num_kv_heads: Key/value heads; must divide num_heads.
+        num_heads: Query heads; must divide E.
+        num_kv_heads: Key/value heads; must divide num_heads.
         causal: Causal mask.
     """
     x = _array("x", x, 3)

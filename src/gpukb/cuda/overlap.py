@@ -30,6 +30,7 @@ def sequential_time(h2d: Sequence[float], kernel: Sequence[float], d2h: Sequence
     return float(sum(h2d) + sum(kernel) + sum(d2h))
 
 
+# --8<-- [start:bound]
 def pipeline_bound(h2d: Sequence[float], kernel: Sequence[float], d2h: Sequence[float]) -> float:
     """The shortest time three engines (one per stage) can finish the chunks in, processed in order.
 
@@ -47,6 +48,7 @@ def pipeline_bound(h2d: Sequence[float], kernel: Sequence[float], d2h: Sequence[
             h2d[0] + kernel[0] + sum(d2h),
         )
     )
+    # --8<-- [end:bound]
 
 
 def engine_lanes(ops: Sequence[tuple[str, int, float, float]]) -> dict[str, list[tuple[int, float, float]]]:

@@ -4,21 +4,27 @@ capability, and the recorded GPU runs (occupancy check, copies, transfers, kerne
 
 from __future__ import annotations
 
+import statistics
 from collections import Counter, defaultdict
 
 from gpukb import records
-from gpukb.cuda import limits
+from gpukb.cuda import limits, overlap
 from gpukb.cuda.occupancy import occupancy
 from gpukb.cuda.results import (
     COPY_WIDTH_ID,
     DEVICE_ID,
+    HOST_MEMORY_ID,
     KERNELS_ID,
     OCCUPANCY_ID,
+    OVERLAP_ID,
     TRANSFERS_ID,
     CopyWidth,
     DeviceFacts,
+    HostMemory,
     KernelBench,
     OccupancyCheck,
+    Overlap,
+    OverlapVariant,
     Transfers,
 )
 
@@ -364,3 +370,104 @@ def kernels_summary(record_id: str = KERNELS_ID) -> dict[str, dict[str, float | 
                 "unit": row.unit,
             }
     return best
+
+
+#: The columns of the host-memory table: (method id, heading).
+HOST_MEMORY_COLUMNS = (
+    ("pinned-copy-kernel", "pinned: copy, then kernel"),
+    ("mapped-kernel", "mapped (zero-copy): kernel"),
+    ("managed-fault-kernel", "managed, first touch: kernel"),
+    ("managed-prefetch-kernel", "managed: prefetch, then kernel"),
+    ("device-kernel", "device memory: kernel alone"),
+)
+
+
+def _time(ms: float) -> str:
+    return f"{ms * 1e3:,.0f} µs" if ms < 10 else f"{ms:,.1f} ms"
+
+
+def host_memory_record(record_id: str = HOST_MEMORY_ID) -> HostMemory:
+    """The recorded host-memory run."""
+    return records.load(record_id, HostMemory)
+
+
+def host_memory_table(record_id: str = HOST_MEMORY_ID) -> Table:
+    """Per transfer size, each way of getting host data into a kernel: median time and bytes per second."""
+    r = host_memory_record(record_id)
+    rows = []
+    for size in sorted({row.bytes for row in r.rows}):
+        cells: list[object] = [kib(size)]
+        for method, _ in HOST_MEMORY_COLUMNS:
+            row = r.row(method, size)
+            cells.append("not measured" if row is None else f"{_time(row.median_ms)} ({row.gbps:,.1f} GB/s)")
+        rows.append(cells)
+    return ["size", *[heading for _, heading in HOST_MEMORY_COLUMNS]], rows
+
+
+def host_memory_summary(record_id: str = HOST_MEMORY_ID) -> dict[str, float]:
+    """Figures the memory page states, at the largest size: each way's GB/s, and how many times longer the faulting
+    kernel takes than prefetch plus kernel."""
+    r = host_memory_record(record_id)
+    largest = max(row.bytes for row in r.rows)
+    out: dict[str, float] = {"bytes": largest}
+    for row in r.rows:
+        if row.bytes == largest:
+            out[row.method] = row.gbps
+    fault, pre = r.row("managed-fault-kernel", largest), r.row("managed-prefetch-kernel", largest)
+    if fault is not None and pre is not None:
+        out["fault_over_prefetch"] = fault.median_ms / pre.median_ms
+    smallest = min(row.bytes for row in r.rows)
+    out["smallest"] = smallest
+    for method in ("pinned-copy-kernel", "mapped-kernel"):
+        row = r.row(method, smallest)
+        if row is not None:
+            out[f"{method}@smallest_us"] = row.median_ms * 1e3
+    return out
+
+
+def overlap_record(record_id: str = OVERLAP_ID) -> Overlap:
+    """The recorded copy/compute overlap run."""
+    return records.load(record_id, Overlap)
+
+
+def _stage_durations(variant: OverlapVariant) -> tuple[list[float], list[float], list[float]]:
+    by = {(o.op, o.chunk): o.end_ms - o.start_ms for o in variant.ops}
+    chunks = range(variant.chunks)
+    return tuple([by[(stage, c)] for c in chunks] for stage in overlap.STAGES)  # type: ignore[return-value]
+
+
+def overlap_bounds(record_id: str = OVERLAP_ID) -> dict[str, float]:
+    """The sequential sum and the pipeline bound, from the per-operation durations of the chunked one-stream variant
+    (there every operation had its engine to itself, so its events time the operation alone)."""
+    r = overlap_record(record_id)
+    single = max((v for v in r.variants if v.streams == 1), key=lambda v: v.chunks)
+    h2d, kernel, d2h = _stage_durations(single)
+    return {
+        "chunks": single.chunks,
+        "sequential_ms": overlap.sequential_time(h2d, kernel, d2h),
+        "bound_ms": overlap.pipeline_bound(h2d, kernel, d2h),
+        "h2d_ms": sum(h2d),
+        "kernel_ms": sum(kernel),
+        "d2h_ms": sum(d2h),
+    }
+
+
+def overlap_table(record_id: str = OVERLAP_ID) -> Table:
+    """Each way of issuing the work: streams, chunks, median total and range, and the median against the first
+    variant's."""
+    r = overlap_record(record_id)
+    base = statistics.median(r.variants[0].totals_ms)
+    rows = []
+    for v in r.variants:
+        median = statistics.median(v.totals_ms)
+        rows.append(
+            [
+                v.name,
+                v.streams,
+                v.chunks,
+                f"{median:.2f}",
+                f"{min(v.totals_ms):.2f}–{max(v.totals_ms):.2f}",
+                f"{base / median:.2f}×",
+            ]
+        )
+    return ["issued as", "streams", "chunks", "total (ms, median)", "range (ms)", "speed-up"], rows

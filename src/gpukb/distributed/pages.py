@@ -165,9 +165,9 @@ def prediction(record: FsdpTraining, run) -> dict[str, float]:
     return {"states": states, "kept": kept, "recompute": acts["recompute"], "peak": states + kept + acts["recompute"]}
 
 
-def single_gpu_memory_markdown() -> str:
+def single_gpu_memory_markdown(record_id: str = FSDP_SINGLE_GPU_ID) -> str:
     """Measured peak and activation bytes on the GPU against the calculator (the runs without autocast)."""
-    record = records.load(FSDP_SINGLE_GPU_ID, FsdpTraining)
+    record = records.load(record_id, FsdpTraining)
     rows = []
     for run in record.runs:
         if run.autocast is not None:
@@ -208,7 +208,6 @@ def single_gpu_throughput_markdown() -> str:
                 f"{med:,.0f}",
                 f"{min(run.tokens_per_s):,.0f} – {max(run.tokens_per_s):,.0f}",
                 f"{med / ref:.2f}",
-                f"{run.peak_bytes / GIB:.2f}",
                 f"{run.loss_last:.3f}",
             ]
         )
@@ -217,7 +216,6 @@ def single_gpu_throughput_markdown() -> str:
         "tokens/s (median)",
         "min – max of repeats",
         "vs FSDP2 DEFAULT",
-        "peak (GiB)",
         "last loss",
     ]
     config = ModelConfig(**record.model)
@@ -275,7 +273,6 @@ def single_gpu_interleaved_markdown() -> str:
                 *(f"{t:,.0f}" for t in run.tokens_per_s),
                 f"{statistics.median(run.tokens_per_s):,.0f}",
                 " / ".join(f"{r:.2f}" for r in ratios),
-                f"{run.peak_bytes / GIB:.2f}",
             ]
         )
     headers = [
@@ -283,6 +280,5 @@ def single_gpu_interleaved_markdown() -> str:
         *(f"round {i + 1} (tokens/s)" for i in range(rounds)),
         "median",
         "vs plain+autocast, per round",
-        "peak (GiB)",
     ]
     return markdown_table(headers, rows) + "\n\n" + records.measured_on(record.run)

@@ -80,8 +80,11 @@ def train(
     ``plan=None`` with ``ddp=True`` wraps the model in ``DistributedDataParallel``. Gradients are zeroed in place
     (``set_to_none=False``) so they stay allocated, as the memory model assumes. ``tokens_per_repeat`` counts all
     ranks' tokens and each repeat's seconds are the slowest rank's; ``peak_bytes`` (CUDA only) is the largest
-    rank's allocator peak after warm-up; ``activation_bytes`` is what one forward adds on this rank.
+    rank's allocator peak after warm-up, earlier runs' objects collected first; ``activation_bytes`` is what one
+    forward adds on this rank.
     """
+    import gc
+
     import torch
     import torch.distributed as dist
 
@@ -89,11 +92,16 @@ def train(
     warmup = non_negative_int("warmup", warmup)
     if autocast is not None:
         choice("autocast", autocast, ("bfloat16", "float16"))
+    cuda = torch.device(device).type == "cuda"
+    # an earlier model and optimizer of this process may survive in reference cycles (FSDP2's hooks make some):
+    # collect them, or the allocator's peak below would count them too
+    gc.collect()
+    if cuda:
+        torch.cuda.empty_cache()
     grouped = dist.is_available() and dist.is_initialized()
     rank, world = (dist.get_rank(), dist.get_world_size()) if grouped else (0, 1)
     torch.manual_seed(seed)
     model = build(config, plan, checkpointing, device, mesh)
-    cuda = torch.device(device).type == "cuda"
     if plan is None and ddp:
         from torch.nn.parallel import DistributedDataParallel
 

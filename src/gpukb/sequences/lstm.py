@@ -157,7 +157,8 @@ def lstm_forward(params: LSTMParams, x: object, h0: object = None, c0: object = 
     Args:
         params: The layer.
         x: ``(T, B, I)``, or ``(T, I)`` for one sequence.
-        h0, c0: ``(B, H)`` (``(H,)`` unbatched); zeros when ``None``.
+        h0: Initial hidden state, ``(B, H)`` (``(H,)`` unbatched); zeros when ``None``.
+        c0: Initial cell state, same shape; zeros when ``None``.
 
     Raises:
         TypeError: If an array is not numeric.
@@ -194,7 +195,8 @@ def lstm_backward(
         params: The layer the trace came from.
         trace: :func:`lstm_forward`'s result.
         grad_outputs: ∂L/∂h_t for every step, shaped like ``trace.outputs``; zeros when ``None``.
-        grad_final_h, grad_final_c: ∂L/∂h_T and ∂L/∂c_T from outside (torch's ``h_n``, ``c_n``).
+        grad_final_h: ∂L/∂h_T from outside (torch's ``h_n``).
+        grad_final_c: ∂L/∂c_T from outside (torch's ``c_n``).
 
     Raises:
         ValueError: If a gradient's shape is not the one of the output it belongs to.
