@@ -19,6 +19,8 @@ import statistics
 import time
 
 SIZES = (64 * 2**10, 2**20, 16 * 2**20, 256 * 2**20)
+#: Steps of the one-thread kernel that keeps the GPU busy while a sample is queued (about a millisecond on an H100).
+BLOCKER_ITERS = 300_000
 
 
 def main() -> int:
@@ -43,6 +45,10 @@ def main() -> int:
             "numba copy kernel (one float32 per thread, 256 threads per block) from the source into device memory; "
             "CUDA events on the default stream; median of 10 samples (3 for 256 MiB) after one warm-up; managed "
             "buffers rewritten by the CPU before each sample.",
+            f"Every sample starts behind a one-thread kernel ({BLOCKER_ITERS} dependent steps of "
+            "gpukb.cuda.kernels.iterate_kernel), so its operations are queued before the first event: the times "
+            "are the GPU's, without the host's launch overhead (work a call does on the host before it returns, "
+            "such as cudaMemPrefetchAsync's, still counts where the blocker has finished by then).",
             f"cudaMemGetInfo free at start: {free_at_start} bytes.",
         ]
     )
@@ -50,6 +56,21 @@ def main() -> int:
 
     def event():
         return torch.cuda.Event(enable_timing=True)
+
+    blocker_in, blocker_out = cuda.to_device(np.ones(1, np.float32)), cuda.device_array(1, np.float32)
+
+    def block():
+        """Keep the GPU busy while the host queues a sample's operations (after a synchronize)."""
+        K.iterate_kernel[1, 1](blocker_in, blocker_out, BLOCKER_ITERS)
+
+    for _ in range(2):
+        torch.cuda.synchronize()
+        b0, b1 = event(), event()
+        b0.record()
+        block()
+        b1.record()
+        b1.synchronize()
+    print(f"blocker: {b0.elapsed_time(b1):.3f} ms", flush=True)
 
     def add(method, nbytes, samples, correct):
         median = statistics.median(samples)
@@ -107,6 +128,7 @@ def main() -> int:
         for i in range(repeats + 1):
             dst.zero_()
             torch.cuda.synchronize()
+            block()
             e0, e1, e2 = event(), event(), event()
             e0.record()
             dsrc.copy_(pinned, non_blocking=True)
@@ -132,6 +154,7 @@ def main() -> int:
             for i in range(repeats + 1):
                 dst.zero_()
                 torch.cuda.synchronize()
+                block()
                 e0, e1 = event(), event()
                 e0.record()
                 launch(device)
@@ -152,6 +175,7 @@ def main() -> int:
                 host[:] = x  # the CPU writes: every page is on the host now
                 dst.zero_()
                 torch.cuda.synchronize()
+                block()
                 e0, e1 = event(), event()
                 e0.record()
                 launch(device)
@@ -167,6 +191,7 @@ def main() -> int:
                     host[:] = x
                     dst.zero_()
                     torch.cuda.synchronize()
+                    block()
                     e0, e1, e2 = event(), event(), event()
                     e0.record()
                     host_memory.prefetch_to_device(buf, 0, torch.cuda.current_stream().cuda_stream)

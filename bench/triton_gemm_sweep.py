@@ -6,9 +6,9 @@ Run from the repository root on a machine with a Hopper GPU::
 
 It writes, through ``gpukb.records``:
 
-* ``OUT_DIR/gemm-tuning-h100.json`` (kind ``kernels.gemm-tuning``): for each shape class of the sweep's shapes
-  (input type, layout, buckets of M, N and K: ``gpukb.kernels.tuning``), every candidate timed on one
-  representative shape of the class, and the fastest; the committed copy is ``gpukb/data/kernels/``.
+* ``OUT_DIR/triton-gemm-tuning-h100.json`` (kind ``kernels.gemm-tuning``): for each shape class of the sweep's
+  shapes (input type, layout, buckets of M, N and K: ``gpukb.kernels.tuning``), every candidate timed on one
+  representative shape of the class, and the fastest; committed as ``gemm/triton-gemm-tuning-h100``.
 * ``OUT_DIR/triton-gemm-sweep-h100.json`` (kind ``kernels.triton-gemm-sweep``): with that table in use,
   ``matmul``'s default path on every shape against ``torch.matmul`` (cuBLAS) or, for FP8,
   ``torch._scaled_mm(use_fast_accum=False)``, in the same process; the error of both against a float64
@@ -40,6 +40,8 @@ ERROR_ROWS = 64
 #: do_bench settings (ms): short, since the sweep is long and the GPU time scarce.
 WARMUP_MS, REP_MS = 5, 20
 TUNE_WARMUP_MS, TUNE_REP_MS = 3, 12
+#: The tuning table's file name (committed as the record ``gemm/triton-gemm-tuning-h100``).
+TABLE_FILE = "triton-gemm-tuning-h100.json"
 #: Seconds the tuning leaves for the sweep.
 SWEEP_RESERVE_S = 55
 #: The tiny product of the host-path measurement, and how many back-to-back calls.
@@ -506,7 +508,7 @@ def main(argv: list[str] | None = None) -> int:
         data = tune(torch, args.out_dir, budget)
         data["run"] = finished(run, started).model_dump(mode="json")
         table = parse(data, "tuning", expect=tuning.GemmTuning)
-        write(table, args.out_dir / tuning.TABLE_FILE)
+        write(table, args.out_dir / TABLE_FILE)
     print(f"tuning done at {time.perf_counter() - started:.0f} s: {len(table.classes)} classes", flush=True)
     tuning.use_table(table)
     clear_plans()  # plans made before hold configurations chosen without the table
@@ -522,7 +524,7 @@ def main(argv: list[str] | None = None) -> int:
         "inputs": "torch.randn (standard normal), fresh per shape, rounded to the input type; outputs poisoned with "
         "NaN before the checked call",
         "error_rows": ERROR_ROWS,
-        "tuning": tuning.TABLE_FILE,
+        "tuning": tuning.TABLE_RECORD,
         "host": host,
         "checks": checks,
         "rows": rows,

@@ -3,6 +3,7 @@ if a re-recorded file stops supporting a sentence, a test here fails."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
@@ -78,3 +79,94 @@ def test_what_the_kernels_page_says_about_reductions_histograms_and_matmul() -> 
     t16, t32 = _kernel("matmul", "tiled, 16x16"), _kernel("matmul", "tiled, 32x32")
     assert abs(t32["rate"] / t16["rate"] - 1) < 0.1  # the bigger tile does no better
     assert t16["ratio"] < 0.5  # a teaching kernel, far from cuBLAS
+
+
+def _numba(group: str, kernel: str) -> dict[str, Any]:
+    """The numba row of ``group`` named ``kernel`` exactly, or, for a name ending in ``*``, starting so."""
+    rows = _record("kernels-h100")["rows"]
+    (row,) = [
+        r
+        for r in rows
+        if r["framework"] == "numba"
+        and r["group"] == group
+        and (r["kernel"].startswith(kernel[:-1]) if kernel.endswith("*") else r["kernel"] == kernel)
+    ]
+    return row
+
+
+def test_what_the_kernels_page_says_about_bytes_in_flight() -> None:
+    """Interleaved load/store per element falls short of 0.95 however many elements a thread takes; loads first
+    reaches it; the grid-stride variant is slower than one tile per thread; 8-byte words gain nothing."""
+    for group, one, interleaved, loads_first, stride in (
+        (
+            "copy",
+            "copy, one element per thread",
+            ("copy, 4 elements per thread", "copy, 8 elements per thread"),
+            ("copy, 4 loads then 4 stores", "copy, 8 loads then 8 stores"),
+            "copy, 4 loads then 4 stores, grid-stride*",
+        ),
+        (
+            "vector add",
+            "one element per thread",
+            ("4 elements per thread", "8 elements per thread"),
+            ("4 loads of each input, then 4 stores", "8 loads of each input, then 8 stores"),
+            "4 loads of each input then 4 stores, grid-stride*",
+        ),
+    ):
+        for name in interleaved:
+            assert _numba(group, one)["ratio"] < _numba(group, name)["ratio"] < 0.95  # helps a little, not enough
+        for name in loads_first:
+            assert _numba(group, name)["ratio"] >= 0.95
+        assert _numba(group, stride)["ratio"] < _numba(group, loads_first[0])["ratio"] - 0.05
+    words, four = (
+        _numba("copy", "copy, 8-byte words, 4 loads then 4 stores"),
+        _numba("copy", "copy, 4 loads then 4 stores"),
+    )
+    assert words["ratio"] <= four["ratio"]
+
+
+def _overlap() -> dict[str, dict[str, Any]]:
+    return {v["name"]: v for v in _record("overlap-h100")["variants"]}
+
+
+def test_what_the_memory_page_says_about_streams() -> None:
+    """One stream gains nothing from chunks; several streams do, four more than two; the four-stream run is within
+    the ideal bound's reach (at least 80 % of its speed) and never beats it; every run's output was checked."""
+    import statistics
+
+    from gpukb.cuda.overlap import pipeline_bound
+
+    v = _overlap()
+    median = {name: statistics.median(x["totals_ms"]) for name, x in v.items()}
+    whole, one, two, four = (
+        median["whole buffer, one stream"],
+        median["8 chunks, one stream"],
+        median["8 chunks, two streams"],
+        median["8 chunks, four streams"],
+    )
+    assert one > 0.95 * whole
+    assert four < two < 0.8 * one
+    single = v["8 chunks, one stream"]["ops"]
+    stages = [[o["end_ms"] - o["start_ms"] for o in single if o["op"] == s] for s in ("H2D", "kernel", "D2H")]
+    bound = pipeline_bound(*stages)
+    assert 0.8 * four < bound < four
+    assert all(x["correct"] for x in v.values())
+    for x in v.values():  # within a stream, operations never overlap: each starts when the one before it ended
+        for stream in range(x["streams"]):
+            mine = sorted((o for o in x["ops"] if o["stream"] == stream), key=lambda o: o["start_ms"])
+            assert all(a["end_ms"] <= b["start_ms"] + 1e-6 for a, b in itertools.pairwise(mine))
+
+
+def test_the_copy_in_lane_stalls_on_two_streams_and_not_on_four() -> None:
+    from gpukb.cuda.overlap import engine_lanes
+
+    v = _overlap()
+
+    def h2d_gaps(name: str) -> list[float]:
+        ops = [(o["op"], o["chunk"], o["start_ms"], o["end_ms"]) for o in v[name]["ops"]]
+        lane = sorted(engine_lanes(ops)["H2D"], key=lambda x: x[0])
+        return [b[1] - a[2] for a, b in itertools.pairwise(lane)]
+
+    two, four = h2d_gaps("8 chunks, two streams"), h2d_gaps("8 chunks, four streams")
+    assert all(g > 0.1 for g in two[1::2])  # before chunks 2, 4, 6: queued behind a copy out on their stream
+    assert all(g < 0.02 for g in four)  # back to back

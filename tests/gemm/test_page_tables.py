@@ -895,9 +895,8 @@ def _sweep_raw() -> dict[str, Any]:
 
 @cache
 def _tuning_raw() -> dict[str, Any]:
-    return json.loads(
-        (ROOT / "src" / "gpukb" / "data" / "kernels" / "gemm-tuning-h100.json").read_text(encoding="utf-8")
-    )
+    path = ROOT / "src" / "gpukb" / "data" / "results" / "gemm" / "triton-gemm-tuning-h100.json"
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def _label(config: dict[str, Any]) -> str:

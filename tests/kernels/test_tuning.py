@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from importlib import resources
 
 import pytest
 
 from gpukb.kernels import tuning
 from gpukb.kernels.configs import DEFAULT_CONFIGS, SMALL_CONFIGS, Config
 from gpukb.kernels.tuning import K_EDGES, M_EDGES, N_EDGES, GemmTuning, ShapeClass, Trial, TunedClass
+from gpukb.records import results_dir
 
 
 @pytest.fixture
@@ -116,7 +116,8 @@ def test_lookup_falls_back_to_another_layout_then_the_sharing_type_then_the_rule
 
 
 def _raw_table() -> dict:
-    return json.loads((resources.files("gpukb.data") / "kernels" / tuning.TABLE_FILE).read_text(encoding="utf-8"))
+    path = results_dir().joinpath(*f"{tuning.TABLE_RECORD}.json".split("/"))
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 @pytest.mark.usefixtures("table")

@@ -319,3 +319,36 @@ def overlap_verdict() -> str:
         f"engines is {b['bound_ms']:.2f} ms: the fastest way reached {b['bound_ms'] / medians[best.name]:.0%} of "
         "the ideal speed.\n"
     )
+
+
+def bytes_in_flight() -> str:
+    """What each numba copy and vector add reached against torch's copy, in words, from the kernel record."""
+    record = records.load(KERNELS_ID, KernelBench)
+    rows = [r for r in record.rows if r.framework == "numba"]
+
+    def ratio(group: str, kernel: str) -> str:
+        """The ratio of the row named ``kernel`` (or, ending in ``*``, starting so)."""
+        found = [
+            r
+            for r in rows
+            if r.group == group and (r.kernel.startswith(kernel[:-1]) if kernel.endswith("*") else r.kernel == kernel)
+        ]
+        return ", ".join(f"{r.ratio:.2f}" for r in found) if found else "not measured"
+
+    return (
+        f"- One element per thread: copy {ratio('copy', 'copy, one element per thread')}, vector add "
+        f"{ratio('vector add', 'one element per thread')} of torch's copy bandwidth.\n"
+        "- Several elements per thread, each stored right after it is loaded (4, then 8 per thread): copy "
+        f"{ratio('copy', 'copy, 4 elements per thread')} and {ratio('copy', 'copy, 8 elements per thread')}, "
+        f"vector add {ratio('vector add', '4 elements per thread')} and "
+        f"{ratio('vector add', '8 elements per thread')}.\n"
+        "- All loads first, then the stores (4, then 8 per thread): copy "
+        f"{ratio('copy', 'copy, 4 loads then 4 stores')} and {ratio('copy', 'copy, 8 loads then 8 stores')}, "
+        f"vector add {ratio('vector add', '4 loads of each input, then 4 stores')} and "
+        f"{ratio('vector add', '8 loads of each input, then 8 stores')}.\n"
+        "- The same as 8-byte words (the float32 buffer viewed as float64, 4 loads first): copy "
+        f"{ratio('copy', 'copy, 8-byte words, 4 loads then 4 stores')}.\n"
+        "- Loads first in a grid-stride loop over 8 blocks of 256 threads per SM: copy "
+        f"{ratio('copy', 'copy, 4 loads then 4 stores, grid-stride*')}, vector add "
+        f"{ratio('vector add', '4 loads of each input then 4 stores, grid-stride*')}.\n"
+    )

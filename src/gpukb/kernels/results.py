@@ -581,8 +581,8 @@ class TritonGemmSweep(Record):
     Attributes:
         timing: How products were timed, in words.
         error_rows: Rows of C sampled for the errors against float64.
-        tuning: The tuning table in use (its file under ``gpukb/data/kernels/``): made earlier in the same run,
-            or, with ``--table``, by an earlier run (its own record says which).
+        tuning: The tuning table in use, as the run named it (the committed one is the record
+            ``gemm/triton-gemm-tuning-h100``): made earlier in the same run, or, with ``--table``, by an earlier run.
     """
 
     kind: Literal["kernels.triton-gemm-sweep"] = "kernels.triton-gemm-sweep"

@@ -1,5 +1,6 @@
 """Which configuration the Triton GEMM uses for a product: a tuning table keyed by shape class, measured on the H100
-by ``bench/triton_gemm_sweep.py --tune`` and committed as data with the run that produced it.
+by ``bench/triton_gemm_sweep.py`` and committed as a results record (:data:`TABLE_RECORD`) with the run that
+produced it.
 
 A *shape class* is the input type, the layout (``"NN"``: A and B row-major; ``"NT"``: B column-major, the
 transpose of a row-major N×K matrix; ``"TN"``, ``"TT"``: A column-major) and a bucket for each of M, N and K
@@ -18,14 +19,12 @@ from __future__ import annotations
 import bisect
 import math
 from dataclasses import dataclass
-from functools import cache
-from importlib import resources
 from typing import Literal
 
 from pydantic import Field
 
 from gpukb.kernels.configs import DEFAULT_CONFIGS, SMALL_CONFIGS, SMALL_RATE, Config, pick_by_waves, split_for
-from gpukb.records import Record, read
+from gpukb.records import Record, load, record_ids
 from gpukb.schema import StrictModel
 
 #: Upper edges of the buckets of M, N and K: a size goes in the first bucket whose edge it does not exceed, or in
@@ -37,8 +36,8 @@ K_EDGES = (1024, 4096, 16384)
 #: Products with at most this many rows take the small-M path (64-row tiles: one warpgroup's MMA).
 SMALL_M = 64
 
-#: The committed table: a file under ``gpukb/data/kernels/``.
-TABLE_FILE = "gemm-tuning-h100.json"
+#: The committed table: a results record (an id for :func:`gpukb.records.load`).
+TABLE_RECORD = "gemm/triton-gemm-tuning-h100"
 
 Layout = Literal["NN", "NT", "TN", "TT"]
 
@@ -169,11 +168,9 @@ class GemmTuning(Record):
         return {c.shape_class: c.config for c in self.classes}
 
 
-@cache
 def committed() -> GemmTuning:
-    """The committed tuning table (:data:`TABLE_FILE` under ``gpukb/data/kernels/``)."""
-    with resources.as_file(resources.files("gpukb.data") / "kernels" / TABLE_FILE) as path:
-        return read(path, expect=GemmTuning)
+    """The committed tuning table (:data:`TABLE_RECORD`)."""
+    return load(TABLE_RECORD, expect=GemmTuning)
 
 
 #: The table in use: the committed one, unless :func:`use_table` set another (``None``: none, rules only).
@@ -190,7 +187,7 @@ def use_table(table: GemmTuning | None) -> None:
 def active_table() -> dict[ShapeClass, TunedClass] | None:
     """The table :func:`choose` reads: the committed one (``None`` where the package has none)."""
     if "table" not in _ACTIVE:
-        if not (resources.files("gpukb.data") / "kernels" / TABLE_FILE).is_file():
+        if TABLE_RECORD not in record_ids():
             _ACTIVE["table"] = None
             return None
         record = committed()
