@@ -122,3 +122,44 @@ def test_interleaved_rounds_show_no_consistent_pure_default_difference() -> None
     for key, values in runs.items():
         if key[0] is not None:
             assert max(values) / min(values) > 1.15, key  # FSDP2 in bfloat16 on one rank is not
+
+
+@pytest.fixture(scope="module")
+def memory_raw() -> dict:
+    return json.loads((ROOT / "src/gpukb/data/results/distributed/fsdp-memory.json").read_text(encoding="utf-8"))
+
+
+def test_memory_run_forward_keeps_what_the_model_predicts(memory_raw) -> None:
+    m = memory_raw["model"]
+    b, s, h, a, layers, v = memory_raw["batch"], m["seq"], m["hidden"], m["heads"], m["layers"], m["vocab"]
+    extra = []
+    for run in memory_raw["runs"]:
+        e = 2 if run["fsdp"] and run["mixed_precision"] != "FULL" else 4
+        block = e * (16 * b * s * h + a * b * s * s) + 4 * b * s * 4
+        blocks = layers * (e * b * s * h if run["checkpointing"] != "none" else block)
+        head = 2 * b * s * h * e + 2 * b * s * 4 + b * s * v * 4 + (b * s + s) * 8
+        extra.append(run["activation_bytes"] - (blocks + head))
+    # two scalars in 512-byte blocks; the first configuration of the run (one warm-up step only) a little more
+    assert extra[1:] == [1024] * (len(extra) - 1)
+    assert 1024 <= extra[0] < 300_000
+
+
+def test_clean_peaks(memory_raw) -> None:
+    runs = {(r["mixed_precision"], r["checkpointing"]): r["peak_bytes"] for r in memory_raw["runs"]}
+    for checkpointing in ("none", "reentrant", "non-reentrant"):
+        assert runs["PURE", checkpointing] == runs["DEFAULT", checkpointing]  # to the byte
+    for mode in ("FULL", "DEFAULT", "PURE"):
+        for checkpointing in ("reentrant", "non-reentrant"):
+            assert runs[mode, checkpointing] < 0.55 * runs[mode, "none"]
+        assert abs(runs[mode, "reentrant"] / runs[mode, "non-reentrant"] - 1) < 0.02
+    assert abs(runs["FULL", "none"] / runs[None, "none"] - 1) < 0.002  # FSDP2 on one rank = plain training
+    m = memory_raw["model"]
+    b, s, h, a, layers, v = memory_raw["batch"], m["seq"], m["hidden"], m["heads"], m["layers"], m["vocab"]
+    for r in memory_raw["runs"]:
+        e = 2 if r["fsdp"] and r["mixed_precision"] != "FULL" else 4
+        block = e * (16 * b * s * h + a * b * s * s) + 16 * b * s
+        ckpt = r["checkpointing"] != "none"
+        kept = layers * (e * b * s * h if ckpt else block) + 2 * b * s * h * e + 8 * b * s + 4 * b * s * v
+        predicted = 16 * memory_raw["parameters"] + kept + 8 * (b * s + s) + (block if ckpt else 0)
+        # what the model leaves out (logit gradients, the unit in flight, optimizer temporaries): 0.5 to 1.1 GiB
+        assert 0.5 * 2**30 < r["peak_bytes"] - predicted < 1.1 * 2**30, r["name"]
