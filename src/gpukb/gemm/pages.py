@@ -13,6 +13,7 @@ import statistics
 from collections.abc import Sequence
 
 from gpukb.bench.ceilings import measured_ceilings
+from gpukb.bench.pages import gpu_snippet_output  # noqa: F401 (the pages' render blocks call it from here)
 from gpukb.bench.results import H100_SWEEP
 from gpukb.gemm import blas, blocking, type_tables
 from gpukb.gemm.emulator import FP8_TYPES, error_table
@@ -898,15 +899,6 @@ def triton_shared_memory(record: TritonGemm | None = None) -> str:
     return markdown_table(
         ["configuration", "bytes by count", "bytes the compiler reported", f"fits ({limit_text})"], rows
     )
-
-
-def gpu_snippet_output(snippet: str) -> str:
-    """The output ``snippet`` printed on the H100, read from its record (``gpukb.site.snippet_runs``), as a text block
-    followed by the GPU, versions and date it ran with: shown under a snippet whose build-time run is the CPU's."""
-    from gpukb.site.snippet_runs import recorded_output
-
-    stdout, where = recorded_output(snippet)
-    return f"```text\n{stdout.rstrip()}\n```\n\n{where.replace('Measured on', 'Run on', 1)}"
 
 
 def triton_drift(record: TritonGemm | None = None) -> str:
