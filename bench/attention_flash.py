@@ -116,6 +116,7 @@ def main() -> int:
                     diff = relative_error(out[:1].float(), ref.float())
                     if not diff < 2e-2:
                         raise AssertionError(f"output differs from SDPA by {diff:.3g}")
+
                     def call(q=q, k=k, v=v, causal=causal, cfg=cfg):
                         return fa.flash_attention(q, k, v, causal=causal, config=cfg)
 

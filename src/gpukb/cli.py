@@ -59,10 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
     from gpukb.distributed import cli as distributed_cli
 
     distributed_cli.add_parser(sub)
-    # anchor:distributed
     from gpukb.cudnn import cli as cudnn_cli
 
-    cudnn_cli.add_parser(sub)  # anchor:cudnn
+    cudnn_cli.add_parser(sub)
     # --8<-- [end:chapters]
     return parser
 

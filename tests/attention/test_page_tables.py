@@ -9,10 +9,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from tests.helpers import ROOT, markdown_tables
-from tests.site.test_page_tables import page_calls, rendered
 
 from gpukb.attention import pages
+from tests.helpers import ROOT, markdown_tables
+from tests.site.test_page_tables import page_calls, rendered
 
 RECORD = ROOT / "src" / "gpukb" / "data" / "results" / "attention" / "flash-forward-h100.json"
 

@@ -10,9 +10,9 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
-from tests.helpers import ROOT
 
 from gpukb.site.snippets import run_snippet
+from tests.helpers import ROOT
 
 
 def check_sdpa_reference(out: str) -> None:

@@ -920,8 +920,10 @@ def check_triton_sweep_table(markdown: str, kwargs: dict[str, Any]) -> None:
     assert len(table) == len(raw) > 0
     peer = "_scaled_mm" if dtype == "float8_e4m3fn" else "cuBLAS"
     for row, r in zip(table, raw, strict=True):
-        assert row["M×N×K"] == f"{r['m']}×{r['n']}×{r['k']}" and row["layout"] == r["layout"], row
-        assert row["shape"] == r["label"] and row["group"] == r["group"]
+        assert row["M×N×K"] == f"{r['m']}×{r['n']}×{r['k']}", row
+        assert row["layout"] == r["layout"], row
+        assert row["shape"] == r["label"]
+        assert row["group"] == r["group"]
         assert row["tuned on it"] == ("yes" if r["tuned_on"] else "no")
         if r["ratio"] is None:
             assert row[f"Triton / {peer}"] == "–"
@@ -989,7 +991,8 @@ def check_triton_tuning_table(markdown: str, kwargs: dict[str, Any]) -> None:
         assert row["tuned on"] == "×".join(str(x) for x in c["shape"])
         assert row["class"].startswith(f"{c['dtype']} {c['layout']}, M ")
         timed = sorted((t for t in c["trials"] if t["ms"] is not None), key=lambda t: t["ms"])
-        assert row["fastest"].startswith(f"`{_label(c['config'])}`") and timed[0]["config"] == c["config"]
+        assert row["fastest"].startswith(f"`{_label(c['config'])}`")
+        assert timed[0]["config"] == c["config"]
         assert float(row["ms"]) == pytest.approx(timed[0]["ms"], abs=6e-5)
         assert int(row["candidates"]) == len(c["trials"])
         if len(timed) > 1:

@@ -157,12 +157,7 @@ GPU_CONFIGS = {
 @pytest.mark.usefixtures("compiled")
 @pytest.mark.parametrize(
     ("dtype", "d", "causal", "sq", "sk", "hkv", "kernel"),
-    [
-        (*case, kernel)
-        for case in GPU_CASES
-        for kernel in GPU_CONFIGS
-        if kernel != "tma" or case[0] == torch.bfloat16
-    ],
+    [(*case, kernel) for case in GPU_CASES for kernel in GPU_CONFIGS if kernel != "tma" or case[0] == torch.bfloat16],
 )
 def test_kernel_matches_float64_attention_on_gpu(dtype, d, causal, sq, sk, hkv, kernel) -> None:
     q, k, v = _inputs(2, 8, hkv, sq, sk, d, dtype, device="cuda", seed=sq + sk + d)

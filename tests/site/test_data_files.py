@@ -61,7 +61,7 @@ TOML_FILES: dict[str, tuple[Callable[[str], object], str]] = {
     "fuzz.toml": (lambda text: parse_fuzz(text, "fuzz.toml"), "target"),
     "sequences/lstm_example.toml": (lambda text: worked_example.parse(text, "lstm_example.toml"), "example"),
     "sequences/bleu_examples.toml": (lambda text: bleu.parse_examples(text, "bleu_examples.toml"), "example"),
-    "cudnn/facts.toml": (lambda text: cudnn_facts.parse(text, "facts.toml"), "fact"),  # anchor:cudnn
+    "cudnn/facts.toml": (lambda text: cudnn_facts.parse(text, "facts.toml"), "fact"),
     "cudnn/resnet50_layers.toml": (lambda text: cudnn_layers.parse(text, "resnet50_layers.toml"), "layer"),
     "cudnn/small_cnn.toml": (lambda text: cudnn_cnn.parse(text, "small_cnn.toml"), "example"),
     "distributed/fsdp.toml": (lambda text: distributed_options.parse(text, "fsdp.toml"), "source"),

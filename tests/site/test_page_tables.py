@@ -73,8 +73,7 @@ CHECK_MODULES = {
     "gpukb.attention.pages": "tests.attention.test_page_tables",
     "gpukb.sequences.pages": "tests.sequences.test_page_tables",
     "gpukb.distributed.pages": "tests.distributed.test_page_tables",
-    # anchor:distributed
-    "gpukb.cudnn.pages": "tests.cudnn.test_page_tables",  # anchor:cudnn
+    "gpukb.cudnn.pages": "tests.cudnn.test_page_tables",
 }
 
 # --8<-- [start:not-checked]

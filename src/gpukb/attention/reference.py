@@ -76,9 +76,7 @@ def _mask_bias(mask: Any, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
         raise TypeError(f"mask must be a boolean or float array; got {type(mask).__name__}")
     m = np.asarray(mask)
     if not (m.dtype == np.bool_ or np.issubdtype(m.dtype, np.floating)):
-        raise TypeError(
-            f"mask must be boolean (True = may attend) or float (added to the scores); got dtype {m.dtype}"
-        )
+        raise TypeError(f"mask must be boolean (True = may attend) or float (added to the scores); got dtype {m.dtype}")
     try:
         np.broadcast_shapes(m.shape, shape)
         if np.broadcast_shapes(m.shape, shape) != shape:

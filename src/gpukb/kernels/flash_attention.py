@@ -362,9 +362,7 @@ def _check(q: Any, k: Any, v: Any) -> tuple[int, int, int, int, int, int]:
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name} must be a torch.Tensor; got {type(t).__name__}")
         if t.dim() != 4:
-            raise ValueError(
-                f"{name} must be 4-D (batch, heads, sequence, head_dim); got shape {tuple(t.shape)}"
-            )
+            raise ValueError(f"{name} must be 4-D (batch, heads, sequence, head_dim); got shape {tuple(t.shape)}")
     if not q.dtype == k.dtype == v.dtype:
         raise TypeError(
             f"q, k and v must have one element type; got {_name(q.dtype)}, {_name(k.dtype)}, {_name(v.dtype)}"

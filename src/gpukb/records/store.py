@@ -43,11 +43,9 @@ KINDS = {
     "cuda.host-memory": "gpukb.cuda.results:HostMemory",
     "cuda.overlap": "gpukb.cuda.results:Overlap",
     "attention.flash-forward": "gpukb.attention.results:FlashForward",
-    # anchor:sequences
     "distributed.collectives": "gpukb.distributed.results:CollectiveBandwidth",
     "distributed.fsdp-training": "gpukb.distributed.results:FsdpTraining",
-    # anchor:distributed
-    "cudnn.conv-forward": "gpukb.cudnn.results:ConvForward",  # anchor:cudnn
+    "cudnn.conv-forward": "gpukb.cudnn.results:ConvForward",
     "kernels.gemm-tuning": "gpukb.kernels.tuning:GemmTuning",
     "kernels.triton-gemm-sweep": "gpukb.kernels.results:TritonGemmSweep",
 }

@@ -50,8 +50,7 @@ PAGE_LAYERS = {
     "attention": "gpukb.attention.pages",
     "sequences": "gpukb.sequences.pages",
     "distributed": "gpukb.distributed.pages",
-    # anchor:distributed
-    "cudnn": "gpukb.cudnn.pages",  # anchor:cudnn
+    "cudnn": "gpukb.cudnn.pages",
 }
 #: Folders of pages that render nothing from code, and why.
 NO_PAGE_LAYER = {"reference": "the API reference, rendered from docstrings by mkdocstrings"}

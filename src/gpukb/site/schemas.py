@@ -30,7 +30,7 @@ DATA_FILES = (
     ("cuda/limits.toml", "capability", "gpukb.cuda.limits:Capability"),
     ("sequences/lstm_example.toml", "example", "gpukb.sequences.worked_example:LstmExample"),
     ("sequences/bleu_examples.toml", "example", "gpukb.sequences.bleu:BleuExample"),
-    ("cudnn/facts.toml", "fact", "gpukb.cudnn.facts:Fact"),  # anchor:cudnn
+    ("cudnn/facts.toml", "fact", "gpukb.cudnn.facts:Fact"),
     ("cudnn/resnet50_layers.toml", "layer", "gpukb.cudnn.layers:Layer"),
     ("cudnn/small_cnn.toml", "example", "gpukb.cudnn.cnn:Network"),
     ("distributed/fsdp.toml", "", "gpukb.distributed.options:FsdpFacts"),  # distributed chapter
