@@ -32,6 +32,8 @@ def _cuda_available() -> bool:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:  # a test parametrized with a CUDA snippet runs it on the GPU: mark it so
         params = getattr(item, "callspec", None)
+        if item.get_closest_marker("no_snippet_run") is not None:
+            continue
         if params and any(str(v).endswith(".cu") for v in params.params.values()):
             item.add_marker(pytest.mark.gpu)
     if _cuda_available():

@@ -1,10 +1,15 @@
 """The same vector add in Triton: one program per block of 1024 elements, checked against torch.
 
-Without a GPU, run it on Triton's interpreter: TRITON_INTERPRET=1 python vector_add_triton.py
+Without a CUDA GPU the kernel runs in Triton's interpreter (numpy on the CPU).
 """
 
 # --8<-- [start:example]
+import os
+
 import torch
+
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")  # run Triton kernels on the CPU; set before the first launch
 
 from gpukb.cuda.triton_kernels import add
 

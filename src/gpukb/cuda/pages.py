@@ -9,6 +9,7 @@ from __future__ import annotations
 import statistics
 
 from gpukb import records
+from gpukb.bench.pages import gpu_snippet_output  # noqa: F401 (the kernels page's render block calls it from here)
 from gpukb.cuda import indexing, limits, overlap, tables
 from gpukb.cuda.occupancy import occupancy_table
 from gpukb.cuda.results import (
