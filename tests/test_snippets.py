@@ -246,7 +246,12 @@ def test_a_cuda_snippets_test_carries_the_gpu_marker(monkeypatch: pytest.MonkeyP
         def add_marker(self, marker: pytest.MarkDecorator) -> None:
             self.markers.append(marker.name)
 
-    items = [Item("snippets/gemm/cublaslt_matmul.cu"), Item("snippets/gemm/emulate.py")]
+        def get_closest_marker(self, name: str) -> str | None:
+            return name if name in self.markers else None
+
+    reads_only = Item("snippets/gemm/cublaslt_matmul.cu")
+    reads_only.markers.append("no_snippet_run")  # parametrized by the path, runs no snippet: not a GPU test
+    items = [Item("snippets/gemm/cublaslt_matmul.cu"), Item("snippets/gemm/emulate.py"), reads_only]
     monkeypatch.setattr(conftest, "_cuda_available", lambda: True)
     conftest.pytest_collection_modifyitems(config=None, items=items)
-    assert [item.markers for item in items] == [["gpu"], []]
+    assert [item.markers for item in items] == [["gpu"], [], ["no_snippet_run"]]

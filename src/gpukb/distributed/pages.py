@@ -7,6 +7,7 @@ records (:data:`gpukb.distributed.results.FSDP_SINGLE_GPU_ID`).
 
 from __future__ import annotations
 
+import re
 import statistics
 
 from gpukb import records
@@ -30,9 +31,23 @@ def _cell(text: str) -> str:
     return " ".join(text.replace("|", "\\|").split())
 
 
+def _short_commits(version: str) -> str:
+    """A version with its commit hashes cut to 12 hex digits (the link holds the whole pin): a 40-digit hash
+    cannot wrap and would widen the table past the page."""
+    return re.sub(r"\b([0-9a-f]{12})[0-9a-f]{28}\b", r"\1", _cell(version))
+
+
 def sources_markdown() -> str:
     """Every primary source of the chapter, with its pinned version and the date it was checked."""
-    rows = [[_cell(s.title), f"[{s.path or s.version}]({s.url})", _cell(s.version), s.checked] for s in facts().source]
+    rows = [
+        [
+            _cell(s.title),
+            f"[{(s.path or s.version).replace('/', '/<wbr>')}]({s.url})",
+            _short_commits(s.version),
+            s.checked,
+        ]
+        for s in facts().source
+    ]
     return markdown_table(["source", "file or document", "version", "checked"], rows)
 
 

@@ -1080,16 +1080,16 @@ def triton_sweep_table(dtype: str = "bfloat16", record: TritonSweepRecord | None
         rows.append(
             (
                 r.group,
-                r.label,
+                f"{r.label} (tuned)" if r.tuned_on else r.label,
                 _shape(r),
                 r.layout,
                 _config_cell(r),
-                "yes" if r.tuned_on else "no",
                 _triton_tflops(r.kernel_tflops),
                 _triton_tflops(r.peer_tflops),
                 "–" if r.ratio is None else f"{r.ratio:.3f}",
-                "–" if r.rel_error is None else f"{r.rel_error:.3g}",
-                "–" if r.peer_rel_error is None else f"{r.peer_rel_error:.3g}",
+                ("–" if r.rel_error is None else f"{r.rel_error:.3g}")
+                + " / "
+                + ("–" if r.peer_rel_error is None else f"{r.peer_rel_error:.3g}"),
                 r.error or r.peer_error or "",
             )
         )
@@ -1100,14 +1100,14 @@ def triton_sweep_table(dtype: str = "bfloat16", record: TritonSweepRecord | None
         "M×N×K",
         "layout",
         "configuration (split, copies)",
-        "tuned on it",
         "Triton TFLOP/s",
         f"{peer} TFLOP/s",
         f"Triton / {peer}",
-        "Triton error",
-        f"{peer} error",
+        f"error, Triton / {peer}",
         "note",
     ]
+    if not any(row[-1] for row in rows):  # an empty column would only widen the table past the page
+        headers, rows = headers[:-1], [row[:-1] for row in rows]
     return markdown_table(headers, rows)
 
 
