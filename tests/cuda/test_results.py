@@ -170,3 +170,28 @@ def test_the_copy_in_lane_stalls_on_two_streams_and_not_on_four() -> None:
     two, four = h2d_gaps("8 chunks, two streams"), h2d_gaps("8 chunks, four streams")
     assert all(g > 0.1 for g in two[1::2])  # before chunks 2, 4, 6: queued behind a copy out on their stream
     assert all(g < 0.02 for g in four)  # back to back
+
+
+def test_what_the_memory_page_says_about_mapped_and_managed_memory() -> None:
+    data = _record("host-memory-h100")
+    rows = {(r["method"], r["bytes"]): r for r in data["rows"]}
+    sizes = sorted({r["bytes"] for r in data["rows"]})
+    assert all(r["correct"] for r in data["rows"])
+    largest = sizes[-1]
+    t = {m: rows[(m, largest)]["median_ms"] for m, _ in rows}
+    assert t["mapped-kernel"] < 1.1 * t["pinned-copy-kernel"]  # keeps up with copy + kernel
+    for size in sizes[:-1]:  # and is the quicker one below the largest size
+        assert rows[("mapped-kernel", size)]["median_ms"] < rows[("pinned-copy-kernel", size)]["median_ms"]
+    for size in sizes[1:]:  # faulting managed memory is the slowest way from 1 MiB up ...
+        fault = rows[("managed-fault-kernel", size)]["median_ms"]
+        others = ("pinned-copy-kernel", "mapped-kernel", "managed-prefetch-kernel")
+        assert all(fault > rows[(m, size)]["median_ms"] for m in others)
+    # ... and at the smallest size prefetch plus kernel took longer than faulting
+    assert (
+        rows[("managed-prefetch-kernel", sizes[0])]["median_ms"] > rows[("managed-fault-kernel", sizes[0])]["median_ms"]
+    )
+    assert t["managed-prefetch"] < 1.25 * t["pinned-copy"]  # bulk migration near a copy's speed
+    small = rows[("managed-prefetch", sizes[0])]["median_ms"]
+    assert 0.1 < small < 1.0  # a fixed cost of a few hundred microseconds ...
+    assert small > rows[("pinned-copy", sizes[0])]["median_ms"]  # ... larger than a small copy's
+    assert t["managed-resident-kernel"] < 1.1 * t["device-kernel"]  # resident pages: device speed
