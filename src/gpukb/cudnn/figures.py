@@ -28,10 +28,14 @@ def layout_figure(dims: Sequence[int] = (1, 64, 5, 4), formats: Sequence[str] = 
     for row, fmt in zip(axes, formats, strict=True):
         grid = layout_grid(dims, fmt)[0]
         for ax, ch in zip(row, channels, strict=True):
-            ax.imshow(grid[ch], cmap="viridis", vmin=0, vmax=top, alpha=0.55)
+            # Opaque cells with the text colour chosen from each cell's fill, so the numbers read the same in the
+            # light and the dark scheme (near-black and near-white: pure ones are swapped for the theme's colours).
+            ax.imshow(grid[ch], cmap="viridis", vmin=0, vmax=top)
             for i in range(h):
                 for j in range(w):
-                    ax.text(j, i, str(grid[ch, i, j]), ha="center", va="center", fontsize=7)
+                    light_fill = grid[ch, i, j] / top > 0.55  # viridis turns green-yellow, bright, above about here
+                    colour = "#1a1a1a" if light_fill else "#f2f2f2"
+                    ax.text(j, i, str(grid[ch, i, j]), ha="center", va="center", fontsize=7, color=colour)
             ax.set_xticks([])
             ax.set_yticks([])
             ax.set_title(f"{fmt}, c = {ch}", fontsize=9)
