@@ -14,8 +14,10 @@ It writes, through ``gpukb.records``:
   ``torch._scaled_mm(use_fast_accum=False)``, in the same process; the error of both against a float64
   product on sampled rows; the host time of back-to-back calls of a tiny product; layout checks.
 
-Timing: ``triton.testing.do_bench`` medians (its own warm-up, the L2 cache cleared before every call), two
-rounds, kernel first then peer first, the ratio from the means of the rounds' medians. Inputs: ``torch.randn``
+Timing: ``triton.testing.do_bench`` medians (its own warm-up, the L2 cache cleared before every call), after 30 ms
+of the kernel back to back (the GPU idles while a shape compiles and is checked), three rounds, kernel first, peer
+first, kernel first, the ratio from the median of each side's three round medians: one slow round (the committed
+run before this rule had two, at 0.64 and 0.37) does not decide a row. Inputs: ``torch.randn``
 (standard normal), fresh per shape; outputs poisoned with NaN first. Partial results are written after every
 case (``OUT_DIR/partial-*.json``), so a run stopped by its time limit still leaves what it measured.
 """
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -43,7 +46,7 @@ TUNE_WARMUP_MS, TUNE_REP_MS = 3, 12
 #: The tuning table's file name (committed as the record ``gemm/triton-gemm-tuning-h100``).
 TABLE_FILE = "triton-gemm-tuning-h100.json"
 #: Seconds the tuning leaves for the sweep.
-SWEEP_RESERVE_S = 55
+SWEEP_RESERVE_S = 150
 #: The tiny product of the host-path measurement, and how many back-to-back calls.
 HOST_SHAPE, HOST_CALLS = (64, 64, 64), 1000
 
@@ -117,11 +120,41 @@ def _write_scratch(path: Path, data: Any) -> None:
     path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
 
 
+def _aligned(torch: Any, dtype: str, layout: str, m: int, n: int, k: int) -> bool:
+    """Whether the sweep's operands of this shape have 128-byte-aligned rows (the tuning class's ``aligned``)."""
+    from gpukb.kernels.matmul import rows_aligned
+
+    meta = torch.device("meta")
+    a = torch.empty((m, k) if layout[0] == "N" else (k, m), device=meta, dtype=getattr(torch, dtype))
+    b = torch.empty((k, n) if layout[1] == "N" else (n, k), device=meta, dtype=getattr(torch, dtype))
+    c = torch.empty((m, n), device=meta, dtype=torch.bfloat16 if dtype == "float8_e4m3fn" else getattr(torch, dtype))
+    return rows_aligned(a if layout[0] == "N" else a.t(), b if layout[1] == "N" else b.t(), c)
+
+
+def _with_split_neighbours(pool: tuple, m: int, n: int, k: int, sms: int) -> tuple:
+    """The candidates, and for each split-K one whose automatic split is above 1, the same tiling at half and at
+    twice that split (so the record shows what the rule's choice is worth)."""
+    from dataclasses import replace
+
+    from gpukb.kernels.configs import MAX_SPLIT_K, split_for
+
+    out = list(pool)
+    for config in pool:
+        if config.kernel != "splitk" or config.split_k is not None:
+            continue
+        auto = split_for(m, n, k, config, sms)
+        depth = max(1, k // config.block_k)
+        for split in (auto // 2, 2 * auto):
+            if auto > 1 and 1 <= split <= min(depth, MAX_SPLIT_K):
+                out.append(replace(config, split_k=split))
+    return tuple(dict.fromkeys(out))
+
+
 def tune(torch: Any, out_dir: Path, budget: Budget) -> dict:
     """Time every candidate of each shape class of the sweep on the class's first shape; keep the fastest."""
     from gpukb.kernels import tuning
     from gpukb.kernels.configs import split_for
-    from gpukb.kernels.matmul import _sm_count, clear_plans, layout_code, matmul
+    from gpukb.kernels.matmul import _sm_count, clear_plans, layout_code, matmul, rows_aligned
 
     sms = _sm_count(torch.device("cuda"))
     work: list[tuple[str, str, tuple[int, int, int]]] = []
@@ -129,7 +162,7 @@ def tune(torch: Any, out_dir: Path, budget: Budget) -> dict:
     for dtype, cases in (("bfloat16", shapes()), ("float8_e4m3fn", fp8_shapes())):
         layout = "NT" if dtype == "float8_e4m3fn" else "NN"
         for _, _, m, n, k in cases:
-            cls = tuning.ShapeClass.of(dtype, layout, m, n, k)
+            cls = tuning.ShapeClass.of(dtype, layout, m, n, k, _aligned(torch, dtype, layout, m, n, k))
             if cls not in seen:
                 seen.add(cls)
                 work.append((dtype, layout, (m, n, k)))
@@ -144,7 +177,8 @@ def tune(torch: Any, out_dir: Path, budget: Budget) -> dict:
         assert layout_code(a, b) == layout
         out_dtype = torch.bfloat16 if dtype == "float8_e4m3fn" else tdtype
         c = torch.empty(m, n, device="cuda", dtype=out_dtype)
-        pool = tuning.candidates(dtype, m)
+        aligned = rows_aligned(a, b, c)
+        pool = _with_split_neighbours(tuning.candidates(dtype, m, k, aligned), m, n, k, sms)
         trials = [{"config": cfg.as_dict(), "split_k": None, "ms": None, "error": None} for cfg in pool]
         for config, trial in zip(pool, trials, strict=True):  # compile and check every candidate first
             try:
@@ -177,10 +211,11 @@ def tune(torch: Any, out_dir: Path, budget: Budget) -> dict:
             print(f"tune {dtype} {layout} {m}x{n}x{k}: no candidate ran", flush=True)
             continue
         best = min(timed, key=lambda t: t["ms"])
-        cls = tuning.ShapeClass.of(dtype, layout, m, n, k)
+        cls = tuning.ShapeClass.of(dtype, layout, m, n, k, aligned)
         classes.append({
             "dtype": dtype, "layout": layout, "m_bucket": cls.m, "n_bucket": cls.n, "k_bucket": cls.k,
-            "shape": [m, n, k], "config": best["config"], "trials": trials, "cublas_ms": cublas_ms,
+            "aligned": aligned, "shape": [m, n, k], "config": best["config"], "trials": trials,
+            "cublas_ms": cublas_ms,
         })  # fmt: skip
         label = tuning.Config(**best["config"]).label
         print(f"tune {dtype} {layout} {m}x{n}x{k}: {label} {best['ms']:.4f} ms (peer {cublas_ms or math.nan:.4f})",
@@ -416,16 +451,17 @@ def sweep(torch: Any, out_dir: Path, budget: Budget, tuned_shapes: set) -> list[
             except Exception as err:
                 row["peer_error"] = _first_line(err)
                 peer = None
-            for order in ((kernel, peer), (peer, kernel)):
+            _keep_busy(torch, kernel, 0.03)  # compiling and the float64 check left the GPU idle: clock up first
+            for order in ((kernel, peer), (peer, kernel), (kernel, peer)):
                 for fn in order:
                     if fn is None:
                         continue
                     ms = _bench(fn, WARMUP_MS, REP_MS)
                     (row["kernel_ms"] if fn is kernel else row["peer_ms"]).append(ms)
-            k_ms = sum(row["kernel_ms"]) / len(row["kernel_ms"])
+            k_ms = statistics.median(row["kernel_ms"])
             row["kernel_tflops"] = _tflops(m, n, k, k_ms)
             if row["peer_ms"]:
-                p_ms = sum(row["peer_ms"]) / len(row["peer_ms"])
+                p_ms = statistics.median(row["peer_ms"])
                 row["peer_tflops"] = _tflops(m, n, k, p_ms)
                 row["ratio"] = p_ms / k_ms
         except Exception as err:
@@ -520,7 +556,8 @@ def main(argv: list[str] | None = None) -> int:
         "kind": TritonGemmSweep.kind_name(),
         "schema_version": TritonGemmSweep.version(),
         "timing": f"triton.testing.do_bench(warmup={WARMUP_MS}, rep={REP_MS}, return_mode='median'), L2 cleared "
-        "before every call; two rounds (kernel first, then peer first); ratio from the means of the rounds' medians",
+        "before every call; the kernel run for 30 ms first; three rounds (kernel first, peer first, kernel first); "
+        "ratio from the median of each side's three round medians",
         "inputs": "torch.randn (standard normal), fresh per shape, rounded to the input type; outputs poisoned with "
         "NaN before the checked call",
         "error_rows": ERROR_ROWS,

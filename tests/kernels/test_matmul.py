@@ -151,6 +151,54 @@ def test_fp8_operands_not_k_major_are_copied(kernel) -> None:
 
 
 @pytest.mark.usefixtures("interpret")
+@pytest.mark.parametrize("kernel", ["tma", "splitk"])
+def test_fp8_partial_sums_promoted_in_chunks(kernel) -> None:
+    # K = 256 in steps of 32: promotion every 64 products runs four chunks of two steps each, per program.
+    gen = torch.Generator().manual_seed(28)
+    m, n, k = 19, 40, 256
+    a = (4 * torch.randn(m, k, generator=gen)).to(torch.float8_e4m3fn)
+    b = (4 * torch.randn(n, k, generator=gen)).to(torch.float8_e4m3fn).t()
+    extra = {"split_k": 2} if kernel == "splitk" else {}
+    config = Config(kernel, 16, 16, 32, group_m=2, num_stages=1, num_warps=4, fp8_imprecise_acc=64, **extra)
+    out = torch.full((m, n), float("nan"), dtype=torch.float32)
+    matmul(a, b, out=out, config=config)
+    (plan,) = [p for p in mm._PLANS.values() if p.config == config]
+    assert (plan.imprecise_acc, plan.promote_steps) == (None, 2)
+    _assert_close_to_floor(out, a.float(), b.float())
+    # A chain no longer than one chunk has nothing to promote: the plain loop runs.
+    short = matmul(a[:, :64], b[:64], config=config)
+    (plan,) = [p for p in mm._PLANS.values() if p.k == 64 and p.config == config]
+    assert plan.promote_steps == 0
+    _assert_close_to_floor(short, a[:, :64].float(), b[:64].float())
+
+
+@pytest.mark.usefixtures("interpret")
+def test_the_split_k_reduction_adds_many_slices_in_chunks() -> None:
+    # 37 slices of one K step each: the reduction loads REDUCE_BLOCK[1] slices at a time, the last load partial.
+    gen = torch.Generator().manual_seed(29)
+    a = _operand(3, 37 * 16, torch.float16, "n", gen)
+    b = _operand(37 * 16, 300, torch.float16, "n", gen)
+    out = torch.full((3, 300), float("nan"), dtype=torch.float16)
+    config = Config("splitk", 16, 16, 16, group_m=2, num_stages=1, num_warps=4, split_k=37)
+    matmul(a, b, out=out, config=config, alpha=0.5)
+    assert 37 % mm.REDUCE_BLOCK[1] and 3 * 300 % mm.REDUCE_BLOCK[0]  # partial chunks of slices and elements
+    _assert_close_to_floor(out, a, b, alpha=0.5)
+
+
+def test_alignment_of_rows_and_the_blocked_kernel_hints() -> None:
+    half = torch.empty(3000, 3000, dtype=torch.bfloat16)  # rows of 6000 bytes: 16-byte aligned, not 128
+    line = torch.empty(3008, 3008, dtype=torch.bfloat16)  # rows of 6016 bytes: 47 lines of 128
+    assert not mm.rows_aligned(half, half, half)
+    assert mm.rows_aligned(line, line, line)
+    odd = torch.empty(3001, 3001, dtype=torch.bfloat16)  # not even 16-byte aligned: copied, so counts as aligned
+    assert mm.rows_aligned(odd, odd, odd)
+    assert mm._stride_hints(half, "AM", "AK") == {"AM": 8, "AK": 0}  # 8 elements = 16 bytes
+    assert mm._stride_hints(half.t(), "BK", "BN") == {"BK": 0, "BN": 8}  # column-major: the column stride
+    assert mm._stride_hints(odd, "AM", "AK") == {"AM": 0, "AK": 0}  # 3001 elements: no power of two divides
+    assert mm._stride_hints(half[:, ::2], "AM", "AK") == {"AM": 0, "AK": 0}  # neither row- nor column-major
+
+
+@pytest.mark.usefixtures("interpret")
 def test_alpha_and_float32_output() -> None:
     gen = torch.Generator().manual_seed(3)
     a = torch.randn(33, 50, generator=gen).half()
@@ -220,12 +268,14 @@ def test_splitk_kernel_matches_float64(dtype, variant, layout) -> None:
     _assert_close_to_floor(out, a, b, alpha=0.5)
 
 
-def test_split_for_fills_the_gpu() -> None:
+def test_split_for_fills_one_round() -> None:
     small = Config("splitk", 64, 128, 128, num_stages=4, num_warps=4)
-    assert mm.split_for(1, 4096, 4096, small, 132) == 8  # 32 tiles; 9 slices would fill twice, K allows 8
+    assert mm.split_for(1, 4096, 4096, small, 132) == 4  # 32 tiles × 4 slices = 128 programs ≤ 132
     assert mm.split_for(8, 128256, 4096, small, 132) == 1  # 1002 tiles fill the GPU: no split
-    assert mm.split_for(64, 4096, 14336, small, 132) == 9  # 32 tiles × 9 slices ≥ 264
-    assert mm.split_for(128, 128, 65536, small, 132) == 128  # 2 tiles; capped at MAX_SPLIT_K
+    assert mm.split_for(64, 4096, 14336, small, 132) == 4  # 32 tiles × 5 slices would start a second round
+    assert mm.split_for(128, 128, 65536, small, 132) == 66  # 2 tiles × 66 slices = 132 programs
+    assert mm.split_for(1024, 1024, 32768, small, 132) == 1  # 128 tiles: one round already
+    assert mm.split_for(128, 128, 1024, small, 132) == 2  # K allows two slices of four steps
     assert mm.split_for(64, 64, 256, small, 132) == 1  # K too short to split
     assert mm.split_for(1, 4096, 4096, Config("splitk", 64, 128, 128, split_k=3), 132) == 3  # fixed
 

@@ -51,12 +51,43 @@ def test_candidates_for_small_m_have_64_row_tiles() -> None:
     assert all(c.block_k == 128 or c.block_k == 256 for c in tuning.CANDIDATES_FP8)  # one-byte elements: deep K
 
 
-def _entry(dtype: str, layout: str, shape: tuple[int, int, int], trials: list[tuple[Config, float]]) -> TunedClass:
+def test_candidates_for_unaligned_rows_and_long_fp8_products() -> None:
+    blocked = {c for c in tuning.candidates("bfloat16", 3000, 3000, aligned=False) if c.kernel == "blocked"}
+    assert blocked == set(tuning.CANDIDATES_UNALIGNED)
+    assert all(c.kernel != "blocked" for c in tuning.candidates("bfloat16", 3008, 3008))
+    assert all(c.kernel != "blocked" for c in tuning.candidates("float8_e4m3fn", 3000, 3000, aligned=False))
+    long = tuning.candidates("float8_e4m3fn", 4096, 4096 + 128)
+    assert {c.fp8_imprecise_acc for c in long} == {tuning.FP8_PROMOTE}
+    assert {c.fp8_imprecise_acc for c in tuning.candidates("float8_e4m3fn", 4096, 4096)} == {None}
+    assert tuning.heuristic("float8_e4m3fn", 8192, 8192, 8192, 132).fp8_imprecise_acc == tuning.FP8_PROMOTE
+    assert tuning.heuristic("float8_e4m3fn", 8192, 8192, 4096, 132).fp8_imprecise_acc is None
+
+
+@pytest.mark.usefixtures("table")
+def test_unaligned_rows_take_their_own_class_then_the_aligned_one() -> None:
+    blocked = tuning.CANDIDATES_UNALIGNED[0]
+    aligned = _entry("bfloat16", "NN", (2048, 2048, 2048), [(LARGE, 1.0)])
+    tuning.use_table(_table(aligned))
+    assert tuning.lookup("bfloat16", "NN", 3000, 3000, 3000, 132, aligned=False) == LARGE  # no own class yet
+    unaligned = _entry("bfloat16", "NN", (3000, 3000, 3000), [(LARGE, 1.0), (blocked, 0.8)], aligned=False)
+    tuning.use_table(_table(aligned, unaligned))
+    assert tuning.lookup("bfloat16", "NN", 3000, 3000, 3000, 132, aligned=False) == blocked
+    assert tuning.lookup("bfloat16", "NN", 3008, 3008, 3008, 132) == LARGE  # aligned rows: the aligned class
+    assert unaligned.shape_class.label.endswith(", rows not 128-byte aligned")
+
+
+def _entry(
+    dtype: str,
+    layout: str,
+    shape: tuple[int, int, int],
+    trials: list[tuple[Config, float]],
+    aligned: bool = True,
+) -> TunedClass:
     cls = ShapeClass.of(dtype, layout, *shape)
     best = min(trials, key=lambda t: t[1])[0]
     return TunedClass(
-        dtype=dtype, layout=layout, m_bucket=cls.m, n_bucket=cls.n, k_bucket=cls.k, shape=shape, config=best,
-        trials=[Trial(config=c, split_k=None, ms=ms) for c, ms in trials], cublas_ms=None,
+        dtype=dtype, layout=layout, m_bucket=cls.m, n_bucket=cls.n, k_bucket=cls.k, aligned=aligned, shape=shape,
+        config=best, trials=[Trial(config=c, split_k=None, ms=ms) for c, ms in trials], cublas_ms=None,
     )  # fmt: skip
 
 
@@ -79,7 +110,7 @@ def test_efficiency_counts_rounds_of_tiles_and_their_area() -> None:
     assert (waves(3000, 3000, LARGE, 132), waves(3000, 3000, MEDIUM, 132)) == (3, 5)
     assert (round(24 * 12 / 132, 1), round(24 * 24 / 132, 1)) == (2.2, 4.4)
     split = Config("splitk", 64, 128, 128, num_warps=4)
-    assert tuning.efficiency(1, 4096, 4096, split, 132) == pytest.approx(32 * 8 / (2 * 132) / 64)  # 8 slices, 1 row
+    assert tuning.efficiency(1, 4096, 4096, split, 132) == pytest.approx(32 * 4 / 132 / 64)  # 4 slices, 1 row
 
 
 @pytest.mark.usefixtures("table")

@@ -36,7 +36,9 @@ class Config:
         flatten: ``tma`` only: flatten the tile loop and the K loop into one loop for the pipeliner.
         fp8_imprecise_acc: fp8 only: how many products along K the tensor cores sum at their reduced internal
             precision before that partial sum joins the float32 accumulator. ``None`` keeps Triton's sm_90
-            default, 2**30 (all of them: the fast mode, as ``torch._scaled_mm(use_fast_accum=True)``).
+            default, 2**30 (all of them: the fast mode, as ``torch._scaled_mm(use_fast_accum=True)``). Up to
+            ``block_k``, Triton's ``max_num_imprecise_acc``; a multiple of ``block_k`` above it, the kernel sums
+            that many K steps into a second accumulator and adds it to the first in float32.
         split_k: ``splitk`` only: how many slices K is cut into (each summed by its own program, the float32
             partial sums added by a second kernel); ``None`` lets :func:`split_for` choose from the shape.
     """
@@ -77,9 +79,15 @@ class Config:
         if self.kernel != "splitk" and split not in (None, 1):
             raise ValueError(f"split_k applies to the 'splitk' kernel only; got split_k={split} for {self.kernel!r}")
         acc = self.fp8_imprecise_acc
-        if acc is not None and (isinstance(acc, bool) or not isinstance(acc, int) or acc < 16 or acc > self.block_k):
+        if acc is not None and (
+            isinstance(acc, bool)
+            or not isinstance(acc, int)
+            or acc < 16
+            or (acc > self.block_k and acc % self.block_k)
+        ):
             raise ValueError(
-                f"fp8_imprecise_acc must be None or an int from 16 to block_k ({self.block_k}); got {acc!r}"
+                f"fp8_imprecise_acc must be None, an int from 16 to block_k ({self.block_k}) or a multiple of "
+                f"block_k; got {acc!r}"
             )
 
     @property
@@ -107,16 +115,16 @@ MAX_SPLIT_K = 128
 def split_for(m: int, n: int, k: int, config: Config, sms: int) -> int:
     """How many K slices a ``splitk`` configuration uses for an m×n×k product on ``sms`` multiprocessors.
 
-    Its own ``split_k`` when set; otherwise enough slices that the tiles times the slices fill the GPU about
-    twice (a product whose tiles already fill it once is not split), each slice at least four K steps long, at
-    most :data:`MAX_SPLIT_K`.
+    Its own ``split_k`` when set; otherwise the most slices for which the tiles times the slices still fit in
+    one round of programs (a product whose tiles already fill the GPU once is not split), each slice at least four
+    K steps long, at most :data:`MAX_SPLIT_K`. One round, not more: further slices add partial sums to write and
+    add up, and a second round that is only partly full. (The tuning run times half and twice this split too; the
+    tuning record shows what each took.)
     """
     if config.split_k is not None:
         return config.split_k
     tiles = _cdiv(m, config.block_m) * _cdiv(n, config.block_n)
-    if tiles >= sms:
-        return 1
-    by_fill = _cdiv(2 * sms, tiles)
+    by_fill = sms // tiles
     by_depth = max(1, k // (4 * config.block_k))
     return max(1, min(by_fill, by_depth, MAX_SPLIT_K))
 

@@ -100,7 +100,19 @@ def blocked_kernel(
     stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn, alpha,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
     OUT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, UPCAST: tl.constexpr,
+    ALIGN_AM: tl.constexpr, ALIGN_AK: tl.constexpr, ALIGN_BK: tl.constexpr, ALIGN_BN: tl.constexpr,
 ):  # fmt: skip
+    # Triton assumes a stride divisible by 16 elements only when it is; a row of 3000 bf16 (6000 bytes) is still
+    # 16-byte aligned, and saying so (ALIGN_*: elements a leading stride is a multiple of, 0 for no hint) lets
+    # the loads move 16 bytes at a time instead of one element.
+    if ALIGN_AM:
+        stride_am = tl.multiple_of(stride_am, ALIGN_AM)
+    if ALIGN_AK:
+        stride_ak = tl.multiple_of(stride_ak, ALIGN_AK)
+    if ALIGN_BK:
+        stride_bk = tl.multiple_of(stride_bk, ALIGN_BK)
+    if ALIGN_BN:
+        stride_bn = tl.multiple_of(stride_bn, ALIGN_BN)
     # Grouped ordering: consecutive programs take GROUP_M tiles down a column of C before moving right, so
     # the A rows and B columns they read are still in L2 when the next program needs them.
     pid = tl.program_id(axis=0)
@@ -145,6 +157,7 @@ def tma_kernel(
     A_ROW_MAJOR: tl.constexpr, B_ROW_MAJOR: tl.constexpr, OUT_DTYPE: tl.constexpr, UPCAST: tl.constexpr,
     DEVICE_DESC: tl.constexpr, EPILOGUE_SUBTILE: tl.constexpr, FLATTEN: tl.constexpr,
     WARP_SPECIALIZE: tl.constexpr, NUM_SMS: tl.constexpr, MAX_IMPRECISE_ACC: tl.constexpr,
+    PROMOTE_STEPS: tl.constexpr,
 ):  # fmt: skip
     # A descriptor names a 2-D tensor in global memory (base, shape, strides) and the box one copy moves.
     # Built on the host, it arrives as a kernel parameter; warp specialization on Hopper needs it built here.
@@ -182,21 +195,32 @@ def tma_kernel(
         offs_bn = pid_n * BLOCK_N
 
         acc = tl.full((BLOCK_M, BLOCK_N), 0.0, dtype=tl.float32)
-        for ki in range(k_tiles):
-            offs_k = ki * BLOCK_K
-            # Boxes that hang over the edge of a tensor are filled with zeros by the copy engine: no masks.
-            if A_ROW_MAJOR:
-                a_tile = a_desc.load([offs_am, offs_k])
-            else:
-                a_tile = a_desc.load([offs_k, offs_am]).T
-            if B_ROW_MAJOR:
-                b_tile = b_desc.load([offs_k, offs_bn])
-            else:
-                b_tile = b_desc.load([offs_bn, offs_k]).T
-            if UPCAST:
-                a_tile = a_tile.to(tl.float32)
-                b_tile = b_tile.to(tl.float32)
-            acc = tl.dot(a_tile, b_tile, acc, max_num_imprecise_acc=MAX_IMPRECISE_ACC)
+        if PROMOTE_STEPS:
+            # fp8: chunks of PROMOTE_STEPS K steps, each summed in the tensor cores' fast mode into `part`, then
+            # added to `acc` in float32 (a separate loop, so that the main loop below stays as the pipeliner likes)
+            for k0 in range(0, k_tiles, PROMOTE_STEPS):
+                part = tl.full((BLOCK_M, BLOCK_N), 0.0, dtype=tl.float32)
+                for ki in range(k0, tl.minimum(k0 + PROMOTE_STEPS, k_tiles)):
+                    a_tile = a_desc.load([offs_am, ki * BLOCK_K])  # fp8 operands are K-major
+                    b_tile = b_desc.load([offs_bn, ki * BLOCK_K]).T
+                    part = tl.dot(a_tile, b_tile, part)
+                acc += part
+        else:
+            for ki in range(k_tiles):
+                offs_k = ki * BLOCK_K
+                # Boxes that hang over the edge of a tensor are filled with zeros by the copy engine: no masks.
+                if A_ROW_MAJOR:
+                    a_tile = a_desc.load([offs_am, offs_k])
+                else:
+                    a_tile = a_desc.load([offs_k, offs_am]).T
+                if B_ROW_MAJOR:
+                    b_tile = b_desc.load([offs_k, offs_bn])
+                else:
+                    b_tile = b_desc.load([offs_bn, offs_k]).T
+                if UPCAST:
+                    a_tile = a_tile.to(tl.float32)
+                    b_tile = b_tile.to(tl.float32)
+                acc = tl.dot(a_tile, b_tile, acc, max_num_imprecise_acc=MAX_IMPRECISE_ACC)
 
         tile_id_c += NUM_SMS
         first_pid_m = (tile_id_c // num_pid_in_group) * GROUP_M
@@ -219,7 +243,7 @@ def splitk_kernel(
     a, b, c_ptr, M, N, K, K_PER, STEPS, stride_cs, stride_cm, stride_cn, alpha,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
     A_ROW_MAJOR: tl.constexpr, B_ROW_MAJOR: tl.constexpr, OUT_DTYPE: tl.constexpr, UPCAST: tl.constexpr,
-    MAX_IMPRECISE_ACC: tl.constexpr, DIRECT: tl.constexpr,
+    MAX_IMPRECISE_ACC: tl.constexpr, PROMOTE_STEPS: tl.constexpr, DIRECT: tl.constexpr,
 ):  # fmt: skip
     # One program per (output tile, K slice): the second grid axis cuts K into slices of K_PER (a multiple of
     # BLOCK_K), so a product with few output tiles and a long K still gives every multiprocessor work.
@@ -237,20 +261,29 @@ def splitk_kernel(
     k_start = pid_k * K_PER
 
     acc = tl.full((BLOCK_M, BLOCK_N), 0.0, dtype=tl.float32)
-    for ki in range(0, STEPS):
-        offs_k = k_start + ki * BLOCK_K  # the last slice may step past K: the copy engine reads zeros there
-        if A_ROW_MAJOR:
-            a_tile = a.load([offs_am, offs_k])
-        else:
-            a_tile = a.load([offs_k, offs_am]).T
-        if B_ROW_MAJOR:
-            b_tile = b.load([offs_k, offs_bn])
-        else:
-            b_tile = b.load([offs_bn, offs_k]).T
-        if UPCAST:
-            a_tile = a_tile.to(tl.float32)
-            b_tile = b_tile.to(tl.float32)
-        acc = tl.dot(a_tile, b_tile, acc, max_num_imprecise_acc=MAX_IMPRECISE_ACC)
+    if PROMOTE_STEPS:  # fp8 promotion in chunks, as in tma_kernel (the last slice may step past K: zeros there)
+        for k0 in range(0, STEPS, PROMOTE_STEPS):
+            part = tl.full((BLOCK_M, BLOCK_N), 0.0, dtype=tl.float32)
+            for ki in range(k0, tl.minimum(k0 + PROMOTE_STEPS, STEPS)):
+                a_tile = a.load([offs_am, k_start + ki * BLOCK_K])
+                b_tile = b.load([offs_bn, k_start + ki * BLOCK_K]).T
+                part = tl.dot(a_tile, b_tile, part)
+            acc += part
+    else:
+        for ki in range(0, STEPS):
+            offs_k = k_start + ki * BLOCK_K  # the last slice may step past K: the copy engine reads zeros there
+            if A_ROW_MAJOR:
+                a_tile = a.load([offs_am, offs_k])
+            else:
+                a_tile = a.load([offs_k, offs_am]).T
+            if B_ROW_MAJOR:
+                b_tile = b.load([offs_k, offs_bn])
+            else:
+                b_tile = b.load([offs_bn, offs_k]).T
+            if UPCAST:
+                a_tile = a_tile.to(tl.float32)
+                b_tile = b_tile.to(tl.float32)
+            acc = tl.dot(a_tile, b_tile, acc, max_num_imprecise_acc=MAX_IMPRECISE_ACC)
 
     # Plain masked stores: C may have any strides (a slice's float32 partial sums go to a workspace instead).
     offs_cm = offs_am + tl.arange(0, BLOCK_M)
@@ -267,21 +300,30 @@ def splitk_kernel(
 # --8<-- [start:reduce]
 def reduce_kernel(
     w_ptr, c_ptr, M, N, SPLIT, stride_ws, stride_cm, stride_cn, alpha,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, OUT_DTYPE: tl.constexpr,
+    BLOCK: tl.constexpr, SPLIT_BLOCK: tl.constexpr, OUT_DTYPE: tl.constexpr,
 ):  # fmt: skip
-    # Adds the SPLIT float32 partial sums of each element (a contiguous SPLIT × M × N workspace) in a fixed
-    # order, so the result does not depend on which slice finished first; then scales and rounds once.
-    offs_m = tl.program_id(axis=0) * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_n = tl.program_id(axis=1) * BLOCK_N + tl.arange(0, BLOCK_N)
-    mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
-    w_ptrs = w_ptr + offs_m[:, None] * N + offs_n[None, :]
-    acc = tl.full((BLOCK_M, BLOCK_N), 0.0, dtype=tl.float32)
-    for s in range(0, SPLIT):
-        acc += tl.load(w_ptrs + s * stride_ws, mask=mask, other=0.0)
-    c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
-    tl.store(c_ptrs, (acc * alpha).to(OUT_DTYPE), mask=mask)
+    # Adds the SPLIT float32 partial sums of each element (a contiguous SPLIT × M × N workspace), then scales and
+    # rounds once. Each program takes BLOCK consecutive elements and loads SPLIT_BLOCK slices of them at once, so
+    # that a product with few outputs and many slices still has many programs and many loads in flight. The sum
+    # runs in a fixed order: the result does not depend on which slice finished first.
+    offs = tl.program_id(axis=0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    inside = offs < M * N
+    offs_s = tl.arange(0, SPLIT_BLOCK)
+    acc = tl.full((BLOCK,), 0.0, dtype=tl.float32)
+    for s0 in range(0, SPLIT, SPLIT_BLOCK):
+        rows = s0 + offs_s
+        mask = (rows[:, None] < SPLIT) & inside[None, :]
+        part = tl.load(w_ptr + rows[:, None].to(tl.int64) * stride_ws + offs[None, :], mask=mask, other=0.0)
+        acc += tl.reduce(part, 0, _SUM)
+    c_ptrs = c_ptr + (offs // N) * stride_cm + (offs % N) * stride_cn
+    tl.store(c_ptrs, (acc * alpha).to(OUT_DTYPE), mask=inside)
     # --8<-- [end:reduce]
 
+
+# tl.sum is itself a jitted function, which triton 3.6's interpreter cannot call when TRITON_INTERPRET was set
+# after triton was imported; tl.reduce with its combine function is what it compiles to, and the interpreter
+# reduces that with numpy.
+_SUM = tl.standard._sum_combine
 
 #: Arguments Triton must not specialize on (it would compile a kernel per divisibility of each size otherwise).
 _NOT_SPECIALIZED = {
@@ -434,7 +476,7 @@ def default_config(a: Any, b: Any, out: Any) -> Config:
     if name not in DEFAULT_CONFIGS or _hopper_refusal(a) is not None:
         return BLOCKED_CONFIG
     (m, k), n = a.shape, b.shape[1]
-    return tuning.choose(name, layout_code(a, b), m, n, k, _sm_count(a.device))
+    return tuning.choose(name, layout_code(a, b), m, n, k, _sm_count(a.device), rows_aligned(a, b, out))
 
 
 def layout_code(a: Any, b: Any) -> str:
@@ -590,19 +632,54 @@ def _round_up(x: int, to: int) -> int:
     return -(-x // to) * to
 
 
+#: Bytes the rows of a staged copy are padded to: a whole 128-byte line per row start, which TMA reads fastest
+#: (rows that only meet the descriptor's 16-byte rule cost the kernel more: see the sweep's 3000³).
+ROW_PAD_BYTES = 128
+
+
 def _aligned_copy(t: Any, col_major: bool) -> Any:
-    """A copy of ``t`` in a fresh buffer whose rows (or, ``col_major``, columns) start on 16-byte boundaries."""
+    """A copy of ``t`` in a fresh buffer whose rows (or, ``col_major``, columns) start on 128-byte boundaries."""
     torch = _torch()
     rows, cols = t.shape
-    per16 = max(1, 16 // t.element_size())
+    per_line = max(1, ROW_PAD_BYTES // t.element_size())
     if col_major:
-        buf = torch.empty((cols, _round_up(max(rows, 1), per16)), dtype=t.dtype, device=t.device)
+        buf = torch.empty((cols, _round_up(max(rows, 1), per_line)), dtype=t.dtype, device=t.device)
         view = buf[:, :rows].t()
     else:
-        buf = torch.empty((rows, _round_up(max(cols, 1), per16)), dtype=t.dtype, device=t.device)
+        buf = torch.empty((rows, _round_up(max(cols, 1), per_line)), dtype=t.dtype, device=t.device)
         view = buf[:, :cols]
     view.copy_(t)
     return view
+
+
+def _stride_hints(t: Any, rows_name: str, cols_name: str) -> dict[str, int]:
+    """The blocked kernel's alignment hints for a matrix: for its leading stride (the one that is not 1), the
+    elements (a power of two, at most 16 bytes' worth) that stride and the base address are multiples of; 0 for
+    the other stride, for no alignment, and for a layout that is neither row- nor column-major."""
+    hints = {rows_name: 0, cols_name: 0}
+    layout = _layout(t)
+    if layout is None:
+        return hints
+    size = t.element_size()
+    lead, base = _leading_stride(t, layout), t.data_ptr()
+    align = 16 // size
+    while align > 1 and (lead % align or base % (align * size)):
+        align //= 2
+    if align > 1:
+        hints[rows_name if layout == "row" else cols_name] = align
+    return hints
+
+
+def rows_aligned(a: Any, b: Any, out: Any) -> bool:
+    """Whether every operand the TMA kernels read or write as it is (not copied first: :func:`staging`) has rows
+    (columns, for a column-major one) that start on 128-byte lines: the tuning table's ``aligned`` classes."""
+    a_layouts, b_layouts = _operand_layouts(a)
+    for t, layouts in ((a, a_layouts), (b, b_layouts), (out, ("row",))):
+        if _describable(t, layouts) is not None:
+            continue  # copied into a 128-byte-aligned buffer first
+        if (_leading_stride(t, _layout(t)) * t.element_size()) % ROW_PAD_BYTES:
+            return False
+    return True
 
 
 def _fast_descriptor(base: Any, shape: list[int], strides: list[int], block: list[int]) -> Any:
@@ -661,6 +738,14 @@ class _Plan:
         stored = "float32" if self.interpret and _dtype_name(out_dtype) == "bfloat16" else _dtype_name(out_dtype)
         self.tl_out = _tl_dtype(stored)
         self.upcast = _upcast(a)
+        # fp8 accumulation: up to one K step, Triton's own option; longer, whole K steps summed in the kernel
+        acc = config.fp8_imprecise_acc if self.fp8 else None
+        long_acc = acc is not None and acc > config.block_k
+        self.imprecise_acc = None if long_acc else acc
+        self.promote_steps = acc // config.block_k if long_acc else 0
+        chain = self.k_per // config.block_k if config.kernel == "splitk" else -(-k // config.block_k)
+        if self.promote_steps >= chain:  # no program sums more K steps than one chunk: nothing to promote
+            self.promote_steps = 0
         self.direct: list[Any] | None = None  # direct launchers of the compiled kernels, after the first call
         self.quick: Any = None  # the whole call, operands to launch, once a first call has run (see _prepare_quick)
         self.fast = False
@@ -728,7 +813,8 @@ class _Plan:
             a.stride(0), a.stride(1), b.stride(0), b.stride(1), out.stride(0), out.stride(1), alpha,
             BLOCK_M=config.block_m, BLOCK_N=config.block_n, BLOCK_K=config.block_k, GROUP_M=config.group_m,
             OUT_DTYPE=self.tl_out, PRECISION="ieee" if _dtype_name(a.dtype) == "float32" else "tf32",
-            UPCAST=self.upcast, num_stages=config.num_stages, num_warps=config.num_warps,
+            UPCAST=self.upcast, **_stride_hints(a, "ALIGN_AM", "ALIGN_AK"), **_stride_hints(b, "ALIGN_BK", "ALIGN_BN"),
+            num_stages=config.num_stages, num_warps=config.num_warps,
         )  # fmt: skip
 
     def _descriptors(self, a: Any, b: Any, fast: bool) -> tuple[Any, Any, int, int]:
@@ -800,7 +886,7 @@ class _Plan:
             "A_ROW_MAJOR": self.a_row, "B_ROW_MAJOR": self.b_row, "OUT_DTYPE": self.tl_out, "UPCAST": self.upcast,
             "DEVICE_DESC": device_desc, "EPILOGUE_SUBTILE": config.epilogue_subtile, "FLATTEN": config.flatten,
             "WARP_SPECIALIZE": config.warp_specialize, "NUM_SMS": self.sms,
-            "MAX_IMPRECISE_ACC": config.fp8_imprecise_acc if self.fp8 else None,
+            "MAX_IMPRECISE_ACC": self.imprecise_acc, "PROMOTE_STEPS": self.promote_steps,
         }  # fmt: skip
         args = (a_arg, b_arg, c_arg, m, n, k, lda, ldb, ldc, alpha)
         with _scratch_allocator(a.device) if device_desc else contextlib.nullcontext():
@@ -826,15 +912,15 @@ class _Plan:
             "BLOCK_M": config.block_m, "BLOCK_N": config.block_n, "BLOCK_K": config.block_k,
             "GROUP_M": config.group_m, "A_ROW_MAJOR": self.a_row, "B_ROW_MAJOR": self.b_row,
             "OUT_DTYPE": self.tl_out, "UPCAST": self.upcast,
-            "MAX_IMPRECISE_ACC": config.fp8_imprecise_acc if self.fp8 else None, "DIRECT": direct,
+            "MAX_IMPRECISE_ACC": self.imprecise_acc, "PROMOTE_STEPS": self.promote_steps, "DIRECT": direct,
         }  # fmt: skip
         steps = self.k_per // config.block_k
         args = (a_desc, b_desc, target, m, n, k, self.k_per, steps, stride_cs, stride_cm, stride_cn, alpha)
         self._launch("splitk", (tiles, self.split), args, constants, (config.num_stages, config.num_warps), 0)
         reduce_grid: tuple[int, ...] = ()
-        reduce_constants = {"BLOCK_M": REDUCE_BLOCK[0], "BLOCK_N": REDUCE_BLOCK[1], "OUT_DTYPE": self.tl_out}
+        reduce_constants = {"BLOCK": REDUCE_BLOCK[0], "SPLIT_BLOCK": REDUCE_BLOCK[1], "OUT_DTYPE": self.tl_out}
         if not direct:
-            reduce_grid = (triton.cdiv(m, REDUCE_BLOCK[0]), triton.cdiv(n, REDUCE_BLOCK[1]))
+            reduce_grid = (triton.cdiv(m * n, REDUCE_BLOCK[0]), 1)
             reduce_args = (target, out, m, n, self.split, m * n, out.stride(0), out.stride(1), alpha)
             self._launch("reduce", reduce_grid, reduce_args, reduce_constants, (1, 4), 1)
         self.fast = not self.interpret and self.fast_failed is None
@@ -1018,8 +1104,8 @@ def _no_launch_hooks() -> bool:
     return hooks is None or not getattr(hooks, "calls", True)
 
 
-#: The reduction kernel's tile (rows, columns) for split-K partial sums.
-REDUCE_BLOCK = (32, 128)
+#: The reduction kernel's tile for split-K partial sums: elements of C per program, slices loaded at once.
+REDUCE_BLOCK = (256, 8)
 
 
 class _OutShape:
@@ -1047,11 +1133,11 @@ def _checked_descriptor(base: Any, shape: list[int], strides: list[int], block: 
 
 
 def _aligned_copy_target(out: Any) -> Any:
-    """A row-major buffer with 16-byte-aligned rows to write C into, before it is copied to ``out``."""
+    """A row-major buffer with 128-byte-aligned rows to write C into, before it is copied to ``out``."""
     torch = _torch()
     m, n = out.shape
-    per16 = max(1, 16 // out.element_size())
-    return torch.empty((m, _round_up(n, per16)), dtype=out.dtype, device=out.device)[:, :n]
+    per_line = max(1, ROW_PAD_BYTES // out.element_size())
+    return torch.empty((m, _round_up(n, per_line)), dtype=out.dtype, device=out.device)[:, :n]
 
 
 #: The compiled kernel of the most recent launch (for :func:`compiled_summary`).

@@ -481,10 +481,10 @@ class SweepRow(StrictModel):
         layout: ``"NN"``, ``"NT"``... (see :func:`gpukb.kernels.matmul.layout_code`).
         tuned_on: The shape was its class's representative in the tuning run.
         config: The configuration ``matmul`` chose; ``split_k`` the K slices it used.
-        staged: The operands copied into 16-byte-aligned buffers first (``"A"``, ``"B"``, ``"C"``).
+        staged: The operands copied into buffers with 128-byte-aligned rows first (``"A"``, ``"B"``, ``"C"``).
         peer: The peer, in words.
         kernel_ms: The kernel's median time in each round (ms); ``peer_ms`` the peer's.
-        ratio: Peer time over kernel time (means of the rounds' medians): above 1, the kernel was faster.
+        ratio: Peer time over kernel time (medians of the rounds' medians): above 1, the kernel was faster.
         rel_error: Relative Frobenius error of the kernel's output on the sampled rows, against float64;
             ``peer_rel_error`` the peer's; ``floor`` the float64 product's rounded once to the output type.
         all_written: No output element was left NaN.

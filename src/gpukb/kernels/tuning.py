@@ -3,8 +3,9 @@ by ``bench/triton_gemm_sweep.py`` and committed as a results record (:data:`TABL
 produced it.
 
 A *shape class* is the input type, the layout (``"NN"``: A and B row-major; ``"NT"``: B column-major, the
-transpose of a row-major N×K matrix; ``"TN"``, ``"TT"``: A column-major) and a bucket for each of M, N and K
-(:data:`M_EDGES`, :data:`N_EDGES`, :data:`K_EDGES`). The table holds, for each class the tuning run measured, the
+transpose of a row-major N×K matrix; ``"TN"``, ``"TT"``: A column-major), a bucket for each of M, N and K
+(:data:`M_EDGES`, :data:`N_EDGES`, :data:`K_EDGES`) and whether the rows the kernel reads start on 128-byte lines
+(``aligned``: 3000 bf16 columns are 6000 bytes, a legal tensor-descriptor stride that TMA reads more slowly). The table holds, for each class the tuning run measured, the
 configuration that was fastest on that class's representative shape, with every candidate's time. A class the
 table lacks gets :func:`heuristic`, a rule stated in code. Within a class, the candidate chosen for a shape is the
 one whose measured time, carried over to that shape by counting the rounds of tiles it takes
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from pydantic import Field
@@ -69,11 +70,32 @@ CANDIDATES_FP8: tuple[Config, ...] = (
 )
 
 
-def candidates(dtype: str, m: int) -> tuple[Config, ...]:
-    """The candidates the tuning run tries for an input type and M: for M ≤ 64, only those with 64-row tiles."""
-    pool = CANDIDATES_FP8 if dtype == "float8_e4m3fn" else CANDIDATES_16
+#: The pointer-based kernel, tried on classes whose rows do not start on 128-byte lines (16-bit types only: Hopper
+#: reads fp8 MMA operands from shared memory only along K, which the TMA kernels arrange).
+CANDIDATES_UNALIGNED: tuple[Config, ...] = (
+    Config("blocked", 128, 256, 64, num_stages=3, num_warps=8),
+    Config("blocked", 128, 128, 64, num_stages=4, num_warps=8),
+)
+
+#: FP8 products whose K is longer than this many products have their partial sums promoted to float32 every this
+#: many products (``Config.fp8_imprecise_acc``): the tensor cores' fast accumulation otherwise loses accuracy as
+#: K grows (the sweep's FP8 rows show the error against cuBLAS's rising with K), and with chunks of this length
+#: the error stays that of a K = 4096 product.
+FP8_PROMOTE = 4096
+
+
+def candidates(dtype: str, m: int, k: int = 0, aligned: bool = True) -> tuple[Config, ...]:
+    """The candidates the tuning run tries for an input type, M and K: for M ≤ 64, only those with 64-row tiles;
+    for rows that are not 128-byte aligned, the blocked kernel too; for fp8 with K > :data:`FP8_PROMOTE`, each with
+    its partial sums promoted every :data:`FP8_PROMOTE` products."""
+    fp8 = dtype == "float8_e4m3fn"
+    pool = CANDIDATES_FP8 if fp8 else CANDIDATES_16
+    if not aligned and not fp8:
+        pool = pool + CANDIDATES_UNALIGNED
     if m <= SMALL_M:
-        return tuple(c for c in pool if c.block_m == 64)
+        pool = tuple(c for c in pool if c.block_m == 64)
+    if fp8 and k > FP8_PROMOTE:
+        pool = tuple(replace(c, fp8_imprecise_acc=FP8_PROMOTE) for c in pool)
     return pool
 
 
@@ -93,25 +115,26 @@ def bucket_label(index: int, edges: tuple[int, ...]) -> str:
 
 @dataclass(frozen=True)
 class ShapeClass:
-    """Input type, layout and the buckets of M, N and K."""
+    """Input type, layout, the buckets of M, N and K, and whether the rows start on 128-byte lines."""
 
     dtype: str
     layout: str
     m: int
     n: int
     k: int
+    aligned: bool = True
 
     @classmethod
-    def of(cls, dtype: str, layout: str, m: int, n: int, k: int) -> ShapeClass:
+    def of(cls, dtype: str, layout: str, m: int, n: int, k: int, aligned: bool = True) -> ShapeClass:
         """The class of an m×n×k product."""
-        return cls(dtype, layout, bucket(m, M_EDGES), bucket(n, N_EDGES), bucket(k, K_EDGES))
+        return cls(dtype, layout, bucket(m, M_EDGES), bucket(n, N_EDGES), bucket(k, K_EDGES), aligned)
 
     @property
     def label(self) -> str:
-        """E.g. ``"bfloat16 NN, M ≤ 64, N 4097–16384, K 1025–4096"``."""
+        """E.g. ``"bfloat16 NN, M ≤ 64, N 4097–16384, K 1025–4096"`` (``", rows not 128-byte aligned"`` after)."""
         return (
             f"{self.dtype} {self.layout}, M {bucket_label(self.m, M_EDGES)}, N {bucket_label(self.n, N_EDGES)}, "
-            f"K {bucket_label(self.k, K_EDGES)}"
+            f"K {bucket_label(self.k, K_EDGES)}" + ("" if self.aligned else ", rows not 128-byte aligned")
         )
 
 
@@ -129,6 +152,7 @@ class TunedClass(StrictModel):
     """One shape class: its representative shape, every candidate's trial, and the fastest (``config``).
 
     Attributes:
+        aligned: Whether the representative's rows start on 128-byte lines (the class's ``aligned``).
         cublas_ms: cuBLAS's median time on the representative shape in the same run (for scale).
     """
 
@@ -137,6 +161,7 @@ class TunedClass(StrictModel):
     m_bucket: int = Field(ge=0)
     n_bucket: int = Field(ge=0)
     k_bucket: int = Field(ge=0)
+    aligned: bool = True
     shape: tuple[int, int, int]
     config: Config
     trials: list[Trial]
@@ -145,7 +170,7 @@ class TunedClass(StrictModel):
     @property
     def shape_class(self) -> ShapeClass:
         """The class this entry is for."""
-        return ShapeClass(self.dtype, self.layout, self.m_bucket, self.n_bucket, self.k_bucket)
+        return ShapeClass(self.dtype, self.layout, self.m_bucket, self.n_bucket, self.k_bucket, self.aligned)
 
 
 class GemmTuning(Record):
@@ -226,8 +251,14 @@ def heuristic(dtype: str, m: int, n: int, k: int, sms: int) -> Config:
     M ≤ 64: the split-K kernel with 64-row tiles (the small-M path). A product whose large tiles would leave most
     multiprocessors idle while K is long (fewer tiles than half the multiprocessors, K at least four times the
     larger of M and N): the split-K kernel with 128×128 tiles. Otherwise the persistent TMA kernel, large or small
-    tiles by :func:`~gpukb.kernels.configs.pick_by_waves`.
+    tiles by :func:`~gpukb.kernels.configs.pick_by_waves`. FP8 with K > :data:`FP8_PROMOTE`: promoted partial sums.
     """
+    fp8 = dtype == "float8_e4m3fn"
+    config = _rule(dtype, m, n, k, sms)
+    return replace(config, fp8_imprecise_acc=FP8_PROMOTE) if fp8 and k > FP8_PROMOTE else config
+
+
+def _rule(dtype: str, m: int, n: int, k: int, sms: int) -> Config:
     fp8 = dtype == "float8_e4m3fn"
     bk = 128 if fp8 else 64
     if m <= SMALL_M:
@@ -241,27 +272,31 @@ def heuristic(dtype: str, m: int, n: int, k: int, sms: int) -> Config:
     return pick_by_waves(m, n, large, SMALL_CONFIGS[dtype], sms, SMALL_RATE)
 
 
-def lookup(dtype: str, layout: str, m: int, n: int, k: int, sms: int) -> Config | None:
+def lookup(dtype: str, layout: str, m: int, n: int, k: int, sms: int, aligned: bool = True) -> Config | None:
     """The table's configuration for a product: of the candidates timed for its class (its own; else the same
-    buckets in another layout; else the same for the type that shares its tiles, :data:`SHARES`), the one with
-    the shortest :func:`predicted_ms` on this shape; ``None`` where the table has no such class."""
+    buckets in another layout; else the same for the type that shares its tiles, :data:`SHARES`; for rows that are
+    not 128-byte aligned, then the same search among aligned classes), the one with the shortest
+    :func:`predicted_ms` on this shape; ``None`` where the table has no such class."""
     table = active_table()
     if not table:
         return None
-    for name in (dtype, SHARES.get(dtype)):
-        if name is None:
-            continue
-        for other in dict.fromkeys((layout, "NN", "NT", "TN", "TT")):
-            entry = table.get(ShapeClass.of(name, other, m, n, k))
-            if entry is not None:
-                timed = [t for t in entry.trials if t.ms is not None]
-                if not timed:
-                    return entry.config
-                return min(timed, key=lambda t: predicted_ms(entry, t, m, n, k, sms)).config
-    return None
+    search = [
+        ShapeClass.of(name, other, m, n, k, flag)
+        for flag in dict.fromkeys((aligned, True))
+        for name in (dtype, SHARES.get(dtype))
+        if name is not None
+        for other in dict.fromkeys((layout, "NN", "NT", "TN", "TT"))
+    ]
+    entry = next((table[cls] for cls in search if cls in table), None)
+    if entry is None:
+        return None
+    timed = [t for t in entry.trials if t.ms is not None]
+    if not timed:
+        return entry.config
+    return min(timed, key=lambda t: predicted_ms(entry, t, m, n, k, sms)).config
 
 
-def choose(dtype: str, layout: str, m: int, n: int, k: int, sms: int) -> Config:
+def choose(dtype: str, layout: str, m: int, n: int, k: int, sms: int, aligned: bool = True) -> Config:
     """The configuration for a product: the table's (:func:`lookup`), else :func:`heuristic`."""
-    found = lookup(dtype, layout, m, n, k, sms)
+    found = lookup(dtype, layout, m, n, k, sms, aligned)
     return found if found is not None else heuristic(dtype, m, n, k, sms)
