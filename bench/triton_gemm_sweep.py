@@ -131,25 +131,6 @@ def _aligned(torch: Any, dtype: str, layout: str, m: int, n: int, k: int) -> boo
     return rows_aligned(a if layout[0] == "N" else a.t(), b if layout[1] == "N" else b.t(), c)
 
 
-def _with_split_neighbours(pool: tuple, m: int, n: int, k: int, sms: int) -> tuple:
-    """The candidates, and for each split-K one whose automatic split is above 1, the same tiling at half and at
-    twice that split (so the record shows what the rule's choice is worth)."""
-    from dataclasses import replace
-
-    from gpukb.kernels.configs import MAX_SPLIT_K, split_for
-
-    out = list(pool)
-    for config in pool:
-        if config.kernel != "splitk" or config.split_k is not None:
-            continue
-        auto = split_for(m, n, k, config, sms)
-        depth = max(1, k // config.block_k)
-        for split in (auto // 2, 2 * auto):
-            if auto > 1 and 1 <= split <= min(depth, MAX_SPLIT_K):
-                out.append(replace(config, split_k=split))
-    return tuple(dict.fromkeys(out))
-
-
 def tune(torch: Any, out_dir: Path, budget: Budget) -> dict:
     """Time every candidate of each shape class of the sweep on the class's first shape; keep the fastest."""
     from gpukb.kernels import tuning
@@ -178,7 +159,7 @@ def tune(torch: Any, out_dir: Path, budget: Budget) -> dict:
         out_dtype = torch.bfloat16 if dtype == "float8_e4m3fn" else tdtype
         c = torch.empty(m, n, device="cuda", dtype=out_dtype)
         aligned = rows_aligned(a, b, c)
-        pool = _with_split_neighbours(tuning.candidates(dtype, m, k, aligned), m, n, k, sms)
+        pool = tuning.trials(dtype, m, n, k, sms)
         trials = [{"config": cfg.as_dict(), "split_k": None, "ms": None, "error": None} for cfg in pool]
         for config, trial in zip(pool, trials, strict=True):  # compile and check every candidate first
             try:

@@ -185,17 +185,13 @@ def test_the_split_k_reduction_adds_many_slices_in_chunks() -> None:
     _assert_close_to_floor(out, a, b, alpha=0.5)
 
 
-def test_alignment_of_rows_and_the_blocked_kernel_hints() -> None:
+def test_alignment_of_rows() -> None:
     half = torch.empty(3000, 3000, dtype=torch.bfloat16)  # rows of 6000 bytes: 16-byte aligned, not 128
     line = torch.empty(3008, 3008, dtype=torch.bfloat16)  # rows of 6016 bytes: 47 lines of 128
     assert not mm.rows_aligned(half, half, half)
     assert mm.rows_aligned(line, line, line)
     odd = torch.empty(3001, 3001, dtype=torch.bfloat16)  # not even 16-byte aligned: copied, so counts as aligned
     assert mm.rows_aligned(odd, odd, odd)
-    assert mm._stride_hints(half, "AM", "AK") == {"AM": 8, "AK": 0}  # 8 elements = 16 bytes
-    assert mm._stride_hints(half.t(), "BK", "BN") == {"BK": 0, "BN": 8}  # column-major: the column stride
-    assert mm._stride_hints(odd, "AM", "AK") == {"AM": 0, "AK": 0}  # 3001 elements: no power of two divides
-    assert mm._stride_hints(half[:, ::2], "AM", "AK") == {"AM": 0, "AK": 0}  # neither row- nor column-major
 
 
 @pytest.mark.usefixtures("interpret")

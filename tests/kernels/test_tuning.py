@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from gpukb.kernels import tuning
-from gpukb.kernels.configs import DEFAULT_CONFIGS, SMALL_CONFIGS, Config
+from gpukb.kernels.configs import DEFAULT_CONFIGS, SMALL_CONFIGS, Config, split_for
 from gpukb.kernels.tuning import K_EDGES, M_EDGES, N_EDGES, GemmTuning, ShapeClass, Trial, TunedClass
 from gpukb.records import results_dir
 
@@ -51,11 +51,20 @@ def test_candidates_for_small_m_have_64_row_tiles() -> None:
     assert all(c.block_k == 128 or c.block_k == 256 for c in tuning.CANDIDATES_FP8)  # one-byte elements: deep K
 
 
-def test_candidates_for_unaligned_rows_and_long_fp8_products() -> None:
-    blocked = {c for c in tuning.candidates("bfloat16", 3000, 3000, aligned=False) if c.kernel == "blocked"}
-    assert blocked == set(tuning.CANDIDATES_UNALIGNED)
-    assert all(c.kernel != "blocked" for c in tuning.candidates("bfloat16", 3008, 3008))
-    assert all(c.kernel != "blocked" for c in tuning.candidates("float8_e4m3fn", 3000, 3000, aligned=False))
+def test_trials_add_half_and_twice_the_automatic_split() -> None:
+    tried = tuning.trials("bfloat16", 512, 512, 16384, 132)
+    assert tried[: len(tuning.CANDIDATES_16)] == tuning.CANDIDATES_16
+    extra = tried[len(tuning.CANDIDATES_16) :]
+    splitk = [c for c in tuning.CANDIDATES_16 if c.kernel == "splitk"]
+    for config in splitk:
+        auto = split_for(512, 512, 16384, config, 132)
+        assert {c.split_k for c in extra if c.block_m == config.block_m and c.block_n == config.block_n
+                and c.block_k == config.block_k} == {auto // 2, 2 * auto} - {0}  # fmt: skip
+    assert tuning.trials("bfloat16", 8192, 8192, 8192, 132) == tuning.CANDIDATES_16  # no split anywhere
+
+
+def test_candidates_for_long_fp8_products() -> None:
+    assert tuning.candidates("bfloat16", 3000, 3000) == tuning.CANDIDATES_16
     long = tuning.candidates("float8_e4m3fn", 4096, 4096 + 128)
     assert {c.fp8_imprecise_acc for c in long} == {tuning.FP8_PROMOTE}
     assert {c.fp8_imprecise_acc for c in tuning.candidates("float8_e4m3fn", 4096, 4096)} == {None}
@@ -65,7 +74,7 @@ def test_candidates_for_unaligned_rows_and_long_fp8_products() -> None:
 
 @pytest.mark.usefixtures("table")
 def test_unaligned_rows_take_their_own_class_then_the_aligned_one() -> None:
-    blocked = tuning.CANDIDATES_UNALIGNED[0]
+    blocked = Config("blocked", 128, 256, 64, num_stages=3)
     aligned = _entry("bfloat16", "NN", (2048, 2048, 2048), [(LARGE, 1.0)])
     tuning.use_table(_table(aligned))
     assert tuning.lookup("bfloat16", "NN", 3000, 3000, 3000, 132, aligned=False) == LARGE  # no own class yet
@@ -163,7 +172,7 @@ def test_the_committed_table_is_the_fastest_candidate_of_each_class() -> None:
     classes = set()
     for entry in raw["classes"]:
         m, n, k = entry["shape"]
-        cls = ShapeClass.of(entry["dtype"], entry["layout"], m, n, k)
+        cls = ShapeClass.of(entry["dtype"], entry["layout"], m, n, k, entry["aligned"])
         assert (cls.m, cls.n, cls.k) == (entry["m_bucket"], entry["n_bucket"], entry["k_bucket"])
         assert cls not in classes
         classes.add(cls)
@@ -171,7 +180,11 @@ def test_the_committed_table_is_the_fastest_candidate_of_each_class() -> None:
         assert timed, entry["shape"]
         assert entry["config"] == min(timed, key=lambda t: t["ms"])["config"]
         tried = [Config(**t["config"]) for t in entry["trials"]]
-        assert tried == list(tuning.candidates(entry["dtype"], m))
+        assert tried == list(tuning.trials(entry["dtype"], m, n, k, 132))
+        for trial in entry["trials"]:  # the split each split-K trial used: its own, or the rule's
+            config = Config(**trial["config"])
+            if config.kernel == "splitk":
+                assert trial["split_k"] == split_for(m, n, k, config, 132), trial
     tuning._ACTIVE.clear()
     active = tuning.active_table()
     assert active is not None

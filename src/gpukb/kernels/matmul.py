@@ -100,19 +100,7 @@ def blocked_kernel(
     stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn, alpha,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
     OUT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, UPCAST: tl.constexpr,
-    ALIGN_AM: tl.constexpr, ALIGN_AK: tl.constexpr, ALIGN_BK: tl.constexpr, ALIGN_BN: tl.constexpr,
 ):  # fmt: skip
-    # Triton assumes a stride divisible by 16 elements only when it is; a row of 3000 bf16 (6000 bytes) is still
-    # 16-byte aligned, and saying so (ALIGN_*: elements a leading stride is a multiple of, 0 for no hint) lets
-    # the loads move 16 bytes at a time instead of one element.
-    if ALIGN_AM:
-        stride_am = tl.multiple_of(stride_am, ALIGN_AM)
-    if ALIGN_AK:
-        stride_ak = tl.multiple_of(stride_ak, ALIGN_AK)
-    if ALIGN_BK:
-        stride_bk = tl.multiple_of(stride_bk, ALIGN_BK)
-    if ALIGN_BN:
-        stride_bn = tl.multiple_of(stride_bn, ALIGN_BN)
     # Grouped ordering: consecutive programs take GROUP_M tiles down a column of C before moving right, so
     # the A rows and B columns they read are still in L2 when the next program needs them.
     pid = tl.program_id(axis=0)
@@ -652,24 +640,6 @@ def _aligned_copy(t: Any, col_major: bool) -> Any:
     return view
 
 
-def _stride_hints(t: Any, rows_name: str, cols_name: str) -> dict[str, int]:
-    """The blocked kernel's alignment hints for a matrix: for its leading stride (the one that is not 1), the
-    elements (a power of two, at most 16 bytes' worth) that stride and the base address are multiples of; 0 for
-    the other stride, for no alignment, and for a layout that is neither row- nor column-major."""
-    hints = {rows_name: 0, cols_name: 0}
-    layout = _layout(t)
-    if layout is None:
-        return hints
-    size = t.element_size()
-    lead, base = _leading_stride(t, layout), t.data_ptr()
-    align = 16 // size
-    while align > 1 and (lead % align or base % (align * size)):
-        align //= 2
-    if align > 1:
-        hints[rows_name if layout == "row" else cols_name] = align
-    return hints
-
-
 def rows_aligned(a: Any, b: Any, out: Any) -> bool:
     """Whether every operand the TMA kernels read or write as it is (not copied first: :func:`staging`) has rows
     (columns, for a column-major one) that start on 128-byte lines: the tuning table's ``aligned`` classes."""
@@ -813,8 +783,7 @@ class _Plan:
             a.stride(0), a.stride(1), b.stride(0), b.stride(1), out.stride(0), out.stride(1), alpha,
             BLOCK_M=config.block_m, BLOCK_N=config.block_n, BLOCK_K=config.block_k, GROUP_M=config.group_m,
             OUT_DTYPE=self.tl_out, PRECISION="ieee" if _dtype_name(a.dtype) == "float32" else "tf32",
-            UPCAST=self.upcast, **_stride_hints(a, "ALIGN_AM", "ALIGN_AK"), **_stride_hints(b, "ALIGN_BK", "ALIGN_BN"),
-            num_stages=config.num_stages, num_warps=config.num_warps,
+            UPCAST=self.upcast, num_stages=config.num_stages, num_warps=config.num_warps,
         )  # fmt: skip
 
     def _descriptors(self, a: Any, b: Any, fast: bool) -> tuple[Any, Any, int, int]:

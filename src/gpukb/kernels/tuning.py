@@ -24,7 +24,15 @@ from typing import Literal
 
 from pydantic import Field
 
-from gpukb.kernels.configs import DEFAULT_CONFIGS, SMALL_CONFIGS, SMALL_RATE, Config, pick_by_waves, split_for
+from gpukb.kernels.configs import (
+    DEFAULT_CONFIGS,
+    MAX_SPLIT_K,
+    SMALL_CONFIGS,
+    SMALL_RATE,
+    Config,
+    pick_by_waves,
+    split_for,
+)
 from gpukb.records import Record, load, record_ids
 from gpukb.schema import StrictModel
 
@@ -70,13 +78,6 @@ CANDIDATES_FP8: tuple[Config, ...] = (
 )
 
 
-#: The pointer-based kernel, tried on classes whose rows do not start on 128-byte lines (16-bit types only: Hopper
-#: reads fp8 MMA operands from shared memory only along K, which the TMA kernels arrange).
-CANDIDATES_UNALIGNED: tuple[Config, ...] = (
-    Config("blocked", 128, 256, 64, num_stages=3, num_warps=8),
-    Config("blocked", 128, 128, 64, num_stages=4, num_warps=8),
-)
-
 #: FP8 products whose K is longer than this many products have their partial sums promoted to float32 every this
 #: many products (``Config.fp8_imprecise_acc``): the tensor cores' fast accumulation otherwise loses accuracy as
 #: K grows (the sweep's FP8 rows show the error against cuBLAS's rising with K), and with chunks of this length
@@ -84,19 +85,33 @@ CANDIDATES_UNALIGNED: tuple[Config, ...] = (
 FP8_PROMOTE = 4096
 
 
-def candidates(dtype: str, m: int, k: int = 0, aligned: bool = True) -> tuple[Config, ...]:
+def candidates(dtype: str, m: int, k: int = 0) -> tuple[Config, ...]:
     """The candidates the tuning run tries for an input type, M and K: for M ≤ 64, only those with 64-row tiles;
-    for rows that are not 128-byte aligned, the blocked kernel too; for fp8 with K > :data:`FP8_PROMOTE`, each with
-    its partial sums promoted every :data:`FP8_PROMOTE` products."""
+    for fp8 with K > :data:`FP8_PROMOTE`, each with its partial sums promoted every :data:`FP8_PROMOTE` products.
+    (Rows that are not 128-byte aligned make a class of their own, with the same candidates.)"""
     fp8 = dtype == "float8_e4m3fn"
     pool = CANDIDATES_FP8 if fp8 else CANDIDATES_16
-    if not aligned and not fp8:
-        pool = pool + CANDIDATES_UNALIGNED
     if m <= SMALL_M:
         pool = tuple(c for c in pool if c.block_m == 64)
     if fp8 and k > FP8_PROMOTE:
         pool = tuple(replace(c, fp8_imprecise_acc=FP8_PROMOTE) for c in pool)
     return pool
+
+
+def trials(dtype: str, m: int, n: int, k: int, sms: int) -> tuple[Config, ...]:
+    """What the tuning run times on a class's representative m×n×k product: the :func:`candidates`, and for each
+    split-K one whose automatic split (:func:`~gpukb.kernels.configs.split_for`) is above 1, the same tiling at
+    half and at twice that split, so that the record shows what the rule's choice is worth."""
+    pool = candidates(dtype, m, k)
+    extra = []
+    for config in pool:
+        if config.kernel != "splitk" or config.split_k is not None:
+            continue
+        auto = split_for(m, n, k, config, sms)
+        for split in (auto // 2, 2 * auto):
+            if auto > 1 and 1 <= split <= min(max(1, k // config.block_k), MAX_SPLIT_K):
+                extra.append(replace(config, split_k=split))
+    return tuple(dict.fromkeys((*pool, *extra)))
 
 
 def bucket(size: int, edges: tuple[int, ...]) -> int:
