@@ -181,7 +181,8 @@ def test_the_split_k_reduction_adds_many_slices_in_chunks() -> None:
     out = torch.full((3, 300), float("nan"), dtype=torch.float16)
     config = Config("splitk", 16, 16, 16, group_m=2, num_stages=1, num_warps=4, split_k=37)
     matmul(a, b, out=out, config=config, alpha=0.5)
-    assert 37 % mm.REDUCE_BLOCK[1] and 3 * 300 % mm.REDUCE_BLOCK[0]  # partial chunks of slices and elements
+    assert 37 % mm.REDUCE_BLOCK[1]  # a partial chunk of slices
+    assert 3 * 300 % mm.REDUCE_BLOCK[0]  # and of elements
     _assert_close_to_floor(out, a, b, alpha=0.5)
 
 

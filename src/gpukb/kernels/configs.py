@@ -80,10 +80,7 @@ class Config:
             raise ValueError(f"split_k applies to the 'splitk' kernel only; got split_k={split} for {self.kernel!r}")
         acc = self.fp8_imprecise_acc
         if acc is not None and (
-            isinstance(acc, bool)
-            or not isinstance(acc, int)
-            or acc < 16
-            or (acc > self.block_k and acc % self.block_k)
+            isinstance(acc, bool) or not isinstance(acc, int) or acc < 16 or (acc > self.block_k and acc % self.block_k)
         ):
             raise ValueError(
                 f"fp8_imprecise_acc must be None, an int from 16 to block_k ({self.block_k}) or a multiple of "

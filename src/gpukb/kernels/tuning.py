@@ -5,8 +5,9 @@ produced it.
 A *shape class* is the input type, the layout (``"NN"``: A and B row-major; ``"NT"``: B column-major, the
 transpose of a row-major N×K matrix; ``"TN"``, ``"TT"``: A column-major), a bucket for each of M, N and K
 (:data:`M_EDGES`, :data:`N_EDGES`, :data:`K_EDGES`) and whether the rows the kernel reads start on 128-byte lines
-(``aligned``: 3000 bf16 columns are 6000 bytes, a legal tensor-descriptor stride that TMA reads more slowly). The table holds, for each class the tuning run measured, the
-configuration that was fastest on that class's representative shape, with every candidate's time. A class the
+(``aligned``: 3000 bf16 columns are 6000 bytes, a legal tensor-descriptor stride whose rows start off those
+lines). The table holds, for each class the tuning run measured, the configuration that was fastest on that
+class's representative shape, with every candidate's time. A class the
 table lacks gets :func:`heuristic`, a rule stated in code. Within a class, the candidate chosen for a shape is the
 one whose measured time, carried over to that shape by counting the rounds of tiles it takes
 (:func:`predicted_ms`), is shortest: the best tiling of 3000³ is not the best of 2048³ when 132 multiprocessors
