@@ -1,4 +1,4 @@
-"""The small CNN of a lecture example: the shape after each stage and the parameter count, computed."""
+"""The small worked CNN example: the shape after each stage and the parameter count, computed."""
 
 # --8<-- [start:example]
 from gpukb.cudnn.cnn import parameters, stages

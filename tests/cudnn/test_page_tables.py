@@ -254,7 +254,7 @@ def check_frontend(markdown: str, kwargs: dict[str, Any]) -> None:
     for row, r in zip(table, runs, strict=True):
         if r["built"]:
             assert row["plans"] == str(r["plans"])
-            assert row["workspace"].replace(",", "") == str(r["workspace"])
+            assert row["workspace (bytes)"].replace(",", "") == str(r["workspace"])
             assert row["time (µs)"] == f"{r['ms']['median'] * 1e3:.1f}"
             assert row["error / max |y|"] == f"{r['max_abs_error']:.1e}"
 
@@ -300,7 +300,7 @@ def check_algorithm_counts(markdown: str, kwargs: dict[str, Any]) -> None:
     counts: dict[str, int] = {}
     for t in _layer_rows():
         counts[t["algo"]] = counts.get(t["algo"], 0) + 1
-    assert {row["algorithm"].strip("`"): int(row["layers where it came first"]) for row in table} == counts
+    assert {row["algorithm"].strip("`"): int(row["runs where it came first"]) for row in table} == counts
 
 
 def check_math_layers(markdown: str, kwargs: dict[str, Any]) -> None:

@@ -129,7 +129,7 @@ def test_the_graph_api_ran_both_layouts() -> None:
     assert runs["nchw"].max_abs_error < 1e-3
     assert runs["nchw"].workspace > 1000 * runs["nhwc"].workspace
     assert runs["nchw"].plan_name == runs["nhwc"].plan_name  # the same engine for both layouts
-    # NCHW's workspace is, to within 1 KiB, a copy of the fp16 input and filter: they are transposed through it.
+    # NCHW's workspace is, to within 1 KiB, the size of a copy of the fp16 input and filter.
     n, c, h, w, k, r, s, _, _ = runs["nchw"].shape
     assert abs(runs["nchw"].workspace - 2 * (n * c * h * w + k * c * r * s)) < 1024
     assert runs["nchw"].ms.median > runs["nhwc"].ms.median
@@ -175,15 +175,19 @@ def test_claim_the_lecture_algorithm_query_is_gone() -> None:
     assert "cudnnGetConvolutionForwardAlgorithm(" not in code
 
 
-def test_one_legacy_algorithm_name_can_stand_for_several_engines() -> None:
-    """Find may return the same algorithm twice, with different workspaces: cuDNN 9 runs the legacy API on its
-    engines, and several engines answer to one legacy name."""
-    twice = [t for t in record().layers if len({f[0] for f in t.found}) < len(t.found)]
-    assert twice
-    for t in twice:
-        names = [f[0] for f in t.found]
-        repeated = {n for n in names if names.count(n) > 1}
-        assert {f[3] for f in t.found if f[0] in repeated and f[1] == "CUDNN_STATUS_SUCCESS"}, t.layer
+def test_a_repeated_algorithm_name_is_one_algorithm_under_two_math_types() -> None:
+    """Find may list one algorithm name twice, with different workspaces. In this run each repeated name came back
+    once with TENSOR_OP_MATH and once with DEFAULT_MATH (the mathType of each result, which the program prints), and
+    only in runs whose descriptor asked for TENSOR_OP_MATH."""
+    runs = parse_layers(record().layers_run.stdout)
+    repeated_in = []
+    for run in runs:
+        names = [f.name for f in run.found]
+        for name in {n for n in names if names.count(n) > 1}:
+            assert sorted(f.math for f in run.found if f.name == name) == ["DEFAULT_MATH", "TENSOR_OP_MATH"], run
+            repeated_in.append(run.math)
+    assert repeated_in  # the page's statement is about something the run showed
+    assert set(repeated_in) == {"TENSOR_OP_MATH"}
 
 
 def test_the_search_times_include_the_hosts_time() -> None:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from xml.etree import ElementTree
+
 import pytest
 
 from gpukb.site.mathml import render_math, tex_to_mathml
+
+MATHML = "{http://www.w3.org/1998/Math/MathML}"
 
 
 def test_inline_and_display_math() -> None:
@@ -33,3 +37,49 @@ def test_text_without_math_is_unchanged() -> None:
 def test_bad_tex_names_the_formula() -> None:
     with pytest.raises(ValueError, match=r"cannot render TeX 'x\^'"):
         tex_to_mathml("x^")
+
+
+def _table(display_html: str) -> ElementTree.Element:
+    """The one ``<mtable>`` of a rendered display formula (parsing it also proves the markup well formed)."""
+    (table,) = ElementTree.fromstring(display_html).iter(f"{MATHML}mtable")
+    return table
+
+
+def test_aligned_becomes_rows_of_right_and_left_aligned_cells() -> None:
+    out = render_math('<div class="arithmatex">\\[\n\\begin{aligned} a &= b + c \\\\ d &= e \\end{aligned}\n\\]</div>')
+    assert "aligned" not in out
+    assert "align*" not in out
+    rows = _table(out).findall(f"{MATHML}mtr")
+    assert len(rows) == 2
+    for row, left in zip(rows, ("a", "d"), strict=True):
+        cells = row.findall(f"{MATHML}mtd")
+        assert [cell.get("columnalign") for cell in cells] == ["right", "left"]
+        assert [mi.text for mi in cells[0].iter(f"{MATHML}mi")] == [left]  # what stands left of '&' ...
+        assert "=" in [mo.text for mo in cells[1].iter(f"{MATHML}mo")]  # ... and the relation right of it
+    assert "<mi>&amp;</mi>" not in out
+    assert "<mi>&</mi>" not in out
+
+
+def test_aligned_pairs_of_columns_alternate_right_and_left() -> None:
+    out = render_math('<div class="arithmatex">\\[\\begin{aligned}[t] a &= b & c &= d \\\\ e &= f & g &= h'
+                      "\\end{aligned}\\]</div>")  # fmt: skip
+    rows = _table(out).findall(f"{MATHML}mtr")
+    assert len(rows) == 2
+    for row in rows:
+        assert [cell.get("columnalign") for cell in row.findall(f"{MATHML}mtd")] == ["right", "left"] * 2
+    assert "<mi>&amp;</mi>" not in out
+    assert "<mi>&</mi>" not in out
+
+
+def test_aligned_inside_a_larger_formula() -> None:
+    out = render_math('<div class="arithmatex">\\[x = \\left\\{ \\begin{aligned} a &= 1 \\\\ b &= 2 '
+                      "\\end{aligned} \\right.\\]</div>")  # fmt: skip
+    table = _table(out)
+    assert len(table.findall(f"{MATHML}mtr")) == 2
+    assert "<mi>&amp;</mi>" not in out
+    assert "<mi>&</mi>" not in out
+
+
+def test_an_ampersand_outside_an_alignment_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"'&' outside an alignment environment"):
+        tex_to_mathml("a & b")

@@ -1,4 +1,4 @@
-"""A small CNN from a lecture example on cuDNN (conv → ReLU → max pool → flatten → dense → softmax): the shape
+"""A small worked CNN example (conv → ReLU → max pool → flatten → dense → softmax): the shape
 after each stage and the parameter count, computed, and the example's own numbers recomputed.
 
 The network and the example's numbers are in ``gpukb/data/cudnn/small_cnn.toml``. Shapes are NHWC, as the
@@ -50,7 +50,7 @@ def parse(text: str, file: str = FILE) -> list[Network]:
 
 @cache
 def load() -> Network:
-    """The lecture example (the file's one entry)."""
+    """The worked example (the file's one entry)."""
     (example,) = parse(resources.files("gpukb.data").joinpath(FILE).read_text(encoding="utf-8"))
     return example
 

@@ -176,7 +176,7 @@ def small_cnn() -> str:
 
 
 def small_cnn_example() -> str:
-    """The lecture example's numbers recomputed from its convolution output."""
+    """The small CNN example's numbers recomputed from its convolution output."""
     s = cnn.example_stages()
     data = cnn.load()
 
@@ -281,7 +281,7 @@ def frontend(record_id: str = CONV_H100) -> str:
                          f"{f.max_abs_error:.1e}", f"{f.ms.median * 1e3:.1f}"])  # fmt: skip
         else:
             rows.append([f.layout.upper(), shape, "–", f.error or "failed", "–", "–", "–"])
-    return markdown_table(["layout", "fp16 shape", "plans", "plan (or error)", "workspace", "error / max |y|",
+    return markdown_table(["layout", "fp16 shape", "plans", "plan (or error)", "workspace (bytes)", "error / max |y|",
                            "time (µs)"], rows)  # fmt: skip
 
 
@@ -379,19 +379,23 @@ def unsupported(record_id: str = CONV_H100) -> str:
     r = _record(record_id)
     missing = parse_unsupported(r.layers_run.stdout) if r.layers_run else []
     if not missing:
-        return f"Every one of the {len(r.layers)} layer, type, layout and math combinations found an algorithm."
+        tensor_op = len(_tensor_op(r))
+        return (f"Every one of the {len(r.layers)} runs (layer, type, layout and math type) found an algorithm: "
+                f"{tensor_op} under `CUDNN_TENSOR_OP_MATH` and {len(r.layers) - tensor_op} under the other math "
+                "types.")  # fmt: skip
     rows = [[layer, dtype, layout.upper(), reason] for layer, dtype, layout, reason in missing]
     return markdown_table(["layer", "type", "layout", "why"], rows)
 
 
 def algorithm_counts(record_id: str = CONV_H100) -> str:
-    """How often each algorithm came first across the timed layers, and the median workspace it asked for."""
+    """How often each algorithm came first across the runs under tensor-op math, and the median workspace it asked
+    for."""
     picks: dict[str, list[int]] = {}
     for t in _tensor_op(_record(record_id)):
         picks.setdefault(t.algo, []).append(t.workspace)
     rows = [[f"`{algo}`", str(len(ws)), f"{statistics.median(ws) / 2**20:.1f}"]
             for algo, ws in sorted(picks.items(), key=lambda kv: -len(kv[1]))]  # fmt: skip
-    return markdown_table(["algorithm", "layers where it came first", "median workspace (MiB)"], rows)
+    return markdown_table(["algorithm", "runs where it came first", "median workspace (MiB)"], rows)
 
 
 def gpu_tests(record_id: str = CONV_H100) -> str:

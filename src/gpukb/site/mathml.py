@@ -18,6 +18,21 @@ _MATH = re.compile(
     re.DOTALL,
 )
 
+#: amsmath's ``aligned`` block, with its optional vertical position (``[t]``, ``[c]``, ``[b]``).
+_ALIGNED = re.compile(r"\\(?:begin\{aligned\}(?:\[[tcb]\])?|end\{aligned\})")
+#: A column separator latex2mathml left as an identifier: an ``&`` outside any alignment environment.
+_STRAY_AMPERSAND = re.compile(r"<mi>&(?:amp;)?</mi>")
+
+
+def _aligned_as_align_star(tex: str) -> str:
+    """Spell ``aligned`` as ``align*``, which latex2mathml knows and ``aligned`` it does not.
+
+    Both lay out rows split by ``\\\\`` and columns split by ``&``, aligned right, left, right, left, ..., and number
+    no equations. ``aligned`` is the one meant to sit inside a larger formula; the ``<mtable>`` latex2mathml makes of
+    ``align*`` sits wherever the environment stood, so it serves both.
+    """
+    return _ALIGNED.sub(lambda m: r"\begin{align*}" if m.group(0).startswith(r"\begin") else r"\end{align*}", tex)
+
 
 def tex_to_mathml(tex: str, display: bool = False) -> str:
     """Convert one TeX formula to a ``<math>`` element.
@@ -30,9 +45,12 @@ def tex_to_mathml(tex: str, display: bool = False) -> str:
         ValueError: If the TeX cannot be converted, quoting the formula.
     """
     try:
-        return convert(tex.strip(), display="block" if display else "inline")
+        mathml = convert(_aligned_as_align_star(tex.strip()), display="block" if display else "inline")
     except Exception as err:  # latex2mathml raises many types; the build must stop with the formula named
         raise ValueError(f"cannot render TeX {tex!r} as MathML: {err}") from err
+    if _STRAY_AMPERSAND.search(mathml):  # it would show a literal '&' (and a raw one is not even valid markup)
+        raise ValueError(f"cannot render TeX {tex!r} as MathML: '&' outside an alignment environment such as aligned")
+    return mathml
 
 
 def render_math(page_html: str) -> str:
