@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -17,6 +18,7 @@ import numpy as np
 import pytest
 
 from gpukb.gemm import pages
+from gpukb.kernels import configs
 from tests.helpers import ROOT, markdown_tables
 from tests.site.test_page_tables import page_calls, rendered
 
@@ -1026,6 +1028,248 @@ def check_triton_sweep_kernels(markdown: str, kwargs: dict[str, Any]) -> None:
         assert row["cuBLAS's kernels"] == (", ".join(f"`{k}`" for k in peer) or "–")
 
 
+@cache
+def _triton_raw() -> dict[str, Any]:
+    """The Triton GEMM tuning run (sweep of candidates, comparison, FP8 phase), read with json."""
+    path = ROOT / "src" / "gpukb" / "data" / "results" / "gemm" / "triton-gemm-h100.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _paired(cell_ratio: str, cell_kernel: str, cell_peer: str, r: dict[str, Any]) -> None:
+    """A ratio and two rates printed from one paired case: the ratio of the median times (peer / kernel) and each
+    side's 2mnk over its median time, in TFLOP/s."""
+    k_ms, p_ms = r["kernel_ms"]["median"], r["cublas_ms"]["median"]
+    assert float(cell_ratio) == pytest.approx(p_ms / k_ms, abs=6e-4), (cell_ratio, r)
+    flops = 2 * r["m"] * r["n"] * r["k"]
+    assert float(cell_kernel) == pytest.approx(flops / (k_ms * 1e-3) / 1e12, abs=0.51), (cell_kernel, r)
+    assert float(cell_peer) == pytest.approx(flops / (p_ms * 1e-3) / 1e12, abs=0.51), (cell_peer, r)
+
+
+def _code_label(config: Any) -> str:
+    """The label of a configuration the code holds (a dataclass), rebuilt from its fields."""
+    return _label(dataclasses.asdict(config))
+
+
+def _sweep_case(config: dict[str, Any], size: int) -> dict[str, Any]:
+    (entry,) = [e for e in _triton_raw()["sweep"]["configs"] if e["config"] == config]
+    (case,) = [r for r in entry["results"] if r["m"] == size]
+    return case
+
+
+def _bf16_ceiling() -> float:
+    """The best bf16 rate of cuBLAS in the project's harness run on the H100 (the performance chapter's record)."""
+    path = ROOT / "src" / "gpukb" / "data" / "results" / "performance" / "h100-sweep.json"
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    return max(r["tflops"] for r in raw["gemm"] if r["dtype"] == "bf16" and r["tflops"] is not None)
+
+
+def check_triton_goal(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    raw = _triton_raw()
+    config = raw["chosen"]["large"]["config"]
+    ceiling = _bf16_ceiling()
+    assert list(table[0])[5] == f"of the measured ceiling ({ceiling:.0f} TFLOP/s)"
+    assert list(table[0])[6] == "goal ≥ 0.95"  # the issue's goal: 0.95 of cuBLAS at bf16 4096³ and 8192³
+    assert [row["bf16 size"] for row in table] == ["4096³", "8192³"]
+    for row, size in zip(table, (4096, 8192), strict=True):
+        case = _sweep_case(config, size)
+        assert row["configuration"] == f"`{_label(config)}`"
+        _paired(row["Triton / cuBLAS"], row["Triton TFLOP/s"], row["cuBLAS TFLOP/s"], case)
+        assert row[list(row)[5]] == f"{100 * case['tflops'] / ceiling:.0f}%"
+        met = case["cublas_ms"]["median"] / case["kernel_ms"]["median"] >= 0.95
+        assert row["goal ≥ 0.95"] == ("met" if met else "**not met**")
+
+
+def check_triton_sweep(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    raw = _triton_raw()
+    sizes = raw["sweep"]["sizes"]
+    assert list(table[0]) == ["configuration", "error / floor", *[f"{s}³ TFLOP/s (÷ cuBLAS)" for s in sizes], "note"]
+    chosen = {name: raw["chosen"][name]["config"] for name in ("large", "small") if raw["chosen"].get(name)}
+    assert len(table) == len(raw["sweep"]["configs"])
+    for row, entry in zip(table, raw["sweep"]["configs"], strict=True):
+        marks = [name for name, config in chosen.items() if config == entry["config"]]
+        assert row["configuration"] == f"`{_label(entry['config'])}`" + (f" (chosen: {marks[0]})" if marks else "")
+        if entry["error"]:
+            assert row["error / floor"] == "–"
+            assert row["note"] == entry["error"].split(". ")[0]
+            assert all(row[f"{s}³ TFLOP/s (÷ cuBLAS)"] == "–" for s in sizes)
+            continue
+        check = entry["check"]
+        ours, floor = row["error / floor"].split(" / ")
+        assert float(ours) == pytest.approx(check["rel_error"], rel=5e-3)
+        assert float(floor) == pytest.approx(check["rel_error_of_rounded_reference"], rel=5e-3)
+        for size in sizes:
+            cell = row[f"{size}³ TFLOP/s (÷ cuBLAS)"]
+            case = next((r for r in entry["results"] if r["m"] == size), None)
+            if case is None:
+                assert cell == "–"
+                continue
+            match = re.fullmatch(r"(\d+) \((\d\.\d{3})\)", cell)
+            assert match, cell
+            rate, ratio = match.groups()
+            _paired(ratio, rate, f"{case['cublas_tflops']:.0f}", case)
+
+
+SIDES = ("kernel_ms", "cublas_ms")
+
+
+def check_triton_compare(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    raw = _triton_raw()
+    records = raw["compare"]["records"]
+    sms = raw["run"]["gpu"]["sm_count"]
+    assert len(table) == len(records)
+    for row, r in zip(table, records, strict=True):
+        assert (row["type"], row["B"], row["size"]) == (r["dtype"], r["layout"], f"{r['m']}³")
+        assert r["m"] == r["n"] == r["k"]
+        if r["error"] or r["config"] is None:
+            assert row["note"] == (r["error"] or "")
+            continue
+        now = _code_label(configs.current_choice(r["m"], sms))
+        measured = _label(r["config"])
+        assert row["configuration measured"] == f"`{measured}`" + ("" if now == measured else f" (now: `{now}`)")
+        # Three rounds each, eager and graph replays: the times are the middle of the rounds' medians.
+        eager, graph = (
+            {side: {"median": statistics.median(x[side]["median"] for x in rounds)} for side in SIDES}
+            for rounds in (r["rounds"], r["graph_rounds"])
+        )
+        _paired(row["Triton / cuBLAS"], row["Triton TFLOP/s"], row["cuBLAS TFLOP/s"], {**r, **eager})
+        ratio = graph["cublas_ms"]["median"] / graph["kernel_ms"]["median"]
+        assert float(row["same, graph replays"]) == pytest.approx(ratio, abs=6e-4), r
+        assert row["output identical to cuBLAS's"] == ("yes" if r["identical_to_cublas"] else "no")
+        assert r["identical_to_cublas"] == (r["diff_vs_cublas"] == 0)
+
+
+def check_triton_fp8(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    raw = _triton_raw()
+    fp8 = raw["fp8"]
+    chosen = raw["chosen"]["fp8"]["config"] if raw["chosen"].get("fp8") else None
+    default = dataclasses.asdict(configs.DEFAULT_CONFIGS["float8_e4m3fn"])
+    expected = []
+    for entry in fp8["configs"]:
+        named = (("chosen by this run", chosen), ("the code's default", default))
+        marks = [m for m, c in named if entry["config"] == c]
+        label = f"`{_label(entry['config'])}`" + (f" ({', '.join(marks)})" if marks else "")
+        acc = entry["config"]["fp8_imprecise_acc"]
+        mode = "fast" if acc is None else f"promoted every {acc}"
+        for r in [None] if entry["error"] else entry["results"]:
+            expected.append((label, mode, r))
+    assert len(table) == len(expected)
+    for row, (label, mode, r) in zip(table, expected, strict=True):
+        assert (row["configuration"], row["accumulation"]) == (label, mode)
+        if r is None:
+            assert row["size"] == "–"
+            continue
+        assert row["size"] == f"{r['m']}³"
+        # The peer ran in the kernel's own accumulation mode: fast accumulation against fast, promoted against not.
+        assert r["peer_use_fast_accum"] == (mode == "fast")
+        _paired(row["Triton / _scaled_mm"], row["Triton TFLOP/s"], row["_scaled_mm TFLOP/s"], r)  # peer: cublas_ms
+        assert float(row["Triton error"]) == pytest.approx(r["rel_error"], rel=5e-3)
+        (peer,) = [p for p in fp8["peer"] if p["m"] == r["m"] and p["use_fast_accum"] == r["peer_use_fast_accum"]]
+        match = re.fullmatch(r"(\S+) \(floor (\S+)\)", row["_scaled_mm error, same mode"])
+        assert match, row
+        error, floor = match.groups()
+        assert float(error) == pytest.approx(peer["rel_error"], rel=5e-3)
+        assert float(floor) == pytest.approx(peer["rel_error_of_rounded_reference"], rel=5e-3)
+
+
+def check_triton_compiled(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    compiled = _triton_raw()["compare"]["compiled"]
+    assert len(table) == len(compiled)
+    for row, c in zip(table, compiled, strict=True):
+        assert (row["type"], row["size"]) == (c["dtype"], f"{c['m']}³")
+        if c["error"] or c["config"] is None or c["ptx"] is None or c["shared_bytes"] is None:
+            assert row["configuration"] == "–"
+            continue
+        assert row["configuration"] == f"`{_label(c['config'])}`"
+        assert (int(row["registers / thread"]), int(row["spills"])) == (c["registers"], c["spills"])
+        assert int(row["shared KiB"]) == round(c["shared_bytes"] / 1024)
+        assert int(row["`wgmma.mma_async` in PTX"]) == c["ptx"]["wgmma.mma_async"]
+        assert int(row["`cp.async.bulk.tensor` in PTX"]) == c["ptx"]["cp.async.bulk.tensor"]
+        assert row["warp-specialized IR"] == ("yes" if c["warp_specialized"] else "no")
+
+
+def check_triton_overhead(markdown: str, kwargs: dict[str, Any]) -> None:
+    compare = _triton_raw()["compare"]
+    h = compare["host_overhead"]
+    if h is None:
+        assert markdown == f"The host time was not measured: {compare['host_overhead_error']}."
+        return
+    (table,) = markdown_tables(markdown)
+    keys = ["matmul", "checks_and_config", "descriptors", "triton_launch_tma", "triton_launch_blocked", "torch_matmul"]
+    assert [row["host work per call"] for row in table] == [
+        "`matmul` (whole call)",
+        "checks and picking a configuration",
+        "building three tensor descriptors",
+        "Triton launch, TMA kernel, descriptors prebuilt",
+        "Triton launch, blocked kernel",
+        "`torch.matmul` (cuBLAS)",
+    ]
+    assert [float(row["µs"]) for row in table] == pytest.approx([h[k] for k in keys], abs=0.051)
+
+
+def _clock_words(c: dict[str, Any]) -> str:
+    return (
+        f"SM {c['sm_mhz']:.0f}/{c['max_sm_mhz']:.0f} MHz, memory {c['mem_mhz']:.0f} MHz, "
+        f"{c['power_w']:.0f} W of {c['power_limit_w']:.0f} W, {c['temperature_c']:.0f} °C, {c['pstate']}"
+    )
+
+
+def check_triton_run(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    raw = _triton_raw()
+    run, gpu, v = raw["run"], raw["run"]["gpu"], raw["run"]["versions"]
+    cells = [tuple(row.values()) for row in table]
+    assert cells == list(
+        {
+            "GPU": f"{gpu['name']} ({gpu['sm_count']} SMs, compute capability {gpu['compute_capability']})",
+            "driver": gpu["driver"],
+            "torch / CUDA": f"{v['torch']} / {v['torch_cuda']}",
+            "triton": v["triton"],
+            "python": v["python"],
+            "date (UTC)": run["started"].replace("Z", "+00:00"),
+            "command": f"`{run['command']}`",
+            "timing": raw["timing"],
+            "inputs": raw["inputs"],
+            "clocks, start of sweep": _clock_words(run["clocks"]["sweep_start"]),
+            "clocks, end of comparison": _clock_words(run["clocks"]["compare_end"]),
+        }.items()
+    )
+
+
+def check_triton_shared_memory(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    raw = _triton_raw()
+    limits = {int(m) for e in raw["sweep"]["configs"] for m in re.findall(r"Hardware limit: (\d+)", e["error"] or "")}
+    (limit,) = limits
+    assert list(table[0])[3] == f"fits ({limit:,} bytes)"
+    reported = {}
+    for e in raw["sweep"]["configs"]:
+        for m in re.findall(r"Required: (\d+)", e["error"] or ""):
+            reported[_label(e["config"])] = int(m)
+    for c in raw["compare"]["compiled"]:
+        if c["config"] is not None and c["shared_bytes"] is not None and c["dtype"] != "float8_e4m3fn":
+            reported[_label(c["config"])] = c["shared_bytes"]
+    # The rows are the code's TMA candidates, which must be the ones the run swept.
+    tma = [c for c in raw["candidates"] if c["kernel"] == "tma"]
+    assert [_code_label(c) for c in configs.CANDIDATES if c.kernel == "tma"] == [_label(c) for c in tma]
+    assert len(table) == len(tma)
+    for row, c in zip(table, tma, strict=True):
+        label = _label(c)
+        assert row["configuration"] == f"`{label}`"
+        # num_stages buffers of an A tile and a B tile, and the output tile (half of it with a subtiled epilogue)
+        count = 2 * (c["num_stages"] * (c["block_m"] + c["block_n"]) * c["block_k"])
+        count += 2 * c["block_m"] * (c["block_n"] // 2 if c["epilogue_subtile"] else c["block_n"])
+        assert row["bytes by count"] == f"{count:,}"
+        assert row["bytes the compiler reported"] == (f"{reported[label]:,}" if label in reported else "–")
+        assert row[list(row)[3]] == ("yes" if count <= limit else "no")
+        if label in reported:  # the count is the compiler's figure to within its barriers (under 64 bytes)
+            assert 0 <= reported[label] - count < 64, label
+
+
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "type_architectures": check_architectures,
     "type_comparison": check_comparison,
@@ -1059,6 +1303,14 @@ CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "triton_tuning_table": check_triton_tuning_table,
     "triton_layout_checks": check_triton_layout_checks,
     "triton_sweep_kernels": check_triton_sweep_kernels,
+    "triton_goal": check_triton_goal,
+    "triton_sweep": check_triton_sweep,
+    "triton_compare": check_triton_compare,
+    "triton_fp8": check_triton_fp8,
+    "triton_compiled": check_triton_compiled,
+    "triton_overhead": check_triton_overhead,
+    "triton_run": check_triton_run,
+    "triton_shared_memory": check_triton_shared_memory,
 }
 
 CALLS = [c for c in page_calls() if c.module == "gpukb.gemm.pages" and c.function in CHECKS]
@@ -1106,3 +1358,37 @@ def test_the_notes_errata_are_the_gemm_claims_of_the_notes() -> None:
     assert re.findall(r"errata/#([\w-]+)\)", markdown) == [e["id"] for e in wanted]
     for e in wanted:
         assert f"A claim you may meet: {e['claim']}" in markdown, e["id"]
+
+
+TRITON_RUN_TABLES = ["triton_goal", "triton_sweep", "triton_compare", "triton_fp8", "triton_compiled",
+                     "triton_overhead", "triton_run", "triton_shared_memory"]  # fmt: skip
+
+
+def _swaps(markdown: str) -> list[str]:
+    """Mutants of a one-table text: neighbouring cells that differ swapped in its first and last row, and those
+    two rows swapped."""
+    lines = markdown.splitlines()
+    body = [i for i, line in enumerate(lines) if line.startswith("|")][2:]
+    mutants = []
+    for index in (body[0], body[-1]):
+        cells = [c.strip() for c in lines[index].strip("|").split(" | ")]
+        for j in range(len(cells) - 1):
+            if cells[j] != cells[j + 1]:
+                swapped = [*cells[:j], cells[j + 1], cells[j], *cells[j + 2 :]]
+                mutants.append("\n".join([*lines[:index], "| " + " | ".join(swapped) + " |", *lines[index + 1 :]]))
+    first, last = body[0], body[-1]
+    if lines[first] != lines[last]:
+        mutants.append(
+            "\n".join([*lines[:first], lines[last], *lines[first + 1 : last], lines[first], *lines[last + 1 :]])
+        )
+    return mutants
+
+
+@pytest.mark.parametrize("function", TRITON_RUN_TABLES)
+def test_swapping_cells_or_rows_of_a_triton_table_fails_its_check(function: str) -> None:
+    """Each mutant of :func:`_swaps` fails the table's check (a failed assertion, or a cell that no longer parses)."""
+    mutants = _swaps(getattr(pages, function)())
+    assert len(mutants) >= 2
+    for mutant in mutants:
+        with pytest.raises((AssertionError, ValueError)):
+            CHECKS[function](mutant, {"args": ()})

@@ -78,18 +78,7 @@ CHECK_MODULES = {
 
 # --8<-- [start:not-checked]
 #: Page functions whose tables have no cell check yet, and why. The list may only shrink.
-NOT_CHECKED_YET = {
-    "gpukb.gemm.pages": {
-        "triton_compare": "a recorded GPU or CPU result printed from its record, which is validated on load",
-        "triton_compiled": "a recorded GPU or CPU result printed from its record, which is validated on load",
-        "triton_fp8": "a recorded GPU or CPU result printed from its record, which is validated on load",
-        "triton_goal": "a recorded GPU or CPU result printed from its record, which is validated on load",
-        "triton_overhead": "a recorded GPU or CPU result printed from its record, which is validated on load",
-        "triton_run": "a recorded GPU or CPU result printed from its record, which is validated on load",
-        "triton_shared_memory": "a recorded GPU or CPU result printed from its record, which is validated on load",
-        "triton_sweep": "a recorded GPU or CPU result printed from its record, which is validated on load",
-    },
-}
+NOT_CHECKED_YET: dict[str, dict[str, str]] = {}
 # --8<-- [end:not-checked]
 
 
