@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 from gpukb.site.snippets import NoGpuError, UnavailableError
 from tests.helpers import ROOT, path_without_scripts, require
@@ -64,21 +65,29 @@ def root() -> Path:
 
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """Build the site once per test session with ``mkdocs build --strict``; returns (site dir, build log).
+    """Build the site once per test run with ``mkdocs build --strict``; returns (site dir, build log).
 
-    The build runs the way a reader runs ``.venv/bin/mkdocs build`` without activating the environment: this
-    environment's scripts directory is taken off ``PATH`` (the hooks put it back for the ``gpukb`` console blocks).
+    With pytest-xdist (``make test``) every worker asks for it: the first builds into the run's shared temporary
+    folder under a file lock, the others wait and read the same build. The build runs the way a reader runs
+    ``.venv/bin/mkdocs build`` without activating the environment: this environment's scripts directory is taken off
+    ``PATH`` (the hooks put it back for the ``gpukb`` console blocks).
     """
-    site = tmp_path_factory.mktemp("site")
-    proc = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "PATH": path_without_scripts()},
-    )
-    log = proc.stdout + proc.stderr
-    if proc.returncode != 0:
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # each worker's folder sits in the run's one folder
+    site, outcome = shared / "site", shared / "site-build.log"
+    with FileLock(shared / "site-build.lock"):
+        if not outcome.exists():
+            proc = subprocess.run(
+                [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                timeout=600,
+                env={**os.environ, "PATH": path_without_scripts()},
+            )
+            outcome.write_text(f"{proc.returncode}\n{proc.stdout}{proc.stderr}", encoding="utf-8")
+    returncode, log = outcome.read_text(encoding="utf-8").split("\n", 1)
+    if returncode != "0":
         pytest.fail(f"mkdocs build --strict failed:\n{log}")
     return site, log
