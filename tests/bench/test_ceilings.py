@@ -54,7 +54,11 @@ def test_roofline_points_use_the_counts() -> None:
     assert gemm.intensity == pytest.approx(2 * 4096**3 / (3 * 4096**2 * 2))
     assert {p.group for p in points} == {"gemm", "attention"} | ({"kernel"} if RUN.kernels else set())
     kernels = [p for p in measured_points(load(H200_SWEEP, SweepRecord)) if p.group == "kernel"]
-    assert [p.case for p in kernels] == ["triton-gemm-bf16", "triton-gemm-bf16"]
+    record = load(H200_SWEEP, SweepRecord)
+    assert [p.case for p in kernels] == [k.name for k in record.kernels]
+    for point, k in zip(kernels, record.kernels, strict=True):
+        m, n, kk = map(int, k.case.split("x"))
+        assert point.tflops == pytest.approx(2 * m * n * kk / (k.kernel_ms.median * 1e-3) / 1e12, rel=1e-3)
 
 
 def test_alignment_of_a_row() -> None:

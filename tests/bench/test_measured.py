@@ -153,10 +153,46 @@ def test_the_sweeps_the_h100_page_describes() -> None:
 
 
 def test_the_h200_run_measured_the_registered_triton_gemm() -> None:
-    """Backs the H200 section of the H100 page: same harness, more memory, and the Triton GEMM in `kernels`."""
+    """Backs the H200 section of the H100 page: same harness, more memory, and the Triton GEMM in `kernels`, at the
+    goal sizes and over the GEMM page's shape sweep."""
     h200 = load(H200_SWEEP, SweepRecord)
     assert h200.run.gpu.name == "NVIDIA H200"
     assert h200.run.gpu.memory_bytes > RUN.run.gpu.memory_bytes
     assert measured_ceilings(h200)["bandwidth"] > measured_ceilings(RUN)["bandwidth"]
-    assert {k.name for k in h200.kernels} == {"triton-gemm-bf16"}
+    from gpukb.kernels.matmul_sweep import case_label, fp8_shapes, fp16_shapes, shapes
+
+    swept = {"bf16": shapes(), "fp16": fp16_shapes(), "fp8": fp8_shapes()}
+    assert {k.name for k in h200.kernels} == {"triton-gemm-bf16"} | {f"triton-gemm-sweep-{t}" for t in swept}
+    for t, chosen in swept.items():  # every shape of the GEMM page's sweep, each timed once
+        cases = [k.case for k in h200.kernels if k.name == f"triton-gemm-sweep-{t}"]
+        assert cases == list(dict.fromkeys(case_label(s) for s in chosen)), t
     assert {k.name for k in RUN.kernels} <= {"triton-gemm-bf16"}
+
+
+def test_the_h200_sweeps_extremes_against_the_h100_sweep() -> None:
+    """Backs the H200 section's sentences on the kernels summary: for bf16 and fp16 the lowest and highest ratio
+    fall on the shapes where the H100 sweep (the GEMM page's record) has them; FP8's lowest on the H200,
+    65536×64×2048, is 0.99× (rounded) in the H100 sweep."""
+    import json
+
+    from tests.helpers import ROOT
+
+    h200 = load(H200_SWEEP, SweepRecord)
+    raw = json.loads((ROOT / "src/gpukb/data/results/gemm/triton-gemm-sweep-h100.json").read_text(encoding="utf-8"))
+
+    def extremes(dtype: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        rows = [r for r in raw["rows"] if r["dtype"] == dtype and r["ratio"] is not None]
+        low, high = min(rows, key=lambda r: r["ratio"]), max(rows, key=lambda r: r["ratio"])
+        return (low["m"], low["n"], low["k"]), (high["m"], high["n"], high["k"])
+
+    def h200_extremes(name: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        runs = [k for k in h200.kernels if k.name == name]
+        low, high = min(runs, key=lambda r: r.ratio), max(runs, key=lambda r: r.ratio)
+        return tuple(map(int, low.case.split("x"))), tuple(map(int, high.case.split("x")))
+
+    for short, dtype in (("bf16", "bfloat16"), ("fp16", "float16")):
+        assert h200_extremes(f"triton-gemm-sweep-{short}") == extremes(dtype) == ((3000,) * 3, (4095, 4097, 4099))
+    low, _ = h200_extremes("triton-gemm-sweep-fp8")
+    assert low == (65536, 64, 2048)
+    (h100,) = [r for r in raw["rows"] if r["dtype"] == "float8_e4m3fn" and (r["m"], r["n"], r["k"]) == low]
+    assert round(h100["ratio"], 2) == 0.99

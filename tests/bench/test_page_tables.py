@@ -453,6 +453,21 @@ def check_kernels(markdown: str, kwargs: dict[str, Any]) -> None:
         assert r["flops"] == 2 * m * n * k
 
 
+def check_kernels_summary(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    by_name: dict[str, list[dict[str, Any]]] = {}
+    for r in _raw(_record(kwargs))["kernels"]:
+        by_name.setdefault(r["name"], []).append(r)
+    assert [row["kernel"] for row in table] == list(by_name)
+    for row, (name, runs) in zip(table, by_name.items(), strict=True):
+        ratios = {r["case"]: r["peer_ms"]["median"] / r["kernel_ms"]["median"] for r in runs}
+        assert (row["peer"], row["cases"]) == (runs[0]["peer"], str(len(runs))), name
+        assert _rounds(row["geometric mean speed vs peer"].rstrip("×"), statistics.geometric_mean(ratios.values()), 2)
+        for column, pick in (("lowest (case)", min), ("highest (case)", max)):
+            case = pick(ratios, key=ratios.get)
+            assert row[column] == f"{ratios[case]:.2f}× ({case})", (name, column)
+
+
 # --- the quantities: readings found in three records, each read raw --------------------------------------------
 SIZE = 8192
 
@@ -539,6 +554,7 @@ CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "spec_table": check_spec,
     "intensity_table": check_intensity,
     "kernels_table": check_kernels,
+    "kernels_summary": check_kernels_summary,
     "kernels_against_peers": check_kernels,
     "quantities_table": check_quantities,
     "quantity_runs": check_quantity_runs,

@@ -144,7 +144,9 @@ def test_the_flush_and_clock_sentences_come_from_the_record() -> None:
     largest = max((r for r in run.gemm if r.dtype == "bf16" and r.sweep == "square"), key=lambda r: r.m)
     assert f"{largest.m}³ at a median {largest.clocks.sm_mhz_median:.0f} MHz" in pages.sustained_clocks()
     assert pages.flush_note().startswith("This run flushed L2 by reading")
-    assert pages.flush_note(H200_SWEEP).startswith("This run predates the read flush")
+    assert pages.flush_note(H200_SWEEP).startswith("This run flushed L2 by reading")
+    older = run.model_copy(update={"l2_flush": "write"})  # records made before 2026-11-23 flushed by writing
+    assert pages.flush_note(older).startswith("This run predates the read flush")
     assert pages.window_text(None) == "–"
 
 

@@ -399,6 +399,24 @@ def kernels_table(record: Sweep = H100_SWEEP) -> str:
     return table(["kernel", "peer", "case", "kernel ms", "peer ms", "speed vs peer"], rows)
 
 
+def kernels_summary(record: Sweep = H100_SWEEP) -> str:
+    """Per registered project kernel: its peer, how many cases it ran, and the geometric mean, lowest and highest of
+    its speed against the peer (peer time over kernel time)."""
+    by_name: dict[str, list] = {}
+    for r in sweep(record).kernels:
+        by_name.setdefault(r.name, []).append(r)
+    if not by_name:
+        return "No project kernel was registered when this run was made, so there is nothing to compare yet."
+    rows = []
+    for name, runs in by_name.items():
+        low, high = min(runs, key=lambda r: r.ratio), max(runs, key=lambda r: r.ratio)
+        geomean = float(np.exp(np.mean(np.log([r.ratio for r in runs]))))
+        rows.append((name, runs[0].peer, str(len(runs)), f"{geomean:.2f}×", f"{low.ratio:.2f}× ({low.case})",
+                     f"{high.ratio:.2f}× ({high.case})"))  # fmt: skip
+    headers = ["kernel", "peer", "cases", "geometric mean speed vs peer", "lowest (case)", "highest (case)"]
+    return table(headers, rows)
+
+
 def kernels_against_peers(record: Sweep = H100_SWEEP) -> str:
     """The H100 page's "project kernels against their peers": the sweep's ``kernels`` table when it has one, else a
     sentence saying so and linking the Triton page, whose own run measured the Triton GEMM against cuBLAS on the
