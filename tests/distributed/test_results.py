@@ -163,3 +163,46 @@ def test_clean_peaks(memory_raw) -> None:
         predicted = 16 * memory_raw["parameters"] + kept + 8 * (b * s + s) + (block if ckpt else 0)
         # what the model leaves out (logit gradients, the unit in flight, optimizer temporaries): 0.5 to 1.1 GiB
         assert 0.5 * 2**30 < r["peak_bytes"] - predicted < 1.1 * 2**30, r["name"]
+
+
+# The dtypes FSDP2 used on two H100s over NCCL (bench/distributed_dtypes.py): the same expectations as the CI's
+# gloo test (tests/distributed/test_process_group.py), read from the chapter's data file.
+
+
+@pytest.mark.parametrize("mode", ["FULL", "DEFAULT", "PURE"])
+def test_nccl_dtypes_match_what_ci_asserts_on_gloo(mode) -> None:
+    from gpukb.distributed.results import FsdpDtypes
+    from tests.distributed.test_process_group import _documented
+
+    record = records.load("distributed/fsdp-dtypes-h100x2", FsdpDtypes)
+    assert (record.backend, record.world_size, record.device) == ("nccl", 2, "cuda")
+    assert record.run.gpu is not None
+    assert record.run.gpu.name == "NVIDIA H100 80GB HBM3"
+    want = _documented()[mode]
+    captures = [c for c in record.captures if c.mode == mode]
+    assert [c.rank for c in captures] == [0, 1]  # every rank's own capture
+    for got in captures:
+        assert (got.param_dtype or "float32", got.reduce_dtype or "float32") == (
+            want["param_dtype"],
+            want["reduce_dtype"],
+        )
+        assert got.param_type == "DTensor"
+        assert got.forward_params == got.forward_inputs == [want["param_dtype"]] * 2
+        gathers = [c.dtype for c in got.collectives if c.op.startswith("all_gather")]
+        assert gathers == [want["param_dtype"]] * 4
+        assert got.unsharded_grads == [want["param_dtype"]] * 2
+        scatters = [c.dtype for c in got.collectives if c.op.startswith("reduce_scatter")]
+        assert scatters == [want["reduce_dtype"]] * 2
+        assert got.sharded_params == got.sharded_grads == ["float32"]
+        assert len(got.collectives) == 6  # nothing else (no all-reduce) on two ranks of one mesh dimension
+
+
+def test_two_gpu_fsdp_records_cover_the_one_gpu_configurations() -> None:
+    for two, one in (
+        ("distributed/fsdp-memory-h100x2", "distributed/fsdp-memory"),
+        ("distributed/fsdp-interleaved-h100x2", "distributed/fsdp-interleaved"),
+    ):
+        record, single = records.load(two, FsdpTraining), records.load(one, FsdpTraining)
+        assert record.world_size == 2
+        assert single.world_size == 1
+        assert [r.name.replace("DDP", "plain") for r in record.runs] == [r.name for r in single.runs]

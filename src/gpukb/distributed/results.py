@@ -1,5 +1,6 @@
-"""The distributed chapter's recorded results, written by ``bench/distributed_fsdp.py`` (one GPU) and
-``bench/distributed_collectives.py`` (any number of ranks), read back by id with :func:`gpukb.records.load`."""
+"""The distributed chapter's recorded results, written by ``bench/distributed_fsdp.py``,
+``bench/distributed_collectives.py`` and ``bench/distributed_dtypes.py`` (any number of ranks), read back by id with
+:func:`gpukb.records.load`."""
 
 from __future__ import annotations
 
@@ -94,3 +95,38 @@ class CollectiveBandwidth(Record):
 
 #: Id of the committed interleaved rerun of the bfloat16 configurations on one GPU.
 FSDP_INTERLEAVED_ID = "distributed/fsdp-interleaved"
+
+
+class CollectiveCall(StrictModel):
+    """One collective FSDP2 called during a capture: its ``torch.distributed`` name and its input's dtype."""
+
+    op: str
+    dtype: str
+
+
+class DtypeCapture(StrictModel):
+    """What :func:`gpukb.distributed.dtypes.capture` saw on one rank under one mode's ``MixedPrecisionPolicy``
+    (``param_dtype``/``reduce_dtype`` as the plan sets them, ``None`` = the parameter's own)."""
+
+    rank: int = Field(ge=0)
+    mode: Literal["FULL", "DEFAULT", "PURE"]
+    param_dtype: str | None
+    reduce_dtype: str | None
+    forward_params: list[str]
+    forward_inputs: list[str]
+    unsharded_grads: list[str]
+    sharded_params: list[str]
+    sharded_grads: list[str]
+    param_type: str
+    collectives: list[CollectiveCall]
+
+
+class FsdpDtypes(Record):
+    """``bench/distributed_dtypes.py``: the dtypes FSDP2 used under FULL/DEFAULT/PURE, every rank's capture."""
+
+    kind: Literal["distributed.fsdp-dtypes"] = "distributed.fsdp-dtypes"
+    schema_version: Literal[1] = 1
+    backend: Literal["gloo", "nccl"]
+    world_size: int = Field(gt=0)
+    device: Literal["cpu", "cuda"]
+    captures: list[DtypeCapture] = Field(min_length=1)

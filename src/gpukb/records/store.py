@@ -45,6 +45,7 @@ KINDS = {
     "attention.flash-forward": "gpukb.attention.results:FlashForward",
     "distributed.collectives": "gpukb.distributed.results:CollectiveBandwidth",
     "distributed.fsdp-training": "gpukb.distributed.results:FsdpTraining",
+    "distributed.fsdp-dtypes": "gpukb.distributed.results:FsdpDtypes",
     "cudnn.conv-forward": "gpukb.cudnn.results:ConvForward",
     "kernels.gemm-tuning": "gpukb.kernels.tuning:GemmTuning",
     "kernels.triton-gemm-sweep": "gpukb.kernels.results:TritonGemmSweep",
