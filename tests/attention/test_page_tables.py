@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Callable
@@ -76,21 +77,28 @@ def _rates(case: dict[str, Any]) -> dict[str, float | None]:
 def check_flash_standard(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
     raw = _raw()
-    cases = {c["causal"]: c for c in raw["cases"] if c["group"] == "standard"}
-    assert len(table) == 4 * len(cases)
-    for r in table:
-        case = cases[r["causal"] == "yes"]
-        name = "triton" if r["implementation"].startswith("Triton") else r["implementation"].removeprefix("SDPA ")
-        timing = next(t for t in [case["triton"], *case["backends"]] if t["name"] == name)
+    standard = [c for c in raw["cases"] if c["group"] == "standard"]
+    # the record's order: each standard case, the kernel first, then every SDPA backend it timed
+    expected = [(c, t) for c in standard for t in [c["triton"], *c["backends"]]]
+    assert len(table) == len(expected) == 4 * len(standard)
+    for r, (case, timing) in zip(table, expected, strict=True):
+        assert r["causal"] == ("yes" if case["causal"] else "no")
+        name = timing["name"]
+        assert r["implementation"] == (f"Triton kernel ({case['config']})" if name == "triton" else f"SDPA {name}")
         if timing["ms"] is None:
-            assert r["TFLOP/s"] == "-"
+            assert [r[h] for h in ("median ms", "IQR %", "TFLOP/s", "kernel ÷ this")] == ["-"] * 4
+            assert r["difference from kernel"] == (timing["error"] or "-")
             continue
-        ms = timing["ms"]["median"]
-        assert float(r["median ms"]) == pytest.approx(ms, abs=5e-4)
+        ms = timing["ms"]
+        assert r["median ms"] == f"{ms['median']:.3f}"
+        assert r["IQR %"] == f"{(ms['q3'] - ms['q1']) / ms['median'] * 100:.1f}"
         pairs = case["seq"] * (case["seq"] + 1) // 2 if case["causal"] else case["seq"] ** 2
-        rate = 4 * case["batch"] * case["heads"] * pairs * case["head_dim"] / (ms * 1e-3) / 1e12
-        assert float(r["TFLOP/s"]) == pytest.approx(rate, abs=0.6)
-        assert float(r["kernel ÷ this"]) == pytest.approx(case["triton"]["tflops"] / timing["tflops"], abs=0.006)
+        rate = 4 * case["batch"] * case["heads"] * pairs * case["head_dim"] / (ms["median"] * 1e-3) / 1e12
+        assert timing["tflops"] == pytest.approx(rate, rel=1e-9)
+        assert r["TFLOP/s"] == f"{timing['tflops']:.0f}"
+        assert r["kernel ÷ this"] == f"{case['triton']['tflops'] / timing['tflops']:.2f}"
+        difference = timing["difference"]
+        assert r["difference from kernel"] == ("-" if difference is None else f"{difference:.1e}"), r
 
 
 def check_flash_sweep(markdown: str, kwargs: dict[str, Any]) -> None:
@@ -114,10 +122,16 @@ def check_flash_tuning(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
     raw = _raw()
     assert len(table) == len(raw["candidates"])
+    assert markdown.startswith(f"Tuning shape: {raw['tuning_shape']}.")
+    used = {(c["head_dim"], c["causal"]): c["config"] for c in raw["cases"]}
     for r, c in zip(table, raw["candidates"], strict=True):
-        assert (int(r["D"]), r["causal"] == "yes") == (c["head_dim"], c["causal"])
-        assert r["tiling (BLOCK_M×BLOCK_N, warps, stages)"] == c["config"]
+        assert (r["D"], r["causal"]) == (str(c["head_dim"]), "yes" if c["causal"] else "no")
+        assert r["tiling (BLOCK_M×BLOCK_N, warps, stages)"] == c["config"] == _label(c)
         assert r["TFLOP/s"] == ("-" if c["tflops"] is None else f"{c['tflops']:.0f}")
+        assert r["registers"] == ("-" if c["registers"] is None else str(c["registers"]))
+        assert r["spills"] == ("-" if c["spills"] is None else str(c["spills"]))
+        pick = "chosen" if used.get((c["head_dim"], c["causal"])) == c["config"] else ""
+        assert r["note"] == (c["error"] or pick), r
     for d, causal in {(c["head_dim"], c["causal"]) for c in raw["candidates"]}:
         tried = [c for c in raw["candidates"] if (c["head_dim"], c["causal"]) == (d, causal) and c["tflops"]]
         fastest = max(tried, key=lambda c: c["tflops"])["config"]
@@ -125,9 +139,23 @@ def check_flash_tuning(markdown: str, kwargs: dict[str, Any]) -> None:
         assert [r["tiling (BLOCK_M×BLOCK_N, warps, stages)"] for r in chosen] == [fastest]
 
 
+def _label(t: dict[str, Any]) -> str:
+    """A tiling as the record's ``config`` spells it: ``"64x64 w4 s3 tma"`` (blocks, warps, stages, TMA)."""
+    return f"{t['block_m']}x{t['block_n']} w{t['num_warps']} s{t['num_stages']}{' tma' if t['tma'] else ''}"
+
+
 def check_flash_defaults(markdown: str, kwargs: dict[str, Any]) -> None:
+    # the kernel's table of defaults, as data (its fields, not its label property), rows sorted by (D, causal)
+    from gpukb.kernels.flash_attention import DEFAULT_CONFIGS
+
     (table,) = markdown_tables(markdown)
-    used = {(c["head_dim"], c["causal"]): c["config"] for c in _raw()["cases"]}
+    raw = _raw()
+    assert all(c["config"] == _label(c) for c in raw["candidates"])  # the record's spelling of a tiling
+    keys = sorted(DEFAULT_CONFIGS)
+    assert [(r["D"], r["causal"]) for r in table] == [(str(d), "yes" if causal else "no") for d, causal in keys]
+    for r, key in zip(table, keys, strict=True):
+        assert r["default tiling"] == _label(dataclasses.asdict(DEFAULT_CONFIGS[key])), r
+    used = {(c["head_dim"], c["causal"]): c["config"] for c in raw["cases"]}
     assert {(int(r["D"]), r["causal"] == "yes") for r in table} >= set(used)
     for r in table:
         key = (int(r["D"]), r["causal"] == "yes")

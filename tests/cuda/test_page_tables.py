@@ -31,10 +31,44 @@ def _bytes_in(cell: str) -> int:
     return _int(re.search(r"\(([\d,]+) B\)", cell).group(1))
 
 
+def _size(n: int) -> str:
+    """Bytes in the largest binary unit they fill: whole, else to one decimal (``32768000`` → ``31.2 MiB``)."""
+    unit, size = next((u, s) for u, s in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10), ("B", 1)) if n >= s)
+    return f"{n // size} {unit}" if n % size == 0 else f"{n / size:.1f} {unit}"
+
+
+#: What the device-facts table calls each runtime field (the label of its row), in the table's order.
+DEVICE_LABELS = {
+    "major.minor": "compute capability",
+    "multiProcessorCount": "streaming multiprocessors (SMs)",
+    "warpSize": "warp size (threads)",
+    "maxThreadsPerBlock": "max threads per block",
+    "maxThreadsPerMultiProcessor": "max threads per SM",
+    "maxBlocksPerMultiProcessor": "max resident blocks per SM",
+    "regsPerMultiprocessor": "32-bit registers per SM",
+    "regsPerBlock": "32-bit registers per block",
+    "sharedMemPerMultiprocessor": "shared memory per SM",
+    "sharedMemPerBlock": "shared memory per block (default)",
+    "sharedMemPerBlockOptin": "shared memory per block (opt-in)",
+    "reservedSharedMemPerBlock": "shared memory reserved per block",
+    "l2CacheSize": "L2 cache",
+    "persistingL2CacheMaxSize": "L2 set-aside for persisting accesses (max)",
+    "totalConstMem": "constant memory",
+    "totalGlobalMem": "global memory",
+    "memoryBusWidth": "memory bus width",
+    "ClockRate": "SM clock (max)",
+    "MemoryClockRate": "memory clock (max)",
+    "asyncEngineCount": "copy engines",
+    "clusterLaunch": "thread-block cluster launch",
+}
+
+
 def check_device_facts(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
     data = _record("device-h100")
     values = {**data["properties"], **data["attributes"]}
+    # every row's label names the field its value was read from, in order
+    assert [(row[""], row["reported as"]) for row in table] == [(v, f"`{k}`") for k, v in DEVICE_LABELS.items()]
     seen = 0
     for row in table:
         field = row["reported as"].strip("`")
@@ -42,14 +76,15 @@ def check_device_facts(markdown: str, kwargs: dict[str, Any]) -> None:
             assert row["value"] == f"{values['major']}.{values['minor']}"
         elif "(" in row["value"] and row["value"].endswith("B)"):
             assert _bytes_in(row["value"]) == values[field], row
+            assert row["value"] == f"{_size(values[field])} ({values[field]:,} B)", row
         elif row["value"].endswith("MHz"):
-            assert float(row["value"].split()[0].replace(",", "")) * 1000 == values[field], row
+            assert row["value"] == f"{values[field] / 1000:,.0f} MHz", row
         elif row["value"].endswith("bits"):
-            assert _int(row["value"].split()[0]) == values[field], row
+            assert row["value"] == f"{values[field]:,} bits", row
         elif row["value"] in ("yes", "no"):
             assert (row["value"] == "yes") == bool(values[field]), row
         else:
-            assert _int(row["value"]) == values[field], row
+            assert row["value"] == f"{values[field]:,}", row
         seen += 1
     assert seen >= 20
     assert "Measured on an NVIDIA H100" in markdown
@@ -82,6 +117,8 @@ def check_limits(markdown: str, kwargs: dict[str, Any]) -> None:
         assert row["shared / block (opt-in)"] == f"{e['shared_per_block_optin'] // 1024} KiB"
         assert row["reserved / block"] == f"{e['reserved_shared_per_block']:,} B"
         assert row["carveouts (KiB)"] == ", ".join(map(str, e["carveouts_kib"]))
+        assert row["GPUs"] == e["name"]
+        assert row["allocation unit"] == f"{e['shared_allocation_unit']} B"
     assert "docs.nvidia.com/cuda/cuda-c-programming-guide" in markdown
 
 
@@ -125,6 +162,18 @@ def check_triton_limit(markdown: str, kwargs: dict[str, Any]) -> None:
     cells = [_int(r["bytes"]) for r in table]
     assert cells == [t["required"], t["limit"], optin]
     assert t["limit"] == optin
+    # each row names (in backticks) the figure it shows: a number of Triton's message, or the device property
+    said = {name: int(value) for name, value in re.findall(r"(\w[\w ]*): (\d+)", t["message"])}
+    assert (said["Required"], said["Hardware limit"]) == (t["required"], t["limit"])
+    figures = {**said, "sharedMemPerBlockOptin": optin}
+    assert [re.findall(r"`([^`]+)`", r["what"]) for r in table] == [
+        ["Required"],
+        ["Hardware limit"],
+        ["sharedMemPerBlockOptin"],
+    ]
+    for r in table:
+        (name,) = re.findall(r"`([^`]+)`", r["what"])
+        assert r["bytes"] == f"{figures[name]:,}", r
     assert "equals the per-block opt-in figure" in markdown
 
 
@@ -133,6 +182,7 @@ def check_launch_grid(markdown: str, kwargs: dict[str, Any]) -> None:
     assert len(table) == 6
     assert len(table[0]) == 13
     for y, row in enumerate(table):
+        assert row["y \\ x"] == str(y)
         for x in range(12):
             block = (x // 4) + 3 * (y // 3)  # 3 x 2 blocks of 4 x 3 threads, numbered x first
             inside = (x % 4) + 4 * (y % 3)
@@ -155,11 +205,16 @@ def check_transfers(markdown: str, kwargs: dict[str, Any]) -> None:
     data = _record("transfers-h100")
     by = {(r["direction"], r["host_memory"], r["bytes"]): r for r in data["rows"]}
     assert len(table) == len(data["rows"]) // 2
-    for row in table:
-        size = next(b for (_, _, b) in by if row["transfer"] in (f"{b // 2**20} MiB", f"{b // 1024} KiB"))
+    # one row per size, smallest first, host to device then back
+    order = [(size, direction) for size in sorted({b for (_, _, b) in by}) for direction in ("H2D", "D2H")]
+    assert [(row["transfer"], row["direction"]) for row in table] == [(_size(b), d) for b, d in order]
+    for row, (size, direction) in zip(table, order, strict=True):
+        gbps = {}
         for memory in ("pageable", "pinned"):
-            r = by[(row["direction"], memory, size)]
-            assert row[f"{memory} (GB/s)"] == f"{size / (r['median_ms'] / 1e3) / 1e9:.2f}"
+            r = by[(direction, memory, size)]
+            gbps[memory] = size / (r["median_ms"] / 1e3) / 1e9
+            assert row[f"{memory} (GB/s)"] == f"{gbps[memory]:.2f}"
+        assert row["pinned ÷ pageable"] == f"{gbps['pinned'] / gbps['pageable']:.1f}", row
 
 
 def check_kernels(markdown: str, kwargs: dict[str, Any]) -> None:
@@ -167,8 +222,12 @@ def check_kernels(markdown: str, kwargs: dict[str, Any]) -> None:
     data = _record("kernels-h100")
     assert len(table) == len(data["rows"])
     for row, rec in zip(table, data["rows"], strict=True):
-        assert row["kernel"] == rec["kernel"]
-        assert row["checked"] == "yes"
+        for column in ("group", "framework", "kernel", "size", "peer"):
+            assert row[column] == rec[column], (column, row)
+        assert row["median (ms)"] == f"{rec['median_ms']:.3f}"
+        assert row["rate"] == f"{rec['rate']:,.1f} {rec['unit']}"
+        assert row["peer rate"] == f"{rec['peer_rate']:,.1f} {rec['unit']}"
+        assert row["checked"] == ("yes" if rec["correct"] else "NO")
         assert row["ratio"] == f"{rec['peer_median_ms'] / rec['median_ms'] * _amount_ratio(rec):.2f}"
 
 
@@ -216,8 +275,14 @@ def check_host_memory(markdown: str, kwargs: dict[str, Any]) -> None:
 def check_host_memory_methods(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
     ids = [row["method id"].strip("`") for row in table]
-    assert {r["method"] for r in _record("host-memory-h100")["rows"]} <= set(ids)
+    # the methods the run timed, in the order it first timed them
+    assert ids == list(dict.fromkeys(r["method"] for r in _record("host-memory-h100")["rows"]))
+    assert [row["method id"] for row in table] == [f"`{i}`" for i in ids]
     assert len(ids) == len(set(ids)) == 8
+    for row, method in zip(table, ids, strict=True):
+        # a window with a kernel in it says so; a copy or prefetch alone does not mention one
+        assert ("kernel" in row["the timed window"]) == method.endswith("-kernel"), row
+    assert len({row["the timed window"] for row in table}) == len(ids)
 
 
 def check_overlap_timings(markdown: str, kwargs: dict[str, Any]) -> None:

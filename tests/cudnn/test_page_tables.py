@@ -25,6 +25,10 @@ def _tuple(text: str) -> tuple[int, ...]:
     return tuple(int(v) for v in text.strip("`()").split(","))
 
 
+def _tuple_text(values: tuple[int, ...]) -> str:
+    return "(" + ", ".join(str(v) for v in values) + ")"
+
+
 def _packed(dims: tuple[int, ...], fmt: str) -> tuple[int, ...]:
     logical = "NCHW" if len(dims) == 4 else "NCDHW"
     size = dict(zip(logical, dims, strict=True))
@@ -36,13 +40,19 @@ def check_format_strides(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
     expected = ("NCHW", "NHWC", "CHWN") if len(dims) == 4 else ("NCDHW", "NDHWC", "CDHWN")
     assert [row["format"].strip("`") for row in table] == list(expected)
+    logical = expected[0]
+    second_channel = (0, 1) + (0,) * (len(dims) - 2)
+    next_w = (0,) * (len(dims) - 1) + (1,)
+    last = tuple(d - 1 for d in dims)
+    assert list(table[0]) == ["format", f"strides ({', '.join(logical)})", f"offset of {_tuple_text(second_channel)}",
+                              f"offset of {_tuple_text(next_w)}", f"offset of {_tuple_text(last)}"]  # fmt: skip
     for row in table:
         strides = _packed(tuple(dims), row["format"].strip("`"))
-        cells = list(row.values())
-        assert _tuple(cells[1]) == strides
-        assert int(cells[2]) == strides[1]  # the next channel
-        assert int(cells[3]) == strides[-1]  # the next element along W
-        assert int(cells[4].replace(",", "")) == math.prod(dims) - 1  # packed: the last element is the last offset
+        assert _tuple(row[f"strides ({', '.join(logical)})"]) == strides
+        assert int(row[f"offset of {_tuple_text(second_channel)}"]) == strides[1]  # the next channel
+        assert int(row[f"offset of {_tuple_text(next_w)}"]) == strides[-1]  # the next element along W
+        # packed: the last element is the last offset
+        assert row[f"offset of {_tuple_text(last)}"] == f"{math.prod(dims) - 1:,}"
 
 
 def check_fact_table(markdown: str, kwargs: dict[str, Any]) -> None:
@@ -57,25 +67,93 @@ def check_fact_table(markdown: str, kwargs: dict[str, Any]) -> None:
         assert row["source"] == "; ".join(raw["sources"][s] for s in f["sources"])
 
 
+#: Numbers the descriptor table's "asked for" labels spell out.
+_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
+
+
+def _overlaps(dims: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+    """Whether two indices of ``dims`` reach one offset."""
+    offsets = [sum(i * s for i, s in zip(idx, strides, strict=True)) for idx in np.ndindex(*dims)]
+    return len(set(offsets)) < len(offsets)
+
+
+def _broken_rules(dims: tuple[int, ...], strides: tuple[int, ...], output: bool) -> list[str]:
+    """The descriptor rules ``dims`` and ``strides`` break, found here from the values themselves."""
+    broken = []
+    if not 3 <= len(dims) <= 8:
+        broken.append("dims-3-to-8")
+    if min(dims) < 1:
+        broken.append("dims-positive")
+    if len(strides) != len(dims):
+        broken.append("strides-match-dims")
+    if min(strides) < 0:
+        broken.append("no-negative-strides")
+    if output and len(strides) == len(dims) and _overlaps(dims, strides):
+        broken.append("no-overlapping-outputs")
+    return broken
+
+
 def check_descriptor_errors(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
-    rules = [re.search(r"\[rule ([\w-]+)\]$", row["error"])[1] for row in table]
-    assert rules == ["dims-3-to-8", "dims-3-to-8", "dims-positive", "no-negative-strides", "strides-match-dims",
-                     "no-overlapping-outputs"]  # fmt: skip
+    assert len(table) == 6
     for row in table:
-        dims, strides = _tuple(row["dims"]), _tuple(row["strides"])
-        if "dims-3-to-8" in row["error"]:
-            assert f"got {len(dims)}" in row["error"]
-            assert not 3 <= len(dims) <= 8
-        if "negative" in row["error"]:
-            assert f"= {min(strides)}" in row["error"]
-            assert min(strides) < 0
-        if "dims-positive" in row["error"]:
-            assert f"= {min(dims)}" in row["error"]
-            assert min(dims) < 1
-        if "overlap" in row["error"]:  # two indices reach one element
-            offsets = [sum(i * s for i, s in zip(idx, strides, strict=True)) for idx in np.ndindex(*dims)]
-            assert len(set(offsets)) < len(offsets)
+        dims, strides, label, error = _tuple(row["dims"]), _tuple(row["strides"]), row["asked for"], row["error"]
+        # what the row says it asks for is what its dims and strides are
+        if m := re.fullmatch(r"(\w+) dimensions", label):
+            assert len(dims) == _WORDS[m[1]]
+        elif m := re.fullmatch(r"a dimension of (\d+)", label):
+            assert int(m[1]) in dims
+        elif label == "a negative stride (W mirrored)":  # W is last in logical order
+            assert strides[-1] < 0
+            assert min(strides[:-1]) > 0
+        elif label == "fewer strides than dims":
+            assert len(strides) < len(dims)
+        elif label == "an output whose H and W overlap":
+            assert _overlaps(dims[-2:], strides[-2:])
+        else:
+            raise AssertionError(f"unknown case {label!r}")
+        # the error names the one rule the values break, and the values that break it
+        (rule,) = _broken_rules(dims, strides, output=label.startswith("an output"))
+        assert error.endswith(f" [rule {rule}]")
+        if rule == "dims-3-to-8":
+            assert f"; got {len(dims)}: {_tuple_text(dims)} [" in error
+        elif rule == "dims-positive":
+            i = next(i for i, d in enumerate(dims) if d < 1)
+            assert f"; got dims[{i}] = {dims[i]} [" in error
+        elif rule == "no-negative-strides":
+            i = next(i for i, s in enumerate(strides) if s < 0)
+            assert f"; got strides[{i}] = {strides[i]} [" in error
+        elif rule == "strides-match-dims":
+            assert f": {len(dims)} dims {_tuple_text(dims)}, {len(strides)} strides [" in error
+        else:
+            assert f"; dims {_tuple_text(dims)} with strides {_tuple_text(strides)} reach some element twice [" in error
+
+
+def _check_case_label(label: str, x: tuple[int, ...], w: tuple[int, ...], conv: tuple[int, int, int, int],
+                      spatial: list[int]) -> None:  # fmt: skip
+    """What a case's label says about its convolution holds of the row's input, filter and parameters."""
+    (n, c, h, width), (k, cg, r, s), (pad, stride, dilation, groups) = x, w, conv
+    if label == "ResNet-50 stem":  # the network's conv1, as resnet50_layers.toml gives it
+        stem = _layers()["conv1"]
+        assert (n, c, h, width, k, r, s) == (stem["n"], stem["c"], stem["hw"], stem["hw"], stem["k"], stem["kernel"],
+                                             stem["kernel"])  # fmt: skip
+        assert (pad, stride, dilation, groups) == (stem["pad"], stem["stride"], 1, 1)
+        return
+    squares = [(int(a), int(b)) for a, b in re.findall(r"(\d+)×(\d+)", label)]
+    assert squares[0] == (r, s)  # the filter
+    assert squares[1:] in ([], [(h, width)])  # "on H×W": the input
+    said = {name: int(m[1]) for name in ("stride", "dilation", "groups") if (m := re.search(rf"{name} (\d+)", label))}
+    assert stride == said.get("stride", stride)  # the labels leave some strides unsaid
+    assert dilation == said.get("dilation", 1)  # a dilation or grouping the label does not name is 1
+    if label.startswith("depthwise"):
+        assert groups == c == k
+        assert cg == 1
+    else:
+        assert groups == said.get("groups", 1)
+    if "same padding" in label:
+        assert spatial == [h, width]
+    if "no padding" in label:
+        assert pad == 0
 
 
 def check_output_sizes(markdown: str, kwargs: dict[str, Any]) -> None:
@@ -84,13 +162,24 @@ def check_output_sizes(markdown: str, kwargs: dict[str, Any]) -> None:
     for row in table:
         x, w = _tuple(row["input N, C, H, W"]), _tuple(row["filter K, C/G, R, S"])
         pad, stride, dil, groups = (int(row[k]) for k in ("pad", "stride", "dilation", "groups"))
-        args = {"stride": stride, "padding": pad, "dilation": dil, "groups": groups}
-        try:
-            want = F.conv2d(torch.empty(x, device="meta"), torch.empty(w, device="meta"), **args).shape
-        except RuntimeError:
-            assert "[rule output-at-least-1]" in row["output N, K, H, W"]
+        assert x[1] == groups * w[1]  # the filter holds C/G channels, and K splits into the groups
+        assert w[0] % groups == 0
+        # cuDNN's formula, per spatial dimension: (size + 2 pad - ((filter - 1) dilation + 1)) / stride + 1
+        spans = [(f - 1) * dil + 1 for f in w[2:]]
+        spatial = [(size + 2 * pad - span) // stride + 1 for size, span in zip(x[2:], spans, strict=True)]
+        _check_case_label(row["case"], x, w, (pad, stride, dil, groups), spatial)
+        if min(spatial) < 1:
+            i = next(i for i, size in enumerate(spatial) if size < 1)
+            assert row["output N, K, H, W"] == (
+                f"spatial dimension {i}: a filter spanning {spans[i]} does not fit an input of {x[2 + i]} padded by "
+                f"{pad} on each side (output size {spatial[i]}) [rule output-at-least-1]")  # fmt: skip
+            with pytest.raises(RuntimeError):
+                F.conv2d(torch.empty(x, device="meta"), torch.empty(w, device="meta"), stride=stride, padding=pad,
+                         dilation=dil, groups=groups)  # fmt: skip
             continue
-        assert _tuple(row["output N, K, H, W"]) == tuple(want)
+        args = {"stride": stride, "padding": pad, "dilation": dil, "groups": groups}
+        want = F.conv2d(torch.empty(x, device="meta"), torch.empty(w, device="meta"), **args).shape
+        assert _tuple(row["output N, K, H, W"]) == tuple(want) == (x[0], w[0], *spatial)
 
 
 def check_mode_example(markdown: str, kwargs: dict[str, Any]) -> None:
@@ -99,11 +188,13 @@ def check_mode_example(markdown: str, kwargs: dict[str, Any]) -> None:
     w = torch.tensor([[1.0, 2.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, -1.0]]).reshape(1, 1, 3, 3)
     cc, cv = F.conv2d(x, w)[0, 0], F.conv2d(x, w.flip(-1, -2))[0, 0]
     assert len(table) == cc.numel() == 4
+    # every output position, row by row (h, then w)
+    assert [_tuple(row["output (h, w)"]) for row in table] == list(np.ndindex(*cc.shape))
     for row in table:
         i, j = _tuple(row["output (h, w)"])
-        assert float(row["CUDNN_CROSS_CORRELATION"]) == cc[i, j]
-        assert float(row["CUDNN_CONVOLUTION"]) == cv[i, j]
-        assert float(row["difference"]) == cv[i, j] - cc[i, j]
+        assert row["CUDNN_CROSS_CORRELATION"] == f"{cc[i, j].item():g}"
+        assert row["CUDNN_CONVOLUTION"] == f"{cv[i, j].item():g}"
+        assert row["difference"] == f"{(cv[i, j] - cc[i, j]).item():g}"
     assert any(float(row["difference"]) != 0 for row in table)
 
 
@@ -146,38 +237,75 @@ def check_layer_bounds(markdown: str, kwargs: dict[str, Any]) -> None:
         assert row["limited by"] == ("compute" if compute >= memory else "memory")
 
 
+def _cnn_example() -> dict[str, Any]:
+    return tomllib.loads((DATA / "cudnn" / "small_cnn.toml").read_text(encoding="utf-8"))["example"][0]
+
+
 def check_small_cnn(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
-    model = [torch.nn.Conv2d(3, 2, 3, stride=2), torch.nn.ReLU(), torch.nn.MaxPool2d(2, 1), torch.nn.Flatten(),
-             torch.nn.Linear(8, 2), torch.nn.Softmax(dim=1)]  # fmt: skip
-    x = torch.zeros(1, 3, 7, 7)
-    shapes = [(1, 7, 7, 3)]
-    for layer in model:
+    net = _cnn_example()
+    n, h, w, c = net["input_nhwc"]
+    k, pool = net["kernel"], net["pool"]
+    x = torch.zeros(n, c, h, w)
+    stages: list[tuple[str, torch.nn.Module | None]] = [("input", None)]
+    for label, layer in (
+        (f"conv {k}×{k}, {net['filters']} filters, stride {net['conv_stride']}",
+         torch.nn.Conv2d(c, net["filters"], k, stride=net["conv_stride"], padding=net["conv_pad"])),
+        ("ReLU", torch.nn.ReLU()),
+        (f"max pool {pool}×{pool}, stride {net['pool_stride']}", torch.nn.MaxPool2d(pool, net["pool_stride"])),
+        ("flatten", torch.nn.Flatten()),
+    ):  # fmt: skip
+        stages.append((label, layer))
         x = layer(x)
-        shapes.append((x.shape[0], x.shape[2], x.shape[3], x.shape[1]) if x.dim() == 4 else tuple(x.shape))
-    assert [_tuple(row["shape (N, H, W, C)"]) for row in table[:-1]] == shapes
-    params = [0] + [sum(p.numel() for p in layer.parameters()) for layer in model]
-    assert [int(row["parameters"]) for row in table[:-1]] == params
-    assert table[-1]["parameters"] == f"**{sum(params)}**"
+    stages += [(f"dense, {net['dense_units']} units", torch.nn.Linear(x.shape[1], net["dense_units"])),
+               ("softmax", torch.nn.Softmax(dim=1))]  # fmt: skip
+    assert len(table) == len(stages) + 1
+    x = torch.zeros(n, c, h, w)
+    total = 0
+    for row, (label, layer) in zip(table, stages, strict=False):
+        x = layer(x) if layer is not None else x
+        params = sum(p.numel() for p in layer.parameters()) if layer is not None else 0
+        total += params
+        assert row["stage"] == label
+        shape = (x.shape[0], x.shape[2], x.shape[3], x.shape[1]) if x.dim() == 4 else tuple(x.shape)
+        assert _tuple(row["shape (N, H, W, C)"]) == shape
+        assert row["parameters"] == str(params)
+    assert _tuple(table[0]["shape (N, H, W, C)"]) == tuple(net["input_nhwc"])
+    assert table[-1] == {"stage": "**total**", "shape (N, H, W, C)": "", "parameters": f"**{total}**"}
 
 
 def check_small_cnn_example(markdown: str, kwargs: dict[str, Any]) -> None:
-    raw = tomllib.loads((DATA / "cudnn" / "small_cnn.toml").read_text(encoding="utf-8"))["example"][0]
+    raw = _cnn_example()
     (table,) = markdown_tables(markdown)
-    values = {row["stage"]: row["values"] for row in table}
     qa = torch.tensor(raw["conv_output"]).permute(2, 0, 1)[None]  # NHWC as written -> NCHW
-    pooled = F.max_pool2d(F.relu(qa), 2, stride=1)
+    relu = F.relu(qa)
+    pooled = F.max_pool2d(relu, raw["pool"], stride=raw["pool_stride"])
     flat = pooled.flatten(1)[0]
-    assert values["flattened channel by channel (N, C, H, W)"] == str([int(v) for v in flat])
-    in_memory = [int(v) for v in pooled.permute(0, 2, 3, 1).flatten()]
-    assert values["flattened in memory order (N, H, W, C)"] == str(in_memory)
+
+    def by_channel(a: torch.Tensor) -> str:  # NCHW
+        return "; ".join(f"c={ch}: {a[0, ch].int().tolist()}" for ch in range(a.shape[1]))
+
     softmax = torch.softmax(flat.double(), 0)
-    assert values["softmax of the channel-by-channel vector"] == ", ".join(f"{v:.4g}" for v in softmax.tolist())
-    assert values["the example's softmax"] == ", ".join(f"{v:.4g}" for v in raw["claimed_softmax"])
-    assert values["after 2×2 max pooling, stride 1"] == "; ".join(
-        f"c={c}: {pooled[0, c].int().tolist()}" for c in range(2)
-    )
-    assert values["parameters with 2 dense units / with 10"] == f"{56 + 8 * 2 + 2} / {56 + 8 * 10 + 10}"
+    expected = {
+        "convolution output (given)": by_channel(qa),
+        "after ReLU": by_channel(relu),
+        f"after {raw['pool']}×{raw['pool']} max pooling, stride {raw['pool_stride']}": by_channel(pooled),
+        "flattened in memory order (N, H, W, C)": str([int(v) for v in pooled.permute(0, 2, 3, 1).flatten()]),
+        "flattened channel by channel (N, C, H, W)": str([int(v) for v in flat]),
+        "softmax of the channel-by-channel vector": ", ".join(f"{v:.4g}" for v in softmax.tolist()),
+        "the example's softmax": ", ".join(f"{v:.4g}" for v in raw["claimed_softmax"]),
+    }
+    assert [row["stage"] for row in table[: len(expected)]] == list(expected)
+    for row in table[: len(expected)]:
+        assert row["values"] == expected[row["stage"]]
+    # the last row: the parameter count for the example's dense units and for the count the example claims
+    (last,) = table[len(expected) :]
+    units = [int(v) for v in re.fullmatch(r"parameters with (\d+) dense units / with (\d+)", last["stage"]).groups()]
+    conv = raw["filters"] * (raw["kernel"] ** 2 * raw["input_nhwc"][3] + 1)  # weights and a bias per filter
+    counts = [conv + flat.numel() * u + u for u in units]
+    assert units[0] == raw["dense_units"]
+    assert counts[1] == raw["claimed_params"]
+    assert last["values"] == f"{counts[0]} / {counts[1]}"
 
 
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
@@ -208,9 +336,16 @@ def _example_lines(prefix: str) -> list[str]:
 def check_torch_check(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
     t = _raw()["torch_check"]
-    cells = [row["largest absolute difference"] for row in table]
-    assert cells == [f"{t['cross_correlation_max_abs']:.2e}", f"{t['convolution_max_abs']:.2e}",
-                     f"{t['convolution_vs_unflipped_max_abs']:.2f}"]  # fmt: skip
+    # which record field a row reads follows from its label: the cuDNN mode, and whether torch's filter is flipped
+    field = {("CROSS_CORRELATION", "w"): "cross_correlation_max_abs", ("CONVOLUTION", "w.flip(-1, -2)"):
+             "convolution_max_abs", ("CONVOLUTION", "w"): "convolution_vs_unflipped_max_abs"}  # fmt: skip
+    rows = [re.fullmatch(r"CUDNN_(\w+) vs `F\.conv2d\(x, (.+)\)`", row["cuDNN output"]).groups() for row in table]
+    assert sorted(rows) == sorted(field)
+    for row, (mode, filt) in zip(table, rows, strict=True):
+        value = t[field[(mode, filt)]]
+        matched = (mode == "CONVOLUTION") == (filt != "w")  # convolution flips the filter, cross-correlation does not
+        assert (value < 1e-4) == matched  # the matching pairs agree to float rounding, the other does not
+        assert row["largest absolute difference"] == (f"{value:.2e}" if matched else f"{value:.2f}")
 
 
 def check_math_types(markdown: str, kwargs: dict[str, Any]) -> None:
@@ -270,16 +405,36 @@ def check_layer_timings(markdown: str, kwargs: dict[str, Any]) -> None:
     best, bandwidth = _ceilings()
     rows = [t for t in _layer_rows() if t["dtype"] == dtype]
     assert len(table) == len(rows) == 2 * len(layers)
+    assert [row["layer"] for row in table] == [name for name in layers for _ in range(2)]
+    # two columns are headed "of bound": the program's follows its TFLOP/s, torch's follows torch's graph time
+    headers = list(table[0])
+    program_share, torch_share = (h for h in headers if h.split("#")[0] == "of bound")
+    assert headers.index(program_share) == headers.index("TFLOP/s (graph)") + 1
+    assert headers.index(torch_share) == headers.index("torch, in a graph (µs)") + 1
+
+    def us(ms: float | None) -> str:
+        return f"{ms * 1e3:.1f}" if ms else "–"
+
+    def share(bound_us: float, ms: float | None) -> str:
+        return f"{bound_us / (ms * 1e3):.0%}" if ms else "–"
+
     for row, t in zip(table, rows, strict=True):
         assert (row["layer"], row["layout"]) == (t["layer"], t["layout"].upper())
         assert row["algorithm (Find, first)"] == f"`{t['algo']}`"
-        assert row["program, per call (µs)"] == f"{t['cudnn_ms'] * 1e3:.1f}"
+        assert row["workspace (MiB)"] == f"{t['workspace'] / 2**20:.1f}"
+        assert row["program, per call (µs)"] == us(t["cudnn_ms"])
+        assert row["program, in a graph (µs)"] == us(t.get("graph_ms"))
         flops, nbytes, _ = _work(layers[t["layer"]])
-        bound_us = max(flops / (best[dtype] * 1e12), nbytes / (bandwidth * 1e9)) * 1e6
+        compute, memory = flops / (best[dtype] * 1e12), nbytes / (bandwidth * 1e9)
+        bound_us = max(compute, memory) * 1e6
         gpu = t.get("graph_ms") or t["cudnn_ms"]
         assert row["TFLOP/s (graph)"] == f"{flops / (gpu * 1e-3) / 1e12:.0f}"
-        assert row["of bound#7"] == f"{bound_us / (gpu * 1e3):.0%}"
-        assert row["torch, per call (µs)"] == f"{t['torch_ms']['median'] * 1e3:.1f}"
+        assert row[program_share] == share(bound_us, gpu)
+        torch_ms = t["torch_ms"]["median"] if t.get("torch_ms") else None
+        assert row["torch, per call (µs)"] == us(torch_ms)
+        assert row["torch, in a graph (µs)"] == us(t.get("torch_graph_ms"))
+        assert row[torch_share] == share(bound_us, t.get("torch_graph_ms") or torch_ms)
+        assert row["bound by"] == ("compute" if compute >= memory else "memory")
 
 
 def check_layout_ratios(markdown: str, kwargs: dict[str, Any]) -> None:
@@ -297,10 +452,16 @@ def check_layout_ratios(markdown: str, kwargs: dict[str, Any]) -> None:
 
 def check_algorithm_counts(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
-    counts: dict[str, int] = {}
+    workspaces: dict[str, list[int]] = {}
     for t in _layer_rows():
-        counts[t["algo"]] = counts.get(t["algo"], 0) + 1
-    assert {row["algorithm"].strip("`"): int(row["runs where it came first"]) for row in table} == counts
+        workspaces.setdefault(t["algo"], []).append(t["workspace"])
+    # most runs first; algorithms with as many runs in the order the record first names them
+    order = sorted(workspaces, key=lambda algo: -len(workspaces[algo]))
+    assert [row["algorithm"] for row in table] == [f"`{algo}`" for algo in order]
+    for row in table:
+        ws = workspaces[row["algorithm"].strip("`")]
+        assert row["runs where it came first"] == str(len(ws))
+        assert row["median workspace (MiB)"] == f"{float(np.median(ws)) / 2**20:.1f}"
 
 
 def check_math_layers(markdown: str, kwargs: dict[str, Any]) -> None:
@@ -308,14 +469,16 @@ def check_math_layers(markdown: str, kwargs: dict[str, Any]) -> None:
     rows = [t for t in _raw()["layers"] if t["layer"] == "res3-3x3" and t["layout"] == "nhwc" and t["dtype"] != "bf16"]
     assert len(table) == len(rows)
     by = {(t["dtype"], f"`CUDNN_{t.get('math', 'TENSOR_OP_MATH')}`"): t for t in rows}
+    assert [(row["type"], row["math type"]) for row in table] == sorted(by)
     for row in table:
         t = by[(row["type"], row["math type"])]
         assert row["algorithm (Find, first)"] == f"`{t['algo']}`"
+        assert row["time per call (µs)"] == f"{(t.get('graph_ms') or t['cudnn_ms']) * 1e3:.1f}"
         assert row["largest error / sum of |terms|"] == f"{t['error']:.1e}"
 
 
 def check_host_overhead(markdown: str, kwargs: dict[str, Any]) -> None:
-    rows = [t for t in _layer_rows() if t["dtype"] == "fp16" and t["layout"] == "nhwc" and t.get("host_us")]
+    rows = [t for t in _layer_rows() if t["dtype"] == "fp16" and t["layout"] == "nhwc" and t.get("host_us") is not None]
     if not rows:
         assert markdown == "This run did not measure the host's time per call."
         return
@@ -323,6 +486,8 @@ def check_host_overhead(markdown: str, kwargs: dict[str, Any]) -> None:
     assert [row["layer"] for row in table] == [t["layer"] for t in rows]
     for row, t in zip(table, rows, strict=True):
         assert row["host time per call (µs)"] == f"{t['host_us']:.1f}"
+        assert row["GPU time per call (µs)"] == (f"{t['graph_ms'] * 1e3:.1f}" if t.get("graph_ms") else "–")
+        assert row["one call between two events (µs)"] == f"{t['cudnn_ms'] * 1e3:.1f}"
 
 
 def check_header_functions(markdown: str, kwargs: dict[str, Any]) -> None:
@@ -331,7 +496,10 @@ def check_header_functions(markdown: str, kwargs: dict[str, Any]) -> None:
         assert markdown == "This run did not read the header."
         return
     (table,) = markdown_tables(markdown)
-    assert {row[next(iter(row))].strip("`"): row["yes or no"] == "yes" for row in table} == declared
+    assert list(table[0]) == [f"declared in `{_raw()['header']}`", "yes or no"]
+    names = [row[next(iter(row))] for row in table]
+    assert names == [f"`{name}`" for name in declared]  # in the record's order
+    assert [row["yes or no"] for row in table] == ["yes" if declared[name] else "no" for name in declared]
 
 
 CHECKS.update({

@@ -223,6 +223,10 @@ def check_bleu_segments(markdown: str, kwargs: dict[str, Any]) -> None:
             table[-1][column] == f"{sacrebleu.corpus_bleu(ex['hypotheses'], ex['references'], tokenize=tok).score:.2f}"
         )
     assert [r["hypothesis"] for r in table[:-2]] == ex["hypotheses"]
+    # segments numbered from 1 in the data file's order, then the two whole-corpus rows: the mean, then corpus BLEU
+    assert [r["segment"] for r in table] == [str(k) for k in range(1, len(ex["hypotheses"]) + 1)] + ["all", "all"]
+    assert "mean" in table[-2]["hypothesis"]
+    assert "corpus" in table[-1]["hypothesis"]
 
 
 def check_bleu_smoothing(markdown: str, kwargs: dict[str, Any]) -> None:
