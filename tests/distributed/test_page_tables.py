@@ -40,7 +40,9 @@ def check_sources(markdown: str, kwargs: dict[str, Any]) -> None:
         assert row["checked"] == src["checked"] == "2026-11-23"
         full = " ".join(src["version"].split())
         assert row["version"] == re.sub(r"\b([0-9a-f]{12})[0-9a-f]{28}\b", r"\1", full)
-        assert src["url"] in row["file or document"]
+        path = (src.get("path") or src["version"]).replace("/", "/<wbr>")
+        assert row["file or document"] == f"[{path}]({src['url']})"
+        assert row["source"] == " ".join(src["title"].split())
 
 
 def check_composer_modes(markdown: str, kwargs: dict[str, Any]) -> None:
@@ -202,53 +204,94 @@ def check_bus_factors(markdown: str, kwargs: dict[str, Any]) -> None:
         assert {k: float(r[f"n = {n}"]) for k, r in rows.items()} == pytest.approx(want, rel=1e-3)
 
 
+def _arg(kwargs: dict[str, Any], name: str, index: int, default: Any = None) -> Any:
+    """A page call's argument, passed by name or by position (``kwargs["args"]``)."""
+    if name in kwargs:
+        return kwargs[name]
+    args = kwargs.get("args") or ()
+    return args[index] if len(args) > index else default
+
+
+def _by_id(record_id: str) -> dict[str, Any]:
+    return _record(record_id.removeprefix("distributed/"))
+
+
 def _runs(name: str = "fsdp-single-gpu") -> dict[str, dict[str, Any]]:
     return {r["name"]: r for r in _record(name)["runs"]}
 
 
-def check_single_gpu_throughput(markdown: str, kwargs: dict[str, Any]) -> None:
+def _config(run: dict[str, Any]) -> tuple[Any, ...]:
+    return run["fsdp"], run["mixed_precision"], run["checkpointing"], run["autocast"]
+
+
+def check_throughput(markdown: str, kwargs: dict[str, Any]) -> None:
     rows = _table(markdown)
-    runs = _runs()
+    raw = _by_id(_arg(kwargs, "record_id", 0, "distributed/fsdp-single-gpu"))
+    one_gpu = _arg(kwargs, "one_gpu_id", 1)
+    runs = {r["name"]: r for r in raw["runs"]}
     assert [r["configuration"] for r in rows] == list(runs)
     ref = statistics.median(runs["FSDP2 DEFAULT / checkpointing none"]["tokens_per_s"])
+    single = {_config(r): r for r in _by_id(one_gpu)["runs"]} if one_gpu else {}
     for row in rows:
         run = runs[row["configuration"]]
         med = statistics.median(run["tokens_per_s"])
         assert int(row["tokens/s (median)"].replace(",", "")) == round(med)
         low, high = (int(x.replace(",", "")) for x in row["min – max of repeats"].split(" – "))
         assert (low, high) == (round(min(run["tokens_per_s"])), round(max(run["tokens_per_s"])))
-        assert float(row["vs FSDP2 DEFAULT"]) == pytest.approx(med / ref, abs=0.006)
-        assert float(row["last loss"]) == pytest.approx(run["loss_last"], abs=6e-4)
+        if one_gpu:
+            alone = statistics.median(single[_config(run)]["tokens_per_s"])
+            spread = (max(run["tokens_per_s"]) - min(run["tokens_per_s"])) / med
+            assert float(row["spread"].removesuffix("%")) == pytest.approx(100 * spread, abs=0.051)
+            assert int(row["one GPU, tokens/s (median)"].replace(",", "")) == round(alone)
+            assert float(row["× one GPU"]) == pytest.approx(med / alone, abs=0.006)
+            assert "vs FSDP2 DEFAULT" not in row
+        else:
+            assert float(row["vs FSDP2 DEFAULT"]) == pytest.approx(med / ref, abs=0.006)
+            assert float(row["last loss"]) == pytest.approx(run["loss_last"], abs=6e-4)
+            assert "× one GPU" not in row
+    assert f"world size {raw['world_size']}." in markdown
+    assert f"batch {raw['batch']} × {raw['model']['seq']} tokens" in markdown
     assert "NVIDIA H100 80GB HBM3" in markdown
     assert "torch 2.11.0+cu130" in markdown
 
 
-def check_single_gpu_memory(markdown: str, kwargs: dict[str, Any]) -> None:
-    rows = _table(markdown)
-    name = (kwargs.get("record_id") or (kwargs["args"] or ("distributed/fsdp-single-gpu",))[0]).split("/")[1]
-    raw = _record(name)
-    runs = _runs(name)
+def _predicted(raw: dict[str, Any], run: dict[str, Any]) -> tuple[int, float]:
+    """What one forward keeps and the peak per GPU, from the memory model written out here: 16 bytes of states per
+    parameter, divided over the ranks under FSDP2."""
     m = raw["model"]
     b, s, h, a, layers, v = raw["batch"], m["seq"], m["hidden"], m["heads"], m["layers"], m["vocab"]
+    e = 2 if run["fsdp"] and run["mixed_precision"] != "FULL" else 4
+    block = e * (16 * b * s * h + a * b * s * s) + 16 * b * s
+    ckpt = run["checkpointing"] != "none"
+    kept = layers * (e * b * s * h if ckpt else block) + 2 * b * s * h * e + 8 * b * s + 4 * b * s * v + 8 * (b * s + s)
+    states = 16 * raw["parameters"] / (raw["world_size"] if run["fsdp"] else 1)
+    return kept, states + kept + (block if ckpt else 0)
+
+
+def check_memory(markdown: str, kwargs: dict[str, Any]) -> None:
+    rows = _table(markdown)
+    raw = _by_id(_arg(kwargs, "record_id", 0, "distributed/fsdp-single-gpu"))
+    one_gpu = _arg(kwargs, "one_gpu_id", 1)
+    runs = {r["name"]: r for r in raw["runs"]}
     assert [r["configuration"] for r in rows] == [n for n, r in runs.items() if r["autocast"] is None]
+    alone = _by_id(one_gpu) if one_gpu else None
+    single = {_config(r): r for r in alone["runs"]} if alone else {}
     for row in rows:
         run = runs[row["configuration"]]
-        e = 2 if run["fsdp"] and run["mixed_precision"] != "FULL" else 4
-        block = e * (16 * b * s * h + a * b * s * s) + 16 * b * s
-        ckpt = run["checkpointing"] != "none"
-        kept = (
-            layers * (e * b * s * h if ckpt else block)
-            + 2 * b * s * h * e
-            + 8 * b * s
-            + 4 * b * s * v
-            + 8 * (b * s + s)
-        )
-        peak = 16 * raw["parameters"] + kept + (block if ckpt else 0)
+        kept, peak = _predicted(raw, run)
         assert float(row["forward keeps, predicted (GiB)"]) == pytest.approx(kept / GIB, abs=6e-4)
         assert float(row["forward keeps, measured (GiB)"]) == pytest.approx(run["activation_bytes"] / GIB, abs=6e-4)
         assert float(row["peak, predicted (GiB)"]) == pytest.approx(peak / GIB, abs=6e-3)
         assert float(row["peak, measured (GiB)"]) == pytest.approx(run["peak_bytes"] / GIB, abs=6e-3)
         assert float(row["not predicted (GiB)"]) == pytest.approx((run["peak_bytes"] - peak) / GIB, abs=6e-3)
+        if alone:
+            one = single[_config(run)]
+            saved = _predicted(alone, one)[1] - peak
+            assert float(row["saved vs one GPU, predicted (GiB)"]) == pytest.approx(saved / GIB, abs=6e-4)
+            measured = one["peak_bytes"] - run["peak_bytes"]
+            assert float(row["saved vs one GPU, measured (GiB)"]) == pytest.approx(measured / GIB, abs=6e-4)
+        else:
+            assert "saved vs one GPU, measured (GiB)" not in row
 
 
 def check_block_check(markdown: str, kwargs: dict[str, Any]) -> None:
@@ -263,25 +306,106 @@ def check_block_check(markdown: str, kwargs: dict[str, Any]) -> None:
         assert row["measured / formula"] == "1.0000"
 
 
-def check_single_gpu_interleaved(markdown: str, kwargs: dict[str, Any]) -> None:
+def check_interleaved(markdown: str, kwargs: dict[str, Any]) -> None:
     rows = _table(markdown)
-    runs = {r["name"]: r for r in _record("fsdp-interleaved")["runs"]}
+    raw = _by_id(_arg(kwargs, "record_id", 0, "distributed/fsdp-interleaved"))
+    runs = {r["name"]: r for r in raw["runs"]}
     (reference,) = [r for r in runs.values() if not r["fsdp"]]
+    label = "plain" if raw["world_size"] == 1 else "DDP"
+    assert reference["name"].startswith(f"{label} / ")
     assert [r["configuration"] for r in rows] == list(runs)
     for row in rows:
         run = runs[row["configuration"]]
         for i, t in enumerate(run["tokens_per_s"]):
             assert int(row[f"round {i + 1} (tokens/s)"].replace(",", "")) == round(t)
+        assert f"round {len(run['tokens_per_s']) + 1} (tokens/s)" not in row
         assert int(row["median"].replace(",", "")) == round(statistics.median(run["tokens_per_s"]))
-        ratios = [float(x) for x in row["vs plain+autocast, per round"].split(" / ")]
+        ratios = [float(x) for x in row[f"vs {label}+autocast, per round"].split(" / ")]
         want = [t / r for t, r in zip(run["tokens_per_s"], reference["tokens_per_s"], strict=True)]
         assert ratios == pytest.approx(want, abs=0.006)
 
 
+def check_fsdp_dtypes(markdown: str, kwargs: dict[str, Any]) -> None:
+    rows = _table(markdown)
+    raw = _by_id(_arg(kwargs, "record_id", 0))
+    order = ["FULL", "DEFAULT", "PURE"]
+    captures = sorted(raw["captures"], key=lambda c: (order.index(c["mode"]), c["rank"]))
+    assert [(r["mode"], r["rank"]) for r in rows] == [(f"`{c['mode']}`", str(c["rank"])) for c in captures]
+    assert sorted({c["rank"] for c in captures}) == list(range(raw["world_size"]))
+    # what each mode sets (Composer under amp_bf16): compute dtype, reduce-scatter dtype
+    want = {"FULL": ("float32", "float32"), "DEFAULT": ("bfloat16", "float32"), "PURE": ("bfloat16", "bfloat16")}
+    for row, c in zip(rows, captures, strict=True):
+        compute, reduce = want[c["mode"]]
+        gathers = [x["dtype"] for x in c["collectives"] if x["op"].startswith("all_gather")]
+        scatters = [x["dtype"] for x in c["collectives"] if x["op"].startswith("reduce_scatter")]
+        assert set(c["forward_params"]) == set(c["unsharded_grads"]) == set(gathers) == {compute}
+        assert set(scatters) == {reduce}
+        assert row["params in forward"] == row["unsharded grads"] == compute
+        assert row["all-gathers"] == f"{len(gathers)} × {compute}"
+        assert row["reduce-scatters"] == f"{len(scatters)} × {reduce}"
+        assert row["sharded grads (optimizer)"] == "float32" == " / ".join(sorted(set(c["sharded_grads"])))
+    assert f"{raw['world_size']} ranks, {raw['backend'].upper()}" in markdown
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_UNITS = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30}
+_OPS = {"all_reduce": "all-reduce", "reduce_scatter": "reduce-scatter", "all_gather": "all-gather"}
+
+
+def _bytes(label: str) -> int:
+    number, unit = label.split(" ")
+    return int(number) * _UNITS[unit]
+
+
+def check_collective_bandwidth(markdown: str, kwargs: dict[str, Any]) -> None:
+    rows = _table(markdown)
+    raw = _by_id(_arg(kwargs, "record_id", 0))
+    factor = _arg(kwargs, "factor", 1, 4)
+    n = raw["world_size"]
+    by = {(r["op"], r["size_bytes"]): r for r in raw["rows"]}
+    sizes = sorted({r["size_bytes"] for r in raw["rows"]})
+    shown = [s for s in sizes if s in {sizes[0] * factor**k for k in range(64)}]
+    assert [_bytes(r["size S"]) for r in rows] == shown
+    assert len(rows[0]) == 1 + 3 * len(_OPS)
+    # nccl-tests doc/PERFORMANCE.md: busbw = algbw × 2(n-1)/n for all-reduce, × (n-1)/n for the other two
+    bus = {"all_reduce": 2 * (n - 1) / n, "reduce_scatter": (n - 1) / n, "all_gather": (n - 1) / n}
+    for row in rows:
+        size = _bytes(row["size S"])
+        for op, name in _OPS.items():
+            r = by[op, size]
+            assert float(row[f"{name} µs"]) == pytest.approx(r["seconds"] * 1e6, abs=0.051)
+            algbw, busbw = float(row[f"{name} algbw (GB/s)"]), float(row[f"{name} busbw (GB/s)"])
+            assert algbw == pytest.approx(size / r["seconds"] / 1e9, abs=0.0051)
+            assert busbw == pytest.approx(r["busbw"] / 1e9, abs=0.0051)
+            assert busbw == pytest.approx(algbw * bus[op], abs=0.011)
+    assert f"{raw['dtype']}, {n} ranks, {raw['backend'].upper()}; {raw['warmup']} warm-up calls" in markdown
+    assert f"the mean of {raw['iters']} calls" in markdown
+
+
+def check_link_comparison(markdown: str, kwargs: dict[str, Any]) -> None:
+    rows = _table(markdown)
+    raw = _by_id(_arg(kwargs, "record_id", 0))
+    links = int(re.search(r"\bNV(\d+)\b", _ANSI.sub("", raw["topology"])).group(1))
+    assert links == 18
+    line, nccl = 450, 370  # NVIDIA/nccl-tests#212: H100's 450 GB/s line rate, less ~20% protocol overhead
+    largest = max(r["size_bytes"] for r in raw["rows"])
+    top = [r for r in raw["rows"] if r["size_bytes"] == largest]
+    assert [r["collective"] for r in rows] == [_OPS[r["op"]] for r in top]
+    for row, r in zip(rows, top, strict=True):
+        assert _bytes(row["size S"]) == largest
+        busbw = r["busbw"] / 1e9
+        assert float(row["busbw (GB/s)"]) == pytest.approx(busbw, abs=0.051)
+        assert int(row[f"of the line rate, {line} GB/s"].removesuffix("%")) == round(100 * busbw / line)
+        assert int(row[f"of NCCL's ~{nccl} GB/s"].removesuffix("%")) == round(100 * busbw / nccl)
+
+
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
-    "single_gpu_interleaved_markdown": check_single_gpu_interleaved,
-    "single_gpu_throughput_markdown": check_single_gpu_throughput,
-    "single_gpu_memory_markdown": check_single_gpu_memory,
+    "interleaved_markdown": check_interleaved,
+    "throughput_markdown": check_throughput,
+    "memory_markdown": check_memory,
+    "fsdp_dtypes_markdown": check_fsdp_dtypes,
+    "collective_bandwidth_markdown": check_collective_bandwidth,
+    "link_comparison_markdown": check_link_comparison,
     "block_check_markdown": check_block_check,
     "sources_markdown": check_sources,
     "composer_modes_markdown": check_composer_modes,

@@ -206,3 +206,148 @@ def test_two_gpu_fsdp_records_cover_the_one_gpu_configurations() -> None:
         assert record.world_size == 2
         assert single.world_size == 1
         assert [r.name.replace("DDP", "plain") for r in record.runs] == [r.name for r in single.runs]
+
+
+# What the two-GPU page (docs/distributed/two-gpus.md) and the collectives page say about the *-h100x2 records.
+
+
+def _h100x2(name: str) -> dict:
+    return json.loads((ROOT / f"src/gpukb/data/results/distributed/{name}.json").read_text(encoding="utf-8"))
+
+
+def _spread(run) -> float:
+    return (max(run["tokens_per_s"]) - min(run["tokens_per_s"])) / _median(run)
+
+
+def _scaling(two, one, *key) -> float:
+    mode, checkpointing, fsdp, autocast = key
+    return _median(_run(two, mode, checkpointing, fsdp, autocast)) / _median(
+        _run(one, mode, checkpointing, fsdp, autocast)
+    )
+
+
+def test_two_gpus_float32_scales_to_twice_one_gpu(raw) -> None:
+    two = _h100x2("fsdp-h100x2")
+    assert two["world_size"] == 2
+    assert (two["model"], two["batch"]) == (raw["model"], raw["batch"])  # the batch is per rank
+    float32 = [("FULL", c, True, None) for c in ("none", "reentrant", "non-reentrant")] + [(None, "none", False, None)]
+    for key in float32:
+        assert abs(_scaling(two, raw, *key) / 2 - 1) < 0.02, key  # within 2% of twice one GPU's rate
+        assert _spread(_run(two, *key)) < 0.015, key  # repeats spread by less than 1.5%
+    # FSDP2 FULL and DDP in float32: medians within 1% of each other
+    assert abs(_median(_run(two, "FULL")) / _median(_run(two, None, fsdp=False)) - 1) < 0.01
+    # DDP with autocast: within 4% of twice; two of its ten repeats slower than the rest
+    ddp_bf16 = (None, "none", False, "bfloat16")
+    assert abs(_scaling(two, raw, *ddp_bf16) / 2 - 1) < 0.04
+    run = _run(two, *ddp_bf16)
+    assert len(run["tokens_per_s"]) == 10
+    assert sum(t < 0.97 * _median(run) for t in run["tokens_per_s"]) == 2
+    # the one-GPU medians the table compares with are of three repeats
+    assert {len(r["tokens_per_s"]) for r in raw["runs"]} == {3}
+
+
+def test_two_gpus_bfloat16_fsdp2_does_not_scale_to_twice(raw) -> None:
+    two = _h100x2("fsdp-h100x2")
+    bf16 = [(m, c, True, None) for m in ("DEFAULT", "PURE") for c in ("none", "reentrant", "non-reentrant")]
+    for key in [*bf16, ("FULL", "none", True, "bfloat16")]:
+        assert 1.25 < _scaling(two, raw, *key) < 1.7, key
+        assert _spread(_run(two, *key)) > 0.18, key
+    # PURE and DEFAULT: the ranges of their repeats overlap for every checkpointing choice
+    signs = set()
+    for checkpointing in ("none", "reentrant", "non-reentrant"):
+        pure, default = _run(two, "PURE", checkpointing), _run(two, "DEFAULT", checkpointing)
+        assert _overlap(pure, default), checkpointing
+        signs.add(_median(pure) > _median(default))
+    assert signs == {True, False}  # PURE's median higher for some checkpointing choices, lower for another
+    # on one GPU a bfloat16 step took less than half as long as a float32 one
+    assert max(_run(raw, "FULL")["tokens_per_s"]) < 0.5 * min(_run(raw, "DEFAULT")["tokens_per_s"])
+
+
+def test_two_gpus_interleaved_rounds() -> None:
+    raw = _h100x2("fsdp-interleaved-h100x2")
+    runs = {(r["mixed_precision"], r["checkpointing"]): r["tokens_per_s"] for r in raw["runs"]}
+    assert {len(v) for v in runs.values()} == {5}
+    for checkpointing in ("none", "non-reentrant"):
+        signs = {p > d for p, d in zip(runs["PURE", checkpointing], runs["DEFAULT", checkpointing], strict=True)}
+        assert signs == {True, False}, checkpointing  # PURE ahead in some rounds, behind in others
+    ddp = runs[None, "none"]
+    assert max(ddp) / min(ddp) < 1.01  # DDP with autocast within 1% from round to round
+    for key, values in runs.items():
+        if key[0] is not None:
+            assert max(values) / min(values) > 1.25, key  # every FSDP2 configuration varies by more than 25%
+            assert values[0] < statistics.median(values), key  # below its own median in round 1
+
+
+def test_two_gpus_memory_sharding_saves_what_the_model_predicts(memory_raw) -> None:
+    two = _h100x2("fsdp-memory-h100x2")
+    assert two["world_size"] == 2
+    assert (two["model"], two["batch"], two["parameters"]) == (
+        memory_raw["model"],
+        memory_raw["batch"],
+        memory_raw["parameters"],
+    )
+    half = 16 * two["parameters"] / 2  # half of FSDP2's 16 bytes of states per parameter stays on each GPU
+    single = {(r["mixed_precision"], r["checkpointing"]): r for r in memory_raw["runs"]}
+    runs = {(r["mixed_precision"], r["checkpointing"]): r for r in two["runs"]}
+    assert set(runs) == set(single)
+    for key, run in runs.items():
+        saved = single[key]["peak_bytes"] - run["peak_bytes"]
+        if key[0] is None:
+            # DDP saves nothing: its peak is higher than plain training's on one GPU, by about FSDP2's saving
+            assert saved < 0
+            assert abs(-saved - half) < 0.03 * 2**30
+        else:
+            assert abs(saved - half) < 0.03 * 2**30, key
+    for checkpointing in ("none", "reentrant", "non-reentrant"):
+        assert runs["PURE", checkpointing]["peak_bytes"] == runs["DEFAULT", checkpointing]["peak_bytes"]
+    # what one forward keeps: as on one GPU, to the byte but in the first configuration of each run
+    kept = [single[k]["activation_bytes"] - r["activation_bytes"] for k, r in runs.items()]
+    assert kept[1:] == [0] * (len(kept) - 1)
+    assert abs(kept[0]) < 300_000
+    # what the model leaves out of the FSDP2 peaks: 0.5 to 1.1 GiB, as on one GPU
+    m = two["model"]
+    b, s, h, a, layers, v = two["batch"], m["seq"], m["hidden"], m["heads"], m["layers"], m["vocab"]
+    for r in two["runs"]:
+        if not r["fsdp"]:
+            continue
+        e = 2 if r["mixed_precision"] != "FULL" else 4
+        block = e * (16 * b * s * h + a * b * s * s) + 16 * b * s
+        ckpt = r["checkpointing"] != "none"
+        kept_bytes = layers * (e * b * s * h if ckpt else block) + 2 * b * s * h * e + 8 * b * s + 4 * b * s * v
+        predicted = half + kept_bytes + 8 * (b * s + s) + (block if ckpt else 0)
+        assert 0.5 * 2**30 < r["peak_bytes"] - predicted < 1.1 * 2**30, r["name"]
+
+
+def test_two_gpu_collectives() -> None:
+    raw = _h100x2("collectives-h100x2")
+    assert (raw["backend"], raw["world_size"], raw["dtype"]) == ("nccl", 2, "float32")
+    assert "NV18" in raw["topology"]
+    rows = raw["rows"]
+    ops = ("all_reduce", "reduce_scatter", "all_gather")
+    largest = max(r["size_bytes"] for r in rows)
+    assert largest == 2**30
+    for op in ops:
+        mine = [r for r in rows if r["op"] == op]
+        assert max(mine, key=lambda r: r["busbw"])["size_bytes"] == largest, op  # still rising at 1 GiB
+    # from 2 KiB to 4 MiB every call took 28 to 42 µs, whatever its size
+    floor = [r["seconds"] for r in rows if 2**11 <= r["size_bytes"] <= 2**22]
+    assert min(floor) >= 28e-6
+    assert max(floor) <= 42e-6
+    # the first row measured, the all-reduce of 1 KiB, is slower than every row after it up to 4 MiB
+    assert rows[0]["op"] == "all_reduce"
+    assert rows[0]["size_bytes"] == 2**10
+    assert rows[0]["seconds"] > max(r["seconds"] for r in rows if r["size_bytes"] <= 2**22 and r is not rows[0])
+    # at 1 GiB all three stay below NCCL's ~370 GB/s (nccl-tests#212); the all-reduce comes closest
+    top = {r["op"]: r["busbw"] for r in rows if r["size_bytes"] == largest}
+    assert max(top.values()) < 370e9
+    assert max(top, key=top.get) == "all_reduce"
+
+
+def test_the_two_gpu_records_come_from_one_machine_on_one_day() -> None:
+    names = ("collectives-h100x2", "fsdp-h100x2", "fsdp-memory-h100x2", "fsdp-interleaved-h100x2", "fsdp-dtypes-h100x2")
+    runs = [_h100x2(n)["run"] for n in names]
+    assert {r["date"] for r in runs} == {"2026-11-26"}
+    assert {(r["gpu"]["name"], r["gpu"]["driver"], r["versions"]["torch"]) for r in runs} == {
+        ("NVIDIA H100 80GB HBM3", "580.159.04", "2.11.0+cu130")
+    }
+    assert {_h100x2(n)["world_size"] for n in names} == {2}

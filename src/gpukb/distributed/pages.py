@@ -2,20 +2,29 @@
 
 Tables come from the chapter's data file (:mod:`gpukb.distributed.options`), from the library run while the site
 is built (checkpointing probes on the CPU, the memory calculator, the ring simulation) and from the committed
-records (:data:`gpukb.distributed.results.FSDP_SINGLE_GPU_ID`).
+records, read by id (:data:`gpukb.distributed.results.FSDP_SINGLE_GPU_ID` and the pages' ids): one function per
+kind of table, whatever the number of GPUs of the record.
 """
 
 from __future__ import annotations
 
 import re
 import statistics
+from collections import Counter
 
 from gpukb import records
 from gpukb.distributed import checkpointing, collectives, memory
 from gpukb.distributed.fsdp_config import mode_dtypes, plan
 from gpukb.distributed.model import ModelConfig
 from gpukb.distributed.options import facts, source
-from gpukb.distributed.results import FSDP_SINGLE_GPU_ID, FsdpTraining
+from gpukb.distributed.results import (
+    FSDP_INTERLEAVED_ID,
+    FSDP_SINGLE_GPU_ID,
+    CollectiveBandwidth,
+    FsdpDtypes,
+    FsdpTraining,
+    TrainingRun,
+)
 from gpukb.tables import markdown_table
 
 GIB = 2**30
@@ -180,24 +189,47 @@ def prediction(record: FsdpTraining, run) -> dict[str, float]:
     return {"states": states, "kept": kept, "recompute": acts["recompute"], "peak": states + kept + acts["recompute"]}
 
 
-def single_gpu_memory_markdown(record_id: str = FSDP_SINGLE_GPU_ID) -> str:
-    """Measured peak and activation bytes on the GPU against the calculator (the runs without autocast)."""
+def _key(run: TrainingRun) -> tuple[bool, str | None, str, str | None]:
+    """What makes two runs the same configuration, whatever their names ("plain" on one rank is "DDP" on
+    several)."""
+    return run.fsdp, run.mixed_precision, run.checkpointing, run.autocast
+
+
+def _same_configurations(record: FsdpTraining, other_id: str) -> tuple[FsdpTraining, dict[tuple, TrainingRun]]:
+    """The record ``other_id`` and its runs by configuration, after checking that it trained the same model with
+    the same batch per rank as ``record``."""
+    other = records.load(other_id, FsdpTraining)
+    if (other.model, other.batch, other.parameters) != (record.model, record.batch, record.parameters):
+        raise ValueError(
+            f"{other_id} trained {other.model} with batch {other.batch}, not {record.model} with batch {record.batch}"
+        )
+    return other, {_key(r): r for r in other.runs}
+
+
+def memory_markdown(record_id: str = FSDP_SINGLE_GPU_ID, one_gpu_id: str | None = None) -> str:
+    """Measured peak and activation bytes per GPU against the calculator (the runs without autocast); with
+    ``one_gpu_id`` also what running on ``world_size`` ranks saves per GPU against that one-GPU record of the same
+    model and batch, predicted and measured. On several ranks the peak is the largest rank's."""
     record = records.load(record_id, FsdpTraining)
+    single = _same_configurations(record, one_gpu_id)[1] if one_gpu_id else {}
     rows = []
     for run in record.runs:
         if run.autocast is not None:
             continue
         p = prediction(record, run)
-        rows.append(
-            [
-                run.name,
-                f"{p['kept'] / GIB:.3f}",
-                f"{run.activation_bytes / GIB:.3f}",
-                f"{p['peak'] / GIB:.2f}",
-                f"{run.peak_bytes / GIB:.2f}",
-                f"{(run.peak_bytes - p['peak']) / GIB:.2f}",
-            ]
-        )
+        row = [
+            run.name,
+            f"{p['kept'] / GIB:.3f}",
+            f"{run.activation_bytes / GIB:.3f}",
+            f"{p['peak'] / GIB:.2f}",
+            f"{run.peak_bytes / GIB:.2f}",
+            f"{(run.peak_bytes - p['peak']) / GIB:.2f}",
+        ]
+        if one_gpu_id:
+            one = single[_key(run)]
+            alone = prediction(records.load(one_gpu_id, FsdpTraining), one)
+            row += [f"{(alone['peak'] - p['peak']) / GIB:.3f}", f"{(one.peak_bytes - run.peak_bytes) / GIB:.3f}"]
+        rows.append(row)
     headers = [
         "configuration",
         "forward keeps, predicted (GiB)",
@@ -206,40 +238,52 @@ def single_gpu_memory_markdown(record_id: str = FSDP_SINGLE_GPU_ID) -> str:
         "peak, measured (GiB)",
         "not predicted (GiB)",
     ]
+    if one_gpu_id:
+        headers += ["saved vs one GPU, predicted (GiB)", "saved vs one GPU, measured (GiB)"]
     return markdown_table(headers, rows) + "\n\n" + records.measured_on(record.run)
 
 
-def single_gpu_throughput_markdown() -> str:
-    """Tokens/s (median of the repeats, with min and max) and peak memory of every configuration."""
-    record = records.load(FSDP_SINGLE_GPU_ID, FsdpTraining)
+def throughput_markdown(record_id: str = FSDP_SINGLE_GPU_ID, one_gpu_id: str | None = None) -> str:
+    """Tokens/s of every configuration: the median of the repeats, with min and max.
+
+    Alone, each median against FSDP2 DEFAULT without checkpointing, and the last loss. With ``one_gpu_id`` (a
+    one-GPU record of the same model and batch per rank), the spread of the repeats ((max - min) / median), the
+    one-GPU median of the same configuration and the ratio of the two medians: the scaling.
+    """
+    record = records.load(record_id, FsdpTraining)
     reference = next(r for r in record.runs if r.mixed_precision == "DEFAULT" and r.checkpointing == "none")
     ref = statistics.median(reference.tokens_per_s)
+    single = _same_configurations(record, one_gpu_id)[1] if one_gpu_id else {}
     rows = []
     for run in record.runs:
         med = statistics.median(run.tokens_per_s)
-        rows.append(
-            [
-                run.name,
-                f"{med:,.0f}",
-                f"{min(run.tokens_per_s):,.0f} – {max(run.tokens_per_s):,.0f}",
-                f"{med / ref:.2f}",
-                f"{run.loss_last:.3f}",
-            ]
-        )
-    headers = [
-        "configuration",
-        "tokens/s (median)",
-        "min – max of repeats",
-        "vs FSDP2 DEFAULT",
-        "last loss",
-    ]
+        row = [run.name, f"{med:,.0f}", f"{min(run.tokens_per_s):,.0f} – {max(run.tokens_per_s):,.0f}"]
+        if one_gpu_id:
+            alone = statistics.median(single[_key(run)].tokens_per_s)
+            spread = (max(run.tokens_per_s) - min(run.tokens_per_s)) / med
+            row += [f"{100 * spread:.1f}%", f"{alone:,.0f}", f"{med / alone:.2f}"]
+        else:
+            row += [f"{med / ref:.2f}", f"{run.loss_last:.3f}"]
+        rows.append(row)
+    headers = ["configuration", "tokens/s (median)", "min – max of repeats"]
+    if one_gpu_id:
+        headers += ["spread", "one GPU, tokens/s (median)", "× one GPU"]
+    else:
+        headers += ["vs FSDP2 DEFAULT", "last loss"]
     config = ModelConfig(**record.model)
+    n = record.world_size
     intro = (
         f"{record.parameters / 1e6:.0f}M parameters ({config.layers} blocks, width {config.hidden}, "
-        f"{config.heads} heads, vocabulary {config.vocab}), batch {record.batch} × {config.seq} tokens, "
+        f"{config.heads} heads, vocabulary {config.vocab}), batch {record.batch} × {config.seq} tokens"
+        f"{' per rank' if n > 1 else ''}, "
         f"{len(reference.tokens_per_s)} timed repeats of {record.steps} steps after {record.warmup} warm-up steps, "
-        f"world size {record.world_size}."
+        f"world size {n}."
     )
+    if n > 1:
+        intro += " Tokens/s counts the tokens of every rank; each repeat lasts as long as its slowest rank."
+    if one_gpu_id:
+        counts = sorted({len(r.tokens_per_s) for r in single.values()})
+        intro += f" The one-GPU medians are of {' or '.join(map(str, counts))} repeats."
     return intro + "\n\n" + markdown_table(headers, rows) + "\n\n" + records.measured_on(record.run)
 
 
@@ -271,12 +315,11 @@ def block_check_markdown() -> str:
     return markdown_table(headers, rows) + "\n\n" + records.measured_on(record.run)
 
 
-def single_gpu_interleaved_markdown() -> str:
+def interleaved_markdown(record_id: str = FSDP_INTERLEAVED_ID) -> str:
     """The bfloat16 configurations trained afresh in interleaved rounds: tokens/s of each round, the median, and
-    the ratio of each round to plain training with autocast in the same round."""
-    from gpukb.distributed.results import FSDP_INTERLEAVED_ID
-
-    record = records.load(FSDP_INTERLEAVED_ID, FsdpTraining)
+    the ratio of each round to training without FSDP, with autocast, in the same round ("plain" on one rank,
+    DDP on several)."""
+    record = records.load(record_id, FsdpTraining)
     reference = next(r for r in record.runs if not r.fsdp)
     rounds = len(reference.tokens_per_s)
     rows = []
@@ -294,6 +337,187 @@ def single_gpu_interleaved_markdown() -> str:
         "configuration",
         *(f"round {i + 1} (tokens/s)" for i in range(rounds)),
         "median",
-        "vs plain+autocast, per round",
+        f"vs {reference.name.split(' / ')[0]}+autocast, per round",
     ]
     return markdown_table(headers, rows) + "\n\n" + records.measured_on(record.run)
+
+
+def _calls(dtypes: list[str]) -> str:
+    """``["bfloat16"] * 4`` as ``4 × bfloat16``; several dtypes joined with ``+``."""
+    return " + ".join(f"{n} × {d}" for d, n in Counter(dtypes).items()) or "none"
+
+
+def fsdp_dtypes_markdown(record_id: str) -> str:
+    """The dtypes FSDP2 used under each mode, as every rank of a recorded run saw them
+    (``bench/distributed_dtypes.py``): parameters in forward, unsharded gradients, the all-gathers and reduce-scatters
+    it called, and the sharded gradients the optimizer got."""
+    record = records.load(record_id, FsdpDtypes)
+    order = {"FULL": 0, "DEFAULT": 1, "PURE": 2}
+    rows = []
+    for c in sorted(record.captures, key=lambda c: (order[c.mode], c.rank)):
+        ops = [(x.op, x.dtype) for x in c.collectives]
+        rows.append(
+            [
+                f"`{c.mode}`",
+                c.rank,
+                " / ".join(dict.fromkeys(c.forward_params)),
+                " / ".join(dict.fromkeys(c.unsharded_grads)),
+                _calls([d for op, d in ops if op.startswith("all_gather")]),
+                _calls([d for op, d in ops if op.startswith("reduce_scatter")]),
+                " / ".join(dict.fromkeys(c.sharded_grads)),
+            ]
+        )
+    headers = [
+        "mode",
+        "rank",
+        "params in forward",
+        "unsharded grads",
+        "all-gathers",
+        "reduce-scatters",
+        "sharded grads (optimizer)",
+    ]
+    where = f"{record.world_size} ranks, {record.backend.upper()}, device {record.device}. "
+    return markdown_table(headers, rows) + "\n\n" + where + records.measured_on(record.run)
+
+
+# --- collectives on several GPUs ------------------------------------------------------------------------------------
+
+#: H100's NVLink between two GPUs, as NCCL's Sylvain Jeaugey put it (NVIDIA/nccl-tests#212, 2024-05-06): 450 GB/s
+#: each way is the line rate of its 18 links; less about 20% of protocol overhead NCCL gets an effective 370 GB/s,
+#: seen as busbw of operations other than all-reduce, or with ``NCCL_ALGO=RING``.
+H100_NVLINKS = 18
+H100_NVLINK_LINE_GBPS = 450
+NCCL_H100_NVLINK_GBPS = 370
+NCCL_H100_NVLINK_SOURCE = "https://github.com/NVIDIA/nccl-tests/issues/212"
+
+_OP_NAMES = {"all_reduce": "all-reduce", "reduce_scatter": "reduce-scatter", "all_gather": "all-gather"}
+
+
+def _without_ansi(text: str) -> str:
+    """``nvidia-smi topo -m`` underlines its header with terminal escape codes; they are no text."""
+    return re.sub(r"\x1b\[[0-9;]*m", "", text)
+
+
+def nvlinks(record: CollectiveBandwidth) -> int | None:
+    """How many bonded NVLinks join the GPUs (``NV18`` in ``nvidia-smi topo -m``), or ``None`` when the record
+    shows none."""
+    found = re.search(r"\bNV(\d+)\b", _without_ansi(record.topology or ""))
+    return int(found.group(1)) if found else None
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale and n % scale == 0:
+            return f"{n // scale} {unit}"
+    return f"{n} B"
+
+
+def _powers_of(factor: int, sizes: list[int]) -> list[int]:
+    """The sizes that are the smallest times a power of ``factor``."""
+    shown = []
+    for s in sizes:
+        q, r = divmod(s, sizes[0])
+        while r == 0 and q % factor == 0:
+            q //= factor
+        if r == 0 and q == 1:
+            shown.append(s)
+    return shown
+
+
+def machine_markdown(record_id: str) -> str:
+    """Where a multi-GPU collectives record ran: ranks, backend, the link between the GPUs, and the run line."""
+    record = records.load(record_id, CollectiveBandwidth)
+    links = nvlinks(record)
+    link = (
+        f"`nvidia-smi topo -m` shows them joined by `NV{links}`, a bonded set of {links} NVLinks. "
+        if links
+        else "The record shows no NVLink between them. "
+    )
+    return (
+        f"{record.world_size} ranks, one GPU each, {record.backend.upper()}. " + link + records.measured_on(record.run)
+    )
+
+
+def collective_bandwidth_markdown(record_id: str, factor: int = 4) -> str:
+    """Time, algbw and busbw (nccl-tests' definitions, GB/s = 10⁹ bytes/s) of each recorded collective at the sizes
+    that are the smallest times a power of ``factor``."""
+    record = records.load(record_id, CollectiveBandwidth)
+    ops = list(dict.fromkeys(r.op for r in record.rows))
+    by = {(r.op, r.size_bytes): r for r in record.rows}
+    sizes = sorted({r.size_bytes for r in record.rows})
+    rows = []
+    for s in _powers_of(factor, sizes):
+        row = [_size(s)]
+        for op in ops:
+            r = by[op, s]
+            row += [f"{r.seconds * 1e6:.1f}", f"{r.algbw / 1e9:.2f}", f"{r.busbw / 1e9:.2f}"]
+        rows.append(row)
+    headers = ["size S"]
+    for op in ops:
+        headers += [f"{_OP_NAMES[op]} µs", f"{_OP_NAMES[op]} algbw (GB/s)", f"{_OP_NAMES[op]} busbw (GB/s)"]
+    how = (
+        f"{record.dtype}, {record.world_size} ranks, {record.backend.upper()}; {record.warmup} warm-up calls, then "
+        f"the mean of {record.iters} calls of the slowest rank. Measured at {len(sizes)} sizes from "
+        f"{_size(sizes[0])} to {_size(sizes[-1])}; shown: each size {factor} times the one before. "
+    )
+    return markdown_table(headers, rows) + "\n\n" + how + records.measured_on(record.run)
+
+
+def link_comparison_markdown(record_id: str) -> str:
+    """Each collective's busbw at the largest size against H100's NVLink line rate per direction and NCCL's
+    effective NVLink bandwidth on H100."""
+    record = records.load(record_id, CollectiveBandwidth)
+    links = nvlinks(record)
+    if links != H100_NVLINKS:
+        raise ValueError(
+            f"{record_id} shows {links or 'no'} NVLinks between its GPUs; the rates compared with are H100's "
+            f"({H100_NVLINKS} links)"
+        )
+    line = H100_NVLINK_LINE_GBPS
+    largest = max(r.size_bytes for r in record.rows)
+    rows = []
+    for r in record.rows:
+        if r.size_bytes == largest:
+            busbw = r.busbw / 1e9
+            rows.append(
+                [
+                    _OP_NAMES[r.op],
+                    _size(r.size_bytes),
+                    f"{busbw:.1f}",
+                    f"{100 * busbw / line:.0f}%",
+                    f"{100 * busbw / NCCL_H100_NVLINK_GBPS:.0f}%",
+                ]
+            )
+    headers = [
+        "collective",
+        "size S",
+        "busbw (GB/s)",
+        f"of the line rate, {line} GB/s",
+        f"of NCCL's ~{NCCL_H100_NVLINK_GBPS} GB/s",
+    ]
+    return markdown_table(headers, rows)
+
+
+def collective_figure(record_id: str) -> str:
+    """busbw against size for each recorded collective (inline SVG), with the links' rate per direction and NCCL's
+    effective NVLink bandwidth as horizontal lines."""
+    from gpukb.figures import new_figure, to_svg
+
+    record = records.load(record_id, CollectiveBandwidth)
+    fig, ax = new_figure(7.0, 3.8)
+    for op in dict.fromkeys(r.op for r in record.rows):
+        rows = sorted((r for r in record.rows if r.op == op), key=lambda r: r.size_bytes)
+        ax.plot([r.size_bytes for r in rows], [r.busbw / 1e9 for r in rows], marker=".", label=_OP_NAMES[op])
+    if nvlinks(record) == H100_NVLINKS:
+        line = H100_NVLINK_LINE_GBPS
+        ax.axhline(line, color="black", linestyle="--", linewidth=1, label=f"NVLink line rate, one way ({line})")
+    ax.axhline(
+        NCCL_H100_NVLINK_GBPS, color="grey", linestyle=":", linewidth=1, label=f"NCCL's ~{NCCL_H100_NVLINK_GBPS}"
+    )
+    ax.set_xscale("log", base=2)
+    ticks = _powers_of(16, sorted({r.size_bytes for r in record.rows}))
+    ax.set_xticks(ticks, [_size(t) for t in ticks])
+    ax.set_xlabel("size S")
+    ax.set_ylabel("busbw (GB/s)")
+    ax.legend(loc="center left")
+    return to_svg(fig)
