@@ -19,6 +19,22 @@ def pytest_configure(config: pytest.Config) -> None:
     # whether pytest was started through `make test` or straight from the virtual environment.
     scripts = str(Path(sys.executable).parent)
     os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
+    if os.environ.get("MUTANT_UNDER_TEST"):
+        _clear_caches()
+
+
+def _clear_caches() -> None:
+    """Empty every functools cache of the project and its tests.
+
+    mutmut runs each mutant's tests in a process forked from one that has already run them: a result cached there
+    (the formats, a record, a rendered page) would be served to the mutant's tests without the mutated code running.
+    """
+    import functools
+    import gc
+
+    for obj in gc.get_objects():
+        if isinstance(obj, functools._lru_cache_wrapper) and obj.__module__.split(".")[0] in ("gpukb", "tests"):
+            obj.cache_clear()
 
 
 def _cuda_available() -> bool:

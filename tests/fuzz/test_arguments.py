@@ -37,7 +37,23 @@ def test_each_check_takes_exactly_its_type(check, good, bad) -> None:
             check(value)
         message = str(info.value)
         assert message.split(" ")[0] in {"n", "f", "x", "s", "mode", "names", "rng", "unknown"}, message
-        assert "got" in message or "at most" in message or message.startswith("unknown"), message
+        shown = _shown(value)
+        if "at most" in message:  # a string too long is described by its length, not repeated
+            assert f"{len(value):,} characters long" in message, message
+        elif message.startswith("unknown"):
+            assert f"unknown mode {shown};" in message, message
+        elif isinstance(info.value, TypeError):  # a wrong type is shown with the type's name
+            assert message.endswith(f"got {shown} ({type(value).__name__})") or (
+                isinstance(value, list) and f"got {_shown(value[0])} ({type(value[0]).__name__})" in message
+            ), message
+        else:
+            assert message.endswith(f"got {shown}"), message
+
+
+def _shown(value: object) -> str:
+    """The value as a message must show it: its repr, cut to 60 characters and its length past 80."""
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:60]}...({len(text)} characters)"
 
 
 def test_messages_show_what_was_given_and_its_type_shortened_when_long() -> None:
@@ -47,3 +63,7 @@ def test_messages_show_what_was_given_and_its_type_shortened_when_long() -> None
         arguments.flag("f", "x" * 500)
     assert "(502 characters)" in str(info.value)
     assert len(str(info.value)) < 200
+    for length, shown in ((78, repr("x" * 78)), (79, f"'{'x' * 59}...(81 characters)")):  # repr: 80, 81 characters
+        with pytest.raises(TypeError) as info:
+            arguments.flag("f", "x" * length)
+        assert str(info.value).endswith(f"got {shown} (str)"), str(info.value)

@@ -128,12 +128,17 @@ def check_fuzz_budget(markdown: str, kwargs: dict[str, Any]) -> None:
 
 
 def check_mutation_score(markdown: str, kwargs: dict[str, Any]) -> None:
-    runs, survivors = markdown_tables(markdown)
+    *run_tables, survivors = markdown_tables(markdown)
     raw = _toml("mutation.toml")
     assert f"Tool: {raw['tool']}, run as `{raw['command']}`" in markdown
-    assert "Mutated: " + ", ".join(f"`{s}`" for s in raw["scope"]) in markdown
-    assert [row["run"] for row in runs] == [r["id"] for r in raw["run"]]
-    for row, r in zip(runs, raw["run"], strict=True):
+    scopes = re.findall(r"^Mutated: (.*)\.$", markdown, flags=re.MULTILINE)
+    assert len(scopes) == len(run_tables)
+    rows = []  # each table row with the files its table says were mutated
+    for scope, table in zip(scopes, run_tables, strict=True):
+        rows += [(row, [_code(s) for s in scope.split(", ")]) for row in table]
+    assert [row["run"] for row, _ in rows] == [r["id"] for r in raw["run"]]
+    for (row, scope), r in zip(rows, raw["run"], strict=True):
+        assert scope == r["scope"], row["run"]
         assert row["date"] == r["date"].isoformat()
         assert [_code(t) for t in row["tests selected"].split(", ")] == r["tests"]
         killed = r["killed"] + r["timeout"]  # mutmut counts a timeout as killed
@@ -142,6 +147,7 @@ def check_mutation_score(markdown: str, kwargs: dict[str, Any]) -> None:
             r["mutants"], killed, r["survived"], r["no_tests"])  # fmt: skip
         score = 100 * killed / r["mutants"]
         assert row["score"] == f"{score:.1f}%", (row, score)
+    assert f"Survivors of the last run (`{raw['run'][-1]['id']}`)" in markdown
     assert [(_code(row["function"]), int(row["survived"])) for row in survivors] == [
         (s["function"], s["survived"]) for s in raw.get("survivor", [])
     ]

@@ -4,6 +4,7 @@ budget, the mutation runs, the data corruptions; each table is read back and che
 from __future__ import annotations
 
 import ast
+import itertools
 
 import pytest
 
@@ -40,9 +41,11 @@ def test_every_fuzz_target_is_a_test_module_and_every_module_has_a_budget() -> N
 
 def test_the_page_shows_the_mutation_runs() -> None:
     m = mutation()
-    runs, survivors = markdown_tables(pages.mutation_score())
-    assert [row["run"] for row in runs] == [r.id for r in m.run]
-    for row, run in zip(runs, m.run, strict=True):
+    *run_tables, survivors = markdown_tables(pages.mutation_score())
+    rows = [row for table in run_tables for row in table]
+    assert [row["run"] for row in rows] == [r.id for r in m.run]
+    assert len(run_tables) == len({tuple(r.scope) for r in m.run})  # one table per set of mutated files
+    for row, run in zip(rows, m.run, strict=True):
         assert int(row["mutants"]) == run.mutants
         assert int(row["killed"]) == run.killed + run.timeout
         assert int(row["survived"]) == run.survived
@@ -51,16 +54,20 @@ def test_the_page_shows_the_mutation_runs() -> None:
 
 
 def test_the_mutation_runs_improve_and_match_the_config() -> None:
+    """Runs over the same files kill more each time; the last run is what pyproject.toml's [tool.mutmut] runs."""
     import tomllib
 
     m = mutation()
     assert m.run[0].id == "before"
     assert len({r.id for r in m.run}) == len(m.run) >= 2
-    scores = [r.score for r in m.run]
-    assert scores == sorted(set(scores)), scores  # each run kills more than the one before
+    for scope in {tuple(r.scope) for r in m.run}:
+        scores = [r.score for r in m.run if tuple(r.scope) == scope]
+        assert scores == sorted(set(scores)), (scope, scores)
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mutmut"]
-    assert config["only_mutate"] == m.scope
+    assert config["only_mutate"] == m.run[-1].scope
     assert config["pytest_add_cli_args_test_selection"] == m.run[-1].tests
+    for earlier, later in itertools.pairwise(m.run):
+        assert set(earlier.scope) <= set(later.scope), later.id  # the scope only grows
 
 
 def test_mutation_counts_must_add_up() -> None:

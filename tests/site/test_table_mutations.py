@@ -28,11 +28,8 @@ import pytest
 from tests.helpers import markdown_tables
 from tests.site.test_page_tables import CHECK_MODULES, PageCall, page_calls, rendered
 
-#: The chapters whose tables are mutated here (their check modules were written to survive none of these). A new
-#: chapter joins when its check module does.
-MUTATED_LAYERS = ("gpukb.formats.pages", "gpukb.gemm.pages", "gpukb.bench.pages", "gpukb.datasets.pages",
-                  "gpukb.site.pages", "gpukb.cuda.pages", "gpukb.attention.pages", "gpukb.sequences.pages",
-                  "gpukb.distributed.pages", "gpukb.cudnn.pages")  # fmt: skip
+#: The chapters whose tables are mutated here: every chapter with a check module, so a new chapter joins with it.
+MUTATED_LAYERS = tuple(CHECK_MODULES)
 
 _NUMBER = re.compile(r"^[-+]?[\d,]*\.?\d+(e[-+]?\d+)?\s*(%|×|µs|ms|s|B|MHz|W|GiB|MiB|KiB)?( [†?])?$")
 _PIPE = re.compile(r"(?<!\\)\|")
@@ -95,19 +92,15 @@ MUTATIONS: dict[str, Callable[[str], str | None]] = {
 
 
 def _cases() -> list[PageCall]:
-    """One call per checked page function (its first on the site) of the mutated chapters."""
-    seen, cases = set(), []
-    for call in page_calls():
-        key = (call.module, call.function)
-        if call.module not in MUTATED_LAYERS or key in seen:
-            continue
-        if call.function in importlib.import_module(CHECK_MODULES[call.module]).CHECKS:
-            seen.add(key)
-            cases.append(call)
-    return cases
+    """Every call of a checked page function of the mutated chapters (one function may render several records)."""
+    return [
+        call
+        for call in page_calls()
+        if call.module in MUTATED_LAYERS and call.function in importlib.import_module(CHECK_MODULES[call.module]).CHECKS
+    ]
 
 
-@pytest.mark.parametrize("call", _cases(), ids=lambda c: f"{c.module.split('.')[1]}.{c.function}")
+@pytest.mark.parametrize("call", _cases(), ids=lambda c: f"{c.page}:{c.line}:{c.function}")
 def test_every_mutation_of_a_table_fails_its_cell_check(call: PageCall) -> None:
     check = importlib.import_module(CHECK_MODULES[call.module]).CHECKS[call.function]
     markdown = rendered(call)

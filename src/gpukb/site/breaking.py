@@ -29,13 +29,15 @@ CORRUPTIONS = {
 
 
 class MutationRun(StrictModel):
-    """One run of the mutation tester over :attr:`Mutation.scope`.
+    """One run of the mutation tester.
 
     Attributes:
         id: ``before`` (the tests of the mutated modules only), then one id per later run (``after``: with the
-            page-table checks added to kill survivors; ``cell-checks``: with every formats and GEMM table checked).
+            page-table checks added to kill survivors; ``cell-checks``: with every formats and GEMM table checked;
+            ``library``: the scope widened to the number codec, argument parsing and two more page layers).
         date: When it ran.
-        tests: The test files the runner selected.
+        scope: The files mutated (mutmut's ``only_mutate``).
+        tests: The test files and folders the runner selected.
         mutants: Mutants generated.
         killed: Mutants some selected test failed on.
         survived: Mutants every selected test passed with.
@@ -45,6 +47,7 @@ class MutationRun(StrictModel):
 
     id: str
     date: datetime.date
+    scope: list[str] = Field(min_length=1)
     tests: list[str] = Field(min_length=1)
     mutants: int = Field(ge=0)
     killed: int = Field(ge=0)
@@ -74,10 +77,9 @@ class Survivor(StrictModel):
 
 
 class Mutation(StrictModel):
-    """The mutation testing of the page layer and the table code: tool, scope, command, runs, survivors."""
+    """The mutation testing of the library and the page layers: tool, command, runs, survivors of the last run."""
 
     tool: str
-    scope: list[str] = Field(min_length=1)
     command: str
     run: list[MutationRun] = Field(min_length=1)
     survivor: list[Survivor] = Field(default_factory=list)
@@ -89,7 +91,7 @@ def parse_mutation(text: str, file: str = MUTATION_FILE) -> Mutation:
     Raises:
         ValueError: Naming the file, the entry and the field for anything malformed, unknown or repeated.
     """
-    data = parse_toml(text, file, ("tool", "scope", "command", "run", "survivor"))
+    data = parse_toml(text, file, ("tool", "command", "run", "survivor"))
     runs = validate_entries(MutationRun, data.get("run", []), file, "run", key="id")
     survivors = validate_entries(Survivor, data.get("survivor", []), file, "survivor", key="function")
     return validate_document(Mutation, {**data, "run": runs, "survivor": survivors}, file)

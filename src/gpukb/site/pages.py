@@ -94,22 +94,28 @@ def fuzz_budget() -> str:
 
 
 def mutation_score() -> str:
-    """The mutation runs (``gpukb/data/mutation.toml``): scope, command, score before and after, survivors."""
+    """The mutation runs (``gpukb/data/mutation.toml``): one table per set of mutated files, the score of each run,
+    and the survivors of the last run."""
     from gpukb.site.breaking import mutation
 
     m = mutation()
-    scope = ", ".join(f"`{s}`" for s in m.scope)
-    runs = [
-        [r.id, str(r.date), ", ".join(f"`{t}`" for t in r.tests), r.mutants, r.killed + r.timeout, r.survived,
-         r.no_tests, f"{r.score:.1%}"]
-        for r in m.run
-    ]  # fmt: skip
     headers = ["run", "date", "tests selected", "mutants", "killed", "survived", "no test calls it", "score"]
+    scopes: dict[tuple[str, ...], list[list[object]]] = {}  # runs grouped by what they mutated, in order
+    for r in m.run:
+        scopes.setdefault(tuple(r.scope), []).append(
+            [r.id, str(r.date), ", ".join(f"`{t}`" for t in r.tests), r.mutants, r.killed + r.timeout, r.survived,
+             r.no_tests, f"{r.score:.1%}"]
+        )  # fmt: skip
+    groups = "\n\n".join(
+        f"Mutated: {', '.join(f'`{s}`' for s in scope)}.\n\n{markdown_table(headers, rows)}"
+        for scope, rows in scopes.items()
+    )
     survivors = markdown_table(["function", "survived", "why it stays"], [[f"`{s.function}`", s.survived, s.why]
                                                                           for s in m.survivor])  # fmt: skip
     return (
-        f"Tool: {m.tool}, run as `{m.command}`. Mutated: {scope}.\n\n{markdown_table(headers, runs)}\n\n"
-        f"The score is killed over all mutants. Survivors of the last run, by function:\n\n{survivors}"
+        f"Tool: {m.tool}, run as `{m.command}`.\n\n{groups}\n\n"
+        "The score is killed over all mutants; it compares runs over the same files only. "
+        f"Survivors of the last run (`{m.run[-1].id}`), by function:\n\n{survivors}"
     )
 
 
