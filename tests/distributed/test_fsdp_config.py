@@ -153,7 +153,10 @@ def test_bad_input(call, error, match) -> None:
 
 def test_data_file_sources_are_cited_and_pinned() -> None:
     facts = options.facts()
-    assert {s.checked for s in facts.source} == {"2026-11-23"}
+    import datetime
+
+    for s in facts.source:  # a date in the days this chapter was written and measured
+        assert datetime.date(2026, 11, 23) <= datetime.date.fromisoformat(s.checked) <= datetime.date(2026, 11, 26)
     for s in facts.source:
         assert s.url.startswith("https://")
         assert s.version

@@ -71,6 +71,13 @@ def test_command_line_is_what_a_reader_types() -> None:
     assert records.command_line(["/venv/bin/gpukb", "bench", "--quick"]) == "gpukb bench --quick"
 
 
+def test_a_torchrun_process_records_the_torchrun_command(monkeypatch) -> None:
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")
+    assert records.command_line(["bench/distributed_collectives.py", "out.json"]) == (
+        "torchrun --nproc_per_node=2 bench/distributed_collectives.py out.json"
+    )
+
+
 def test_clock_reading_from_nvidia_smi_fields() -> None:
     smi = {"clocks.sm": 1980.0, "clocks.mem": 2619.0, "clocks.max.sm": 1980.0, "clocks.max.mem": 2619.0,
            "power.draw": 338.8, "power.limit": 700.0, "temperature.gpu": 48.0, "pstate": "P0"}  # fmt: skip

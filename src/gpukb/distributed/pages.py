@@ -388,7 +388,7 @@ def fsdp_dtypes_markdown(record_id: str) -> str:
 H100_NVLINKS = 18
 H100_NVLINK_LINE_GBPS = 450
 NCCL_H100_NVLINK_GBPS = 370
-NCCL_H100_NVLINK_SOURCE = "https://github.com/NVIDIA/nccl-tests/issues/212"
+NCCL_H100_NVLINK_SOURCE = "nccl-h100-nvlink"  # its entry in the chapter's data file
 
 _OP_NAMES = {"all_reduce": "all-reduce", "reduce_scatter": "reduce-scatter", "all_gather": "all-gather"}
 

@@ -127,6 +127,9 @@ def command_line(argv: Sequence[str] | None = None) -> str:
         words = ["python", first, *rest]
     else:
         words = [Path(first).name, *rest]
+    ranks = os.environ.get("LOCAL_WORLD_SIZE")  # set by torchrun in every process it starts
+    if ranks and words[0] == "python":
+        words = ["torchrun", f"--nproc_per_node={ranks}", *words[1:]]
     return shlex.join(words)
 
 
