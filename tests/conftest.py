@@ -19,8 +19,19 @@ def pytest_configure(config: pytest.Config) -> None:
     # whether pytest was started through `make test` or straight from the virtual environment.
     scripts = str(Path(sys.executable).parent)
     os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
-    if os.environ.get("MUTANT_UNDER_TEST"):
+    if "MUTANT_UNDER_TEST" in os.environ:  # under mutmut, which forks a test process per mutant
+        _one_torch_thread()
         _clear_caches()
+
+
+def _one_torch_thread() -> None:
+    """A process forked after torch ran on its thread pool hangs at its next parallel torch call (the pool is not
+    fork-safe): with one thread there is no pool to inherit."""
+    try:
+        import torch
+    except ImportError:
+        return
+    torch.set_num_threads(1)
 
 
 def _clear_caches() -> None:
