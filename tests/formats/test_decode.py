@@ -121,3 +121,30 @@ def test_bad_arrays_are_refused() -> None:
         decode_array(np.array([64]), "e2m3")
     with pytest.raises(TypeError, match="integer array"):
         decode_array(np.array([1.0]), "e4m3")
+
+
+def test_special_patterns_as_floats() -> None:
+    assert decode(0x7C, "e5m2").as_float() == math.inf  # IEEE: exponent all ones, mantissa zero
+    assert decode(0xFC, "e5m2").as_float() == -math.inf
+    assert math.isnan(decode(0x7E, "e5m2").as_float())
+    assert math.isnan(decode(0xFF, "e4m3").as_float())  # E4M3 (fn): S.1111.111 is its only NaN
+    assert decode(0x80, "e4m3").as_float() == 0.0
+    assert math.copysign(1.0, decode(0x80, "e4m3").as_float()) == -1.0
+
+
+def test_to_fraction_reads_text_exactly_and_refuses_what_it_cannot() -> None:
+    from gpukb.formats.codec import DECIMAL_EXPONENT_LIMIT, to_fraction
+
+    assert to_fraction("0.1") == (0, Fraction(1, 10), "finite")
+    assert to_fraction("-0") == (1, Fraction(0), "finite")
+    assert to_fraction(0) == (0, Fraction(0), "finite")
+    assert to_fraction(np.int16(-3)) == (1, Fraction(3), "finite")
+    assert to_fraction("nan") == (0, None, "nan")
+    assert to_fraction("-inf") == (1, None, "inf")
+    assert to_fraction(math.nan) == (0, None, "nan")
+    assert to_fraction(-math.inf) == (1, None, "inf")
+    assert to_fraction(f"1e{DECIMAL_EXPONENT_LIMIT}") == (0, Fraction(10) ** DECIMAL_EXPONENT_LIMIT, "finite")
+    assert to_fraction(f"1e-{DECIMAL_EXPONENT_LIMIT}") == (0, Fraction(1, 10**DECIMAL_EXPONENT_LIMIT), "finite")
+    for beyond in (f"1e{DECIMAL_EXPONENT_LIMIT + 1}", f"-1e-{DECIMAL_EXPONENT_LIMIT + 1}"):
+        with pytest.raises(ValueError, match=r"lies beyond 10\*\*±1000, the range read exactly"):
+            to_fraction(beyond)

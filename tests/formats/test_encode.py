@@ -6,6 +6,8 @@ format, the subnormal boundaries, the overflow thresholds, NaN, signed zeros and
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -179,3 +181,46 @@ def test_float32_to_fp32_is_the_identity_on_numbers() -> None:
     x = probe_inputs("bf16")  # random float32 patterns of every exponent, and the BF16 edges
     numbers = ~np.isnan(x)
     assert np.array_equal(encode_array(x, "fp32")[numbers], x.view(np.uint32)[numbers])
+
+
+# Inputs the page tables and the float property tests never give the exact codec, each with the answer the format's
+# definition fixes (IEEE 754 patterns; E8M0's single NaN, 0xFF, in the OCP MX specification).
+
+
+def test_integer_inputs_of_every_kind_encode_as_the_same_number() -> None:
+    assert encode(0, "fp16") == 0x0000  # an integer zero is +0, not -0
+    assert encode(-0.0, "fp16") == 0x8000
+    for value in (3, np.int8(3), np.int16(3), np.uint64(3), np.int64(3)):
+        assert encode(value, "fp16") == 0x4200, type(value)  # 3 = 1.5 × 2**1
+    assert encode(np.int32(-3), "e4m3") == 0xC4  # sign, exponent 1 + 7, mantissa .100
+
+
+def test_e8m0_has_no_zero_and_no_negative_numbers() -> None:
+    for value in (0, -0.0, -1, -1.5, "-2", -math.inf):
+        assert encode(value, "e8m0") == 0xFF, value
+    assert encode(1, "e8m0") == 127  # 2**0: the bias
+
+
+def test_a_seeded_stochastic_rounding_repeats_and_the_seed_matters() -> None:
+    x = 1 + 1 / 16  # halfway between two E4M3 neighbours (1 and 1.125)
+    runs = [[encode(x, "e4m3", rounding="stochastic", rng=seed) for seed in range(64)] for _ in range(2)]
+    assert runs[0] == runs[1]  # the same seed, the same choice
+    assert set(runs[0]) == {0x38, 0x39}  # both neighbours chosen over 64 seeds
+    rng = np.random.default_rng(7)
+    drawn = [encode(x, "e4m3", rounding="stochastic", rng=rng) for _ in range(64)]
+    again = np.random.default_rng(7)
+    assert drawn == [encode(x, "e4m3", rounding="stochastic", rng=again) for _ in range(64)]
+
+
+def test_a_wrong_rng_is_refused_whatever_the_rounding() -> None:
+    for rounding in ("nearest-even", "toward-zero", "stochastic"):
+        for rng in ("x", 1.5, True, np.random.RandomState(0)):
+            with pytest.raises(TypeError, match=r"^rng must be None, an int seed or a numpy.random.Generator"):
+                encode(1.0, "e4m3", rounding=rounding, rng=rng)
+
+
+def test_number_text_is_read_up_to_its_length_limit() -> None:
+    one = "1." + "0" * 1998  # 2,000 characters: the limit
+    assert encode(one, "fp16") == 0x3C00
+    with pytest.raises(ValueError, match="at most 2,000 characters; got 2,001"):
+        encode(one + "0", "fp16")

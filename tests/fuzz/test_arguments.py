@@ -67,3 +67,8 @@ def test_messages_show_what_was_given_and_its_type_shortened_when_long() -> None
         with pytest.raises(TypeError) as info:
             arguments.flag("f", "x" * length)
         assert str(info.value).endswith(f"got {shown} (str)"), str(info.value)
+
+
+def test_a_numpy_bool_is_read_as_the_bool_it_holds() -> None:
+    assert arguments.flag("f", np.bool_(True)) is True
+    assert arguments.flag("f", np.bool_(False)) is False

@@ -143,15 +143,20 @@ def check_mutation_score(markdown: str, kwargs: dict[str, Any]) -> None:
         assert [_code(t) for t in row["tests selected"].split(", ")] == r["tests"]
         killed = r["killed"] + r["timeout"]  # mutmut counts a timeout as killed
         assert r["mutants"] == r["killed"] + r["survived"] + r["no_tests"] + r["timeout"]
-        assert (int(row["mutants"]), int(row["killed"]), int(row["survived"]), int(row["no test calls it"])) == (
+        assert (int(row["mutants"]), int(row["killed (timeouts too)"]), int(row["survived"]), int(row["no test calls it"])) == (
             r["mutants"], killed, r["survived"], r["no_tests"])  # fmt: skip
         score = 100 * killed / r["mutants"]
         assert row["score"] == f"{score:.1f}%", (row, score)
     assert f"Survivors of the last run (`{raw['run'][-1]['id']}`)" in markdown
-    assert [(_code(row["function"]), int(row["survived"])) for row in survivors] == [
-        (s["function"], s["survived"]) for s in raw.get("survivor", [])
+    assert [(row["kind"], int(row["survived"]), row["what they change"]) for row in survivors] == [
+        (s["kind"], s["survived"], " ".join(s["why"].split())) for s in raw.get("survivor", [])
     ]
+    for row, s in zip(survivors, raw.get("survivor", []), strict=True):
+        shown = [f"gpukb.{_code(f)}" for f in row["functions (in gpukb)"].split(", ")]
+        assert shown == s["functions"], row["kind"]
     assert sum(int(row["survived"]) for row in survivors) == raw["run"][-1]["survived"]
+    for kind in {s["kind"] for s in raw.get("survivor", [])}:
+        assert f"- **{kind}**: " in markdown  # each kind is explained
 
 
 def check_data_corruptions(markdown: str, kwargs: dict[str, Any]) -> None:

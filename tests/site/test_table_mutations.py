@@ -63,7 +63,9 @@ def swap_columns(markdown: str) -> str | None:
     lines, start, end = _first_table(markdown)
     rows = [_PIPE.split(line) for line in lines[start:end]]
     for a in range(1, len(rows[0]) - 2):
-        if rows[0][a].strip() != rows[0][a + 1].strip() and any(row[a].strip() != row[a + 1].strip() for row in rows[2:]):
+        if rows[0][a].strip() != rows[0][a + 1].strip() and any(
+            row[a].strip() != row[a + 1].strip() for row in rows[2:]
+        ):
             rows[0][a], rows[0][a + 1] = rows[0][a + 1], rows[0][a]
             lines[start:end] = ["|".join(row) for row in rows]
             return "\n".join(lines)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime
 from functools import cache
+from typing import Literal
 from importlib import resources
 
 from pydantic import Field, model_validator
@@ -68,10 +69,22 @@ class MutationRun(StrictModel):
         return (self.killed + self.timeout) / self.mutants if self.mutants else 0.0
 
 
-class Survivor(StrictModel):
-    """A function whose mutants survived the last run, how many, and why they do not matter (or what is open)."""
+#: Why mutants survive, as the survivor lists of the mutation data file group them.
+SURVIVOR_KINDS = {
+    "open": "changes what a page, the command line or the library gives and no test sees it: work to do",
+    "figure": "a drawing detail of a figure (positions, colours, labels); no test reads the picture",
+    "prose": "the wording of a sentence, heading or error message around the numbers, not a number",
+    "equivalent": "cannot change any output for the arguments the pages pass and the data committed",
+    "unreached": "code for data the committed records do not hold (refused rows, runs without clocks)",
+}
 
-    function: str
+
+class Survivor(StrictModel):
+    """Mutants of the last run that survived for one reason (:data:`SURVIVOR_KINDS`), the functions they are in,
+    how many, and what they change."""
+
+    kind: Literal["open", "figure", "prose", "equivalent", "unreached"]
+    functions: list[str] = Field(min_length=1)
     survived: int = Field(ge=1)
     why: str
 
@@ -93,7 +106,7 @@ def parse_mutation(text: str, file: str = MUTATION_FILE) -> Mutation:
     """
     data = parse_toml(text, file, ("tool", "command", "run", "survivor"))
     runs = validate_entries(MutationRun, data.get("run", []), file, "run", key="id")
-    survivors = validate_entries(Survivor, data.get("survivor", []), file, "survivor", key="function")
+    survivors = validate_entries(Survivor, data.get("survivor", []), file, "survivor", key="why")
     return validate_document(Mutation, {**data, "run": runs, "survivor": survivors}, file)
 
 

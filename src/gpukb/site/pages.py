@@ -96,10 +96,19 @@ def fuzz_budget() -> str:
 def mutation_score() -> str:
     """The mutation runs (``gpukb/data/mutation.toml``): one table per set of mutated files, the score of each run,
     and the survivors of the last run."""
-    from gpukb.site.breaking import mutation
+    from gpukb.site.breaking import SURVIVOR_KINDS, mutation
 
     m = mutation()
-    headers = ["run", "date", "tests selected", "mutants", "killed", "survived", "no test calls it", "score"]
+    headers = [
+        "run",
+        "date",
+        "tests selected",
+        "mutants",
+        "killed (timeouts too)",
+        "survived",
+        "no test calls it",
+        "score",
+    ]
     scopes: dict[tuple[str, ...], list[list[object]]] = {}  # runs grouped by what they mutated, in order
     for r in m.run:
         scopes.setdefault(tuple(r.scope), []).append(
@@ -110,12 +119,16 @@ def mutation_score() -> str:
         f"Mutated: {', '.join(f'`{s}`' for s in scope)}.\n\n{markdown_table(headers, rows)}"
         for scope, rows in scopes.items()
     )
-    survivors = markdown_table(["function", "survived", "why it stays"], [[f"`{s.function}`", s.survived, s.why]
-                                                                          for s in m.survivor])  # fmt: skip
+    survivors = markdown_table(
+        ["kind", "survived", "functions (in gpukb)", "what they change"],
+        [[s.kind, s.survived, ", ".join(f"`{f.removeprefix('gpukb.')}`" for f in s.functions), s.why]
+         for s in m.survivor],
+    )  # fmt: skip
+    kinds = "\n".join(f"- **{kind}**: {meaning}" for kind, meaning in SURVIVOR_KINDS.items())
     return (
         f"Tool: {m.tool}, run as `{m.command}`.\n\n{groups}\n\n"
         "The score is killed over all mutants; it compares runs over the same files only. "
-        f"Survivors of the last run (`{m.run[-1].id}`), by function:\n\n{survivors}"
+        f"Survivors of the last run (`{m.run[-1].id}`), by why they survive:\n\n{kinds}\n\n{survivors}"
     )
 
 
