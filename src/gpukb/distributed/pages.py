@@ -13,6 +13,7 @@ import statistics
 from collections import Counter
 
 from gpukb import records
+from gpukb.cuda.tables import kib
 from gpukb.distributed import checkpointing, collectives, memory
 from gpukb.distributed.fsdp_config import mode_dtypes, plan
 from gpukb.distributed.model import ModelConfig
@@ -388,7 +389,6 @@ def fsdp_dtypes_markdown(record_id: str) -> str:
 H100_NVLINKS = 18
 H100_NVLINK_LINE_GBPS = 450
 NCCL_H100_NVLINK_GBPS = 370
-NCCL_H100_NVLINK_SOURCE = "nccl-h100-nvlink"  # its entry in the chapter's data file
 
 _OP_NAMES = {"all_reduce": "all-reduce", "reduce_scatter": "reduce-scatter", "all_gather": "all-gather"}
 
@@ -403,13 +403,6 @@ def nvlinks(record: CollectiveBandwidth) -> int | None:
     shows none."""
     found = re.search(r"\bNV(\d+)\b", _without_ansi(record.topology or ""))
     return int(found.group(1)) if found else None
-
-
-def _size(n: int) -> str:
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= scale and n % scale == 0:
-            return f"{n // scale} {unit}"
-    return f"{n} B"
 
 
 def _powers_of(factor: int, sizes: list[int]) -> list[int]:
@@ -447,7 +440,7 @@ def collective_bandwidth_markdown(record_id: str, factor: int = 4) -> str:
     sizes = sorted({r.size_bytes for r in record.rows})
     rows = []
     for s in _powers_of(factor, sizes):
-        row = [_size(s)]
+        row = [kib(s)]
         for op in ops:
             r = by[op, s]
             row += [f"{r.seconds * 1e6:.1f}", f"{r.algbw / 1e9:.2f}", f"{r.busbw / 1e9:.2f}"]
@@ -458,7 +451,7 @@ def collective_bandwidth_markdown(record_id: str, factor: int = 4) -> str:
     how = (
         f"{record.dtype}, {record.world_size} ranks, {record.backend.upper()}; {record.warmup} warm-up calls, then "
         f"the mean of {record.iters} calls of the slowest rank. Measured at {len(sizes)} sizes from "
-        f"{_size(sizes[0])} to {_size(sizes[-1])}; shown: each size {factor} times the one before. "
+        f"{kib(sizes[0])} to {kib(sizes[-1])}; shown: each size {factor} times the one before. "
     )
     return markdown_table(headers, rows) + "\n\n" + how + records.measured_on(record.run)
 
@@ -482,7 +475,7 @@ def link_comparison_markdown(record_id: str) -> str:
             rows.append(
                 [
                     _OP_NAMES[r.op],
-                    _size(r.size_bytes),
+                    kib(r.size_bytes),
                     f"{busbw:.1f}",
                     f"{100 * busbw / line:.0f}%",
                     f"{100 * busbw / NCCL_H100_NVLINK_GBPS:.0f}%",
@@ -516,7 +509,7 @@ def collective_figure(record_id: str) -> str:
     )
     ax.set_xscale("log", base=2)
     ticks = _powers_of(16, sorted({r.size_bytes for r in record.rows}))
-    ax.set_xticks(ticks, [_size(t) for t in ticks])
+    ax.set_xticks(ticks, [kib(t) for t in ticks])
     ax.set_xlabel("size S")
     ax.set_ylabel("busbw (GB/s)")
     ax.legend(loc="center left")
