@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import datetime
 from functools import cache
-from typing import Literal
 from importlib import resources
 
 from pydantic import Field, model_validator
@@ -35,7 +34,8 @@ class MutationRun(StrictModel):
     Attributes:
         id: ``before`` (the tests of the mutated modules only), then one id per later run (``after``: with the
             page-table checks added to kill survivors; ``cell-checks``: with every formats and GEMM table checked;
-            ``library``: the scope widened to the number codec, argument parsing and two more page layers).
+            ``library``: the scope widened to the number codec, argument parsing and two more page layers;
+            ``library-checks``: with the tests that run showed missing).
         date: When it ran.
         scope: The files mutated (mutmut's ``only_mutate``).
         tests: The test files and folders the runner selected.
@@ -83,10 +83,16 @@ class Survivor(StrictModel):
     """Mutants of the last run that survived for one reason (:data:`SURVIVOR_KINDS`), the functions they are in,
     how many, and what they change."""
 
-    kind: Literal["open", "figure", "prose", "equivalent", "unreached"]
+    kind: str
     functions: list[str] = Field(min_length=1)
     survived: int = Field(ge=1)
     why: str
+
+    @model_validator(mode="after")
+    def _known_kind(self) -> Survivor:
+        if self.kind not in SURVIVOR_KINDS:
+            raise ValueError(f"kind {self.kind!r} is none of {list(SURVIVOR_KINDS)}")
+        return self
 
 
 class Mutation(StrictModel):
