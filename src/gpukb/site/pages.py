@@ -120,8 +120,8 @@ def mutation_score() -> str:
         for scope, rows in scopes.items()
     )
     survivors = markdown_table(
-        ["kind", "survived", "functions (in gpukb)", "what they change"],
-        [[s.kind, s.survived, ", ".join(f"`{f.removeprefix('gpukb.')}`" for f in s.functions), s.why]
+        ["kind", "survived", "what they change", "functions (in gpukb)"],
+        [[s.kind, s.survived, s.why, ", ".join(f"`{f.removeprefix('gpukb.')}`" for f in s.functions)]
          for s in m.survivor],
     )  # fmt: skip
     kinds = "\n".join(f"- **{kind}**: {meaning}" for kind, meaning in SURVIVOR_KINDS.items())
