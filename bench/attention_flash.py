@@ -13,10 +13,10 @@ Two phases:
   not: the kernel with the chosen tiling, then SDPA forced to each backend with ``torch.nn.attention.sdpa_kernel``;
   every output is compared with the kernel's.
 
-Timing: ``gpukb.bench.timing.benchmark`` with CUDA events around each call, the L2 cache flushed (untimed, by a
+Timing: ``gpukb.measuring.timing.benchmark`` with CUDA events around each call, the L2 cache flushed (untimed, by a
 read) before every call, random normal bf16 inputs. Kernel and backends are timed in two rounds, kernel first and
 then kernel last, and the samples of both rounds are summarized together, so that a clock that drifts as the GPU
-warms is shared. Rates use ``gpukb.bench.counting.attention_flops`` (a causal mask keeps i + 1 keys for query i).
+warms is shared. Rates use ``gpukb.measuring.counting.attention_flops`` (a causal mask keeps i + 1 keys for query i).
 """
 
 from __future__ import annotations
@@ -33,9 +33,9 @@ try:
 except ImportError:  # a checkout on a machine where gpukb is not installed
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from gpukb.bench.counting import attention_flops
-from gpukb.bench.stats import summarize
-from gpukb.bench.timing import Budget, EventTimer, L2Flusher, benchmark
+from gpukb.measuring.counting import attention_flops
+from gpukb.measuring.stats import summarize
+from gpukb.measuring.timing import Budget, EventTimer, L2Flusher, benchmark
 
 #: Candidate tilings (block_m, block_n, num_warps, num_stages, tma) by head dim: the pointer kernel's two best of an
 #: earlier run, and the TMA kernel's tilings that compiled for sm_90a without spilling registers.
@@ -70,7 +70,7 @@ def main() -> int:
     from torch.nn.functional import scaled_dot_product_attention as sdpa
 
     from gpukb.attention.results import BACKENDS, Candidate, Case, FlashForward, Timing
-    from gpukb.kernels import flash_attention as fa
+    from gpukb.gemm.triton import flash_attention as fa
     from gpukb.numerics import relative_error
     from gpukb.records import describe_run, finished, write
 

@@ -11,7 +11,7 @@ Writes a ``cudnn.conv-forward`` record (:class:`gpukb.cudnn.results.ConvForward`
 2. Runs the program over ResNet-50 layer shapes (``gpukb/data/cudnn/resnet50_layers.toml``) in fp16 and bf16,
    NCHW and NHWC: ``cudnnFindConvolutionForwardAlgorithm`` ranks the algorithms, the first is timed (median of 50
    calls, CUDA events). ``F.conv2d`` is timed on the same shapes (``torch.backends.cudnn.benchmark = True``,
-   ``gpukb.bench.timing`` with CUDA events), on random inputs.
+   ``gpukb.measuring.timing`` with CUDA events), on random inputs.
 3. The same kind of convolution through cudnn-frontend's Python graph API, NHWC and NCHW strides.
 4. With ``--tests``: ``pytest -m gpu tests/cudnn`` on the same machine.
 """
@@ -29,11 +29,11 @@ from pathlib import Path
 
 import numpy as np
 
-from gpukb.bench.stats import summarize
-from gpukb.bench.timing import Budget, EventTimer, benchmark
 from gpukb.cudnn.layers import load as load_layers
 from gpukb.cudnn.program import layer_argument, parse_example, parse_layers, parse_problem
 from gpukb.cudnn.results import ConvForward, FrontendRun, LayerTiming, Process, TorchCheck
+from gpukb.measuring.stats import summarize
+from gpukb.measuring.timing import Budget, EventTimer, benchmark
 from gpukb.records import describe_run, finished, write
 from gpukb.site.snippets import find_nvcc
 
@@ -207,7 +207,7 @@ def main() -> int:
         "The C++ program is built with nvcc -O2 -std=c++17 -arch=sm_90 ... -lcudnn against the machine's default "
         "cuDNN; torch and cudnn-frontend load the cuDNN of their own wheels.",
         "Layer times: the program's median of 50 cudnnConvolutionForward calls (CUDA events, after 5 warm-up calls) "
-        "with the algorithm cudnnFindConvolutionForwardAlgorithm ranked first; torch: gpukb.bench.timing with CUDA "
+        "with the algorithm cudnnFindConvolutionForwardAlgorithm ranked first; torch: gpukb.measuring.timing with CUDA "
         "events, torch.backends.cudnn.benchmark = True. Random uniform or normal inputs, never zeros.",
     ])  # fmt: skip
     nvcc = find_nvcc()

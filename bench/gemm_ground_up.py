@@ -27,10 +27,6 @@ from pathlib import Path
 
 import numpy as np
 
-from gpukb.bench.device import sampler
-from gpukb.bench.stats import summarize
-from gpukb.bench.suites.mistakes import keep_busy
-from gpukb.bench.timing import Budget, EventTimer, HostTimer, benchmark, captured
 from gpukb.gemm.batched import agreement, counts, make_batch, variant
 from gpukb.gemm.results import (
     BatchedFailure,
@@ -43,6 +39,10 @@ from gpukb.gemm.results import (
     TimingMethod,
     TorchMm,
 )
+from gpukb.measuring.device import sampler
+from gpukb.measuring.stats import summarize
+from gpukb.measuring.timing import Budget, EventTimer, HostTimer, benchmark, captured
+from gpukb.performance.suites.mistakes import keep_busy
 from gpukb.records import describe_run, finished, write
 from gpukb.site.snippets import find_nvcc
 

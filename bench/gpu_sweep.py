@@ -15,10 +15,10 @@ import sys
 from pathlib import Path
 
 try:
-    from gpukb.bench.runner import main
+    from gpukb.performance.runner import main
 except ImportError:  # a checkout on a machine where gpukb is not installed
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
-    from gpukb.bench.runner import main
+    from gpukb.performance.runner import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the GPU machine, in one call: the flush tests, then every run whose records the performance and GEMM pages
-# render as quantities (gpukb.bench.quantities): the quick and full sweeps, the Triton GEMM run and the GEMM
+# render as quantities (gpukb.performance.quantities): the quick and full sweeps, the Triton GEMM run and the GEMM
 # ground-up run. Each step has a time limit and writes into $OUT; one line per step is printed, the full output
 # goes to $OUT/log.txt. Then copy the files over the committed ones (same ids):
 #   $OUT/sweep.json       -> src/gpukb/data/results/performance/h100-sweep.json
@@ -16,7 +16,7 @@ steps=("$@")
 status=0
 for step in "${steps[@]}"; do
   case $step in
-    flush-tests) limit=120 cmd=(python3 -m pytest -p no:cacheprovider -o addopts= -q -rA -s tests/bench/test_flush_gpu.py) ;;
+    flush-tests) limit=120 cmd=(python3 -m pytest -p no:cacheprovider -o addopts= -q -rA -s tests/measuring/test_flush_gpu.py) ;;
     sweep-quick) limit=90 cmd=(python3 bench/gpu_sweep.py --quick --output "$out/sweep-quick.json") ;;
     sweep) limit=240 cmd=(python3 bench/gpu_sweep.py --output "$out/sweep.json") ;;
     triton) limit=300 cmd=(python3 bench/triton_gemm.py "$out/triton.json") ;;

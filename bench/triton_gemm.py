@@ -1,4 +1,4 @@
-"""The Triton GEMM (``gpukb.kernels.matmul``) against cuBLAS (``torch.matmul``), on one GPU, in one run.
+"""The Triton GEMM (``gpukb.gemm.triton.matmul``) against cuBLAS (``torch.matmul``), on one GPU, in one run.
 
 Run from the repository root on a machine with a Hopper GPU::
 
@@ -6,7 +6,7 @@ Run from the repository root on a machine with a Hopper GPU::
 
 Three phases, each in its own process so that a configuration that faults the GPU cannot take the others down;
 each writes what it measured to a scratch JSON file as it goes, and this driver merges them into one record
-(``gpukb.kernels.results.TritonGemm``), validated and written through ``gpukb.records``:
+(``gpukb.gemm.triton.results.TritonGemm``), validated and written through ``gpukb.records``:
 
 * ``sweep``: every candidate configuration (``CANDIDATES``) is first checked on a 1040×1072×784 bf16 product
   (tiles hang over every edge) into a NaN-poisoned output against a float64 reference, then timed against
@@ -43,7 +43,7 @@ try:
 except ImportError:  # a checkout on a machine where gpukb is not installed
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from gpukb.bench.timing import captured
+from gpukb.measuring.timing import captured
 
 #: Sizes (M = N = K) of the configuration sweep (large, then small) and of the comparison.
 LARGE_SIZES = (4096, 8192)
@@ -65,8 +65,8 @@ PAIR_WARMUP_MS, PAIR_REP_MS, MIN_PAIRS, MAX_PAIRS = 25.0, 200.0, 10, 200
 def _setup() -> tuple[Any, Any]:
     import torch
 
-    from gpukb.bench.device import describe
-    from gpukb.bench.timing import L2Flusher
+    from gpukb.measuring.device import describe
+    from gpukb.measuring.timing import L2Flusher
 
     torch.manual_seed(0)
     return torch, L2Flusher(torch, describe(torch)["l2_bytes"])
@@ -78,7 +78,7 @@ _SAMPLER: list = []
 def _sampler() -> Any:
     """The process's clock and power sampler (``None`` where neither NVML nor nvidia-smi answers)."""
     if not _SAMPLER:
-        from gpukb.bench.device import sampler
+        from gpukb.measuring.device import sampler
 
         _SAMPLER.append(sampler())
     return _SAMPLER[0]
@@ -90,8 +90,8 @@ def _paired(torch: Any, kernel: Any, peer: Any, flush: Any) -> dict:
     Returns the summaries of both (ms), the ratio of their medians (peer over kernel: above 1, the kernel
     is faster), and the SM clock and power sampled while the pairs ran (``clocks``).
     """
-    from gpukb.bench.stats import summarize
-    from gpukb.bench.timing import EventTimer
+    from gpukb.measuring.stats import summarize
+    from gpukb.measuring.timing import EventTimer
 
     timer = EventTimer(torch)
     timer.time(kernel, 1, flush)  # first calls pay one-time costs
@@ -128,7 +128,7 @@ def _paired(torch: Any, kernel: Any, peer: Any, flush: Any) -> dict:
 
 
 def _tflops(m: int, n: int, k: int, ms: float) -> float:
-    from gpukb.bench.counting import gemm_flops
+    from gpukb.measuring.counting import gemm_flops
 
     return gemm_flops(m, n, k) / (ms * 1e-3) / 1e12
 
@@ -156,7 +156,7 @@ def _operands(torch: Any, dtype: Any, m: int, n: int, k: int, layout: str = "NN"
 
 def _check(torch: Any, config: Any, dtype: Any, layout: str = "NN") -> dict:
     """Poisoned output, float64 reference, and the error of the reference rounded to the output type."""
-    from gpukb.kernels.matmul import matmul
+    from gpukb.gemm.triton.matmul import matmul
 
     m, n, k = CHECK_SHAPE
     a, b = _operands(torch, dtype, m, n, k, layout)
@@ -181,8 +181,8 @@ def _write_scratch(path: Path, data: dict) -> None:
 
 def phase_sweep(out: Path) -> None:
     """Check every candidate, then time it against cuBLAS on bf16 squares (graph replays: device time)."""
-    from gpukb.bench.device import clocks
-    from gpukb.kernels.matmul import CANDIDATES, matmul
+    from gpukb.gemm.triton.matmul import CANDIDATES, matmul
+    from gpukb.measuring.device import clocks
 
     torch, flush = _setup()
     dtype = torch.bfloat16
@@ -310,7 +310,7 @@ def host_overhead(torch: Any) -> dict:
 
     from triton.tools.tensor_descriptor import TensorDescriptor
 
-    from gpukb.kernels import matmul as mm
+    from gpukb.gemm.triton import matmul as mm
 
     m, n, k = OVERHEAD_SHAPE
     a, b = _operands(torch, torch.bfloat16, m, n, k)
@@ -367,9 +367,9 @@ def triton_cdiv(x: int, y: int) -> int:
 def phase_compare(out: Path, chosen: dict) -> None:
     """matmul's default path against cuBLAS, three paired rounds per case, eager and as graph replays; the
     compiled kernels; the host-side cost of a launch."""
-    from gpukb.bench.device import clocks
-    from gpukb.kernels import matmul as mm
-    from gpukb.kernels.matmul import default_config, matmul
+    from gpukb.gemm.triton import matmul as mm
+    from gpukb.gemm.triton.matmul import default_config, matmul
+    from gpukb.measuring.device import clocks
 
     torch, flush = _setup()
     for name in ("bfloat16", "float16"):  # measure the configurations the sweep chose, on matmul's default path
@@ -429,7 +429,7 @@ def phase_compare(out: Path, chosen: dict) -> None:
             record["error"] = _first_line(err)
             print(f"{name} {layout} {s}: {record['error']}", flush=True)
         _write_scratch(out, data)
-    from gpukb.kernels.matmul import BLOCKED_CONFIG, compiled_summary
+    from gpukb.gemm.triton.matmul import BLOCKED_CONFIG, compiled_summary
 
     ws = mm.Config("tma", 128, 256, 64, num_stages=3, num_warps=8, warp_specialize=True)
     for name, s, config in (("bfloat16", 8192, None), ("bfloat16", 1024, None), ("bfloat16", 8192, BLOCKED_CONFIG),
@@ -460,8 +460,8 @@ def phase_compare(out: Path, chosen: dict) -> None:
 
 def phase_fp8(out: Path) -> None:
     """FP8 (E4M3) candidates against torch._scaled_mm: A row-major, B column-major, bf16 out, unit scales."""
-    from gpukb.bench.device import clocks
-    from gpukb.kernels.matmul import FP8_CANDIDATES, matmul
+    from gpukb.gemm.triton.matmul import FP8_CANDIDATES, matmul
+    from gpukb.measuring.device import clocks
 
     torch, flush = _setup()
     fp8 = torch.float8_e4m3fn
@@ -563,8 +563,8 @@ def main(argv: list[str] | None = None) -> int:
         print("triton_gemm: no CUDA GPU here; nothing to measure", file=sys.stderr)
         return 1
 
-    from gpukb.kernels.configs import CANDIDATES, DEFAULT_CONFIGS, FP8_CANDIDATES, SMALL_CONFIGS
-    from gpukb.kernels.results import TritonGemm
+    from gpukb.gemm.triton.configs import CANDIDATES, DEFAULT_CONFIGS, FP8_CANDIDATES, SMALL_CONFIGS
+    from gpukb.gemm.triton.results import TritonGemm
     from gpukb.records import clock_reading, describe_run, finished, parse, write
 
     started = time.perf_counter()
@@ -573,7 +573,7 @@ def main(argv: list[str] | None = None) -> int:
         "kind": TritonGemm.kind_name(),
         "schema_version": TritonGemm.version(),
         "timing": f"CUDA events per call; kernel and peer alternate, {PAIR_WARMUP_MS:g} ms warm-up, about "
-        f"{PAIR_REP_MS:g} ms of pairs ({MIN_PAIRS} to {MAX_PAIRS}); L2 flushed (gpukb.bench.timing.L2Flusher: "
+        f"{PAIR_REP_MS:g} ms of pairs ({MIN_PAIRS} to {MAX_PAIRS}); L2 flushed (gpukb.measuring.timing.L2Flusher: "
         "a read of a buffer four times the L2 size, which leaves clean lines) before every call; SM clock and power "
         "sampled during the pairs; medians and quartiles in ms",
         "inputs": "torch.randn (standard normal), fresh per case; outputs poisoned with NaN before checks",

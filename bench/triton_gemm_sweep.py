@@ -6,10 +6,10 @@ Run from the repository root on a machine with a Hopper GPU::
 
 It writes, through ``gpukb.records``:
 
-* ``OUT_DIR/triton-gemm-tuning-h100.json`` (kind ``kernels.gemm-tuning``): for each shape class of the sweep's
-  shapes (input type, layout, buckets of M, N and K: ``gpukb.kernels.tuning``), every candidate timed on one
+* ``OUT_DIR/triton-gemm-tuning-h100.json`` (kind ``gemm.triton-tuning``): for each shape class of the sweep's
+  shapes (input type, layout, buckets of M, N and K: ``gpukb.gemm.triton.tuning``), every candidate timed on one
   representative shape of the class, and the fastest; committed as ``gemm/triton-gemm-tuning-h100``.
-* ``OUT_DIR/triton-gemm-sweep-h100.json`` (kind ``kernels.triton-gemm-sweep``): with that table in use,
+* ``OUT_DIR/triton-gemm-sweep-h100.json`` (kind ``gemm.triton-gemm-sweep``): with that table in use,
   ``matmul``'s default path on every shape against ``torch.matmul`` (cuBLAS) or, for FP8,
   ``torch._scaled_mm(use_fast_accum=False)``, in the same process; the error of both against a float64
   product on sampled rows; the host time of back-to-back calls of a tiny product; layout checks.
@@ -50,9 +50,9 @@ SWEEP_RESERVE_S = 150
 #: The tiny product of the host-path measurement, and how many back-to-back calls.
 HOST_SHAPE, HOST_CALLS = (64, 64, 64), 1000
 
-# The shapes live with the kernel (gpukb.kernels.matmul_sweep), where `gpukb bench` finds them too.
-from gpukb.kernels.matmul_sweep import NT_SHAPES as NT_CASES  # noqa: E402
-from gpukb.kernels.matmul_sweep import fp8_shapes, fp16_shapes, shapes  # noqa: E402
+# The shapes live with the kernel (gpukb.gemm.triton.sweep), where `gpukb bench` finds them too.
+from gpukb.gemm.triton.sweep import NT_SHAPES as NT_CASES  # noqa: E402
+from gpukb.gemm.triton.sweep import fp8_shapes, fp16_shapes, shapes  # noqa: E402
 
 
 class Budget:
@@ -122,7 +122,7 @@ def _write_scratch(path: Path, data: Any) -> None:
 
 def _aligned(torch: Any, dtype: str, layout: str, m: int, n: int, k: int) -> bool:
     """Whether the sweep's operands of this shape have 128-byte-aligned rows (the tuning class's ``aligned``)."""
-    from gpukb.kernels.matmul import rows_aligned
+    from gpukb.gemm.triton.matmul import rows_aligned
 
     meta = torch.device("meta")
     a = torch.empty((m, k) if layout[0] == "N" else (k, m), device=meta, dtype=getattr(torch, dtype))
@@ -133,9 +133,9 @@ def _aligned(torch: Any, dtype: str, layout: str, m: int, n: int, k: int) -> boo
 
 def tune(torch: Any, out_dir: Path, budget: Budget) -> dict:
     """Time every candidate of each shape class of the sweep on the class's first shape; keep the fastest."""
-    from gpukb.kernels import tuning
-    from gpukb.kernels.configs import split_for
-    from gpukb.kernels.matmul import _sm_count, clear_plans, layout_code, matmul, rows_aligned
+    from gpukb.gemm.triton import tuning
+    from gpukb.gemm.triton.configs import split_for
+    from gpukb.gemm.triton.matmul import _sm_count, clear_plans, layout_code, matmul, rows_aligned
 
     sms = _sm_count(torch.device("cuda"))
     work: list[tuple[str, str, tuple[int, int, int]]] = []
@@ -231,7 +231,7 @@ def host_notes(torch: Any, fn: Any) -> list[str]:
     import io
     import pstats
 
-    from gpukb.kernels import matmul as mm
+    from gpukb.gemm.triton import matmul as mm
 
     notes = []
     for plan in mm._PLANS.values():
@@ -252,7 +252,7 @@ def host_notes(torch: Any, fn: Any) -> list[str]:
 
 def host_path(torch: Any) -> dict:
     """Wall time of back-to-back calls of a tiny product (plan already made), and the device time of one."""
-    from gpukb.kernels.matmul import matmul
+    from gpukb.gemm.triton.matmul import matmul
 
     m, n, k = HOST_SHAPE
     a, b = _operands(torch, torch.bfloat16, m, n, k, "NN")
@@ -315,7 +315,7 @@ def _errors(torch: Any, out: Any, a: Any, b: Any, rows: Any, alpha: float = 1.0)
 
 def layout_checks(torch: Any) -> list[dict]:
     """Products in every layout, strided views, unaligned strides and outputs, into NaN-poisoned outputs."""
-    from gpukb.kernels.matmul import default_config, matmul, staging
+    from gpukb.gemm.triton.matmul import default_config, matmul, staging
 
     gen = torch.Generator(device="cuda").manual_seed(1)
     checks = []
@@ -379,8 +379,8 @@ def layout_checks(torch: Any) -> list[dict]:
 
 def sweep(torch: Any, out_dir: Path, budget: Budget, tuned_shapes: set) -> list[dict]:
     """``matmul``'s default path on every shape against its peer, with errors against float64 on sampled rows."""
-    from gpukb.kernels.configs import split_for
-    from gpukb.kernels.matmul import _sm_count, default_config, matmul, staging
+    from gpukb.gemm.triton.configs import split_for
+    from gpukb.gemm.triton.matmul import _sm_count, default_config, matmul, staging
 
     sms = _sm_count(torch.device("cuda"))
     one = torch.ones((), device="cuda")
@@ -456,7 +456,7 @@ def sweep(torch: Any, out_dir: Path, budget: Budget, tuned_shapes: set) -> list[
 
 
 def _describe_row(row: dict) -> str:
-    from gpukb.kernels.configs import Config
+    from gpukb.gemm.triton.configs import Config
 
     ratio = "–" if row["ratio"] is None else f"{row['ratio']:.3f}"
     err = (row["rel_error"] or math.nan) / (row["peer_rel_error"] or math.nan)
@@ -473,7 +473,7 @@ def _describe_row(row: dict) -> str:
 def profile_rows(torch: Any, rows: list[dict], budget: Budget) -> None:
     """After every timing is done (the profiler slows later launches): the GPU kernels each side launched, by name,
     for the bf16 rows with M ≤ ``PROFILE_MAX_M`` and the K-heavy ones."""
-    from gpukb.kernels.matmul import matmul
+    from gpukb.gemm.triton.matmul import matmul
 
     for row in rows:
         if row["dtype"] != "bfloat16" or row["layout"] != "NN" or row.get("error"):
@@ -501,9 +501,9 @@ def main(argv: list[str] | None = None) -> int:
     if not torch.cuda.is_available():
         print("triton_gemm_sweep: no CUDA GPU here; nothing to measure", file=sys.stderr)
         return 1
-    from gpukb.kernels import tuning
-    from gpukb.kernels.matmul import clear_plans
-    from gpukb.kernels.results import TritonGemmSweep
+    from gpukb.gemm.triton import tuning
+    from gpukb.gemm.triton.matmul import clear_plans
+    from gpukb.gemm.triton.results import TritonGemmSweep
     from gpukb.records import describe_run, finished, parse, read, write
 
     budget = Budget(args.budget)

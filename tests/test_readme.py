@@ -44,7 +44,7 @@ def test_readme_gpukb_commands_run() -> None:
     for command in commands:
         measures = command.startswith("gpukb bench")
         if measures and torch.cuda.is_available():
-            continue  # on a GPU machine this is a benchmark run, which bench/ and tests/bench cover
+            continue  # on a GPU machine this is a benchmark run, which bench/ and tests/performance cover
         proc = subprocess.run([shutil.which("gpukb"), *shlex.split(command)[1:]], capture_output=True, text=True)
         if measures:  # no GPU: a clear message and status 1, not a traceback
             assert proc.returncode == 1, proc.stderr

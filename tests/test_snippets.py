@@ -77,7 +77,7 @@ def test_every_check_names_an_existing_snippet() -> None:
 @pytest.mark.parametrize("topic", TOPIC_MODULES)
 def test_each_topic_module_registers_and_runs_its_snippets(topic: str) -> None:
     """A topic module checks files under snippets/ (the library's topic may differ from the page's: the Triton
-    snippet is on a GEMM page and checked in tests/kernels/) and runs them with the shared runner."""
+    snippet is on a GEMM page and checked in tests/gemm/triton/) and runs them with the shared runner."""
     module = MODULES[topic]
     assert module.CHECKS, f"tests/{topic}/test_snippets.py has an empty CHECKS"
     elsewhere = [path for path in module.CHECKS if not path.startswith("snippets/")]

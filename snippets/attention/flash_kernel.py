@@ -15,7 +15,7 @@ if not torch.cuda.is_available():
 
 from torch.nn.functional import scaled_dot_product_attention as sdpa
 
-from gpukb.kernels.flash_attention import default_config, flash_attention
+from gpukb.attention.kernel import default_config, flash_attention
 
 device = "cuda" if torch.cuda.is_available() else "cpu"
 gen = torch.Generator().manual_seed(0)

@@ -1,8 +1,8 @@
 """Bound the time of a convolution layer from its operations and bytes (a common lecture example)."""
 
 # --8<-- [start:example]
-from gpukb.bench.counting import conv2d_counts
-from gpukb.bench.roofline import bound
+from gpukb.measuring.counting import conv2d_counts
+from gpukb.performance.roofline import bound
 
 # A 3×3 convolution with bias, stride 2, padding 1: 1×3×416×480 in, 1×16×208×240 out, FP32.
 layer = conv2d_counts((1, 3, 416, 480), out_channels=16, kernel=(3, 3), stride=2, padding=1)

@@ -1,9 +1,9 @@
 """Read the measured ceilings of a committed H100 run and bound two operations with them."""
 
 # --8<-- [start:example]
-from gpukb.bench.ceilings import measured_ceilings
-from gpukb.bench.counting import gemm_bytes, gemm_flops
-from gpukb.bench.roofline import attainable, bound, ridge_point
+from gpukb.measuring.counting import gemm_bytes, gemm_flops
+from gpukb.performance.ceilings import measured_ceilings
+from gpukb.performance.roofline import attainable, bound, ridge_point
 
 roof = measured_ceilings("performance/h100-sweep")  # a committed record, by id
 peak, bandwidth = roof["bf16"] * 1e12, roof["bandwidth"] * 1e9  # FLOP/s and bytes/s

@@ -7,9 +7,9 @@ the host clock, so the same code runs everywhere.
 # --8<-- [start:example]
 import numpy as np
 
-from gpukb.bench.counting import gemm_flops
-from gpukb.bench.stats import summarize
-from gpukb.bench.timing import Budget, EventTimer, HostTimer, L2Flusher, benchmark
+from gpukb.measuring.counting import gemm_flops
+from gpukb.measuring.stats import summarize
+from gpukb.measuring.timing import Budget, EventTimer, HostTimer, L2Flusher, benchmark
 
 try:
     import torch

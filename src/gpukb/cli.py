@@ -1,16 +1,17 @@
 """The ``gpukb`` command line.
 
-Each chapter adds a subcommand here; the work itself lives in the chapter's module.
+Each chapter that declares a command line (``Chapter.cli``) adds its subcommand from its own ``cli`` module.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from collections.abc import Sequence
 
-from gpukb import __version__
+from gpukb import __version__, chapters
 
 
 def _info(args: argparse.Namespace) -> int:
@@ -34,34 +35,10 @@ def build_parser() -> argparse.ArgumentParser:
     info.set_defaults(handler=_info)
 
     # --8<-- [start:chapters]
-    # Each chapter registers its own subcommand; the work lives in the chapter's package.
-    from gpukb.bench import cli as bench_cli
-
-    bench_cli.add_parser(sub)
-    from gpukb.formats import cli as formats_cli
-
-    formats_cli.add_parser(sub)
-    from gpukb.gemm import cli as gemm_cli
-
-    gemm_cli.add_parser(sub)
-    from gpukb.datasets import cli as datasets_cli
-
-    datasets_cli.add_parser(sub)
-    from gpukb.cuda import cli as cuda_cli
-
-    cuda_cli.add_parser(sub)
-    from gpukb.attention import cli as attention_cli
-
-    attention_cli.add_parser(sub)
-    from gpukb.sequences import cli as sequences_cli
-
-    sequences_cli.add_parser(sub)
-    from gpukb.distributed import cli as distributed_cli
-
-    distributed_cli.add_parser(sub)
-    from gpukb.cudnn import cli as cudnn_cli
-
-    cudnn_cli.add_parser(sub)
+    # Each chapter that declares a subcommand registers it from its own package (gpukb.chapters).
+    for chapter in chapters.chapters():
+        if chapter.cli:
+            importlib.import_module(f"{chapter.package}.cli").add_parser(sub)
     # --8<-- [end:chapters]
     return parser
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from importlib import resources
 from typing import Literal, get_args
 
 from pydantic import Field, field_validator
 
+from gpukb.data import data_text
 from gpukb.schema import StrictModel, parse_toml, validate_entries
 
 #: The chapter an erratum belongs to.
@@ -81,7 +81,7 @@ def parse(text: str, file: str = DATA_FILE) -> list[Erratum]:
 
 @cache
 def _load() -> tuple[Erratum, ...]:
-    return tuple(parse(resources.files("gpukb.data").joinpath(DATA_FILE).read_text(encoding="utf-8")))
+    return tuple(parse(data_text(DATA_FILE)))
 
 
 def load() -> list[Erratum]:

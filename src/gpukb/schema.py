@@ -11,11 +11,19 @@ from __future__ import annotations
 import json
 import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 M = TypeVar("M", bound=BaseModel)
+
+
+#: A count that must be positive (a size in elements or bytes, a dimension).
+Size = Annotated[int, Field(gt=0)]
+#: A finite rate or ratio that cannot be negative.
+Rate = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+#: Any finite float.
+Finite = Annotated[float, Field(allow_inf_nan=False)]
 
 
 class StrictModel(BaseModel):

@@ -13,7 +13,7 @@ import torch.nn.functional as F  # noqa: E402, N812
 
 from gpukb.attention import costs, flash  # noqa: E402
 from gpukb.attention.reference import scaled_dot_product_attention, softmax  # noqa: E402
-from gpukb.bench.counting import attention_bytes, attention_flops  # noqa: E402
+from gpukb.measuring.counting import attention_bytes, attention_flops  # noqa: E402
 
 
 @pytest.fixture

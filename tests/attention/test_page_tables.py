@@ -146,7 +146,7 @@ def _label(t: dict[str, Any]) -> str:
 
 def check_flash_defaults(markdown: str, kwargs: dict[str, Any]) -> None:
     # the kernel's table of defaults, as data (its fields, not its label property), rows sorted by (D, causal)
-    from gpukb.kernels.flash_attention import DEFAULT_CONFIGS
+    from gpukb.attention.kernel import DEFAULT_CONFIGS
 
     (table,) = markdown_tables(markdown)
     raw = _raw()

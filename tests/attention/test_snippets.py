@@ -38,7 +38,7 @@ def check_online_softmax(out: str) -> None:
 def check_flash_kernel(out: str) -> None:
     import torch
 
-    from gpukb.kernels.flash_attention import INTERPRETER_CONFIG
+    from gpukb.attention.kernel import INTERPRETER_CONFIG
 
     fields = dict(line.split(": ", 1) for line in out.splitlines())
     if not torch.cuda.is_available():

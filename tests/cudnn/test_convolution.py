@@ -10,7 +10,6 @@ import pytest
 import torch
 from torch.nn import functional as F  # noqa: N812 - the name every PyTorch reader knows
 
-from gpukb.bench.counting import conv2d_counts
 from gpukb.cudnn import cnn, facts, layers
 from gpukb.cudnn.convolution import (
     DescriptorError,
@@ -23,6 +22,7 @@ from gpukb.cudnn.convolution import (
     output_size,
     winograd_tile,
 )
+from gpukb.measuring.counting import conv2d_counts
 
 # (input N, C, H, W), (filter K, C/groups, R, S), pad, stride, dilation, groups: paddings, strides, dilations and
 # groups in turn, with sizes nobody tuned for.

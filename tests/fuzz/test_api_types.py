@@ -13,12 +13,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpukb.bench import counting, roofline, specs, stats
 from gpukb.datasets import catalog
 from gpukb.datasets import tables as dataset_tables
 from gpukb.formats import arrays, codec, explain, library_casts, mixed_precision, mx, properties, spec
 from gpukb.formats import tables as format_tables
 from gpukb.gemm import blas, blocking, emulator, types
+from gpukb.measuring import counting, roofline, specs, stats
 from tests.fuzz.common import attempt, fuzz_settings, junk
 
 SETTINGS = fuzz_settings("test_api_types.py")
@@ -109,7 +109,7 @@ CALLS: list[tuple[Callable[..., Any], dict[str, Any], set[str]]] = [
     (blas.trsm, {"n": 8, "m": 4, "dtype": "fp32"}, set()),
     (blas.growth, {"name": "gemm", "n": 8, "dtype": "fp32"}, set()),
     (blas.floors, {"sizes": (8, 16), "dtype": "fp32", "peak_flops": 1e12, "bandwidth": 1e11}, set()),
-    # gpukb.bench
+    # gpukb.performance
     (counting.element_bytes, {"dtype": "bf16"}, set()),
     (counting.gemm_flops, {"m": 2, "n": 3, "k": 4}, set()),
     (counting.gemm_bytes, {"m": 2, "n": 3, "k": 4, "a_bytes": 2, "b_bytes": 2, "c_bytes": 4}, set()),

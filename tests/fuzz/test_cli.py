@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpukb.bench.results import H100_SWEEP
 from gpukb.cli import main
 from gpukb.formats.codec import ROUNDING_MODES
 from gpukb.formats.spec import formats
+from gpukb.performance.results import H100_SWEEP
 from gpukb.records import results_dir
 from tests.fuzz.common import SPECIAL_SPELLINGS, decimal_text, fuzz_settings, near_misses, time_bound
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpukb.bench import counting, specs
 from gpukb.datasets import catalog
 from gpukb.datasets import tables as dataset_tables
 from gpukb.formats import mx
 from gpukb.formats.spec import formats, get_format
 from gpukb.gemm import emulator, types
+from gpukb.measuring import counting, specs
 from tests.fuzz.common import attempt, fuzz_settings, junk, near_misses
 
 SETTINGS = fuzz_settings("test_names.py")

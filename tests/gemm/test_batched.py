@@ -6,9 +6,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from gpukb.bench.counting import gemm_bytes, gemm_flops  # noqa: E402
-from gpukb.bench.timing import captured  # noqa: E402
 from gpukb.gemm.batched import VARIANTS, agreement, counts, make_batch, variant  # noqa: E402
+from gpukb.measuring.counting import gemm_bytes, gemm_flops  # noqa: E402
+from gpukb.measuring.timing import captured  # noqa: E402
 
 
 def test_variants_compute_the_same_products() -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from gpukb.bench.counting import gemm_bytes, gemm_flops
 from gpukb.gemm.blas import (
     EXAMPLES,
     axpy,
@@ -17,6 +16,7 @@ from gpukb.gemm.blas import (
     trsm,
 )
 from gpukb.gemm.pages import blas_examples, blas_roofline
+from gpukb.measuring.counting import gemm_bytes, gemm_flops
 
 
 def test_counts_of_each_example() -> None:

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from gpukb.gemm import pages
-from gpukb.kernels import configs
+from gpukb.gemm.triton import configs
 from tests.helpers import ROOT, markdown_tables
 from tests.site.test_page_tables import page_calls, rendered
 

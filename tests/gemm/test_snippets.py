@@ -1,7 +1,7 @@
 """The GEMM chapter's snippets (``snippets/gemm/*.py``): each is run as a reader runs it, and what it prints is
 asserted, recomputed independently where it can be (ml_dtypes casts for the emulator, the closed form for the
 blocked product). The cuBLASLt ``.cu`` snippet is tested in ``test_cublaslt_snippet.py``; the Triton snippet's check
-is the Triton page's (``tests/kernels/test_snippets.py``).
+is the Triton page's (``tests/gemm/triton/test_snippets.py``).
 
 ``tests/test_snippets.py`` collects ``CHECKS`` from every ``tests/<topic>/test_snippets.py`` and fails for a snippet
 that has no check.

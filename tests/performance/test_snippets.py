@@ -22,7 +22,7 @@ def _fields(out: str) -> dict[str, str]:
 
 
 def check_bound_a_layer(out: str) -> None:
-    from gpukb.bench.counting import conv2d_counts
+    from gpukb.measuring.counting import conv2d_counts
 
     fields = _fields(out)
     layer = conv2d_counts((1, 3, 416, 480), out_channels=16, kernel=(3, 3), stride=2, padding=1)
@@ -53,10 +53,10 @@ def check_time_a_matmul(out: str) -> None:
 
 
 def check_ceilings(out: str) -> None:
-    from gpukb.bench.results import H100_SWEEP, SweepRecord
+    from gpukb.performance.results import H100_SWEEP, SweepRecord
     from gpukb.records import load
 
-    record = load(H100_SWEEP, SweepRecord)  # recomputed from the record, not through gpukb.bench.ceilings
+    record = load(H100_SWEEP, SweepRecord)  # recomputed from the record, not through gpukb.performance.ceilings
     best_bf16 = max(r.tflops for r in record.gemm if r.dtype == "bf16" and r.tflops is not None)
     bandwidth = max(r.gbps for r in record.copies if r.bytes >= 2**28)
     fields = _fields(out)

@@ -255,7 +255,7 @@ def test_finished_adds_the_duration_and_the_end_reading_of_a_gpu_run(monkeypatch
     import time
 
     smi = {"clocks.sm": 1500.0, "clocks.max.sm": 1980.0, "power.draw": 650.0, "power.limit": 700.0, "pstate": "P0"}
-    monkeypatch.setattr("gpukb.bench.device.clocks", lambda: smi)
+    monkeypatch.setattr("gpukb.measuring.device.clocks", lambda: smi)
     gpu = records.Gpu(name="NVIDIA H100 80GB HBM3", sm_count=132, compute_capability="9.0",
                       memory_bytes=85017493504, l2_bytes=52428800, driver="580.159.04")  # fmt: skip
     done = records.finished(_cpu_run(gpu=gpu), time.perf_counter() - 2.0)

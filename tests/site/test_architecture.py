@@ -251,7 +251,7 @@ def _imports_records(path: Path) -> bool:
 
 
 def _delegates_to_records(path: Path) -> bool:
-    """A thin script (``from gpukb.bench.runner import main``) whose gpukb module writes through gpukb.records."""
+    """A thin script (``from gpukb.performance.runner import main``) whose gpukb module writes through gpukb.records."""
     modules = {m for _, m in _imports(path) if m.startswith("gpukb.")}
     files = {_module_file(m) for m in modules} | {_module_file(m.rsplit(".", 1)[0]) for m in modules}
     return any(f.is_file() and _imports_records(f) for f in files)

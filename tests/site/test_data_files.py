@@ -4,7 +4,7 @@ names the file and what is wrong, never a raw KeyError/TypeError and never silen
 One parametrized test across the files: each TOML file is parsed with ``tomllib``, corrupted as a dict (an unknown
 key in an entry and at the top, a duplicated entry, a string where a list or number belongs, each field removed in
 turn), written back as TOML and handed to the file's own parser; each committed record (JSON) the same way through
-``gpukb.records``. Every data file must be listed here: a new file without its loader fails
+``gpukb.records``. Every data file must be declared by its chapter (``Chapter.data_files``): a new file without its loader fails
 :func:`test_every_data_file_is_covered`.
 """
 
@@ -21,50 +21,22 @@ from typing import Any
 
 import pytest
 
-from gpukb.bench import specs
-from gpukb.cuda import limits as cuda_limits
-from gpukb.cudnn import cnn as cudnn_cnn
-from gpukb.cudnn import facts as cudnn_facts
-from gpukb.cudnn import layers as cudnn_layers
-from gpukb.datasets import catalog
-from gpukb.distributed import options as distributed_options
-from gpukb.errata import parse as parse_errata
-from gpukb.formats.mixed_precision import parse_autocast
-from gpukb.formats.spec import parse as parse_formats
-from gpukb.gemm import types
+from gpukb import chapters
 from gpukb.records import store
-from gpukb.schema import parse_toml
-from gpukb.sequences import bleu, worked_example
-from gpukb.site.breaking import parse_fuzz, parse_mutation
 from tests.helpers import ROOT
 
 DATA = ROOT / "src" / "gpukb" / "data"
 
 
-def _gemm(name: str) -> Callable[[str], object]:
-    file = f"gpukb/data/gemm/{name}"
-    return lambda text: types.parse(parse_toml(text, file, types.FILE_KEYS), file)
+def _parser(path: str, spec: chapters.DataFile) -> Callable[[str], object]:
+    parse = chapters.resolve(spec.parser)
+    return lambda text: parse(text, path)
 
 
-#: Each TOML data file: its parser (text -> model) and the array of tables whose entries are corrupted.
+#: Each TOML data file: its parser (text -> model) and the array of tables whose entries are corrupted, from the
+#: chapters' declarations.
 TOML_FILES: dict[str, tuple[Callable[[str], object], str]] = {
-    "formats.toml": (lambda text: parse_formats(text, "formats.toml"), "format"),
-    "errata.toml": (lambda text: parse_errata(text, "errata.toml"), "erratum"),
-    "autocast.toml": (lambda text: parse_autocast(text, "autocast.toml"), "list"),
-    "gpu_specs.toml": (lambda text: specs.parse(text, "gpu_specs.toml"), "gpu"),
-    "datasets/eeg.toml": (lambda text: catalog.loads(text, file="eeg.toml", domain="eeg"), "dataset"),
-    "datasets/people.toml": (lambda text: catalog.loads(text, file="people.toml", domain="people"), "dataset"),
-    "gemm/hipblaslt.toml": (_gemm("hipblaslt.toml"), "group"),
-    "gemm/cublaslt.toml": (_gemm("cublaslt.toml"), "group"),
-    "mutation.toml": (lambda text: parse_mutation(text, "mutation.toml"), "run"),
-    "cuda/limits.toml": (lambda text: cuda_limits.parse(text, "limits.toml"), "capability"),
-    "fuzz.toml": (lambda text: parse_fuzz(text, "fuzz.toml"), "target"),
-    "sequences/lstm_example.toml": (lambda text: worked_example.parse(text, "lstm_example.toml"), "example"),
-    "sequences/bleu_examples.toml": (lambda text: bleu.parse_examples(text, "bleu_examples.toml"), "example"),
-    "cudnn/facts.toml": (lambda text: cudnn_facts.parse(text, "facts.toml"), "fact"),
-    "cudnn/resnet50_layers.toml": (lambda text: cudnn_layers.parse(text, "resnet50_layers.toml"), "layer"),
-    "cudnn/small_cnn.toml": (lambda text: cudnn_cnn.parse(text, "small_cnn.toml"), "example"),
-    "distributed/fsdp.toml": (lambda text: distributed_options.parse(text, "fsdp.toml"), "source"),
+    path: (_parser(path, spec), spec.table) for path, spec in chapters.data_files().items()
 }
 RECORDS = sorted(p.relative_to(DATA).as_posix() for p in (DATA / "results").rglob("*.json"))
 

@@ -15,7 +15,7 @@ from gpukb.site.gpu_tests import RECORD_ID, GpuTestRun, from_junit, main, read_j
 JUNIT = """<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" tests="3">
 <testcase classname="tests.formats.test_gpu" name="test_a" time="1.5"/>
 <testcase classname="tests.formats.test_gpu" name="test_b" time="0.1"><failure message="x">boom</failure></testcase>
-<testcase classname="tests.kernels.test_matmul" name="test_c[bf16]" time="2.0"><skipped message="s"/></testcase>
+<testcase classname="tests.gemm.triton.test_matmul" name="test_c[bf16]" time="2.0"><skipped message="s"/></testcase>
 <testcase classname="" name="tests.site.test_mathml" time="0"><error message="collection failure">x</error></testcase>
 </testsuite></testsuites>"""
 
@@ -35,7 +35,7 @@ def test_read_junit(report) -> None:
     assert [(o.node, o.outcome, o.seconds) for o in outcomes] == [
         ("tests/formats/test_gpu.py::test_a", "passed", 1.5),
         ("tests/formats/test_gpu.py::test_b", "failed", 0.1),
-        ("tests/kernels/test_matmul.py::test_c[bf16]", "skipped", 2.0),
+        ("tests/gemm/triton/test_matmul.py::test_c[bf16]", "skipped", 2.0),
         ("tests/site/test_mathml.py", "not collected", 0.0),
     ]
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from gpukb import chapters
 from gpukb.site.fences import LintError, classify, iter_fences, page_files, render_calls
 from tests.helpers import ROOT, markdown_tables
 
@@ -62,19 +63,8 @@ def page_calls() -> tuple[PageCall, ...]:
     return tuple(found)
 
 
-#: Chapters with a cell-checking test module, by page layer.
-CHECK_MODULES = {
-    "gpukb.formats.pages": "tests.formats.test_page_tables",
-    "gpukb.gemm.pages": "tests.gemm.test_page_tables",
-    "gpukb.bench.pages": "tests.bench.test_page_tables",
-    "gpukb.datasets.pages": "tests.datasets.test_page_tables",
-    "gpukb.site.pages": "tests.site.test_about_page_tables",
-    "gpukb.cuda.pages": "tests.cuda.test_page_tables",
-    "gpukb.attention.pages": "tests.attention.test_page_tables",
-    "gpukb.sequences.pages": "tests.sequences.test_page_tables",
-    "gpukb.distributed.pages": "tests.distributed.test_page_tables",
-    "gpukb.cudnn.pages": "tests.cudnn.test_page_tables",
-}
+#: Each page layer and the test module that checks its cells, from the chapters' declarations.
+CHECK_MODULES = chapters.check_modules()
 
 # --8<-- [start:not-checked]
 #: Page functions whose tables have no cell check yet, and why. The list may only shrink.

@@ -1,7 +1,7 @@
 """What attention costs: why the scores are scaled by 1/√d, the operations and bytes of one forward pass, and
 the memory of a key/value cache.
 
-Operation counts come from :mod:`gpukb.bench.counting` (``attention_flops``: two matrix products, 4 · pairs · d
+Operation counts come from :mod:`gpukb.measuring.counting` (``attention_flops``: two matrix products, 4 · pairs · d
 per head, the softmax not counted); this module adds the parts that depend on grouped-query attention (bytes
 of K and V, the cache) and the score matrix that a non-fused implementation writes to memory.
 """
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpukb.arguments import flag, positive_int
-from gpukb.bench.counting import attention_flops, causal_pairs, element_bytes
+from gpukb.measuring.counting import attention_flops, causal_pairs, element_bytes
 
 __all__ = [
     "AttentionCosts",
@@ -78,7 +78,7 @@ class AttentionCosts:
     """The cost of one attention forward pass.
 
     Attributes:
-        flops: Operations of the two matrix products (``gpukb.bench.counting.attention_flops``, counted over the
+        flops: Operations of the two matrix products (``gpukb.measuring.counting.attention_flops``, counted over the
             *query* heads: each query head multiplies with its key/value head, shared or not).
         io_bytes: Fewest bytes a fused kernel moves: Q and O over the query heads, K and V over the key/value
             heads, each once.

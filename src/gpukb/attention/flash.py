@@ -1,5 +1,5 @@
 """The online softmax and FlashAttention's tiling, in numpy: the algorithm of the Triton kernel
-(:mod:`gpukb.kernels.flash_attention`) without the GPU, to read and to test.
+(:mod:`gpukb.attention.kernel`) without the GPU, to read and to test.
 
 * :func:`online_softmax` computes the normalizer of a softmax in one pass over blocks of a row, rescaling a
   running sum whenever the running maximum grows (Milakov and Gimelshein, 2018, arXiv:1805.02867).

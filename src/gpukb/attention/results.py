@@ -2,7 +2,7 @@
 
 One :class:`gpukb.records.Record` kind, ``attention.flash-forward``, read back by id with
 :func:`gpukb.records.load` (``"attention/flash-forward-h100"``) and rendered by :mod:`gpukb.attention.pages`:
-the Triton flash-attention forward kernel (:mod:`gpukb.kernels.flash_attention`) against every backend of
+the Triton flash-attention forward kernel (:mod:`gpukb.attention.kernel`) against every backend of
 ``torch.nn.functional.scaled_dot_product_attention``, timed in the same run on the same inputs.
 """
 
@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from gpukb.bench.stats import Summary
+from gpukb.measuring.stats import Summary
 from gpukb.records import Record
 from gpukb.schema import StrictModel
 
@@ -24,7 +24,7 @@ BACKENDS = ("flash", "efficient", "cudnn")
 
 class Timing(StrictModel):
     """One implementation on one case: the time (ms, order statistics of all samples) and the rate it implies
-    (``gpukb.bench.counting.attention_flops`` over the median), or why it did not run."""
+    (``gpukb.measuring.counting.attention_flops`` over the median), or why it did not run."""
 
     name: str
     ms: Summary | None = None

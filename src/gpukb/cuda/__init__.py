@@ -5,3 +5,24 @@ Modules: :mod:`gpukb.cuda.limits` (per compute capability limits, sourced data),
 (numba CUDA kernels), :mod:`gpukb.cuda.triton_kernels` (the Triton vector add), :mod:`gpukb.cuda.bits`
 (bit reinterpretation), :mod:`gpukb.cuda.results` (recorded GPU runs) and :mod:`gpukb.cuda.pages` (the page layer).
 """
+
+from gpukb.chapters import Chapter, DataFile
+
+CHAPTER = Chapter(
+    name="cuda",
+    title="CUDA",
+    summary="SMs, warps and blocks; occupancy and what limits it; kernels you can run; pageable and pinned "
+    "copies, overlap and the memory hierarchy, measured on an H100.",
+    position=50,
+    kinds={
+        "cuda.device": "gpukb.cuda.results:DeviceFacts",
+        "cuda.occupancy-check": "gpukb.cuda.results:OccupancyCheck",
+        "cuda.copy-width": "gpukb.cuda.results:CopyWidth",
+        "cuda.transfers": "gpukb.cuda.results:Transfers",
+        "cuda.kernels": "gpukb.cuda.results:KernelBench",
+        "cuda.host-memory": "gpukb.cuda.results:HostMemory",
+        "cuda.overlap": "gpukb.cuda.results:Overlap",
+    },
+    data_files={"cuda/limits.toml": DataFile("gpukb.cuda.limits:parse", "capability")},
+    checks="tests.cuda.test_page_tables",
+)

@@ -9,10 +9,10 @@ lists the known ones.
 from __future__ import annotations
 
 from functools import cache
-from importlib import resources
 
 from pydantic import Field, model_validator
 
+from gpukb.data import data_text
 from gpukb.schema import StrictModel, parse_toml, validate_entries
 
 DATA_FILE = "cuda/limits.toml"
@@ -108,8 +108,7 @@ def parse(text: str, file: str = DATA_FILE) -> LimitsFile:
 @cache
 def table() -> LimitsFile:
     """The packaged limits file, parsed once."""
-    text = resources.files("gpukb.data").joinpath(*DATA_FILE.split("/")).read_text(encoding="utf-8")
-    return parse(text)
+    return parse(data_text(DATA_FILE))
 
 
 def known() -> list[str]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import statistics
 
 from gpukb import records
-from gpukb.bench.pages import gpu_snippet_output  # noqa: F401 (the kernels page's render block calls it from here)
 from gpukb.cuda import indexing, limits, overlap, tables
 from gpukb.cuda.occupancy import occupancy_table
 from gpukb.cuda.results import (
@@ -21,6 +20,7 @@ from gpukb.cuda.results import (
     KernelBench,
     Transfers,
 )
+from gpukb.performance.pages import gpu_snippet_output  # noqa: F401 (the kernels page's render block calls it from here)
 from gpukb.tables import markdown_table
 
 

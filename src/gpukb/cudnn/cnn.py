@@ -8,13 +8,13 @@ example writes them.
 from __future__ import annotations
 
 from functools import cache
-from importlib import resources
 
 import numpy as np
 from pydantic import Field
 
 from gpukb.arguments import positive_int
 from gpukb.cudnn.convolution import output_size
+from gpukb.data import data_text
 from gpukb.schema import StrictModel, parse_toml, validate_entries
 
 FILE = "cudnn/small_cnn.toml"
@@ -51,7 +51,7 @@ def parse(text: str, file: str = FILE) -> list[Network]:
 @cache
 def load() -> Network:
     """The worked example (the file's one entry)."""
-    (example,) = parse(resources.files("gpukb.data").joinpath(FILE).read_text(encoding="utf-8"))
+    (example,) = parse(data_text(FILE))
     return example
 
 

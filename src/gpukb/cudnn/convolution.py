@@ -21,8 +21,8 @@ from typing import Literal
 import numpy as np
 
 from gpukb.arguments import given, integer
-from gpukb.bench.counting import Conv2dCounts, conv2d_counts
 from gpukb.cudnn.descriptors import DescriptorError, check_rank
+from gpukb.measuring.counting import Conv2dCounts, conv2d_counts
 
 Mode = Literal["cross_correlation", "convolution"]
 MODES = ("cross_correlation", "convolution")
@@ -228,7 +228,7 @@ def conv2d_im2col(x: np.ndarray, w: np.ndarray, conv: ConvDescriptor) -> np.ndar
 
 def counts(x_dims: Sequence[int], w_dims: Sequence[int], conv: ConvDescriptor, bias: bool = False) -> Conv2dCounts:
     """FLOPs, parameters and elements of a 2-D convolution, counted by the performance chapter's
-    :func:`gpukb.bench.counting.conv2d_counts` (per group, then summed).
+    :func:`gpukb.measuring.counting.conv2d_counts` (per group, then summed).
 
     Raises:
         ValueError: For a dilation other than 1, or a padding or stride that differs between H and W (the counter

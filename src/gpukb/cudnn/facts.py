@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import datetime as dt
 from functools import cache
-from importlib import resources
 from typing import Literal
 
 from pydantic import Field
 
+from gpukb.data import data_text
 from gpukb.schema import StrictModel, parse_toml, validate_entries
 
 FILE = "cudnn/facts.toml"
@@ -56,7 +56,7 @@ def parse(text: str, file: str = FILE) -> Facts:
 @cache
 def load() -> Facts:
     """The committed facts file."""
-    return parse(resources.files("gpukb.data").joinpath(FILE).read_text(encoding="utf-8"))
+    return parse(data_text(FILE))
 
 
 def facts_table(topic: str) -> tuple[list[str], list[list[str]]]:

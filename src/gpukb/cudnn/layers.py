@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import datetime as dt
 from functools import cache
-from importlib import resources
 
 from pydantic import Field
 
-from gpukb.bench.counting import Conv2dCounts, conv2d_counts
+from gpukb.data import data_text
+from gpukb.measuring.counting import Conv2dCounts, conv2d_counts
 from gpukb.schema import StrictModel, parse_toml, validate_entries
 
 #: The file this module reads, under the ``gpukb.data`` package.
@@ -55,12 +55,12 @@ def parse(text: str, file: str = FILE) -> LayerTable:
 @cache
 def load() -> LayerTable:
     """The committed layer file."""
-    return parse(resources.files("gpukb.data").joinpath(FILE).read_text(encoding="utf-8"))
+    return parse(data_text(FILE))
 
 
 def counts(layer: Layer, batch: int | None = None) -> Conv2dCounts:
     """FLOPs, parameters and elements of one layer's forward pass (no bias), by the performance chapter's
-    counter (:func:`gpukb.bench.counting.conv2d_counts`)."""
+    counter (:func:`gpukb.measuring.counting.conv2d_counts`)."""
     n = load().batch if batch is None else batch
     return conv2d_counts((n, layer.c, layer.hw, layer.hw), layer.k, (layer.kernel, layer.kernel), layer.stride,
                          layer.pad, bias=False)  # fmt: skip

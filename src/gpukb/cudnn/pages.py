@@ -12,15 +12,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from gpukb.bench.ceilings import measured_ceilings
-from gpukb.bench.results import H100_SWEEP
-from gpukb.bench.roofline import bound
 from gpukb.cudnn import cnn, descriptors, facts, layers
 from gpukb.cudnn.convolution import conv2d_direct, conv_descriptor, output_dims
 from gpukb.cudnn.figures import layout_figure
 from gpukb.cudnn.program import parse_example, parse_unsupported
 from gpukb.cudnn.results import CONV_H100, ConvForward, LayerTiming
 from gpukb.figures import to_svg
+from gpukb.performance.ceilings import measured_ceilings
+from gpukb.performance.results import H100_SWEEP
+from gpukb.performance.roofline import bound
 from gpukb.records import load, measured_on
 from gpukb.tables import markdown_table
 

@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from gpukb.bench.stats import Summary
+from gpukb.measuring.stats import Summary
 from gpukb.records import Record
 from gpukb.schema import StrictModel
 

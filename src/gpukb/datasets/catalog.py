@@ -17,11 +17,11 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Iterable
-from importlib import resources
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
+from gpukb.data import data_text
 from gpukb.schema import StrictModel, parse_toml, validate_entries
 
 #: The catalog's domains; each is one file, ``<domain>.toml``.
@@ -377,7 +377,7 @@ def read_text(domain: str) -> str:
     """The text of a domain's catalog file, from the installed package."""
     if domain not in DOMAINS:
         raise ValueError(f"unknown domain {domain!r}; domains: {', '.join(DOMAINS)}")
-    return resources.files("gpukb.data").joinpath("datasets", f"{domain}.toml").read_text(encoding="utf-8")
+    return data_text(f"datasets/{domain}.toml")
 
 
 def loads(text: str, *, file: str, domain: str) -> Catalog:
@@ -387,6 +387,18 @@ def loads(text: str, *, file: str, domain: str) -> Catalog:
         ValueError: For TOML that does not parse (naming the file) or a catalog that does not validate.
     """
     return parse(parse_toml(text, file, _TABLES), file=file, domain=domain)
+
+
+def parse_file(text: str, file: str) -> Catalog:
+    """Parse a catalog file's text; its domain is the file's name (``datasets/eeg.toml`` holds ``eeg``).
+
+    Raises:
+        ValueError: For a file named after no domain, TOML that does not parse or a catalog that does not validate.
+    """
+    domain = file.rsplit("/", 1)[-1].removesuffix(".toml")
+    if domain not in DOMAINS:
+        raise ValueError(f"{file}: a catalog file is named after its domain, one of {', '.join(DOMAINS)}")
+    return loads(text, file=file, domain=domain)
 
 
 def load(domain: str) -> Catalog:

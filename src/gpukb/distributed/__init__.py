@@ -9,3 +9,20 @@ FSDP2's dtypes caught with hooks (:mod:`~gpukb.distributed.dtypes`); a process g
 (:mod:`~gpukb.distributed.model`, :mod:`~gpukb.distributed.training`) and its records
 (:mod:`~gpukb.distributed.results`).
 """
+
+from gpukb.chapters import Chapter, DataFile
+
+CHAPTER = Chapter(
+    name="distributed",
+    title="Distributed training",
+    summary="FSDP's options and what each costs, memory per GPU, ring collectives and their bandwidth, "
+    "demonstrated on CPU ranks and measured on one and two H100s.",
+    position=80,
+    kinds={
+        "distributed.collectives": "gpukb.distributed.results:CollectiveBandwidth",
+        "distributed.fsdp-training": "gpukb.distributed.results:FsdpTraining",
+        "distributed.fsdp-dtypes": "gpukb.distributed.results:FsdpDtypes",
+    },
+    data_files={"distributed/fsdp.toml": DataFile("gpukb.distributed.options:parse", "source")},
+    checks="tests.distributed.test_page_tables",
+)

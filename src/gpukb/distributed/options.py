@@ -4,11 +4,11 @@ keys, the FSDP1 → FSDP2 map, the mixed-precision fields of both APIs), read in
 from __future__ import annotations
 
 import functools
-from importlib import resources
 from typing import Literal
 
 from pydantic import model_validator
 
+from gpukb.data import data_text
 from gpukb.schema import StrictModel, parse_toml, validate_document, validate_entries
 
 FILE = "distributed/fsdp.toml"
@@ -99,7 +99,7 @@ def parse(text: str, file: str = FILE) -> FsdpFacts:
 @functools.cache
 def facts() -> FsdpFacts:
     """The packaged data file, parsed once."""
-    return parse(resources.files("gpukb.data").joinpath(FILE).read_text(encoding="utf-8"))
+    return parse(data_text(FILE))
 
 
 def source(source_id: str) -> Source:

@@ -23,13 +23,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
-from importlib import resources
 from typing import Literal
 
 import numpy as np
 from pydantic import Field
 
 from gpukb.arguments import flag, positive_int, real
+from gpukb.data import data_text
 from gpukb.formats.arrays import decode_array, encode_array
 from gpukb.formats.codec import decode, encode, floor_log2, to_fraction
 from gpukb.formats.spec import FloatFormat, get_format
@@ -79,7 +79,7 @@ def parse_autocast(text: str, file: str = AUTOCAST_FILE) -> AutocastLists:
 @cache
 def autocast_lists() -> AutocastLists:
     """PyTorch's CUDA autocast op lists, from ``gpukb/data/autocast.toml`` (validated)."""
-    return parse_autocast(resources.files("gpukb.data").joinpath(AUTOCAST_FILE).read_text(encoding="utf-8"))
+    return parse_autocast(data_text(AUTOCAST_FILE))
 
 
 def autocast_ops(list_id: AutocastListId) -> tuple[str, ...]:

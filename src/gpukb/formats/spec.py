@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from fractions import Fraction
 from functools import cache
-from importlib import resources
 from typing import Literal, get_args
 
 from pydantic import Field, model_validator
 
+from gpukb.data import data_text
 from gpukb.schema import StrictModel, parse_toml, validate_document, validate_entries
 
 #: How a format spends its special bit patterns (see ``gpukb/data/formats.toml``).
@@ -204,7 +204,7 @@ def parse(text: str, file: str = DATA_FILE) -> FormatsFile:
 
 @cache
 def _data() -> FormatsFile:
-    return parse(resources.files("gpukb.data").joinpath(DATA_FILE).read_text(encoding="utf-8"))
+    return parse(data_text(DATA_FILE))
 
 
 @cache

@@ -1,1 +1,37 @@
-"""Matrix products (GEMM): reference implementations, counts, and the libraries that compute them."""
+"""Matrix products (GEMM): reference implementations, counts, the libraries that compute them, and the project's
+Triton GEMM (:mod:`gpukb.gemm.triton`), measured against cuBLAS."""
+
+from gpukb.chapters import Chapter, DataFile, GpuRun
+
+CHAPTER = Chapter(
+    name="gemm",
+    title="GEMM and BLAS",
+    summary="Which type combinations hipBLASLt and cuBLASLt accept and what each costs in accuracy; BLAS levels, "
+    "blocking, timing a GEMM, and a Triton GEMM measured against cuBLAS.",
+    position=20,
+    kinds={
+        "gemm.fp8-hardware": "gpukb.gemm.results:Fp8Hardware",
+        "gemm.ground-up": "gpukb.gemm.results:GroundUp",
+        "gemm.triton-gemm": "gpukb.gemm.triton.results:TritonGemm",
+        "gemm.triton-tuning": "gpukb.gemm.triton.tuning:GemmTuning",
+        "gemm.triton-gemm-sweep": "gpukb.gemm.triton.results:TritonGemmSweep",
+    },
+    data_files={
+        "gemm/hipblaslt.toml": DataFile("gpukb.gemm.types:parse_file", "group"),
+        "gemm/cublaslt.toml": DataFile("gpukb.gemm.types:parse_file", "group"),
+    },
+    kernel_pairs="gpukb.gemm.triton.pairs:pairs",
+    checks="tests.gemm.test_page_tables",
+    mutation=("src/gpukb/gemm/type_tables.py", "src/gpukb/gemm/pages.py"),
+    mutation_tests=(
+        "tests/gemm/test_types.py",
+        "tests/gemm/test_page_tables.py",
+        "tests/gemm/test_results.py",
+        "tests/gemm/test_fp8_hardware.py",
+        "tests/gemm/triton/test_results.py",
+    ),
+    gpu_runs={
+        "triton": GpuRun("python3 bench/triton_gemm.py {out}", "gemm/triton-gemm-h100", 300),
+        "ground-up": GpuRun("python3 bench/gemm_ground_up.py {out}", "gemm/ground-up-h100", 150),
+    },
+)

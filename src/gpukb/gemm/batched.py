@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpukb.arguments import flag, given, integer, positive_int
-from gpukb.bench.counting import element_bytes, gemm_bytes, gemm_flops
+from gpukb.measuring.counting import element_bytes, gemm_bytes, gemm_flops
 
 #: The ways of computing a batch this module offers.
 VARIANTS = ("loop", "bmm", "one_gemm")
@@ -112,7 +112,7 @@ def variant(torch: Any, batch: Batch, name: str, shared: bool = False) -> Callab
 
 
 def counts(batch: Batch, dtype: str, shared: bool = False) -> tuple[int, int]:
-    """Operations and fewest bytes of the whole batch (:mod:`gpukb.bench.counting`'s conventions).
+    """Operations and fewest bytes of the whole batch (:mod:`gpukb.measuring.counting`'s conventions).
 
     With ``shared``, B is read once for the batch rather than once per product.
 

@@ -6,7 +6,7 @@ levels 1 and 2 do a bounded number of operations per element they touch, so thei
 while level 3 does ``O(n)`` operations per element and can run at the arithmetic units' speed. That is why
 deep learning is built on level 3 (GEMM) wherever it can be.
 
-Counting conventions are :mod:`gpukb.bench.counting`'s (a multiply-add is two operations; bytes are the fewest
+Counting conventions are :mod:`gpukb.measuring.counting`'s (a multiply-add is two operations; bytes are the fewest
 the operation must move: each input read once, each output written once), and the GEMM counts come from there.
 An operand that is updated (``y`` in ``axpy`` and ``gemv``, ``C`` in ``gemm`` with ``β ≠ 0``) is read and written.
 """
@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gpukb.arguments import positive_int
-from gpukb.bench.counting import element_bytes, gemm_bytes, gemm_flops
-from gpukb.bench.roofline import Bound, bound
+from gpukb.measuring.counting import element_bytes, gemm_bytes, gemm_flops
+from gpukb.performance.roofline import Bound, bound
 
 
 @dataclass(frozen=True)
@@ -134,7 +134,7 @@ def growth(name: str, n: int, dtype: str = "fp32") -> float:
 
 def floors(sizes: tuple[int, ...], dtype: str, peak_flops: float, bandwidth: float) -> list[tuple[int, BlasOp, Bound]]:
     """Each example at each size bounded on a machine: ``(n, operation, roofline bound)``, the bound being the
-    larger of the compute and the memory time (:func:`gpukb.bench.roofline.bound`).
+    larger of the compute and the memory time (:func:`gpukb.performance.roofline.bound`).
 
     Args:
         sizes: The sizes n.

@@ -12,9 +12,6 @@ import math
 import statistics
 from collections.abc import Sequence
 
-from gpukb.bench.ceilings import measured_ceilings
-from gpukb.bench.pages import gpu_snippet_output  # noqa: F401 (the pages' render blocks call it from here)
-from gpukb.bench.results import H100_SWEEP
 from gpukb.gemm import blas, blocking, type_tables
 from gpukb.gemm.emulator import FP8_TYPES, error_table
 from gpukb.gemm.fp8_hardware import documented, probe_bits_needed, requested_scale_errors
@@ -26,12 +23,15 @@ from gpukb.gemm.results import (
     GroundUp,
     TimingEntry,
 )
+from gpukb.gemm.triton import results as triton_results
+from gpukb.gemm.triton import tuning as triton_tuning
+from gpukb.gemm.triton.configs import DEFAULT_CONFIGS, current_choice
+from gpukb.gemm.triton.results import Compare, SweepRow, TritonGemm
+from gpukb.gemm.triton.results import TritonGemmSweep as TritonSweepRecord
 from gpukb.gemm.types import sources_of, table
-from gpukb.kernels import results as triton_results
-from gpukb.kernels import tuning as triton_tuning
-from gpukb.kernels.configs import DEFAULT_CONFIGS, current_choice
-from gpukb.kernels.results import Compare, SweepRow, TritonGemm
-from gpukb.kernels.results import TritonGemmSweep as TritonSweepRecord
+from gpukb.performance.ceilings import measured_ceilings
+from gpukb.performance.pages import gpu_snippet_output  # noqa: F401 (the pages' render blocks call it from here)
+from gpukb.performance.results import H100_SWEEP
 from gpukb.records import clock_text, load, measured_on
 from gpukb.tables import markdown_table
 
@@ -161,7 +161,7 @@ def blas_roofline(sizes: tuple[int, ...] = (256, 4096), dtype: str = "fp32", rec
         sizes: The sizes n to show.
         dtype: The element type; its measured matrix-product rate is the compute ceiling.
         record_id: A committed ``gpukb bench`` sweep: its best ``dtype`` product and fastest large copy are the
-            ceilings (:func:`gpukb.bench.ceilings.measured_ceilings`).
+            ceilings (:func:`gpukb.performance.ceilings.measured_ceilings`).
     """
     roof = measured_ceilings(record_id)
     if dtype not in roof or "bandwidth" not in roof:
@@ -904,8 +904,8 @@ def triton_shared_memory(record: TritonGemm | None = None) -> str:
 def triton_drift(record: TritonGemm | None = None) -> str:
     """What the goal's ratios mean next to the run-to-run drift of cuBLAS's own rate, and what clocks the goal's
     pairs ran at, from the record (the sampled SM clock and power of each paired window)."""
-    from gpukb.bench.pages import quantity
-    from gpukb.bench.quantities import reconcile
+    from gpukb.performance.pages import quantity
+    from gpukb.performance.quantities import reconcile
 
     record = _triton(record)
     rows = triton_results.goal_rows(record, triton_results.measured_ceiling())
@@ -955,7 +955,7 @@ def triton_drift(record: TritonGemm | None = None) -> str:
 def triton_defaults_note(record: TritonGemm | None = None) -> str:
     """Whether the code's default configurations and ``SMALL_RATE`` are this run's choices, and where one is
     not, how far apart the two are in the run's own ratios."""
-    from gpukb.kernels.configs import SMALL_CONFIGS, SMALL_RATE
+    from gpukb.gemm.triton.configs import SMALL_CONFIGS, SMALL_RATE
 
     record = _triton(record)
     chosen = record.chosen

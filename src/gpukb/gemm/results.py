@@ -20,9 +20,9 @@ from typing import Literal
 
 from pydantic import Field
 
-from gpukb.bench.device import WindowClocks
-from gpukb.bench.stats import Summary
 from gpukb.formats.results import Tf32Check
+from gpukb.measuring.device import WindowClocks
+from gpukb.measuring.stats import Summary
 from gpukb.records import Record, load
 from gpukb.schema import StrictModel
 

@@ -21,12 +21,12 @@ import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field, ValidationInfo, field_validator
 
 from gpukb.arguments import given, positive_int
+from gpukb.data import data_text
 from gpukb.formats.spec import get_format
 from gpukb.schema import StrictModel, parse_toml, validate_document, validate_entries
 
@@ -695,10 +695,17 @@ def table(library: str) -> TypeTable:
     Raises:
         ValueError: If the library is unknown (the message lists those with a table), or its file is malformed.
     """
-    lib = _library(library)
-    file = f"{lib}.toml"
-    text = resources.files("gpukb.data.gemm").joinpath(file).read_text(encoding="utf-8")
-    return parse(parse_toml(text, f"gpukb/data/gemm/{file}", FILE_KEYS), f"gpukb/data/gemm/{file}")
+    file = f"gemm/{_library(library)}.toml"
+    return parse_file(data_text(file), f"gpukb/data/{file}")
+
+
+def parse_file(text: str, file: str) -> TypeTable:
+    """Parse a type-table file's text (TOML) into its validated table.
+
+    Raises:
+        ValueError: For TOML that does not parse or a table that does not validate, naming the file.
+    """
+    return parse(parse_toml(text, file, FILE_KEYS), file)
 
 
 @dataclass(frozen=True)

@@ -102,7 +102,7 @@ SMI_FIELDS = {
 
 
 def clock_reading(smi: dict[str, str | float] | None) -> ClockReading | None:
-    """A parsed ``nvidia-smi`` line (:func:`gpukb.bench.device.clocks`) as a reading; ``[N/A]`` becomes ``None``."""
+    """A parsed ``nvidia-smi`` line (:func:`gpukb.measuring.device.clocks`) as a reading; ``[N/A]`` becomes ``None``."""
     if smi is None:
         return None
     values = {}
@@ -149,7 +149,7 @@ def describe_run(command: str | None = None, notes: Sequence[str] = ()) -> Run:
         notes: How the run is made, in words.
     """
     from gpukb import environment
-    from gpukb.bench import device
+    from gpukb.measuring import device
 
     env = environment.collect()
     gpu = None
@@ -202,7 +202,7 @@ def finished(run: Run, started: float, clocks: dict[str, ClockReading] | None = 
     """
     import time
 
-    from gpukb.bench import device
+    from gpukb.measuring import device
 
     readings = {**run.clocks, **(clocks or {})}
     if run.gpu is not None and "end" not in readings:

@@ -18,6 +18,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from gpukb import chapters
 from gpukb.records.run import Run
 from gpukb.schema import StrictModel, validate_document
 
@@ -25,31 +26,8 @@ from gpukb.schema import StrictModel, validate_document
 RESULTS_DIR_VARIABLE = "GPUKB_RESULTS_DIR"
 
 # --8<-- [start:kinds]
-#: Every results kind: its name (stored in each file) → ``module:Model``. A new kind is added here.
-KINDS = {
-    "bench.sweep": "gpukb.bench.results:SweepRecord",
-    "formats.gpu-checks": "gpukb.formats.results:GpuChecks",
-    "formats.codec-speed": "gpukb.formats.results:CodecSpeed",
-    "gemm.fp8-hardware": "gpukb.gemm.results:Fp8Hardware",
-    "gemm.ground-up": "gpukb.gemm.results:GroundUp",
-    "kernels.triton-gemm": "gpukb.kernels.results:TritonGemm",
-    "site.gpu-tests": "gpukb.site.gpu_tests:GpuTestRun",
-    "site.snippet-runs": "gpukb.site.snippet_runs:SnippetRuns",
-    "cuda.device": "gpukb.cuda.results:DeviceFacts",
-    "cuda.occupancy-check": "gpukb.cuda.results:OccupancyCheck",
-    "cuda.copy-width": "gpukb.cuda.results:CopyWidth",
-    "cuda.transfers": "gpukb.cuda.results:Transfers",
-    "cuda.kernels": "gpukb.cuda.results:KernelBench",
-    "cuda.host-memory": "gpukb.cuda.results:HostMemory",
-    "cuda.overlap": "gpukb.cuda.results:Overlap",
-    "attention.flash-forward": "gpukb.attention.results:FlashForward",
-    "distributed.collectives": "gpukb.distributed.results:CollectiveBandwidth",
-    "distributed.fsdp-training": "gpukb.distributed.results:FsdpTraining",
-    "distributed.fsdp-dtypes": "gpukb.distributed.results:FsdpDtypes",
-    "cudnn.conv-forward": "gpukb.cudnn.results:ConvForward",
-    "kernels.gemm-tuning": "gpukb.kernels.tuning:GemmTuning",
-    "kernels.triton-gemm-sweep": "gpukb.kernels.results:TritonGemmSweep",
-}
+#: Every results kind: its name (stored in each file) → ``module:Model``, from the chapters' declarations.
+KINDS = chapters.kinds()
 # --8<-- [end:kinds]
 
 

@@ -1,1 +1,16 @@
 """Sequence models: RNN and LSTM cells with backpropagation through time, embeddings, a seq2seq bottleneck, BLEU."""
+
+from gpukb.chapters import Chapter, DataFile
+
+CHAPTER = Chapter(
+    name="sequences",
+    title="Sequence models",
+    summary="RNN and LSTM cells with backpropagation through time, embeddings, the seq2seq bottleneck and BLEU, "
+    "each checked against a reference.",
+    position=75,
+    data_files={
+        "sequences/lstm_example.toml": DataFile("gpukb.sequences.worked_example:parse", "example"),
+        "sequences/bleu_examples.toml": DataFile("gpukb.sequences.bleu:parse_examples", "example"),
+    },
+    checks="tests.sequences.test_page_tables",
+)

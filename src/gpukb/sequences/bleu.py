@@ -28,11 +28,11 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 
 from pydantic import Field
 
 from gpukb.arguments import choice, flag, given, real
+from gpukb.data import data_text
 from gpukb.schema import StrictModel, parse_toml, validate_entries
 
 #: Tokenizers implemented here: sacreBLEU's default and no tokenization at all (split on whitespace).
@@ -376,7 +376,7 @@ def parse_examples(text: str, file: str = DATA_FILE) -> dict[str, BleuExample]:
 @cache
 def examples() -> dict[str, BleuExample]:
     """The packaged examples, by id."""
-    return parse_examples(resources.files("gpukb.data").joinpath(DATA_FILE).read_text(encoding="utf-8"))
+    return parse_examples(data_text(DATA_FILE))
 
 
 # --- tables for the page ------------------------------------------------------------------------------------------

@@ -16,12 +16,12 @@ from __future__ import annotations
 import datetime
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 
 import numpy as np
 from pydantic import Field
 
 from gpukb.arguments import choice
+from gpukb.data import data_text
 from gpukb.schema import StrictModel, parse_toml, validate_entries
 from gpukb.sequences.lstm import LSTMParams, lstm_backward, lstm_forward
 
@@ -101,7 +101,7 @@ def load(example_id: str = "two-step-lstm") -> LstmExample:
     Raises:
         ValueError: For an unknown id.
     """
-    entries = {e.id: e for e in parse(resources.files("gpukb.data").joinpath(DATA_FILE).read_text(encoding="utf-8"))}
+    entries = {e.id: e for e in parse(data_text(DATA_FILE))}
     return entries[choice("example", example_id, tuple(entries))]
 
 

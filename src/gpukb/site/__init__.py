@@ -1,1 +1,25 @@
 """The machinery that keeps the site honest: fence and include checks, build-time math rendering."""
+
+from gpukb.chapters import Chapter, DataFile
+
+CHAPTER = Chapter(
+    name="about",
+    title="About",
+    summary="How the site is verified, the claims it corrects, its files and schemas, how we try to break it, "
+    "and how to add a page or a chapter.",
+    start="verification.md",
+    position=900,
+    package="gpukb.site",
+    cli=False,
+    kinds={
+        "site.gpu-tests": "gpukb.site.gpu_tests:GpuTestRun",
+        "site.snippet-runs": "gpukb.site.snippet_runs:SnippetRuns",
+    },
+    data_files={
+        "errata.toml": DataFile("gpukb.errata:parse", "erratum"),
+        "mutation.toml": DataFile("gpukb.site.breaking:parse_mutation", "run"),
+        "fuzz.toml": DataFile("gpukb.site.breaking:parse_fuzz", "target"),
+    },
+    checks="tests.site.test_about_page_tables",
+    mutation_tests=("tests/site/test_snippet_runs.py", "tests/site/test_page_tables.py"),
+)

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import datetime
 from functools import cache
-from importlib import resources
 
 from pydantic import Field, model_validator
 
+from gpukb.data import data_text
 from gpukb.schema import StrictModel, parse_toml, validate_document, validate_entries
 
 MUTATION_FILE = "mutation.toml"
@@ -119,7 +119,7 @@ def parse_mutation(text: str, file: str = MUTATION_FILE) -> Mutation:
 @cache
 def mutation() -> Mutation:
     """The committed mutation data (``gpukb/data/mutation.toml``)."""
-    return parse_mutation(resources.files("gpukb.data").joinpath(MUTATION_FILE).read_text(encoding="utf-8"))
+    return parse_mutation(data_text(MUTATION_FILE))
 
 
 class FuzzTarget(StrictModel):
@@ -176,4 +176,4 @@ def parse_fuzz(text: str, file: str = FUZZ_FILE) -> FuzzBudget:
 @cache
 def fuzz_budget() -> FuzzBudget:
     """The committed fuzz budget (``gpukb/data/fuzz.toml``), validated."""
-    return parse_fuzz(resources.files("gpukb.data").joinpath(FUZZ_FILE).read_text(encoding="utf-8"))
+    return parse_fuzz(data_text(FUZZ_FILE))

@@ -10,7 +10,7 @@ counts as run only if it really is. Code may reach a page in one of four ways, a
 * **codeblock**: a block that pytest-codeblocks collects and runs (info string exactly ``python``, ``bash`` or
   ``sh``, no skip mark). A ``python`` block must assert something itself or be followed by an expected-output block.
 * **render**: a markdown-exec block that shows no source (``exec="on"`` without ``source=``) and only imports
-  names from a chapter's page layer (:data:`PAGE_LAYERS`) and prints one of them called with literal arguments.
+  names from a chapter's page layer (:func:`page_layer_modules`, from the chapters' declarations) and prints one of them called with literal arguments.
 * **cli**: a markdown-exec ``console`` block whose every line is a ``$ gpukb ...`` command: the page shows the
   command line's real output, produced at build time (the CLI has its own tests).
 
@@ -33,28 +33,19 @@ from typing import Any
 from markdown_it import MarkdownIt
 from pytest_codeblocks.main import extract_from_buffer
 
+from gpukb import chapters
 from gpukb.site.includes import BLOCK_MARKER, INCLUDE_LINE, include_problem
 
 CODEBLOCK_LANGUAGES = ("python", "bash", "sh")
 
-# --8<-- [start:page-layers]
-#: Each chapter (a folder of pages under docs/) and its page layer: the one module that returns Markdown for
-#: it, and the only module a render block may import from. A new chapter adds its line here.
-PAGE_LAYERS = {
-    "formats": "gpukb.formats.pages",
-    "gemm": "gpukb.gemm.pages",  # the Triton page too
-    "performance": "gpukb.bench.pages",
-    "datasets": "gpukb.datasets.pages",
-    "about": "gpukb.site.pages",
-    "cuda": "gpukb.cuda.pages",
-    "attention": "gpukb.attention.pages",
-    "sequences": "gpukb.sequences.pages",
-    "distributed": "gpukb.distributed.pages",
-    "cudnn": "gpukb.cudnn.pages",
-}
-#: Folders of pages that render nothing from code, and why.
+#: Folders of pages under docs/ that belong to no chapter and render nothing from code, and why.
 NO_PAGE_LAYER = {"reference": "the API reference, rendered from docstrings by mkdocstrings"}
-# --8<-- [end:page-layers]
+
+
+def page_layer_modules() -> set[str]:
+    """Every module a render block may import from: the page layers the chapters declare."""
+    return {module for layers in chapters.page_layers().values() for module in layers}
+
 
 #: Every rule of the lint, by id: what it refuses. The "How we try to break this site" page renders this list.
 RULES = {
@@ -294,7 +285,7 @@ def render_calls(fence: Fence) -> list[RenderCall]:
     Raises:
         LintError: If the block does anything else (rule ``render-block``), naming the line.
     """
-    layers = set(PAGE_LAYERS.values())
+    layers = page_layer_modules()
     source = "\n".join(fence.body)
     try:
         tree = ast.parse(source)

@@ -1,0 +1,173 @@
+"""A chapter is declared once: everything that lists chapters reads the declarations.
+
+Each chapter package (``gpukb/<name>/__init__.py``) holds one :class:`Chapter` named ``CHAPTER``: its pages under
+``docs/<name>/``, the page layer(s) that render them, the test module that checks their tables, its command-line
+subcommand, its results kinds, its data files, the kernels it measures against a peer, its part of the mutation
+scope and the GPU runs that re-record its results. The render-block allow-list, the cell-check inventory, the CLI,
+the records' kinds, the data-file checks, the mutation scope, the re-record script and the home page's chapter
+table are all derived from these declarations (:func:`chapters`), so a new chapter is added in one place.
+
+This module sits on the lowest floor: it imports no chapter. Chapters are found by walking ``gpukb``'s
+subpackages, and the modules a declaration names are given as strings, imported only when used.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+import gpukb
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """A data file under ``gpukb/data/`` and how it is read.
+
+    Attributes:
+        parser: ``"module:function"``; the function takes ``(text, file)`` and returns the validated model, raising
+            ``ValueError`` that names the file for a bad one.
+        table: The array of tables whose entries the data-file tests corrupt one field at a time.
+    """
+
+    parser: str
+    table: str
+
+
+@dataclass(frozen=True)
+class GpuRun:
+    """One GPU run that re-records a committed results file (``bench/rerecord.py`` runs the declared ones).
+
+    Attributes:
+        command: The command, run from the repository root; ``{out}`` is replaced by the output file.
+        record: The id of the results file the output replaces.
+        limit_s: The run's time limit in seconds on the GPU machine.
+    """
+
+    command: str
+    record: str
+    limit_s: int
+
+
+@dataclass(frozen=True)
+class Chapter:
+    """One chapter of the site, declared once in its package as ``CHAPTER``.
+
+    Attributes:
+        name: One word used everywhere: ``docs/<name>/``, ``snippets/<name>/``, ``tests/<name>/``, the results
+            folder ``data/results/<name>/`` and the prefix of its results kinds (``<name>.<kind>``). The one
+            exception is the site's own pages (``docs/about/``), whose code is the ``gpukb.site`` package: its
+            kinds and results folder are named ``site``, after the package.
+        title: The chapter's title, as in the navigation.
+        summary: What the chapter answers, in one sentence (the home page's chapter table).
+        start: The page a reader starts on, relative to ``docs/<name>/``.
+        position: Order on the home page and in the command line's help.
+        package: The Python package; ``gpukb.<name>`` unless the chapter's code lives elsewhere.
+        page_layers: The modules that return Markdown for the chapter's pages (the only modules a render block on
+            them may import).
+        checks: The test module whose ``CHECKS`` verify the cells of the page layers' tables, or ``None``.
+        cli: Whether ``<package>.cli`` registers a subcommand through ``add_parser(subparsers)``.
+        kinds: Results kinds (``"<name>.<kind>"``) → ``"module:Model"``.
+        data_files: Data files (path under ``gpukb/data/``) → how each is read.
+        kernel_pairs: ``"module:function"`` returning the chapter's kernels paired with their peers, which
+            ``gpukb bench`` measures; ``None`` for a chapter without kernels.
+        mutation: Source files (under ``src/``) in the mutation-testing scope.
+        mutation_tests: The tests that run against each mutant of those files.
+        gpu_runs: Named GPU runs that re-record the chapter's committed results.
+    """
+
+    name: str
+    title: str
+    summary: str
+    start: str = "index.md"
+    position: int = 100
+    package: str = ""
+    page_layers: tuple[str, ...] = ()
+    checks: str | None = None
+    cli: bool = True
+    kinds: Mapping[str, str] = field(default_factory=dict)
+    data_files: Mapping[str, DataFile] = field(default_factory=dict)
+    kernel_pairs: str | None = None
+    mutation: tuple[str, ...] = ()
+    mutation_tests: tuple[str, ...] = ()
+    gpu_runs: Mapping[str, GpuRun] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.package:
+            object.__setattr__(self, "package", f"gpukb.{self.name}")
+        if not self.page_layers:
+            object.__setattr__(self, "page_layers", (f"{self.package}.pages",))
+        prefix = self.package.rsplit(".", 1)[-1]
+        for kind in self.kinds:
+            if not kind.startswith(f"{prefix}."):
+                raise ValueError(f"chapter {self.name!r}: results kind {kind!r} must start with '{prefix}.'")
+
+
+def resolve(target: str) -> Any:
+    """``"module:attribute"`` → the object (imported now)."""
+    module, _, attribute = target.partition(":")
+    if not attribute:
+        raise ValueError(f"expected 'module:attribute'; got {target!r}")
+    return getattr(importlib.import_module(module), attribute)
+
+
+@cache
+def chapters() -> tuple[Chapter, ...]:
+    """Every declared chapter, in their declared order (then by name).
+
+    Raises:
+        ValueError: If two declarations use one name, or a package's ``CHAPTER`` is not a :class:`Chapter`.
+    """
+    found: dict[str, Chapter] = {}
+    for info in pkgutil.iter_modules(gpukb.__path__):
+        if not info.ispkg:
+            continue
+        declared = getattr(importlib.import_module(f"gpukb.{info.name}"), "CHAPTER", None)
+        if declared is None:
+            continue
+        if not isinstance(declared, Chapter):
+            raise ValueError(f"gpukb.{info.name}.CHAPTER is a {type(declared).__name__}, not a Chapter")
+        if declared.name in found:
+            raise ValueError(f"two packages declare the chapter {declared.name!r}")
+        found[declared.name] = declared
+    return tuple(sorted(found.values(), key=lambda c: (c.position, c.name)))
+
+
+def chapter(name: str) -> Chapter:
+    """The chapter declared under ``name``.
+
+    Raises:
+        ValueError: For a name no package declares (the message lists the names there are).
+    """
+    for declared in chapters():
+        if declared.name == name:
+            return declared
+    raise ValueError(f"no chapter is named {name!r}; chapters: {[c.name for c in chapters()]}")
+
+
+def page_layers() -> dict[str, tuple[str, ...]]:
+    """Each chapter's docs folder → the modules its render blocks may import."""
+    return {c.name: c.page_layers for c in chapters()}
+
+
+def check_modules() -> dict[str, str]:
+    """Each page layer → the test module that checks the cells of its tables."""
+    return {layer: c.checks for c in chapters() if c.checks for layer in c.page_layers}
+
+
+def kinds() -> dict[str, str]:
+    """Every results kind → ``"module:Model"``."""
+    return {kind: target for c in chapters() for kind, target in c.kinds.items()}
+
+
+def data_files() -> dict[str, DataFile]:
+    """Every declared data file (path under ``gpukb/data/``) → how it is read."""
+    return {path: spec for c in chapters() for path, spec in c.data_files.items()}
+
+
+def kernel_pair_factories() -> list[Callable[[], Any]]:
+    """Each chapter's function returning its kernel pairs, in chapter order."""
+    return [resolve(c.kernel_pairs) for c in chapters() if c.kernel_pairs]

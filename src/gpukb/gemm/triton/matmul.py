@@ -1,0 +1,1201 @@
+"""A Triton matrix product, ``C = alpha * (A @ B)``, for fp16, bf16 and fp32 inputs, and fp8 (E4M3) on Hopper.
+
+Three kernels, the first two as in Triton's own tutorials:
+
+* :func:`blocked_kernel` (``python/tutorials/03-matrix-multiplication.py``): one program per output tile,
+  tiles visited in *grouped* order so that programs running together share rows of A and columns of B in L2,
+  a K loop of masked pointer loads feeding ``tl.dot``. It takes any strides and runs everywhere, also on the
+  CPU under ``TRITON_INTERPRET=1``.
+* :func:`tma_kernel` (``python/tutorials/09-persistent-matmul.py``): a *persistent* kernel (one program per
+  multiprocessor, each walking many tiles) whose tiles are moved by the Hopper tensor memory accelerator (TMA)
+  through tensor descriptors, so that no thread computes an address or a mask. On sm_90 Triton lowers its
+  ``tl.dot`` to warpgroup MMA (``wgmma``) instructions and pipelines the K loop ``num_stages`` deep. A
+  configuration may ask for warp specialization (``tl.range(..., warp_specialize=True)``, with the descriptors
+  built on the device); with triton 3.6 on an H100 the compiled IR of those configurations held no
+  warp-specialized partition (``compiled_summary`` reports it), so they measure the device-side descriptors.
+* :func:`splitk_kernel`: one program per output tile *and* K slice (TMA loads, plain masked stores), for
+  products with few output tiles: small M (decode) and long K. When K is split, each slice's float32 partial
+  sums go to a workspace and :func:`reduce_kernel` adds them in a fixed order, scales and rounds once.
+
+Which kernel and tiling a product gets comes from a tuning table by shape class (:mod:`gpukb.gemm.triton.tuning`),
+measured ahead of time; nothing is timed at call time. Operands a tensor descriptor cannot describe (a row
+stride that is not a multiple of 16 bytes, say) are copied into 16-byte-aligned buffers first (:func:`staging`),
+so every layout gets a TMA kernel on Hopper. The first call of a shape and layout makes a plan; later calls
+reuse it (see :func:`matmul`).
+
+Accumulation is always float32; the result is rounded once, to the output type, in the epilogue.
+
+The kernels are compiled lazily, at the first call, for the mode Triton is in at that moment (compiled for
+the GPU, or interpreted on the CPU when ``TRITON_INTERPRET=1``), so importing this module never decides it.
+"""
+
+# Triton's convention, kept here: upper-case names for sizes and compile-time constants inside kernels.
+# ruff: noqa: N803, N806
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import triton
+import triton.language as tl
+
+from gpukb.gemm.triton import tuning
+from gpukb.gemm.triton.configs import (
+    BLOCKED_CONFIG,
+    CANDIDATES,
+    DEFAULT_CONFIGS,
+    FP8_CANDIDATES,
+    FP32_CONFIG,
+    INTERPRETER_CONFIG,
+    INTERPRETER_FP8_CONFIG,
+    SMALL_CONFIGS,
+    SMALL_RATE,
+    Config,
+    pick_by_waves,
+    split_for,
+    waves,
+)
+
+__all__ = [
+    "BLOCKED_CONFIG",
+    "CANDIDATES",
+    "DEFAULT_CONFIGS",
+    "FP8_CANDIDATES",
+    "FP32_CONFIG",
+    "INTERPRETER_CONFIG",
+    "INTERPRETER_FP8_CONFIG",
+    "SMALL_CONFIGS",
+    "SMALL_RATE",
+    "Config",
+    "clear_plans",
+    "compiled_summary",
+    "default_config",
+    "layout_code",
+    "matmul",
+    "pick_by_waves",
+    "split_for",
+    "staging",
+    "tma_refusal",
+    "waves",
+]
+
+#: Input element types (torch dtype names) and the output types each may be rounded to.
+INPUT_DTYPES = ("float16", "bfloat16", "float32", "float8_e4m3fn")
+OUTPUT_DTYPES = ("float16", "bfloat16", "float32")
+
+#: Largest element offset the blocked kernel's 32-bit address arithmetic can reach.
+MAX_BLOCKED_OFFSET = 2**31 - 1
+
+#: Multiprocessors a persistent grid pretends to have under the interpreter: few enough that each program walks
+#: several tiles, which is the part of a persistent kernel worth testing on the CPU.
+INTERPRETER_SMS = 3
+
+
+# --8<-- [start:blocked]
+def blocked_kernel(
+    a_ptr, b_ptr, c_ptr, M, N, K,
+    stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn, alpha,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+    OUT_DTYPE: tl.constexpr, PRECISION: tl.constexpr, UPCAST: tl.constexpr,
+):  # fmt: skip
+    # Grouped ordering: consecutive programs take GROUP_M tiles down a column of C before moving right, so
+    # the A rows and B columns they read are still in L2 when the next program needs them.
+    pid = tl.program_id(axis=0)
+    num_pid_m = (M + BLOCK_M - 1) // BLOCK_M
+    num_pid_n = (N + BLOCK_N - 1) // BLOCK_N
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = (pid // num_pid_in_group) * GROUP_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
+
+    # Rows past M and columns past N wrap around (their results are never stored), so only K needs a mask.
+    offs_am = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+    offs_bn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak
+    b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn
+
+    acc = tl.full((BLOCK_M, BLOCK_N), 0.0, dtype=tl.float32)
+    for k in range(0, (K + BLOCK_K - 1) // BLOCK_K):
+        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0)
+        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0)
+        if UPCAST:  # the interpreter multiplies bf16 bit patterns as integers; exact products in fp32 instead
+            a = a.to(tl.float32)
+            b = b.to(tl.float32)
+        acc = tl.dot(a, b, acc, input_precision=PRECISION)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+
+    c = (acc * alpha).to(OUT_DTYPE)
+    offs_cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    c_ptrs = c_ptr + offs_cm[:, None] * stride_cm + offs_cn[None, :] * stride_cn
+    tl.store(c_ptrs, c, mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
+    # --8<-- [end:blocked]
+
+
+# --8<-- [start:tma]
+def tma_kernel(
+    a, b, c, M, N, K, lda, ldb, ldc, alpha,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+    A_ROW_MAJOR: tl.constexpr, B_ROW_MAJOR: tl.constexpr, OUT_DTYPE: tl.constexpr, UPCAST: tl.constexpr,
+    DEVICE_DESC: tl.constexpr, EPILOGUE_SUBTILE: tl.constexpr, FLATTEN: tl.constexpr,
+    WARP_SPECIALIZE: tl.constexpr, NUM_SMS: tl.constexpr, MAX_IMPRECISE_ACC: tl.constexpr,
+    PROMOTE_STEPS: tl.constexpr,
+):  # fmt: skip
+    # A descriptor names a 2-D tensor in global memory (base, shape, strides) and the box one copy moves.
+    # Built on the host, it arrives as a kernel parameter; warp specialization on Hopper needs it built here.
+    C_BLOCK_N: tl.constexpr = BLOCK_N // 2 if EPILOGUE_SUBTILE else BLOCK_N
+    if DEVICE_DESC:
+        if A_ROW_MAJOR:
+            a_desc = tl.make_tensor_descriptor(a, [M, K], [lda, 1], [BLOCK_M, BLOCK_K])
+        else:
+            a_desc = tl.make_tensor_descriptor(a, [K, M], [lda, 1], [BLOCK_K, BLOCK_M])
+        if B_ROW_MAJOR:
+            b_desc = tl.make_tensor_descriptor(b, [K, N], [ldb, 1], [BLOCK_K, BLOCK_N])
+        else:
+            b_desc = tl.make_tensor_descriptor(b, [N, K], [ldb, 1], [BLOCK_N, BLOCK_K])
+        c_desc = tl.make_tensor_descriptor(c, [M, N], [ldc, 1], [BLOCK_M, C_BLOCK_N])
+    else:
+        a_desc = a
+        b_desc = b
+        c_desc = c
+
+    # Persistent: NUM_SMS programs, each taking every NUM_SMS-th tile in grouped order.
+    start_pid = tl.program_id(axis=0)
+    num_pid_m = (M + BLOCK_M - 1) // BLOCK_M
+    num_pid_n = (N + BLOCK_N - 1) // BLOCK_N
+    k_tiles = (K + BLOCK_K - 1) // BLOCK_K
+    num_tiles = num_pid_m * num_pid_n
+    num_pid_in_group = GROUP_M * num_pid_n
+    tile_id_c = start_pid - NUM_SMS  # the epilogue's own tile counter, as in the tutorial
+
+    for tile_id in tl.range(start_pid, num_tiles, NUM_SMS, flatten=FLATTEN, warp_specialize=WARP_SPECIALIZE):
+        first_pid_m = (tile_id // num_pid_in_group) * GROUP_M
+        group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
+        pid_m = first_pid_m + (tile_id % group_size_m)
+        pid_n = (tile_id % num_pid_in_group) // group_size_m
+        offs_am = pid_m * BLOCK_M
+        offs_bn = pid_n * BLOCK_N
+
+        acc = tl.full((BLOCK_M, BLOCK_N), 0.0, dtype=tl.float32)
+        if PROMOTE_STEPS:
+            # fp8: chunks of PROMOTE_STEPS K steps, each summed in the tensor cores' fast mode into `part`, then
+            # added to `acc` in float32 (a separate loop, so that the main loop below stays as the pipeliner likes)
+            for k0 in range(0, k_tiles, PROMOTE_STEPS):
+                part = tl.full((BLOCK_M, BLOCK_N), 0.0, dtype=tl.float32)
+                for ki in range(k0, tl.minimum(k0 + PROMOTE_STEPS, k_tiles)):
+                    a_tile = a_desc.load([offs_am, ki * BLOCK_K])  # fp8 operands are K-major
+                    b_tile = b_desc.load([offs_bn, ki * BLOCK_K]).T
+                    part = tl.dot(a_tile, b_tile, part)
+                acc += part
+        else:
+            for ki in range(k_tiles):
+                offs_k = ki * BLOCK_K
+                # Boxes that hang over the edge of a tensor are filled with zeros by the copy engine: no masks.
+                if A_ROW_MAJOR:
+                    a_tile = a_desc.load([offs_am, offs_k])
+                else:
+                    a_tile = a_desc.load([offs_k, offs_am]).T
+                if B_ROW_MAJOR:
+                    b_tile = b_desc.load([offs_k, offs_bn])
+                else:
+                    b_tile = b_desc.load([offs_bn, offs_k]).T
+                if UPCAST:
+                    a_tile = a_tile.to(tl.float32)
+                    b_tile = b_tile.to(tl.float32)
+                acc = tl.dot(a_tile, b_tile, acc, max_num_imprecise_acc=MAX_IMPRECISE_ACC)
+
+        tile_id_c += NUM_SMS
+        first_pid_m = (tile_id_c // num_pid_in_group) * GROUP_M
+        group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
+        offs_cm = (first_pid_m + (tile_id_c % group_size_m)) * BLOCK_M
+        offs_cn = ((tile_id_c % num_pid_in_group) // group_size_m) * BLOCK_N
+        acc = acc * alpha
+        # Stores that hang over the edge are clipped by the copy engine.
+        if EPILOGUE_SUBTILE:
+            acc0, acc1 = tl.split(tl.permute(tl.reshape(acc, (BLOCK_M, 2, BLOCK_N // 2)), (0, 2, 1)))
+            c_desc.store([offs_cm, offs_cn], acc0.to(OUT_DTYPE))
+            c_desc.store([offs_cm, offs_cn + BLOCK_N // 2], acc1.to(OUT_DTYPE))
+        else:
+            c_desc.store([offs_cm, offs_cn], acc.to(OUT_DTYPE))
+    # --8<-- [end:tma]
+
+
+# --8<-- [start:splitk]
+def splitk_kernel(
+    a, b, c_ptr, M, N, K, K_PER, STEPS, stride_cs, stride_cm, stride_cn, alpha,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+    A_ROW_MAJOR: tl.constexpr, B_ROW_MAJOR: tl.constexpr, OUT_DTYPE: tl.constexpr, UPCAST: tl.constexpr,
+    MAX_IMPRECISE_ACC: tl.constexpr, PROMOTE_STEPS: tl.constexpr, DIRECT: tl.constexpr,
+):  # fmt: skip
+    # One program per (output tile, K slice): the second grid axis cuts K into slices of K_PER (a multiple of
+    # BLOCK_K), so a product with few output tiles and a long K still gives every multiprocessor work.
+    pid = tl.program_id(axis=0)
+    pid_k = tl.program_id(axis=1)
+    num_pid_m = (M + BLOCK_M - 1) // BLOCK_M
+    num_pid_n = (N + BLOCK_N - 1) // BLOCK_N
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = (pid // num_pid_in_group) * GROUP_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
+    offs_am = pid_m * BLOCK_M
+    offs_bn = pid_n * BLOCK_N
+    k_start = pid_k * K_PER
+
+    acc = tl.full((BLOCK_M, BLOCK_N), 0.0, dtype=tl.float32)
+    if PROMOTE_STEPS:  # fp8 promotion in chunks, as in tma_kernel (the last slice may step past K: zeros there)
+        for k0 in range(0, STEPS, PROMOTE_STEPS):
+            part = tl.full((BLOCK_M, BLOCK_N), 0.0, dtype=tl.float32)
+            for ki in range(k0, tl.minimum(k0 + PROMOTE_STEPS, STEPS)):
+                a_tile = a.load([offs_am, k_start + ki * BLOCK_K])
+                b_tile = b.load([offs_bn, k_start + ki * BLOCK_K]).T
+                part = tl.dot(a_tile, b_tile, part)
+            acc += part
+    else:
+        for ki in range(0, STEPS):
+            offs_k = k_start + ki * BLOCK_K  # the last slice may step past K: the copy engine reads zeros there
+            if A_ROW_MAJOR:
+                a_tile = a.load([offs_am, offs_k])
+            else:
+                a_tile = a.load([offs_k, offs_am]).T
+            if B_ROW_MAJOR:
+                b_tile = b.load([offs_k, offs_bn])
+            else:
+                b_tile = b.load([offs_bn, offs_k]).T
+            if UPCAST:
+                a_tile = a_tile.to(tl.float32)
+                b_tile = b_tile.to(tl.float32)
+            acc = tl.dot(a_tile, b_tile, acc, max_num_imprecise_acc=MAX_IMPRECISE_ACC)
+
+    # Plain masked stores: C may have any strides (a slice's float32 partial sums go to a workspace instead).
+    offs_cm = offs_am + tl.arange(0, BLOCK_M)
+    offs_cn = offs_bn + tl.arange(0, BLOCK_N)
+    mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
+    c_ptrs = c_ptr + offs_cm[:, None] * stride_cm + offs_cn[None, :] * stride_cn
+    if DIRECT:
+        tl.store(c_ptrs, (acc * alpha).to(OUT_DTYPE), mask=mask)
+    else:
+        tl.store(c_ptrs + pid_k * stride_cs, acc, mask=mask)
+    # --8<-- [end:splitk]
+
+
+# --8<-- [start:reduce]
+def reduce_kernel(
+    w_ptr, c_ptr, M, N, SPLIT, stride_ws, stride_cm, stride_cn, alpha,
+    BLOCK: tl.constexpr, SPLIT_BLOCK: tl.constexpr, OUT_DTYPE: tl.constexpr,
+):  # fmt: skip
+    # Adds the SPLIT float32 partial sums of each element (a contiguous SPLIT × M × N workspace), then scales and
+    # rounds once. Each program takes BLOCK consecutive elements and loads SPLIT_BLOCK slices of them at once, so
+    # that a product with few outputs and many slices still has many programs and many loads in flight. The sum
+    # runs in a fixed order: the result does not depend on which slice finished first.
+    offs = tl.program_id(axis=0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    inside = offs < M * N
+    offs_s = tl.arange(0, SPLIT_BLOCK)
+    acc = tl.full((BLOCK,), 0.0, dtype=tl.float32)
+    for s0 in range(0, SPLIT, SPLIT_BLOCK):
+        rows = s0 + offs_s
+        mask = (rows[:, None] < SPLIT) & inside[None, :]
+        part = tl.load(w_ptr + rows[:, None].to(tl.int64) * stride_ws + offs[None, :], mask=mask, other=0.0)
+        acc += tl.reduce(part, 0, _SUM)
+    c_ptrs = c_ptr + (offs // N) * stride_cm + (offs % N) * stride_cn
+    tl.store(c_ptrs, (acc * alpha).to(OUT_DTYPE), mask=inside)
+    # --8<-- [end:reduce]
+
+
+# tl.sum is itself a jitted function, which triton 3.6's interpreter cannot call when TRITON_INTERPRET was set
+# after triton was imported; tl.reduce with its combine function is what it compiles to, and the interpreter
+# reduces that with numpy.
+_SUM = tl.standard._sum_combine
+
+#: Arguments Triton must not specialize on (it would compile a kernel per divisibility of each size otherwise).
+_NOT_SPECIALIZED = {
+    "blocked": None,
+    "tma": ["M", "N", "K", "lda", "ldb", "ldc"],
+    "splitk": ["M", "N", "K", "K_PER", "STEPS", "stride_cs"],
+    "reduce": ["M", "N", "SPLIT", "stride_ws"],
+}
+_KERNELS = {"blocked": blocked_kernel, "tma": tma_kernel, "splitk": splitk_kernel, "reduce": reduce_kernel}
+_COMPILED: dict[bool, dict[str, Any]] = {}
+
+
+def interpreting() -> bool:
+    """Whether Triton runs kernels on the CPU (``TRITON_INTERPRET=1``) rather than compiling them."""
+    return bool(triton.knobs.runtime.interpret)
+
+
+def _jitted(name: str) -> Any:
+    """The kernel, jitted for the mode Triton is in now (compiled or interpreted), built once per mode."""
+    mode = interpreting()
+    table = _COMPILED.setdefault(mode, {})
+    if name not in table:
+        table[name] = triton.jit(_KERNELS[name], do_not_specialize=_NOT_SPECIALIZED[name])
+    return table[name]
+
+
+def _torch() -> Any:
+    import torch
+
+    return torch
+
+
+def _dtype_name(dtype: Any) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def _tl_dtype(name: str) -> Any:
+    return {
+        "float16": tl.float16,
+        "bfloat16": tl.bfloat16,
+        "float32": tl.float32,
+    }[name]
+
+
+def _layout(t: Any) -> str | None:
+    """``"row"`` (unit stride along columns), ``"col"`` (unit stride along rows) or ``None`` (neither)."""
+    rows, cols = t.shape
+    s0, s1 = t.stride()
+    if (s1 == 1 or cols == 1) and (s0 >= cols or rows == 1):
+        return "row"
+    if (s0 == 1 or rows == 1) and (s1 >= rows or cols == 1):
+        return "col"
+    return None
+
+
+def _leading_stride(t: Any, layout: str) -> int:
+    rows, cols = t.shape
+    s0, s1 = t.stride()
+    if layout == "row":
+        return s0 if rows > 1 else max(cols, 1)
+    return s1 if cols > 1 else max(rows, 1)
+
+
+def _describable(t: Any, layouts: tuple[str, ...]) -> str | None:
+    """Why a tensor descriptor cannot describe ``t`` in one of ``layouts``, or ``None`` when it can."""
+    layout = _layout(t)
+    if layout not in layouts:
+        need = " or ".join(f"{x}-major" for x in layouts)
+        return f"(shape {tuple(t.shape)}, strides {t.stride()}) must be {need} for a tensor descriptor"
+    if (_leading_stride(t, layout) * t.element_size()) % 16 or t.data_ptr() % 16:
+        return (
+            f"base address and leading stride ({_leading_stride(t, layout)} elements of "
+            f"{t.element_size()} bytes) must be multiples of 16 bytes for a tensor descriptor"
+        )
+    return None
+
+
+def _operand_layouts(a: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The storage orders the TMA kernels read A and B in: any for 16-bit types; for fp8, K-major only (A
+    row-major, B column-major), as Hopper's MMA reads 8-bit operands only along K."""
+    if _dtype_name(a.dtype) == "float8_e4m3fn":
+        return ("row",), ("col",)
+    return ("row", "col"), ("row", "col")
+
+
+def _hopper_refusal(a: Any) -> str | None:
+    if interpreting():
+        return None
+    if a.device.type != "cuda":
+        return "the TMA kernel runs on CUDA devices"
+    major, minor = _torch().cuda.get_device_capability(a.device)
+    if major < 9:
+        return f"the TMA kernel needs compute capability 9.0 or newer (Hopper); this GPU has {major}.{minor}"
+    return None
+
+
+def tma_refusal(a: Any, b: Any, out: Any) -> str | None:
+    """Why the TMA kernels cannot read these operands as they are, or ``None`` when they can.
+
+    A tensor descriptor needs a unit stride in its last dimension, other strides that are multiples of 16
+    bytes, and a base address aligned to 16 bytes; so each of A and B must be row-major or column-major with
+    16-byte-aligned rows (or columns), and C row-major. FP8 operands must be K-major (A row-major, B
+    column-major), as Hopper's MMA reads 8-bit operands only along K. :func:`matmul` does not refuse such
+    operands: it copies them into aligned buffers of the order the kernel reads (see :func:`staging`).
+    """
+    reason = _hopper_refusal(a)
+    if reason is not None:
+        return reason
+    a_layouts, b_layouts = _operand_layouts(a)
+    for name, t, layouts in (("A", a, a_layouts), ("B", b, b_layouts), ("C", out, ("row",))):
+        why = _describable(t, layouts)
+        if why is not None:
+            if _dtype_name(a.dtype) == "float8_e4m3fn" and name != "C" and _layout(t) in ("row", "col"):
+                return "fp8 operands must be K-major: A row-major and B column-major (the transpose of a row-major N×K)"
+            return f"{name} {why}" if why.startswith("(") else f"{name}'s {why}"
+    return None
+
+
+def staging(a: Any, b: Any, out: Any, config: Config) -> dict[str, str | None]:
+    """Which operands ``matmul`` copies before launching ``config``, and why: ``{"A": reason or None, "B": ...,
+    "C": ...}``. The TMA kernels read A and B through descriptors, so an operand a descriptor cannot describe
+    (a row stride that is not a multiple of 16 bytes, a view with no unit stride, an fp8 operand not K-major)
+    is first copied into a buffer whose rows are padded to 16 bytes; the persistent kernel also writes C
+    through a descriptor, so an unaligned C is written to such a buffer and copied out. The blocked and
+    split-K kernels store C with plain pointers: any C."""
+    none: dict[str, str | None] = {"A": None, "B": None, "C": None}
+    if config.kernel == "blocked":
+        return none
+    a_layouts, b_layouts = _operand_layouts(a)
+    result = {"A": _describable(a, a_layouts), "B": _describable(b, b_layouts), "C": None}
+    if config.kernel == "tma":
+        result["C"] = _describable(out, ("row",))
+    return result
+
+
+def default_config(a: Any, b: Any, out: Any) -> Config:
+    """The configuration :func:`matmul` uses when none is given.
+
+    Under the interpreter: :data:`INTERPRETER_CONFIG` (:data:`INTERPRETER_FP8_CONFIG` for fp8). For float32:
+    :data:`FP32_CONFIG`. On a GPU without TMA (before Hopper): :data:`BLOCKED_CONFIG`. Otherwise the tuning
+    table's configuration for the product's shape class, or its rule where the table has none
+    (:func:`gpukb.gemm.triton.tuning.choose`), whatever the operands' strides: operands a descriptor cannot
+    describe are copied first (:func:`staging`).
+    """
+    name = _dtype_name(a.dtype)
+    if interpreting():
+        return INTERPRETER_FP8_CONFIG if name == "float8_e4m3fn" else INTERPRETER_CONFIG
+    if name == "float32":
+        return FP32_CONFIG
+    if name not in DEFAULT_CONFIGS or _hopper_refusal(a) is not None:
+        return BLOCKED_CONFIG
+    (m, k), n = a.shape, b.shape[1]
+    return tuning.choose(name, layout_code(a, b), m, n, k, _sm_count(a.device), rows_aligned(a, b, out))
+
+
+def layout_code(a: Any, b: Any) -> str:
+    """``"NN"``, ``"NT"``, ``"TN"`` or ``"TT"``: N for a row-major operand, T for a column-major one (the
+    transpose of a row-major matrix); an operand that is neither counts as row-major (it is copied so)."""
+    return ("T" if _layout(a) == "col" else "N") + ("T" if _layout(b) == "col" else "N")
+
+
+def _check(a: Any, b: Any, out: Any, out_dtype: Any) -> tuple[int, int, int, Any]:
+    torch = _torch()
+    for name, t in (("A", a), ("B", b)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor; got {type(t).__name__}")
+        if t.dim() != 2:
+            raise ValueError(f"{name} must be a 2-D matrix; got {t.dim()} dimensions, shape {tuple(t.shape)}")
+    (m, k), (k2, n) = a.shape, b.shape
+    if k != k2:
+        raise ValueError(f"A is {m}×{k} and B is {k2}×{n}: A's columns must equal B's rows")
+    if a.dtype != b.dtype:
+        raise TypeError(f"A and B must have one element type; got {_dtype_name(a.dtype)} and {_dtype_name(b.dtype)}")
+    if _dtype_name(a.dtype) not in INPUT_DTYPES:
+        raise TypeError(f"element type {_dtype_name(a.dtype)} is not supported; supported: {list(INPUT_DTYPES)}")
+    if a.device != b.device:
+        raise ValueError(f"A and B must be on one device; got {a.device} and {b.device}")
+    if a.device.type != "cuda" and not interpreting():
+        raise ValueError(
+            f"tensors on {a.device} need Triton's interpreter: set TRITON_INTERPRET=1 before the first call, "
+            "or move them to a CUDA device"
+        )
+    fp8 = _dtype_name(a.dtype) == "float8_e4m3fn"
+    if out_dtype is None:
+        out_dtype = out.dtype if out is not None else (torch.bfloat16 if fp8 else a.dtype)
+    if _dtype_name(out_dtype) not in OUTPUT_DTYPES:
+        raise TypeError(f"output type {_dtype_name(out_dtype)} is not supported; supported: {list(OUTPUT_DTYPES)}")
+    if out is not None:
+        if not isinstance(out, torch.Tensor):
+            raise TypeError(f"out must be a torch.Tensor; got {type(out).__name__}")
+        if tuple(out.shape) != (m, n) or out.dtype != out_dtype or out.device != a.device:
+            raise ValueError(
+                f"out must be a {m}×{n} {_dtype_name(out_dtype)} tensor on {a.device}; got "
+                f"{tuple(out.shape)} {_dtype_name(out.dtype)} on {out.device}"
+            )
+        _check_not_aliased(a, b, out)
+    if fp8 and a.device.type == "cuda" and torch.cuda.get_device_capability(a.device) < (9, 0):
+        major, minor = torch.cuda.get_device_capability(a.device)
+        raise ValueError(f"fp8 inputs need compute capability 9.0 or newer (Hopper); this GPU has {major}.{minor}")
+    return m, n, k, out_dtype
+
+
+def _extent(t: Any) -> int:
+    """Bytes from a tensor's first element to just past its last (0 for an empty tensor)."""
+    if not t.numel():
+        return 0
+    return (sum((size - 1) * abs(stride) for size, stride in zip(t.shape, t.stride(), strict=True)) + 1) * (
+        t.element_size()
+    )
+
+
+def _overlaps(p: int, p_extent: int, q: int, q_extent: int) -> bool:
+    return p_extent > 0 and q_extent > 0 and p < q + q_extent and q < p + p_extent
+
+
+def _check_not_aliased(a: Any, b: Any, out: Any, extents: tuple[int, int, int] | None = None) -> None:
+    """Refuse an ``out`` whose bytes overlap A's or B's (``extents``: their byte extents, when known)."""
+    ea, eb, ec = extents if extents is not None else (_extent(a), _extent(b), _extent(out))
+    c = out.data_ptr()
+    if _overlaps(c, ec, a.data_ptr(), ea) or _overlaps(c, ec, b.data_ptr(), eb):
+        raise ValueError("out shares memory with A or B; the product cannot be written in place")
+
+
+#: Plans of the products seen so far, by everything a plan depends on (see :func:`_plan_key`): a call of a shape
+#: and layout seen before skips the checks, the choice of configuration and Triton's argument binding.
+_PLANS: dict[tuple, Any] = {}
+
+#: At most this many plans are kept (the oldest is dropped); each holds a few small Python objects, no tensors.
+MAX_PLANS = 1024
+
+
+def _plan_key(a: Any, b: Any, out: Any, out_dtype: Any, config: Any) -> tuple:
+    # Shapes, strides, types, devices and the 16-byte alignment of the base addresses decide every choice a plan
+    # makes; the addresses themselves do not (descriptors are rebuilt for each call's tensors).
+    if out is None:
+        o = None
+        align = (a.data_ptr() | b.data_ptr()) & 15
+    else:
+        o = (out.shape, out.stride(), out.dtype, out.get_device())
+        align = (a.data_ptr() | b.data_ptr() | out.data_ptr()) & 15
+    return (
+        a.shape, a.stride(), a.dtype, a.get_device(), b.shape, b.stride(), b.dtype, b.get_device(),
+        o, out_dtype, config, align, interpreting(),
+    )  # fmt: skip
+
+
+def matmul(
+    a: Any,
+    b: Any,
+    *,
+    out: Any = None,
+    out_dtype: Any = None,
+    alpha: float = 1.0,
+    config: Config | None = None,
+) -> Any:
+    """``alpha * (A @ B)`` by a Triton kernel, accumulated in float32 and rounded once to the output type.
+
+    The first call of a shape, layout and type checks its inputs and makes a *plan* (the configuration, which
+    operands to copy, the compiled kernel and its argument list); later calls of the same shape and layout run
+    the plan, whose host cost is a dictionary look-up, the descriptors of this call's tensors and the launch.
+
+    Args:
+        a: An M×K matrix (torch tensor) of float16, bfloat16, float32 or float8_e4m3fn; any strides.
+        b: A K×N matrix of the same type and device; any strides. Operands a tensor descriptor cannot describe
+            (and, for fp8, operands that are not K-major) are copied first (see :func:`staging`).
+        out: Optional M×N tensor to write into (poison it before a test: every element is overwritten).
+        out_dtype: Output type; ``out``'s type, else A's type (bfloat16 for fp8 inputs).
+        alpha: Scale applied to the float32 accumulator before rounding (the product of FP8 scales, say).
+        config: Tiling and kernel; :func:`default_config` when omitted.
+
+    Returns:
+        The M×N product (``out`` when given).
+
+    Raises:
+        TypeError: For a non-tensor, mixed or unsupported element types, a ``config`` that is not a Config.
+        ValueError: For shapes that do not conform, tensors on different devices, CPU tensors without the
+            interpreter, an ``out`` of the wrong shape, type or device (or sharing memory with A or B), a
+            TMA or split-K ``config`` on a GPU without TMA, fp8 with the blocked kernel or where unsupported.
+    """
+    try:
+        key = _plan_key(a, b, out, out_dtype, config)
+        plan = _PLANS.get(key)
+    except (AttributeError, TypeError):  # not tensors, or an unhashable config: the checks below say what is wrong
+        key, plan = None, None
+    if plan is not None:
+        if out is not None:
+            _check_not_aliased(a, b, out, plan.extents)
+        return plan(a, b, out, alpha)
+    m, n, k, out_dtype = _check(a, b, out, out_dtype)
+    if config is not None and not isinstance(config, Config):
+        raise TypeError(f"config must be a Config; got {type(config).__name__}")
+    plan = _Plan(a, b, out, out_dtype, config, m, n, k)
+    if key is not None:
+        if len(_PLANS) >= MAX_PLANS:
+            _PLANS.pop(next(iter(_PLANS)))
+        _PLANS[key] = plan
+    return plan(a, b, out, alpha)
+
+
+def clear_plans() -> None:
+    """Forget every plan (the next call of each shape checks and chooses again)."""
+    _PLANS.clear()
+
+
+def _round_up(x: int, to: int) -> int:
+    return -(-x // to) * to
+
+
+#: Bytes the rows of a staged copy are padded to: a whole 128-byte line per row start, which TMA reads fastest
+#: (rows that only meet the descriptor's 16-byte rule cost the kernel more: see the sweep's 3000³).
+ROW_PAD_BYTES = 128
+
+
+def _aligned_copy(t: Any, col_major: bool) -> Any:
+    """A copy of ``t`` in a fresh buffer whose rows (or, ``col_major``, columns) start on 128-byte boundaries."""
+    torch = _torch()
+    rows, cols = t.shape
+    per_line = max(1, ROW_PAD_BYTES // t.element_size())
+    if col_major:
+        buf = torch.empty((cols, _round_up(max(rows, 1), per_line)), dtype=t.dtype, device=t.device)
+        view = buf[:, :rows].t()
+    else:
+        buf = torch.empty((rows, _round_up(max(cols, 1), per_line)), dtype=t.dtype, device=t.device)
+        view = buf[:, :cols]
+    view.copy_(t)
+    return view
+
+
+def rows_aligned(a: Any, b: Any, out: Any) -> bool:
+    """Whether every operand the TMA kernels read or write as it is (not copied first: :func:`staging`) has rows
+    (columns, for a column-major one) that start on 128-byte lines: the tuning table's ``aligned`` classes."""
+    a_layouts, b_layouts = _operand_layouts(a)
+    for t, layouts in ((a, a_layouts), (b, b_layouts), (out, ("row",))):
+        if _describable(t, layouts) is not None:
+            continue  # copied into a 128-byte-aligned buffer first
+        if (_leading_stride(t, _layout(t)) * t.element_size()) % ROW_PAD_BYTES:
+            return False
+    return True
+
+
+def _fast_descriptor(base: Any, shape: list[int], strides: list[int], block: list[int]) -> Any:
+    """A ``TensorDescriptor`` without its constructor's checks (the plan made them on its first call)."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    desc = object.__new__(TensorDescriptor)
+    desc.base, desc.shape, desc.strides, desc.block_shape, desc.padding = base, shape, strides, block, "zero"
+    return desc
+
+
+class _Plan:
+    """How one shape, layout and type is multiplied: made once by :func:`matmul`, called for every product of
+    that kind. It holds no tensors: the tensors of each call are passed in."""
+
+    def __init__(self, a: Any, b: Any, out: Any, out_dtype: Any, config: Config | None, m: int, n: int, k: int):
+        self.m, self.n, self.k = m, n, k
+        self.out_dtype = out_dtype
+        self.extents = (_extent(a), _extent(b), 0 if out is None else _extent(out))
+        self.device = a.device
+        self.fp8 = _dtype_name(a.dtype) == "float8_e4m3fn"
+        self.interpret = interpreting()
+        self.given_config = config
+        out_like = out if out is not None else _OutShape(m, n, out_dtype)
+        if config is None:
+            config = default_config(a, b, out_like)
+        self.config = config
+        if config.kernel == "blocked":
+            if self.fp8:
+                raise ValueError(
+                    "fp8 inputs need the 'tma' or 'splitk' kernel (Hopper reads 8-bit MMA operands only along K)"
+                )
+        else:
+            reason = _hopper_refusal(a)
+            if reason is not None:
+                raise ValueError(f"config {config.label!r} names a TMA kernel, but {reason}")
+        self.sms = _sm_count(a.device)
+        stage = staging(a, b, out_like, config)
+        self.staged = stage
+        a_layouts, b_layouts = _operand_layouts(a)
+        self.stage_a = stage["A"] is not None
+        self.stage_b = stage["B"] is not None
+        self.stage_c = stage["C"] is not None
+        self.a_col_major_copy = a_layouts == ("col",)
+        self.b_col_major_copy = b_layouts == ("col",)
+        # The storage order the kernel sees (after any copy).
+        self.a_row = True if self.stage_a else _layout(a) == "row"
+        self.b_row = (not self.b_col_major_copy) if self.stage_b else _layout(b) == "row"
+        self.split = 1
+        if config.kernel == "splitk":
+            split = split_for(m, n, k, config, self.sms)
+            k_per = _round_up(-(-k // split), config.block_k)
+            self.split = -(-k // k_per)  # no empty slices
+            self.k_per = k_per
+        # The type the kernel stores: under the interpreter a bf16 output is written as float32 (see _staged).
+        stored = "float32" if self.interpret and _dtype_name(out_dtype) == "bfloat16" else _dtype_name(out_dtype)
+        self.tl_out = _tl_dtype(stored)
+        self.upcast = _upcast(a)
+        # fp8 accumulation: up to one K step, Triton's own option; longer, whole K steps summed in the kernel
+        acc = config.fp8_imprecise_acc if self.fp8 else None
+        long_acc = acc is not None and acc > config.block_k
+        self.imprecise_acc = None if long_acc else acc
+        self.promote_steps = acc // config.block_k if long_acc else 0
+        chain = self.k_per // config.block_k if config.kernel == "splitk" else -(-k // config.block_k)
+        if self.promote_steps >= chain:  # no program sums more K steps than one chunk: nothing to promote
+            self.promote_steps = 0
+        self.direct: list[Any] | None = None  # direct launchers of the compiled kernels, after the first call
+        self.quick: Any = None  # the whole call, operands to launch, once a first call has run (see _prepare_quick)
+        self.fast = False
+        self.fast_failed: str | None = None  # why a direct launch failed once (the plan then keeps to the JIT)
+        if config.kernel == "blocked":
+            for name, t in (("A", a), ("B", b), ("C", out_like)):
+                reach = sum((size - 1) * abs(stride) for size, stride in zip(t.shape, t.stride(), strict=True))
+                if reach > MAX_BLOCKED_OFFSET:
+                    raise ValueError(
+                        f"{name} spans {reach + 1} elements; the blocked kernel's 32-bit offsets reach "
+                        f"{MAX_BLOCKED_OFFSET + 1}: use the 'tma' kernel or split the product"
+                    )
+
+    def __call__(self, a: Any, b: Any, out: Any, alpha: float) -> Any:
+        torch = _torch()
+        m, n, k = self.m, self.n, self.k
+        quick = self.quick
+        if quick is not None and _no_launch_hooks():
+            if out is None:
+                out = torch.empty((m, n), dtype=self.out_dtype, device=a.device)
+            quick(a, b, out, float(alpha))
+            return out
+        if out is None:
+            out = torch.empty((m, n), dtype=self.out_dtype, device=a.device)
+        if m == 0 or n == 0:
+            return out
+        if k == 0:
+            return out.zero_()
+        alpha = float(alpha)
+        if self.interpret:
+            with warnings.catch_warnings():
+                # triton 3.6's interpreter converts one-element arrays to ints, which numpy deprecated
+                warnings.filterwarnings("ignore", "Conversion of an array with ndim > 0", DeprecationWarning)
+                return self._run(a, b, out, alpha)
+        return self._run(a, b, out, alpha)
+
+    def _run(self, a: Any, b: Any, out: Any, alpha: float) -> Any:
+        kernel = self.config.kernel
+        if kernel == "blocked":
+            target = _staged(out)
+            _LAST["kernel"] = self._blocked(a, b, target, alpha)
+            if target is not out:
+                out.copy_(target)
+            return out
+        if self.stage_a:
+            a = _aligned_copy(a, self.a_col_major_copy)
+        if self.stage_b:
+            b = _aligned_copy(b, self.b_col_major_copy)
+        if kernel == "tma":
+            target = _aligned_copy_target(out) if self.stage_c else out
+            target = _staged(target)
+            self._tma(a, b, target, alpha)
+        else:
+            target = _staged(out)
+            self._splitk(a, b, target, alpha)
+        if target is not out:
+            out.copy_(target)
+        return out
+
+    def _blocked(self, a: Any, b: Any, out: Any, alpha: float) -> Any:
+        config, m, n, k = self.config, self.m, self.n, self.k
+        grid = (triton.cdiv(m, config.block_m) * triton.cdiv(n, config.block_n),)
+        return _jitted("blocked")[grid](
+            a, b, out, m, n, k,
+            a.stride(0), a.stride(1), b.stride(0), b.stride(1), out.stride(0), out.stride(1), alpha,
+            BLOCK_M=config.block_m, BLOCK_N=config.block_n, BLOCK_K=config.block_k, GROUP_M=config.group_m,
+            OUT_DTYPE=self.tl_out, PRECISION="ieee" if _dtype_name(a.dtype) == "float32" else "tf32",
+            UPCAST=self.upcast, num_stages=config.num_stages, num_warps=config.num_warps,
+        )  # fmt: skip
+
+    def _descriptors(self, a: Any, b: Any, fast: bool) -> tuple[Any, Any, int, int]:
+        from triton.tools.tensor_descriptor import TensorDescriptor
+
+        make = _fast_descriptor if fast else TensorDescriptor
+        bm, bn, bk = self.config.block_m, self.config.block_n, self.config.block_k
+        m, n, k = self.m, self.n, self.k
+        if self.a_row:
+            lda = a.stride(0) if m > 1 else max(k, 1)
+            a_desc = make(a, [m, k], [lda, 1], [bm, bk])
+        else:
+            lda = a.stride(1) if k > 1 else max(m, 1)
+            a_desc = make(a.t(), [k, m], [lda, 1], [bk, bm])
+        if self.b_row:
+            ldb = b.stride(0) if k > 1 else max(n, 1)
+            b_desc = make(b, [k, n], [ldb, 1], [bk, bn])
+        else:
+            ldb = b.stride(1) if n > 1 else max(k, 1)
+            b_desc = make(b.t(), [n, k], [ldb, 1], [bn, bk])
+        return a_desc, b_desc, lda, ldb
+
+    def _launch(
+        self,
+        name: str,
+        grid: tuple[int, ...],
+        args: tuple,
+        constants: dict[str, Any],
+        options: tuple[int, int],
+        slot: int,
+    ) -> None:
+        """Launch a kernel: through Triton's JIT the first time (compiling it), then straight through the compiled
+        kernel's launcher (:class:`_DirectLaunch`), past the JIT's argument binding and cache look-up."""
+        direct = self.direct[slot] if self.fast and self.direct is not None else None
+        if direct is not None and _no_launch_hooks():
+            try:
+                direct(grid, args, constants)
+                return
+            except Exception as err:  # a Triton whose launcher differs: keep to its JIT path
+                self.direct = None
+                self.fast_failed = f"{type(err).__name__}: {err}"
+        stages, warps = options
+        kernel = _jitted(name)[grid](*args, **constants, num_stages=stages, num_warps=warps)
+        _LAST["kernel"] = kernel
+        if not self.interpret and not self.fast_failed:
+            if self.direct is None:
+                self.direct = [None, None]
+            if self.direct[slot] is None:
+                self.direct[slot] = _DirectLaunch(kernel)
+
+    def _tma(self, a: Any, b: Any, out: Any, alpha: float) -> None:
+        config, m, n, k = self.config, self.m, self.n, self.k
+        bm, bn = config.block_m, config.block_n
+        device_desc = config.warp_specialize
+        fast = self.fast and not device_desc
+        if device_desc:
+            a_arg, b_arg, c_arg = a, b, out
+            lda = _leading_stride(a, "row" if self.a_row else "col")
+            ldb = _leading_stride(b, "row" if self.b_row else "col")
+        else:
+            a_arg, b_arg, lda, ldb = self._descriptors(a, b, fast)
+            c_bn = bn // 2 if config.epilogue_subtile else bn
+            make = _fast_descriptor if fast else _checked_descriptor
+            c_arg = make(out, [m, n], [out.stride(0) if m > 1 else n, 1], [bm, c_bn])
+        ldc = out.stride(0) if m > 1 else n
+        grid = (min(self.sms, triton.cdiv(m, bm) * triton.cdiv(n, bn)),)
+        constants = {
+            "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": config.block_k, "GROUP_M": config.group_m,
+            "A_ROW_MAJOR": self.a_row, "B_ROW_MAJOR": self.b_row, "OUT_DTYPE": self.tl_out, "UPCAST": self.upcast,
+            "DEVICE_DESC": device_desc, "EPILOGUE_SUBTILE": config.epilogue_subtile, "FLATTEN": config.flatten,
+            "WARP_SPECIALIZE": config.warp_specialize, "NUM_SMS": self.sms,
+            "MAX_IMPRECISE_ACC": self.imprecise_acc, "PROMOTE_STEPS": self.promote_steps,
+        }  # fmt: skip
+        args = (a_arg, b_arg, c_arg, m, n, k, lda, ldb, ldc, alpha)
+        with _scratch_allocator(a.device) if device_desc else contextlib.nullcontext():
+            self._launch("tma", grid, args, constants, (config.num_stages, config.num_warps), 0)
+        self.fast = not self.interpret and not device_desc and self.fast_failed is None
+        if self.fast and self.quick is None:
+            c_block = [bm, bn // 2 if config.epilogue_subtile else bn]
+            self._prepare_quick(grid, (m, n, k, lda, ldb, ldc), tuple(constants.values()), c_block)
+
+    def _splitk(self, a: Any, b: Any, out: Any, alpha: float) -> None:
+        torch = _torch()
+        config, m, n, k = self.config, self.m, self.n, self.k
+        fast = self.fast
+        a_desc, b_desc, _, _ = self._descriptors(a, b, fast)
+        tiles = triton.cdiv(m, config.block_m) * triton.cdiv(n, config.block_n)
+        direct = self.split == 1
+        if direct:
+            target, stride_cs, stride_cm, stride_cn = out, 0, out.stride(0), out.stride(1)
+        else:
+            target = torch.empty((self.split, m, n), dtype=torch.float32, device=out.device)
+            stride_cs, stride_cm, stride_cn = m * n, n, 1
+        constants = {
+            "BLOCK_M": config.block_m, "BLOCK_N": config.block_n, "BLOCK_K": config.block_k,
+            "GROUP_M": config.group_m, "A_ROW_MAJOR": self.a_row, "B_ROW_MAJOR": self.b_row,
+            "OUT_DTYPE": self.tl_out, "UPCAST": self.upcast,
+            "MAX_IMPRECISE_ACC": self.imprecise_acc, "PROMOTE_STEPS": self.promote_steps, "DIRECT": direct,
+        }  # fmt: skip
+        steps = self.k_per // config.block_k
+        args = (a_desc, b_desc, target, m, n, k, self.k_per, steps, stride_cs, stride_cm, stride_cn, alpha)
+        self._launch("splitk", (tiles, self.split), args, constants, (config.num_stages, config.num_warps), 0)
+        reduce_grid: tuple[int, ...] = ()
+        reduce_constants = {"BLOCK": REDUCE_BLOCK[0], "SPLIT_BLOCK": REDUCE_BLOCK[1], "OUT_DTYPE": self.tl_out}
+        if not direct:
+            reduce_grid = (triton.cdiv(m * n, REDUCE_BLOCK[0]), 1)
+            reduce_args = (target, out, m, n, self.split, m * n, out.stride(0), out.stride(1), alpha)
+            self._launch("reduce", reduce_grid, reduce_args, reduce_constants, (1, 4), 1)
+        self.fast = not self.interpret and self.fast_failed is None
+        if self.fast and self.quick is None:
+            static = (m, n, k, self.k_per, steps, stride_cs, stride_cm, stride_cn)
+            reduce = (reduce_grid, tuple(reduce_constants.values()), out.stride(0), out.stride(1))
+            self._prepare_quick((tiles, self.split), static, tuple(constants.values()), None, reduce)
+
+    def _prepare_quick(
+        self, grid: tuple[int, ...], static: tuple, constants: tuple, c_block: list[int] | None, reduce: Any = None
+    ) -> None:
+        """After a first call, set :attr:`quick`: the call as a closure over everything that does not change
+        between calls of this plan (grid, sizes, strides, compile-time constants, the direct launchers), so that a
+        later call only reads its tensors' addresses, looks up their TMA descriptors and launches."""
+        direct = self.direct
+        if direct is None or direct[0] is None or direct[0].raw is None:
+            return
+        if self.split > 1 and direct[1] is None:
+            return
+        config, m, n, k = self.config, self.m, self.n, self.k
+        bm, bn, bk = config.block_m, config.block_n, config.block_k
+        a_row, b_row = self.a_row, self.b_row
+
+        def build_a(t: Any) -> Any:
+            if a_row:
+                return _fast_descriptor(t, [m, k], [t.stride(0) if m > 1 else max(k, 1), 1], [bm, bk])
+            return _fast_descriptor(t.t(), [k, m], [t.stride(1) if k > 1 else max(m, 1), 1], [bk, bm])
+
+        def build_b(t: Any) -> Any:
+            if b_row:
+                return _fast_descriptor(t, [k, n], [t.stride(0) if k > 1 else max(n, 1), 1], [bk, bn])
+            return _fast_descriptor(t.t(), [n, k], [t.stride(1) if n > 1 else max(k, 1), 1], [bn, bk])
+
+        main = direct[0]
+        driver = triton.runtime.driver.active
+        stage_a, stage_b, stage_c = self.stage_a, self.stage_b, self.stage_c
+        a_col, b_col = self.a_col_major_copy, self.b_col_major_copy
+
+        def stage(a: Any, b: Any) -> tuple[Any, Any]:  # operands a descriptor cannot describe: aligned copies
+            return (_aligned_copy(a, a_col) if stage_a else a), (_aligned_copy(b, b_col) if stage_b else b)
+
+        grid_x, grid_y = grid[0], grid[1] if len(grid) > 1 else 1
+        if c_block is not None:  # the persistent kernel: C through a descriptor too
+            ldc = static[5]
+
+            def build_c(t: Any) -> Any:
+                return _fast_descriptor(t, [m, n], [ldc, 1], c_block)
+
+            builders = (build_a, build_b, build_c)
+
+            def quick(a: Any, b: Any, out: Any, alpha: float) -> None:
+                a, b = stage(a, b)
+                target = _aligned_copy_target(out) if stage_c else out
+                stream = driver.get_current_stream(driver.get_current_device())
+                main.launch_tensors(grid_x, grid_y, stream, (a, b, target), builders, (*static, alpha, *constants))
+                if target is not out:
+                    out.copy_(target)
+                _LAST["kernel"] = main.kernel
+
+        elif self.split == 1:
+            builders = (build_a, build_b)
+
+            def quick(a: Any, b: Any, out: Any, alpha: float) -> None:
+                a, b = stage(a, b)
+                stream = driver.get_current_stream(driver.get_current_device())
+                main.launch_tensors(grid_x, grid_y, stream, (a, b), builders, (out, *static, alpha, *constants))
+                _LAST["kernel"] = main.kernel
+
+        else:
+            builders = (build_a, build_b)
+            torch = _torch()
+            split, second = self.split, direct[1]
+            (reduce_grid, reduce_constants, stride_cm, stride_cn) = reduce
+
+            def quick(a: Any, b: Any, out: Any, alpha: float) -> None:
+                a, b = stage(a, b)
+                stream = driver.get_current_stream(driver.get_current_device())
+                work = torch.empty((split, m, n), dtype=torch.float32, device=out.device)
+                main.launch_tensors(grid_x, grid_y, stream, (a, b), builders, (work, *static, alpha, *constants))
+                second.launcher(
+                    reduce_grid[0], reduce_grid[1], 1, stream, second.function, second.packed, None, None, None,
+                    work, out, m, n, split, m * n, stride_cm, stride_cn, alpha, *reduce_constants,
+                )  # fmt: skip
+                _LAST["kernel"] = main.kernel
+
+        self.quick = quick
+
+    @property
+    def compiled(self) -> list[Any] | None:
+        """The compiled kernels of the first call (main kernel, reduction), where the plan launches them directly."""
+        if self.direct is None:
+            return None
+        return [None if d is None else d.kernel for d in self.direct]
+
+
+class _DirectLaunch:
+    """Calls a compiled kernel's launcher the way Triton's JIT does after its cache look-up, and keeps the TMA
+    descriptor (``CUtensorMap``) of each tensor it has seen: the encoding depends only on the address, shape,
+    strides and box, so a tensor at an address seen before, of the plan's shape and strides, reuses it.
+
+    Built on the launcher of triton 3.6 (``CudaLauncher`` and the wrapper that expands tensor descriptors); where
+    that is not what it finds, it calls the launcher with the descriptors as they are.
+    """
+
+    #: Descriptors kept per launcher (the oldest is dropped): addresses of recent operands and outputs.
+    MAX_MAPS = 64
+
+    def __init__(self, kernel: Any):
+        self.kernel = kernel
+        self.launcher = kernel.run
+        self.function = kernel.function
+        self.packed = kernel.packed_metadata
+        self.raw = None
+        self.maps: dict[tuple, list[Any]] = {}
+        launch = getattr(self.launcher, "launch", None)
+        closure = getattr(launch, "__closure__", None)
+        if closure and not self.launcher.global_scratch_size and not self.launcher.profile_scratch_size:
+            cells = dict(zip(launch.__code__.co_freevars, (c.cell_contents for c in closure), strict=True))
+            metas = cells.get("tensordesc_meta")
+            indices = cells.get("tensordesc_indices")
+            if "launcher" in cells and indices and metas and all(m is not None for m in metas):
+                from triton.backends.nvidia.driver import make_tensordesc_arg
+
+                self.raw = cells["launcher"]
+                self.indices = sorted(indices)
+                self.metas = dict(zip(self.indices, metas, strict=True))
+                self.expand = make_tensordesc_arg
+                self.coop = self.launcher.launch_cooperative_grid
+                self.pdl = self.launcher.launch_pdl
+
+    def _map(self, index: int, desc: Any) -> list[Any]:
+        key = (index, desc.base.data_ptr(), *desc.shape, *desc.strides)
+        found = self.maps.get(key)
+        if found is None:
+            if len(self.maps) >= self.MAX_MAPS:
+                self.maps.pop(next(iter(self.maps)))
+            found = self.maps[key] = self.expand(desc, self.metas[index])
+        return found
+
+    def launch_tensors(
+        self, grid_x: int, grid_y: int, stream: int, tensors: tuple, builders: tuple, rest: tuple
+    ) -> None:
+        """Launch with the descriptors of ``tensors`` (built by ``builders`` the first time an address is seen, then
+        kept), followed by ``rest``: the kernel's other arguments and its compile-time constants, in order."""
+        maps = self.maps
+        expanded: list[Any] = []
+        for i, t in enumerate(tensors):
+            key = (i, t.data_ptr())
+            found = maps.get(key)
+            if found is None:
+                if len(maps) >= self.MAX_MAPS:
+                    maps.pop(next(iter(maps)))
+                found = maps[key] = self.expand(builders[i](t), self.metas[i])
+            expanded += found
+        self.raw(grid_x, grid_y, 1, stream, self.function, self.coop, self.pdl, None, None, self.packed, None, None,
+                 None, *expanded, *rest)  # fmt: skip
+
+    def __call__(self, grid: tuple[int, ...], args: tuple, constants: dict[str, Any]) -> None:
+        driver = triton.runtime.driver.active
+        stream = driver.get_current_stream(driver.get_current_device())
+        grid_y = grid[1] if len(grid) > 1 else 1
+        if self.raw is None:
+            self.launcher(grid[0], grid_y, 1, stream, self.function, self.packed, None, None, None, *args,
+                          *constants.values())  # fmt: skip
+        else:
+            expanded: list[Any] = []
+            for i, arg in enumerate(args):
+                if i in self.metas:
+                    expanded += self._map(i, arg)
+                else:
+                    expanded.append(arg)
+            self.raw(grid[0], grid_y, 1, stream, self.function, self.coop, self.pdl, None, None, self.packed, None,
+                     None, None, *expanded, *constants.values())  # fmt: skip
+        _LAST["kernel"] = self.kernel
+
+
+def _no_launch_hooks() -> bool:
+    """Whether no launch hook is set (a profiler such as proton sets one); triton 3.6 keeps them in a chain that is
+    never ``None``, older versions in a plain attribute."""
+    hooks = triton.knobs.runtime.launch_enter_hook
+    return hooks is None or not getattr(hooks, "calls", True)
+
+
+#: The reduction kernel's tile for split-K partial sums: elements of C per program, slices loaded at once.
+REDUCE_BLOCK = (256, 8)
+
+
+class _OutShape:
+    """Stands for an output ``matmul`` will allocate (row-major, contiguous) while a plan is made."""
+
+    def __init__(self, m: int, n: int, dtype: Any):
+        self.shape = (m, n)
+        self.dtype = dtype
+        self._stride = (n, 1)
+
+    def stride(self) -> tuple[int, int]:
+        return self._stride
+
+    def element_size(self) -> int:
+        return _torch().empty((), dtype=self.dtype).element_size()
+
+    def data_ptr(self) -> int:
+        return 0  # the caching allocator's blocks are aligned far beyond 16 bytes
+
+
+def _checked_descriptor(base: Any, shape: list[int], strides: list[int], block: list[int]) -> Any:
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    return TensorDescriptor(base, shape, strides, block)
+
+
+def _aligned_copy_target(out: Any) -> Any:
+    """A row-major buffer with 128-byte-aligned rows to write C into, before it is copied to ``out``."""
+    torch = _torch()
+    m, n = out.shape
+    per_line = max(1, ROW_PAD_BYTES // out.element_size())
+    return torch.empty((m, _round_up(n, per_line)), dtype=out.dtype, device=out.device)[:, :n]
+
+
+#: The compiled kernel of the most recent launch (for :func:`compiled_summary`).
+_LAST: dict[str, Any] = {}
+
+#: PTX instructions that show whether a kernel uses what Hopper offers, by the text that starts them.
+PTX_MARKERS = {
+    "wgmma.mma_async": "warpgroup MMA (sm_90 tensor cores, operands from shared memory)",
+    "mma.sync": "warp-level MMA (the Ampere-style tensor-core path)",
+    "cp.async.bulk.tensor": "TMA copies (tensor descriptors)",
+    "mbarrier.try_wait": "waits on the barriers TMA copies complete on",
+    "setmaxnreg": "register reallocation between warp groups (warp specialization)",
+}
+
+
+def compiled_summary(a: Any, b: Any, *, config: Config | None = None) -> dict[str, Any]:
+    """Run the product once and describe the kernel Triton compiled for it (the main kernel: for a split
+    product, the split-K kernel, not the reduction).
+
+    Returns:
+        The configuration (a :class:`Config`), registers per thread, spilled registers, shared memory in bytes, the
+        number of times each of :data:`PTX_MARKERS` starts an instruction in the PTX, and whether the
+        compiler split the kernel into warp-specialized partitions (a ``ttg.warp_specialize`` op in its IR).
+
+    Raises:
+        ValueError: Under the interpreter, which compiles nothing.
+    """
+    if interpreting():
+        raise ValueError("the interpreter compiles nothing; run on a GPU without TRITON_INTERPRET=1")
+    clear_plans()  # so that the product below compiles through the JIT and its kernel is the one described
+    out = matmul(a, b, config=config)
+    plan = _PLANS.get(_plan_key(a, b, None, None, config))
+    kernel = plan.compiled[0] if plan is not None and plan.compiled else _LAST["kernel"]
+    ptx = kernel.asm["ptx"]
+    ttgir = kernel.asm["ttgir"]
+    lines = [line.strip() for line in ptx.splitlines()]
+    lines = [line.split(None, 1)[-1] if line.startswith("@") else line for line in lines]  # drop predicates
+    return {
+        "config": config or default_config(a, b, out),
+        "registers": int(kernel.n_regs),
+        "spills": int(kernel.n_spills),
+        "shared_bytes": int(kernel.metadata.shared),
+        "ptx": {marker: sum(line.startswith(marker) for line in lines) for marker in PTX_MARKERS},
+        "warp_specialized": "ttg.warp_specialize" in ttgir,
+    }
+
+
+def _upcast(a: Any) -> bool:
+    # triton 3.6's interpreter keeps bf16 as uint16 and its dot multiplies the bit patterns as integers
+    # (triton/runtime/interpreter.py, InterpreterBuilder.create_dot); widening the tiles to fp32 first gives
+    # the exact products the tensor cores form.
+    return interpreting() and _dtype_name(a.dtype) == "bfloat16"
+
+
+def _staged(out: Any) -> Any:
+    """Where the kernel writes: ``out`` itself, or, under the interpreter, a float32 stand-in for a bf16 ``out``.
+
+    triton 3.6's interpreter rounds float32 to bf16 toward zero (InterpreterBuilder.cast_impl passes no
+    rounding mode to _convert_float), where compiled code rounds to nearest even; torch rounds the stand-in.
+    """
+    if interpreting() and _dtype_name(out.dtype) == "bfloat16":
+        m, n = out.shape
+        return _torch().empty((m, _round_up(n, 4)), dtype=_torch().float32, device=out.device)[:, :n]
+    return out
+
+
+_SM_COUNTS: dict[Any, int] = {}
+
+
+def _sm_count(device: Any) -> int:
+    if interpreting():
+        return INTERPRETER_SMS
+    if device not in _SM_COUNTS:
+        _SM_COUNTS[device] = _torch().cuda.get_device_properties(device).multi_processor_count
+    return _SM_COUNTS[device]
+
+
+@contextlib.contextmanager
+def _scratch_allocator(device: Any) -> Iterator[None]:
+    """Give Triton a global-memory allocator for device-side descriptors during one launch, then restore."""
+    from triton.runtime import _allocation
+
+    torch = _torch()
+
+    def alloc(size: int, alignment: int, stream: int | None) -> Any:
+        return torch.empty(size, dtype=torch.int8, device=device)
+
+    token = _allocation._allocator.set(alloc)
+    try:
+        yield
+    finally:
+        _allocation._allocator.reset(token)

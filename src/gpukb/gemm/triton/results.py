@@ -1,0 +1,676 @@
+"""The recorded run of ``bench/triton_gemm.py`` (the Triton GEMM against cuBLAS on one GPU), as a typed record,
+and what follows from it: the goal, the sizes measured with an earlier tiling, the compiler's shared-memory
+figures.
+
+A record holds the candidate configurations, the ``sweep`` that timed each against cuBLAS, the configurations
+it chose (``chosen``), the ``compare`` phase (``matmul``'s default path per size, what Triton compiled, the host cost of
+a launch) and the ``fp8`` phase against ``torch._scaled_mm``. Entries are found by their configuration (a
+:class:`~gpukb.gemm.triton.configs.Config`) and their size, never by a label. Nothing here imports torch or triton,
+so the site builds anywhere.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import Field
+
+from gpukb.gemm.triton.configs import CANDIDATES, TUNED_ON, Config, current_choice, shared_memory_model
+from gpukb.measuring.device import WindowClocks
+from gpukb.measuring.stats import Summary
+from gpukb.performance.ceilings import measured_ceilings
+from gpukb.performance.results import H100_SWEEP
+from gpukb.records import Record, load
+from gpukb.schema import StrictModel
+
+#: The committed H100 run (a record id, see :func:`gpukb.records.load`).
+RECORD_ID = TUNED_ON
+
+#: The goal set for the kernel: this fraction of cuBLAS's throughput at each of ``GOAL_SIZES`` (bf16 squares).
+GOAL = 0.95
+GOAL_SIZES = (4096, 8192)
+
+#: The project's harness run whose best cuBLAS bf16 rate is the measured ceiling (a record id).
+CEILING_RECORD = H100_SWEEP
+
+Layout = Literal["NN", "NT"]
+Phase = Literal["sweep", "compare", "fp8"]
+
+
+class Check(StrictModel):
+    """One product into a NaN-poisoned output, against a float64 reference.
+
+    Attributes:
+        shape: ``[M, N, K]``.
+        dtype: The input and output type (a torch dtype name).
+        layout: ``"NN"`` (B row-major) or ``"NT"`` (B the transpose of a row-major N×K matrix).
+        all_written: No output element was left NaN.
+        rel_error: Relative Frobenius error of the output.
+        rel_error_of_rounded_reference: The same of the float64 product rounded once to ``dtype`` (the floor).
+    """
+
+    shape: tuple[int, int, int]
+    dtype: str
+    layout: Layout
+    all_written: bool
+    rel_error: float
+    rel_error_of_rounded_reference: float
+
+
+class Paired(StrictModel):
+    """Kernel and peer timed call by call in alternation (ms), and the ratio of their medians (peer / kernel:
+    above 1, the kernel was faster). ``cublas_ms`` is the peer's time (``torch._scaled_mm`` in the FP8 phase);
+    ``clocks`` the SM clock and power sampled while the pairs ran (``None`` in runs before schema 2)."""
+
+    kernel_ms: Summary
+    cublas_ms: Summary
+    ratio: float = Field(gt=0)
+    clocks: WindowClocks | None = None
+
+
+class SweepCase(Paired):
+    """One configuration on one bf16 square of the sweep.
+
+    Attributes:
+        m: Rows of C (the sweep's products are squares: ``m == n == k``).
+        diff_vs_cublas: Relative Frobenius difference from cuBLAS's output.
+        identical_to_cublas: The outputs were bit-for-bit equal.
+        timed: How the calls were timed: CUDA-graph replays (device time), or eager calls where capture failed.
+        graph_error: Why capture failed, where it did.
+        tflops: The kernel's rate from its median time.
+        cublas_tflops: cuBLAS's rate from its median time.
+    """
+
+    m: int = Field(gt=0)
+    n: int = Field(gt=0)
+    k: int = Field(gt=0)
+    diff_vs_cublas: float
+    identical_to_cublas: bool
+    timed: Literal["graph replays", "eager calls"]
+    graph_error: str | None = None
+    tflops: float
+    cublas_tflops: float
+
+
+class SweepEntry(StrictModel):
+    """One candidate configuration: its check, and its cases (none where it failed to compile or fit).
+
+    Attributes:
+        error: The first line of the error that stopped it, or ``None``.
+        compile_and_check_s: Seconds to compile and check it (``None`` where it failed).
+    """
+
+    config: Config
+    check: Check | None
+    compile_and_check_s: float | None
+    results: list[SweepCase]
+    error: str | None
+
+    def case(self, size: int) -> SweepCase | None:
+        """Its result on the size³ product, if it has one."""
+        return next((r for r in self.results if r.m == size), None)
+
+
+class Sweep(StrictModel):
+    """Every candidate checked, then timed against cuBLAS on bf16 squares of ``sizes``."""
+
+    sizes: list[int]
+    configs: list[SweepEntry]
+
+    def entry(self, config: Config) -> SweepEntry | None:
+        """The entry of a configuration, if the sweep measured it."""
+        return next((e for e in self.configs if e.config == config), None)
+
+    def case(self, config: Config, size: int) -> SweepCase | None:
+        """A configuration's result on the size³ product, if the sweep has one."""
+        entry = self.entry(config)
+        return None if entry is None else entry.case(size)
+
+    def compiler_limit(self) -> int | None:
+        """The shared-memory limit per program the compiler reported when a configuration did not fit, bytes."""
+        for entry in self.configs:
+            match = re.search(r"Hardware limit: (\d+)", entry.error or "")
+            if match:
+                return int(match.group(1))
+        return None
+
+    def compiler_required(self) -> dict[Config, int]:
+        """Shared memory the compiler said a configuration that did not fit required, bytes."""
+        required = {}
+        for entry in self.configs:
+            match = re.search(r"Required: (\d+)", entry.error or "")
+            if match:
+                required[entry.config] = int(match.group(1))
+        return required
+
+
+class Choice(StrictModel):
+    """A configuration the sweep chose: the best geometric mean over ``sizes`` of cuBLAS time / kernel time."""
+
+    config: Config
+    sizes: list[int]
+    geomean_ratio: float = Field(gt=0)
+
+
+class Chosen(StrictModel):
+    """The sweep's choices: for large and small 16-bit products, and for FP8 (``None`` where nothing passed).
+
+    Attributes:
+        rule: How a choice is made, in words.
+        small_rate: The small tiling's rate relative to the large one's on the sweep's largest size.
+    """
+
+    large: Choice | None
+    small: Choice | None
+    rule: str
+    small_rate: float | None
+    fp8: Choice | None
+
+
+class CompareRow(StrictModel):
+    """``matmul``'s default path against cuBLAS on one square, three rounds of eager calls and three of graph
+    replays. The measured fields are ``None`` where ``error`` says why the case failed.
+
+    Attributes:
+        dtype: Input and output type.
+        layout: Storage of B (see :class:`Check`).
+        config: The configuration ``matmul`` picked.
+        rounds: Eager rounds; ``kernel_ms``, ``cublas_ms`` (the middle of the rounds' medians) and ``ratio``
+            follow from them, and the rates from those times.
+        graph_rounds: The same as CUDA-graph replays; ``graph_ratio`` from their middle medians.
+    """
+
+    dtype: str
+    layout: Layout
+    m: int = Field(gt=0)
+    n: int = Field(gt=0)
+    k: int = Field(gt=0)
+    error: str | None
+    config: Config | None
+    all_written: bool | None
+    diff_vs_cublas: float | None
+    identical_to_cublas: bool | None
+    rounds: list[Paired]
+    graph_rounds: list[Paired]
+    graph_error: str | None = None
+    graph_ratio: float | None
+    kernel_ms: float | None
+    cublas_ms: float | None
+    kernel_tflops: float | None
+    cublas_tflops: float | None
+    ratio: float | None
+
+    @property
+    def case_id(self) -> str:
+        """``"bfloat16-NN-4096"``: type, layout and size, unique within a comparison."""
+        return f"{self.dtype}-{self.layout}-{self.m}"
+
+
+class Compiled(StrictModel):
+    """What Triton compiled for one product (see :func:`gpukb.gemm.triton.matmul.compiled_summary`); the compiled
+    fields are ``None`` where ``error`` says why there is no kernel.
+
+    Attributes:
+        ptx: How many instructions of each of ``gpukb.gemm.triton.matmul.PTX_MARKERS`` the PTX starts.
+        warp_specialized: The IR held a ``ttg.warp_specialize`` operation.
+    """
+
+    dtype: str
+    m: int = Field(gt=0)
+    n: int = Field(gt=0)
+    k: int = Field(gt=0)
+    error: str | None
+    config: Config | None
+    registers: int | None
+    spills: int | None
+    shared_bytes: int | None
+    ptx: dict[str, int] | None
+    warp_specialized: bool | None
+
+
+class HostOverhead(StrictModel):
+    """Host time per call (µs) of a small product, split into the wrapper's parts, against ``torch.matmul``.
+
+    Attributes:
+        shape: ``[M, N, K]`` of the product.
+        matmul_config: The configuration ``matmul`` picked for it.
+        raw_launch_config: The configuration of the raw launches (``triton_launch_*``).
+        profile: The top of a ``cProfile`` of 300 calls, as printed.
+    """
+
+    shape: tuple[int, int, int]
+    matmul_config: Config
+    raw_launch_config: Config
+    matmul: float
+    checks_and_config: float
+    descriptors: float
+    triton_launch_tma: float
+    triton_launch_blocked: float
+    torch_matmul: float
+    profile: list[str]
+
+
+class Compare(StrictModel):
+    """The comparison phase: checks of the default path, the per-size rows, the compiled kernels, host costs.
+
+    Attributes:
+        host_overhead: ``None`` where ``host_overhead_error`` says why it was not measured.
+    """
+
+    checks: list[Check]
+    records: list[CompareRow]
+    compiled: list[Compiled]
+    host_overhead: HostOverhead | None
+    host_overhead_error: str | None = None
+
+    def mismatched_sizes(self, sm_count: int) -> list[int]:
+        """Sizes whose row measured a configuration other than the one the code picks now for a bf16 square."""
+        return sorted({r.m for r in self.records if r.config is not None and r.config != current_choice(r.m, sm_count)})
+
+
+class Fp8Peer(StrictModel):
+    """``torch._scaled_mm``'s error on one square in one accumulation mode, and the rounded reference's."""
+
+    m: int = Field(gt=0)
+    n: int = Field(gt=0)
+    k: int = Field(gt=0)
+    use_fast_accum: bool
+    rel_error: float
+    rel_error_of_rounded_reference: float
+
+
+class Fp8Case(Paired):
+    """One FP8 configuration on one square, against ``_scaled_mm`` in the same accumulation mode
+    (``peer_use_fast_accum``); ``cublas_ms`` is ``_scaled_mm``'s time."""
+
+    m: int = Field(gt=0)
+    n: int = Field(gt=0)
+    k: int = Field(gt=0)
+    rel_error: float
+    all_written: bool
+    peer_use_fast_accum: bool
+    tflops: float
+    peer_tflops: float
+
+
+class Fp8Entry(StrictModel):
+    """One FP8 candidate and its cases (none where ``error`` stopped it)."""
+
+    config: Config
+    results: list[Fp8Case]
+    error: str | None
+
+
+class Fp8(StrictModel):
+    """The FP8 phase: E4M3 in, bf16 out, against ``torch._scaled_mm`` with unit scales."""
+
+    sizes: list[int]
+    peer: list[Fp8Peer]
+    configs: list[Fp8Entry]
+
+    def peer_for(self, size: int, fast: bool) -> Fp8Peer:
+        """The peer's result on the size³ product in one accumulation mode.
+
+        Raises:
+            KeyError: If the run has none.
+        """
+        for p in self.peer:
+            if p.m == size and p.use_fast_accum == fast:
+                return p
+        raise KeyError(f"the FP8 phase has no _scaled_mm result for {size}³ with use_fast_accum={fast}")
+
+
+class PhaseStatus(StrictModel):
+    """How one phase's process ended: its exit status (``None``: killed at its time limit) and its seconds."""
+
+    name: Phase
+    returncode: int | None
+    seconds: float = Field(ge=0)
+
+
+class TritonGemm(Record):
+    """A run of ``bench/triton_gemm.py``: the Triton GEMM's candidate configurations against cuBLAS.
+
+    Clock readings are in ``run.clocks``, keyed ``<phase>_start`` and ``<phase>_end``.
+
+    Attributes:
+        timing: How calls were timed, in words.
+        inputs: How inputs were made, in words.
+        defaults_in_code: ``DEFAULT_CONFIGS`` of the code that ran, by input type.
+        small_defaults_in_code: ``SMALL_CONFIGS`` of the code that ran.
+        candidates: The 16-bit configurations swept; ``fp8_candidates`` the FP8 ones.
+        phases: How each phase's process ended.
+        compare: ``None`` where the sweep chose nothing to compare; ``fp8`` ``None`` where it was skipped.
+    """
+
+    kind: Literal["gemm.triton-gemm"] = "gemm.triton-gemm"
+    schema_version: Literal[2] = 2
+    timing: str
+    inputs: str
+    defaults_in_code: dict[str, Config]
+    small_defaults_in_code: dict[str, Config]
+    candidates: list[Config]
+    fp8_candidates: list[Config]
+    phases: list[PhaseStatus]
+    sweep: Sweep
+    chosen: Chosen
+    compare: Compare | None
+    fp8: Fp8 | None
+
+    @property
+    def sm_count(self) -> int:
+        """Multiprocessors of the GPU measured.
+
+        Raises:
+            ValueError: For a record without a GPU.
+        """
+        if self.run.gpu is None:
+            raise ValueError("this Triton GEMM record names no GPU")
+        return self.run.gpu.sm_count
+
+
+def committed() -> TritonGemm:
+    """The committed H100 run (:data:`RECORD_ID`)."""
+    return load(RECORD_ID, expect=TritonGemm)
+
+
+def measured_ceiling() -> float:
+    """The best bf16 rate cuBLAS reached in the project's harness run (:data:`CEILING_RECORD`), in TFLOP/s."""
+    return measured_ceilings(CEILING_RECORD)["bf16"]
+
+
+@dataclass(frozen=True)
+class GoalRow:
+    """The goal at one size: the chosen large configuration's rate and cuBLAS's from the sweep (timed in
+    alternation), their ratio, the kernel's fraction of the measured ceiling, and whether the goal was met."""
+
+    size: int
+    config: Config
+    kernel_tflops: float
+    cublas_tflops: float
+    ratio: float
+    of_ceiling: float
+    met: bool
+    timed: str
+
+
+def goal_rows(record: TritonGemm, ceiling: float) -> list[GoalRow]:
+    """For each of :data:`GOAL_SIZES`, the chosen large configuration against cuBLAS (see :class:`GoalRow`).
+
+    Raises:
+        ValueError: If the sweep chose no large configuration or has no result for it at a goal size.
+    """
+    if record.chosen.large is None:
+        raise ValueError("the sweep chose no configuration for large products")
+    config = record.chosen.large.config
+    rows = []
+    for size in GOAL_SIZES:
+        case = record.sweep.case(config, size)
+        if case is None:
+            raise ValueError(f"the sweep has no {size}³ result for the chosen configuration {config.label!r}")
+        rows.append(
+            GoalRow(
+                size=size,
+                config=config,
+                kernel_tflops=case.tflops,
+                cublas_tflops=case.cublas_tflops,
+                ratio=case.ratio,
+                of_ceiling=case.tflops / ceiling,
+                met=case.ratio >= GOAL,
+                timed=case.timed,
+            )
+        )
+    return rows
+
+
+@dataclass(frozen=True)
+class SharedMemoryRow:
+    """Shared memory of one TMA candidate: by count (:func:`~gpukb.gemm.triton.configs.shared_memory_model`), as the
+    compiler reported it (``None`` where the run recorded no figure), and whether the count fits the limit the
+    compiler reported (``None`` where it reported none)."""
+
+    config: Config
+    by_count: int
+    reported: int | None
+    fits: bool | None
+
+
+def shared_memory_rows(record: TritonGemm) -> list[SharedMemoryRow]:
+    """For each TMA candidate of :data:`~gpukb.gemm.triton.configs.CANDIDATES`: its shared memory by count, the
+    compiler's figure (from a refusal in the sweep, or a 16-bit kernel compiled in the comparison), and whether
+    it fits."""
+    limit = record.sweep.compiler_limit()
+    reported = record.sweep.compiler_required()
+    if record.compare is not None:
+        for c in record.compare.compiled:
+            if c.config is not None and c.shared_bytes is not None and c.dtype != "float8_e4m3fn":
+                reported[c.config] = c.shared_bytes
+    rows = []
+    for config in CANDIDATES:
+        if config.kernel != "tma":
+            continue
+        model = shared_memory_model(config)
+        rows.append(SharedMemoryRow(config, model, reported.get(config), None if limit is None else model <= limit))
+    return rows
+
+
+# --- The shape sweep (bench/triton_gemm_sweep.py) -------------------------------------------------------------
+
+#: The committed shape sweep (a record id).
+SWEEP_RECORD_ID = "gemm/triton-gemm-sweep-h100"
+
+#: The sweep's goals: the geometric mean of the ratio to cuBLAS for each 16-bit type, the lowest ratio of any
+#: 16-bit shape, the FP8 ratio to ``_scaled_mm`` (no fast accumulation) on shapes with every dimension ≥
+#: ``FP8_GOAL_MIN_DIM``, and the error relative to the peer's.
+SWEEP_GEOMEAN_GOAL = 0.90
+SWEEP_FLOOR_GOAL = 0.70
+FP8_GOAL = 0.95
+FP8_GOAL_MIN_DIM = 1024
+ERROR_GOAL = 2.0
+
+
+class SweepRow(StrictModel):
+    """One product of the sweep: ``matmul``'s default path against its peer in the same run.
+
+    Attributes:
+        group: ``"square"``, ``"odd"``, ``"llm"``, ``"k-heavy"`` or ``"tall-skinny"``.
+        label: What the shape is, in words (``"Llama-3-8B MLP up 4096→14336"``).
+        layout: ``"NN"``, ``"NT"``... (see :func:`gpukb.gemm.triton.matmul.layout_code`).
+        tuned_on: The shape was its class's representative in the tuning run.
+        config: The configuration ``matmul`` chose; ``split_k`` the K slices it used.
+        staged: The operands copied into buffers with 128-byte-aligned rows first (``"A"``, ``"B"``, ``"C"``).
+        peer: The peer, in words.
+        kernel_ms: The kernel's median time in each round (ms); ``peer_ms`` the peer's.
+        ratio: Peer time over kernel time (medians of the rounds' medians): above 1, the kernel was faster.
+        rel_error: Relative Frobenius error of the kernel's output on the sampled rows, against float64;
+            ``peer_rel_error`` the peer's; ``floor`` the float64 product's rounded once to the output type.
+        all_written: No output element was left NaN.
+        error: Why the kernel's case failed; ``peer_error`` why the peer's did.
+        peer_kernels: The GPU kernels one call of the peer launched, by name (``torch.profiler``, after all the
+            timing; bf16 products with M ≤ 64 and the K-heavy ones only); ``kernels`` the same for ``matmul``.
+    """
+
+    dtype: str
+    group: str
+    label: str
+    layout: str
+    m: int = Field(gt=0)
+    n: int = Field(gt=0)
+    k: int = Field(gt=0)
+    tuned_on: bool
+    config: Config | None
+    split_k: int | None
+    staged: list[str]
+    peer: str
+    kernel_ms: list[float]
+    peer_ms: list[float]
+    ratio: float | None
+    kernel_tflops: float | None
+    peer_tflops: float | None
+    rel_error: float | None
+    peer_rel_error: float | None
+    floor: float | None
+    all_written: bool | None
+    error: str | None = None
+    peer_error: str | None = None
+    peer_kernels: list[str] | None = None
+    kernels: list[str] | None = None
+
+    @property
+    def error_ratio(self) -> float | None:
+        """The kernel's error over the peer's (``None`` where either is missing or the peer's is zero)."""
+        if self.rel_error is None or not self.peer_rel_error:
+            return None
+        return self.rel_error / self.peer_rel_error
+
+
+class HostRow(StrictModel):
+    """Host cost of back-to-back calls of one tiny product.
+
+    Attributes:
+        what: The call, in words.
+        wall_us: Wall time of ``calls`` back-to-back calls, ended by one synchronize, per call (µs).
+        enqueue_us: Wall time until the last call returned, before the synchronize, per call (µs).
+        kernel_us: The device time of one call, from CUDA-graph replays of the same call (µs).
+        host_us: ``wall_us - kernel_us``: the issue's measure of host time per call.
+    """
+
+    what: str
+    wall_us: float
+    enqueue_us: float
+    kernel_us: float
+    host_us: float
+
+
+class HostPath(StrictModel):
+    """The host path: ``calls`` back-to-back calls of a tiny product of an already-seen shape.
+
+    Attributes:
+        notes: How the plans launched their kernels, and the top of a profile of 300 calls.
+    """
+
+    shape: tuple[int, int, int]
+    dtype: str
+    calls: int
+    rows: list[HostRow]
+    notes: list[str] = Field(default_factory=list)
+
+
+class LayoutCheck(StrictModel):
+    """One product on the GPU in a given layout (or strided view) into a NaN-poisoned output, against float64,
+    next to cuBLAS's error on the same product."""
+
+    what: str
+    dtype: str
+    shape: tuple[int, int, int]
+    config: Config | None
+    staged: list[str]
+    all_written: bool | None
+    rel_error: float | None
+    peer_rel_error: float | None
+    error: str | None = None
+
+
+class TritonGemmSweep(Record):
+    """A run of ``bench/triton_gemm_sweep.py``: the Triton GEMM's default path across shapes it was and was not
+    tuned on, in bf16, fp16 and FP8, against cuBLAS in the same run; its host path; layout checks.
+
+    Attributes:
+        timing: How products were timed, in words.
+        error_rows: Rows of C sampled for the errors against float64.
+        tuning: The tuning table in use, as the run named it (the committed one is the record
+            ``gemm/triton-gemm-tuning-h100``): made earlier in the same run, or, with ``--table``, by an earlier run.
+    """
+
+    kind: Literal["gemm.triton-gemm-sweep"] = "gemm.triton-gemm-sweep"
+    schema_version: Literal[1] = 1
+    timing: str
+    inputs: str
+    error_rows: int
+    tuning: str
+    host: HostPath | None
+    checks: list[LayoutCheck]
+    rows: list[SweepRow]
+
+
+def sweep_committed() -> TritonGemmSweep:
+    """The committed shape sweep (:data:`SWEEP_RECORD_ID`)."""
+    return load(SWEEP_RECORD_ID, expect=TritonGemmSweep)
+
+
+def _geomean(values: list[float]) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+@dataclass(frozen=True)
+class SweepGoalRow:
+    """The sweep's goal for one input type, from its measured rows.
+
+    Attributes:
+        dtype: The input type.
+        scope: Which rows count, in words.
+        rows: The rows that count (measured, with a ratio).
+        geomean: Geometric mean of their ratios to the peer.
+        lowest: The row with the lowest ratio.
+        goal: What is asked, in words; ``met`` whether the rows meet it.
+        worst_error_ratio: The largest kernel error over peer error among the type's rows.
+        errors_met: Every row's error is within :data:`ERROR_GOAL` times the peer's.
+    """
+
+    dtype: str
+    scope: str
+    rows: tuple[SweepRow, ...]
+    geomean: float
+    lowest: SweepRow
+    goal: str
+    met: bool
+    worst_error_ratio: float
+    errors_met: bool
+
+
+def sweep_goal_rows(record: TritonGemmSweep) -> list[SweepGoalRow]:
+    """The goal per input type: bf16 and fp16 over all their rows (geometric mean ≥ :data:`SWEEP_GEOMEAN_GOAL`,
+    none below :data:`SWEEP_FLOOR_GOAL`); FP8 over the rows with every dimension ≥ :data:`FP8_GOAL_MIN_DIM`
+    (each ≥ :data:`FP8_GOAL`). Errors: every row of the type within :data:`ERROR_GOAL` times the peer's.
+
+    Raises:
+        ValueError: If a type has no measured row.
+    """
+    out = []
+    for dtype in ("bfloat16", "float16", "float8_e4m3fn"):
+        typed = [r for r in record.rows if r.dtype == dtype]
+        measured = [r for r in typed if r.ratio is not None]
+        fp8 = dtype == "float8_e4m3fn"
+        if fp8:
+            counted = [r for r in measured if min(r.m, r.n, r.k) >= FP8_GOAL_MIN_DIM]
+            scope = f"shapes with every dimension ≥ {FP8_GOAL_MIN_DIM}"
+            goal = f"each ≥ {FP8_GOAL}"
+        else:
+            counted = measured
+            scope = "every shape"
+            goal = f"geometric mean ≥ {SWEEP_GEOMEAN_GOAL}, none below {SWEEP_FLOOR_GOAL}"
+        if not counted:
+            raise ValueError(f"the sweep of {record.run.date} has no measured {dtype} row")
+        ratios = [r.ratio for r in counted if r.ratio is not None]
+        geomean = _geomean(ratios)
+        lowest = min(counted, key=lambda r: r.ratio or 0.0)
+        low = lowest.ratio or 0.0
+        met = low >= FP8_GOAL if fp8 else geomean >= SWEEP_GEOMEAN_GOAL and low >= SWEEP_FLOOR_GOAL
+        errors = [r.error_ratio for r in typed if r.error_ratio is not None]
+        worst = max(errors) if errors else math.nan
+        out.append(
+            SweepGoalRow(
+                dtype=dtype, scope=scope, rows=tuple(counted), geomean=geomean, lowest=lowest, goal=goal, met=met,
+                worst_error_ratio=worst, errors_met=bool(errors) and worst <= ERROR_GOAL,
+            )
+        )  # fmt: skip
+    return out
+
+
+def losing_rows(record: TritonGemmSweep, below: float = SWEEP_GEOMEAN_GOAL) -> list[SweepRow]:
+    """The measured rows whose ratio to the peer is below ``below``, lowest first."""
+    rows = [r for r in record.rows if r.ratio is not None and r.ratio < below]
+    return sorted(rows, key=lambda r: r.ratio or 0.0)

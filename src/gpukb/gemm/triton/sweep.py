@@ -1,0 +1,152 @@
+"""The shapes the Triton GEMM is swept on (``bench/triton_gemm_sweep.py``), and the sweep registered as kernel
+pairs for ``gpukb bench``: ``triton-gemm-sweep-bf16``, ``-fp16`` (against ``torch.matmul``) and ``-fp8`` (against
+``torch._scaled_mm`` without fast accumulation). Torch-free until a pair is measured.
+
+Shapes: squares from 256 to 16384; odd sizes (3000³, 4095×4097×4099, whose rows are not 16-byte aligned);
+Llama-3-8B's MLP and LM-head projections (4096→14336, 14336→4096, 4096→128256) at M = 1, 8, 64, 512, 4096 and
+16384 tokens; K-heavy products (M·N small, K long); tall-skinny ones. fp16 runs a subset (GPU time is scarce),
+FP8 the shapes ``_scaled_mm`` takes (every dimension a multiple of 16) with M ≥ 64.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: Llama-3-8B's projections as (name, N, K): the MLP's up/gate and down, and the LM head.
+LLAMA = (
+    ("Llama-3-8B MLP up/gate 4096→14336", 14336, 4096),
+    ("Llama-3-8B MLP down 14336→4096", 4096, 14336),
+    ("Llama-3-8B LM head 4096→128256", 128256, 4096),
+)
+LLAMA_TOKENS = (1, 8, 64, 512, 4096, 16384)
+
+#: One shape of the sweep: (group, label, M, N, K).
+Shape = tuple[str, str, int, int, int]
+
+
+def shapes() -> list[Shape]:
+    """Every bf16 shape of the sweep, in the sweep's order."""
+    out: list[Shape] = [("square", f"{s}³", s, s, s) for s in (256, 512, 1024, 2048, 3000, 4096, 8192, 16384)]
+    out += [
+        ("odd", "4095×4097×4099", 4095, 4097, 4099),
+        ("odd", "1023×1025×1027", 1023, 1025, 1027),
+        ("odd", "4096×4096×4160", 4096, 4096, 4160),
+    ]
+    for m in LLAMA_TOKENS:
+        out += [("llm", f"{label}, M={m}", m, n, k) for label, n, k in LLAMA]
+    out += [
+        ("k-heavy", "2048×2048×8192", 2048, 2048, 8192),
+        ("k-heavy", "512×512×16384", 512, 512, 16384),
+        ("k-heavy", "1024×1024×32768", 1024, 1024, 32768),
+        ("k-heavy", "128×128×65536", 128, 128, 65536),
+        ("tall-skinny", "32768×128×4096", 32768, 128, 4096),
+        ("tall-skinny", "65536×64×2048", 65536, 64, 2048),
+        ("tall-skinny", "128×14336×4096", 128, 14336, 4096),
+    ]
+    return out
+
+
+def fp16_shapes() -> list[Shape]:
+    """The fp16 subset: every group but the LLM shapes, which run at M = 1, 64 and 4096 only."""
+    return [s for s in shapes() if s[0] != "llm" or s[2] in (1, 64, 4096)]
+
+
+def fp8_shapes() -> list[Shape]:
+    """FP8: every dimension a multiple of 16 (``_scaled_mm`` needs it), LLM shapes at M ≥ 64."""
+    return [s for s in shapes() if all(x % 16 == 0 for x in s[2:]) and not (s[0] == "llm" and s[2] < 64)]
+
+
+#: bf16 products with B the transpose of a row-major N×K weight, as in ``x @ w.t()``.
+NT_SHAPES: tuple[Shape, ...] = (
+    ("llm", "Llama-3-8B MLP up/gate 4096→14336, M=8, B = W.t()", 8, 14336, 4096),
+    ("llm", "Llama-3-8B MLP up/gate 4096→14336, M=4096, B = W.t()", 4096, 14336, 4096),
+    ("llm", "Llama-3-8B MLP down 14336→4096, M=512, B = W.t()", 512, 4096, 14336),
+)
+
+
+def case_label(shape: Shape) -> str:
+    """``"MxNxK"``, the case label of a kernel pair."""
+    return f"{shape[2]}x{shape[3]}x{shape[4]}"
+
+
+def _inputs(dtype_name: str) -> Any:
+    def make(case: str) -> dict[str, Any]:
+        import torch
+
+        from gpukb.gemm.triton.pairs import parse_case
+
+        m, n, k = parse_case(case)
+        fp8 = dtype_name == "float8_e4m3fn"
+        base = torch.bfloat16 if fp8 else getattr(torch, dtype_name)
+        a = torch.randn(m, k, device="cuda", dtype=base)
+        b = torch.randn(n, k, device="cuda", dtype=base).t() if fp8 else torch.randn(k, n, device="cuda", dtype=base)
+        if fp8:
+            a, b = a.to(torch.float8_e4m3fn), b.to(torch.float8_e4m3fn)
+        out_dtype = torch.bfloat16 if fp8 else base
+        return {
+            "a": a,
+            "b": b,
+            "out": torch.full((m, n), float("nan"), device="cuda", dtype=out_dtype),
+            "peer_out": torch.empty(m, n, device="cuda", dtype=out_dtype),
+            "one": torch.ones((), device="cuda"),
+        }
+
+    return make
+
+
+def _kernel(x: dict[str, Any]) -> Any:
+    from gpukb.gemm.triton.matmul import matmul
+
+    return matmul(x["a"], x["b"], out=x["out"])
+
+
+def _matmul_peer(x: dict[str, Any]) -> Any:
+    import torch
+
+    return torch.matmul(x["a"], x["b"], out=x["peer_out"])
+
+
+def _scaled_mm_peer(x: dict[str, Any]) -> Any:
+    import torch
+
+    one = x["one"]
+    out = torch._scaled_mm(x["a"], x["b"], scale_a=one, scale_b=one, out_dtype=torch.bfloat16, use_fast_accum=False)
+    return out[0] if isinstance(out, tuple) else out
+
+
+def _check(out: Any, ref: Any) -> None:
+    import torch
+
+    from gpukb.numerics import relative_error
+
+    assert bool(torch.isfinite(out).all()), "the Triton GEMM left elements of its output unwritten (NaN)"
+    diff = relative_error(out, ref)
+    assert diff < 2e-2, f"the Triton GEMM differs from its peer by {diff:.3g} (relative Frobenius norm)"
+
+
+def pairs() -> list[Any]:
+    """The sweep's kernel pairs, one per input type (not yet registered)."""
+    from gpukb.gemm.triton.pairs import parse_case
+    from gpukb.measuring.counting import gemm_bytes, gemm_flops
+    from gpukb.measuring.pairs import KernelPair
+
+    out = []
+    for name, dtype, chosen, peer, reference, size in (
+        ("bf16", "bfloat16", shapes(), "torch.matmul (cuBLAS)", _matmul_peer, 2),
+        ("fp16", "float16", fp16_shapes(), "torch.matmul (cuBLAS)", _matmul_peer, 2),
+        ("fp8", "float8_e4m3fn", fp8_shapes(), "torch._scaled_mm (use_fast_accum=False)", _scaled_mm_peer, 1),
+    ):
+        out.append(
+            KernelPair(
+                name=f"triton-gemm-sweep-{name}",
+                peer=peer,
+                cases=tuple(dict.fromkeys(case_label(s) for s in chosen)),
+                make_inputs=_inputs(dtype),
+                kernel=_kernel,
+                reference=reference,
+                flops=lambda case: gemm_flops(*parse_case(case)),
+                nbytes=lambda case, size=size: gemm_bytes(*parse_case(case), a_bytes=size, c_bytes=2),
+                check=_check,
+            )
+        )
+    return out

@@ -1,0 +1,318 @@
+"""Which configuration the Triton GEMM uses for a product: a tuning table keyed by shape class, measured on the H100
+by ``bench/triton_gemm_sweep.py`` and committed as a results record (:data:`TABLE_RECORD`) with the run that
+produced it.
+
+A *shape class* is the input type, the layout (``"NN"``: A and B row-major; ``"NT"``: B column-major, the
+transpose of a row-major N×K matrix; ``"TN"``, ``"TT"``: A column-major), a bucket for each of M, N and K
+(:data:`M_EDGES`, :data:`N_EDGES`, :data:`K_EDGES`) and whether the rows the kernel reads start on 128-byte lines
+(``aligned``: 3000 bf16 columns are 6000 bytes, a legal tensor-descriptor stride whose rows start off those
+lines). The table holds, for each class the tuning run measured, the configuration that was fastest on that
+class's representative shape, with every candidate's time. A class the
+table lacks gets :func:`heuristic`, a rule stated in code. Within a class, the candidate chosen for a shape is the
+one whose measured time, carried over to that shape by counting the rounds of tiles it takes
+(:func:`predicted_ms`), is shortest: the best tiling of 3000³ is not the best of 2048³ when 132 multiprocessors
+share the tiles. Nothing is timed at call time.
+
+Torch-free and triton-free, so that pages and tests can use it anywhere.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from pydantic import Field
+
+from gpukb.gemm.triton.configs import (
+    DEFAULT_CONFIGS,
+    MAX_SPLIT_K,
+    SMALL_CONFIGS,
+    SMALL_RATE,
+    Config,
+    pick_by_waves,
+    split_for,
+)
+from gpukb.records import Record, load, record_ids
+from gpukb.schema import StrictModel
+
+#: Upper edges of the buckets of M, N and K: a size goes in the first bucket whose edge it does not exceed, or in
+#: the last one (above every edge). M ≤ 64 is the small-M (decode) class.
+M_EDGES = (16, 64, 256, 512, 1024, 4096)
+N_EDGES = (1024, 4096, 16384)
+K_EDGES = (1024, 4096, 16384)
+
+#: Products with at most this many rows take the small-M path (64-row tiles: one warpgroup's MMA).
+SMALL_M = 64
+
+#: The committed table: a results record (an id for :func:`gpukb.records.load`).
+TABLE_RECORD = "gemm/triton-gemm-tuning-h100"
+
+Layout = Literal["NN", "NT", "TN", "TT"]
+
+#: Types that share another type's tuned entries where they have none of their own (same element size, same MMA
+#: rate on sm_90).
+SHARES = {"float16": "bfloat16", "bfloat16": "float16"}
+
+#: The candidates the tuning run tries, by input type: the persistent TMA kernel with large and small tiles, and
+#: the split-K kernel with 64-row tiles (the small-M path: one warpgroup's MMA is 64 rows) and 128-row tiles.
+CANDIDATES_16: tuple[Config, ...] = (
+    Config("tma", 128, 256, 64, num_stages=4, num_warps=8, epilogue_subtile=True),
+    Config("tma", 128, 256, 64, num_stages=3, num_warps=8),
+    Config("tma", 128, 128, 64, num_stages=4, num_warps=8),
+    Config("tma", 64, 128, 64, num_stages=4, num_warps=4),
+    Config("splitk", 128, 128, 64, num_stages=4, num_warps=8),
+    Config("splitk", 128, 256, 64, num_stages=3, num_warps=8),
+    Config("splitk", 64, 128, 128, num_stages=4, num_warps=4),
+    Config("splitk", 64, 64, 128, num_stages=5, num_warps=4),
+    Config("splitk", 64, 256, 64, num_stages=4, num_warps=4),
+)
+CANDIDATES_FP8: tuple[Config, ...] = (
+    Config("tma", 128, 256, 128, num_stages=4, num_warps=8, epilogue_subtile=True),
+    Config("tma", 128, 256, 128, num_stages=3, num_warps=8),
+    Config("tma", 128, 128, 128, num_stages=4, num_warps=8),
+    Config("splitk", 128, 128, 128, num_stages=4, num_warps=8),
+    Config("splitk", 128, 256, 128, num_stages=3, num_warps=8),
+    Config("splitk", 64, 128, 256, num_stages=4, num_warps=4),
+    Config("splitk", 64, 64, 256, num_stages=5, num_warps=4),
+)
+
+
+#: FP8 products whose K is longer than this many products have their partial sums promoted to float32 every this
+#: many products (``Config.fp8_imprecise_acc``): the tensor cores' fast accumulation otherwise loses accuracy as
+#: K grows (the sweep's FP8 rows show the error against cuBLAS's rising with K), and with chunks of this length
+#: the error stays that of a K = 4096 product.
+FP8_PROMOTE = 4096
+
+
+def candidates(dtype: str, m: int, k: int = 0) -> tuple[Config, ...]:
+    """The candidates the tuning run tries for an input type, M and K: for M ≤ 64, only those with 64-row tiles;
+    for fp8 with K > :data:`FP8_PROMOTE`, each with its partial sums promoted every :data:`FP8_PROMOTE` products.
+    (Rows that are not 128-byte aligned make a class of their own, with the same candidates.)"""
+    fp8 = dtype == "float8_e4m3fn"
+    pool = CANDIDATES_FP8 if fp8 else CANDIDATES_16
+    if m <= SMALL_M:
+        pool = tuple(c for c in pool if c.block_m == 64)
+    if fp8 and k > FP8_PROMOTE:
+        pool = tuple(replace(c, fp8_imprecise_acc=FP8_PROMOTE) for c in pool)
+    return pool
+
+
+def trials(dtype: str, m: int, n: int, k: int, sms: int) -> tuple[Config, ...]:
+    """What the tuning run times on a class's representative m×n×k product: the :func:`candidates`, and for each
+    split-K one whose automatic split (:func:`~gpukb.gemm.triton.configs.split_for`) is above 1, the same tiling at
+    half and at twice that split, so that the record shows what the rule's choice is worth."""
+    pool = candidates(dtype, m, k)
+    extra = []
+    for config in pool:
+        if config.kernel != "splitk" or config.split_k is not None:
+            continue
+        auto = split_for(m, n, k, config, sms)
+        for split in (auto // 2, 2 * auto):
+            if auto > 1 and 1 <= split <= min(max(1, k // config.block_k), MAX_SPLIT_K):
+                extra.append(replace(config, split_k=split))
+    return tuple(dict.fromkeys((*pool, *extra)))
+
+
+def bucket(size: int, edges: tuple[int, ...]) -> int:
+    """The index of the bucket ``size`` falls in: the first edge it does not exceed, or ``len(edges)``."""
+    return bisect.bisect_left(edges, size)
+
+
+def bucket_label(index: int, edges: tuple[int, ...]) -> str:
+    """``"≤ 64"``, ``"65–256"``, ..., ``"> 4096"``."""
+    if index == 0:
+        return f"≤ {edges[0]}"
+    if index == len(edges):
+        return f"> {edges[-1]}"
+    return f"{edges[index - 1] + 1}–{edges[index]}"
+
+
+@dataclass(frozen=True)
+class ShapeClass:
+    """Input type, layout, the buckets of M, N and K, and whether the rows start on 128-byte lines."""
+
+    dtype: str
+    layout: str
+    m: int
+    n: int
+    k: int
+    aligned: bool = True
+
+    @classmethod
+    def of(cls, dtype: str, layout: str, m: int, n: int, k: int, aligned: bool = True) -> ShapeClass:
+        """The class of an m×n×k product."""
+        return cls(dtype, layout, bucket(m, M_EDGES), bucket(n, N_EDGES), bucket(k, K_EDGES), aligned)
+
+    @property
+    def label(self) -> str:
+        """E.g. ``"bfloat16 NN, M ≤ 64, N 4097–16384, K 1025–4096"`` (``", rows not 128-byte aligned"`` after)."""
+        return (
+            f"{self.dtype} {self.layout}, M {bucket_label(self.m, M_EDGES)}, N {bucket_label(self.n, N_EDGES)}, "
+            f"K {bucket_label(self.k, K_EDGES)}" + ("" if self.aligned else ", rows not 128-byte aligned")
+        )
+
+
+class Trial(StrictModel):
+    """One candidate on a class's representative shape: its median time (ms, ``None`` where it failed), the split
+    it used, and the first line of the error that stopped it."""
+
+    config: Config
+    split_k: int | None
+    ms: float | None
+    error: str | None = None
+
+
+class TunedClass(StrictModel):
+    """One shape class: its representative shape, every candidate's trial, and the fastest (``config``).
+
+    Attributes:
+        aligned: Whether the representative's rows start on 128-byte lines (the class's ``aligned``).
+        cublas_ms: cuBLAS's median time on the representative shape in the same run (for scale).
+    """
+
+    dtype: str
+    layout: Layout
+    m_bucket: int = Field(ge=0)
+    n_bucket: int = Field(ge=0)
+    k_bucket: int = Field(ge=0)
+    aligned: bool = True
+    shape: tuple[int, int, int]
+    config: Config
+    trials: list[Trial]
+    cublas_ms: float | None
+
+    @property
+    def shape_class(self) -> ShapeClass:
+        """The class this entry is for."""
+        return ShapeClass(self.dtype, self.layout, self.m_bucket, self.n_bucket, self.k_bucket, self.aligned)
+
+
+class GemmTuning(Record):
+    """A tuning table of the Triton GEMM: the best configuration by shape class, from one run on one GPU.
+
+    Attributes:
+        edges: The bucket edges of M, N and K the run used (``"m"``, ``"n"``, ``"k"``).
+        timing: How candidates were timed, in words.
+        classes: One entry per tuned class.
+    """
+
+    kind: Literal["gemm.triton-tuning"] = "gemm.triton-tuning"
+    schema_version: Literal[1] = 1
+    edges: dict[str, list[int]]
+    timing: str
+    classes: list[TunedClass]
+
+    def table(self) -> dict[ShapeClass, Config]:
+        """Class → the configuration fastest on its representative shape."""
+        return {c.shape_class: c.config for c in self.classes}
+
+
+def committed() -> GemmTuning:
+    """The committed tuning table (:data:`TABLE_RECORD`)."""
+    return load(TABLE_RECORD, expect=GemmTuning)
+
+
+#: The table in use: the committed one, unless :func:`use_table` set another (``None``: none, rules only).
+_ACTIVE: dict[str, dict[ShapeClass, TunedClass] | None] = {}
+
+
+def use_table(table: GemmTuning | None) -> None:
+    """Use ``table`` instead of the committed one (``None``: no table, :func:`heuristic` only). For the tuning
+    run, which measures the table it has just made, and for tests. Plans ``matmul`` made before keep their
+    configuration: call :func:`gpukb.gemm.triton.matmul.clear_plans` after."""
+    _ACTIVE["table"] = None if table is None else {c.shape_class: c for c in table.classes}
+
+
+def active_table() -> dict[ShapeClass, TunedClass] | None:
+    """The table :func:`choose` reads: the committed one (``None`` where the package has none)."""
+    if "table" not in _ACTIVE:
+        if TABLE_RECORD not in record_ids():
+            _ACTIVE["table"] = None
+            return None
+        record = committed()
+        edges = {name: tuple(record.edges.get(name, ())) for name in ("m", "n", "k")}
+        if edges != {"m": M_EDGES, "n": N_EDGES, "k": K_EDGES}:
+            raise ValueError(f"the committed tuning table was made with bucket edges {record.edges}; the code's differ")
+        use_table(record)
+    return _ACTIVE["table"]
+
+
+def efficiency(m: int, n: int, k: int, config: Config, sms: int) -> float:
+    """The fraction of the GPU's tile slots an m×n×k product keeps busy with ``config``: the work units (output
+    tiles, times the K slices of a split-K configuration) over the slots of the rounds they take on ``sms``
+    multiprocessors, times the fraction of the tiles' area inside C."""
+    tiles = -(-m // config.block_m) * -(-n // config.block_n)
+    units = tiles * (split_for(m, n, k, config, sms) if config.kernel == "splitk" else 1)
+    rounds = -(-units // sms)
+    return units / (rounds * sms) * (m * n) / (tiles * config.block_m * config.block_n)
+
+
+def predicted_ms(entry: TunedClass, trial: Trial, m: int, n: int, k: int, sms: int) -> float:
+    """A candidate's time on an m×n×k product, predicted from its time on the class's representative shape: the
+    rate it reached there, divided by its :func:`efficiency` there, is taken as its rate per busy slot, and
+    multiplied by its efficiency on the new shape. On the representative itself the prediction is the
+    measured time."""
+    if trial.ms is None:
+        return math.inf
+    rm, rn, rk = entry.shape
+    rate = 2 * rm * rn * rk / trial.ms / efficiency(rm, rn, rk, trial.config, sms)
+    return 2 * m * n * k / (rate * efficiency(m, n, k, trial.config, sms))
+
+
+def heuristic(dtype: str, m: int, n: int, k: int, sms: int) -> Config:
+    """The rule for a class the table lacks.
+
+    M ≤ 64: the split-K kernel with 64-row tiles (the small-M path). A product whose large tiles would leave most
+    multiprocessors idle while K is long (fewer tiles than half the multiprocessors, K at least four times the
+    larger of M and N): the split-K kernel with 128×128 tiles. Otherwise the persistent TMA kernel, large or small
+    tiles by :func:`~gpukb.gemm.triton.configs.pick_by_waves`. FP8 with K > :data:`FP8_PROMOTE`: promoted partial sums.
+    """
+    fp8 = dtype == "float8_e4m3fn"
+    config = _rule(dtype, m, n, k, sms)
+    return replace(config, fp8_imprecise_acc=FP8_PROMOTE) if fp8 and k > FP8_PROMOTE else config
+
+
+def _rule(dtype: str, m: int, n: int, k: int, sms: int) -> Config:
+    fp8 = dtype == "float8_e4m3fn"
+    bk = 128 if fp8 else 64
+    if m <= SMALL_M:
+        return Config("splitk", 64, 128, 2 * bk, num_stages=4, num_warps=4)
+    large = DEFAULT_CONFIGS.get(dtype, DEFAULT_CONFIGS["bfloat16"])
+    tiles = -(-m // large.block_m) * -(-n // large.block_n)
+    if 2 * tiles < sms and k >= 4 * max(m, n):
+        return Config("splitk", 128, 128, bk, num_stages=4, num_warps=8)
+    if fp8 or dtype not in SMALL_CONFIGS:
+        return Config("tma", 128, 256, 128, num_stages=4, num_warps=8, epilogue_subtile=True) if fp8 else large
+    return pick_by_waves(m, n, large, SMALL_CONFIGS[dtype], sms, SMALL_RATE)
+
+
+def lookup(dtype: str, layout: str, m: int, n: int, k: int, sms: int, aligned: bool = True) -> Config | None:
+    """The table's configuration for a product: of the candidates timed for its class (its own; else the same
+    buckets in another layout; else the same for the type that shares its tiles, :data:`SHARES`; for rows that are
+    not 128-byte aligned, then the same search among aligned classes), the one with the shortest
+    :func:`predicted_ms` on this shape; ``None`` where the table has no such class."""
+    table = active_table()
+    if not table:
+        return None
+    search = [
+        ShapeClass.of(name, other, m, n, k, flag)
+        for flag in dict.fromkeys((aligned, True))
+        for name in (dtype, SHARES.get(dtype))
+        if name is not None
+        for other in dict.fromkeys((layout, "NN", "NT", "TN", "TT"))
+    ]
+    entry = next((table[cls] for cls in search if cls in table), None)
+    if entry is None:
+        return None
+    timed = [t for t in entry.trials if t.ms is not None]
+    if not timed:
+        return entry.config
+    return min(timed, key=lambda t: predicted_ms(entry, t, m, n, k, sms)).config
+
+
+def choose(dtype: str, layout: str, m: int, n: int, k: int, sms: int, aligned: bool = True) -> Config:
+    """The configuration for a product: the table's (:func:`lookup`), else :func:`heuristic`."""
+    found = lookup(dtype, layout, m, n, k, sms, aligned)
+    return found if found is not None else heuristic(dtype, m, n, k, sms)

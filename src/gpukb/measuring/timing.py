@@ -1,0 +1,302 @@
+"""How a call is timed: warm-up, repetition, a timer, and what happens between calls.
+
+GPU work is asynchronous: a launch returns to Python long before the kernel ends. A timer must therefore either
+put CUDA events on the stream around the work (:class:`EventTimer`) or wait for the device before it reads a
+host clock (:class:`HostTimer` with a ``sync`` function). :func:`benchmark` estimates the cost of one call,
+warms up for a while, then times many calls one by one, running ``before`` (an L2 flush, say) untimed ahead of
+each.
+
+The same code times CPU functions with ``HostTimer()``, which is how the tests exercise it without a GPU.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from gpukb.arguments import positive_int
+
+
+class Monitor(Protocol):
+    """Something that watches the device while the timed calls run: :class:`gpukb.measuring.device.ClockSampler`
+    samples SM clock and power."""
+
+    def start(self) -> None:
+        """Begin watching (just before the timed calls are queued)."""
+        ...
+
+    def stop(self) -> Any:
+        """Stop watching (after the timed calls ended) and return what was seen."""
+        ...
+
+
+class Timer(Protocol):
+    """Something that times ``n`` calls of a function, one sample per call, in milliseconds."""
+
+    def time(self, fn: Callable[[], object], n: int, before: Callable[[], object] | None = None) -> list[float]:
+        """Call ``before`` (untimed) and then ``fn`` (timed), ``n`` times; return the ``n`` times in ms."""
+        ...
+
+
+@dataclass
+class HostTimer:
+    """Times calls with the host's monotonic clock.
+
+    Attributes:
+        sync: Called before the clock starts and before it stops, e.g. ``torch.cuda.synchronize``. Without
+            it, a host clock around GPU work measures the launch, not the work.
+    """
+
+    sync: Callable[[], object] | None = None
+
+    def time(self, fn: Callable[[], object], n: int, before: Callable[[], object] | None = None) -> list[float]:
+        """Time ``n`` calls of ``fn``; see :class:`Timer`."""
+        positive_int("the number of calls", n)
+        samples = []
+        for _ in range(n):
+            if before is not None:
+                before()
+            if self.sync is not None:
+                self.sync()
+            start = time.perf_counter()
+            fn()
+            if self.sync is not None:
+                self.sync()
+            samples.append((time.perf_counter() - start) * 1e3)
+        return samples
+
+
+@dataclass
+class EventTimer:
+    """Times calls with CUDA events recorded on the current stream around each call.
+
+    All events are read after one synchronization at the end, so the host never waits between calls and the
+    queue stays full; ``before`` runs between the end event of one call and the start event of the next.
+
+    Attributes:
+        torch: The ``torch`` module (passed in so that this module imports without it).
+    """
+
+    torch: Any
+
+    def time(self, fn: Callable[[], object], n: int, before: Callable[[], object] | None = None) -> list[float]:
+        """Time ``n`` calls of ``fn``; see :class:`Timer`."""
+        positive_int("the number of calls", n)
+        cuda = self.torch.cuda
+        starts = [cuda.Event(enable_timing=True) for _ in range(n)]
+        ends = [cuda.Event(enable_timing=True) for _ in range(n)]
+        for start, end in zip(starts, ends, strict=True):
+            if before is not None:
+                before()
+            start.record()
+            fn()
+            end.record()
+        cuda.synchronize()
+        return [start.elapsed_time(end) for start, end in zip(starts, ends, strict=True)]
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How long to warm up and how many calls to time.
+
+    Attributes:
+        warmup_ms: Time spent calling the function, untimed, before measuring.
+        rep_ms: Time to spend measuring; the number of calls follows from the estimated cost of one.
+        min_reps: The fewest timed calls, however slow one is.
+        max_reps: The most timed calls, however fast one is.
+        min_warmup: The fewest warm-up calls.
+    """
+
+    warmup_ms: float = 25.0
+    rep_ms: float = 100.0
+    min_reps: int = 5
+    max_reps: int = 200
+    min_warmup: int = 2
+
+    def __post_init__(self) -> None:
+        if not (self.warmup_ms >= 0 and self.rep_ms >= 0):
+            raise ValueError(f"warmup_ms and rep_ms must be ≥ 0; got {self.warmup_ms}, {self.rep_ms}")
+        if not 1 <= self.min_reps <= self.max_reps:
+            raise ValueError(f"need 1 ≤ min_reps ≤ max_reps; got {self.min_reps}, {self.max_reps}")
+        if self.min_warmup < 0:
+            raise ValueError(f"min_warmup must be ≥ 0; got {self.min_warmup}")
+
+
+#: Calls timed, after one untimed call, to estimate the cost of one call.
+ESTIMATE_CALLS = 3
+
+#: The budgets of the two modes of ``gpukb bench``.
+BUDGETS = {
+    "full": Budget(warmup_ms=25.0, rep_ms=100.0, min_reps=5, max_reps=200),
+    "quick": Budget(warmup_ms=5.0, rep_ms=10.0, min_reps=3, max_reps=50, min_warmup=1),
+}
+
+
+@dataclass
+class Measurement:
+    """The outcome of :func:`benchmark`.
+
+    Attributes:
+        samples: One time per timed call, in milliseconds.
+        estimate_ms: The estimated cost of one call, used to size warm-up and repetition.
+        warmup_calls: How many warm-up calls were made.
+        window: What the monitor saw during the timed calls (a
+            :class:`~gpukb.measuring.device.WindowClocks`), or ``None`` without a monitor.
+    """
+
+    samples: list[float]
+    estimate_ms: float
+    warmup_calls: int
+    window: Any = None
+
+
+def benchmark(
+    fn: Callable[[], object],
+    timer: Timer,
+    budget: Budget | None = None,
+    before: Callable[[], object] | None = None,
+    monitor: Monitor | None = None,
+) -> Measurement:
+    """Warm up, then time ``fn`` call by call.
+
+    Args:
+        fn: The work to time; it must not depend on being called a given number of times.
+        timer: How to time a call (:class:`EventTimer` for GPU work, :class:`HostTimer` for CPU work).
+        budget: Warm-up time, measuring time and repetition bounds; ``Budget()`` when omitted.
+        before: Untimed work before every call (and every warm-up call), e.g. flushing the L2 cache.
+        monitor: Started just before the timed calls and stopped after them (the timers return only once the
+            calls have ended), e.g. a clock and power sampler.
+
+    Returns:
+        The samples, the estimate of one call, the number of warm-up calls, and what the monitor saw.
+
+    Raises:
+        TypeError: If ``fn`` or ``before`` is not callable.
+    """
+    if not callable(fn):
+        raise TypeError(f"benchmark expects a callable; got {type(fn).__name__}")
+    if before is not None and not callable(before):
+        raise TypeError(f"before must be callable or None; got {type(before).__name__}")
+    budget = budget or Budget()
+    timer.time(fn, 1, before)  # the first call may pay one-time costs (loading, planning): not an estimate
+    estimate = max(min(timer.time(fn, ESTIMATE_CALLS, before)), 1e-6)
+    warmup = max(budget.min_warmup, math.ceil(budget.warmup_ms / estimate))
+    warmup = min(warmup, 10 * budget.max_reps)
+    if warmup:
+        timer.time(fn, warmup, before)
+    reps = min(budget.max_reps, max(budget.min_reps, math.ceil(budget.rep_ms / estimate)))
+    if monitor is None:
+        return Measurement(samples=timer.time(fn, reps, before), estimate_ms=estimate, warmup_calls=warmup)
+    monitor.start()
+    try:
+        samples = timer.time(fn, reps, before)
+    finally:
+        window = monitor.stop()
+    return Measurement(samples=samples, estimate_ms=estimate, warmup_calls=warmup, window=window)
+
+
+#: How a flush empties L2: ``"read"`` reduces a buffer larger than L2 into one scalar, so the cache is left
+#: holding clean lines that can simply be dropped; ``"write"`` overwrites the buffer (``zero_()``, what
+#: ``triton.testing.do_bench`` does), which leaves L2 full of dirty lines that are written back to DRAM inside
+#: the next timed call. ``"read"`` is the default; ``"write"`` is kept to measure the difference.
+FLUSH_METHODS = ("read", "write")
+
+
+class L2Flusher:
+    """Evicts the GPU's L2 cache before a timed call by streaming a buffer larger than it through the cache.
+
+    The default method reads the buffer (a sum into one preallocated scalar): every line it leaves in L2 is
+    clean, so the next timed call starts with nothing to write back. Writing the buffer instead (``"write"``,
+    ``zero_()``, as ``triton.testing.do_bench`` does) also evicts the caller's data, but leaves L2 full of
+    dirty lines; a write-back cache must write each one to DRAM before reusing its slot, and that traffic lands
+    inside the next timed call and slows it down (the measuring page shows by how much).
+
+    Args:
+        torch: The ``torch`` module.
+        l2_bytes: The L2 size of the device; the buffer is four times that, and at least 256 MiB.
+        method: ``"read"`` (default) or ``"write"``; see :data:`FLUSH_METHODS`.
+        device: Where the buffer lives (``"cpu"`` in the tests).
+    """
+
+    def __init__(self, torch: Any, l2_bytes: int, method: str = "read", device: str = "cuda") -> None:
+        if isinstance(l2_bytes, bool) or not isinstance(l2_bytes, int) or l2_bytes < 0:
+            raise ValueError(f"l2_bytes must be ≥ 0; got {l2_bytes}")
+        if method not in FLUSH_METHODS:
+            raise ValueError(f"method must be one of {list(FLUSH_METHODS)}; got {method!r}")
+        self.method = method
+        self.torch = torch
+        nbytes = max(4 * l2_bytes, 256 * 2**20)
+        # int32 words summed into one int64 scalar: exact, and every byte of the buffer is read once
+        self.buffer = torch.ones(nbytes // 4, dtype=torch.int32, device=device)
+        self.total = torch.zeros((), dtype=torch.int64, device=device)
+
+    def __call__(self) -> None:
+        """Stream the buffer through L2, pushing everything else out."""
+        if self.method == "write":
+            self.buffer.zero_()
+        else:
+            self.torch.sum(self.buffer, dim=0, dtype=self.total.dtype, out=self.total)
+
+
+class WriteBackCache:
+    """A tiny model of a write-back, write-allocate cache with LRU replacement: what :class:`L2Flusher`'s two
+    methods leave behind.
+
+    A read brings a line in clean; a write brings it in (or finds it) and marks it dirty. When a line must make
+    room for another, a dirty one is first written back to memory (:attr:`writebacks` counts them); a clean one
+    is dropped. So a flush that *writes* a buffer larger than the cache leaves every line dirty, and the next
+    work pays one write-back per line it brings in, until the flush's lines are gone; a flush that *reads* leaves
+    every line clean, and the next work pays nothing for them. The H100's L2 is far more elaborate (sectors,
+    partitions, its own replacement policy), but it is a write-back cache, which is all this argument needs.
+
+    Args:
+        lines: How many lines the cache holds.
+    """
+
+    def __init__(self, lines: int) -> None:
+        positive_int("the number of cache lines", lines)
+        self.lines = lines
+        self.cached: dict[int, bool] = {}  # line address -> dirty, oldest first
+        self.writebacks = 0
+
+    def access(self, address: int, write: bool) -> None:
+        """Read or write one line."""
+        dirty = self.cached.pop(address, False) or write
+        if len(self.cached) >= self.lines:
+            oldest = next(iter(self.cached))
+            self.writebacks += self.cached.pop(oldest)
+        self.cached[address] = dirty
+
+    def dirty_lines(self) -> int:
+        """How many cached lines are dirty."""
+        return sum(self.cached.values())
+
+    def flush(self, method: str, buffer_lines: int, base: int = 1 << 40) -> None:
+        """Model :class:`L2Flusher`: stream ``buffer_lines`` lines at ``base`` through the cache by reading
+        (``"read"``) or writing (``"write"``) them."""
+        if method not in FLUSH_METHODS:
+            raise ValueError(f"method must be one of {list(FLUSH_METHODS)}; got {method!r}")
+        for line in range(buffer_lines):
+            self.access(base + line, write=method == "write")
+
+
+def captured(torch: Any, fn: Callable[[], Any], warmup: int = 3) -> Callable[[], Any]:
+    """Capture ``fn``'s GPU work in a CUDA graph and return the graph's replay.
+
+    A replay launches the whole recorded sequence at once, so a loop of small GEMMs no longer pays one host
+    launch per product: what remains is the kernels' own time and the gaps between them on the GPU. Warm-up
+    calls on a side stream come first, as CUDA graph capture requires (libraries set up their workspaces then).
+    """
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(warmup):
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    return graph.replay

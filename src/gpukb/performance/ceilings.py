@@ -1,0 +1,59 @@
+"""Measured ceilings of a GPU: the best matrix-product rate per element type and the fastest large copy of a
+``gpukb bench`` sweep, the numbers a roofline and a bound use in place of the datasheet's.
+
+Other chapters bound their operations with these: ``measured_ceilings(H100_SWEEP)["bf16"]`` is the best bf16
+rate cuBLAS reached on the H100, in TFLOP/s, and ``["bandwidth"]`` its fastest copy of at least 256 MiB, in GB/s.
+"""
+
+from __future__ import annotations
+
+from gpukb.performance.results import GemmRecord, SweepRecord
+from gpukb.records import load
+
+#: Below this size a copy is not used as the bandwidth ceiling (launch overhead dominates small copies).
+CEILING_MIN_BYTES = 2**28
+
+
+def sweep(record: SweepRecord | str) -> SweepRecord:
+    """A sweep record itself, or the committed one of that id (``"performance/h200-sweep"``)."""
+    return load(record, SweepRecord) if isinstance(record, str) else record
+
+
+def gemm_best(record: SweepRecord | str) -> dict[str, GemmRecord]:
+    """The fastest measured product per element type (the maximum achievable matmul rate), by dtype."""
+    best: dict[str, GemmRecord] = {}
+    for r in sweep(record).gemm:
+        if r.tflops is None:
+            continue
+        if r.dtype not in best or r.tflops > best[r.dtype].tflops:
+            best[r.dtype] = r
+    return best
+
+
+def copy_ceiling(record: SweepRecord | str) -> float | None:
+    """The measured device-memory ceiling: the fastest copy of at least :data:`CEILING_MIN_BYTES`, in GB/s
+    (bytes read plus written), or ``None`` if the sweep has none."""
+    rates = [r.gbps for r in sweep(record).copies if r.bytes >= CEILING_MIN_BYTES]
+    return max(rates) if rates else None
+
+
+def measured_ceilings(record: SweepRecord | str) -> dict[str, float]:
+    """Measured ceilings of a sweep: ``<dtype>`` in TFLOP/s (its best matrix product) and ``"bandwidth"`` in
+    GB/s (its fastest large copy); a key is absent where the sweep measured nothing for it.
+
+    Args:
+        record: A sweep record, or the id of a committed one (e.g. ``gpukb.performance.results.H100_SWEEP``).
+    """
+    record = sweep(record)
+    out = {dtype: best.tflops for dtype, best in gemm_best(record).items()}
+    bandwidth = copy_ceiling(record)
+    if bandwidth is not None:
+        out["bandwidth"] = bandwidth
+    return out
+
+
+def measured_ridge(ceilings: dict[str, float], dtype: str) -> float | None:
+    """The ridge point (FLOP per byte) of measured ceilings for ``dtype``: its rate over the bandwidth."""
+    if dtype not in ceilings or "bandwidth" not in ceilings:
+        return None
+    return ceilings[dtype] * 1e3 / ceilings["bandwidth"]

@@ -1,0 +1,170 @@
+"""The Triton flash-attention forward kernel: on the CPU through Triton's interpreter, and on a CUDA GPU.
+
+Every check compares with attention formed in float64 (``scaled_dot_product_attention`` on float64 copies of the
+same inputs) by the relative Frobenius error, bounded by the error of that reference rounded once to the input
+type: the kernel accumulates in float32 and rounds P to the input type before the second product, so it lands
+within a small multiple of that floor.
+
+Under the interpreter the kernel widens its tiles to float32 (triton 3.6's interpreter multiplies bf16 bit
+patterns as integers; see ``gpukb.gemm.triton.matmul``), so the CPU tests check the tiling, the masks, the loop
+split and the GQA indexing, not bf16 arithmetic, which the ``gpu`` tests exercise.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("triton")
+
+import torch.nn.functional as F  # noqa: E402, N812
+
+from gpukb.attention.kernel import FlashConfig, flash_attention  # noqa: E402
+from gpukb.gemm.triton import flash_attention as fa  # noqa: E402
+from gpukb.numerics import relative_error  # noqa: E402
+
+
+@pytest.fixture
+def interpret(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+
+
+@pytest.fixture
+def compiled(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+
+
+def _inputs(b, h, hkv, sq, sk, d, dtype, device="cpu", seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    q = torch.randn(b, h, sq, d, generator=gen).to(device=device, dtype=dtype)
+    k = torch.randn(b, hkv, sk, d, generator=gen).to(device=device, dtype=dtype)
+    v = torch.randn(b, hkv, sk, d, generator=gen).to(device=device, dtype=dtype)
+    return q, k, v
+
+
+def _reference(q, k, v, causal, scale=None):
+    return F.scaled_dot_product_attention(
+        q.double(), k.double(), v.double(), is_causal=causal, scale=scale, enable_gqa=q.shape[1] != k.shape[1]
+    )
+
+
+def _assert_close(out, q, k, v, causal, scale=None, factor=4.0):
+    ref = _reference(q, k, v, causal, scale)
+    assert out.shape == ref.shape
+    assert out.dtype == q.dtype
+    assert torch.isfinite(out).all()
+    err, floor = relative_error(out, ref), relative_error(ref.to(q.dtype), ref)
+    assert err <= factor * floor, (err, floor)
+
+
+# --- CPU, through the interpreter ------------------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("interpret")
+@pytest.mark.parametrize(
+    ("dtype", "causal", "shape", "config"),
+    [
+        # (b, h, hkv, q_len, kv_len, d): lengths that no block divides, so the tail masks run.
+        (torch.float16, False, (1, 2, 2, 37, 37, 64), fa.INTERPRETER_CONFIG),
+        (torch.bfloat16, True, (1, 2, 2, 37, 37, 64), fa.INTERPRETER_CONFIG),
+        # GQA (4 query heads on 2 key/value heads), a query block of two key blocks (two diagonal blocks).
+        (torch.float16, True, (2, 4, 2, 40, 40, 16), FlashConfig(32, 16)),
+        (torch.bfloat16, False, (1, 4, 1, 23, 50, 32), FlashConfig(32, 16)),
+        # causal with more queries than keys: top-left alignment, rows past kv_len see every key.
+        (torch.float16, True, (1, 1, 1, 50, 20, 128), fa.INTERPRETER_CONFIG),
+        # the TMA kernel: blocks that run past a head's rows read the next head's (or zeros), masked or not stored
+        (torch.float16, True, (2, 4, 2, 37, 37, 32), FlashConfig(32, 16, tma=True)),
+        (torch.bfloat16, False, (2, 2, 1, 40, 23, 16), FlashConfig(16, 16, tma=True)),
+    ],
+    ids=["fp16", "bf16-causal", "gqa-causal-32x16", "mqa-cross", "causal-q>kv-d128", "tma-gqa-causal", "tma-cross"],
+)
+def test_kernel_matches_float64_attention(dtype, causal, shape, config) -> None:
+    b, h, hkv, sq, sk, d = shape
+    q, k, v = _inputs(b, h, hkv, sq, sk, d, dtype, seed=sum(shape))
+    out = flash_attention(q, k, v, causal=causal, config=config)
+    _assert_close(out, q, k, v, causal)
+
+
+@pytest.mark.usefixtures("interpret")
+def test_scale_and_strided_inputs() -> None:
+    q, k, v = _inputs(1, 2, 2, 20, 20, 16, torch.float16, seed=3)
+    q = q.transpose(1, 2).contiguous().transpose(1, 2)  # (b, s, h, d) memory, viewed as (b, h, s, d)
+    assert not q.is_contiguous()
+    out = flash_attention(q, k, v, scale=0.3)
+    _assert_close(out, q, k, v, False, scale=0.3)
+
+
+@pytest.mark.usefixtures("interpret")
+def test_bad_input_is_named() -> None:
+    q, k, v = _inputs(1, 4, 2, 8, 8, 16, torch.float16)
+    with pytest.raises(TypeError, match=r"q must be a torch\.Tensor; got list"):
+        flash_attention([1.0], k, v)
+    with pytest.raises(ValueError, match=r"k must be 4-D \(batch, heads, sequence, head_dim\); got shape \(2, 8, 16\)"):
+        flash_attention(q, k[0], v)
+    with pytest.raises(TypeError, match="one element type; got float16, float32, float16"):
+        flash_attention(q, k.float(), v)
+    with pytest.raises(TypeError, match=r"float32 is not supported; supported: \['float16', 'bfloat16'\]"):
+        flash_attention(q.float(), k.float(), v.float())
+    with pytest.raises(ValueError, match=r"k and v must have one shape; got \(1, 2, 8, 16\) and \(1, 2, 9, 16\)"):
+        flash_attention(q, k, torch.cat([v, v[:, :, :1]], 2))
+    with pytest.raises(ValueError, match="key/value heads \\(3\\) must divide query heads \\(4\\)"):
+        flash_attention(q, *_inputs(1, 3, 3, 8, 8, 16, torch.float16)[1:])
+    with pytest.raises(ValueError, match=r"head_dim must be one of \(16, 32, 64, 128\); got 24"):
+        flash_attention(*_inputs(1, 1, 1, 8, 8, 24, torch.float16))
+    with pytest.raises(TypeError, match="config must be a FlashConfig; got tuple"):
+        flash_attention(q, k, v, config=(16, 16))
+    with pytest.raises(ValueError, match=r"block_n \(32\) must divide block_m \(16\)"):
+        FlashConfig(16, 32)
+    with pytest.raises(ValueError, match="block_m must be a power of two ≥ 16; got 48"):
+        FlashConfig(48, 16)
+    with pytest.raises(ValueError, match="asks for the TMA kernel, but q must be contiguous"):
+        flash_attention(q.transpose(1, 2).contiguous().transpose(1, 2), k, v, config=FlashConfig(16, 16, tma=True))
+
+
+def test_cpu_tensors_without_the_interpreter_are_refused(compiled) -> None:
+    q, k, v = _inputs(1, 1, 1, 8, 8, 16, torch.float16)
+    with pytest.raises(ValueError, match="need Triton's interpreter: set TRITON_INTERPRET=1"):
+        flash_attention(q, k, v)
+
+
+def test_every_default_config_is_valid_for_its_head_dim() -> None:
+    for (d, _causal), cfg in fa.DEFAULT_CONFIGS.items():
+        assert d in fa.HEAD_DIMS
+        assert cfg.block_m % cfg.block_n == 0
+
+
+# --- GPU ------------------------------------------------------------------------------------------------
+
+
+#: (dtype, head_dim, causal, q_len, kv_len, kv_heads) on 8 query heads: every type, head dim and causality on
+#: a GQA shape whose length no block divides, then cross-attention shapes (q_len ≠ kv_len) in bf16.
+GPU_CASES = [
+    (dtype, d, causal, 1000, 1000, 2)
+    for dtype in (torch.float16, torch.bfloat16)
+    for d in (64, 128)
+    for causal in (False, True)
+] + [(torch.bfloat16, 128, causal, sq, sk, 8) for causal in (False, True) for sq, sk in ((256, 1040), (1040, 300))]
+#: The default tiling (``DEFAULT_CONFIGS``) and the pointer kernel on every case, the TMA kernel with a 128x64
+#: tiling on the bf16 ones.
+GPU_CONFIGS = {
+    "default": None,
+    "pointer": fa.FlashConfig(128, 64, 8, 3),
+    "tma": fa.FlashConfig(128, 64, 8, 3, tma=True),
+}
+
+
+@pytest.mark.gpu
+@pytest.mark.usefixtures("compiled")
+@pytest.mark.parametrize(
+    ("dtype", "d", "causal", "sq", "sk", "hkv", "kernel"),
+    [(*case, kernel) for case in GPU_CASES for kernel in GPU_CONFIGS if kernel != "tma" or case[0] == torch.bfloat16],
+)
+def test_kernel_matches_float64_attention_on_gpu(dtype, d, causal, sq, sk, hkv, kernel) -> None:
+    q, k, v = _inputs(2, 8, hkv, sq, sk, d, dtype, device="cuda", seed=sq + sk + d)
+    out = flash_attention(q, k, v, causal=causal, config=GPU_CONFIGS[kernel])
+    _assert_close(out, q, k, v, causal)
+    # and the SDPA backend the GPU picks, on the same inputs, lands in the same place
+    ref = _reference(q, k, v, causal)
+    peer = F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=hkv != 8)
+    print(f"kernel error {relative_error(out, ref):.3g}, SDPA error {relative_error(peer, ref):.3g}")
+    assert relative_error(out, ref) <= 1.5 * relative_error(peer, ref) + 1e-4

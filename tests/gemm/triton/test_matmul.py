@@ -1,0 +1,519 @@
+"""The Triton GEMM: on the CPU through Triton's interpreter, and on a CUDA GPU (``gpu``-marked tests).
+
+Every check compares with a float64 product of the same operands by the relative Frobenius error, and bounds
+it by the error of that float64 product rounded once to the output type (``floor``): a kernel that accumulates
+in float32 and rounds once lands within a hair of the floor, whatever the type. Outputs are poisoned with NaN
+first, so an element the kernel never writes fails the check.
+
+Under the interpreter (``TRITON_INTERPRET=1``) triton 3.6 mishandles bfloat16 in two places, and the wrapper
+works around both (see ``_upcast`` and ``_staged`` in ``gpukb.gemm.triton.matmul``): its ``tl.dot`` multiplies the
+uint16 bit patterns it stores bf16 in as integers, and its float32 → bf16 cast truncates instead of rounding
+to nearest even. So the CPU bf16 tests check the kernels' tiling, masks and ordering, not bf16 arithmetic,
+which only the ``gpu`` tests below exercise. Also, the interpreter needs numpy < 2.4 (triton-lang/triton#9171).
+
+CPU shapes are tiny (at most 64×64×80) and deliberately odd, so that tiles hang over every edge.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("triton")
+
+import triton.language as tl  # noqa: E402
+
+from gpukb.gemm.triton import matmul as mm  # noqa: E402
+from gpukb.gemm.triton.matmul import Config, matmul  # noqa: E402
+from gpukb.numerics import relative_error  # noqa: E402
+
+#: Small TMA configurations for the interpreter (16 is tl.dot's smallest tile).
+TMA_SMALL = {
+    "plain": Config("tma", 16, 16, 16, group_m=2, num_stages=1, num_warps=4),
+    "subtile": Config("tma", 16, 32, 16, group_m=2, num_stages=1, num_warps=4, epilogue_subtile=True),
+    "device-desc-ws": Config("tma", 16, 16, 32, group_m=2, num_stages=1, num_warps=4, warp_specialize=True),
+}
+
+#: Split-K configurations for the interpreter: one slice (the result stored directly), slices chosen by the
+#: rule for 3 "multiprocessors", and a fixed 3 (partial sums reduced by the second kernel).
+SPLITK_SMALL = {
+    "direct": Config("splitk", 16, 16, 16, group_m=2, num_stages=1, num_warps=4, split_k=1),
+    "split auto": Config("splitk", 16, 32, 16, group_m=2, num_stages=1, num_warps=4),
+    "split 3": Config("splitk", 16, 16, 32, group_m=2, num_stages=1, num_warps=4, split_k=3),
+}
+
+
+@pytest.fixture
+def interpret(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+
+
+@pytest.fixture
+def compiled(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+
+
+def _seed(*parts: object) -> int:
+    """A generator seed of its own for each case (fresh inputs per case, the same on every run)."""
+    return zlib.crc32(repr(parts).encode())
+
+
+def _operand(rows: int, cols: int, dtype, layout: str, gen, device: str = "cpu"):
+    """A rows×cols matrix, row-major ("n") or the transpose of a row-major cols×rows matrix ("t")."""
+    if layout == "n":
+        return torch.randn(rows, cols, generator=gen).to(device=device, dtype=dtype)
+    return torch.randn(cols, rows, generator=gen).to(device=device, dtype=dtype).t()
+
+
+def _product_error(out, a, b, alpha: float = 1.0) -> float:
+    """Relative Frobenius error of out against alpha·A·B formed in float64 (NaN in out gives NaN)."""
+    return relative_error(out, alpha * (a.double() @ b.double()))
+
+
+def _errors(out, a, b, alpha: float = 1.0) -> tuple[float, float]:
+    """(relative error of out, relative error of the float64 reference rounded to out's type)."""
+    ref = alpha * (a.double() @ b.double())
+    return relative_error(out, ref), relative_error(ref.to(out.dtype), ref)
+
+
+def _assert_close_to_floor(out, a, b, alpha: float = 1.0) -> None:
+    assert torch.isfinite(out).all(), "an output element was never written (still NaN)"
+    err, floor = _errors(out, a, b, alpha)
+    if out.dtype == torch.float32:
+        assert err < 1e-6, err
+    else:
+        assert err <= 1.5 * floor, (err, floor)
+        assert err < {torch.float16: 2**-11, torch.bfloat16: 2**-8}[out.dtype]  # the type's unit roundoff
+
+
+# --- CPU, through the interpreter ------------------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("interpret")
+@pytest.mark.parametrize("dtype", [torch.float16, torch.float32, torch.bfloat16], ids=lambda d: str(d)[6:])
+@pytest.mark.parametrize("layout", ["nn", "nt", "tn", "tt"])
+def test_blocked_kernel_matches_float64(dtype, layout) -> None:
+    gen = torch.Generator().manual_seed(_seed(dtype, layout))
+    m, n, k = 37, 45, 70
+    a = _operand(m, k, dtype, layout[0], gen)
+    b = _operand(k, n, dtype, layout[1], gen)
+    out = torch.full((m, n), float("nan"), dtype=dtype)
+    assert mm.default_config(a, b, out) == mm.INTERPRETER_CONFIG
+    assert matmul(a, b, out=out) is out
+    _assert_close_to_floor(out, a, b)
+
+
+@pytest.mark.usefixtures("interpret")
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=lambda d: str(d)[6:])
+@pytest.mark.parametrize("variant", sorted(TMA_SMALL))
+@pytest.mark.parametrize("layout", ["nn", "nt", "tn", "tt"])
+def test_tma_kernel_matches_float64(dtype, variant, layout) -> None:
+    # A column-major A needs M to be a multiple of 8 (16-byte rows of A.T); otherwise M stays odd.
+    m, n, k = (37 if layout[0] == "n" else 40), 48, 72
+    gen = torch.Generator().manual_seed(_seed(dtype, variant, layout))
+    a = _operand(m, k, dtype, layout[0], gen)
+    b = _operand(k, n, dtype, layout[1], gen)
+    out = torch.full((m, n), float("nan"), dtype=dtype)
+    # 3 × 3 tiles of 16 (or 3 × 2 of 16 × 32) over 3 persistent programs: each program walks several tiles.
+    matmul(a, b, out=out, config=TMA_SMALL[variant])
+    _assert_close_to_floor(out, a, b)
+
+
+@pytest.mark.usefixtures("interpret")
+def test_fp8_tma_kernel_with_scale() -> None:
+    gen = torch.Generator().manual_seed(8)
+    m, n, k = 37, 48, 80
+    a = (4 * torch.randn(m, k, generator=gen)).to(torch.float8_e4m3fn)
+    b = (4 * torch.randn(n, k, generator=gen)).to(torch.float8_e4m3fn).t()  # K-major, as FP8 MMA needs
+    out = matmul(a, b, alpha=1 / 16, config=Config("tma", 16, 16, 32, group_m=2, num_stages=1, num_warps=4))
+    assert out.dtype == torch.bfloat16  # the default output type for fp8 inputs
+    _assert_close_to_floor(out, a.float(), b.float(), alpha=1 / 16)
+
+
+@pytest.mark.usefixtures("interpret")
+@pytest.mark.parametrize("kernel", ["tma", "splitk"])
+def test_fp8_operands_not_k_major_are_copied(kernel) -> None:
+    gen = torch.Generator().manual_seed(18)
+    m, n, k = 21, 40, 96
+    a = (4 * torch.randn(k, m, generator=gen)).to(torch.float8_e4m3fn).t()  # A column-major
+    b = (4 * torch.randn(k, n, generator=gen)).to(torch.float8_e4m3fn)  # B row-major
+    out = torch.full((m, n), float("nan"), dtype=torch.float16)
+    config = mm.INTERPRETER_FP8_CONFIG if kernel == "tma" else SPLITK_SMALL["split 3"]
+    assert (
+        mm.tma_refusal(a, b, out)
+        == "fp8 operands must be K-major: A row-major and B column-major (the transpose of a row-major N×K)"
+    )
+    assert sorted(name for name, why in mm.staging(a, b, out, config).items() if why) == ["A", "B"]
+    matmul(a, b, out=out, alpha=1 / 16, config=config if kernel == "splitk" else None)
+    _assert_close_to_floor(out, a.float(), b.float(), alpha=1 / 16)
+
+
+@pytest.mark.usefixtures("interpret")
+@pytest.mark.parametrize("kernel", ["tma", "splitk"])
+def test_fp8_partial_sums_promoted_in_chunks(kernel) -> None:
+    # K = 256 in steps of 32: promotion every 64 products runs four chunks of two steps each, per program.
+    gen = torch.Generator().manual_seed(28)
+    m, n, k = 19, 40, 256
+    a = (4 * torch.randn(m, k, generator=gen)).to(torch.float8_e4m3fn)
+    b = (4 * torch.randn(n, k, generator=gen)).to(torch.float8_e4m3fn).t()
+    extra = {"split_k": 2} if kernel == "splitk" else {}
+    config = Config(kernel, 16, 16, 32, group_m=2, num_stages=1, num_warps=4, fp8_imprecise_acc=64, **extra)
+    out = torch.full((m, n), float("nan"), dtype=torch.float32)
+    matmul(a, b, out=out, config=config)
+    (plan,) = [p for p in mm._PLANS.values() if p.config == config]
+    assert (plan.imprecise_acc, plan.promote_steps) == (None, 2)
+    _assert_close_to_floor(out, a.float(), b.float())
+    # A chain no longer than one chunk has nothing to promote: the plain loop runs.
+    short = matmul(a[:, :64], b[:64], config=config)
+    (plan,) = [p for p in mm._PLANS.values() if p.k == 64 and p.config == config]
+    assert plan.promote_steps == 0
+    _assert_close_to_floor(short, a[:, :64].float(), b[:64].float())
+
+
+@pytest.mark.usefixtures("interpret")
+def test_the_split_k_reduction_adds_many_slices_in_chunks() -> None:
+    # 37 slices of one K step each: the reduction loads REDUCE_BLOCK[1] slices at a time, the last load partial.
+    gen = torch.Generator().manual_seed(29)
+    a = _operand(3, 37 * 16, torch.float16, "n", gen)
+    b = _operand(37 * 16, 300, torch.float16, "n", gen)
+    out = torch.full((3, 300), float("nan"), dtype=torch.float16)
+    config = Config("splitk", 16, 16, 16, group_m=2, num_stages=1, num_warps=4, split_k=37)
+    matmul(a, b, out=out, config=config, alpha=0.5)
+    assert 37 % mm.REDUCE_BLOCK[1]  # a partial chunk of slices
+    assert 3 * 300 % mm.REDUCE_BLOCK[0]  # and of elements
+    _assert_close_to_floor(out, a, b, alpha=0.5)
+
+
+def test_alignment_of_rows() -> None:
+    half = torch.empty(3000, 3000, dtype=torch.bfloat16)  # rows of 6000 bytes: 16-byte aligned, not 128
+    line = torch.empty(3008, 3008, dtype=torch.bfloat16)  # rows of 6016 bytes: 47 lines of 128
+    assert not mm.rows_aligned(half, half, half)
+    assert mm.rows_aligned(line, line, line)
+    odd = torch.empty(3001, 3001, dtype=torch.bfloat16)  # not even 16-byte aligned: copied, so counts as aligned
+    assert mm.rows_aligned(odd, odd, odd)
+
+
+@pytest.mark.usefixtures("interpret")
+def test_alpha_and_float32_output() -> None:
+    gen = torch.Generator().manual_seed(3)
+    a = torch.randn(33, 50, generator=gen).half()
+    b = torch.randn(50, 19, generator=gen).half()
+    out = matmul(a, b, out_dtype=torch.float32, alpha=-0.25)
+    assert out.dtype == torch.float32
+    _assert_close_to_floor(out, a, b, alpha=-0.25)
+
+
+@pytest.mark.usefixtures("interpret")
+@pytest.mark.parametrize("config", [TMA_SMALL["plain"], SPLITK_SMALL["split 3"]], ids=lambda c: c.kernel)
+def test_strided_views_are_copied_for_the_tma_kernels(config) -> None:
+    gen = torch.Generator().manual_seed(5)
+    big = torch.randn(64, 64, generator=gen).half()
+    a, b = big[1::2, :40:2], big[::3, 40:]  # 32×20 and 22×24 views: no unit stride in either A dimension
+    b = b[:20]
+    out = torch.full((32, 24), float("nan"), dtype=torch.half)
+    assert mm.tma_refusal(a, b, out) == (
+        "A (shape (32, 20), strides (128, 2)) must be row-major or col-major for a tensor descriptor"
+    )
+    staged = mm.staging(a, b, out, config)
+    assert [name for name, why in staged.items() if why] == ["A"]
+    assert mm.staging(a, b, out, mm.INTERPRETER_CONFIG) == {"A": None, "B": None, "C": None}  # pointers: any view
+    matmul(a, b, out=out, config=config)
+    _assert_close_to_floor(out, a, b)
+
+
+@pytest.mark.usefixtures("interpret")
+@pytest.mark.parametrize(("variant", "dtype"), [("plain", torch.bfloat16), ("split 3", torch.float16)], ids=str)
+def test_unaligned_operands_and_output_are_copied(dtype, variant) -> None:
+    # Rows of 21, 19 and 17 two-byte elements start off 16-byte boundaries: no descriptor can describe them.
+    gen = torch.Generator().manual_seed(_seed(dtype, variant, "unaligned"))
+    m, n, k = 17, 19, 21
+    a = torch.randn(m, k, generator=gen).to(dtype)
+    b = torch.randn(k, n, generator=gen).to(dtype)
+    config = TMA_SMALL["plain"] if variant == "plain" else SPLITK_SMALL["split 3"]
+    parent = torch.full((m, n + 3), float("nan"), dtype=dtype)
+    out = parent[:, 1 : n + 1]  # a view whose rows start at an odd element
+    staged = mm.staging(a, b, out, config)
+    assert staged["A"] is not None
+    assert staged["B"] is not None
+    assert (staged["C"] is not None) == (config.kernel == "tma")  # the split-K kernel stores through pointers
+    assert matmul(a, b, out=out, config=config) is out
+    _assert_close_to_floor(out, a, b)
+    assert torch.isnan(parent[:, 0]).all()  # nothing written outside out
+    assert torch.isnan(parent[:, n + 1 :]).all()
+
+
+@pytest.mark.usefixtures("interpret")
+@pytest.mark.parametrize(
+    ("variant", "layout", "dtype"),
+    [
+        ("direct", "nt", torch.float16),
+        ("split auto", "tt", torch.bfloat16),
+        ("split 3", "tn", torch.float16),
+    ],
+    ids=str,
+)
+def test_splitk_kernel_matches_float64(dtype, variant, layout) -> None:
+    config = SPLITK_SMALL[variant]
+    m, n, k = (5 if layout[0] == "n" else 8), 40, 136  # small M, long K: several K slices
+    gen = torch.Generator().manual_seed(_seed(dtype, variant, layout, "splitk"))
+    a = _operand(m, k, dtype, layout[0], gen)
+    b = _operand(k, n, dtype, layout[1], gen)
+    out = torch.full((m, n), float("nan"), dtype=dtype)
+    matmul(a, b, out=out, config=config, alpha=0.5)
+    _assert_close_to_floor(out, a, b, alpha=0.5)
+
+
+def test_split_for_fills_one_round() -> None:
+    small = Config("splitk", 64, 128, 128, num_stages=4, num_warps=4)
+    assert mm.split_for(1, 4096, 4096, small, 132) == 4  # 32 tiles × 4 slices = 128 programs ≤ 132
+    assert mm.split_for(8, 128256, 4096, small, 132) == 1  # 1002 tiles fill the GPU: no split
+    assert mm.split_for(64, 4096, 14336, small, 132) == 4  # 32 tiles × 5 slices would start a second round
+    assert mm.split_for(128, 128, 65536, small, 132) == 66  # 2 tiles × 66 slices = 132 programs
+    assert mm.split_for(1024, 1024, 32768, small, 132) == 1  # 128 tiles: one round already
+    assert mm.split_for(128, 128, 1024, small, 132) == 2  # K allows two slices of four steps
+    assert mm.split_for(64, 64, 256, small, 132) == 1  # K too short to split
+    assert mm.split_for(1, 4096, 4096, Config("splitk", 64, 128, 128, split_k=3), 132) == 3  # fixed
+
+
+@pytest.mark.usefixtures("interpret")
+def test_plans_are_made_once_per_shape_and_layout() -> None:
+    mm.clear_plans()
+    gen = torch.Generator().manual_seed(9)
+    a, b = torch.randn(20, 24, generator=gen).half(), torch.randn(24, 16, generator=gen).half()
+    first = matmul(a, b)
+    assert len(mm._PLANS) == 1
+    a2, b2 = torch.randn(20, 24, generator=gen).half(), torch.randn(24, 16, generator=gen).half()
+    second = matmul(a2, b2)  # same shape, strides, type: the same plan, new tensors
+    assert len(mm._PLANS) == 1
+    _assert_close_to_floor(first, a, b)
+    _assert_close_to_floor(second, a2, b2)
+    matmul(a2, b2.t().contiguous().t())  # B column-major: a layout of its own
+    matmul(a2[:, :23], b2[:23])  # K = 23: another shape
+    assert len(mm._PLANS) == 3
+    mm.clear_plans()
+    assert not mm._PLANS
+
+
+@pytest.mark.usefixtures("interpret")
+def test_degenerate_shapes() -> None:
+    a, b = torch.randn(1, 1).half(), torch.randn(1, 1).half()
+    assert matmul(a, b).item() == pytest.approx(float(a.float() @ b.float()), rel=1e-3)
+    assert torch.equal(matmul(torch.empty(3, 0).half(), torch.empty(0, 5).half()), torch.zeros(3, 5).half())
+    assert matmul(torch.empty(0, 4).half(), torch.randn(4, 5).half()).shape == (0, 5)
+
+
+@pytest.mark.usefixtures("interpret")
+def test_bad_input_is_named() -> None:
+    x = torch.randn(4, 4).half()
+    with pytest.raises(TypeError, match=r"A must be a torch\.Tensor; got list"):
+        matmul([[1.0]], x)
+    with pytest.raises(ValueError, match=r"B must be a 2-D matrix; got 3 dimensions, shape \(2, 4, 4\)"):
+        matmul(x, torch.randn(2, 4, 4).half())
+    with pytest.raises(ValueError, match="A is 4×4 and B is 5×3: A's columns must equal B's rows"):
+        matmul(x, torch.randn(5, 3).half())
+    with pytest.raises(TypeError, match="one element type; got float16 and float32"):
+        matmul(x, torch.randn(4, 4))
+    with pytest.raises(TypeError, match=r"int32 is not supported; supported: \['float16', 'bfloat16'"):
+        matmul(x.int(), x.int())
+    with pytest.raises(TypeError, match="output type float64 is not supported"):
+        matmul(x, x, out_dtype=torch.float64)
+    with pytest.raises(ValueError, match=r"out must be a 4×4 float16 tensor on cpu; got \(4, 3\) float16"):
+        matmul(x, x, out=torch.empty(4, 3).half())
+    with pytest.raises(ValueError, match="out shares memory with A or B"):
+        matmul(x, x.clone(), out=x)
+    fp8 = torch.randn(16, 16).to(torch.float8_e4m3fn)
+    with pytest.raises(ValueError, match="fp8 inputs need the 'tma' or 'splitk' kernel"):
+        matmul(fp8, fp8, config=mm.INTERPRETER_CONFIG)
+    with pytest.raises(TypeError, match="config must be a Config; got dict"):
+        matmul(x, x, config={"kernel": "tma"})
+    # A plan made for a shape does not let bad input through on a later call of that shape.
+    y = x.clone()
+    matmul(x, y)
+    with pytest.raises(ValueError, match="out shares memory with A or B"):
+        matmul(x, y, out=y)
+    with pytest.raises(TypeError, match=r"B must be a torch\.Tensor; got list"):
+        matmul(x, [[1.0]])
+
+
+def test_cpu_tensors_without_the_interpreter_are_refused(compiled) -> None:
+    x = torch.randn(4, 4).half()
+    with pytest.raises(ValueError, match="need Triton's interpreter: set TRITON_INTERPRET=1"):
+        matmul(x, x)
+
+
+def test_configs_are_validated() -> None:
+    with pytest.raises(ValueError, match=r"kernel must be one of \['tma', 'blocked', 'splitk'\]; got 'cutlass'"):
+        Config("cutlass", 128, 128, 64)
+    with pytest.raises(ValueError, match="block_k must be a power of two ≥ 16"):
+        Config("tma", 128, 128, 48)
+    with pytest.raises(ValueError, match="num_warps must be in"):
+        Config("tma", 128, 128, 64, num_warps=6)
+    with pytest.raises(ValueError, match="apply to the 'tma' kernel only"):
+        Config("blocked", 128, 128, 64, warp_specialize=True)
+    with pytest.raises(ValueError, match="split_k applies to the 'splitk' kernel only; got split_k=2 for 'tma'"):
+        Config("tma", 128, 128, 64, split_k=2)
+    with pytest.raises(ValueError, match="split_k must be None or an int from 1 to 128; got 0"):
+        Config("splitk", 64, 128, 64, split_k=0)
+    with pytest.raises(ValueError, match="warp_specialize and epilogue_subtile apply to the 'tma' kernel only"):
+        Config("splitk", 64, 128, 64, epilogue_subtile=True)
+    config = Config("tma", 128, 256, 64, num_stages=4, warp_specialize=True, epilogue_subtile=True)
+    assert config.label == "tma 128x256x64 g8 s4 w8 ws sub"
+    assert Config(**config.as_dict()) == config
+    assert Config("splitk", 64, 128, 128, num_warps=4).label == "splitk 64x128x128 g8 s3 w4 split auto"
+    assert Config("splitk", 64, 128, 128, num_warps=4, split_k=4).label == "splitk 64x128x128 g8 s3 w4 split 4"
+
+
+def test_wave_quantization_picks_the_tiling() -> None:
+    large, small = Config("tma", 128, 256, 64), Config("tma", 64, 128, 64, num_warps=4)
+    assert mm.waves(1024, 1024, large, 132) == 1  # 32 tiles: 100 of 132 multiprocessors idle
+    assert mm.waves(3072, 3072, large, 132) == 3  # 288 tiles: 2.2 rounds of work take 3
+    assert mm.waves(8192, 8192, small, 132) == 63  # 8192 tiles: 62.06 rounds take 63
+    for size in (512, 1024, 1280):
+        assert mm.pick_by_waves(size, size, large, small, 132, 0.63) == small, size
+    for size in (1536, 2048, 3072, 4096, 6144, 8192, 12288):
+        assert mm.pick_by_waves(size, size, large, small, 132, 0.63) == large, size
+    # Counting rounds alone (equal rates) would send 8192² to the small tiles: 63 × 8192 < 16 × 32768.
+    assert mm.pick_by_waves(8192, 8192, large, small, 132, 1.0) == small
+
+
+def test_the_chapter_declares_the_kernel_pair() -> None:
+    from gpukb.measuring.counting import gemm_flops
+    from gpukb.measuring.pairs import registry
+
+    pair = registry().pairs["triton-gemm-bf16"]
+    assert pair.peer == "torch.matmul (cuBLAS)"
+    assert list(pair.cases) == ["4096x4096x4096", "8192x8192x8192"]
+    assert pair.flops("4096x4096x4096") == gemm_flops(4096, 4096, 4096)
+    assert pair.nbytes("8192x8192x8192") == 3 * 8192 * 8192 * 2
+
+
+def _notes_sketch(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_bk, stride_cm, BLOCK_SIZE: tl.constexpr):  # noqa: N803
+    # The kernel sketched in the notes (seed 000, "2. Using Triton"), with its elided loads filled in the only
+    # way its indexing allows: one BLOCK_SIZE-wide slice of K, tiles counted with N // BLOCK_SIZE, no masks.
+    pid = tl.program_id(0)
+    block_i = pid // (N // BLOCK_SIZE)
+    block_j = pid % (N // BLOCK_SIZE)
+    rows = block_i * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    cols = block_j * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    ks = tl.arange(0, BLOCK_SIZE)
+    a = tl.load(a_ptr + rows[:, None] * stride_am + ks[None, :])
+    b = tl.load(b_ptr + ks[:, None] * stride_bk + cols[None, :])
+    c = tl.dot(a, b)
+    tl.store(c_ptr + rows[:, None] * stride_cm + cols[None, :], c.to(tl.float16))
+
+
+@pytest.mark.usefixtures("interpret")
+def test_claim_triton_sketch_skips_k_and_edge_tiles() -> None:
+    import triton
+
+    gen = torch.Generator().manual_seed(21)
+    m, n, k, block = 32, 40, 48, 16
+    a, b = torch.randn(m, k, generator=gen).half(), torch.randn(k, n, generator=gen).half()
+    sketch = torch.full((m, n), float("nan"), dtype=torch.half)
+    grid = ((m // block) * (n // block),)  # the sketch's own tile count
+    triton.jit(_notes_sketch)[grid](a, b, sketch, m, n, k, k, n, n, BLOCK_SIZE=block)
+    assert torch.isnan(sketch[:, 32:]).all()  # N = 40 is not a multiple of 16: the last 8 columns get no program
+    first_slice = a[:, :block].double() @ b[:block, :32].double()
+    assert torch.allclose(sketch[:, :32].double(), first_slice, rtol=1e-2, atol=1e-2)  # only K 0..15 was summed
+    err, _ = _errors(sketch[:, :32], a, b[:, :32])
+    assert err > 0.5  # two thirds of K are missing
+    out = matmul(a, b)  # the K loop and the masks of this site's kernel
+    _assert_close_to_floor(out, a, b)
+
+
+# --- GPU -------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.gpu
+@pytest.mark.usefixtures("compiled")
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=lambda d: str(d)[6:])
+@pytest.mark.parametrize("layout", ["nn", "nt", "tn", "tt"])
+def test_gpu_default_kernel_matches_float64(dtype, layout) -> None:
+    gen = torch.Generator().manual_seed(_seed(dtype, layout))
+    m, n, k = (999 if layout[0] == "n" else 1000), 1064, 776  # odd M where A is row-major
+    a = _operand(m, k, dtype, layout[0], gen, "cuda")
+    b = _operand(k, n, dtype, layout[1], gen, "cuda")
+    out = torch.full((m, n), float("nan"), dtype=dtype, device="cuda")
+    assert mm.default_config(a, b, out).kernel in ("tma", "splitk")
+    matmul(a, b, out=out)
+    _assert_close_to_floor(out, a, b)
+    peer = torch.matmul(a, b)
+    assert _product_error(out, a, b) <= 1.5 * _product_error(peer, a, b)
+
+
+@pytest.mark.gpu
+@pytest.mark.usefixtures("compiled")
+@pytest.mark.parametrize(
+    "config",
+    list(dict.fromkeys([mm.BLOCKED_CONFIG, mm.DEFAULT_CONFIGS["bfloat16"], mm.SMALL_CONFIGS["bfloat16"]])),
+    ids=lambda c: c.label,
+)
+def test_gpu_configs_on_an_odd_square(config) -> None:
+    gen = torch.Generator().manual_seed(11)
+    a = torch.randn(1000, 1000, generator=gen).cuda().bfloat16()
+    b = torch.randn(1000, 1000, generator=gen).cuda().bfloat16()
+    out = torch.full((1000, 1000), float("nan"), dtype=torch.bfloat16, device="cuda")
+    matmul(a, b, out=out, config=config)
+    _assert_close_to_floor(out, a, b)
+
+
+@pytest.mark.gpu
+@pytest.mark.usefixtures("compiled")
+def test_gpu_strided_operand_is_copied_for_the_tma_kernels() -> None:
+    gen = torch.Generator().manual_seed(12)
+    a = torch.randn(513, 1400, generator=gen).cuda().half()[:, ::2]  # 513×700, column stride 2
+    b = torch.randn(700, 333, generator=gen).cuda().half()
+    out = torch.full((513, 333), float("nan"), dtype=torch.half, device="cuda")
+    assert mm.default_config(a, b, out).kernel in ("tma", "splitk")
+    assert mm.staging(a, b, out, mm.default_config(a, b, out))["A"] is not None  # copied for the descriptor
+    matmul(a, b, out=out)
+    _assert_close_to_floor(out, a, b)
+    matmul(a, b, out=out, config=mm.BLOCKED_CONFIG)  # the pointer kernel takes the view as it is
+    _assert_close_to_floor(out, a, b)
+
+
+@pytest.mark.gpu
+@pytest.mark.usefixtures("compiled")
+def test_gpu_large_bf16_product() -> None:
+    gen = torch.Generator(device="cuda").manual_seed(13)
+    a = torch.randn(4096, 4096, device="cuda", generator=gen).bfloat16()
+    b = torch.randn(4096, 4096, device="cuda", generator=gen).bfloat16()
+    out = torch.full((4096, 4096), float("nan"), dtype=torch.bfloat16, device="cuda")
+    matmul(a, b, out=out)
+    _assert_close_to_floor(out, a, b)
+
+
+@pytest.mark.gpu
+@pytest.mark.usefixtures("compiled")
+def test_gpu_fp8_against_scaled_mm() -> None:
+    gen = torch.Generator(device="cuda").manual_seed(14)
+    m, n, k = 1000, 1024, 1536
+    a = torch.randn(m, k, device="cuda", generator=gen).to(torch.float8_e4m3fn)
+    b = torch.randn(n, k, device="cuda", generator=gen).to(torch.float8_e4m3fn).t()
+    out = torch.full((m, n), float("nan"), dtype=torch.bfloat16, device="cuda")
+    matmul(a, b, out=out, alpha=0.5)
+    _assert_close_to_floor(out, a.float(), b.float(), alpha=0.5)
+    scale = torch.tensor(0.5**0.5, device="cuda")
+    peer = torch._scaled_mm(a, b, scale_a=scale, scale_b=scale, out_dtype=torch.bfloat16)
+    peer = peer[0] if isinstance(peer, tuple) else peer
+    assert _product_error(out, a.float(), b.float(), 0.5) <= 1.5 * _product_error(peer, a.float(), b.float(), 0.5)
+
+
+@pytest.mark.gpu
+@pytest.mark.usefixtures("compiled")
+def test_gpu_default_kernel_uses_wgmma_and_tma() -> None:
+    a = torch.randn(4096, 4096, device="cuda").bfloat16()
+    summary = mm.compiled_summary(a, a)
+    assert summary["config"] == mm.default_config(a, a, a)
+    assert summary["config"].kernel == "tma"
+    assert summary["ptx"]["wgmma.mma_async"] > 0  # tl.dot became Hopper's warpgroup MMA
+    assert summary["ptx"]["mma.sync"] == 0
+    assert summary["ptx"]["cp.async.bulk.tensor"] > 0  # tiles move by TMA
+    assert summary["spills"] == 0
+
+
+def test_compiled_summary_needs_a_compiler(interpret) -> None:
+    with pytest.raises(ValueError, match="the interpreter compiles nothing"):
+        mm.compiled_summary(torch.randn(16, 16).half(), torch.randn(16, 16).half())

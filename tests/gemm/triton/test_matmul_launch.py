@@ -1,0 +1,188 @@
+"""The plan's direct launch passes the compiled kernel's launcher exactly what Triton's JIT passes.
+
+No GPU: Triton's JIT is replaced by a stand-in that binds the arguments as ``JITFunction.run`` does and calls a
+launcher built by triton 3.6's own ``wrap_handle_tensordesc`` (the wrapper that turns tensor descriptors into TMA
+descriptors) around a recording ``launch``; the driver is a stand-in whose ``fill_tma_descriptor`` returns what it
+was given. The first call of a plan goes through the stand-in JIT; the later ones through the plan's direct path,
+and both must hand the launcher the same arguments.
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+from typing import Any
+
+import pytest
+
+torch = pytest.importorskip("torch")
+triton = pytest.importorskip("triton")
+driver_module = pytest.importorskip("triton.backends.nvidia.driver")
+
+from gpukb.gemm.triton import matmul as mm  # noqa: E402
+from gpukb.gemm.triton import tuning  # noqa: E402
+from gpukb.gemm.triton.configs import Config  # noqa: E402
+
+CALLS: list[tuple] = []
+
+
+class _Utils:
+    def fill_tma_descriptor(self, ptr: int, swizzle: int, size: int, kind: int, block, shape, strides, pad) -> tuple:
+        return ("tensor map", ptr, tuple(block), tuple(shape), tuple(strides))
+
+
+class _Driver:
+    utils = _Utils()
+
+    def get_current_device(self) -> int:
+        return 0
+
+    def get_current_stream(self, device: int) -> int:
+        return 77
+
+
+class _Launcher:
+    """Triton 3.6's ``CudaLauncher`` as far as the plan uses it."""
+
+    global_scratch_size = 0
+    profile_scratch_size = 0
+    launch_cooperative_grid = False
+    launch_pdl = False
+
+    def __init__(self, signature: dict[str, str], metas: list[dict[str, Any]]):
+        self.launch = driver_module.wrap_handle_tensordesc(lambda *args: CALLS.append(args), signature, metas)
+
+    def __call__(self, gx: int, gy: int, gz: int, stream: int, function: Any, *args: Any) -> None:
+        self.launch(gx, gy, gz, stream, function, False, False, None, None, *args)
+
+
+class _Jit:
+    """Binds arguments in the kernel's order, as ``JITFunction.run`` does, and launches through a ``_Launcher``."""
+
+    def __init__(self, fn: Any):
+        self.params = list(inspect.signature(fn).parameters)
+        self.kernels: dict[tuple, Any] = {}
+
+    def __getitem__(self, grid: tuple[int, ...]) -> Any:
+        def run(*args: Any, num_stages: int, num_warps: int, **constants: Any) -> Any:
+            values = [*args, *(constants[p] for p in self.params[len(args) :])]
+            signature, metas = {}, []
+            for name, value in zip(self.params, values, strict=True):
+                if isinstance(value, triton.tools.tensor_descriptor.TensorDescriptor):
+                    signature[name] = f"tensordesc<bf16[{','.join(map(str, value.block_shape))}]>"
+                    meta = {"swizzle": 3, "elem_size": 2, "elem_type": 5, "fp4_padded": False}
+                    metas.append({**meta, "block_size": list(value.block_shape)})
+                else:
+                    signature[name] = "constexpr" if name in constants else "i32"
+            key = tuple(signature.items())
+            if key not in self.kernels:
+                self.kernels[key] = types.SimpleNamespace(
+                    run=_Launcher(signature, metas), function="function", packed_metadata="metadata"
+                )
+            kernel = self.kernels[key]
+            g = (*grid, 1, 1)
+            kernel.run(g[0], g[1], g[2], 77, "function", "metadata", None, None, None, *values)
+            return kernel
+
+        return run
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    jits: dict[str, _Jit] = {}
+    monkeypatch.setattr(triton.runtime.driver, "_active", _Driver())
+    monkeypatch.setattr(mm, "_jitted", lambda name: jits.setdefault(name, _Jit(mm._KERNELS[name])))
+    monkeypatch.setattr(mm, "interpreting", lambda: False)
+    monkeypatch.setattr(mm, "_hopper_refusal", lambda a: None)
+    monkeypatch.setattr(mm, "_sm_count", lambda device: 132)
+    monkeypatch.setattr(mm, "_check", lambda a, b, out, out_dtype: (a.shape[0], b.shape[1], a.shape[1], out.dtype))
+    tuning.use_table(None)
+    mm.clear_plans()
+    CALLS.clear()
+    yield
+    tuning._ACTIVE.clear()
+    mm.clear_plans()
+
+
+def _pointers(call: tuple) -> tuple:
+    return tuple(x.data_ptr() if isinstance(x, torch.Tensor) else x for x in call)
+
+
+@pytest.mark.usefixtures("fake_gpu")
+@pytest.mark.parametrize(
+    "config",
+    [
+        Config("tma", 64, 128, 64, num_warps=4),
+        Config("tma", 64, 128, 64, num_warps=4, epilogue_subtile=True),
+        Config("splitk", 64, 128, 64, num_warps=4, split_k=1),
+        Config("splitk", 64, 128, 64, num_warps=4, split_k=4),
+    ],
+    ids=lambda c: c.label,
+)
+@pytest.mark.parametrize("layout", ["nn", "tt"])
+def test_the_direct_launch_passes_what_the_jit_passes(config: Config, layout: str) -> None:
+    m, n, k = 8, 256, 512
+    a = torch.randn(m, k).bfloat16() if layout[0] == "n" else torch.randn(k, m).bfloat16().t()
+    b = torch.randn(k, n).bfloat16() if layout[1] == "n" else torch.randn(n, k).bfloat16().t()
+    out = torch.empty(m, n).bfloat16()
+    mm.matmul(a, b, out=out, config=config)  # the first call: through the JIT
+    first = [_pointers(c) for c in CALLS]
+    (plan,) = mm._PLANS.values()
+    assert plan.quick is not None
+    assert plan.fast_failed is None
+    CALLS.clear()
+    mm.matmul(a, b, out=out, config=config)  # the second: the plan's direct path, tensor maps kept
+    second = [_pointers(c) for c in CALLS]
+    assert len(first) == len(second) == (2 if config.split_k == 4 else 1)  # split: the reduction too
+    for jit_call, direct_call in zip(first, second, strict=True):
+        assert len(jit_call) == len(direct_call)
+        differ = [i for i, (x, y) in enumerate(zip(jit_call, direct_call, strict=True)) if x != y]
+        # Only a split product's float32 workspace may sit at another address on the second call.
+        assert all(isinstance(jit_call[i], int) and jit_call[i] > 2**20 for i in differ), differ
+    tensor_maps = [x for x in second[0] if isinstance(x, tuple) and x[0] == "tensor map"]
+    assert len(tensor_maps) == (3 if config.kernel == "tma" else 2)  # A, B (and C for the persistent kernel)
+
+
+@pytest.mark.usefixtures("fake_gpu")
+def test_a_launch_hook_sends_calls_back_through_the_jit(monkeypatch: pytest.MonkeyPatch) -> None:
+    a, b, out = torch.randn(8, 64).bfloat16(), torch.randn(64, 64).bfloat16(), torch.empty(8, 64).bfloat16()
+    mm.matmul(a, b, out=out)
+    assert mm._no_launch_hooks()
+    chain = triton.knobs.runtime.launch_enter_hook
+    monkeypatch.setattr(chain, "calls", [lambda metadata: None])  # as a profiler would
+    assert not mm._no_launch_hooks()
+    CALLS.clear()
+    mm.matmul(a, b, out=out)
+    assert len(CALLS) == 1  # launched, through the JIT stand-in, which passes the hooks on
+
+
+def _shape_only(call: tuple) -> tuple:
+    """A launch's arguments with addresses blanked: tensor maps keep their box, shape and strides."""
+    out = []
+    for x in call:
+        if isinstance(x, torch.Tensor):
+            out.append("tensor")
+        elif isinstance(x, tuple) and x and x[0] == "tensor map":
+            out.append(("tensor map", *x[2:]))
+        else:
+            out.append(x)
+    return tuple(out)
+
+
+@pytest.mark.usefixtures("fake_gpu")
+@pytest.mark.parametrize("kernel", ["tma", "splitk"])
+def test_copied_operands_take_the_direct_launch_too(kernel: str) -> None:
+    # Rows of 500 and 250 two-byte elements are not 16-byte aligned: A, B (and, for the persistent kernel, C) are
+    # copied into padded buffers on every call, and the copies' descriptors describe the padded rows.
+    config = Config(kernel, 64, 128, 64, num_warps=4, **({"split_k": 2} if kernel == "splitk" else {}))
+    a, b, out = torch.randn(8, 500).bfloat16(), torch.randn(500, 250).bfloat16(), torch.empty(8, 250).bfloat16()
+    mm.matmul(a, b, out=out, config=config)
+    first = [_shape_only(c) for c in CALLS]
+    (plan,) = mm._PLANS.values()
+    assert (plan.stage_a, plan.stage_b, plan.stage_c) == (True, True, kernel == "tma")
+    assert plan.quick is not None
+    CALLS.clear()
+    mm.matmul(a, b, out=out, config=config)
+    assert [_shape_only(c) for c in CALLS] == first
+    maps = [x for x in CALLS[0] if isinstance(x, tuple) and x and x[0] == "tensor map"]
+    assert maps[0][3:] == ((8, 500), (512, 1))  # A's copy: rows of 500 elements padded to 512 (1024 bytes: 8 lines)

@@ -1,0 +1,206 @@
+"""The Triton GEMM's tuning table: shape classes, the rule for classes the table lacks, the look-up's fallbacks, and
+the committed table (made by ``bench/triton_gemm_sweep.py`` on the H100). Torch-free."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from gpukb.gemm.triton import tuning
+from gpukb.gemm.triton.configs import DEFAULT_CONFIGS, SMALL_CONFIGS, Config, split_for
+from gpukb.gemm.triton.tuning import K_EDGES, M_EDGES, N_EDGES, GemmTuning, ShapeClass, Trial, TunedClass
+from gpukb.records import results_dir
+
+
+@pytest.fixture
+def table() -> Iterator[None]:
+    """Restore the committed table after a test that sets another."""
+    yield
+    tuning._ACTIVE.clear()
+
+
+def test_buckets_and_their_labels() -> None:
+    assert [tuning.bucket(x, M_EDGES) for x in (1, 16, 17, 64, 65, 4096, 4097, 10**6)] == [0, 0, 1, 1, 2, 5, 6, 6]
+    assert [tuning.bucket_label(i, M_EDGES) for i in range(7)] == [
+        "≤ 16", "17–64", "65–256", "257–512", "513–1024", "1025–4096", "> 4096"
+    ]  # fmt: skip
+    cls = ShapeClass.of("bfloat16", "NN", 8, 14336, 4096)
+    assert (cls.m, cls.n, cls.k) == (0, 2, 1)
+    assert cls.label == "bfloat16 NN, M ≤ 16, N 4097–16384, K 1025–4096"
+    assert tuning.bucket(128256, N_EDGES) == len(N_EDGES)
+    assert tuning.bucket(65536, K_EDGES) == len(K_EDGES)
+
+
+def test_the_rule_for_classes_the_table_lacks() -> None:
+    small_m = tuning.heuristic("bfloat16", 8, 4096, 4096, 132)
+    assert (small_m.kernel, small_m.block_m, small_m.block_k) == ("splitk", 64, 128)
+    assert tuning.heuristic("float8_e4m3fn", 1, 4096, 4096, 132).block_k == 256
+    k_heavy = tuning.heuristic("float16", 512, 512, 16384, 132)  # 8 large tiles, K 32 times M
+    assert (k_heavy.kernel, k_heavy.block_m, k_heavy.block_n) == ("splitk", 128, 128)
+    assert tuning.heuristic("bfloat16", 8192, 8192, 8192, 132) == DEFAULT_CONFIGS["bfloat16"]
+    assert tuning.heuristic("bfloat16", 1024, 1024, 1024, 132) == SMALL_CONFIGS["bfloat16"]  # 32 large tiles
+    assert tuning.heuristic("float8_e4m3fn", 4096, 4096, 4096, 132).kernel == "tma"
+
+
+def test_candidates_for_small_m_have_64_row_tiles() -> None:
+    assert {c.block_m for c in tuning.candidates("bfloat16", 64)} == {64}
+    assert {c.block_m for c in tuning.candidates("float8_e4m3fn", 1)} == {64}
+    assert tuning.candidates("bfloat16", 65) == tuning.CANDIDATES_16
+    assert all(c.block_k == 128 or c.block_k == 256 for c in tuning.CANDIDATES_FP8)  # one-byte elements: deep K
+
+
+def test_trials_add_half_and_twice_the_automatic_split() -> None:
+    tried = tuning.trials("bfloat16", 512, 512, 16384, 132)
+    assert tried[: len(tuning.CANDIDATES_16)] == tuning.CANDIDATES_16
+    extra = tried[len(tuning.CANDIDATES_16) :]
+    splitk = [c for c in tuning.CANDIDATES_16 if c.kernel == "splitk"]
+    for config in splitk:
+        auto = split_for(512, 512, 16384, config, 132)
+        assert {c.split_k for c in extra if c.block_m == config.block_m and c.block_n == config.block_n
+                and c.block_k == config.block_k} == {auto // 2, 2 * auto} - {0}  # fmt: skip
+    assert tuning.trials("bfloat16", 8192, 8192, 8192, 132) == tuning.CANDIDATES_16  # no split anywhere
+
+
+def test_candidates_for_long_fp8_products() -> None:
+    assert tuning.candidates("bfloat16", 3000, 3000) == tuning.CANDIDATES_16
+    long = tuning.candidates("float8_e4m3fn", 4096, 4096 + 128)
+    assert {c.fp8_imprecise_acc for c in long} == {tuning.FP8_PROMOTE}
+    assert {c.fp8_imprecise_acc for c in tuning.candidates("float8_e4m3fn", 4096, 4096)} == {None}
+    assert tuning.heuristic("float8_e4m3fn", 8192, 8192, 8192, 132).fp8_imprecise_acc == tuning.FP8_PROMOTE
+    assert tuning.heuristic("float8_e4m3fn", 8192, 8192, 4096, 132).fp8_imprecise_acc is None
+
+
+@pytest.mark.usefixtures("table")
+def test_unaligned_rows_take_their_own_class_then_the_aligned_one() -> None:
+    blocked = Config("blocked", 128, 256, 64, num_stages=3)
+    aligned = _entry("bfloat16", "NN", (2048, 2048, 2048), [(LARGE, 1.0)])
+    tuning.use_table(_table(aligned))
+    assert tuning.lookup("bfloat16", "NN", 3000, 3000, 3000, 132, aligned=False) == LARGE  # no own class yet
+    unaligned = _entry("bfloat16", "NN", (3000, 3000, 3000), [(LARGE, 1.0), (blocked, 0.8)], aligned=False)
+    tuning.use_table(_table(aligned, unaligned))
+    assert tuning.lookup("bfloat16", "NN", 3000, 3000, 3000, 132, aligned=False) == blocked
+    assert tuning.lookup("bfloat16", "NN", 3008, 3008, 3008, 132) == LARGE  # aligned rows: the aligned class
+    assert unaligned.shape_class.label.endswith(", rows not 128-byte aligned")
+
+
+def _entry(
+    dtype: str,
+    layout: str,
+    shape: tuple[int, int, int],
+    trials: list[tuple[Config, float]],
+    aligned: bool = True,
+) -> TunedClass:
+    cls = ShapeClass.of(dtype, layout, *shape)
+    best = min(trials, key=lambda t: t[1])[0]
+    return TunedClass(
+        dtype=dtype, layout=layout, m_bucket=cls.m, n_bucket=cls.n, k_bucket=cls.k, aligned=aligned, shape=shape,
+        config=best, trials=[Trial(config=c, split_k=None, ms=ms) for c, ms in trials], cublas_ms=None,
+    )  # fmt: skip
+
+
+def _table(*entries: TunedClass) -> GemmTuning:
+    return GemmTuning.model_construct(edges={}, timing="", classes=list(entries))
+
+
+LARGE = Config("tma", 128, 256, 64, num_stages=4, epilogue_subtile=True)
+MEDIUM = Config("tma", 128, 128, 64, num_stages=4)
+
+
+def test_efficiency_counts_rounds_of_tiles_and_their_area() -> None:
+    assert tuning.efficiency(4096, 4096, 4096, LARGE, 132) == pytest.approx(512 / (4 * 132))  # 3.9 rounds take 4
+    assert tuning.efficiency(3000, 3000, 3000, LARGE, 132) == pytest.approx(
+        288 / (3 * 132) * 3000 * 3000 / (24 * 128 * 12 * 256)
+    )
+    # The page's figures for 3000³: 288 large tiles in 3 rounds (2.2 rounds of work), 576 medium ones in 5 (4.4).
+    from gpukb.gemm.triton.configs import waves
+
+    assert (waves(3000, 3000, LARGE, 132), waves(3000, 3000, MEDIUM, 132)) == (3, 5)
+    assert (round(24 * 12 / 132, 1), round(24 * 24 / 132, 1)) == (2.2, 4.4)
+    split = Config("splitk", 64, 128, 128, num_warps=4)
+    assert tuning.efficiency(1, 4096, 4096, split, 132) == pytest.approx(32 * 4 / 132 / 64)  # 4 slices, 1 row
+
+
+@pytest.mark.usefixtures("table")
+def test_a_class_picks_by_predicted_time_on_the_shape_itself() -> None:
+    # Timed on 4096³: the large tiles 10% faster there. On 3000³ they take 3 rounds for 2.2 rounds of work.
+    entry = _entry("bfloat16", "NN", (4096, 4096, 4096), [(LARGE, 1.0), (MEDIUM, 1.1)])
+    tuning.use_table(_table(entry))
+    assert tuning.choose("bfloat16", "NN", 4096, 4096, 4096, 132) == LARGE  # the representative: measured order
+    assert tuning.predicted_ms(entry, entry.trials[0], 4096, 4096, 4096, 132) == pytest.approx(1.0)
+    assert tuning.choose("bfloat16", "NN", 3000, 3000, 3000, 132) == MEDIUM
+    large_3000 = tuning.predicted_ms(entry, entry.trials[0], 3000, 3000, 3000, 132)
+    medium_3000 = tuning.predicted_ms(entry, entry.trials[1], 3000, 3000, 3000, 132)
+    assert medium_3000 < large_3000
+
+
+@pytest.mark.usefixtures("table")
+def test_lookup_falls_back_to_another_layout_then_the_sharing_type_then_the_rule() -> None:
+    nt = Config("tma", 64, 128, 64, num_warps=4)
+    tuning.use_table(
+        _table(
+            _entry("bfloat16", "NN", (4096, 4096, 4096), [(LARGE, 1.0)]),
+            _entry("bfloat16", "NT", (512, 4096, 4096), [(nt, 1.0)]),
+        )
+    )
+    assert tuning.lookup("bfloat16", "NN", 3000, 3000, 3000, 132) == LARGE  # same buckets as 4096³
+    assert tuning.lookup("bfloat16", "TT", 3000, 3000, 3000, 132) == LARGE  # no TT entry: the NN one
+    assert tuning.lookup("float16", "NT", 300, 2000, 2000, 132) == nt  # fp16 takes bf16's entries
+    assert tuning.lookup("float8_e4m3fn", "NT", 4096, 4096, 4096, 132) is None  # fp8 shares with no one
+    assert tuning.choose("float8_e4m3fn", "NT", 4096, 4096, 4096, 132) == tuning.heuristic(
+        "float8_e4m3fn", 4096, 4096, 4096, 132
+    )
+    tuning.use_table(None)
+    assert tuning.choose("bfloat16", "NN", 4096, 4096, 4096, 132) == DEFAULT_CONFIGS["bfloat16"]
+
+
+def _raw_table() -> dict:
+    path = results_dir().joinpath(*f"{tuning.TABLE_RECORD}.json".split("/"))
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.usefixtures("table")
+def test_the_committed_table_is_the_fastest_candidate_of_each_class() -> None:
+    record = tuning.committed()
+    raw = _raw_table()  # read independently of the model
+    assert raw["kind"] == "gemm.triton-tuning"
+    assert raw["edges"] == {"m": list(M_EDGES), "n": list(N_EDGES), "k": list(K_EDGES)}
+    assert record.run.gpu is not None
+    assert record.run.gpu.name == "NVIDIA H100 80GB HBM3"
+    assert len(raw["classes"]) == len(record.classes) >= 20
+    classes = set()
+    for entry in raw["classes"]:
+        m, n, k = entry["shape"]
+        cls = ShapeClass.of(entry["dtype"], entry["layout"], m, n, k, entry["aligned"])
+        assert (cls.m, cls.n, cls.k) == (entry["m_bucket"], entry["n_bucket"], entry["k_bucket"])
+        assert cls not in classes
+        classes.add(cls)
+        timed = [t for t in entry["trials"] if t["ms"] is not None]
+        assert timed, entry["shape"]
+        assert entry["config"] == min(timed, key=lambda t: t["ms"])["config"]
+        tried = [Config(**t["config"]) for t in entry["trials"]]
+        assert tried == list(tuning.trials(entry["dtype"], m, n, k, 132))
+        for trial in entry["trials"]:  # the split each split-K trial used: its own, or the rule's
+            config = Config(**trial["config"])
+            if config.kernel == "splitk":
+                assert trial["split_k"] == split_for(m, n, k, config, 132), trial
+    tuning._ACTIVE.clear()
+    active = tuning.active_table()
+    assert active is not None
+    assert {cls: entry.config for cls, entry in active.items()} == record.table()
+
+
+def test_the_sweep_is_declared_for_gpukb_bench() -> None:
+    from gpukb.gemm.triton import sweep as matmul_sweep
+    from gpukb.measuring.counting import gemm_bytes
+    from gpukb.measuring.pairs import registry
+
+    pairs = {name: registry().pairs[f"triton-gemm-sweep-{name}"] for name in ("bf16", "fp16", "fp8")}
+    assert pairs["fp8"].peer == "torch._scaled_mm (use_fast_accum=False)"
+    assert pairs["bf16"].peer == pairs["fp16"].peer == "torch.matmul (cuBLAS)"
+    assert len(pairs["bf16"].cases) == len(matmul_sweep.shapes()) >= 30
+    assert "4095x4097x4099" in pairs["bf16"].cases
+    assert "1x128256x4096" in pairs["bf16"].cases
+    assert all(all(int(x) % 16 == 0 for x in case.split("x")) for case in pairs["fp8"].cases)
+    assert pairs["fp8"].nbytes("4096x4096x4096") == gemm_bytes(4096, 4096, 4096, a_bytes=1, c_bytes=2)

@@ -1,0 +1,58 @@
+"""Medians and spread of repeated timings."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from gpukb.measuring.stats import Summary, summarize
+
+
+def test_quartiles_interpolate_linearly() -> None:
+    s = summarize([4.0, 1.0, 3.0, 2.0])
+    assert (s.min, s.q1, s.median, s.q3, s.max, s.n) == (1.0, 1.75, 2.5, 3.25, 4.0, 4)
+    assert s.spread == pytest.approx(1.5 / 2.5)
+
+
+def test_one_sample_is_its_own_summary() -> None:
+    s = summarize([0.25])
+    assert s.as_dict() == {"median": 0.25, "q1": 0.25, "q3": 0.25, "min": 0.25, "max": 0.25, "n": 1}
+    assert s.spread == 0.0
+
+
+def test_a_zero_median_has_infinite_spread() -> None:
+    assert math.isinf(summarize([0.0, 0.0, 1.0]).spread)
+
+
+def test_round_trip_through_json() -> None:
+    s = summarize([1, 2, 3, 10])
+    assert Summary.model_validate_json(s.model_dump_json()) == s
+
+
+@pytest.mark.parametrize(
+    ("samples", "error", "message"),
+    [
+        ([], ValueError, "at least one sample"),
+        ([1.0, -0.5], ValueError, "non-negative; got -0.5"),
+        ([1.0, float("nan")], ValueError, "finite"),
+        ([1.0, float("inf")], ValueError, "finite"),
+        ([1.0, "2"], TypeError, "real numbers; got '2'"),
+        ([True], TypeError, "real numbers; got True"),
+        ("123", TypeError, "not str"),
+    ],
+)
+def test_bad_samples_are_refused(samples, error, message) -> None:
+    with pytest.raises(error, match=message):
+        summarize(samples)
+
+
+def test_a_summary_names_missing_fields_and_disorder() -> None:
+    with pytest.raises(ValueError, match=r"q3\n  Field required"):
+        Summary.model_validate({"median": 1, "q1": 1, "min": 1, "max": 1, "n": 1})
+    with pytest.raises(ValueError, match="not ordered"):
+        Summary.model_validate({"median": 1.0, "q1": 2.0, "q3": 3.0, "min": 0.0, "max": 4.0, "n": 3})
+    with pytest.raises(ValueError, match="finite number"):
+        Summary.model_validate({"median": 1.0, "q1": 1.0, "q3": 1.0, "min": 1.0, "max": float("inf"), "n": 1})
+    with pytest.raises(ValueError, match="greater than or equal to 1"):
+        Summary.model_validate({"median": 1.0, "q1": 1.0, "q3": 1.0, "min": 1.0, "max": 1.0, "n": 0})

@@ -1,0 +1,130 @@
+"""Warm-up, repetition and the timers, exercised on the CPU (no timing thresholds: counts and order only)."""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import pytest
+
+from gpukb.measuring.timing import BUDGETS, ESTIMATE_CALLS, Budget, EventTimer, HostTimer, L2Flusher, benchmark
+
+
+class FixedTimer:
+    """A timer that calls the function and reports a fixed time: the budget arithmetic without a clock."""
+
+    def __init__(self, ms: float) -> None:
+        self.ms = ms
+        self.calls: list[int] = []
+
+    def time(self, fn, n, before=None):
+        for _ in range(n):
+            if before is not None:
+                before()
+            fn()
+        self.calls.append(n)
+        return [self.ms] * n
+
+
+def test_budget_sizes_warm_up_and_repetitions_from_the_estimate() -> None:
+    timer = FixedTimer(ms=2.0)
+    run = benchmark(lambda: None, timer, Budget(warmup_ms=25, rep_ms=100, min_reps=5, max_reps=200))
+    assert run.estimate_ms == 2.0
+    assert run.warmup_calls == math.ceil(25 / 2.0)
+    assert len(run.samples) == math.ceil(100 / 2.0)
+    assert timer.calls == [1, ESTIMATE_CALLS, run.warmup_calls, len(run.samples)]
+
+
+@pytest.mark.parametrize(("ms", "reps"), [(1000.0, 5), (1e-4, 200)])
+def test_repetitions_stay_within_bounds(ms, reps) -> None:
+    run = benchmark(lambda: None, FixedTimer(ms), Budget(rep_ms=100, min_reps=5, max_reps=200))
+    assert len(run.samples) == reps
+
+
+def test_before_runs_ahead_of_every_call() -> None:
+    order: list[str] = []
+    benchmark(
+        lambda: order.append("fn"),
+        HostTimer(),
+        Budget(warmup_ms=0, rep_ms=0, min_reps=3, max_reps=3, min_warmup=1),
+        before=lambda: order.append("before"),
+    )
+    assert order == ["before", "fn"] * (1 + ESTIMATE_CALLS + 1 + 3)
+
+
+def test_host_timer_synchronizes_around_each_call() -> None:
+    events: list[str] = []
+    samples = HostTimer(sync=lambda: events.append("sync")).time(lambda: events.append("fn"), 2)
+    assert events == ["sync", "fn", "sync"] * 2
+    assert len(samples) == 2
+    assert all(s >= 0 for s in samples)
+
+
+def _fake_torch(log: list[str]):
+    class Event:
+        count = 0
+
+        def __init__(self, enable_timing: bool) -> None:
+            assert enable_timing
+            Event.count += 1
+            self.id = Event.count
+
+        def record(self) -> None:
+            log.append(f"record {self.id}")
+
+        def elapsed_time(self, end) -> float:
+            return float(end.id - self.id)
+
+    cuda = SimpleNamespace(Event=Event, synchronize=lambda: log.append("synchronize"))
+    sizes = {"int32": 4, "int64": 8}
+    return SimpleNamespace(
+        cuda=cuda,
+        int32="int32",
+        int64="int64",
+        ones=lambda n, dtype, device: SimpleNamespace(nbytes=n * sizes[dtype]),
+        zeros=lambda shape, dtype, device: SimpleNamespace(dtype=dtype),
+    )
+
+
+def test_event_timer_brackets_each_call_and_synchronizes_once() -> None:
+    log: list[str] = []
+    samples = EventTimer(_fake_torch(log)).time(lambda: log.append("fn"), 2, before=lambda: log.append("flush"))
+    # events 1, 2 are the starts; 3, 4 the ends: start i and end i bracket call i, with the flush outside
+    assert log == ["flush", "record 1", "fn", "record 3", "flush", "record 2", "fn", "record 4", "synchronize"]
+    assert samples == [2.0, 2.0]
+
+
+def test_l2_flusher_buffer_is_at_least_four_times_l2() -> None:
+    torch = _fake_torch([])
+    assert L2Flusher(torch, 50 * 2**20).buffer.nbytes == 256 * 2**20  # 4 × 50 MiB is under the 256 MiB floor
+    assert L2Flusher(torch, 2**30).buffer.nbytes == 4 * 2**30
+    assert L2Flusher(torch, 0).buffer.nbytes == 256 * 2**20
+    with pytest.raises(ValueError, match="l2_bytes must be ≥ 0; got -1"):
+        L2Flusher(torch, -1)
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "message"),
+    [
+        (lambda: benchmark("not callable", HostTimer()), TypeError, "expects a callable; got str"),
+        (lambda: benchmark(print, HostTimer(), before=3), TypeError, "before must be callable"),
+        (lambda: HostTimer().time(print, 0), ValueError, "the number of calls must be an int ≥ 1; got 0"),
+        (lambda: HostTimer().time(print, 2.0), TypeError, "the number of calls must be an int ≥ 1; got 2.0"),
+        (lambda: Budget(min_reps=0), ValueError, "1 ≤ min_reps ≤ max_reps"),
+        (lambda: Budget(min_reps=9, max_reps=3), ValueError, "got 9, 3"),
+        (lambda: Budget(rep_ms=-1), ValueError, "must be ≥ 0"),
+    ],
+)
+def test_bad_arguments_are_refused(make, error, message) -> None:
+    with pytest.raises(error, match=message):
+        make()
+
+
+def test_the_budget_the_measuring_page_describes() -> None:
+    # docs/performance/measuring.md: "25 ms, at least twice" of warm-up; a flush buffer of four times L2, at
+    # least 256 MiB.
+    full = BUDGETS["full"]
+    assert (full.warmup_ms, full.min_warmup) == (25.0, 2)
+    torch = _fake_torch([])
+    assert L2Flusher(torch, 2**30).buffer.nbytes == 4 * 2**30
+    assert L2Flusher(torch, 2**20).buffer.nbytes == 256 * 2**20
