@@ -7,15 +7,61 @@ render this report, so the versions a page claims are the versions it was built 
 from __future__ import annotations
 
 import importlib
+import os
 import platform
 import re
+import shutil
 import subprocess
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
-from gpukb.site.snippets import find_nvcc  # the one place that looks for nvcc
+#: Variables naming a CUDA installation, looked at in this order, then :data:`DEFAULT_CUDA_PREFIX`.
+CUDA_PREFIXES = ("CUDA_HOME", "CUDA_PATH")
+DEFAULT_CUDA_PREFIX = "/usr/local/cuda"
 
 #: Libraries whose versions the report lists, in display order.
 LIBRARIES = ("numpy", "torch", "triton", "numba", "ml_dtypes", "mkdocs", "material")
+
+
+# --- the one place that looks for a GPU and for nvcc ---------------------------------------------------------
+
+
+def find_nvcc() -> str | None:
+    """The ``nvcc`` to use, or ``None`` where there is none.
+
+    Looks at ``$NVCC`` (a path or a name on ``PATH``), then ``PATH``, then ``bin/nvcc`` under ``$CUDA_HOME``,
+    ``$CUDA_PATH`` and ``/usr/local/cuda`` (where NVIDIA's packages install it without touching ``PATH``).
+    """
+    named = os.environ.get("NVCC")
+    if named:
+        found = shutil.which(named)
+        if found:
+            return found
+    found = shutil.which("nvcc")
+    if found:
+        return found
+    prefixes = [os.environ[v] for v in CUDA_PREFIXES if os.environ.get(v)] + [DEFAULT_CUDA_PREFIX]
+    for prefix in prefixes:
+        candidate = Path(prefix) / "bin" / "nvcc"
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return None
+
+
+def gpu_present() -> bool:
+    """Whether a CUDA GPU is visible: through torch where it is installed, else through ``nvidia-smi -L``."""
+    try:
+        import torch
+    except ImportError:
+        smi = shutil.which("nvidia-smi")
+        if smi is None:
+            return False
+        try:
+            proc = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+        return proc.returncode == 0 and "GPU" in proc.stdout
+    return bool(torch.cuda.is_available())
 
 
 @dataclass(frozen=True)

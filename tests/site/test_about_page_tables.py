@@ -173,7 +173,29 @@ def check_data_corruptions(markdown: str, kwargs: dict[str, Any]) -> None:
 
 
 #: Each About page function that renders a table, and the check of its cells.
+def check_chapter_table(markdown: str, kwargs: dict[str, Any]) -> None:
+    """One row per chapter package under src/gpukb with a declaration (found by reading the files, not through
+    gpukb.chapters), linked to the page it declares, in declared order."""
+    (table,) = markdown_tables(markdown)
+    declared = []
+    for init in sorted((ROOT / "src" / "gpukb").glob("*/__init__.py")):
+        tree = ast.parse(init.read_text(encoding="utf-8"))
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and [getattr(t, "id", "") for t in node.targets] == ["CHAPTER"]:
+                fields = {k.arg: ast.literal_eval(k.value) for k in node.value.keywords if k.arg in _SHOWN}
+                if fields.get("package") != "gpukb.site":
+                    declared.append(fields)
+    declared.sort(key=lambda f: (f.get("position", 100), f["name"]))
+    expected = [(f"[{f['title']}]({f['name']}/{f.get('start', 'index.md')})", f["summary"]) for f in declared]
+    assert [(r["chapter"], r["what it answers"]) for r in table] == expected
+    assert len(table) >= 9
+
+
+_SHOWN = ("name", "title", "summary", "start", "position", "package")
+
+
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
+    "chapter_table": check_chapter_table,
     "gpu_test_run": check_gpu_test_run,
     "schema_table": check_schema_table,
     "lint_rules": check_lint_rules,

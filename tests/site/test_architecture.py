@@ -2,7 +2,7 @@
 
 data file + model -> library (values or ``(headers, rows)``) -> one ``pages.py`` (the only Markdown) -> the page;
 snippets import the library, never the page layer; results are found through ``gpukb.records`` by id and written
-by bench scripts through it. The map of chapters to page layers is ``gpukb.site.fences.PAGE_LAYERS``.
+by bench scripts through it. Each chapter declares its page layers (``gpukb.chapters``); tests/test_chapters.py checks the declarations.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from gpukb.site.fences import NO_PAGE_LAYER, PAGE_LAYERS, classify, iter_fences, render_imports
+from gpukb import chapters
+from gpukb.site.fences import classify, iter_fences, page_layer_modules, render_imports
 from tests.helpers import ROOT
 
 SRC = ROOT / "src"
@@ -41,40 +42,15 @@ def _python_files(*folders: Path) -> Iterator[Path]:
         yield from (p for p in sorted(folder.rglob("*.py")) if "__pycache__" not in p.parts)
 
 
-def _chapters() -> list[str]:
-    docs = ROOT / "docs"
-    return sorted(
-        d.name for d in docs.iterdir() if d.is_dir() and any(p.suffix in CHAPTER_PAGE_SUFFIXES for p in d.rglob("*"))
-    )
-
-
 def _page_layer_files() -> set[str]:
-    return {_rel(p) for p in PACKAGE.rglob("pages.py")}
+    found = {_rel(p) for p in PACKAGE.rglob("pages.py")}
+    return found | {_rel(p) for p in PACKAGE.rglob("pages/*.py") if p.name != "__init__.py"}
 
 
-# --- one page layer per chapter -------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("chapter", _chapters())
-def test_every_chapter_has_its_page_layer(chapter: str) -> None:
-    if chapter in NO_PAGE_LAYER:
-        return
-    assert chapter in PAGE_LAYERS, (
-        f"docs/{chapter}/ has pages but no page layer: add it to gpukb.site.fences.PAGE_LAYERS "
-        f"(or to NO_PAGE_LAYER with the reason)"
-    )
-    module = PAGE_LAYERS[chapter]
-    assert module.endswith(".pages"), f"{chapter}: the page layer is a module named pages, not {module}"
-    assert _module_file(module).is_file(), (
-        f"docs/{chapter}/ renders through {module}, and {_rel(_module_file(module))} is missing"
-    )
-
-
-def test_every_pages_module_is_a_chapters_page_layer() -> None:
-    """No second page layer: each ``pages.py`` under src/gpukb is the one of a chapter in the map."""
-    mapped = {_rel(_module_file(m)) for m in PAGE_LAYERS.values()}
+def test_every_pages_module_is_a_declared_page_layer() -> None:
+    """No second page layer: each ``pages.py`` (or module of a ``pages/`` package) is declared by its chapter."""
+    mapped = {_rel(_module_file(m)) for m in page_layer_modules()}
     assert _page_layer_files() - mapped == set()
-    assert len(set(PAGE_LAYERS.values())) == len(PAGE_LAYERS), "two chapters share a page layer"
 
 
 # --- only the page layer returns markup -----------------------------------------------------------------------
@@ -167,7 +143,7 @@ def _imports(path: Path) -> list[tuple[int, str]]:
 
 
 def _is_page_layer(module: str) -> bool:
-    return module in PAGE_LAYERS.values() or module.endswith(".pages") or ".pages." in module
+    return module in page_layer_modules() or module.endswith(".pages") or ".pages." in module
 
 
 def test_no_snippet_imports_a_page_layer() -> None:
@@ -198,7 +174,7 @@ def _render_blocks() -> Iterator[tuple[Path, int, list[str]]]:
 
 def test_render_blocks_import_only_from_a_page_layer() -> None:
     """A block that renders a table or figure at build time calls a page function, and nothing else."""
-    layers = set(PAGE_LAYERS.values())
+    layers = page_layer_modules()
     problems = [
         f"{_rel(page)}:{line}: imports {module}"
         for page, line, modules in _render_blocks()
@@ -274,7 +250,8 @@ SITE_COMMANDS = {"info"}
 
 
 def test_chapters_register_their_own_subcommands() -> None:
-    """``gpukb/cli.py`` defines only site-wide subcommands; a chapter's comes from ``gpukb/<topic>/cli.py``."""
+    """``gpukb/cli.py`` defines only site-wide subcommands; a chapter's comes from ``gpukb/<topic>/cli.py``, and
+    every such module belongs to a chapter that declares it (``Chapter.cli``)."""
     tree = ast.parse((PACKAGE / "cli.py").read_text(encoding="utf-8"))
     defined = [
         node.args[0].value
@@ -286,10 +263,10 @@ def test_chapters_register_their_own_subcommands() -> None:
         and isinstance(node.args[0], ast.Constant)
     ]
     assert sorted(set(defined) - SITE_COMMANDS) == [], "define these in the chapter's package, in its cli.py"
-    registered = {m for _, m in _imports(PACKAGE / "cli.py") if m.endswith(".cli")}
+    declared = {f"{c.package}.cli" for c in chapters.chapters() if c.cli}
     for topic_cli in sorted(PACKAGE.glob("*/cli.py")):
         module = f"gpukb.{topic_cli.parent.name}.cli"
-        assert module in registered, f"{_rel(topic_cli)} is not registered in src/gpukb/cli.py"
+        assert module in declared, f"{_rel(topic_cli)} belongs to no chapter that declares cli=True"
 
 
 # --- the contributing page shows real files ---------------------------------------------------------------------
@@ -304,8 +281,8 @@ def test_the_contributing_page_shows_the_skeleton_from_real_files() -> None:
     shown = {t.split(":", 1)[0] for t in targets}
     assert all(t.startswith(("snippets/", "src/gpukb/")) for t in shown), shown  # no test or bench file shown
     assert all(":" in t for t in re.findall(r'--8<-- "([^"]+)"', section)), targets  # named sections
-    assert "src/gpukb/site/fences.py" in shown  # the map this test reads
-    assert any(t.startswith("src/gpukb/records/") for t in shown)
+    assert "src/gpukb/formats/__init__.py" in shown  # a real chapter declaration
+    assert "src/gpukb/formats/__init__.py:chapter" in targets  # the declaration is shown, not a registry
     assert any(t.endswith("/pages.py") for t in shown)
     assert "tests/site/test_architecture.py" in section
     # the bench pattern in prose: the script it names makes the calls it quotes

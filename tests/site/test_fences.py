@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from gpukb.site.fences import (
-    PAGE_LAYERS,
+    page_layer_modules,
     PAGE_SUFFIXES,
     RULES,
     LintError,
@@ -223,4 +223,4 @@ def test_every_rule_has_a_refused_case() -> None:
 
 
 def test_every_chapter_maps_to_a_pages_module() -> None:
-    assert all(module.startswith("gpukb.") and module.endswith(".pages") for module in PAGE_LAYERS.values())
+    assert all(module.startswith("gpukb.") and module.endswith(".pages") for module in page_layer_modules())

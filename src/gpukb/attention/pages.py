@@ -12,7 +12,6 @@ import math
 from gpukb.attention import costs
 from gpukb.attention.kernel import DEFAULT_CONFIGS
 from gpukb.attention.results import BACKENDS, FLASH_FORWARD_ID, Case, FlashForward
-from gpukb.performance.pages import gpu_snippet_output  # noqa: F401 (the kernel page's render block calls it from here)
 from gpukb.records import load, measured_on
 from gpukb.tables import markdown_table
 

@@ -20,7 +20,6 @@ from gpukb.cuda.results import (
     KernelBench,
     Transfers,
 )
-from gpukb.performance.pages import gpu_snippet_output  # noqa: F401 (the kernels page's render block calls it from here)
 from gpukb.tables import markdown_table
 
 

@@ -2,6 +2,7 @@
 
 from gpukb.chapters import Chapter, DataFile
 
+# --8<-- [start:chapter]
 CHAPTER = Chapter(
     name="formats",
     title="Number formats",
@@ -34,3 +35,4 @@ CHAPTER = Chapter(
         "tests/formats/test_page_claims.py",
     ),
 )
+# --8<-- [end:chapter]

@@ -30,7 +30,6 @@ from gpukb.gemm.triton.results import Compare, SweepRow, TritonGemm
 from gpukb.gemm.triton.results import TritonGemmSweep as TritonSweepRecord
 from gpukb.gemm.types import sources_of, table
 from gpukb.performance.ceilings import measured_ceilings
-from gpukb.performance.pages import gpu_snippet_output  # noqa: F401 (the pages' render blocks call it from here)
 from gpukb.performance.results import H100_SWEEP
 from gpukb.records import clock_text, load, measured_on
 from gpukb.tables import markdown_table

@@ -541,15 +541,6 @@ def roofline_figure(record: Sweep = H100_SWEEP) -> str:
     return to_svg(fig)
 
 
-def gpu_snippet_output(snippet: str) -> str:
-    """The output ``snippet`` printed on the H100, read from its record (``gpukb.site.snippet_runs``), as a text block
-    followed by the GPU, versions and date it ran with: shown under a snippet whose build-time run is the CPU's."""
-    from gpukb.site.snippet_runs import recorded_output
-
-    stdout, where = recorded_output(snippet)
-    return f"```text\n{stdout.rstrip()}\n```\n\n{where.replace('Measured on', 'Run on', 1)}"
-
-
 # --- one figure per quantity -------------------------------------------------------------------------------
 def quantity(quantity_id: str, unit: bool = False) -> str:
     """A quantity's one figure (:func:`gpukb.performance.quantities.reconcile`) as inline HTML that marks what it is:

@@ -19,6 +19,7 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 from gpukb.measuring.device import WindowClocks
 from gpukb.performance.results import H100_SWEEP, SweepRecord
@@ -136,10 +137,17 @@ def _sweep_bf16() -> list[Reading]:
     return found
 
 
-def _triton_bf16() -> list[Reading]:
-    from gpukb.gemm.triton.results import TritonGemm
+def _gemm_record(record_id: str, kind: str) -> Any:
+    """A GEMM chapter's record, read by id (its model comes from its kind, so this chapter imports none of the
+    GEMM chapter's modules: that chapter builds on this one)."""
+    record = load(record_id)
+    if record.kind != kind:
+        raise ValueError(f"results file {record_id!r} holds a {record.kind!r} record; expected {kind!r}")
+    return record
 
-    record = load(TRITON, TritonGemm)
+
+def _triton_bf16() -> list[Reading]:
+    record = _gemm_record(TRITON, "gemm.triton-gemm")
     found = [
         Reading(TRITON, f"sweep: cuBLAS paired with {entry.config.label}", _tflops(case.cublas_ms.median), case.clocks)
         for entry in record.sweep.configs
@@ -158,9 +166,7 @@ def _triton_bf16() -> list[Reading]:
 
 def _ground_up(methods: tuple[str, ...]) -> Callable[[], list[Reading]]:
     def read() -> list[Reading]:
-        from gpukb.gemm.results import GroundUp
-
-        record = load(GROUND_UP, GroundUp)
+        record = _gemm_record(GROUND_UP, "gemm.ground-up")
         return [
             Reading(GROUND_UP, f"timing: {t.method}", t.gflops / 1e3, t.clocks)
             for t in record.timing
@@ -171,9 +177,7 @@ def _ground_up(methods: tuple[str, ...]) -> Callable[[], list[Reading]]:
 
 
 def _ground_up_torch_mm() -> list[Reading]:
-    from gpukb.gemm.results import GroundUp
-
-    record = load(GROUND_UP, GroundUp)
+    record = _gemm_record(GROUND_UP, "gemm.ground-up")
     return [
         Reading(GROUND_UP, f"cuBLASLt section: torch.mm, cuBLAS preferred, round {r.round + 1}", r.tflops, r.clocks)
         for r in record.cublaslt.torch_mm

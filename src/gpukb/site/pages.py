@@ -6,9 +6,11 @@ with no path: ``from gpukb.site.pages import errata; print(errata())``.
 
 from __future__ import annotations
 
+from gpukb import chapters
 from gpukb import errata as errata_data
 from gpukb.records import load, measured_on, record_ids
 from gpukb.site.gpu_tests import RECORD_ID, GpuTestRun
+from gpukb.site.snippet_runs import recorded_output
 from gpukb.site.schemas import schemas
 from gpukb.tables import markdown_table
 
@@ -145,3 +147,17 @@ def data_corruptions() -> str:
     table = markdown_table(["corruption", "test"], [[what, f"`{test}`"] for test, what in CORRUPTIONS.items()])
     files = ", ".join(f"`{name}`" for name in toml)
     return f"{table}\n\nData files: {files}, and every committed record under `results/`."
+
+
+def gpu_snippet_output(snippet: str) -> str:
+    """The output ``snippet`` printed on the H100, read from its record (``gpukb.site.snippet_runs``), as a text block
+    followed by the GPU, versions and date it ran with: shown under a snippet whose build-time run is the CPU's."""
+    stdout, where = recorded_output(snippet)
+    return f"```text\n{stdout.rstrip()}\n```\n\n{where.replace('Measured on', 'Run on', 1)}"
+
+
+def chapter_table() -> str:
+    """The home page's table of chapters, from their declarations (:mod:`gpukb.chapters`): title linked to the
+    chapter's first page, and what it answers. The site's own pages (About) are left to the navigation."""
+    rows = [[f"[{c.title}]({c.name}/{c.start})", c.summary] for c in chapters.chapters() if c.package != "gpukb.site"]
+    return markdown_table(["chapter", "what it answers"], rows)

@@ -8,20 +8,18 @@ reader (``//   nvcc -O2 ... snippets/x.cu -o x -lcublasLt``), so the command a r
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from gpukb.environment import DEFAULT_CUDA_PREFIX, find_nvcc, gpu_present
+
 #: Where :func:`find_nvcc` looks after ``$NVCC`` and ``PATH``: the toolkit named by ``$CUDA_HOME`` /
 #: ``$CUDA_PATH``, then the default install prefix of NVIDIA's packages.
-CUDA_PREFIXES = ("CUDA_HOME", "CUDA_PATH")
-DEFAULT_CUDA_PREFIX = "/usr/local/cuda"
 
 #: The flags used when a ``.cu`` snippet's header shows no ``nvcc`` line.
 DEFAULT_NVCC_FLAGS = ("-O2", "-std=c++17")
@@ -43,44 +41,6 @@ class NoGpuError(UnavailableError):
 
 class MissingToolError(UnavailableError):
     """A tool (``nvcc``) is missing. Tests skip, or fail where ``GPUKB_REQUIRE_ALL=1`` demands every test run."""
-
-
-def find_nvcc() -> str | None:
-    """The ``nvcc`` to use, or ``None`` where there is none.
-
-    Looks at ``$NVCC`` (a path or a name on ``PATH``), then ``PATH``, then ``bin/nvcc`` under ``$CUDA_HOME``,
-    ``$CUDA_PATH`` and ``/usr/local/cuda`` (where NVIDIA's packages install it without touching ``PATH``).
-    """
-    named = os.environ.get("NVCC")
-    if named:
-        found = shutil.which(named)
-        if found:
-            return found
-    found = shutil.which("nvcc")
-    if found:
-        return found
-    prefixes = [os.environ[v] for v in CUDA_PREFIXES if os.environ.get(v)] + [DEFAULT_CUDA_PREFIX]
-    for prefix in prefixes:
-        candidate = Path(prefix) / "bin" / "nvcc"
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return str(candidate)
-    return None
-
-
-def gpu_present() -> bool:
-    """Whether a CUDA GPU is visible: through torch where it is installed, else through ``nvidia-smi -L``."""
-    try:
-        import torch
-    except ImportError:
-        smi = shutil.which("nvidia-smi")
-        if smi is None:
-            return False
-        try:
-            proc = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=30)
-        except (OSError, subprocess.TimeoutExpired):
-            return False
-        return proc.returncode == 0 and "GPU" in proc.stdout
-    return bool(torch.cuda.is_available())
 
 
 def nvcc_flags(path: Path) -> list[str]:
