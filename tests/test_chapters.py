@@ -119,7 +119,8 @@ def test_every_docs_folder_is_a_declared_chapter() -> None:
 @pytest.mark.parametrize("chapter", DECLARED, ids=NAMES)
 def test_a_declaration_names_only_what_exists(chapter: Chapter) -> None:
     assert (ROOT / "docs" / chapter.name / chapter.start).is_file(), f"docs/{chapter.name}/{chapter.start} is missing"
-    assert chapter.title and chapter.summary.endswith(".")
+    assert chapter.title
+    assert chapter.summary.endswith(".")
     for layer in chapter.page_layers:
         importlib.import_module(layer)
     if chapter.checks:
@@ -128,7 +129,8 @@ def test_a_declaration_names_only_what_exists(chapter: Chapter) -> None:
         assert callable(importlib.import_module(f"{chapter.package}.cli").add_parser)
     for kind, target in chapter.kinds.items():
         model = chapters.resolve(target)
-        assert issubclass(model, Record) and model.kind_name() == kind, f"{target} does not read kind {kind!r}"
+        assert issubclass(model, Record), target
+        assert model.kind_name() == kind, f"{target} does not read kind {kind!r}"
     for path, spec in chapter.data_files.items():
         assert (PACKAGE / "data" / path).is_file(), f"data file {path} is missing"
         assert callable(chapters.resolve(spec.parser))
@@ -137,7 +139,8 @@ def test_a_declaration_names_only_what_exists(chapter: Chapter) -> None:
     for file in (*chapter.mutation, *chapter.mutation_tests):
         assert (ROOT / file).exists(), f"{file} (mutation scope) is missing"
     for name, run in chapter.gpu_runs.items():
-        assert "{out}" in run.command and run.limit_s > 0, name
+        assert "{out}" in run.command, name
+        assert run.limit_s > 0, name
         script = run.command.split()[1]
         assert (ROOT / script).is_file(), f"GPU run {name}: {script} is missing"
         assert (PACKAGE / "data" / "results" / f"{run.record}.json").is_file(), f"GPU run {name}: no {run.record}"
@@ -200,7 +203,7 @@ def test_a_kind_outside_the_chapters_prefix_is_refused() -> None:
 
 
 def test_an_unknown_chapter_name_lists_the_names() -> None:
-    with pytest.raises(ValueError, match="no chapter is named 'nope'; chapters: \\['formats'"):
+    with pytest.raises(ValueError, match=r"no chapter is named 'nope'; chapters: \['formats'"):
         chapters.chapter("nope")
 
 

@@ -2,7 +2,8 @@
 
 data file + model -> library (values or ``(headers, rows)``) -> one ``pages.py`` (the only Markdown) -> the page;
 snippets import the library, never the page layer; results are found through ``gpukb.records`` by id and written
-by bench scripts through it. Each chapter declares its page layers (``gpukb.chapters``); tests/test_chapters.py checks the declarations.
+by bench scripts through it. Each chapter declares its page layers (``gpukb.chapters``); tests/test_chapters.py
+checks the declarations.
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ names the file and what is wrong, never a raw KeyError/TypeError and never silen
 One parametrized test across the files: each TOML file is parsed with ``tomllib``, corrupted as a dict (an unknown
 key in an entry and at the top, a duplicated entry, a string where a list or number belongs, each field removed in
 turn), written back as TOML and handed to the file's own parser; each committed record (JSON) the same way through
-``gpukb.records``. Every data file must be declared by its chapter (``Chapter.data_files``): a new file without its loader fails
-:func:`test_every_data_file_is_covered`.
+``gpukb.records``. Every data file must be declared by its chapter (``Chapter.data_files``): a new file without
+its loader fails :func:`test_every_data_file_is_covered`.
 """
 
 from __future__ import annotations

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from gpukb.site.fences import (
-    page_layer_modules,
     PAGE_SUFFIXES,
     RULES,
     LintError,
@@ -22,6 +21,7 @@ from gpukb.site.fences import (
     classify,
     iter_fences,
     page_files,
+    page_layer_modules,
     render_calls,
     render_imports,
 )
