@@ -198,7 +198,7 @@ def test_the_mutation_scope_is_the_declarations() -> None:
 
 
 def test_a_kind_outside_the_chapters_prefix_is_refused() -> None:
-    with pytest.raises(ValueError, match="must start with 'demo.'"):
+    with pytest.raises(ValueError, match=r"must start with 'demo\.'"):
         Chapter(name="demo", title="Demo", summary="A demo.", kinds={"other.thing": "m:M"})
 
 
