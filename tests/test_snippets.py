@@ -4,7 +4,7 @@ The checks live with their topic, FastAPI-style: ``tests/<topic>/test_snippets.p
 ``CHECKS = {"snippets/<topic>/<name>.<suffix>": check}`` and a test that runs each snippet with
 :func:`gpukb.site.snippets.run_snippet` and asserts what it printed. This module imports them all and holds the
 line: a snippet of any suffix (``.py``, ``.cu``, ...) without a check, a check registered twice, a check for a
-file that is gone fails here.
+file that is gone fails here, and one runner (:func:`test_snippet_output`) runs every snippet and its check.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from types import ModuleType, SimpleNamespace
 
 import pytest
 
+from gpukb import environment
 from gpukb.site import snippets as runner
 from gpukb.site.includes import snippet_files
 from gpukb.site.snippets import (
@@ -25,6 +26,7 @@ from gpukb.site.snippets import (
     SnippetError,
     compile_cuda,
     find_nvcc,
+    gpu_present,
     nvcc_flags,
     run_snippet,
 )
@@ -60,12 +62,25 @@ def collect(modules: dict[str, ModuleType]) -> dict[str, Check]:
 
 
 MODULES = topic_checks()
+CHECKS = collect(MODULES)
+
+
+# --8<-- [start:runner]
+@pytest.mark.parametrize("snippet", sorted(CHECKS))
+def test_snippet_output(snippet: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The one runner: each snippet run as a reader runs it, its output handed to its topic's check. Without a GPU
+    a Python snippet runs on the CPU stand-ins a reader would use (Triton's interpreter, numba's simulator); a
+    CUDA C++ snippet is a GPU test (tests/conftest.py marks it)."""
+    if not snippet.endswith(".cu") and not gpu_present():
+        monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")
+        monkeypatch.setenv("TRITON_INTERPRET", "1")
+    CHECKS[snippet](run_snippet(ROOT / snippet))
+    # --8<-- [end:runner]
 
 
 def test_every_snippet_has_exactly_one_check() -> None:
     """Every file under snippets/, whatever its suffix, is a key of exactly one topic's ``CHECKS``."""
-    checks = collect(MODULES)  # a snippet registered by two topics fails here, naming both
-    missing = [path for path in snippet_files(ROOT) if path not in checks]
+    missing = [path for path in snippet_files(ROOT) if path not in CHECKS]
     assert missing == [], f"snippets without a check (add them to tests/<topic>/test_snippets.py): {missing}"
 
 
@@ -77,13 +92,12 @@ def test_every_check_names_an_existing_snippet() -> None:
 @pytest.mark.parametrize("topic", TOPIC_MODULES)
 def test_each_topic_module_registers_and_runs_its_snippets(topic: str) -> None:
     """A topic module checks files under snippets/ (the library's topic may differ from the page's: the Triton
-    snippet is on a GEMM page and checked in tests/gemm/triton/) and runs them with the shared runner."""
+    snippet is checked in tests/gemm/); the one runner above runs them."""
     module = MODULES[topic]
     assert module.CHECKS, f"tests/{topic}/test_snippets.py has an empty CHECKS"
     elsewhere = [path for path in module.CHECKS if not path.startswith("snippets/")]
     assert elsewhere == []
     assert all(callable(check) for check in module.CHECKS.values())
-    assert module.run_snippet is run_snippet, f"tests/{topic}/test_snippets.py must run snippets with run_snippet"
     assert (ROOT / "tests" / topic / "__init__.py").is_file(), f"tests/{topic}/ needs an __init__.py"
 
 
@@ -152,9 +166,9 @@ def _fake_nvcc(folder: Path) -> Path:
 
 
 def test_find_nvcc_looks_in_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for variable in ("NVCC", *runner.CUDA_PREFIXES):
+    for variable in ("NVCC", *environment.CUDA_PREFIXES):
         monkeypatch.delenv(variable, raising=False)
-    monkeypatch.setattr(runner, "DEFAULT_CUDA_PREFIX", str(tmp_path / "no-cuda"))
+    monkeypatch.setattr(environment, "DEFAULT_CUDA_PREFIX", str(tmp_path / "no-cuda"))
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     assert find_nvcc() is None
     home = _fake_nvcc(tmp_path / "toolkit" / "bin")

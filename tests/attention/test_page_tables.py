@@ -13,7 +13,6 @@ import pytest
 
 from gpukb.attention import pages
 from tests.helpers import ROOT, markdown_tables
-from tests.site.test_page_tables import page_calls, rendered
 
 RECORD = ROOT / "src" / "gpukb" / "data" / "results" / "attention" / "flash-forward-h100.json"
 
@@ -172,13 +171,6 @@ CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "flash_tuning": check_flash_tuning,
     "flash_defaults": check_flash_defaults,
 }
-
-CALLS = [c for c in page_calls() if c.module == "gpukb.attention.pages" and c.function in CHECKS]
-
-
-@pytest.mark.parametrize("call", CALLS, ids=lambda c: f"{c.page}:{c.line}:{c.function}")
-def test_page_table_cells_match(call: Any) -> None:
-    CHECKS[call.function](rendered(call), {**call.kwargs, "args": call.args})
 
 
 def test_a_rate_that_does_not_follow_from_its_time_fails_the_check() -> None:

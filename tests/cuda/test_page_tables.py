@@ -11,10 +11,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-import pytest
-
 from tests.helpers import ROOT, markdown_tables
-from tests.site.test_page_tables import page_calls, rendered
 
 RESULTS = ROOT / "src/gpukb/data/results/cuda"
 
@@ -318,13 +315,6 @@ CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "host_memory_methods": check_host_memory_methods,
     "overlap_timings": check_overlap_timings,
 }
-
-CALLS = [c for c in page_calls() if c.module == "gpukb.cuda.pages" and c.function in CHECKS]
-
-
-@pytest.mark.parametrize("call", CALLS, ids=lambda c: f"{c.page}:{c.line}:{c.function}")
-def test_page_table_cells_match_the_records(call: Any) -> None:
-    CHECKS[call.function](rendered(call), {**call.kwargs, "args": call.args})
 
 
 def test_execution_page_prose_matches_the_record() -> None:

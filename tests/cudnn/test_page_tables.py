@@ -16,7 +16,6 @@ import torch
 from torch.nn import functional as F  # noqa: N812 - the name every PyTorch reader knows
 
 from tests.helpers import ROOT, markdown_tables
-from tests.site.test_page_tables import page_calls, rendered
 
 DATA = ROOT / "src" / "gpukb" / "data"
 
@@ -515,13 +514,6 @@ CHECKS.update({
     "host_overhead": check_host_overhead,
     "header_functions": check_header_functions,
 })  # fmt: skip
-
-CALLS = [c for c in page_calls() if c.module == "gpukb.cudnn.pages" and c.function in CHECKS]
-
-
-@pytest.mark.parametrize("call", CALLS, ids=lambda c: f"{c.page}:{c.line}:{c.function}")
-def test_page_table_cells(call: Any) -> None:
-    CHECKS[call.function](rendered(call), {**call.kwargs, "args": call.args})
 
 
 def test_a_wrong_stride_fails_the_check() -> None:

@@ -9,11 +9,8 @@ import re
 from collections.abc import Callable
 
 import numpy as np
-import pytest
 
-from gpukb.site.snippets import run_snippet
 from tests.cudnn.test_conv_program import check_conv_forward
-from tests.helpers import ROOT
 
 
 def _packed(dims: tuple[int, ...], order: str, logical: str) -> tuple[int, ...]:
@@ -54,16 +51,9 @@ def check_small_cnn(out: str) -> None:
     assert "with 10 dense units instead of 2: 146 parameters" in out  # 56 + 8·10 + 10
 
 
-# --8<-- [start:checks]
 CHECKS: dict[str, Callable[[str], None]] = {
     "snippets/cudnn/conv_forward.cu": check_conv_forward,  # compiled with nvcc, run on the GPU
     "snippets/cudnn/descriptor_strides.py": check_descriptor_strides,
     "snippets/cudnn/reference_conv.py": check_reference_conv,
     "snippets/cudnn/small_cnn.py": check_small_cnn,
 }
-# --8<-- [end:checks]
-
-
-@pytest.mark.parametrize("snippet", sorted(CHECKS))
-def test_snippet_output(snippet: str) -> None:
-    CHECKS[snippet](run_snippet(ROOT / snippet))

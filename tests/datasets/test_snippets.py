@@ -6,7 +6,6 @@ import re
 import runpy
 from collections.abc import Callable
 
-from gpukb.site.snippets import run_snippet
 from tests.helpers import ROOT
 
 
@@ -86,24 +85,3 @@ CHECKS: dict[str, Callable[[str], None]] = {
     "snippets/datasets/odgt_stats.py": check_odgt_stats,
     "snippets/datasets/query_catalog.py": check_query_catalog,
 }
-
-
-def test_every_dataset_snippet_has_a_check() -> None:
-    present = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "snippets" / "datasets").glob("*.py"))
-    assert sorted(CHECKS) == present
-
-
-def test_coco_stats() -> None:
-    check_coco_stats(run_snippet(ROOT / "snippets/datasets/coco_stats.py"))
-
-
-def test_odgt_stats() -> None:
-    check_odgt_stats(run_snippet(ROOT / "snippets/datasets/odgt_stats.py"))
-
-
-def test_edf_header() -> None:
-    check_edf_header(run_snippet(ROOT / "snippets/datasets/edf_header.py"))
-
-
-def test_query_catalog() -> None:
-    check_query_catalog(run_snippet(ROOT / "snippets/datasets/query_catalog.py"))

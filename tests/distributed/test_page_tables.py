@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 from tests.helpers import ROOT, markdown_tables
-from tests.site.test_page_tables import page_calls, rendered
 
 GIB = 2**30
 
@@ -421,10 +420,3 @@ CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "ring_traffic_markdown": check_ring_traffic,
     "bus_factors_markdown": check_bus_factors,
 }
-
-CALLS = [c for c in page_calls() if c.module == "gpukb.distributed.pages" and c.function in CHECKS]
-
-
-@pytest.mark.parametrize("call", CALLS, ids=lambda c: f"{c.page}:{c.line}:{c.function}")
-def test_page_table_cells(call: Any) -> None:
-    CHECKS[call.function](rendered(call), {**call.kwargs, "args": call.args})

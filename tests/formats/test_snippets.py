@@ -14,9 +14,6 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from gpukb.site.snippets import run_snippet
-from tests.helpers import ROOT
-
 
 def check_float32_fields(out: str) -> None:
     rows = {}
@@ -240,8 +237,3 @@ CHECKS: dict[str, Callable[[str], None]] = {
     "snippets/formats/mx_quantize.py": check_mx_quantize,
     "snippets/formats/nvfp4_quantize.py": check_nvfp4_quantize,
 }
-
-
-@pytest.mark.parametrize("snippet", sorted(CHECKS))
-def test_snippet_output(snippet: str) -> None:
-    CHECKS[snippet](run_snippet(ROOT / snippet))

@@ -20,7 +20,6 @@ import pytest
 from gpukb.gemm import pages
 from gpukb.gemm.triton import configs
 from tests.helpers import ROOT, markdown_tables
-from tests.site.test_page_tables import page_calls, rendered
 
 #: The FP8 encoding of each architecture, as the vendors document it: AMD's MI300 (gfx942) has the FNUZ
 #: variants; MI355X (gfx950) and NVIDIA's Ada, Hopper and Blackwell have OCP E4M3/E5M2.
@@ -1336,14 +1335,6 @@ CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "triton_run": check_triton_run,
     "triton_shared_memory": check_triton_shared_memory,
 }
-
-CALLS = [c for c in page_calls() if c.module == "gpukb.gemm.pages" and c.function in CHECKS]
-
-
-@pytest.mark.parametrize("call", CALLS, ids=lambda c: f"{c.page}:{c.line}:{c.function}")
-def test_page_table_cells_match_the_data_files(call: Any) -> None:
-    markdown = rendered(call)
-    CHECKS[call.function](markdown, {**call.kwargs, "args": call.args})
 
 
 def test_mislabelled_fnuz_architectures_fail_the_check() -> None:

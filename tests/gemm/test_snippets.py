@@ -1,7 +1,6 @@
 """The GEMM chapter's snippets (``snippets/gemm/*.py``): each is run as a reader runs it, and what it prints is
 asserted, recomputed independently where it can be (ml_dtypes casts for the emulator, the closed form for the
-blocked product). The cuBLASLt ``.cu`` snippet is tested in ``test_cublaslt_snippet.py``; the Triton snippet's check
-is the Triton page's (``tests/gemm/triton/test_snippets.py``).
+blocked product). The cuBLASLt ``.cu`` snippet is tested in ``test_cublaslt_snippet.py``.
 
 ``tests/test_snippets.py`` collects ``CHECKS`` from every ``tests/<topic>/test_snippets.py`` and fails for a snippet
 that has no check.
@@ -15,9 +14,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from gpukb.site.snippets import run_snippet
 from tests.gemm.test_cublaslt_snippet import check_cublaslt_matmul
-from tests.helpers import ROOT
 
 
 def check_gemm_check_combination(out: str) -> None:
@@ -111,15 +108,30 @@ def check_batched_gemm(out: str) -> None:
     assert f"work: {flops:,} FLOPs over {nbytes:,} bytes ({flops / nbytes:.1f} FLOP/byte)" in out
 
 
+def check_triton_matmul(out: str) -> None:
+    import torch
+
+    from gpukb.gemm.triton.configs import INTERPRETER_CONFIG
+
+    fields = dict(line.split(": ", 1) for line in out.splitlines())
+    if not torch.cuda.is_available():  # the interpreter's tiles; on a GPU the label is whatever default_config picks
+        assert fields["device"] == f"cpu, kernel: {INTERPRETER_CONFIG.label}"
+    assert fields["C"] == "(100, 56) float16"
+    gen = torch.Generator().manual_seed(0)  # the snippet's operands, rebuilt here
+    a, b = torch.randn(100, 72, generator=gen).half(), torch.randn(72, 56, generator=gen).half()
+    largest = (a.double() @ b.double()).abs().max().item()
+    assert float(fields["largest |A@B|"]) == pytest.approx(largest, rel=1e-5)
+    # One rounding of a float32 sum to fp16: within half an ulp, at most 2^-11 of the largest entry.
+    assert 0 < float(fields["max |C - A@B| (float64)"]) <= 2**-11 * largest * (1 + 1e-5)
+    # torch's product is within half an ulp of the exact value too, so the two differ by at most one ulp.
+    assert float(fields["max |C - torch.matmul(A, B)|"]) <= 2**-10 * largest * (1 + 1e-5)
+
+
 CHECKS: dict[str, Callable[[str], None]] = {
     "snippets/gemm/batched_gemm.py": check_batched_gemm,
     "snippets/gemm/blocked_matmul.py": check_blocked_matmul,
     "snippets/gemm/check_combination.py": check_gemm_check_combination,
     "snippets/gemm/cublaslt_matmul.cu": check_cublaslt_matmul,  # compiled with nvcc, run on the GPU
     "snippets/gemm/emulate.py": check_gemm_emulate,
+    "snippets/gemm/triton_matmul.py": check_triton_matmul,
 }
-
-
-@pytest.mark.parametrize("snippet", sorted(CHECKS))
-def test_snippet_output(snippet: str) -> None:
-    CHECKS[snippet](run_snippet(ROOT / snippet))

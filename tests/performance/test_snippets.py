@@ -12,9 +12,6 @@ from collections.abc import Callable
 
 import pytest
 
-from gpukb.site.snippets import run_snippet
-from tests.helpers import ROOT
-
 
 def _fields(out: str) -> dict[str, str]:
     """``name   value`` lines as a dict (names may hold single spaces; two or more end the name)."""
@@ -76,12 +73,3 @@ CHECKS: dict[str, Callable[[str], None]] = {
     "snippets/performance/ceilings.py": check_ceilings,
     "snippets/performance/time_a_matmul.py": check_time_a_matmul,
 }
-
-
-def test_every_performance_snippet_has_a_check() -> None:
-    assert sorted(CHECKS) == sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "snippets/performance").glob("*"))
-
-
-@pytest.mark.parametrize("snippet", sorted(CHECKS))
-def test_snippet_output(snippet: str) -> None:
-    CHECKS[snippet](run_snippet(ROOT / snippet))

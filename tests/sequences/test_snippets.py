@@ -11,7 +11,6 @@ from collections.abc import Callable
 
 import numpy as np
 
-from gpukb.site.snippets import run_snippet
 from tests.helpers import ROOT
 
 
@@ -72,32 +71,9 @@ def check_bleu_vs_sacrebleu(out: str) -> None:
     assert "gpukb: reference 0 is empty ('')" in out
 
 
-# --8<-- [start:checks]
 CHECKS: dict[str, Callable[[str], None]] = {
     "snippets/sequences/lstm_torch.py": check_lstm_torch,
     "snippets/sequences/embedding_lookup.py": check_embedding_lookup,
     "snippets/sequences/seq2seq_context.py": check_seq2seq_context,
     "snippets/sequences/bleu_vs_sacrebleu.py": check_bleu_vs_sacrebleu,
 }
-# --8<-- [end:checks]
-
-
-def test_every_sequences_snippet_has_a_check() -> None:
-    present = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "snippets" / "sequences").glob("*.py"))
-    assert sorted(CHECKS) == present
-
-
-def test_lstm_torch() -> None:
-    check_lstm_torch(run_snippet(ROOT / "snippets/sequences/lstm_torch.py"))
-
-
-def test_embedding_lookup() -> None:
-    check_embedding_lookup(run_snippet(ROOT / "snippets/sequences/embedding_lookup.py"))
-
-
-def test_seq2seq_context() -> None:
-    check_seq2seq_context(run_snippet(ROOT / "snippets/sequences/seq2seq_context.py"))
-
-
-def test_bleu_vs_sacrebleu() -> None:
-    check_bleu_vs_sacrebleu(run_snippet(ROOT / "snippets/sequences/bleu_vs_sacrebleu.py"))

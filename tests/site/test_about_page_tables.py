@@ -204,15 +204,6 @@ CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "data_corruptions": check_data_corruptions,
 }
 
-CALLS = [c for c in page_calls() if c.module == "gpukb.site.pages" and c.function in CHECKS]
-
-
-@pytest.mark.parametrize("call", CALLS, ids=lambda c: f"{c.page}:{c.line}:{c.function}")
-def test_page_table_cells_match_what_they_show(call: Any) -> None:
-    markdown = rendered(call)
-    CHECKS[call.function](markdown, {**call.kwargs, "args": call.args})
-
-
 def test_a_miscounted_mutation_score_fails_the_check() -> None:
     markdown = pages.mutation_score()
     (after,) = re.findall(r"\| after \|.*", markdown)

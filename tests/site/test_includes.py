@@ -107,7 +107,7 @@ def test_a_missing_include_breaks_the_build(tmp_path: Path) -> None:
         ("tests/helpers.py", "include-path"),
         # the files the contributing page used to show: a test module and a bench script are not includes
         ("tests/test_snippets.py:collector", "include-path"),
-        ("tests/gemm/triton/test_snippets.py:checks", "include-path"),
+        ("tests/gemm/test_snippets.py:checks", "include-path"),
         ("bench/formats_codec_speed.py:describe-run", "include-path"),
         ("docs/about/contributing.md", "include-path"),
         ("mkdocs.yml", "include-path"),

@@ -96,6 +96,20 @@ def _checked(module: str) -> set[str]:
     return set(importlib.import_module(name).CHECKS) if name else set()
 
 
+# --8<-- [start:collector]
+def checked_calls() -> list[PageCall]:
+    """Every render-block call whose page layer's check module has a check for it, in page order."""
+    return [c for c in page_calls() if c.function in _checked(c.module)]
+
+
+@pytest.mark.parametrize("call", checked_calls(), ids=lambda c: f"{c.page}:{c.line}:{c.function}")
+def test_page_table_cells(call: PageCall) -> None:
+    """The one runner of every chapter's cell checks: ``CHECKS[function](markdown, {**kwargs, "args": args})``."""
+    check = importlib.import_module(CHECK_MODULES[call.module]).CHECKS[call.function]
+    check(rendered(call), {**call.kwargs, "args": call.args})
+    # --8<-- [end:collector]
+
+
 def test_render_blocks_are_found() -> None:
     calls = page_calls()
     assert len(calls) > 100
