@@ -19,6 +19,7 @@ from typing import Any, get_args
 
 import pytest
 
+from gpukb import chapters
 from gpukb.site import pages
 from tests.helpers import ROOT, markdown_tables
 from tests.site.test_page_tables import page_calls, rendered
@@ -194,8 +195,37 @@ def check_chapter_table(markdown: str, kwargs: dict[str, Any]) -> None:
 _SHOWN = ("name", "title", "summary", "start", "position", "package")
 
 
+def check_errata_summary(markdown: str, kwargs: dict[str, Any]) -> None:
+    """One row per entry of errata.toml (read raw), grouped in chapter order: its id and anchor, its claim, the start
+    of its truth, its chapter's title; the menu lists exactly the chapters that have entries."""
+    import html as html_lib
+
+    rows = re.findall(
+        r'<tr data-status="([\w-]+)" data-id="([\w-]+)"><td><a href="#([\w-]+)">(.*?)</a></td><td>(.*?)</td>'
+        r"<td>(.*?)</td></tr>",
+        markdown,
+    )
+    entries = _toml("errata.toml")["erratum"]
+    assert len(rows) == len(entries) > 50
+    by_id = {e["id"]: e for e in entries}
+    titles = {c.name: c.title for c in chapters.chapters()}
+    seen_topics: list[str] = []
+    for topic, row_id, anchor, claim, truth, title in rows:
+        entry = by_id[row_id]
+        assert anchor == row_id
+        assert topic == entry["topic"]
+        assert html_lib.unescape(claim) == entry["claim"]
+        assert entry["truth"].startswith(html_lib.unescape(truth))
+        assert html_lib.unescape(title) == titles[topic]
+        if not seen_topics or seen_topics[-1] != topic:
+            assert topic not in seen_topics, f"{topic} rows are not together"
+            seen_topics.append(topic)
+    assert [t for t in titles if t in seen_topics] == seen_topics  # chapter order
+
+
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "chapter_table": check_chapter_table,
+    "errata_summary": check_errata_summary,
     "gpu_test_run": check_gpu_test_run,
     "schema_table": check_schema_table,
     "lint_rules": check_lint_rules,

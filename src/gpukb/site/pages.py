@@ -6,6 +6,10 @@ with no path: ``from gpukb.site.pages import errata; print(errata())``.
 
 from __future__ import annotations
 
+import html
+import json
+import re
+
 from gpukb import chapters
 from gpukb import errata as errata_data
 from gpukb.records import load, measured_on, record_ids
@@ -15,19 +19,49 @@ from gpukb.site.schemas import schemas
 from gpukb.tables import markdown_table
 
 
+def _first_sentence(text: str) -> str:
+    """A text's first sentence (up to the first full stop followed by a space and a capital), for a summary."""
+    match = re.search(r"(?<=[a-z0-9)%])\.\s+(?=[A-Z])", text)
+    return text[: match.start() + 1] if match else text
+
+
+def errata_summary(entries: list[errata_data.Erratum] | None = None) -> str:
+    """The errata in one table to scan and filter: each claim (linked to its entry), the first sentence of what is
+    true, and its chapter; a menu keeps one chapter (``docs/javascripts/catalog-table.js``)."""
+    entries = errata_data.load() if entries is None else entries
+    titles = {c.name: c.title for c in chapters.chapters()}
+    order = {topic: i for i, topic in enumerate(errata_data.topics())}
+    chosen = sorted(entries, key=lambda e: order[e.topic])
+    used = [t for t in errata_data.topics() if any(e.topic == t for e in chosen)]
+    menu = json.dumps([["", "any chapter"], *[[t, titles[t]] for t in used]])
+    body = "\n".join(
+        f'<tr data-status="{e.topic}" data-id="{e.id}"><td><a href="#{e.id}">{html.escape(e.claim)}</a></td>'
+        f"<td>{html.escape(_first_sentence(e.truth))}</td><td>{html.escape(titles[e.topic])}</td></tr>"
+        for e in chosen
+    )
+    return (
+        f"<div class=\"gpukb-catalog\" data-menu='{html.escape(menu, quote=True)}' data-menu-label=\"Chapter\" "
+        'data-placeholder="Filter: any word of a claim or its correction">\n'
+        "<table>\n<thead><tr><th>the claim</th><th>what is true</th><th>chapter</th></tr></thead>\n<tbody>\n"
+        + body
+        + "\n</tbody>\n</table>\n</div>"
+    )
+
+
 def errata(entries: list[errata_data.Erratum] | None = None) -> str:
-    """The errata as the errata page shows them: one section each, with an anchor, grouped by topic.
+    """The errata as the errata page shows them: one section each, with an anchor, grouped by chapter.
 
     Args:
         entries: The entries to render; the project's (``gpukb.errata.load()``) when omitted.
     """
     entries = errata_data.load() if entries is None else entries
+    titles = {c.name: c.title for c in chapters.chapters()}
     out = []
-    for topic in errata_data.TOPICS:
+    for topic in errata_data.topics():
         chosen = [e for e in entries if e.topic == topic]
         if not chosen:
             continue
-        out.append(f"## {topic.capitalize()}\n")
+        out.append(f"## {titles[topic]}\n")
         for e in chosen:
             out.append(f"### {e.id} {{ #{e.id} }}\n")
             out.append(f"**A claim you may meet** in {e.claimed_in}: {e.claim}\n")
