@@ -56,7 +56,8 @@ AT = rf"erratum entry {N} \(x\)"  # how a message names it
         (_file(ENTRY.replace('truth = "t"\n', "")), rf"{AT}: truth: Field required"),
         (_file(ENTRY.replace('truth = "t"', 'truth = "  "')), rf"{AT}: truth: String should match"),
         (_file(ENTRY + 'colour = "red"\n'), rf"{AT}: colour: Extra inputs are not permitted"),
-        (_file(ENTRY.replace('"formats"', '"astrology"')), rf"{AT}: topic: Value error, 'astrology' is not a chapter; chapters: formats, gemm"),
+        (_file(ENTRY.replace('"formats"', '"astrology"')), rf"{AT}: topic: Value error, 'astrology' is not a chapter; "
+            "chapters: formats, gemm"),
         (_file(ENTRY.replace('"tests/a.py::test_b"', '"test_b"')), rf"{AT}: test: String should match"),
         (_file(ENTRY.replace('claimed_in = "lecture slides on number formats"', "claimed_in = 0")),
          rf"{AT}: claimed_in: Input should be a valid string"),
