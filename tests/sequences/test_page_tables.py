@@ -16,6 +16,7 @@ import sacrebleu
 import torch
 
 from tests.helpers import ROOT, markdown_tables
+from tests.page_calls import page_calls
 
 _LSTM_FILE = tomllib.loads((ROOT / "src/gpukb/data/sequences/lstm_example.toml").read_text(encoding="utf-8"))
 LSTM_RAW = {"example": _LSTM_FILE["example"][0], "printed": _LSTM_FILE["example"][0]["printed"]}
@@ -257,8 +258,6 @@ CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
 
 
 def test_every_checked_function_is_on_a_page() -> None:
-    from tests.site.test_page_tables import page_calls  # here: that module imports this one's CHECKS
-
     assert {c.function for c in page_calls() if c.module == "gpukb.sequences.pages"} >= set(CHECKS)
 
 

@@ -22,7 +22,7 @@ import pytest
 from gpukb import chapters
 from gpukb.site import pages
 from tests.helpers import ROOT, markdown_tables
-from tests.site.test_page_tables import page_calls, rendered
+from tests.page_calls import page_calls, rendered
 
 DATA = ROOT / "src" / "gpukb" / "data"
 
