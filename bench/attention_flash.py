@@ -70,7 +70,7 @@ def main() -> int:
     from torch.nn.functional import scaled_dot_product_attention as sdpa
 
     from gpukb.attention.results import BACKENDS, Candidate, Case, FlashForward, Timing
-    from gpukb.gemm.triton import flash_attention as fa
+    from gpukb.attention import kernel as fa
     from gpukb.numerics import relative_error
     from gpukb.records import describe_run, finished, write
 
