@@ -69,8 +69,8 @@ def main() -> int:
     from torch.nn.attention import SDPBackend, sdpa_kernel
     from torch.nn.functional import scaled_dot_product_attention as sdpa
 
-    from gpukb.attention.results import BACKENDS, Candidate, Case, FlashForward, Timing
     from gpukb.attention import kernel as fa
+    from gpukb.attention.results import BACKENDS, Candidate, Case, FlashForward, Timing
     from gpukb.numerics import relative_error
     from gpukb.records import describe_run, finished, write
 

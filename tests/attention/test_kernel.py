@@ -19,8 +19,8 @@ pytest.importorskip("triton")
 
 import torch.nn.functional as F  # noqa: E402, N812
 
-from gpukb.attention.kernel import FlashConfig, flash_attention  # noqa: E402
 from gpukb.attention import kernel as fa  # noqa: E402
+from gpukb.attention.kernel import FlashConfig, flash_attention  # noqa: E402
 from gpukb.numerics import relative_error  # noqa: E402
 
 
