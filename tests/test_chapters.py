@@ -39,6 +39,7 @@ FLOORS: dict[str, int] = {
     "data": 0,
     "chapters": 0,
     "errata": 0,
+    "glossary": 0,
     "measuring": 1,
     "records": 2,
     # chapters: 3

@@ -223,7 +223,32 @@ def check_errata_summary(markdown: str, kwargs: dict[str, Any]) -> None:
     assert [t for t in titles if t in seen_topics] == seen_topics  # chapter order
 
 
+def check_glossary(markdown: str, kwargs: dict[str, Any]) -> None:
+    """One row per entry of glossary.toml (read raw), sorted by term: its anchor, term, definition, a link to the
+    page it names (relative to the glossary's address) labelled with that page's chapter, and its source."""
+    import html as html_lib
+
+    rows = re.findall(
+        r'<tr id="([\w-]+)" data-status="([\w-]+)"><td><strong>(.*?)</strong></td><td>(.*?)</td>'
+        r'<td><a href="(.*?)">(.*?)</a></td><td>(.*?)</td></tr>',
+        markdown,
+    )
+    entries = sorted(_toml("glossary.toml")["term"], key=lambda e: e["term"].lower())
+    assert len(rows) == len(entries) >= 100
+    titles = {c.name: c.title for c in chapters.chapters()}
+    for (row_id, chapter, term, definition, href, label, source), entry in zip(rows, entries, strict=True):
+        assert (row_id, html_lib.unescape(term)) == (entry["id"], entry["term"])
+        assert html_lib.unescape(definition) == entry["definition"]
+        assert html_lib.unescape(source) == entry["source"]
+        page, _, anchor = entry["page"].partition("#")
+        assert chapter == page.split("/")[0]
+        address = "../" + page.removesuffix("index.md").removesuffix(".md")  # a folder's index is the folder
+        assert href == address.rstrip("/") + "/" + (f"#{anchor}" if anchor else "")
+        assert html_lib.unescape(label).startswith(titles[chapter])
+
+
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
+    "glossary": check_glossary,
     "chapter_table": check_chapter_table,
     "errata_summary": check_errata_summary,
     "gpu_test_run": check_gpu_test_run,

@@ -19,6 +19,7 @@ CHAPTER = Chapter(
         "errata.toml": DataFile("gpukb.errata:parse", "erratum"),
         "mutation.toml": DataFile("gpukb.site.breaking:parse_mutation", "run"),
         "fuzz.toml": DataFile("gpukb.site.breaking:parse_fuzz", "target"),
+        "glossary.toml": DataFile("gpukb.glossary:parse", "term"),
     },
     checks="tests.site.test_about_page_tables",
     mutation_tests=("tests/site/test_snippet_runs.py", "tests/site/test_page_tables.py"),

@@ -12,6 +12,7 @@ import re
 
 from gpukb import chapters
 from gpukb import errata as errata_data
+from gpukb import glossary as glossary_data
 from gpukb.records import load, measured_on, record_ids
 from gpukb.site.gpu_tests import RECORD_ID, GpuTestRun
 from gpukb.site.snippet_runs import recorded_output
@@ -195,3 +196,38 @@ def chapter_table() -> str:
     chapter's first page, and what it answers. The site's own pages (About) are left to the navigation."""
     rows = [[f"[{c.title}]({c.name}/{c.start})", c.summary] for c in chapters.chapters() if c.package != "gpukb.site"]
     return markdown_table(["chapter", "what it answers"], rows)
+
+
+def _page_label(page: str, titles: dict[str, str]) -> str:
+    """``"cuda/execution.md"`` → ``"CUDA: execution"`` (the chapter's title and the page's name)."""
+    chapter, _, rest = page.partition("/")
+    name = rest.partition("#")[0].removesuffix(".md")
+    return titles[chapter] if name == "index" else f"{titles[chapter]}: {name.replace('-', ' ')}"
+
+
+def glossary(terms: tuple[glossary_data.Term, ...] | None = None) -> str:
+    """The glossary as one table to filter (by any word, or by the chapter of the page that shows a term) and sort:
+    each term with its anchor, its definition, the page that shows it at work and its primary source. Links are
+    relative to the glossary page's own address (``glossary/``)."""
+    terms = glossary_data.load() if terms is None else terms
+    titles = {c.name: c.title for c in chapters.chapters()}
+    ordered = sorted(terms, key=lambda t: t.term.lower())
+    used = [c for c in titles if any(t.page.split("/")[0] == c for t in ordered)]
+    menu = json.dumps([["", "any chapter"], *[[c, titles[c]] for c in used]])
+    rows = []
+    for t in ordered:
+        chapter, _, rest = t.page.partition("/")
+        page, _, anchor = rest.partition("#")
+        folder = f"../{chapter}/" if page == "index.md" else f"../{chapter}/{page.removesuffix('.md')}/"
+        href = folder + (f"#{anchor}" if anchor else "")
+        rows.append(
+            f'<tr id="{t.id}" data-status="{chapter}"><td><strong>{html.escape(t.term)}</strong></td>'
+            f"<td>{html.escape(t.definition)}</td><td><a href=\"{href}\">{html.escape(_page_label(t.page, titles))}</a></td>"
+            f"<td>{html.escape(t.source)}</td></tr>"
+        )
+    return (
+        f"<div class=\"gpukb-catalog\" data-menu='{html.escape(menu, quote=True)}' data-menu-label=\"Chapter\" "
+        'data-placeholder="Filter: a term or any word of its definition">\n'
+        "<table>\n<thead><tr><th>term</th><th>what it means</th><th>shown in</th><th>source</th></tr></thead>\n"
+        "<tbody>\n" + "\n".join(rows) + "\n</tbody>\n</table>\n</div>"
+    )
