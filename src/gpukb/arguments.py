@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
+import stat
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -174,3 +177,50 @@ def random_generator(name: str, value: object) -> np.random.Generator:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral | np.integer):
         raise TypeError(f"{name} must be None, an int seed or a numpy.random.Generator; got {given(value)}")
     return np.random.default_rng(integer(name, value, minimum=0))
+
+
+def path(name: str, value: object) -> Path:
+    """``value`` (a ``str`` or ``os.PathLike``) as a ``Path``, its text at most :data:`MAX_TEXT_LENGTH` characters.
+
+    Raises:
+        TypeError: For anything but a string or a path.
+        ValueError: For an empty path, one with a NUL character, or one longer than the bound.
+    """
+    if not isinstance(value, str | os.PathLike) or isinstance(value, bytes):
+        raise TypeError(f"{name} must be a path (a string or a pathlib.Path); got {given(value)}")
+    raw = os.fspath(value)
+    if not isinstance(raw, str):
+        raise TypeError(f"{name} must be a path (a string or a pathlib.Path); got {given(value)}")
+    text(name, raw)
+    if not raw or "\0" in raw:
+        raise ValueError(f"{name} must be a non-empty path without NUL characters; got {_show(raw)}")
+    return Path(raw)
+
+
+def regular_file(name: str, value: object) -> Path:
+    """``value`` as the ``Path`` of an existing regular file, checked before anything opens it: a folder, a named
+    pipe (which would block the reader forever), a socket or a device is refused.
+
+    Raises:
+        TypeError: If it is not a path.
+        FileNotFoundError: If nothing is there (naming the path).
+        ValueError: If something other than a regular file is there (naming the path and what it is).
+    """
+    found = path(name, value)
+    try:
+        mode = found.stat().st_mode  # follows links: a link to a regular file is read as that file
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{found}: no such file") from None
+    except OSError as err:  # a name too long for the file system, a loop of links, no permission
+        raise ValueError(f"{found}: cannot be read ({err.strerror or err})") from None
+    if not stat.S_ISREG(mode):
+        raise ValueError(f"{found}: not a regular file (it is {_file_kind(mode)}); give a file")
+    return found
+
+
+def _file_kind(mode: int) -> str:
+    for test, kind in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):  # fmt: skip
+        if test(mode):
+            return kind
+    return "not a regular file"

@@ -18,21 +18,27 @@ from gpukb.records.run import (
     measured_on,
 )
 from gpukb.records.store import (
+    FOLDERS,
     KINDS,
+    MAX_ID_LENGTH,
     RESULTS_DIR_VARIABLE,
     Record,
+    folder_for,
     json_schemas,
     load,
     model_for,
     parse,
     read,
     record_ids,
+    rerecord_option,
     results_dir,
     write,
 )
 
 __all__ = [
+    "FOLDERS",
     "KINDS",
+    "MAX_ID_LENGTH",
     "RESULTS_DIR_VARIABLE",
     "ClockReading",
     "Gpu",
@@ -44,6 +50,7 @@ __all__ = [
     "command_line",
     "describe_run",
     "finished",
+    "folder_for",
     "json_schemas",
     "load",
     "measured_on",
@@ -51,6 +58,7 @@ __all__ = [
     "parse",
     "read",
     "record_ids",
+    "rerecord_option",
     "results_dir",
     "write",
 ]
