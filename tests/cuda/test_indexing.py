@@ -48,9 +48,9 @@ def test_bad_input() -> None:
         ix.global_index_1d(0, 8, 8)
     with pytest.raises(ValueError, match=r"blockIdx \(3, 0, 0\) is outside gridDim \(3, 2, 1\)"):
         ix.linear_index((3, 0), (4, 3), (0, 0), (3, 2))
-    with pytest.raises(ValueError, match="components must be at least 1"):
+    with pytest.raises(ValueError, match=r"blockDim.y must be an int ≥ 1, ≤ 1024; got 0"):
         ix.global_coordinates(0, (4, 0), 0)
     with pytest.raises(TypeError, match="an int or a tuple of 1 to 3 ints"):
         ix.global_coordinates(0, (1, 2, 3, 4), 0)
-    with pytest.raises(ValueError, match="threads_per_block must be a positive int"):
+    with pytest.raises(ValueError, match="threads_per_block must be an int ≥ 1, ≤ 1024; got 0"):
         ix.blocks_for(10, 0)

@@ -9,6 +9,7 @@ regions.
 
 from __future__ import annotations
 
+from gpukb import arguments
 import json
 from collections import Counter
 from collections.abc import Mapping
@@ -104,9 +105,11 @@ def load(path: str | Path) -> dict[str, Any]:
     """Read and validate a COCO-style JSON file.
 
     Raises:
-        ValueError: For a file that is not JSON (with the file name) or not a valid COCO document.
+        FileNotFoundError: If there is no such file.
+        ValueError: For something other than a regular file, or a file that is not JSON or not a valid COCO
+            document (with the file name).
     """
-    path = Path(path)
+    path = arguments.regular_file("a COCO .json file", path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as err:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpukb import arguments
 import numpy as np
 
 #: Per-signal header fields in file order: (name, width in bytes).
@@ -202,9 +203,11 @@ def read_header(path: str | Path) -> EdfHeader:
     """Read an EDF file's header (only the header bytes are read).
 
     Raises:
-        ValueError: For a malformed header; the message starts with the file name.
+        FileNotFoundError: If there is no such file.
+        ValueError: For something other than a regular file or a malformed header; the message starts with the
+            file name.
     """
-    path = Path(path)
+    path = arguments.regular_file("an EDF file", path)
     with path.open("rb") as handle:
         head = handle.read(256)
         try:

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from gpukb import arguments
 from gpukb.datasets.coco import DetectionStats
 
 #: The box kinds a CrowdHuman person may carry.
@@ -57,9 +58,11 @@ def read(path: str | Path) -> list[dict[str, Any]]:
     """Read an ``.odgt`` file: one validated record per non-empty line.
 
     Raises:
-        ValueError: Naming the file and line for a line that is not JSON or not a valid record.
+        FileNotFoundError: If there is no such file.
+        ValueError: Naming the file: something other than a regular file (a folder, a named pipe), or, with the
+            line, a line that is not JSON or not a valid record.
     """
-    path = Path(path)
+    path = arguments.regular_file("an .odgt file", path)
     records = []
     with path.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
