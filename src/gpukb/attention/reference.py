@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from gpukb.arguments import flag, positive_int
+from gpukb.arguments import flag, positive_int, real
 
 __all__ = [
     "BlockWeights",
@@ -108,6 +108,7 @@ def attention(q: Any, k: Any, v: Any, mask: Any = None, scale: float = 1.0) -> t
         TypeError: If an input is not numeric or the mask is neither boolean nor float.
     """
     q, k, v = _array("q", q, 2), _array("k", k, 2), _array("v", v, 2)
+    scale = real("scale", scale)  # a NaN or infinite scale makes every score NaN
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(f"q and k must share their last dimension; got q {q.shape} and k {k.shape}")
     if k.shape[-2] != v.shape[-2]:
@@ -131,7 +132,7 @@ def scaled_dot_product_attention(
     """
     q = _array("q", q, 2)
     causal = flag("causal", causal)
-    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else real("scale", scale)
     if causal:
         keep = causal_mask(q.shape[-2], np.shape(k)[-2])
         if mask is not None:
@@ -364,7 +365,14 @@ def grouped_query_attention(
 
 
 def layer_norm(x: Any, weight: Any, bias: Any, eps: float = 1e-5) -> np.ndarray:
-    """``(x - mean) / sqrt(var + eps) · weight + bias`` over the last dimension (biased variance, as torch)."""
+    """``(x - mean) / sqrt(var + eps) · weight + bias`` over the last dimension (biased variance, as torch).
+
+    Raises:
+        TypeError: For an ``eps`` that is not a real number.
+        ValueError: For a NaN, infinite or negative ``eps`` (a negative one takes the root of a negative
+            variance for a constant row).
+    """
+    eps = real("eps", eps, minimum=0)
     x = _array("x", x)
     mean = x.mean(axis=-1, keepdims=True)
     var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
@@ -443,6 +451,7 @@ def transformer_block(
     """
     x = _array("x", x, 3)
     norm_first = flag("norm_first", norm_first)
+    eps = real("eps", eps, minimum=0)
     w = weights
 
     def attend(h: np.ndarray) -> np.ndarray:

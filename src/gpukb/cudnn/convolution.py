@@ -22,7 +22,7 @@ import numpy as np
 
 from gpukb.arguments import given, integer
 from gpukb.bench.counting import Conv2dCounts, conv2d_counts
-from gpukb.cudnn.descriptors import DescriptorError, check_rank
+from gpukb.cudnn.descriptors import DescriptorError, check_rank, dims_of
 
 Mode = Literal["cross_correlation", "convolution"]
 MODES = ("cross_correlation", "convolution")
@@ -105,8 +105,21 @@ def output_size(size: int, filter_size: int, pad: int = 0, stride: int = 1, dila
     112
     >>> output_size(11, 3, pad=1, stride=2, dilation=2)
     5
+
+    Raises:
+        TypeError: For an argument that is not an int (a bool or a float included).
+        ValueError: For ``size`` or ``filter_size`` below 1, a negative ``pad``, a ``stride`` or ``dilation``
+            below 1, or a filter that does not fit the padded input (the output would have no element).
     """
+    size, filter_size = integer("size", size, minimum=1), integer("filter_size", filter_size, minimum=1)
+    pad = integer("pad", pad, minimum=0)
+    stride, dilation = integer("stride", stride, minimum=1), integer("dilation", dilation, minimum=1)
     span = (filter_size - 1) * dilation + 1
+    if span > size + 2 * pad:
+        raise ValueError(
+            f"a filter spanning {span} does not fit an input of {size} padded by {pad} on each side "
+            f"(output size {(size + 2 * pad - span) // stride + 1})"
+        )
     return (size + 2 * pad - span) // stride + 1
     # --8<-- [end:output-size]
 
@@ -124,7 +137,7 @@ def output_dims(x_dims: Sequence[int], w_dims: Sequence[int], conv: ConvDescript
             (C or K not divisible by the groups, or the filter's channels times the groups not C);
             ``output-at-least-1`` (the filter does not fit the padded input).
     """
-    x_dims, w_dims = tuple(x_dims), tuple(w_dims)
+    x_dims, w_dims = dims_of("x_dims", x_dims), dims_of("w_dims", w_dims)
     check_rank(x_dims)
     if len(w_dims) != len(x_dims) or len(conv.pad) != len(x_dims) - 2:
         raise DescriptorError(
@@ -146,15 +159,15 @@ def output_dims(x_dims: Sequence[int], w_dims: Sequence[int], conv: ConvDescript
         )
     out = []
     for d, (size, tap) in enumerate(zip(spatial, taps, strict=True)):
-        o = output_size(size, tap, conv.pad[d], conv.stride[d], conv.dilation[d])
-        if o < 1:
-            span = (tap - 1) * conv.dilation[d] + 1
+        span = (tap - 1) * conv.dilation[d] + 1
+        if span > size + 2 * conv.pad[d]:
+            o = (size + 2 * conv.pad[d] - span) // conv.stride[d] + 1
             raise DescriptorError(
                 "output-at-least-1",
                 f"spatial dimension {d}: a filter spanning {span} does not fit an input of {size} padded by "
                 f"{conv.pad[d]} on each side (output size {o})",
             )
-        out.append(o)
+        out.append(output_size(size, tap, conv.pad[d], conv.stride[d], conv.dilation[d]))
     return (n, k, *out)
 
 

@@ -9,13 +9,14 @@ regions.
 
 from __future__ import annotations
 
-from gpukb import arguments
 import json
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from gpukb import arguments
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpukb import arguments
 import numpy as np
+
+from gpukb import arguments
 
 #: Per-signal header fields in file order: (name, width in bytes).
 SIGNAL_FIELDS: tuple[tuple[str, int], ...] = (

@@ -20,8 +20,8 @@ an exact fraction: ``encode`` overflows (or saturates) or underflows it at once,
 from __future__ import annotations
 
 import math
-import re
 import numbers
+import re
 from dataclasses import dataclass
 from decimal import MAX_EMAX, Decimal, InvalidOperation
 from fractions import Fraction
