@@ -551,8 +551,11 @@ def main(argv: list[str] | None = None) -> int:
         "rows": rows,
         "run": finished(run, started).model_dump(mode="json"),
     }
-    path = write(parse(record, "sweep", expect=TritonGemmSweep), args.out_dir / "triton-gemm-sweep-h100.json",
-                 replace=args.rerecord)
+    path = write(
+        parse(record, "sweep", expect=TritonGemmSweep),
+        args.out_dir / "triton-gemm-sweep-h100.json",
+        replace=args.rerecord,
+    )
     print(f"wrote {path} at {time.perf_counter() - started:.0f} s", flush=True)
     return 0
 

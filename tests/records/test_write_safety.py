@@ -72,7 +72,8 @@ def test_a_link_out_of_the_results_folder_is_refused(results, tmp_path) -> None:
     (results / "test" / "link.json").symlink_to(target)
     with pytest.raises(ValueError, match="is a link; write the file itself"):
         records.write(Sample(run=_run(), value=1), results / "test" / "link.json", replace=True)
-    assert target.read_text() == "{}" and list(outside.iterdir()) == [target]
+    assert target.read_text() == "{}"
+    assert list(outside.iterdir()) == [target]
 
 
 def test_a_record_goes_only_under_its_kinds_folder(results) -> None:
@@ -85,7 +86,8 @@ def test_a_record_goes_only_under_its_kinds_folder(results) -> None:
         records.write(Sample(run=_run(), value=1), results / "gemm" / "fp8-h100.json")
     with pytest.raises(ValueError, match="puts it under the top"):
         records.write(Sample(run=_run(), value=1), results / "loose.json")
-    assert not (results / "gemm" / "fp8-h100.json").exists() and not (results / "loose.json").exists()
+    assert not (results / "gemm" / "fp8-h100.json").exists()
+    assert not (results / "loose.json").exists()
     records.write(Sample(run=_run(), value=1), results / "test" / "fine.json")
     assert records.load("test/fine", Sample).value == 1
 
@@ -164,7 +166,7 @@ def test_anything_but_a_regular_file_is_refused_before_it_is_opened(results, tmp
         records.read(fifo)
     with pytest.raises(ValueError, match=r"not a regular file \(it is a folder\)"):
         records.read(tmp_path)
-    with pytest.raises(FileNotFoundError, match="none.json: no such file"):
+    with pytest.raises(FileNotFoundError, match=r"none\.json: no such file"):
         records.read(tmp_path / "none.json")
     with pytest.raises(ValueError, match="something other than a regular file is there"):
         records.write(Sample(run=_run(), value=1), fifo, replace=True)
@@ -196,11 +198,14 @@ def test_the_junit_converter_never_replaces_a_record_silently(results, tmp_path,
     assert _main([report, committed], capsys)[0] == 0
     before = committed.read_text()
     status, err = _main([report, committed], capsys)
-    assert status == 2 and "already there" in err and "--rerecord" in err
+    assert status == 2
+    assert "already there" in err
+    assert "--rerecord" in err
     assert committed.read_text() == before
     (results / "cuda").mkdir()
     status, err = _main([report, results / "cuda" / "device-h100.json"], capsys)
-    assert status == 2 and "a 'site.gpu-tests' record belongs under site/" in err
+    assert status == 2
+    assert "a 'site.gpu-tests' record belongs under site/" in err
     assert _main([report, committed, "--rerecord"], capsys)[0] == 0
     assert json.loads(committed.read_text())["kind"] == "site.gpu-tests"
 
@@ -221,8 +226,11 @@ def test_a_bad_junit_report_is_one_line_naming_it(tmp_path, capsys, content, mes
     status, err = _main([report, tmp_path / "out.json"], capsys)
     assert status == 2
     last = err.strip().splitlines()[-1]
-    assert last.startswith("python -m gpukb.site.gpu_tests: error: ") and str(report) in last and message in last
-    assert "Traceback" not in err and not (tmp_path / "out.json").exists()
+    assert last.startswith("python -m gpukb.site.gpu_tests: error: ")
+    assert str(report) in last
+    assert message in last
+    assert "Traceback" not in err
+    assert not (tmp_path / "out.json").exists()
 
 
 def test_a_named_pipe_as_the_junit_report_does_not_hang(tmp_path) -> None:

@@ -49,7 +49,9 @@ def run(args: argparse.Namespace) -> int:
                     ["FLOP per byte, scores through memory", f"{c.unfused_intensity:.1f}"]]  # fmt: skip
         else:
             kv = args.kv_heads if args.kv_heads is not None else args.heads
-            n = kv_cache_bytes(32 if args.layers is None else args.layers, args.batch, args.seq, kv, args.head_dim, args.dtype)
+            n = kv_cache_bytes(
+                32 if args.layers is None else args.layers, args.batch, args.seq, kv, args.head_dim, args.dtype
+            )
             rows = [["bytes", f"{n:,}"], ["GiB", f"{n / 2**30:.3f}"]]
     except (TypeError, ValueError) as err:
         args.parser.error(str(err))

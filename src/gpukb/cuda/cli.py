@@ -75,4 +75,3 @@ def run(args: argparse.Namespace) -> int:
         args.parser.error(str(err))
     args.parser.print_help()
     return 2
-

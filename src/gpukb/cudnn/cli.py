@@ -55,7 +55,9 @@ def run(args: argparse.Namespace) -> int:
                 parser.error("strides takes no FILTER")
             given = [f"--{name}" for name in OPTION_DEFAULTS if getattr(args, name) is not None]
             if given:
-                parser.error(f"strides packs a tensor; it takes no {', '.join(given)} (convolution options, for output)")
+                parser.error(
+                    f"strides packs a tensor; it takes no {', '.join(given)} (convolution options, for output)"
+                )
             print(text_table(*strides_rows(dims)))
             return 0
         if args.filter is None:

@@ -300,18 +300,16 @@ def write(record: Record, path: str | Path, *, replace: bool = False) -> Path:
     text = record.model_dump_json(indent=1) + "\n"
     validate_document(type(record), json.loads(text), str(given), from_json=True)
     target.parent.mkdir(parents=True, exist_ok=True)
-    handle = tempfile.NamedTemporaryFile(
-        "w", encoding="utf-8", dir=target.parent, prefix=f".{target.name}.", suffix=".tmp", delete=False
-    )
+    descriptor, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
-        with handle:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(handle.name, 0o644)
-        os.replace(handle.name, target)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, target)  # atomic: a reader sees the old file or the new one, never a part
     except BaseException:
-        Path(handle.name).unlink(missing_ok=True)
+        Path(temporary).unlink(missing_ok=True)
         raise
     return given
 
