@@ -95,7 +95,7 @@ def stats(records: Iterable[Mapping[str, Any]]) -> DetectionStats:
     images = 0
     per_image: Counter[str] = Counter()
     ignored = masks = 0
-    for index, record in enumerate(records):
+    for index, record in enumerate(records, start=1):  # words count from 1 (record 1, line 1), indices from 0
         validate_record(record, f"record {index}")
         images += 1
         for j, box in enumerate(record["gtboxes"]):

@@ -218,22 +218,22 @@ def _references(references: object, segments: int) -> list[list[str]]:
     per_segment: list[list[str]] = [[] for _ in range(segments)]
     for k, stream in enumerate(references):
         if isinstance(stream, str) or not isinstance(stream, Sequence):
-            raise TypeError(f"reference stream {k} must be a list of strings, one per hypothesis; got {given(stream)}")
+            raise TypeError(f"references[{k}] must be a list of strings, one per hypothesis; got {given(stream)}")
         if len(stream) != segments:
-            raise ValueError(f"reference stream {k} has {len(stream)} segments; there are {segments} hypotheses")
+            raise ValueError(f"references[{k}] has {len(stream)} segments; there are {segments} hypotheses")
         for s, ref in enumerate(stream):
             if ref is None:
                 continue
             if not isinstance(ref, str):
-                raise TypeError(f"reference {s} of stream {k} must be a string or None; got {given(ref)}")
+                raise TypeError(f"references[{k}][{s}] must be a string or None; got {given(ref)}")
             if not ref.strip():
                 raise ValueError(
-                    f"reference {s} of stream {k} is empty; pass None for a segment this stream has no reference for"
+                    f"references[{k}][{s}] is empty; pass None for a segment this stream has no reference for"
                 )
             per_segment[s].append(ref)
     for s, refs in enumerate(per_segment):
         if not refs:
-            raise ValueError(f"segment {s} has no reference in any stream")
+            raise ValueError(f"hypotheses[{s}] has no reference in any stream")
     return per_segment
 
 
@@ -300,10 +300,10 @@ def sentence_bleu(
         raise ValueError("references is empty: BLEU needs at least one reference")
     for k, ref in enumerate(references):
         if not isinstance(ref, str):
-            raise TypeError(f"reference {k} must be a string; got {given(ref)}")
+            raise TypeError(f"references[{k}] must be a string; got {given(ref)}")
         if not ref.strip():
             raise ValueError(
-                f"reference {k} is empty ({ref!r}); sacreBLEU counts an empty reference as one of "
+                f"references[{k}] is empty ({ref!r}); sacreBLEU counts an empty reference as one of "
                 "length 0, which can decide the brevity penalty: leave it out instead"
             )
     return corpus_bleu(
