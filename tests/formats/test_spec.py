@@ -185,11 +185,14 @@ def test_quad_precision_is_not_double_double() -> None:
          r"format entry 7 \(e5m2\): torch name 'float8_e4m3fn' says E4M3; the format is E5M2"),
         ('torch = "bfloat16"', 'torch = "float16"',
          r"format entry 5 \(bf16\): torch name 'float16' is already the torch name of format entry 4 \(fp16\)"),
-        ('torch = "float16"', 'torch = "bfloat16"', r"torch name 'bfloat16' says bfloat16 \(E8M7\); the format is E5M10"),
+        ('torch = "float16"', 'torch = "bfloat16"',
+         r"torch name 'bfloat16' says bfloat16 \(E8M7\); the format is E5M10"),
         ('hip = "HIP_R_8F_E4M3_FNUZ"', 'hip = "HIP_R_8F_E4M3"', r"\(e4m3fnuz\): hip name 'HIP_R_8F_E4M3' lacks fnuz"),
         ('torch = "float8_e4m3fnuz"', 'torch = "float8_e4m3fn"', r"torch name 'float8_e4m3fn' lacks fnuz"),
-        ('cuda = "CUDA_R_16F"', 'cuda = "CUDA_R_32F"', r"\(fp16\): cuda name 'CUDA_R_32F' says 32 bits; the format has 16"),
-        ('ml_dtypes = "float8_e4m3"', 'ml_dtypes = "e4m3"', r"ml_dtypes name 'e4m3' is already the name of format entry 6"),
+        ('cuda = "CUDA_R_16F"', 'cuda = "CUDA_R_32F"',
+         r"\(fp16\): cuda name 'CUDA_R_32F' says 32 bits; the format has 16"),
+        ('ml_dtypes = "float8_e4m3"', 'ml_dtypes = "e4m3"',
+         r"ml_dtypes name 'e4m3' is already the name of format entry 6"),
         # a bias that does not fit the exponent width (the fnuz formats use one more)
         ("bias = 8\n", "bias = 7\n", r"\(e4m3fnuz\): .*bias 7 does not fit 4 exponent bits with encoding 'fnuz': it is "
                                      r"2\^\(e-1\) - 1 \+ 1 = 8"),

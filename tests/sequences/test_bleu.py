@@ -152,7 +152,11 @@ def test_a_missing_reference_is_none_and_sacrebleu_counts_an_empty_one_as_length
     [
         (lambda: bleu.corpus_bleu(["a"], []), ValueError, "references is empty: BLEU needs at least one reference str"),
         (lambda: bleu.corpus_bleu([], [[]]), ValueError, "hypotheses is empty"),
-        (lambda: bleu.corpus_bleu(["a", "b"], [["a"]]), ValueError, r"references\[0\] has 1 segments; there are 2 hypotheses"),
+        (
+            lambda: bleu.corpus_bleu(["a", "b"], [["a"]]),
+            ValueError,
+            r"references\[0\] has 1 segments; there are 2 hypotheses",
+        ),
         (lambda: bleu.corpus_bleu(["a"], [[None]]), ValueError, r"hypotheses\[0\] has no reference in any stream"),
         (lambda: bleu.corpus_bleu(["a"], ["a"]), TypeError, r"references\[0\] must be a list of strings"),
         (lambda: bleu.corpus_bleu("a", [["a"]]), TypeError, "hypotheses must be a list of strings"),
