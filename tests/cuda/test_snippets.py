@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from gpukb.site.snippets import gpu_present, run_snippet
+from tests.cuda.numba_target import unavailable_reason
 from tests.helpers import ROOT
 
 
@@ -146,5 +147,7 @@ def test_snippet_output(snippet: str, monkeypatch: pytest.MonkeyPatch) -> None:
     if not snippet.endswith(".cu") and not gpu_present():  # the CPU stand-ins for the GPU
         monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")
         monkeypatch.setenv("TRITON_INTERPRET", "1")
+    elif "numba" in snippet and unavailable_reason() is not None:
+        pytest.skip(unavailable_reason())
     CHECKS[snippet](run_snippet(ROOT / snippet))
     # --8<-- [end:checks]
