@@ -16,6 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
+#: The most elements a function here builds in one array (2^28: 2 GiB of float64); a larger request is refused
+#: before anything is allocated, instead of failing in numpy or exhausting memory.
+MAX_ARRAY_ELEMENTS = 1 << 28
+
 #: The longest text a number, a bit pattern or a name may be (a decimal of every digit of the smallest FP64
 #: subnormal has about 1,100 characters); longer text is refused before it is parsed.
 MAX_TEXT_LENGTH = 2000
@@ -67,6 +71,18 @@ def non_negative_int(name: str, value: object) -> int:
         ValueError: If it is negative.
     """
     return integer(name, value, minimum=0)
+
+
+def array_size(what: str, shape: Sequence[int], limit: int = MAX_ARRAY_ELEMENTS) -> int:
+    """The number of elements of an array of ``shape`` (checked ints), refused above ``limit``.
+
+    Raises:
+        ValueError: If the array would hold more than ``limit`` elements (naming ``what``, the shape and the count).
+    """
+    count = math.prod(shape)
+    if count > limit:
+        raise ValueError(f"{what} would hold {count:,} elements {tuple(shape)}; at most {limit:,} are built here")
+    return count
 
 
 def flag(name: str, value: object) -> bool:

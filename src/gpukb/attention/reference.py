@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from gpukb.arguments import flag, positive_int, real
+from gpukb.arguments import array_size, flag, given, integer, positive_int, real
 
 __all__ = [
     "BlockWeights",
@@ -62,6 +62,7 @@ def softmax(x: Any, axis: int = -1) -> np.ndarray:
     ``-inf`` (masked) get weight 0; a row that is all ``-inf`` has no defined softmax and gives NaN.
     """
     x = _array("x", x)
+    axis = integer("axis", axis, minimum=-x.ndim, maximum=x.ndim - 1)
     top = np.max(x, axis=axis, keepdims=True)
     top = np.where(np.isfinite(top), top, 0.0)  # an all -inf row stays NaN below, not a warning here
     e = np.exp(x - top)
@@ -148,6 +149,7 @@ def causal_mask(q_len: int, kv_len: int | None = None) -> np.ndarray:
     """(q_len, kv_len) boolean: query ``i`` may attend to key ``j`` when ``j ≤ i`` (top-left aligned)."""
     q_len = positive_int("q_len", q_len)
     kv_len = q_len if kv_len is None else positive_int("kv_len", kv_len)
+    array_size("a causal mask", (q_len, kv_len))
     return np.arange(kv_len)[None, :] <= np.arange(q_len)[:, None]
 
 
@@ -158,9 +160,13 @@ def padding_mask(lengths: Any, max_len: int) -> np.ndarray:
     ``nn.MultiheadAttention`` is the opposite convention, True where a key is *padding*: it is ``~mask[:, 0, 0]``.
     """
     max_len = positive_int("max_len", max_len)
-    lengths = np.asarray(lengths)
-    if lengths.ndim != 1 or not np.issubdtype(lengths.dtype, np.integer):
-        raise TypeError(f"lengths must be a 1-D array of integers; got dtype {lengths.dtype}, shape {lengths.shape}")
+    array_size("a padding mask row", (max_len,))
+    array = np.asarray(lengths)
+    if array.ndim != 1 or not np.issubdtype(array.dtype, np.integer):
+        raise TypeError(
+            f"lengths must be a 1-D array of integers; got {given(lengths)} (dtype {array.dtype}, shape {array.shape})"
+        )
+    lengths = array
     if np.any(lengths < 1) or np.any(lengths > max_len):
         raise ValueError(f"every length must be in 1..{max_len}; got {lengths.tolist()}")
     return (np.arange(max_len)[None, :] < lengths[:, None])[:, None, None, :]

@@ -10,18 +10,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from gpukb.arguments import given, real
+
 #: The three stages of every chunk, in order.
 STAGES = ("H2D", "kernel", "D2H")
 
 
 def _check_stages(h2d: Sequence[float], kernel: Sequence[float], d2h: Sequence[float]) -> None:
+    for stage, values in zip(STAGES, (h2d, kernel, d2h), strict=True):
+        if isinstance(values, str | bytes) or not isinstance(values, Sequence):
+            raise TypeError(f"{stage} durations must be a sequence of numbers, one per chunk; got {given(values)}")
     if not (len(h2d) == len(kernel) == len(d2h)) or not h2d:
         raise ValueError(
             f"one duration per chunk for each stage, at least one chunk; got {len(h2d)}, {len(kernel)} and {len(d2h)}"
         )
     for stage, values in zip(STAGES, (h2d, kernel, d2h), strict=True):
-        if any(v < 0 for v in values):
-            raise ValueError(f"durations cannot be negative; {stage} has {min(values)}")
+        for i, v in enumerate(values):
+            real(f"{stage} duration [{i}]", v, minimum=0)  # finite, not negative
 
 
 def sequential_time(h2d: Sequence[float], kernel: Sequence[float], d2h: Sequence[float]) -> float:

@@ -22,7 +22,7 @@ import numpy as np
 
 from gpukb.arguments import given, integer
 from gpukb.bench.counting import Conv2dCounts, conv2d_counts
-from gpukb.cudnn.descriptors import DescriptorError, check_rank, dims_of
+from gpukb.cudnn.descriptors import INT32_MAX, DescriptorError, check_rank, dims_of
 
 Mode = Literal["cross_correlation", "convolution"]
 MODES = ("cross_correlation", "convolution")
@@ -34,7 +34,7 @@ def _per_dim(name: str, value: int | Sequence[int], spatial: int, minimum: int) 
     values = (value,) * spatial if isinstance(value, int) and not isinstance(value, bool) else value
     if isinstance(values, str | bytes) or not isinstance(values, Sequence):
         raise TypeError(f"{name} must be an int or one int per spatial dimension; got {given(value)}")
-    values = tuple(integer(f"{name}", v) for v in values)
+    values = tuple(integer(f"{name}", v, maximum=INT32_MAX) for v in values)
     if len(values) != spatial:
         raise ValueError(f"{name} needs one value per spatial dimension ({spatial}); got {values}")
     for v in values:
@@ -81,7 +81,7 @@ def conv_descriptor(pad: int | Sequence[int] = 0, stride: int | Sequence[int] = 
         raise ValueError(f"mode must be one of {MODES}; got {mode!r}")
     if compute not in ("fp32", "fp16", "fp64", "int32"):
         raise ValueError(f"compute must be 'fp32', 'fp16', 'fp64' or 'int32'; got {compute!r}")
-    groups = integer("groups", groups)
+    groups = integer("groups", groups, maximum=INT32_MAX)
     if groups < 1:
         raise DescriptorError("conv-parameters", f"groups must be at least 1; got groups = {groups}")
     return ConvDescriptor(
@@ -111,9 +111,9 @@ def output_size(size: int, filter_size: int, pad: int = 0, stride: int = 1, dila
         ValueError: For ``size`` or ``filter_size`` below 1, a negative ``pad``, a ``stride`` or ``dilation``
             below 1, or a filter that does not fit the padded input (the output would have no element).
     """
-    size, filter_size = integer("size", size, minimum=1), integer("filter_size", filter_size, minimum=1)
-    pad = integer("pad", pad, minimum=0)
-    stride, dilation = integer("stride", stride, minimum=1), integer("dilation", dilation, minimum=1)
+    size, filter_size = (integer(n, v, 1, INT32_MAX) for n, v in (("size", size), ("filter_size", filter_size)))
+    pad = integer("pad", pad, 0, INT32_MAX)  # cuDNN takes every one of these as a C int
+    stride, dilation = (integer(n, v, 1, INT32_MAX) for n, v in (("stride", stride), ("dilation", dilation)))
     span = (filter_size - 1) * dilation + 1
     if span > size + 2 * pad:
         raise ValueError(

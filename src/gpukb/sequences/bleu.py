@@ -32,7 +32,7 @@ from importlib import resources
 
 from pydantic import Field
 
-from gpukb.arguments import choice, flag, given, real
+from gpukb.arguments import choice, flag, given, integer, real
 from gpukb.schema import StrictModel, parse_toml, validate_entries
 
 #: Tokenizers implemented here: sacreBLEU's default and no tokenization at all (split on whitespace).
@@ -84,8 +84,14 @@ def tokenize(line: str, method: str = "13a", lowercase: bool = False) -> list[st
 
 
 def ngrams(tokens: Sequence[str], max_order: int = MAX_ORDER) -> Counter:
-    """Counts of every n-gram (as a tuple) of orders 1 .. ``max_order``."""
-    return Counter(tuple(tokens[i : i + n]) for n in range(1, max_order + 1) for i in range(len(tokens) - n + 1))
+    """Counts of every n-gram (as a tuple) of orders 1 .. ``max_order`` (orders longer than the tokens have none).
+
+    Raises:
+        TypeError: For a ``max_order`` that is not an int.
+        ValueError: For a ``max_order`` below 1.
+    """
+    top = min(integer("max_order", max_order, minimum=1), len(tokens))
+    return Counter(tuple(tokens[i : i + n]) for n in range(1, top + 1) for i in range(len(tokens) - n + 1))
 
 
 @dataclass(frozen=True)
@@ -171,7 +177,7 @@ def score_from_stats(
         ValueError: For an unknown smoothing method.
     """
     choice("smooth", smooth, SMOOTHING)
-    value = SMOOTH_DEFAULTS.get(smooth, 0.0) if smooth_value is None else real("smooth_value", smooth_value)
+    value = SMOOTH_DEFAULTS.get(smooth, 0.0) if smooth_value is None else real("smooth_value", smooth_value, minimum=0)
     c, r = stats.hyp_len, stats.ref_len
     bp = 1.0 if c >= r else (math.exp(1 - r / c) if c > 0 else 0.0)
     order = len(stats.totals)

@@ -15,7 +15,7 @@ from typing import Literal
 
 import numpy as np
 
-from gpukb.arguments import choice
+from gpukb.arguments import array_size, choice, non_negative_int, positive_int, real
 
 #: The nonlinearities ``torch.nn.RNN`` offers.
 NONLINEARITIES = ("tanh", "relu")
@@ -165,9 +165,18 @@ class RNNParams:
         scale: float | None = None,
         nonlinearity: Literal["tanh", "relu"] = "tanh",
     ) -> RNNParams:
-        """Weights drawn as torch draws them, uniform in ``±1/sqrt(H)`` (or ``±scale``), from ``seed``."""
-        rng = np.random.default_rng(seed)
-        k = 1 / np.sqrt(hidden_size) if scale is None else scale
+        """Weights drawn as torch draws them, uniform in ``±1/sqrt(H)`` (or ``±scale``), from ``seed``.
+
+        Raises:
+            TypeError: For sizes or a seed that are not ints, a scale that is not a real number.
+            ValueError: For sizes below 1, a negative seed, a scale that is not finite and positive, an unknown
+                nonlinearity, or weights past :data:`gpukb.arguments.MAX_ARRAY_ELEMENTS`.
+        """
+        input_size, hidden_size = positive_int("input_size", input_size), positive_int("hidden_size", hidden_size)
+        array_size("the RNN's weights", (hidden_size, input_size + hidden_size))
+        choice("nonlinearity", nonlinearity, ("tanh", "relu"))
+        rng = np.random.default_rng(non_negative_int("seed", seed))
+        k = 1 / np.sqrt(hidden_size) if scale is None else real("scale", scale, positive=True)
         draw = lambda *shape: rng.uniform(-k, k, size=shape)  # noqa: E731
         return cls(
             draw(hidden_size, input_size),
