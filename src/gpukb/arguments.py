@@ -104,6 +104,7 @@ def real(
     *,
     finite: bool = True,
     minimum: float | None = None,
+    maximum: float | None = None,
     positive: bool = False,
 ) -> float:
     """``value`` as a float: a real number (not a bool, not a string), finite unless ``finite=False``.
@@ -113,6 +114,7 @@ def real(
         value: What was given.
         finite: Refuse NaN and infinity.
         minimum: Refuse values below it.
+        maximum: Refuse values above it.
         positive: Refuse values ≤ 0.
 
     Raises:
@@ -131,6 +133,8 @@ def real(
         raise ValueError(f"{name} must be positive; got {_show(value)}")
     if minimum is not None and not number >= minimum:
         raise ValueError(f"{name} must be ≥ {minimum}; got {_show(value)}")
+    if maximum is not None and not number <= maximum:
+        raise ValueError(f"{name} must be ≤ {maximum}; got {_show(value)}")
     return number
 
 

@@ -191,7 +191,7 @@ def test_bad_input_is_named(rng) -> None:
         ref.grouped_query_attention(x, np.eye(8), np.eye(8), np.eye(8), np.eye(8), 4, 2)
     with pytest.raises(ValueError, match="w_query, w_key and v must share the alignment width"):
         ref.additive_attention(q, q, q, np.eye(4), np.eye(4), np.ones(3))
-    with pytest.raises(ValueError, match=r"every length must be in 1..4; got \[5\]"):
+    with pytest.raises(ValueError, match=r"lengths\[0\] must be an int ≥ 1, ≤ 4; got 5"):
         ref.padding_mask(np.array([5]), 4)
     with pytest.raises(ValueError, match="state dict lacks"):
         ref.BlockWeights.from_state_dict({})

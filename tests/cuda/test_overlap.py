@@ -77,5 +77,5 @@ def test_managed_allocations_leave_the_gpu_room() -> None:
         check_managed_size(0, 10_000)
     with pytest.raises(TypeError, match=r"nbytes must be an int ≥ 1; got 1\.5 \(float\)"):
         check_managed_size(1.5, 10_000)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match=r"share must lie in \(0, 1\]; got 2"):
+    with pytest.raises(ValueError, match=r"share must be ≤ 1; got 2"):
         check_managed_size(1, 10, share=2)

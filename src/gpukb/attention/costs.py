@@ -43,7 +43,7 @@ def dot_product_statistics(d: int, samples: int = 20000, keys: int = 64, seed: i
     """
     d = positive_int("d", d)
     samples, keys = positive_int("samples", samples), positive_int("keys", keys)
-    array_size("the keys drawn", (samples // keys + 1, keys, d))
+    array_size(f"the keys drawn for samples={samples}, keys={keys}, d={d}", (samples // keys + 1, keys, d))
     rng = random_generator("seed", non_negative_int("seed", seed))
     q = rng.standard_normal((samples // keys + 1, 1, d))
     k = rng.standard_normal((samples // keys + 1, keys, d))

@@ -17,7 +17,7 @@ with its ``torch`` counterpart on random inputs with the same weights.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +51,27 @@ def _array(name: str, x: Any, ndim_min: int = 1) -> np.ndarray:
     if a.ndim < ndim_min:
         raise ValueError(f"{name} must have at least {ndim_min} dimensions; got shape {a.shape}")
     return a if a.dtype == np.float32 else a.astype(np.float64)
+
+
+def checked_scale(q: np.ndarray, k: np.ndarray, scale: object) -> float:
+    """``scale`` as a finite float whose scores ``scale · Q Kᵀ`` stay finite in float64.
+
+    Every score is at most ``d · max|Q| · max|K| · |scale|``; where that bound (doubled, for the subtraction of
+    the row maximum) overflows, a softmax of infinities would give NaN rather than its one-hot limit.
+
+    Raises:
+        TypeError: If ``scale`` is not a real number.
+        ValueError: If it is NaN or infinite, or the scores could overflow float64.
+    """
+    scale = real("scale", scale)
+    if q.size and k.size and np.isfinite(q).all() and np.isfinite(k).all():
+        bound = 2.0 * q.shape[-1] * float(np.abs(q).max()) * float(np.abs(k).max()) * abs(scale)
+        if not math.isfinite(bound):
+            raise ValueError(
+                f"scale {scale!r} with these Q and K (largest |q| {np.abs(q).max():.3g}, |k| {np.abs(k).max():.3g}) "
+                f"can take a score past float64's range (about 1.8e308); the softmax would be NaN"
+            )
+    return scale
 
 
 # --8<-- [start:softmax]
@@ -109,7 +130,7 @@ def attention(q: Any, k: Any, v: Any, mask: Any = None, scale: float = 1.0) -> t
         TypeError: If an input is not numeric or the mask is neither boolean nor float.
     """
     q, k, v = _array("q", q, 2), _array("k", k, 2), _array("v", v, 2)
-    scale = real("scale", scale)  # a NaN or infinite scale makes every score NaN
+    scale = checked_scale(q, k, scale)  # a NaN, infinite or overflowing scale makes every score NaN
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(f"q and k must share their last dimension; got q {q.shape} and k {k.shape}")
     if k.shape[-2] != v.shape[-2]:
@@ -161,14 +182,9 @@ def padding_mask(lengths: Any, max_len: int) -> np.ndarray:
     """
     max_len = positive_int("max_len", max_len)
     array_size("a padding mask row", (max_len,))
-    array = np.asarray(lengths)
-    if array.ndim != 1 or not np.issubdtype(array.dtype, np.integer):
-        raise TypeError(
-            f"lengths must be a 1-D array of integers; got {given(lengths)} (dtype {array.dtype}, shape {array.shape})"
-        )
-    lengths = array
-    if np.any(lengths < 1) or np.any(lengths > max_len):
-        raise ValueError(f"every length must be in 1..{max_len}; got {lengths.tolist()}")
+    if isinstance(lengths, str | bytes) or not isinstance(lengths, Sequence | np.ndarray) or np.ndim(lengths[:0]) > 1:
+        raise TypeError(f"lengths must be a 1-D sequence of integers, one per sequence; got {given(lengths)}")
+    lengths = np.array([integer(f"lengths[{i}]", n, 1, max_len) for i, n in enumerate(lengths)], dtype=np.int64)
     return (np.arange(max_len)[None, :] < lengths[:, None])[:, None, None, :]
     # --8<-- [end:masks]
 

@@ -29,9 +29,7 @@ def check_managed_size(nbytes: int, free_bytes: int, share: float = MANAGED_SHAR
     """
     nbytes = integer("nbytes", nbytes, minimum=1)
     free_bytes = integer("free_bytes", free_bytes, minimum=0)
-    share = real("share", share, positive=True)
-    if share > 1:
-        raise ValueError(f"share must lie in (0, 1]; got {share}")
+    share = real("share", share, positive=True, maximum=1)  # a share of what is free: (0, 1]
     if nbytes > share * free_bytes:
         raise ValueError(
             f"a managed allocation of {nbytes:,} bytes is more than {share:.0%} of the {free_bytes:,} bytes the GPU "

@@ -132,7 +132,7 @@ def ring_traffic_table(size_bytes: int, ranks: list[int]) -> tuple[list[str], li
     rows = []
     for i, p in enumerate(ranks):
         p = integer(f"ranks[{i}]", p, minimum=1, maximum=1024)  # simulated in this process: a ring of arrays
-        array_size("the simulated ranks' arrays", (p, size // 4))
+        array_size(f"the simulated arrays of size_bytes={size} on {p} ranks", (p, size // 4))
         n = size // 4
         if n % p:
             raise ValueError(f"{n} float32 elements are not divisible by {p} ranks")

@@ -90,7 +90,8 @@ class LSTMParams:
             ValueError: For sizes below 1, a negative seed, or weights past :data:`gpukb.arguments.MAX_ARRAY_ELEMENTS`.
         """
         input_size, hidden_size = positive_int("input_size", input_size), positive_int("hidden_size", hidden_size)
-        array_size("the LSTM's weights", (4 * hidden_size, input_size + hidden_size))
+        array_size(f"the weights of input_size={input_size}, hidden_size={hidden_size}",
+                   (4 * hidden_size, input_size + hidden_size))  # fmt: skip
         rng = np.random.default_rng(non_negative_int("seed", seed))
         k = 1 / np.sqrt(hidden_size)
         draw = lambda *shape: rng.uniform(-k, k, size=shape)  # noqa: E731

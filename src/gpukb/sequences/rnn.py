@@ -10,12 +10,16 @@ Everything is computed in float64. The shape checks here are shared with :mod:`g
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 
 from gpukb.arguments import array_size, choice, non_negative_int, positive_int, real
+
+#: The widest uniform draw ``±scale`` numpy can make: its range, ``2 · scale``, must be a float.
+MAX_SCALE = sys.float_info.max / 2
 
 #: The nonlinearities ``torch.nn.RNN`` offers.
 NONLINEARITIES = ("tanh", "relu")
@@ -173,10 +177,10 @@ class RNNParams:
                 nonlinearity, or weights past :data:`gpukb.arguments.MAX_ARRAY_ELEMENTS`.
         """
         input_size, hidden_size = positive_int("input_size", input_size), positive_int("hidden_size", hidden_size)
-        array_size("the RNN's weights", (hidden_size, input_size + hidden_size))
-        choice("nonlinearity", nonlinearity, ("tanh", "relu"))
+        array_size(f"the weights of input_size={input_size}, hidden_size={hidden_size}",
+                   (hidden_size, input_size + hidden_size))  # fmt: skip
         rng = np.random.default_rng(non_negative_int("seed", seed))
-        k = 1 / np.sqrt(hidden_size) if scale is None else real("scale", scale, positive=True)
+        k = 1 / np.sqrt(hidden_size) if scale is None else real("scale", scale, positive=True, maximum=MAX_SCALE)
         draw = lambda *shape: rng.uniform(-k, k, size=shape)  # noqa: E731
         return cls(
             draw(hidden_size, input_size),

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpukb.arguments import given, integer, non_negative_int, positive_int, real
+from gpukb.arguments import array_size, given, integer, non_negative_int, positive_int, real
 from gpukb.sequences.embedding import lookup
-from gpukb.sequences.rnn import RNNParams, rnn_backward, rnn_forward
+from gpukb.sequences.rnn import MAX_SCALE, RNNParams, rnn_backward, rnn_forward
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,9 @@ class Seq2Seq:
         vocab_size, embed, hidden = (
             positive_int(n, v) for n, v in (("vocab_size", vocab_size), ("embed", embed), ("hidden", hidden))
         )
-        seed, scale = non_negative_int("seed", seed), real("scale", scale, positive=True)
+        seed, scale = non_negative_int("seed", seed), real("scale", scale, positive=True, maximum=MAX_SCALE)
+        array_size(f"the weights of vocab_size={vocab_size}, embed={embed}, hidden={hidden}",
+                   (vocab_size + 2 * hidden, embed + hidden))  # fmt: skip
         rng = np.random.default_rng(seed)
         return cls(
             rng.normal(size=(vocab_size, embed)),
