@@ -115,6 +115,8 @@ def load(path: str | Path) -> dict[str, Any]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as err:
         raise ValueError(f"{path}: not JSON: {err}") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not UTF-8 text (a COCO file is JSON)") from None
     try:
         validate(data)
     except ValueError as err:

@@ -54,6 +54,13 @@ def validate_record(record: Any, where: str = "record") -> None:
                 _check_box(box[key], f"{label}.{key}")
 
 
+def _utf8_lines(handle, path: Path) -> list[str]:
+    try:
+        return handle.readlines()
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not UTF-8 text (an .odgt file is JSON, one record per line)") from None
+
+
 def read(path: str | Path) -> list[dict[str, Any]]:
     """Read an ``.odgt`` file: one validated record per non-empty line.
 
@@ -65,7 +72,8 @@ def read(path: str | Path) -> list[dict[str, Any]]:
     path = arguments.regular_file("an .odgt file", path)
     records = []
     with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
+        lines = _utf8_lines(handle, path)
+        for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
             try:

@@ -181,6 +181,8 @@ def _read(path: Traversable, where: str, expect: type[R] | None) -> Record:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise FileNotFoundError(f"{where} does not exist; there are {record_ids()}") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{where}: not a results file (JSON text in UTF-8)") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:
