@@ -451,11 +451,11 @@ def check_text(path: Path, text: str, root: Path | None = None, _including: tupl
             if problem and not any(p.startswith(f"{path}:{number}:") for p in problems):
                 problems.append(str(LintError(f"{path}:{number}", problem[0], problem[1])))
             elif problem is None and root is not None:
-                problems += _included_markdown(Path(path), number, match.group("target"), Path(root), _including)
+                problems += _included_problems(Path(path), number, match.group("target"), Path(root), _including)
     return problems
 
 
-def _included_markdown(page: Path, number: int, target: str, root: Path, including: tuple[Path, ...]) -> list[str]:
+def _included_problems(page: Path, number: int, target: str, root: Path, including: tuple[Path, ...]) -> list[str]:
     """The problems of a Markdown file (or section) that ``page`` includes at line ``number``; ``[]`` for code."""
     name, section = parse_target(target)
     if Path(name).suffix.lower() not in PAGE_SUFFIXES or name.lower().endswith(".ipynb"):
