@@ -64,8 +64,14 @@ def test_engine_lanes_start_an_operation_after_the_previous_one_on_its_engine() 
     assert lanes["D2H"] == [(0, 3.0, 4.0), (1, 5.0, 6.0)]
     with pytest.raises(ValueError, match=r"H2D of chunk 0 ends \(1.0\) before it starts \(2.0\)"):
         engine_lanes([("H2D", 0, 2.0, 1.0)])
-    with pytest.raises(ValueError, match=r"unknown stages \['memset'\]"):
+    with pytest.raises(ValueError, match=r"unknown ops\[0\] stage 'memset'; choose one of \['H2D', 'kernel', 'D2H'\]"):
         engine_lanes([("memset", 0, 0.0, 1.0)])
+    for op, message in [(("H2D", 0, 0.0, float("nan")), "end must be a finite number; got nan"),
+                        (("H2D", True, 0.0, 1.0), "chunk must be an int ≥ 0; got True"),
+                        (("H2D", 0, -1.0, 1.0), "start must be ≥ 0; got -1.0"),
+                        (("H2D", 0, 1.0), r"must be a \(stage, chunk, start, end\) tuple")]:  # fmt: skip
+        with pytest.raises((ValueError, TypeError), match=message):
+            engine_lanes([op])
 
 
 def test_managed_allocations_leave_the_gpu_room() -> None:

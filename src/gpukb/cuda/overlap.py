@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gpukb.arguments import given, real
+from gpukb.arguments import choice, given, non_negative_int, real
 
 #: The three stages of every chunk, in order.
 STAGES = ("H2D", "kernel", "D2H")
@@ -65,6 +65,15 @@ def engine_lanes(ops: Sequence[tuple[str, int, float, float]]) -> dict[str, list
     than the previous one of that lane ended (one copy per direction and one kernel at a time, which holds when
     every kernel fills the GPU and a copy alone fills the link).
     """
+    if isinstance(ops, str | bytes) or not isinstance(ops, Sequence):
+        raise TypeError(f"ops must be a sequence of (stage, chunk, start, end) tuples; got {given(ops)}")
+    for i, op in enumerate(ops):
+        if not isinstance(op, tuple | list) or len(op) != 4:
+            raise TypeError(f"ops[{i}] must be a (stage, chunk, start, end) tuple; got {given(op)}")
+        choice(f"ops[{i}] stage", op[0], STAGES)
+        non_negative_int(f"ops[{i}] chunk", op[1])
+        for j, what in ((2, "start"), (3, "end")):
+            real(f"ops[{i}] {what}", op[j], minimum=0)  # seconds after the run's first event
     lanes: dict[str, list[tuple[int, float, float]]] = {}
     for stage in STAGES:
         mine = sorted((o for o in ops if o[0] == stage), key=lambda o: (o[3], o[2]))
@@ -76,7 +85,4 @@ def engine_lanes(ops: Sequence[tuple[str, int, float, float]]) -> dict[str, list
             lane.append((chunk, begin, end))
             last_end = end
         lanes[stage] = lane
-    unknown = {o[0] for o in ops} - set(STAGES)
-    if unknown:
-        raise ValueError(f"unknown stages {sorted(unknown)}; the stages are {STAGES}")
     return lanes
