@@ -126,8 +126,7 @@ def dataset_table(domain: str, entries: Sequence[Dataset] | None = None) -> tupl
     Raises:
         ValueError: For an unknown domain.
     """
-    if domain not in COLUMNS:
-        raise ValueError(f"unknown domain {domain!r}; domains: {', '.join(DOMAINS)}")
+    arguments.choice("domain", domain, tuple(COLUMNS))
     chosen = load(domain).datasets if entries is None else entries
     if isinstance(chosen, str | bytes) or not all(isinstance(e, Dataset) and e.domain == domain for e in chosen):
         raise TypeError(f"entries must be {domain} datasets from the catalog (or None for all); got {chosen!r:.80}")
