@@ -59,8 +59,11 @@ def first_line(err: BaseException) -> str:
 
 
 def main() -> int:
+    from gpukb.records import rerecord_option
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("output", help="write the results here (an attention.flash-forward record, JSON)")
+    rerecord_option(parser)
     parser.add_argument("--head-dims", default="128,64", help="head dims to tune and sweep")
     parser.add_argument("--no-tune", action="store_true", help="use the code's DEFAULT_CONFIGS, skip tuning")
     args = parser.parse_args()
@@ -145,7 +148,7 @@ def main() -> int:
             candidates=candidates,
             cases=cases,
         )
-        write(record, args.output)
+        write(record, args.output, replace=args.rerecord)
 
     # --- cases ---
     shapes = [("standard", *STANDARD, c) for c in (False, True)] if 128 in head_dims else []

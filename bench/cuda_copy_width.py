@@ -1,6 +1,6 @@
 """Device-to-device copy throughput by element width (u8, u16, u32, u64), per element and vectorized.
 
-Usage: PYTHONPATH=src python bench/cuda_copy_width.py OUTPUT.json [--mib 256]
+Usage: PYTHONPATH=src python bench/cuda_copy_width.py OUTPUT.json [--rerecord] [--mib 256]
 
 Three CUDA C copy kernels (compiled by cupy's NVRTC), each on the same number of bytes:
 
@@ -50,8 +50,11 @@ THREADS = 256
 
 
 def main() -> int:
+    from gpukb.records import rerecord_option
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("output", help="write the results here (a cuda.copy-width record, JSON)")
+    rerecord_option(parser)
     parser.add_argument("--mib", type=int, default=256, help="buffer size in MiB (default 256)")
     args = parser.parse_args()
 
@@ -150,7 +153,7 @@ def main() -> int:
     record = CopyWidth(
         run=finished(run, started), buffer_bytes=nbytes, torch_copy_gbps=torch_gbps, torch_copy_ms=torch_ms, rows=rows
     )
-    write(record, args.output)
+    write(record, args.output, replace=args.rerecord)
     return 0
 
 

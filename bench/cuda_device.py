@@ -1,6 +1,6 @@
 """Record what the CUDA runtime reports about device 0: ``cudaGetDeviceProperties`` and a few attributes.
 
-Usage: PYTHONPATH=src python bench/cuda_device.py OUTPUT.json
+Usage: PYTHONPATH=src python bench/cuda_device.py OUTPUT.json [--rerecord]
 
 Uses cuda-bindings (``cuda.bindings.runtime``); the pages render the architecture facts (SM count, warp size,
 L2, shared memory, registers, clocks, memory bus) from this record, never from hand-typed numbers.
@@ -58,8 +58,11 @@ ATTRIBUTES = (
 
 
 def main() -> int:
+    from gpukb.records import rerecord_option
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("output", help="write the results here (a cuda.device record, JSON)")
+    rerecord_option(parser)
     args = parser.parse_args()
 
     from cuda.bindings import runtime
@@ -97,7 +100,7 @@ def main() -> int:
     record = DeviceFacts(
         run=finished(run, started), api="cuda.bindings.runtime", properties=properties, attributes=attributes
     )
-    write(record, args.output)
+    write(record, args.output, replace=args.rerecord)
     return 0
 
 

@@ -1,6 +1,6 @@
 """The chapter's kernels against their peers on one GPU: copies, vector adds, reductions, histograms, matmul.
 
-Usage: PYTHONPATH=src python bench/cuda_kernels.py OUTPUT.json [--log2n 28] [--matmul 4096]
+Usage: PYTHONPATH=src python bench/cuda_kernels.py OUTPUT.json [--rerecord] [--log2n 28] [--matmul 4096]
 
 Kernels: the numba CUDA kernels of ``gpukb.cuda.kernels`` and the Triton kernels of ``gpukb.cuda.triton_kernels``,
 on torch tensors (numba sees them through ``__cuda_array_interface__``, no copies). Peers, timed in the same run:
@@ -22,8 +22,11 @@ SAMPLES, LAUNCHES = 15, 10
 
 
 def main() -> int:
+    from gpukb.records import rerecord_option
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("output", help="write the results here (a cuda.kernels record, JSON)")
+    rerecord_option(parser)
     parser.add_argument("--log2n", type=int, default=28, help="elements of the 1D arrays, as a power of two")
     parser.add_argument("--matmul", type=int, default=4096, help="matrix size of the matmul comparison")
     args = parser.parse_args()
@@ -411,7 +414,7 @@ def main() -> int:
             ok,
         )
     _ = np  # numpy is numba's dependency; kept imported for the version record
-    write(KernelBench(run=finished(run, started), rows=rows), args.output)
+    write(KernelBench(run=finished(run, started), rows=rows), args.output, replace=args.rerecord)
     return 0
 
 

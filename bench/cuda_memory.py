@@ -1,7 +1,7 @@
 """A kernel reading host data four ways: after a pinned copy, from mapped (zero-copy) memory, from managed memory
 touched first on the GPU (page faults), and from managed memory after ``cudaMemPrefetchAsync``; by transfer size.
 
-Usage: PYTHONPATH=src python bench/cuda_memory.py OUTPUT.json
+Usage: PYTHONPATH=src python bench/cuda_memory.py OUTPUT.json [--rerecord]
 
 The kernel is the chapter's one-element-per-thread numba copy (``gpukb.cuda.kernels.copy_kernel``) from the source
 buffer into a device buffer, so every way moves the same bytes once into the GPU. Pinned: torch
@@ -24,8 +24,11 @@ BLOCKER_ITERS = 300_000
 
 
 def main() -> int:
+    from gpukb.records import rerecord_option
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("output", help="write the results here (a cuda.host-memory record, JSON)")
+    rerecord_option(parser)
     args = parser.parse_args()
 
     import numpy as np
@@ -53,6 +56,7 @@ def main() -> int:
         ]
     )
     rows = []
+    replace = args.rerecord  # after the first size, each write replaces this run's own partial record
 
     def event():
         return torch.cuda.Event(enable_timing=True)
@@ -217,7 +221,9 @@ def main() -> int:
         write(
             HostMemory(run=finished(run, started), free_bytes_at_start=free_at_start, apis=apis, rows=rows),
             args.output,
+            replace=replace,
         )
+        replace = True
     return 0
 
 

@@ -1,6 +1,6 @@
 """The occupancy calculator against the CUDA driver on real kernels, and Triton's shared-memory limit.
 
-Usage: PYTHONPATH=src python bench/cuda_occupancy.py OUTPUT.json
+Usage: PYTHONPATH=src python bench/cuda_occupancy.py OUTPUT.json [--rerecord]
 
 Compiles one probe kernel (CUDA C through cupy's NVRTC) in many variants: a register cap (``--maxrregcount``) or
 ``__launch_bounds__``, a live-value count that sets its natural register use, and a static shared array. Each
@@ -147,8 +147,11 @@ def triton_limit(optin: int):
 
 
 def main() -> int:
+    from gpukb.records import rerecord_option
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("output", help="write the results here (a cuda.occupancy-check record, JSON)")
+    rerecord_option(parser)
     args = parser.parse_args()
 
     import cupy
@@ -240,7 +243,7 @@ def main() -> int:
         rows=rows,
         triton=triton,
     )
-    write(record, args.output)
+    write(record, args.output, replace=args.rerecord)
     return 0
 
 

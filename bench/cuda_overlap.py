@@ -1,7 +1,7 @@
 """Copy in, compute, copy out: one buffer processed whole on one stream, in chunks on one stream, and in chunks on
 several streams, with every operation's start and end taken from CUDA events.
 
-Usage: PYTHONPATH=src python bench/cuda_overlap.py OUTPUT.json [--log2n 25] [--chunks 8]
+Usage: PYTHONPATH=src python bench/cuda_overlap.py OUTPUT.json [--rerecord] [--log2n 25] [--chunks 8]
 
 Host buffers are pinned (``pin_memory()``), so ``copy_(non_blocking=True)`` is a ``cudaMemcpyAsync`` on the current
 stream. The kernel is ``gpukb.cuda.kernels.iterate_kernel``, its iteration count calibrated at the start so that one
@@ -21,8 +21,11 @@ REPEATS = 5
 
 
 def main() -> int:
+    from gpukb.records import rerecord_option
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("output", help="write the results here (a cuda.overlap record, JSON)")
+    rerecord_option(parser)
     parser.add_argument("--log2n", type=int, default=25, help="float32 elements of the buffer, as a power of two")
     parser.add_argument("--chunks", type=int, default=8, help="chunks of the chunked variants")
     args = parser.parse_args()
@@ -177,6 +180,7 @@ def main() -> int:
             variants=variants,
         ),
         args.output,
+        replace=args.rerecord,
     )
     return 0
 

@@ -1,6 +1,6 @@
 """Host↔device copy bandwidth by transfer size, from pageable and from pinned (page-locked) host memory.
 
-Usage: PYTHONPATH=src python bench/cuda_transfers.py OUTPUT.json
+Usage: PYTHONPATH=src python bench/cuda_transfers.py OUTPUT.json [--rerecord]
 
 torch ``Tensor.copy_`` between a CPU tensor (``pin_memory=False`` or ``True``) and a CUDA tensor, each size timed
 as the median of repeated synchronous copies with the host clock after warm-up (a pageable copy is staged through
@@ -17,8 +17,11 @@ SIZES = (4 * 2**10, 64 * 2**10, 2**20, 16 * 2**20, 256 * 2**20)
 
 
 def main() -> int:
+    from gpukb.records import rerecord_option
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("output", help="write the results here (a cuda.transfers record, JSON)")
+    rerecord_option(parser)
     args = parser.parse_args()
 
     import torch
@@ -86,7 +89,7 @@ def main() -> int:
     except Exception as err:  # no nvidia-smi: the record says so
         link = f"not reported ({type(err).__name__})"
     print(link, flush=True)
-    write(Transfers(run=finished(run, started), link=link, rows=rows), args.output)
+    write(Transfers(run=finished(run, started), link=link, rows=rows), args.output, replace=args.rerecord)
     return 0
 
 

@@ -1,6 +1,6 @@
 """The cuDNN chapter's GPU run: the descriptor-API program, cudnn-frontend's graph API, and ResNet-50 layer shapes.
 
-Usage: PYTHONPATH=src python bench/cudnn_conv.py OUTPUT.json [--tests]
+Usage: PYTHONPATH=src python bench/cudnn_conv.py OUTPUT.json [--rerecord] [--tests]
 
 Writes a ``cudnn.conv-forward`` record (:class:`gpukb.cudnn.results.ConvForward`); the committed one is
 ``cudnn/conv-forward-h100``.
@@ -34,7 +34,7 @@ from gpukb.cudnn.program import layer_argument, parse_example, parse_layers, par
 from gpukb.cudnn.results import ConvForward, FrontendRun, LayerTiming, Process, TorchCheck
 from gpukb.measuring.stats import summarize
 from gpukb.measuring.timing import Budget, EventTimer, benchmark
-from gpukb.records import describe_run, finished, write
+from gpukb.records import describe_run, finished, rerecord_option, write
 from gpukb.site.snippets import find_nvcc
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -197,8 +197,10 @@ def frontend_runs(torch, layer, batch: int) -> tuple[str | None, list[FrontendRu
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("output", help="write the record here (JSON)")
+    rerecord_option(parser)
     parser.add_argument("--tests", action="store_true", help="also run pytest -m gpu tests/cudnn")
     args = parser.parse_args()
+    replace = args.rerecord  # after the first write, each write replaces this run's own partial record
 
     import torch
 
@@ -244,7 +246,9 @@ def main() -> int:
             except Exception as err:
                 log(f"torch check failed: {type(err).__name__}: {err}")
 
-        write(ConvForward(run=finished(run_, started), **record), args.output)  # kept if a later step times out
+        # kept if a later step times out
+        write(ConvForward(run=finished(run_, started), **record), args.output, replace=replace)
+        replace = True
 
         table = load_layers()
         specs = {}
@@ -284,7 +288,7 @@ def main() -> int:
             log(f"{got.layer} {got.dtype} {got.layout} {got.math}: {got.algo} {got.ms:.4f} ms (graph {got.graph_ms}, "
                 f"host {got.host_us} us), torch {torch_median:.4f} ms (graph {t_graph})")  # fmt: skip
         record["layers"] = timings
-        write(ConvForward(run=finished(run_, started), **record), args.output)
+        write(ConvForward(run=finished(run_, started), **record), args.output, replace=True)
 
     layer = next(layer for layer in load_layers().layers if layer.name == FRONTEND_LAYER)
     try:
@@ -293,7 +297,8 @@ def main() -> int:
         log(f"frontend failed: {type(err).__name__}: {err}")
 
     result = ConvForward(run=finished(run_, started), **record)
-    write(result, args.output)
+    write(result, args.output, replace=replace)
+    replace = True
     log(f"wrote {args.output}")
     if args.tests:
         # the GPU machine has no pytest-codeblocks, which the page-table tests import
@@ -303,7 +308,7 @@ def main() -> int:
                      "no:cacheprovider"], timeout=120, shown=shown)  # fmt: skip
         log(f"gpu tests rc={tests.returncode}\n{tests.stdout[-3000:]}")
         result = ConvForward(run=finished(run_, started), **record, gpu_tests=tests)
-        write(result, args.output)
+        write(result, args.output, replace=True)
     shutil.rmtree(tmp, ignore_errors=True)
     return 0
 

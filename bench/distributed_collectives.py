@@ -18,8 +18,11 @@ import time
 
 
 def main() -> int:
+    from gpukb.records import rerecord_option
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("output", help="write the distributed.collectives record here (rank 0)")
+    rerecord_option(parser)
     parser.add_argument("--backend", choices=("nccl", "gloo"), default=None, help="default: nccl with CUDA, else gloo")
     parser.add_argument("--min-bytes", type=int, default=1 << 10)
     parser.add_argument("--max-bytes", type=int, default=1 << 30)
@@ -80,7 +83,7 @@ def main() -> int:
             topology=topology,
             rows=rows,
         )
-        print("wrote", write(record, args.output))
+        print("wrote", write(record, args.output, replace=args.rerecord))
     dist.destroy_process_group()
     return 0
 

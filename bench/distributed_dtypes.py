@@ -18,8 +18,11 @@ import time
 
 
 def main() -> int:
+    from gpukb.records import rerecord_option
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("output", help="write the distributed.fsdp-dtypes record here (rank 0)")
+    rerecord_option(parser)
     parser.add_argument("--backend", choices=("nccl", "gloo"), default=None, help="default: nccl with CUDA, else gloo")
     args = parser.parse_args()
 
@@ -71,7 +74,7 @@ def main() -> int:
             device="cuda" if device.startswith("cuda") else "cpu",
             captures=rows,
         )
-        print("wrote", write(record, args.output))
+        print("wrote", write(record, args.output, replace=args.rerecord))
     dist.barrier()
     dist.destroy_process_group()
     return 0

@@ -2,7 +2,7 @@
 off/reentrant/non-reentrant, and plain training of the same model; check block activation bytes on the GPU and
 what torch.utils.checkpoint does without use_reentrant.
 
-Usage: PYTHONPATH=src python bench/distributed_fsdp.py OUTPUT.json [--steps 8] [--repeats 3] [--batch 8]
+Usage: PYTHONPATH=src python bench/distributed_fsdp.py OUTPUT.json [--rerecord] [--steps 8] [--repeats 3] [--batch 8]
        PYTHONPATH=src NCCL_NVLS_ENABLE=0 torchrun --nproc_per_node=N bench/distributed_fsdp.py OUTPUT.json
 
 Alone, one process and a NCCL process group of world size 1 (``fully_shard`` needs a mesh): no collective moves
@@ -52,8 +52,11 @@ def block_checks(device):
 
 
 def main() -> int:
+    from gpukb.records import rerecord_option
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("output", help="write the distributed.fsdp-single-gpu record here (JSON)")
+    rerecord_option(parser)
     parser.add_argument("--steps", type=int, default=8)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--repeats", type=int, default=3)
@@ -199,7 +202,7 @@ def main() -> int:
         checkpoint_warning=warning,
     )
     # --8<-- [start:write-record]
-    print("wrote", write(record, args.output))
+    print("wrote", write(record, args.output, replace=args.rerecord))
     # --8<-- [end:write-record]
     return 0
 

@@ -30,8 +30,11 @@ def median_seconds(fn, repeats: int = REPEATS) -> tuple[float, float]:
 
 
 def main() -> int:
+    from gpukb.records import rerecord_option
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("output", nargs="?", help="write the results here (a formats.codec-speed record, JSON)")
+    rerecord_option(parser)
     parser.add_argument("--n", type=int, default=10_000_000, help="number of float32 values (default 10 million)")
     parser.add_argument("--formats", default="bf16,e4m3,e5m2,e4m3fnuz,e2m1", help="comma-separated formats")
     args = parser.parse_args()
@@ -83,7 +86,7 @@ def main() -> int:
     # --8<-- [start:write-record]
     if args.output:
         record = CodecSpeed(run=finished(run, started), repeats=REPEATS, rows=rows)
-        write(record, args.output)
+        write(record, args.output, replace=args.rerecord)
     # --8<-- [end:write-record]
     return 0
 

@@ -43,6 +43,8 @@ def header_notes():
 
 
 def main(argv: list[str]) -> int:
+    rerecord = "--rerecord" in argv  # replace an existing results file (of the same kind) on purpose
+    argv = [a for a in argv if a != "--rerecord"]
     if len(argv) != 1:
         print(__doc__, file=sys.stderr)
         return 2
@@ -74,7 +76,7 @@ def main(argv: list[str]) -> int:
     versions = run.versions.model_copy(update={"cublaslt": hw.cublaslt_version()})
     run = finished(run, started, versions=versions)
     record = Fp8Hardware(run=run, cublaslt_header=header_notes(), **parts)
-    write(record, argv[0])
+    write(record, argv[0], replace=rerecord)
     accepted = sum(r.accepted for r in record.acceptance)
     print(f"{accepted} of {len(record.acceptance)} combinations accepted; {run.duration_s:.1f} s")
     for r in record.agreement:

@@ -260,6 +260,8 @@ def timing_section(torch) -> list[TimingEntry]:
 
 
 def main(argv: list[str]) -> int:
+    rerecord = "--rerecord" in argv  # replace an existing results file (of the same kind) on purpose
+    argv = [a for a in argv if a != "--rerecord"]
     if len(argv) != 1:
         print(__doc__, file=sys.stderr)
         return 2
@@ -275,7 +277,7 @@ def main(argv: list[str]) -> int:
     timing = timing_section(torch)
     run = finished(run, started)
     record = GroundUp(run=run, cublaslt=cublaslt, batched=batched, batched_failures=failures, timing=timing)
-    write(record, argv[0])
+    write(record, argv[0], replace=rerecord)
     print(f"wrote {argv[0]} in {run.duration_s:.0f} s")
     return 0
 

@@ -541,8 +541,11 @@ def _run_phase(name: str, workdir: Path, extra: list[str]) -> tuple[dict, dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from gpukb.records import rerecord_option
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("output", type=Path, nargs="?", help="where to write the record (JSON)")
+    rerecord_option(parser)
     parser.add_argument("--phase", choices=("sweep", "compare", "fp8"), help=argparse.SUPPRESS)
     parser.add_argument("--phase-output", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--chosen", help=argparse.SUPPRESS)
@@ -617,7 +620,7 @@ def main(argv: list[str] | None = None) -> int:
             chosen["fp8"] = choose_fp8(record["fp8"] or {})
     run = finished(run, started, clocks=readings)
     record["run"] = run.model_dump(mode="json")
-    path = write(parse(record, str(args.output), expect=TritonGemm), args.output)
+    path = write(parse(record, str(args.output), expect=TritonGemm), args.output, replace=args.rerecord)
     print(f"wrote {path}; phases: {record['phases']}")
     return 0 if all(p["returncode"] == 0 for p in record["phases"]) else 1
 

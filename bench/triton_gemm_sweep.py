@@ -491,8 +491,11 @@ def profile_rows(torch: Any, rows: list[dict], budget: Budget) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from gpukb.records import rerecord_option
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out_dir", type=Path, help="folder to write the tuning table and the sweep record into")
+    rerecord_option(parser)
     parser.add_argument("--budget", type=float, default=280.0, help="seconds the whole run may take")
     parser.add_argument("--table", type=Path, help="use this tuning table instead of tuning (skips the tuning)")
     args = parser.parse_args(argv)
@@ -525,7 +528,7 @@ def main(argv: list[str] | None = None) -> int:
         data = tune(torch, args.out_dir, budget)
         data["run"] = finished(run, started).model_dump(mode="json")
         table = parse(data, "tuning", expect=tuning.GemmTuning)
-        write(table, args.out_dir / TABLE_FILE)
+        write(table, args.out_dir / TABLE_FILE, replace=args.rerecord)
     print(f"tuning done at {time.perf_counter() - started:.0f} s: {len(table.classes)} classes", flush=True)
     tuning.use_table(table)
     clear_plans()  # plans made before hold configurations chosen without the table
@@ -548,7 +551,11 @@ def main(argv: list[str] | None = None) -> int:
         "rows": rows,
         "run": finished(run, started).model_dump(mode="json"),
     }
-    path = write(parse(record, "sweep", expect=TritonGemmSweep), args.out_dir / "triton-gemm-sweep-h100.json")
+    path = write(
+        parse(record, "sweep", expect=TritonGemmSweep),
+        args.out_dir / "triton-gemm-sweep-h100.json",
+        replace=args.rerecord,
+    )
     print(f"wrote {path} at {time.perf_counter() - started:.0f} s", flush=True)
     return 0
 

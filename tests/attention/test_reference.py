@@ -191,7 +191,7 @@ def test_bad_input_is_named(rng) -> None:
         ref.grouped_query_attention(x, np.eye(8), np.eye(8), np.eye(8), np.eye(8), 4, 2)
     with pytest.raises(ValueError, match="w_query, w_key and v must share the alignment width"):
         ref.additive_attention(q, q, q, np.eye(4), np.eye(4), np.ones(3))
-    with pytest.raises(ValueError, match=r"every length must be in 1..4; got \[5\]"):
+    with pytest.raises(ValueError, match=r"lengths\[0\] must be an int ≥ 1, ≤ 4; got 5"):
         ref.padding_mask(np.array([5]), 4)
     with pytest.raises(ValueError, match="state dict lacks"):
         ref.BlockWeights.from_state_dict({})
@@ -236,3 +236,22 @@ def test_heads_split_the_width_and_each_sees_the_whole_sequence(rng) -> None:
     ]
     np.testing.assert_allclose(out, np.concatenate(per_head, -1) @ w_out.T, rtol=1e-12)
     assert (weights > 0).all()  # every query gives weight to every position of the sequence
+
+
+@pytest.mark.parametrize("scale", [float("nan"), float("inf"), 1e308, -1e308])
+def test_a_scale_that_makes_the_scores_nan_is_refused(scale) -> None:
+    """A NaN or infinite scale, or one whose scores overflow float64, would give all-NaN output silently."""
+    from gpukb.attention import flash
+
+    x = np.ones((1, 2, 4))
+    for call in (lambda: ref.attention(x, x, x, scale=scale), lambda: flash.flash_forward(x, x, x, scale=scale),
+                 lambda: ref.scaled_dot_product_attention(x, x, x, scale=scale)):  # fmt: skip
+        with pytest.raises(ValueError, match="scale"):
+            call()
+    assert np.isfinite(ref.attention(x, x, x, scale=1e300)[0]).all()  # large, but the scores still fit
+
+
+@pytest.mark.parametrize("eps", [-1e-5, float("nan"), float("inf")])
+def test_a_negative_or_nan_eps_is_refused(eps) -> None:
+    with pytest.raises(ValueError, match="eps must be"):
+        ref.layer_norm(np.ones((2, 4)), np.ones(4), np.zeros(4), eps=eps)

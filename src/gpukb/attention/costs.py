@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpukb.arguments import flag, positive_int
+from gpukb.arguments import array_size, flag, non_negative_int, positive_int, random_generator
 from gpukb.measuring.counting import attention_flops, causal_pairs, element_bytes
 
 __all__ = [
@@ -43,7 +43,8 @@ def dot_product_statistics(d: int, samples: int = 20000, keys: int = 64, seed: i
     """
     d = positive_int("d", d)
     samples, keys = positive_int("samples", samples), positive_int("keys", keys)
-    rng = np.random.default_rng(seed)
+    array_size(f"the keys drawn for samples={samples}, keys={keys}, d={d}", (samples // keys + 1, keys, d))
+    rng = random_generator("seed", non_negative_int("seed", seed))
     q = rng.standard_normal((samples // keys + 1, 1, d))
     k = rng.standard_normal((samples // keys + 1, keys, d))
     dots = (q @ np.swapaxes(k, 1, 2))[:, 0, :]  # (queries, keys)

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from gpukb.arguments import flag, positive_int
+from gpukb.attention.reference import checked_scale
 
 __all__ = ["attention_backward", "flash_forward", "online_softmax"]
 
@@ -94,7 +95,7 @@ def flash_forward(
     q, k, v = _check_qkv(q, k, v)
     block_m, block_n = positive_int("block_m", block_m), positive_int("block_n", block_n)
     causal = flag("causal", causal)
-    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    scale = checked_scale(q, k, 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale)
     lq, lk = q.shape[-2], k.shape[-2]
     out = np.empty(q.shape[:-1] + v.shape[-1:])
     lse = np.empty(q.shape[:-1])
@@ -142,7 +143,7 @@ def attention_backward(
     q, k, v = _check_qkv(q, k, v)
     d_out = _rows("d_out", d_out)
     causal = flag("causal", causal)
-    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    scale = checked_scale(q, k, 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale)
     out, lse = flash_forward(q, k, v, causal=causal, scale=scale)
     if d_out.shape != out.shape:
         raise ValueError(f"d_out must have the output's shape {out.shape}; got {d_out.shape}")

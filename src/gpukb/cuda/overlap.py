@@ -10,18 +10,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from gpukb.arguments import choice, given, non_negative_int, real
+
 #: The three stages of every chunk, in order.
 STAGES = ("H2D", "kernel", "D2H")
 
 
 def _check_stages(h2d: Sequence[float], kernel: Sequence[float], d2h: Sequence[float]) -> None:
+    for stage, values in zip(STAGES, (h2d, kernel, d2h), strict=True):
+        if isinstance(values, str | bytes) or not isinstance(values, Sequence):
+            raise TypeError(f"{stage} durations must be a sequence of numbers, one per chunk; got {given(values)}")
     if not (len(h2d) == len(kernel) == len(d2h)) or not h2d:
         raise ValueError(
             f"one duration per chunk for each stage, at least one chunk; got {len(h2d)}, {len(kernel)} and {len(d2h)}"
         )
     for stage, values in zip(STAGES, (h2d, kernel, d2h), strict=True):
-        if any(v < 0 for v in values):
-            raise ValueError(f"durations cannot be negative; {stage} has {min(values)}")
+        for i, v in enumerate(values):
+            real(f"{stage} duration [{i}]", v, minimum=0)  # finite, not negative
 
 
 def sequential_time(h2d: Sequence[float], kernel: Sequence[float], d2h: Sequence[float]) -> float:
@@ -60,6 +65,15 @@ def engine_lanes(ops: Sequence[tuple[str, int, float, float]]) -> dict[str, list
     than the previous one of that lane ended (one copy per direction and one kernel at a time, which holds when
     every kernel fills the GPU and a copy alone fills the link).
     """
+    if isinstance(ops, str | bytes) or not isinstance(ops, Sequence):
+        raise TypeError(f"ops must be a sequence of (stage, chunk, start, end) tuples; got {given(ops)}")
+    for i, op in enumerate(ops):
+        if not isinstance(op, tuple | list) or len(op) != 4:
+            raise TypeError(f"ops[{i}] must be a (stage, chunk, start, end) tuple; got {given(op)}")
+        choice(f"ops[{i}] stage", op[0], STAGES)
+        non_negative_int(f"ops[{i}] chunk", op[1])
+        for j, what in ((2, "start"), (3, "end")):
+            real(f"ops[{i}] {what}", op[j], minimum=0)  # seconds after the run's first event
     lanes: dict[str, list[tuple[int, float, float]]] = {}
     for stage in STAGES:
         mine = sorted((o for o in ops if o[0] == stage), key=lambda o: (o[3], o[2]))
@@ -71,7 +85,4 @@ def engine_lanes(ops: Sequence[tuple[str, int, float, float]]) -> dict[str, list
             lane.append((chunk, begin, end))
             last_end = end
         lanes[stage] = lane
-    unknown = {o[0] for o in ops} - set(STAGES)
-    if unknown:
-        raise ValueError(f"unknown stages {sorted(unknown)}; the stages are {STAGES}")
     return lanes

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpukb.arguments import choice, positive_int, real
+from gpukb.arguments import array_size, choice, given, integer, positive_int, real
 
 # --8<-- [start:bus-factor]
 #: nccl-tests' bus-bandwidth correction factor for each collective, as a function of the rank count n.
@@ -116,14 +116,23 @@ def ring_all_reduce(arrays) -> RingResult:
 
 def ring_traffic_table(size_bytes: int, ranks: list[int]) -> tuple[list[str], list[list[object]]]:
     """Bytes each rank sends in the simulated ring all-reduce of ``size_bytes`` float32 bytes, against
-    ``2(p − 1)/p · S``, for each rank count."""
+    ``2(p − 1)/p · S``, for each rank count.
+
+    Raises:
+        TypeError: For a size that is not an int or ranks that are not a list of ints.
+        ValueError: For a size that is not a positive multiple of 4, rank counts outside 1 to 1024, or arrays past
+            :data:`gpukb.arguments.MAX_ARRAY_ELEMENTS` in all.
+    """
     size = positive_int("size_bytes", size_bytes)
     if size % 4:
         raise ValueError(f"size_bytes must be a multiple of 4 (float32 elements); got {size}")
+    if isinstance(ranks, str | bytes) or not isinstance(ranks, list | tuple):
+        raise TypeError(f"ranks must be a list of rank counts; got {given(ranks)}")
     headers = ["ranks p", "steps", "bytes sent per rank", "2(p−1)/p · S", "busbw factor"]
     rows = []
-    for p in ranks:
-        p = positive_int("ranks", p)
+    for i, p in enumerate(ranks):
+        p = integer(f"ranks[{i}]", p, minimum=1, maximum=1024)  # simulated in this process: a ring of arrays
+        array_size(f"the simulated arrays of size_bytes={size} on {p} ranks", (p, size // 4))
         n = size // 4
         if n % p:
             raise ValueError(f"{n} float32 elements are not divisible by {p} ranks")

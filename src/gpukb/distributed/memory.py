@@ -18,7 +18,7 @@ elements, plus the LayerNorm statistics. With a checkpoint around each block onl
 
 from __future__ import annotations
 
-from gpukb.arguments import choice, non_negative_int, positive_int
+from gpukb.arguments import choice, flag, non_negative_int, positive_int, real
 
 #: Bytes per element of each dtype name used here.
 DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
@@ -70,7 +70,14 @@ def fsdp2_unit_transient_bytes_per_param(param_dtype: str | None, reduce_dtype: 
 
 def states_table(world_size: int, parameters: float = 7.5e9) -> tuple[list[str], list[list[object]]]:
     """Bytes per parameter for every scheme at ``world_size`` ranks, and the GB per rank for ``parameters``
-    (the ZeRO paper's figure 1 uses 7.5 billion parameters on 64 GPUs: 120, 31.4, 16.6 and 1.9 GB)."""
+    (the ZeRO paper's figure 1 uses 7.5 billion parameters on 64 GPUs: 120, 31.4, 16.6 and 1.9 GB).
+
+    Raises:
+        TypeError: For a ``world_size`` that is not an int, or ``parameters`` that is not a real number.
+        ValueError: For ``world_size`` < 1, or ``parameters`` that is NaN, infinite or not positive.
+    """
+    positive_int("world_size", world_size)
+    parameters = real("parameters", parameters, positive=True)
     headers = ["scheme", "params B/param", "grads B/param", "optimizer B/param", "total B/param", "GB per rank"]
     rows = []
     for scheme in SCHEMES:
@@ -101,7 +108,8 @@ def block_activation_bytes(
 
 def checkpointed_block_bytes(batch: int, seq: int, hidden: int, element_bytes: int) -> int:
     """Bytes kept per block when the block is checkpointed: its input, ``b·s·h`` elements."""
-    return positive_int("element_bytes", element_bytes) * batch * seq * hidden
+    b, s, h = (positive_int(n, v) for n, v in (("batch", batch), ("seq", seq), ("hidden", hidden)))
+    return positive_int("element_bytes", element_bytes) * b * s * h
 
 
 # --8<-- [end:activations]
@@ -109,6 +117,9 @@ def checkpointed_block_bytes(batch: int, seq: int, hidden: int, element_bytes: i
 
 def korthikanti_bytes(batch: int, seq: int, hidden: int, heads: int) -> int:
     """The paper's per-layer count with 16-bit activations and dropout: ``sbh(34 + 5as/h)`` bytes."""
+    batch, seq, hidden, heads = (
+        positive_int(n, v) for n, v in (("batch", batch), ("seq", seq), ("hidden", hidden), ("heads", heads))
+    )
     return seq * batch * hidden * 34 + 5 * heads * seq * seq * batch
 
 
@@ -123,9 +134,11 @@ def model_activation_bytes(
     of the loss (``b·s·V·4``) and the int64 indices the embeddings and the loss keep (positions and a contiguous
     copy of the targets); ``total``: their sum.
     """
+    checkpointing = flag("checkpointing", checkpointing)
     b, s, h, a, layers, v = batch, config.seq, config.hidden, config.heads, config.layers, config.vocab
+    e, stats = positive_int("element_bytes", element_bytes), non_negative_int("stats_bytes", stats_bytes)
     full = block_activation_bytes(b, s, h, a, element_bytes, stats_bytes)
     blocks = layers * (checkpointed_block_bytes(b, s, h, element_bytes) if checkpointing else full)
     recompute = full if checkpointing else 0
-    head = 2 * b * s * h * element_bytes + 2 * b * s * stats_bytes + b * s * v * 4 + (b * s + s) * 8
+    head = 2 * b * s * h * e + 2 * b * s * stats + b * s * v * 4 + (b * s + s) * 8
     return {"blocks": blocks, "recompute": recompute, "head": head, "total": blocks + recompute + head}

@@ -16,7 +16,7 @@ from typing import TextIO
 
 from gpukb.performance.results import SUITES, SweepRecord, file_name
 from gpukb.performance.suites import Stopwatch, first_line
-from gpukb.records import ClockReading, clock_reading, describe_run, finished, read, write
+from gpukb.records import ClockReading, clock_reading, describe_run, finished, read, rerecord_option, write
 
 #: Exit status when nothing could be measured or a suite failed (argparse uses 2 for usage errors).
 FAILURE = 1
@@ -160,6 +160,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"run only this suite (repeatable); one of {', '.join(SUITES)}",
     )
     parser.add_argument("--output", type=Path, metavar="FILE", help="where to write the results (JSON)")
+    rerecord_option(parser)
     parser.add_argument(
         "--show", type=Path, metavar="FILE", help="print the tables of a results file instead of measuring"
     )
@@ -175,8 +176,10 @@ def execute(args: argparse.Namespace, parser: argparse.ArgumentParser, out: Text
 
     out = out if out is not None else sys.stdout
     if args.show is not None:
-        if args.quick or args.suite or args.output:
-            parser.error("--show reads a results file; it cannot be combined with --quick, --suite or --output")
+        if args.quick or args.suite or args.output or args.rerecord:
+            parser.error(
+                "--show reads a results file; it cannot be combined with --quick, --suite, --output or --rerecord"
+            )
         try:
             record = read(args.show, SweepRecord)
         except UnicodeDecodeError:
@@ -185,6 +188,8 @@ def execute(args: argparse.Namespace, parser: argparse.ArgumentParser, out: Text
             parser.error(str(err))
         print(pages.run_summary(record), file=out)
         return 0
+    if args.output is not None and args.output.exists() and not args.rerecord:
+        parser.error(f"{args.output} exists; pass --rerecord to replace it (with a record of the same kind)")
     reason = gpu_status()
     if reason is not None:
         print(
@@ -197,7 +202,7 @@ def execute(args: argparse.Namespace, parser: argparse.ArgumentParser, out: Text
     record = run(args.suite, "quick" if args.quick else "full", command=None)
     path = args.output or Path(file_name(record.run.gpu.name, record.run.date.isoformat()))
     try:
-        write(record, path)
+        write(record, path, replace=args.rerecord)
     except ValueError as err:
         raw = path.with_suffix(".invalid.json")
         raw.write_text(record.model_dump_json(indent=1) + "\n", encoding="utf-8")

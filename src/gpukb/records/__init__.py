@@ -19,20 +19,24 @@ from gpukb.records.run import (
 )
 from gpukb.records.store import (
     KINDS,
+    MAX_ID_LENGTH,
     RESULTS_DIR_VARIABLE,
     Record,
+    folder_for,
     json_schemas,
     load,
     model_for,
     parse,
     read,
     record_ids,
+    rerecord_option,
     results_dir,
     write,
 )
 
 __all__ = [
     "KINDS",
+    "MAX_ID_LENGTH",
     "RESULTS_DIR_VARIABLE",
     "ClockReading",
     "Gpu",
@@ -44,6 +48,7 @@ __all__ = [
     "command_line",
     "describe_run",
     "finished",
+    "folder_for",
     "json_schemas",
     "load",
     "measured_on",
@@ -51,6 +56,7 @@ __all__ = [
     "parse",
     "read",
     "record_ids",
+    "rerecord_option",
     "results_dir",
     "write",
 ]

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpukb.arguments import integer, positive_int
+from gpukb.arguments import array_size, given, integer, non_negative_int, positive_int, real
 from gpukb.sequences.embedding import lookup
-from gpukb.sequences.rnn import RNNParams, rnn_backward, rnn_forward
+from gpukb.sequences.rnn import MAX_SCALE, RNNParams, rnn_backward, rnn_forward
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,9 @@ class Seq2Seq:
         vocab_size, embed, hidden = (
             positive_int(n, v) for n, v in (("vocab_size", vocab_size), ("embed", embed), ("hidden", hidden))
         )
+        seed, scale = non_negative_int("seed", seed), real("scale", scale, positive=True, maximum=MAX_SCALE)
+        array_size(f"the weights of vocab_size={vocab_size}, embed={embed}, hidden={hidden}",
+                   (vocab_size + 2 * hidden, embed + hidden))  # fmt: skip
         rng = np.random.default_rng(seed)
         return cls(
             rng.normal(size=(vocab_size, embed)),
@@ -99,7 +102,15 @@ def bottleneck_rows(lengths: tuple[int, ...] = (2, 5, 10, 20, 50, 100), seed: in
     inputs that differ only in the first token are.
 
     Inputs are drawn from ``seed``; the model is :meth:`Seq2Seq.random` with the same seed.
+
+    Raises:
+        TypeError: For ``lengths`` that is not a sequence of ints, or a seed that is not an int.
+        ValueError: For a length below 1 or above 100,000, no lengths, or a negative seed.
     """
+    if isinstance(lengths, str | bytes) or not isinstance(lengths, tuple | list) or not lengths:
+        raise TypeError(f"lengths must be a non-empty tuple of ints; got {given(lengths)}")
+    lengths = tuple(integer(f"lengths[{i}]", n, minimum=1, maximum=100_000) for i, n in enumerate(lengths))
+    seed = non_negative_int("seed", seed)
     model = Seq2Seq.random(seed=seed)
     rng = np.random.default_rng(seed + 100)
     vocab = model.embedding.shape[0]

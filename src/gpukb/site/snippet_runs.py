@@ -21,7 +21,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from gpukb.records import Record, describe_run, finished, write
+from gpukb.records import Record, describe_run, finished, rerecord_option, write
 from gpukb.schema import StrictModel
 
 #: Id of the committed H100 run.
@@ -107,12 +107,16 @@ def record_runs(root: Path, snippets: Sequence[str] = GPU_SNIPPETS) -> SnippetRu
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Run the GPU-dependent snippets on this GPU and record them.")
     parser.add_argument("output", type=Path, help="the JSON file to write")
+    rerecord_option(parser)
     args = parser.parse_args(argv)
     try:
         record = record_runs(Path.cwd())
     except RuntimeError as err:
         sys.exit(str(err))
-    write(record, args.output)
+    try:
+        write(record, args.output, replace=args.rerecord)
+    except (OSError, ValueError) as err:
+        parser.error(str(err))
     print(f"wrote {args.output}: {len(record.runs)} snippets")
 
 

@@ -517,3 +517,12 @@ def test_gpu_default_kernel_uses_wgmma_and_tma() -> None:
 def test_compiled_summary_needs_a_compiler(interpret) -> None:
     with pytest.raises(ValueError, match="the interpreter compiles nothing"):
         mm.compiled_summary(torch.randn(16, 16).half(), torch.randn(16, 16).half())
+
+
+@pytest.mark.parametrize(("alpha", "error"), [(float("nan"), ValueError), (float("inf"), ValueError),
+                                              (True, TypeError), ("0.5", TypeError), (None, TypeError)])  # fmt: skip
+def test_an_alpha_that_is_not_a_finite_number_is_refused(alpha, error) -> None:
+    """A NaN or infinite alpha would make every element NaN or infinite, silently."""
+    a = torch.ones(16, 16, dtype=torch.float16)
+    with pytest.raises(error, match="alpha must be"):
+        matmul(a, a, alpha=alpha)

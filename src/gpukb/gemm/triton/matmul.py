@@ -42,6 +42,7 @@ from typing import Any
 import triton
 import triton.language as tl
 
+from gpukb.arguments import real
 from gpukb.gemm.triton import tuning
 from gpukb.gemm.triton.configs import (
     BLOCKED_CONFIG,
@@ -591,6 +592,7 @@ def matmul(
             interpreter, an ``out`` of the wrong shape, type or device (or sharing memory with A or B), a
             TMA or split-K ``config`` on a GPU without TMA, fp8 with the blocked kernel or where unsupported.
     """
+    alpha = real("alpha", alpha)  # a NaN or infinite alpha would make every element NaN or infinite
     try:
         key = _plan_key(a, b, out, out_dtype, config)
         plan = _PLANS.get(key)
