@@ -1,0 +1,87 @@
+"""Worked problems: a question a reader could be asked at work, its answer computed by the library, and the working.
+
+Each chapter's ``problems`` module returns a list of :class:`Problem`, every number in it produced by library calls
+when the page is built; :func:`markdown` is the one renderer, which each chapter's page layer calls for the
+"Worked problems" section that ends the chapter. The answer is folded away (a collapsed ``??? note "Answer"``), so a
+reader can try first. Tests recompute each answer independently and read it back from the rendered page.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gpukb.arguments import given
+
+_SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One worked problem.
+
+    Attributes:
+        id: A slug, unique within its chapter; the problem's anchor on the page (``#problem-<id>``).
+        title: A short title (the heading).
+        question: The question as it would be asked.
+        answer: The answer in one or two sentences, with the computed numbers.
+        working: The steps, one Markdown line each, with the numbers each step produced.
+        sources: ``(label, URL)`` of each datasheet, paper or specification a number was taken from.
+    """
+
+    id: str
+    title: str
+    question: str
+    answer: str
+    working: tuple[str, ...]
+    sources: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.id, str) or not _SLUG.match(self.id):
+            raise ValueError(f"a problem id is a lowercase slug such as 'e5m2fnuz-max'; got {given(self.id)}")
+        for name in ("title", "question", "answer"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value.strip() or "\n" in value:
+                raise ValueError(f"a problem's {name} is one non-empty line of text; got {given(value)}")
+        working = tuple(self.working)
+        if not working or not all(isinstance(w, str) and w.strip() and "\n" not in w for w in working):
+            raise ValueError(f"a problem's working is one or more non-empty lines; got {given(self.working)}")
+        object.__setattr__(self, "working", working)
+        sources = tuple(tuple(s) for s in self.sources)
+        if not all(len(s) == 2 and str(s[1]).startswith("https://") for s in sources):
+            raise ValueError(f"sources are (label, https URL) pairs; got {given(self.sources)}")
+        object.__setattr__(self, "sources", sources)
+
+
+def markdown(problems: Sequence[Problem], intro: str = "") -> str:
+    """The problems as Markdown: a heading per problem, the question, and the answer and working folded away.
+
+    Args:
+        problems: The chapter's problems, in order (at least one; ids unique).
+        intro: A sentence shown before the first problem.
+
+    Raises:
+        TypeError: If an item is not a :class:`Problem`.
+        ValueError: For no problems or a repeated id.
+    """
+    if isinstance(problems, str | bytes) or not isinstance(problems, Sequence):
+        raise TypeError(f"problems must be a list of Problem; got {given(problems)}")
+    if not problems:
+        raise ValueError("no problems to render")
+    seen: set[str] = set()
+    lines = [intro, ""] if intro else []
+    for number, problem in enumerate(problems, start=1):
+        if not isinstance(problem, Problem):
+            raise TypeError(f"problems[{number - 1}] must be a Problem; got {given(problem)}")
+        if problem.id in seen:
+            raise ValueError(f"two problems have the id {problem.id!r}")
+        seen.add(problem.id)
+        lines += [f"### {number}. {problem.title} {{#problem-{problem.id}}}", "", problem.question, ""]
+        lines += ['??? note "Answer"', f"    {problem.answer}", "", "    Working:", ""]
+        lines += [f"    - {step}" for step in problem.working]
+        if problem.sources:
+            cited = "; ".join(f"[{label}]({url})" for label, url in problem.sources)
+            lines += ["", f"    Sources: {cited}."]
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
