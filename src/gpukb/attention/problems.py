@@ -88,7 +88,7 @@ def online_state() -> Problem:
         answer=f"After {row(a)}: m = {m1:g}, l = {l1:.4f}; after {row(b)}: m = {m2:g}, l = {l2:.4f}; softmax "
         f"[{', '.join(f'{v:.4f}' for v in p)}].",
         working=(
-            f"Block 1: m = max{tuple(a.tolist())} = {m1:g}; l = "
+            f"Block 1: m = max({', '.join(f'{e:g}' for e in a)}) = {m1:g}; l = "
             f"{' + '.join(f'e^({e:g}−{m1:g})' for e in a)} = {l1:.4f}.",
             f"Block 2 has maximum {b.max():g} and local sum {' + '.join(f'e^({e:g}−{b.max():g})' for e in b)} = "
             f"{local:.4f}. The new maximum is {m2:g}, so the old sum is rescaled by e^({m1:g}−{m2:g}): "
