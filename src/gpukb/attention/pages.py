@@ -11,7 +11,9 @@ import math
 
 from gpukb.attention import costs
 from gpukb.attention.kernel import DEFAULT_CONFIGS
+from gpukb.attention.problems import problems as chapter_problems
 from gpukb.attention.results import BACKENDS, FLASH_FORWARD_ID, Case, FlashForward
+from gpukb.problems import markdown as problems_markdown
 from gpukb.records import load, measured_on
 from gpukb.tables import markdown_table
 
@@ -149,3 +151,8 @@ def flash_defaults() -> str:
     """The kernel's default tilings for each head dimension and causality (``DEFAULT_CONFIGS``)."""
     rows = [[d, "yes" if causal else "no", cfg.label] for (d, causal), cfg in sorted(DEFAULT_CONFIGS.items())]
     return markdown_table(["D", "causal", "default tiling"], rows)
+
+
+def worked_problems() -> str:
+    """The chapter's worked problems, each answer computed now and folded away (:mod:`gpukb.attention.problems`)."""
+    return problems_markdown(chapter_problems())

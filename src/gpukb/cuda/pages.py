@@ -11,6 +11,7 @@ import statistics
 from gpukb import records
 from gpukb.cuda import indexing, limits, overlap, tables
 from gpukb.cuda.occupancy import occupancy_table
+from gpukb.cuda.problems import problems as chapter_problems
 from gpukb.cuda.results import (
     COPY_WIDTH_ID,
     HOST_MEMORY_METHODS,
@@ -20,6 +21,7 @@ from gpukb.cuda.results import (
     KernelBench,
     Transfers,
 )
+from gpukb.problems import markdown as problems_markdown
 from gpukb.tables import markdown_table
 
 
@@ -352,3 +354,8 @@ def bytes_in_flight() -> str:
         f"{ratio('copy', 'copy, 4 loads then 4 stores, grid-stride*')}, vector add "
         f"{ratio('vector add', '4 loads of each input then 4 stores, grid-stride*')}.\n"
     )
+
+
+def worked_problems() -> str:
+    """The chapter's worked problems, each answer computed now and folded away (:mod:`gpukb.cuda.problems`)."""
+    return problems_markdown(chapter_problems())

@@ -37,8 +37,8 @@ def launch_occupancy() -> Problem:
             f"Registers: {registers} × 32 = {registers * 32:,} per warp (already a multiple of "
             f"{cap.register_allocation_unit}), {o.registers_per_block:,} per block; {cap.registers_per_sm:,} per SM: "
             f"{o.limits['registers']} blocks.",
-            f"Shared memory: {shared:,} B + {cap.reserved_shared_per_block:,} B reserved = {o.shared_per_block:,} B per "
-            f"block; {o.shared_per_sm:,} B per SM: {o.limits['shared memory']} blocks.",
+            f"Shared memory: {shared:,} B + {cap.reserved_shared_per_block:,} B reserved = {o.shared_per_block:,} B "
+            f"per block; {o.shared_per_sm:,} B per SM: {o.limits['shared memory']} blocks.",
             f"Blocks: at most {cap.max_blocks_per_sm} per SM. The smallest limit, {o.active_blocks}, wins "
             "(`gpukb.cuda.occupancy.occupancy`, the rules of `cuda_occupancy.h`).",
         ),
@@ -57,7 +57,8 @@ def register_budget() -> Problem:
         question=f"What is the most registers per thread a {threads}-thread kernel may use and still keep all "
         f"{cap.max_warps_per_sm} warps of an H100 SM resident?",
         answer=f"{full}. At {full + 1} the SM holds {over.active_blocks} blocks, {over.occupancy:.0%} occupancy "
-        f"(`__launch_bounds__({threads}, {cap.max_warps_per_sm * 32 // threads})` asks the compiler to stay within it).",
+        f"(`__launch_bounds__({threads}, {cap.max_warps_per_sm * 32 // threads})` asks the compiler to stay "
+        "within it).",
         working=(
             f"Full occupancy is {cap.max_warps_per_sm} warps × 32 = {cap.max_warps_per_sm * 32:,} threads sharing "
             f"{cap.registers_per_sm:,} registers: {cap.registers_per_sm // (cap.max_warps_per_sm * 32)} each.",

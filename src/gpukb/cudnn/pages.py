@@ -15,12 +15,14 @@ import numpy as np
 from gpukb.cudnn import cnn, descriptors, facts, layers
 from gpukb.cudnn.convolution import conv2d_direct, conv_descriptor, output_dims
 from gpukb.cudnn.figures import layout_figure
+from gpukb.cudnn.problems import problems as chapter_problems
 from gpukb.cudnn.program import parse_example, parse_unsupported
 from gpukb.cudnn.results import CONV_H100, ConvForward, LayerTiming
 from gpukb.figures import to_svg
 from gpukb.performance.ceilings import measured_ceilings
 from gpukb.performance.results import H100_SWEEP
 from gpukb.performance.roofline import bound
+from gpukb.problems import markdown as problems_markdown
 from gpukb.records import load, measured_on
 from gpukb.tables import markdown_table
 
@@ -405,3 +407,8 @@ def gpu_tests(record_id: str = CONV_H100) -> str:
         return "The GPU tests did not run with this record."
     summary = next((line for line in reversed(t.stdout.splitlines()) if " in " in line), "no summary")
     return f"`{t.command}` on the same machine: {summary.strip()} (exit status {t.returncode})."
+
+
+def worked_problems() -> str:
+    """The chapter's worked problems, each answer computed now and folded away (:mod:`gpukb.cudnn.problems`)."""
+    return problems_markdown(chapter_problems())

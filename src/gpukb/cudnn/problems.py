@@ -91,8 +91,12 @@ def winograd_saving() -> Problem:
             f"elementwise: {mults} products, then transform back (Aᵀ m A).",
             f"`winograd_tile` on a random tile (float64) matches the direct sum to {error:.1e}.",
         ),
-        sources=(("Lavin and Gray, Fast Algorithms for Convolutional Neural Networks (arXiv:1509.09308)",
-                  "https://arxiv.org/abs/1509.09308"),),  # fmt: skip
+        sources=(
+            (
+                "Lavin and Gray, Fast Algorithms for Convolutional Neural Networks (arXiv:1509.09308)",
+                "https://arxiv.org/abs/1509.09308",
+            ),
+        ),
     )
 
 

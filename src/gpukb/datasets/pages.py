@@ -11,6 +11,8 @@ import html
 
 from gpukb.datasets import tables
 from gpukb.datasets.catalog import STATUSES, Dataset, Paper, Resource, load
+from gpukb.datasets.problems import problems as chapter_problems
+from gpukb.problems import markdown as problems_markdown
 from gpukb.tables import markdown_table
 
 #: Shown for a figure that no source read states.
@@ -180,3 +182,8 @@ def resources_markdown(domain: str = "eeg") -> str:
             text += f" Source: {sources}."
         out.append(text)
     return "\n".join(out)
+
+
+def worked_problems() -> str:
+    """The chapter's worked problems, each answer computed now and folded away (:mod:`gpukb.datasets.problems`)."""
+    return problems_markdown(chapter_problems())

@@ -18,6 +18,7 @@ from gpukb.distributed import checkpointing, collectives, memory
 from gpukb.distributed.fsdp_config import mode_dtypes, plan
 from gpukb.distributed.model import ModelConfig
 from gpukb.distributed.options import facts, source
+from gpukb.distributed.problems import problems as chapter_problems
 from gpukb.distributed.results import (
     FSDP_INTERLEAVED_ID,
     FSDP_SINGLE_GPU_ID,
@@ -26,6 +27,7 @@ from gpukb.distributed.results import (
     FsdpTraining,
     TrainingRun,
 )
+from gpukb.problems import markdown as problems_markdown
 from gpukb.tables import markdown_table
 
 GIB = 2**30
@@ -514,3 +516,8 @@ def collective_figure(record_id: str) -> str:
     ax.set_ylabel("busbw (GB/s)")
     ax.legend(loc="center left")
     return to_svg(fig)
+
+
+def worked_problems() -> str:
+    """The chapter's worked problems, each answer computed now and folded away (:mod:`gpukb.distributed.problems`)."""
+    return problems_markdown(chapter_problems())

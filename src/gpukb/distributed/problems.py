@@ -114,7 +114,9 @@ def bus_bandwidth() -> Problem:
             f"busbw = algbw × 2(n − 1)/n = {algbw / 1e9:.2f} × {collectives.bus_factor('all_reduce', ranks):.3f} = "
             f"{busbw / 1e9:.2f} GB/s: what each GPU's link carried, to compare with the link's speed.",
         ),
-        sources=(("nccl-tests, doc/PERFORMANCE.md", "https://github.com/NVIDIA/nccl-tests/blob/master/doc/PERFORMANCE.md"),),
+        sources=(
+            ("nccl-tests, doc/PERFORMANCE.md", "https://github.com/NVIDIA/nccl-tests/blob/master/doc/PERFORMANCE.md"),
+        ),
     )
 
 

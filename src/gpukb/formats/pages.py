@@ -15,8 +15,10 @@ from collections.abc import Iterable, Sequence
 from gpukb import tables as render
 from gpukb.figures import to_svg
 from gpukb.formats import figures, mixed_precision, mx, nvfp4, tables
+from gpukb.formats.problems import problems as chapter_problems
 from gpukb.formats.results import CODEC_SPEED_ID, GPU_CHECKS_ID, CodecSpeed, GpuChecks
 from gpukb.formats.spec import name_sources
+from gpukb.problems import markdown as problems_markdown
 from gpukb.records import load, measured_on
 
 # --- tables computed from the formats ------------------------------------------------------------------------
@@ -188,3 +190,8 @@ def codec_speed(record_id: str = CODEC_SPEED_ID) -> str:
         f"{render.markdown_table(headers, rows)}\n\n{n:,} float32 values, medians of {record.repeats} runs after a "
         f"warm-up, one CPU core ({record.run.cpu_count} present). {measured_on(record.run)}"
     )
+
+
+def worked_problems() -> str:
+    """The chapter's worked problems, each answer computed now and folded away (:mod:`gpukb.formats.problems`)."""
+    return problems_markdown(chapter_problems())

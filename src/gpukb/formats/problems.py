@@ -1,4 +1,4 @@
-"""Worked problems of the formats chapter, every answer computed by the chapter's library (see :mod:`gpukb.problems`)."""
+"""Worked problems of the formats chapter, every answer computed by its library (see :mod:`gpukb.problems`)."""
 
 from __future__ import annotations
 
@@ -126,10 +126,14 @@ def microscaling_storage() -> Problem:
             f"{n:,} values × bits / 8 / 2^20 gives the MiB.",
         ),
         sources=(
-            ("OCP Microscaling Formats (MX) v1.0",
-             "https://www.opencompute.org/documents/ocp-microscaling-formats-mx-v1-0-spec-final-pdf"),
-            ("NVIDIA, Pretraining Large Language Models with NVFP4 (arXiv:2509.25149)",
-             "https://arxiv.org/abs/2509.25149"),
+            (
+                "OCP Microscaling Formats (MX) v1.0",
+                "https://www.opencompute.org/documents/ocp-microscaling-formats-mx-v1-0-spec-final-pdf",
+            ),
+            (
+                "NVIDIA, Pretraining Large Language Models with NVFP4 (arXiv:2509.25149)",
+                "https://arxiv.org/abs/2509.25149",
+            ),
         ),
     )
 

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from gpukb.gemm import blas, blocking, type_tables
 from gpukb.gemm.emulator import FP8_TYPES, error_table
 from gpukb.gemm.fp8_hardware import documented, probe_bits_needed, requested_scale_errors
+from gpukb.gemm.problems import problems as chapter_problems
 from gpukb.gemm.results import (
     FP8_H100,
     GROUND_UP_H100,
@@ -31,6 +32,7 @@ from gpukb.gemm.triton.results import TritonGemmSweep as TritonSweepRecord
 from gpukb.gemm.types import sources_of, table
 from gpukb.performance.ceilings import measured_ceilings
 from gpukb.performance.results import H100_SWEEP
+from gpukb.problems import markdown as problems_markdown
 from gpukb.records import clock_text, load, measured_on
 from gpukb.tables import markdown_table
 
@@ -1239,3 +1241,8 @@ def triton_sweep_notes(record: TritonSweepRecord | None = None) -> str:
     if not items:
         return "No row's error exceeds twice its peer's, and no bf16/fp16 pair of one shape disagrees by over 0.2."
     return "\n".join(items)
+
+
+def worked_problems() -> str:
+    """The chapter's worked problems, each answer computed now and folded away (:mod:`gpukb.gemm.problems`)."""
+    return problems_markdown(chapter_problems())

@@ -100,7 +100,8 @@ def fp8_pair_on_h100() -> Problem:
             f"`types.nearest(...)` ranks rows by fields matched: the best keep one E5M2 operand and the architecture: "
             f"{', '.join(f'{a} × {b}' for a, b in pairs)}.",
             f"`types.check('cublaslt', a='{pairs[0][0]}', b='{pairs[0][1]}', d='bf16', arch='sm_90')` returns "
-            f"{len(bf16)} {'row' if len(bf16) == 1 else 'rows'}, layout {', '.join(layouts)} (A transposed, B not: both K-major).",
+            f"{len(bf16)} {'row' if len(bf16) == 1 else 'rows'}, layout {', '.join(layouts)} (A transposed, B not: "
+            "both K-major).",
         ),
         sources=tuple((s.title, s.url) for s in bf16[0].sources if s.url.startswith("https://")),
     )

@@ -18,10 +18,12 @@ from gpukb.measuring.device import WindowClocks
 from gpukb.measuring.stats import Summary
 from gpukb.performance import specs
 from gpukb.performance.ceilings import gemm_best, measured_ceilings, measured_ridge, sweep
+from gpukb.performance.problems import problems as chapter_problems
 from gpukb.performance.quantities import QUANTITIES, reconcile
 from gpukb.performance.results import GEMM_DTYPES, H100_SWEEP, SweepRecord
 from gpukb.performance.roofline import fraction, measured_points
 from gpukb.performance.suites.gemm import row_alignment
+from gpukb.problems import markdown as problems_markdown
 from gpukb.records import clock_text
 from gpukb.tables import markdown_table as table
 
@@ -684,3 +686,8 @@ def flush_note(record: Sweep = H100_SWEEP) -> str:
         "low; see [caches that flatter](../measuring/#caches-that-flatter). No clocks were sampled during its "
         "timed calls."
     )
+
+
+def worked_problems() -> str:
+    """The chapter's worked problems, each answer computed now and folded away (:mod:`gpukb.performance.problems`)."""
+    return problems_markdown(chapter_problems())

@@ -15,7 +15,10 @@ from gpukb.performance.roofline import bound, ridge_point
 from gpukb.problems import Problem
 
 #: The Llama 3 paper's table of model shapes (Table 3: 8B has model dimension 4,096 and FFN dimension 14,336).
-LLAMA3_PAPER = ("Dubey et al., The Llama 3 Herd of Models, Table 3 (arXiv:2407.21783)", "https://arxiv.org/abs/2407.21783")
+LLAMA3_PAPER = (
+    "Dubey et al., The Llama 3 Herd of Models, Table 3 (arXiv:2407.21783)",
+    "https://arxiv.org/abs/2407.21783",
+)
 
 
 def _datasheet(gpu_id: str, quantity: str) -> tuple[float, tuple[str, str]]:
@@ -33,7 +36,7 @@ def _us(seconds: float) -> str:
 
 
 def llama_mlp_on_h200() -> Problem:
-    name, n, k = LLAMA[0]
+    _, n, k = LLAMA[0]
     m = 4096
     peak, peak_source = _datasheet("h200-sxm", "bf16_tensor")
     bandwidth, _ = _datasheet("h200-sxm", "memory_bandwidth")

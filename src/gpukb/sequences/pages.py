@@ -10,7 +10,9 @@ from __future__ import annotations
 from importlib import metadata
 
 from gpukb import errata as errata_data
+from gpukb.problems import markdown as problems_markdown
 from gpukb.sequences import bleu, seq2seq, worked_example
+from gpukb.sequences.problems import problems as chapter_problems
 from gpukb.tables import markdown_table
 
 #: What a quantity of the worked example is called on the page.
@@ -158,3 +160,8 @@ def bleu_segments(example_id: str) -> str:
 def bleu_smoothing(example_id: str) -> str:
     """A one-sentence example's BLEU under each smoothing and tokenizer its source gives a score for."""
     return markdown_table(*bleu.smoothing_rows(example_id)) + "\n"
+
+
+def worked_problems() -> str:
+    """The chapter's worked problems, each answer computed now and folded away (:mod:`gpukb.sequences.problems`)."""
+    return problems_markdown(chapter_problems())

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpukb.problems import Problem
 from gpukb.sequences import bleu
 from gpukb.sequences.embedding import lookup_grad
 from gpukb.sequences.lstm import GATE_ORDER, LSTMParams
-from gpukb.problems import Problem
 
 
 def lstm_parameters() -> Problem:
@@ -51,7 +51,8 @@ def brevity_penalty() -> Problem:
             f"Geometric mean of the four: {score.score / score.bp:.2f}; the hypotheses are shorter than the closest "
             f"references ({c} < {r} tokens), so BP = e^(1 − {r}/{c}) = {score.bp:.3f}.",
             f"BLEU = {score.bp:.3f} × {score.score / score.bp:.2f} = {score.score:.2f}; the README prints "
-            f"`{example.published.line if example.published else 'no score'}`. Corpus BLEU sums the counts before dividing, so it is not the mean of per-sentence scores ({mean:.2f}).",
+            f"`{example.published.line if example.published else 'no score'}`. Corpus BLEU sums the counts before "
+            f"dividing, so it is not the mean of per-sentence scores ({mean:.2f}).",
         ),
         sources=(("sacreBLEU README, Using SacreBLEU from Python", example.url),),
     )

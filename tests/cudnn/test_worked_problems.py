@@ -1,0 +1,69 @@
+"""The cuDNN chapter's worked problems, recomputed with torch and from the data files."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+
+import pytest
+
+from tests.helpers import ROOT
+from tests.worked_problems import answer, assert_shows, rendered_problems
+
+torch = pytest.importorskip("torch")
+
+DATA = ROOT / "src/gpukb/data"
+LAYERS = tomllib.loads((DATA / "cudnn/resnet50_layers.toml").read_text("utf-8"))
+
+
+@pytest.fixture(scope="module")
+def problems() -> dict[str, str]:
+    return rendered_problems("cudnn")
+
+
+def _layer(name: str) -> dict:
+    (layer,) = [x for x in LAYERS["layer"] if x["name"] == name]
+    return layer
+
+
+def _conv(layer: dict) -> tuple[tuple[int, ...], int]:
+    """The output shape torch gives (on the meta device: no data) and the multiply-adds."""
+    n = LAYERS["batch"]
+    x = torch.empty(n, layer["c"], layer["hw"], layer["hw"], device="meta")
+    w = torch.empty(layer["k"], layer["c"], layer["kernel"], layer["kernel"], device="meta")
+    y = torch.nn.functional.conv2d(x, w, stride=layer["stride"], padding=layer["pad"])
+    return tuple(y.shape), y.numel() * layer["c"] * layer["kernel"] ** 2
+
+
+def test_stem_output(problems: dict[str, str]) -> None:
+    shape, macs = _conv(_layer("conv1"))
+    text = answer(problems["stem-output"])
+    assert text.startswith(f"({', '.join(map(str, shape))})")
+    assert_shows(text, 2 * macs / 1e9, macs / 1e9, rel=0.01)
+
+
+def test_nhwc_offset(problems: dict[str, str]) -> None:
+    t = torch.empty(32, 64, 56, 56).to(memory_format=torch.channels_last)
+    index = (1, 3, 2, 5)
+    text = answer(problems["nhwc-offset"])
+    assert f"({', '.join(f'{s:,}' for s in t.stride())})" in text
+    assert_shows(text, sum(i * s for i, s in zip(index, t.stride(), strict=True)))
+    assert_shows(text, sum(i * s for i, s in zip(index, torch.empty(32, 64, 56, 56).stride(), strict=True)))
+
+
+def test_winograd(problems: dict[str, str]) -> None:
+    m, r = 2, 3  # F(m×m, r×r): (m + r − 1)² products per tile against m²·r² for the direct sum
+    assert answer(problems["winograd"]).startswith(f"{(m + r - 1) ** 2} instead of {m * m * r * r}:")
+
+
+def test_layer_floor(problems: dict[str, str]) -> None:
+    layer = _layer("res2-3x3")
+    shape, macs = _conv(layer)
+    n = LAYERS["batch"]
+    elements = n * layer["c"] * layer["hw"] ** 2 + layer["k"] * layer["c"] * layer["kernel"] ** 2
+    elements += shape[0] * shape[1] * shape[2] * shape[3]
+    sweep = json.loads((DATA / "results/performance/h100-sweep.json").read_text("utf-8"))
+    peak = max(g["tflops"] for g in sweep["gemm"] if g["dtype"] == "fp16" and g["tflops"] is not None)
+    bandwidth = max(c["gbps"] for c in sweep["copy"] if c["bytes"] >= 2**28)
+    floor = max(2 * macs / (peak * 1e12), 2 * elements / (bandwidth * 1e9))
+    assert_shows(answer(problems["layer-floor"]), floor * 1e6, 2 * macs / 1e9, 2 * elements / 2**20, rel=0.01)

@@ -1,0 +1,64 @@
+"""The GEMM chapter's worked problems, recomputed from the data files and first principles."""
+
+from __future__ import annotations
+
+import math
+import tomllib
+
+import pytest
+
+from tests.helpers import ROOT
+from tests.worked_problems import answer, assert_shows, rendered_problems
+
+DATA = ROOT / "src/gpukb/data"
+
+
+@pytest.fixture(scope="module")
+def problems() -> dict[str, str]:
+    return rendered_problems("gemm")
+
+
+def _h100(quantity: str) -> float:
+    specs = tomllib.loads((DATA / "gpu_specs.toml").read_text(encoding="utf-8"))
+    (f,) = [f for f in specs["figure"] if f["gpu"] == "h100-sxm5" and f["quantity"] == quantity]
+    return f["value"] / 2 if f.get("sparsity") else f["value"]
+
+
+def test_compute_bound_batch(problems: dict[str, str]) -> None:
+    n = k = 4096
+    ridge = _h100("bf16_tensor") * 1e3 / _h100("memory_bandwidth")
+    # m·n·k / (m·k + k·n + m·n) ≥ ridge, solved for m
+    m = math.ceil(ridge * k * n / (n * k - ridge * (k + n)))
+    text = answer(problems["compute-bound-batch"])
+    assert f"m = {m:,}" in text
+    assert_shows(text, ridge)
+
+
+def test_shared_memory_block(problems: dict[str, str]) -> None:
+    limits = tomllib.loads((DATA / "cuda/limits.toml").read_text(encoding="utf-8"))
+    (hopper,) = [c for c in limits["capability"] if c["cc"] == "9.0"]
+    elements = hopper["shared_per_block"] // 4
+    b = max(x for x in range(1, 1000) if 3 * x * x <= elements)
+    n = 4096
+    tiles = n // b
+    moves = (2 * tiles + 2) * n * n
+    text = answer(problems["shared-memory-block"])
+    assert text.startswith(f"b = {b} ")
+    assert_shows(text, moves, 2 * n**3 / moves)
+
+
+def test_fp8_pair(problems: dict[str, str]) -> None:
+    table = tomllib.loads((DATA / "gemm/cublaslt.toml").read_text(encoding="utf-8"))
+    (refusal,) = [r for r in table["refused"] if (r["a"], r["b"]) == ("e5m2", "e5m2")]
+    text = answer(problems["fp8-pair"])
+    assert text.startswith("No: ") and refusal["reason"] in text
+    assert "e4m3 × e5m2" in text and "e5m2 × e4m3" in text and "TN" in text
+
+
+def test_split_k_fills_one_round(problems: dict[str, str]) -> None:
+    sms = int(_h100("sm_count"))
+    tiles = (256 // 128) ** 2
+    split = max(s for s in range(1, 129) if s * tiles <= sms and 16384 // s >= 4 * 64)
+    text = answer(problems["split-k"])
+    assert_shows(text, tiles, split, tiles * split)
+    assert f"{split} slices" in text
