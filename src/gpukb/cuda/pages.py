@@ -9,7 +9,7 @@ from __future__ import annotations
 import statistics
 
 from gpukb import records
-from gpukb.cuda import indexing, limits, overlap, tables
+from gpukb.cuda import figures, indexing, limits, overlap, tables
 from gpukb.cuda.occupancy import occupancy_table
 from gpukb.cuda.problems import problems as chapter_problems
 from gpukb.cuda.results import (
@@ -21,6 +21,7 @@ from gpukb.cuda.results import (
     KernelBench,
     Transfers,
 )
+from gpukb.figures import to_svg
 from gpukb.problems import markdown as problems_markdown
 from gpukb.tables import markdown_table
 
@@ -359,3 +360,13 @@ def bytes_in_flight() -> str:
 def worked_problems() -> str:
     """The chapter's worked problems, each answer computed now and folded away (:mod:`gpukb.cuda.problems`)."""
     return problems_markdown(chapter_problems())
+
+
+def hierarchy_figure() -> str:
+    """Inline SVG: the memory hierarchy with the recorded H100's sizes and its measured and datasheet bandwidths."""
+    return to_svg(figures.hierarchy_figure())
+
+
+def launch_figure() -> str:
+    """Inline SVG: an example launch from grid to blocks to warps to SMs, with its residency."""
+    return to_svg(figures.launch_figure())
