@@ -12,7 +12,9 @@ import math
 import statistics
 from collections.abc import Sequence
 
+from gpukb.figures import to_svg
 from gpukb.gemm import blas, blocking, type_tables
+from gpukb.gemm import figures as gemm_figures
 from gpukb.gemm.emulator import FP8_TYPES, error_table
 from gpukb.gemm.fp8_hardware import documented, probe_bits_needed, requested_scale_errors
 from gpukb.gemm.problems import problems as chapter_problems
@@ -1246,3 +1248,13 @@ def triton_sweep_notes(record: TritonSweepRecord | None = None) -> str:
 def worked_problems() -> str:
     """The chapter's worked problems, each answer computed now and folded away (:mod:`gpukb.gemm.problems`)."""
     return problems_markdown(chapter_problems())
+
+
+def tiling_figure() -> str:
+    """Inline SVG: one tile of C, the strips of A and B it reads and one K step, for the default bf16 tiling."""
+    return to_svg(gemm_figures.tiling_figure())
+
+
+def pipeline_figure() -> str:
+    """Inline SVG: the software-pipelined K loop with the default bf16 configuration's stages, and with two."""
+    return to_svg(gemm_figures.pipeline_figure())
