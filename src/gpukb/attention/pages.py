@@ -10,9 +10,11 @@ from __future__ import annotations
 import math
 
 from gpukb.attention import costs
+from gpukb.attention import figures as attention_figures
 from gpukb.attention.kernel import DEFAULT_CONFIGS
 from gpukb.attention.problems import problems as chapter_problems
 from gpukb.attention.results import BACKENDS, FLASH_FORWARD_ID, Case, FlashForward
+from gpukb.figures import to_svg
 from gpukb.problems import markdown as problems_markdown
 from gpukb.records import load, measured_on
 from gpukb.tables import markdown_table
@@ -156,3 +158,8 @@ def flash_defaults() -> str:
 def worked_problems() -> str:
     """The chapter's worked problems, each answer computed now and folded away (:mod:`gpukb.attention.problems`)."""
     return problems_markdown(chapter_problems())
+
+
+def flash_figure() -> str:
+    """Inline SVG: the causal score matrix in the kernel's tiles, and one program's walk with its running state."""
+    return to_svg(attention_figures.flash_figure())
