@@ -57,8 +57,8 @@ def schematic(width: float = 7.0, height: float = 4.0) -> tuple[Figure, plt.Axes
     Text and lines drawn in black become the page's text colour (:func:`to_svg`), so use black for them and the
     translucent :data:`COLOURS` for fills.
     """
-    fig = Figure(figsize=(width, height), layout="constrained")
-    ax = fig.subplots()
+    fig = Figure(figsize=(width, height))
+    ax = fig.add_axes((0, 0, 1, 1))  # no layout engine: one data unit is one inch, whatever the text around it
     ax.set_xlim(0, width)
     ax.set_ylim(0, height)
     ax.set_aspect("equal")

@@ -71,9 +71,18 @@ def _check_arrays(arrays) -> list[np.ndarray]:
     return arrays
 
 
+def _check_trace(trace: object) -> None:
+    if trace is not None and not isinstance(trace, list):
+        raise TypeError(f"trace must be a list to append the steps to, or None; got {given(trace)}")
+
+
 # --8<-- [start:ring]
-def ring_reduce_scatter(arrays) -> RingResult:
-    """Ring reduce-scatter: rank ``r`` ends with the sum over ranks of chunk ``(r + 1) mod p``."""
+def ring_reduce_scatter(arrays, trace: list | None = None) -> RingResult:
+    """Ring reduce-scatter: rank ``r`` ends with the sum over ranks of chunk ``(r + 1) mod p``.
+
+    ``trace``, if given, receives each rank's chunks (copies) after every step: what the figure draws.
+    """
+    _check_trace(trace)
     arrays = _check_arrays(arrays)
     p = len(arrays)
     chunks = [np.split(a.copy(), p) for a in arrays]  # chunks[rank][chunk]
@@ -83,12 +92,15 @@ def ring_reduce_scatter(arrays) -> RingResult:
         for r, c, data in outgoing:
             chunks[(r + 1) % p][c] += data
             sent[r] += data.nbytes
+        if trace is not None:
+            trace.append([[c.copy() for c in chunks[r]] for r in range(p)])
     return RingResult([chunks[r][(r + 1) % p] for r in range(p)], sent, p - 1)
 
 
-def ring_all_gather(pieces) -> RingResult:
+def ring_all_gather(pieces, trace: list | None = None) -> RingResult:
     """Ring all-gather: rank ``r`` starts with chunk ``(r + 1) mod p`` (``pieces[r]``), every rank ends with all
-    chunks in order."""
+    chunks in order. ``trace``, if given, receives the chunk indices each rank holds after every step."""
+    _check_trace(trace)
     pieces = _check_arrays([np.concatenate([x] * len(pieces)) for x in pieces])  # validates equal 1-D pieces
     p = len(pieces)
     n = pieces[0].size // p
@@ -100,6 +112,8 @@ def ring_all_gather(pieces) -> RingResult:
         for (r, c), d in zip(outgoing, data, strict=True):
             have[(r + 1) % p][c] = d
             sent[r] += d.nbytes
+        if trace is not None:
+            trace.append([sorted(have[r]) for r in range(p)])
     return RingResult([np.concatenate([have[r][c] for c in range(p)]) for r in range(p)], sent, p - 1)
 
 

@@ -15,6 +15,7 @@ from collections import Counter
 from gpukb import records
 from gpukb.cuda.tables import kib
 from gpukb.distributed import checkpointing, collectives, memory
+from gpukb.distributed import figures as distributed_figures
 from gpukb.distributed.fsdp_config import mode_dtypes, plan
 from gpukb.distributed.model import ModelConfig
 from gpukb.distributed.options import facts, source
@@ -27,6 +28,7 @@ from gpukb.distributed.results import (
     FsdpTraining,
     TrainingRun,
 )
+from gpukb.figures import to_svg
 from gpukb.problems import markdown as problems_markdown
 from gpukb.tables import markdown_table
 
@@ -521,3 +523,13 @@ def collective_figure(record_id: str) -> str:
 def worked_problems() -> str:
     """The chapter's worked problems, each answer computed now and folded away (:mod:`gpukb.distributed.problems`)."""
     return problems_markdown(chapter_problems())
+
+
+def ring_figure() -> str:
+    """Inline SVG: the simulated ring all-reduce on four ranks, step by step."""
+    return to_svg(distributed_figures.ring_figure())
+
+
+def fsdp_figure() -> str:
+    """Inline SVG: one FSDP training step, unit by unit, with the measured model's bytes per unit."""
+    return to_svg(distributed_figures.fsdp_figure())
