@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from gpukb.cudnn import cnn, descriptors, facts, layers
+from gpukb.cudnn import figures as cudnn_figures
 from gpukb.cudnn.convolution import conv2d_direct, conv_descriptor, output_dims
 from gpukb.cudnn.figures import layout_figure
 from gpukb.cudnn.problems import problems as chapter_problems
@@ -412,3 +413,8 @@ def gpu_tests(record_id: str = CONV_H100) -> str:
 def worked_problems() -> str:
     """The chapter's worked problems, each answer computed now and folded away (:mod:`gpukb.cudnn.problems`)."""
     return problems_markdown(chapter_problems())
+
+
+def algorithms_figure() -> str:
+    """Inline SVG: direct, GEMM, Winograd and FFT convolution, with a ResNet-50 layer's numbers."""
+    return to_svg(cudnn_figures.algorithms_figure())
