@@ -1,4 +1,4 @@
-"""The formats chapter's figures: where each format has precision, and how much.
+"""The formats chapter's figures: where each format has precision, and how much; and the bit fields of each.
 
 Figure functions return a matplotlib ``Figure``; ``gpukb.formats.pages`` alone turns one into inline SVG for a page
 (``gpukb.figures.to_svg``), and a reader's notebook can show it as it is.
@@ -11,7 +11,7 @@ from collections.abc import Iterable
 import numpy as np
 from matplotlib.figure import Figure
 
-from gpukb.figures import new_figure
+from gpukb.figures import COLOURS, box, new_figure, schematic
 from gpukb.formats.spec import get_format
 
 
@@ -56,4 +56,42 @@ def relative_gap_figure(names: Iterable[str], title: str) -> Figure:
     ax.set_ylabel("gap to the next value / x")
     ax.set_title(title)
     ax.legend(loc="upper right", fontsize="small")
+    return fig
+
+
+#: The formats the bit-layout figure draws, widest first.
+LAYOUT_FORMATS = ("fp32", "tf32", "bf16", "fp16", "e5m2", "e4m3", "e3m2", "e2m1", "e8m0")
+
+
+def bit_fields(names: Iterable[str] = LAYOUT_FORMATS) -> list[tuple[str, int, int, int, int]]:
+    """``(name, sign bits, exponent bits, mantissa bits, bias)`` of each format, from ``formats.toml``."""
+    out = []
+    for name in names:
+        fmt = get_format(name)
+        out.append((fmt.name, int(fmt.signed), fmt.exponent_bits, fmt.mantissa_bits, fmt.bias))
+    return out
+
+
+def bit_layout_figure(names: Iterable[str] = LAYOUT_FORMATS) -> Figure:
+    """One row of bit cells per format: sign, exponent and mantissa fields, with the bias and largest value."""
+    fields = bit_fields(names)
+    cell, row = 0.125, 0.36
+    fig, ax = schematic(6.4, row * len(fields) + 0.55)
+    top = row * len(fields) + 0.2
+    for k, (name, sign, exp, man, bias) in enumerate(fields):
+        y = top - (k + 1) * row
+        ax.text(0.62, y + cell / 2 + 0.02, name.upper(), ha="right", va="center", fontsize=8.5, weight="bold")
+        x = 0.7
+        for width, colour in ((sign, COLOURS[3]), (exp, COLOURS[0]), (man, COLOURS[2])):
+            for _ in range(width):
+                box(ax, x, y, cell, cell + 0.05, "", colour)
+                x += cell
+        top_value = float(get_format(name).max_value)
+        shown = f"{top_value:,.0f}" if top_value < 1e6 else f"{top_value:.3g}"
+        ax.text(0.7 + 32 * cell + 0.1, y + cell / 2 + 0.02, f"E{exp} M{man}, bias {bias}, max {shown}",
+                va="center", fontsize=8)  # fmt: skip
+    legend_y = top + 0.08
+    for i, (label, colour) in enumerate((("sign", COLOURS[3]), ("exponent", COLOURS[0]), ("mantissa", COLOURS[2]))):
+        box(ax, 0.7 + i * 1.2, legend_y, cell, cell, "", colour)
+        ax.text(0.7 + i * 1.2 + cell + 0.06, legend_y + cell / 2, label, va="center", fontsize=8.5)
     return fig

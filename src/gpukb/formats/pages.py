@@ -195,3 +195,8 @@ def codec_speed(record_id: str = CODEC_SPEED_ID) -> str:
 def worked_problems() -> str:
     """The chapter's worked problems, each answer computed now and folded away (:mod:`gpukb.formats.problems`)."""
     return problems_markdown(chapter_problems())
+
+
+def bit_layout_figure() -> str:
+    """Inline SVG: the sign, exponent and mantissa bits of each format, with its bias and largest value."""
+    return to_svg(figures.bit_layout_figure())
