@@ -157,8 +157,8 @@ def launch_figure(layout: LaunchLayout | None = None) -> Figure:
     arrow(ax, (2.8, 1.6), (3.25, 1.6))
     # the SMs: resident blocks
     ax.text(3.3, 3.45, f"{lay.sms} SMs, {lay.blocks_per_sm} blocks each", fontsize=10, color="black", weight="bold")
-    ax.text(3.3, 3.15, f"({lay.blocks_per_sm * lay.warps_per_block} of {lay.max_warps_per_sm} warp slots at {lay.registers} registers a thread)",
-            fontsize=9, color="black")  # fmt: skip
+    ax.text(3.3, 3.15, f"{lay.blocks_per_sm * lay.warps_per_block} of {lay.max_warps_per_sm} warp slots "
+            f"at {lay.registers} registers a thread", fontsize=9, color="black")  # fmt: skip
     for sm in range(2):
         x = 3.3 + sm * 1.4
         box(ax, x, 0.6, 1.3, 2.35, "", None)
