@@ -13,8 +13,10 @@ def test_counts_of_res2_3x3() -> None:
     x = torch.empty(32, 64, 56, 56, device="meta")
     cols = torch.nn.functional.unfold(x, kernel_size=3, padding=1)  # (N, C·R·S, Ho·Wo)
     assert c.columns_shape == (cols.shape[1], cols.shape[0] * cols.shape[2])
-    assert c.weight_shape == (64, cols.shape[1]) and c.macs_per_output == cols.shape[1]
-    assert c.columns_bytes == cols.numel() * 2 and c.input_bytes == x.numel() * 2
+    assert c.weight_shape == (64, cols.shape[1])
+    assert c.macs_per_output == cols.shape[1]
+    assert c.columns_bytes == cols.numel() * 2
+    assert c.input_bytes == x.numel() * 2
     assert (c.winograd_mults, c.direct_mults) == ((2 + 3 - 1) ** 2, 2 * 2 * 3 * 3)
 
 

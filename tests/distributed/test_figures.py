@@ -3,6 +3,8 @@ block of the measured model as torch builds it."""
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from gpukb.distributed.figures import ring_states, unit_traffic
@@ -12,7 +14,7 @@ from gpukb.distributed.figures import ring_states, unit_traffic
 def test_ring_states(p: int) -> None:
     states = ring_states(p)
     assert len(states) == 1 + 2 * (p - 1)
-    for (_, before), (_, after) in zip(states, states[1:], strict=False):
+    for (_, before), (_, after) in itertools.pairwise(states):
         assert all(a >= b for rb, ra in zip(before, after, strict=True) for b, a in zip(rb, ra, strict=True))
     _, scattered = states[p - 1]
     for r in range(p):  # after the reduce-scatter rank r holds chunk (r + 1) mod p complete, and only that one
@@ -27,5 +29,6 @@ def test_unit_is_one_block() -> None:
     params = sum(x.numel() for x in block(768, 12).parameters())
     t = unit_traffic(world=2)
     assert t.params == params
-    assert t.gathered_bytes == params * 2 / 2 and t.scattered_bytes == params * 4 / 2
+    assert t.gathered_bytes == params * 2 / 2
+    assert t.scattered_bytes == params * 4 / 2
     assert t.transient_bytes == params * (2 + 2 + 4)

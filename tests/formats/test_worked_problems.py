@@ -1,4 +1,4 @@
-"""The formats chapter's worked problems, each answer recomputed with ml_dtypes and numpy and read back from the page."""
+"""The formats chapter's worked problems, each answer recomputed with ml_dtypes and numpy, read back from the page."""
 
 from __future__ import annotations
 
@@ -52,7 +52,8 @@ def test_sum_of_ones(problems: dict[str, str]) -> None:
     bf16, bf16_steps = _stall(ml_dtypes.bfloat16)
     fp16, _ = _stall(np.float16)
     top = np.float32(2**24)  # fp32: the loop would take 16 million steps; check the stall point's two sides
-    assert np.float32(top + np.float32(1)) == top and np.float32(np.float32(top - 1) + np.float32(1)) == top
+    assert np.float32(top + np.float32(1)) == top
+    assert np.float32(np.float32(top - 1) + np.float32(1)) == top
     assert_shows(text, bf16, bf16_steps, fp16, float(top))
 
 

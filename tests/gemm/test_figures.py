@@ -21,11 +21,14 @@ def test_schedule_rules(stages: int) -> None:
     latency, steps = 3.0, 10
     s = pipeline_schedule(stages, steps, latency)
     for p in s:
-        assert p.buffer == p.step % stages and p.landed == p.load_start + latency and p.compute_start >= p.landed
+        assert p.buffer == p.step % stages
+        assert p.landed == p.load_start + latency
+        assert p.compute_start >= p.landed
         if p.step >= stages:  # the buffer is free only once the product that used it is done
             assert p.load_start >= s[p.step - stages].compute_start + 1
         if p.step:
-            assert p.compute_start >= s[p.step - 1].compute_start + 1 and p.load_start >= s[p.step - 1].load_start + 1
+            assert p.compute_start >= s[p.step - 1].compute_start + 1
+            assert p.load_start >= s[p.step - 1].load_start + 1
     end = s[-1].compute_start + 1
     if stages > latency:  # deep enough: the tensor cores never wait after the first load
         assert end == latency + steps
@@ -34,7 +37,7 @@ def test_schedule_rules(stages: int) -> None:
 
 
 def test_schedule_refuses_nonsense() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="num_stages"):
         pipeline_schedule(0, 4)
     with pytest.raises((TypeError, ValueError)):
         pipeline_schedule(2, 4, latency=float("nan"))

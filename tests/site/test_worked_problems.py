@@ -23,7 +23,9 @@ def test_chapter_ends_with_worked_problems(chapter: str) -> None:
     problems = rendered_problems(chapter)
     assert 3 <= len(problems) <= 6
     for text in problems.values():
-        assert '??? note "Answer"' in text and answer(text) and "Working:" in text
+        assert '??? note "Answer"' in text
+        assert answer(text)
+        assert "Working:" in text
 
 
 def _problem(**changes: object) -> Problem:
@@ -44,7 +46,7 @@ def _problem(**changes: object) -> Problem:
     ],
 )
 def test_a_malformed_problem_is_refused(changes: dict[str, object]) -> None:
-    with pytest.raises(ValueError, match="problem|sources"):
+    with pytest.raises(ValueError, match=r"problem|sources"):
         _problem(**changes)
 
 
