@@ -40,6 +40,7 @@ FLOORS: dict[str, int] = {
     "chapters": 0,
     "errata": 0,
     "glossary": 0,
+    "problems": 0,
     "measuring": 1,
     "records": 2,
     # chapters: 3

@@ -18,10 +18,26 @@ def problems() -> dict[str, str]:
     return rendered_problems("gemm")
 
 
-def _h100(quantity: str) -> float:
+def _figure(gpu: str, quantity: str) -> float:
+    """A dense datasheet figure, read from the TOML file itself."""
     specs = tomllib.loads((DATA / "gpu_specs.toml").read_text(encoding="utf-8"))
-    (f,) = [f for f in specs["figure"] if f["gpu"] == "h100-sxm5" and f["quantity"] == quantity]
+    (f,) = [f for f in specs["figure"] if f["gpu"] == gpu and f["quantity"] == quantity]
     return f["value"] / 2 if f.get("sparsity") else f["value"]
+
+
+def _h100(quantity: str) -> float:
+    return _figure("h100-sxm5", quantity)
+
+
+def test_llama_mlp_on_h200(problems: dict[str, str]) -> None:
+    m, k, n = 4096, 4096, 14336  # Llama-3-8B's MLP up projection over 4,096 tokens
+    flops, nbytes = 2 * m * n * k, 2 * (m * k + k * n + m * n)
+    compute = flops / (_figure("h200-sxm", "bf16_tensor") * 1e12)
+    memory = nbytes / (_figure("h200-sxm", "memory_bandwidth") * 1e9)
+    text = answer(problems["llama-mlp-h200"])
+    assert compute > memory
+    assert "compute" in text
+    assert_shows(text, compute * 1e6, memory * 1e6, nbytes / 1e6)
 
 
 def test_compute_bound_batch(problems: dict[str, str]) -> None:

@@ -1,13 +1,23 @@
-"""Worked problems of the GEMM chapter, every answer computed by the library (see :mod:`gpukb.problems`)."""
+"""Worked problems of the GEMM chapter, every answer computed by the library (see :mod:`gpukb.problems`).
+
+The Llama-3-8B shapes are the GEMM sweep's own (:data:`gpukb.gemm.triton.sweep.LLAMA`), datasheet figures those of
+``gpu_specs.toml`` with their sources."""
 
 from __future__ import annotations
 
 from gpukb.cuda import limits
 from gpukb.gemm import blocking, types
 from gpukb.gemm.triton.configs import Config, split_for
+from gpukb.gemm.triton.sweep import LLAMA
 from gpukb.measuring.counting import element_bytes, gemm_bytes, gemm_flops
 from gpukb.performance import specs
+from gpukb.performance.problems import LLAMA3_PAPER, datasheet
+from gpukb.performance.roofline import bound, ridge_point
 from gpukb.problems import Problem
+
+
+def _us(seconds: float) -> str:
+    return f"{seconds * 1e6:,.0f} µs"
 
 
 def _h100() -> specs.Gpu:
@@ -132,6 +142,35 @@ def split_k_fill() -> Problem:
     )
 
 
+def llama_mlp_on_h200() -> Problem:
+    _, n, k = LLAMA[0]
+    m = 4096
+    peak, peak_source = datasheet("h200-sxm", "bf16_tensor")
+    bandwidth, _ = datasheet("h200-sxm", "memory_bandwidth")
+    flops, nbytes = gemm_flops(m, n, k), gemm_bytes(m, n, k, element_bytes("bf16"))
+    b = bound(flops, nbytes, peak * 1e12, bandwidth * 1e9)
+    ridge = ridge_point(peak * 1e12, bandwidth * 1e9)
+    return Problem(
+        id="llama-mlp-h200",
+        title="A Llama MLP projection on an H200",
+        question=f"What is the lower bound on the time of Llama-3-8B's MLP up projection ({k:,} → {n:,}) over "
+        f"{m:,} tokens in bf16 on an H200, and what limits it?",
+        answer=f"{_us(b.time_s)}, set by {b.limiter}: {flops / 1e12:.3f} TFLOP at {peak:,.1f} TFLOP/s; its "
+        f"{nbytes / 1e6:,.1f} MB would take only {_us(b.memory_s)} at {bandwidth:,.0f} GB/s.",
+        working=(
+            f"The product is ({m:,} × {k:,}) · ({k:,} × {n:,}): 2·m·n·k = {flops:,} FLOP.",
+            f"Fewest bytes: read A and B, write C once, 2 bytes each: ({m:,}·{k:,} + {k:,}·{n:,} + {m:,}·{n:,}) × 2 "
+            f"= {nbytes:,} B; intensity {flops / nbytes:,.0f} FLOP/B.",
+            f"H200 datasheet: {peak:,.1f} TFLOP/s dense bf16 (half the published sparse rate) and {bandwidth:,.0f} "
+            f"GB/s, a ridge point of {ridge:,.0f} FLOP/B; the product's intensity is above it, so compute bounds it.",
+            f"Compute: {flops:,} / {peak:,.1f}e12 = {_us(b.compute_s)}; memory: {nbytes:,} / {bandwidth:,.0f}e9 = "
+            f"{_us(b.memory_s)}. The floor is the larger, {_us(b.time_s)}; a real kernel reaches a fraction of the "
+            "datasheet rate, so expect more.",
+        ),
+        sources=(LLAMA3_PAPER, peak_source),
+    )
+
+
 def problems() -> list[Problem]:
     """The chapter's worked problems, computed now."""
-    return [compute_bound_batch(), shared_memory_block(), fp8_pair_on_h100(), split_k_fill()]
+    return [llama_mlp_on_h200(), compute_bound_batch(), shared_memory_block(), fp8_pair_on_h100(), split_k_fill()]

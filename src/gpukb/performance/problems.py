@@ -1,17 +1,16 @@
 """Worked problems of the performance chapter, every answer computed by the library (see :mod:`gpukb.problems`).
 
 Datasheet figures come from ``gpu_specs.toml`` (:mod:`gpukb.performance.specs`, each with its source), measured
-ceilings from the committed H100 sweep (:mod:`gpukb.performance.ceilings`), and the Llama-3-8B shapes from the GEMM
-sweep's own list (:data:`gpukb.gemm.triton.sweep.LLAMA`).
+ceilings from the committed H100 sweep (:mod:`gpukb.performance.ceilings`). The bound on a Llama MLP projection is
+the GEMM chapter's (:mod:`gpukb.gemm.problems`), where its shape is.
 """
 
 from __future__ import annotations
 
-from gpukb.gemm.triton.sweep import LLAMA
-from gpukb.measuring.counting import element_bytes, gemm_bytes, gemm_flops
+from gpukb.measuring.counting import element_bytes
 from gpukb.performance import ceilings, specs
 from gpukb.performance.results import H100_SWEEP
-from gpukb.performance.roofline import bound, ridge_point
+from gpukb.performance.roofline import ridge_point
 from gpukb.problems import Problem
 
 #: The Llama 3 paper's table of model shapes (Table 3: 8B has model dimension 4,096 and FFN dimension 14,336).
@@ -21,7 +20,7 @@ LLAMA3_PAPER = (
 )
 
 
-def _datasheet(gpu_id: str, quantity: str) -> tuple[float, tuple[str, str]]:
+def datasheet(gpu_id: str, quantity: str) -> tuple[float, tuple[str, str]]:
     """A dense datasheet figure and its source as ``(label, url)``."""
     table = specs.load()
     figure = table.gpu(gpu_id).figure(quantity)
@@ -31,42 +30,9 @@ def _datasheet(gpu_id: str, quantity: str) -> tuple[float, tuple[str, str]]:
     return figure.dense, (source.title, source.url)
 
 
-def _us(seconds: float) -> str:
-    return f"{seconds * 1e6:,.0f} µs"
-
-
-def llama_mlp_on_h200() -> Problem:
-    _, n, k = LLAMA[0]
-    m = 4096
-    peak, peak_source = _datasheet("h200-sxm", "bf16_tensor")
-    bandwidth, _ = _datasheet("h200-sxm", "memory_bandwidth")
-    flops, nbytes = gemm_flops(m, n, k), gemm_bytes(m, n, k, element_bytes("bf16"))
-    b = bound(flops, nbytes, peak * 1e12, bandwidth * 1e9)
-    ridge = ridge_point(peak * 1e12, bandwidth * 1e9)
-    return Problem(
-        id="llama-mlp-h200",
-        title="A Llama MLP projection on an H200",
-        question=f"What is the lower bound on the time of Llama-3-8B's MLP up projection ({k:,} → {n:,}) over "
-        f"{m:,} tokens in bf16 on an H200, and what limits it?",
-        answer=f"{_us(b.time_s)}, set by {b.limiter}: {flops / 1e12:.3f} TFLOP at {peak:,.1f} TFLOP/s; its "
-        f"{nbytes / 1e6:,.1f} MB would take only {_us(b.memory_s)} at {bandwidth:,.0f} GB/s.",
-        working=(
-            f"The product is ({m:,} × {k:,}) · ({k:,} × {n:,}): 2·m·n·k = {flops:,} FLOP.",
-            f"Fewest bytes: read A and B, write C once, 2 bytes each: ({m:,}·{k:,} + {k:,}·{n:,} + {m:,}·{n:,}) × 2 "
-            f"= {nbytes:,} B; intensity {flops / nbytes:,.0f} FLOP/B.",
-            f"H200 datasheet: {peak:,.1f} TFLOP/s dense bf16 (half the published sparse rate) and {bandwidth:,.0f} "
-            f"GB/s, a ridge point of {ridge:,.0f} FLOP/B; the product's intensity is above it, so compute bounds it.",
-            f"Compute: {flops:,} / {peak:,.1f}e12 = {_us(b.compute_s)}; memory: {nbytes:,} / {bandwidth:,.0f}e9 = "
-            f"{_us(b.memory_s)}. The floor is the larger, {_us(b.time_s)}; a real kernel reaches a fraction of the "
-            "datasheet rate, so expect more.",
-        ),
-        sources=(LLAMA3_PAPER, peak_source),
-    )
-
-
 def decode_ceiling() -> Problem:
     params = 8.0e9
-    bandwidth, source = _datasheet("h100-sxm5", "memory_bandwidth")
+    bandwidth, source = datasheet("h100-sxm5", "memory_bandwidth")
     measured = ceilings.measured_ceilings(H100_SWEEP)["bandwidth"]
     nbytes = params * element_bytes("bf16")
     sheet_s, measured_s = nbytes / (bandwidth * 1e9), nbytes / (measured * 1e9)
@@ -91,8 +57,8 @@ def decode_ceiling() -> Problem:
 
 
 def ridge_points() -> Problem:
-    peak, source = _datasheet("h100-sxm5", "bf16_tensor")
-    bandwidth, _ = _datasheet("h100-sxm5", "memory_bandwidth")
+    peak, source = datasheet("h100-sxm5", "bf16_tensor")
+    bandwidth, _ = datasheet("h100-sxm5", "memory_bandwidth")
     measured = ceilings.measured_ceilings(H100_SWEEP)
     sheet = ridge_point(peak * 1e12, bandwidth * 1e9)
     ridge = ceilings.measured_ridge(measured, "bf16")
@@ -141,4 +107,4 @@ def checkpoint_load() -> Problem:
 
 def problems() -> list[Problem]:
     """The chapter's worked problems, computed now."""
-    return [llama_mlp_on_h200(), decode_ceiling(), ridge_points(), checkpoint_load()]
+    return [decode_ceiling(), ridge_points(), checkpoint_load()]
