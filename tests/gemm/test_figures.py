@@ -41,3 +41,18 @@ def test_schedule_refuses_nonsense() -> None:
         pipeline_schedule(0, 4)
     with pytest.raises((TypeError, ValueError)):
         pipeline_schedule(2, 4, latency=float("nan"))
+
+
+def test_figures_refuse_what_they_do_not_draw() -> None:
+    from gpukb.attention.figures import flash_figure
+    from gpukb.cuda.figures import launch_layout
+    from gpukb.distributed.figures import fsdp_figure
+
+    with pytest.raises(TypeError, match="Config"):
+        tiling_counts("128x256x64", 1, 1, 1)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="head_dim"):
+        flash_figure(head_dim=96)
+    with pytest.raises(ValueError, match="n must be"):
+        launch_layout(n=0)
+    with pytest.raises(ValueError, match="units"):
+        fsdp_figure(units=0)

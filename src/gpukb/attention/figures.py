@@ -63,6 +63,9 @@ def flash_tiles(seq: int, block_m: int, block_n: int, causal: bool) -> FlashTile
 def flash_figure(seq: int = 512, head_dim: int = 128) -> Figure:
     """The score matrix of one head cut into the kernel's tiles: computed, masked on the diagonal, skipped; one
     program's row of tiles, walked left to right, and what it keeps between tiles."""
+    dims = sorted({d for d, _ in DEFAULT_CONFIGS})
+    if isinstance(head_dim, bool) or head_dim not in dims:
+        raise ValueError(f"head_dim must be one the kernel has a tiling for, {dims}; got {head_dim!r}")
     config = DEFAULT_CONFIGS[(head_dim, True)]
     t = flash_tiles(seq, config.block_m, config.block_n, True)
     fig, ax = schematic(6.4, 3.9)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from matplotlib.figure import Figure
 
+from gpukb.arguments import positive_int
 from gpukb.cuda import limits, tables
 from gpukb.cuda.occupancy import occupancy
 from gpukb.cuda.results import DEVICE_ID
@@ -122,6 +123,7 @@ class LaunchLayout:
 
 def launch_layout(n: int = 2**20, threads: int = 256, registers: int = 32, record_id: str = DEVICE_ID) -> LaunchLayout:
     """An elementwise launch over ``n`` elements, one per thread, and its residency on the recorded GPU."""
+    n = positive_int("n", n)
     record = tables.device_record(record_id)
     cc = str(tables.device_value(record, "major.minor"))
     cap = limits.capability(cc)

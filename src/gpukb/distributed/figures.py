@@ -117,6 +117,7 @@ def unit_traffic(world: int = 2, param_dtype: str = "bfloat16", reduce_dtype: st
 def fsdp_figure(units: int = 3, traffic: UnitTraffic | None = None) -> Figure:
     """One training step of ``units`` FSDP units: all-gathers, forward and backward computation and reduce-scatters
     on three lanes, each gather overlapping the previous unit's computation (durations not to scale)."""
+    units = integer("units", units, minimum=1, maximum=6)
     t = unit_traffic() if traffic is None else traffic
     fig, ax = schematic(5.4, 2.9)
     lanes = {"all-gather": 1.9, "compute": 1.3, "reduce-scatter": 0.7}

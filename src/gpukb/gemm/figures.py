@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from matplotlib.figure import Figure
 
-from gpukb.arguments import positive_int, real
+from gpukb.arguments import given, positive_int, real
 from gpukb.cuda import limits
 from gpukb.figures import COLOURS, arrow, box, schematic
 from gpukb.gemm.triton.configs import DEFAULT_CONFIGS, Config, shared_memory_model
@@ -48,6 +48,8 @@ class TilingCounts:
 
 def tiling_counts(config: Config, m: int, n: int, k: int) -> TilingCounts:
     """Tiles, K steps and per-step work of ``config`` on an m×n×k product."""
+    if not isinstance(config, Config):
+        raise TypeError(f"config must be a gpukb.gemm.triton.configs.Config; got {given(config)}")
     m, n, k = (positive_int(name, v) for name, v in (("m", m), ("n", n), ("k", k)))
     bm, bn, bk = config.block_m, config.block_n, config.block_k
     return TilingCounts(-(-m // bm), -(-n // bn), -(-k // bk), (bm + bn) * bk, 2 * bm * bn * bk)
@@ -165,6 +167,7 @@ def pipeline_figure(config: Config | None = None, steps: int = 8, latency: float
     """The K loop of one tile with the configuration's stages and with two, each stage buffer's load in flight and
     its product, and the shared memory the stages take against the per-block limit."""
     config = DEFAULT_CONFIGS["bfloat16"] if config is None else config
+    tiling_counts(config, 1, 1, 1)  # refuses what is not a configuration
     shared = shared_memory_model(config)
     limit = limits.capability("9.0").shared_per_block_optin
     per_stage = (config.block_m + config.block_n) * config.block_k * 2
