@@ -23,6 +23,7 @@ DATA_FILES = (
     ("gpu_specs.toml", "figure", "gpukb.bench.specs:Figure"),
     ("gemm/hipblaslt.toml", "", "gpukb.gemm.types:TableFile"),
     ("gemm/cublaslt.toml", "", "gpukb.gemm.types:TableFile"),
+    ("gemm/model_shapes.toml", "model", "gpukb.kernels.model_shapes:Model"),
     ("datasets/eeg.toml", "dataset", "gpukb.datasets.catalog:Dataset"),
     ("datasets/people.toml", "dataset", "gpukb.datasets.catalog:Dataset"),
     ("fuzz.toml", "target", "gpukb.site.breaking:FuzzTarget"),
