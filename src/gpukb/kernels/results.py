@@ -472,6 +472,10 @@ FP8_GOAL_MIN_DIM = 1024
 ERROR_GOAL = 2.0
 
 
+#: The sets of shapes a sweep record's rows belong to (:attr:`SweepRow.sweep`).
+SweepName = Literal["first", "issue", "random", "tiny"]
+
+
 class SweepRow(StrictModel):
     """One product of the sweep: ``matmul``'s default path against its peer in the same run.
 
@@ -491,8 +495,13 @@ class SweepRow(StrictModel):
         error: Why the kernel's case failed; ``peer_error`` why the peer's did.
         peer_kernels: The GPU kernels one call of the peer launched, by name (``torch.profiler``, after all the
             timing; bf16 products with M ≤ 64 and the K-heavy ones only); ``kernels`` the same for ``matmul``.
+        sweep: Which set of shapes the row belongs to: ``"first"`` (the page's sweep), ``"issue"`` (the products
+            issue 29 reported), ``"random"`` (the seeded draw of :mod:`gpukb.kernels.model_shapes`, made before the
+            tuning that serves it), ``"tiny"`` (fewer than 2^20 multiply-adds).
+        clocks: SM clock and power sampled while the row's rounds were timed (``None`` in earlier runs).
     """
 
+    sweep: SweepName = "first"
     dtype: str
     group: str
     label: str
@@ -518,6 +527,7 @@ class SweepRow(StrictModel):
     peer_error: str | None = None
     peer_kernels: list[str] | None = None
     kernels: list[str] | None = None
+    clocks: WindowClocks | None = None
 
     @property
     def error_ratio(self) -> float | None:
@@ -592,6 +602,7 @@ class TritonGemmSweep(Record):
     error_rows: int
     tuning: str
     host: HostPath | None
+    tiny_host: HostPath | None = None
     checks: list[LayoutCheck]
     rows: list[SweepRow]
 
