@@ -58,9 +58,16 @@ SWEEP_RESERVE_S = 150
 HOST_SHAPES, HOST_CALLS = ((64, 64, 64), (3, 5, 7)), 1000
 
 # The shapes live with the kernel (gpukb.kernels.matmul_sweep), where `gpukb bench` finds them too.
-from gpukb.kernels.matmul_sweep import ISSUE_SHAPES, ISSUE_TUNING, TINY_SHAPES, random_shapes  # noqa: E402
+from gpukb.kernels.matmul_sweep import (  # noqa: E402  # noqa: E402
+    ISSUE_SHAPES,
+    ISSUE_TUNING,
+    TINY_SHAPES,
+    fp8_shapes,
+    fp16_shapes,
+    random_shapes,
+    shapes,
+)
 from gpukb.kernels.matmul_sweep import NT_SHAPES as NT_CASES  # noqa: E402
-from gpukb.kernels.matmul_sweep import fp8_shapes, fp16_shapes, shapes  # noqa: E402
 
 
 class Budget:
@@ -226,8 +233,11 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep") -> dict
         "timing": f"triton.testing.do_bench(warmup={TUNE_WARMUP_MS}, rep={TUNE_REP_MS}, return_mode='median'), "
         "L2 cleared before every call; every candidate compiled first, the GPU then kept busy for 30 ms, two passes "
         "over the candidates (the second in reverse order), the faster median kept; one representative shape per "
-        + ("class (issue 29's products and matmul_sweep.ISSUE_TUNING; extended candidates)" if extended
-           else "class (the first sweep shape in it)"),
+        + (
+            "class (issue 29's products and matmul_sweep.ISSUE_TUNING; extended candidates)"
+            if extended
+            else "class (the first sweep shape in it)"
+        ),
         "classes": classes,
     }
 
@@ -500,7 +510,8 @@ def _describe_row(row: dict) -> str:
     staged = f" staged {','.join(row['staged'])}" if row["staged"] else ""
     failed = f" ERROR {row['error']}" if row.get("error") else ""
     return (
-        f"{row['sweep']} {row['dtype']} {row['layout']} {row['label']}: ratio {ratio} ({row['kernel_tflops'] or 0:.0f} vs "
+        f"{row['sweep']} {row['dtype']} {row['layout']} {row['label']}: ratio {ratio} "
+        f"({row['kernel_tflops'] or 0:.0f} vs "
         f"{row['peer_tflops'] or 0:.0f} TFLOP/s) err x{err:.2f} [{label}{split}{staged}]{failed}"
     )
 

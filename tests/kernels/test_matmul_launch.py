@@ -201,5 +201,7 @@ def test_the_blocked_kernel_goes_direct_then_quick() -> None:
         mm.matmul(a, b, out=out, config=config)
         calls.append([_pointers(c) for c in CALLS])
     (plan,) = mm._PLANS.values()
-    assert plan.quick is not None and plan.fast_failed is None
-    assert len(calls[0]) == 1 and calls[0] == calls[1] == calls[2]
+    assert plan.quick is not None
+    assert plan.fast_failed is None
+    assert len(calls[0]) == 1
+    assert calls[0] == calls[1] == calls[2]

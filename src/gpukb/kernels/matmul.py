@@ -754,7 +754,7 @@ class _Plan:
 
     def __call__(self, a: Any, b: Any, out: Any, alpha: float) -> Any:
         torch = _torch()
-        m, n, k = self.m, self.n, self.k
+        m, n = self.m, self.n
         quick = self.quick
         if quick is not None and _no_launch_hooks():
             if out is None:

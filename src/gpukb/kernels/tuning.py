@@ -237,9 +237,7 @@ class TunedClass(StrictModel):
     @property
     def shape_class(self) -> ShapeClass:
         """The class this entry is for."""
-        return ShapeClass(
-            self.dtype, self.layout, self.m_bucket, self.n_bucket, self.k_bucket, self.aligned, self.tiny
-        )
+        return ShapeClass(self.dtype, self.layout, self.m_bucket, self.n_bucket, self.k_bucket, self.aligned, self.tiny)
 
 
 class GemmTuning(Record):
@@ -288,7 +286,9 @@ def active_table() -> dict[ShapeClass, TunedClass] | None:
             record = committed(record_id)
             edges = {name: tuple(record.edges.get(name, ())) for name in ("m", "n", "k")}
             if edges != {"m": M_EDGES, "n": N_EDGES, "k": K_EDGES}:
-                raise ValueError(f"the tuning table {record_id} was made with bucket edges {record.edges}; the code's differ")
+                raise ValueError(
+                    f"the tuning table {record_id} was made with bucket edges {record.edges}; the code's differ"
+                )
             merged.update({c.shape_class: c for c in record.classes})
         _ACTIVE["table"] = merged or None
     return _ACTIVE["table"]
