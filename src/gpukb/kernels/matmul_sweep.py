@@ -68,8 +68,8 @@ NT_SHAPES: tuple[Shape, ...] = (
 #: (GPT-2's MLP at 2304 tokens: 54 tiles of 128×256 for 132 multiprocessors), rows off 128-byte lines (2000³), a
 #: Llama-2 MLP with the weight transposed (``x @ w.t()``) and with A transposed. With their layouts.
 ISSUE_SHAPES: tuple[tuple[str, Shape], ...] = (
-    ("NN", ("issue", "GPT-2 MLP 768→3072 at 2304 tokens, x @ W", 2304, 768, 3072)),
-    ("NT", ("issue", "GPT-2 MLP 3072→768 at 2304 tokens, x @ w.t()", 2304, 768, 3072)),
+    ("NN", ("issue", "GPT-2 MLP down 3072→768 at 2304 tokens, x @ W", 2304, 768, 3072)),
+    ("NT", ("issue", "GPT-2 MLP down 3072→768 at 2304 tokens, x @ w.t()", 2304, 768, 3072)),
     ("NN", ("issue", "2000³", 2000, 2000, 2000)),
     ("NT", ("issue", "Llama-2-7B MLP up 4096→11008, M=512, x @ w.t()", 512, 11008, 4096)),
     ("TN", ("issue", "Llama-2-7B MLP up 4096→11008, M=512, A transposed", 512, 11008, 4096)),
