@@ -890,20 +890,29 @@ _SHORT = {"bfloat16": "bf16", "float16": "fp16", "float8_e4m3fn": "FP8 E4M3"}
 
 
 @cache
-def _sweep_raw() -> dict[str, Any]:
-    path = ROOT / "src" / "gpukb" / "data" / "results" / "gemm" / "triton-gemm-sweep-h100.json"
+def _sweep_raw(name: str = "triton-gemm-sweep-h100-issue29") -> dict[str, Any]:
+    path = ROOT / "src" / "gpukb" / "data" / "results" / "gemm" / f"{name}.json"
     return json.loads(path.read_text(encoding="utf-8"))
 
 
 @cache
-def _tuning_raw() -> dict[str, Any]:
-    path = ROOT / "src" / "gpukb" / "data" / "results" / "gemm" / "triton-gemm-tuning-h100.json"
+def _tuning_raw(record_id: str = "gemm/triton-gemm-tuning-h100") -> dict[str, Any]:
+    path = ROOT / "src" / "gpukb" / "data" / "results" / f"{record_id}.json"
     return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _kwarg(kwargs: dict[str, Any], name: str, position: int, default: Any) -> Any:
+    """A render call's argument, given by name or by position."""
+    if name in kwargs:
+        return kwargs[name]
+    args = kwargs.get("args") or ()
+    return args[position] if len(args) > position else default
 
 
 def _label(config: dict[str, Any]) -> str:
     """A configuration's label, rebuilt from its JSON fields (not through gpukb's Config)."""
-    extras = [f for f, on in (("ws", config["warp_specialize"]), ("sub", config["epilogue_subtile"])) if on]
+    flags = (("ws", config["warp_specialize"]), ("sub", config["epilogue_subtile"]), ("pad", config.get("pad_rows")))
+    extras = [f for f, on in flags if on]
     if config["kernel"] == "tma" and not config["flatten"]:
         extras.append("noflat")
     if config["fp8_imprecise_acc"] is not None:
@@ -917,8 +926,9 @@ def _label(config: dict[str, Any]) -> str:
 
 def check_triton_sweep_table(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
-    dtype = kwargs.get("dtype") or kwargs["args"][0]
-    raw = [r for r in _sweep_raw()["rows"] if r["dtype"] == dtype]
+    dtype = _kwarg(kwargs, "dtype", 0, "bfloat16")
+    sweep = _kwarg(kwargs, "sweep", 1, "first")
+    raw = [r for r in _sweep_raw()["rows"] if r["dtype"] == dtype and r.get("sweep", "first") == sweep]
     assert len(table) == len(raw) > 0
     peer = "_scaled_mm" if dtype == "float8_e4m3fn" else "cuBLAS"
     for row, r in zip(table, raw, strict=True):
@@ -948,23 +958,30 @@ def check_triton_sweep_table(markdown: str, kwargs: dict[str, Any]) -> None:
 def check_triton_sweep_goal(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
     rows = _sweep_raw()["rows"]
-    assert [row["type"] for row in table] == ["bf16", "fp16", "FP8 E4M3"]
+    names = {"first sweep": "first", "random sweep": "random", "tiny": "tiny"}
+    expected = [("first sweep", "bf16"), ("first sweep", "fp16"), ("random sweep", "bf16"), ("random sweep", "fp16"),
+                ("first sweep", "FP8 E4M3"), ("tiny", "bf16"), ("tiny", "fp16")]  # fmt: skip
+    assert [(row["shapes"], row["type"]) for row in table] == expected
     for row in table:
         dtype = {v: k for k, v in _SHORT.items()}[row["type"]]
-        typed = [r for r in rows if r["dtype"] == dtype]
+        sweep = names[row["shapes"]]
+        typed = [r for r in rows if r["dtype"] == dtype and r["sweep"] == sweep]
         counted = [r for r in typed if r["ratio"] is not None]
         if dtype == "float8_e4m3fn":
             counted = [r for r in counted if min(r["m"], r["n"], r["k"]) >= 1024]
         ratios = [r["ratio"] for r in counted]
-        assert int(row["shapes"]) == len(counted)
-        assert float(row["geometric mean of Triton / peer"]) == pytest.approx(
-            statistics.geometric_mean(ratios), abs=6e-4
-        )
-        assert float(row["lowest (shape)"].split(" ")[0]) == pytest.approx(min(ratios), abs=6e-4)
+        assert int(row["count"]) == len(counted)
+        geomean = statistics.geometric_mean(ratios)
+        assert float(row["geometric mean of Triton / peer"]) == pytest.approx(geomean, abs=6e-4)
+        assert float(row["lowest (M×N×K)"].split(" ")[0]) == pytest.approx(min(ratios), abs=6e-4)
+        large = [r["ratio"] for r in counted if r["m"] * r["n"] * r["k"] >= 2**30]
         if dtype == "float8_e4m3fn":
             met = min(ratios) >= 0.95
+        elif sweep == "tiny":
+            met = min(ratios) >= 0.5  # within twice cuBLAS's time
         else:
-            met = statistics.geometric_mean(ratios) >= 0.90 and min(ratios) >= 0.70
+            assert float(row["lowest with M·N·K ≥ 2^30"].split(" ")[0]) == pytest.approx(min(large), abs=6e-4)
+            met = geomean >= 0.95 and min(large) >= 0.80
         assert row["speed"] == ("met" if met else "**not met**"), row
         errors = [
             r["rel_error"] / r["peer_rel_error"] for r in typed if r["rel_error"] is not None and r["peer_rel_error"]
@@ -975,7 +992,7 @@ def check_triton_sweep_goal(markdown: str, kwargs: dict[str, Any]) -> None:
 
 def check_triton_host_path(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
-    host = _sweep_raw()["host"]
+    host = _sweep_raw()["tiny_host" if _kwarg(kwargs, "tiny", 0, False) else "host"]
     m, n, k = host["shape"]
     first = f"call ({host['calls']} back to back, {_SHORT[host['dtype']]} {m}×{n}×{k})"
     assert list(table[0]) == [first, "wall µs per call", "µs per call until the last returned", "device µs per call",
@@ -992,6 +1009,11 @@ def check_triton_host_path(markdown: str, kwargs: dict[str, Any]) -> None:
 def _class_holds(label: str, c: dict[str, Any]) -> None:
     """A class label (``bfloat16 NN, M 65–256, N ≤ 1024, K ≤ 1024``, maybe ``, rows not 128-byte aligned``) names
     the class's type, layout and alignment, and ranges of M, N and K that hold its representative shape."""
+    tiny = re.fullmatch(r"(\w+) (NN|NT|TN|TT), tiny \(M·N·K < 2\^20\)", label)
+    if tiny:
+        assert tiny.groups() == (c["dtype"], c["layout"]), label
+        assert c["shape"][0] * c["shape"][1] * c["shape"][2] < 2**20, label
+        return
     match = re.fullmatch(r"(\w+) (NN|NT|TN|TT), M ([^,]+), N ([^,]+), K ([^,]+)(, rows not 128-byte aligned)?", label)
     assert match, label
     dtype, layout, *ranges, unaligned = match.groups()
@@ -1008,7 +1030,7 @@ def _class_holds(label: str, c: dict[str, Any]) -> None:
 
 def check_triton_tuning_table(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
-    classes = _tuning_raw()["classes"]
+    classes = _tuning_raw(_kwarg(kwargs, "record_id", 0, "gemm/triton-gemm-tuning-h100"))["classes"]
     assert len(table) == len(classes)
     for row, c in zip(table, classes, strict=True):
         assert row["tuned on"] == "×".join(str(x) for x in c["shape"])
@@ -1050,6 +1072,44 @@ def check_triton_sweep_kernels(markdown: str, kwargs: dict[str, Any]) -> None:
         assert row["Triton's kernels"] == (", ".join(f"`{k}`" for k in r["kernels"] or []) or "–")
         peer = [k.split("<")[0] for k in r["peer_kernels"] or [] if not k.startswith("Memset")]
         assert row["cuBLAS's kernels"] == (", ".join(f"`{k}`" for k in peer) or "–")
+
+
+def check_triton_trials(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    layout, *shape = (_kwarg(kwargs, name, i, None) for i, name in enumerate(("layout", "m", "n", "k")))
+    (c,) = [c for c in _tuning_raw("gemm/triton-gemm-tuning-h100-issue29")["classes"]
+            if c["layout"] == layout and c["shape"] == shape]  # fmt: skip
+    timed = sorted((t for t in c["trials"] if t["ms"] is not None), key=lambda t: t["ms"])
+    assert len(table) == len(timed) > 0
+    m, n, _ = shape
+    for row, t in zip(table, timed, strict=True):
+        config = t["config"]
+        assert row["configuration"].startswith(f"`{_label(config)}`"), row
+        reads = "pointers" if config["kernel"] == "blocked" else ("padded copy" if config["pad_rows"] else "in place")
+        assert row["reads A and B"] == reads
+        units = -(-m // config["block_m"]) * -(-n // config["block_n"]) * (t["split_k"] or 1)
+        assert int(row["tiles × slices"]) == units
+        assert int(row["rounds on 132 SMs"]) == -(-units // 132)
+        assert float(row["µs"]) == pytest.approx(t["ms"] * 1e3, abs=0.051)
+        assert float(row["cuBLAS / Triton"]) == pytest.approx(c["cublas_ms"] / t["ms"], abs=6e-4)
+
+
+def check_triton_sweep_changes(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    before = {(r["dtype"], r["layout"], r["m"], r["n"], r["k"]): r for r in _sweep_raw("triton-gemm-sweep-h100")["rows"]}
+    changed = []
+    for r in _sweep_raw()["rows"]:
+        old = before.get((r["dtype"], r["layout"], r["m"], r["n"], r["k"]))
+        if r["sweep"] != "first" or old is None or r["ratio"] is None or old["ratio"] is None:
+            continue
+        if old["config"] != r["config"] or abs(r["ratio"] - old["ratio"]) > 0.05:
+            changed.append((old, r))
+    assert len(table) == len(changed)
+    for row, (old, new) in zip(table, changed, strict=True):
+        assert (row["shape"], row["layout"], row["type"]) == (new["label"], new["layout"], _SHORT[new["dtype"]])
+        assert float(row["before"]) == pytest.approx(old["ratio"], abs=6e-4)
+        assert float(row["after"]) == pytest.approx(new["ratio"], abs=6e-4)
+        assert row["after: configuration"].startswith(f"`{_label(new['config'])}`")
 
 
 @cache
@@ -1327,6 +1387,8 @@ CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "triton_tuning_table": check_triton_tuning_table,
     "triton_layout_checks": check_triton_layout_checks,
     "triton_sweep_kernels": check_triton_sweep_kernels,
+    "triton_trials": check_triton_trials,
+    "triton_sweep_changes": check_triton_sweep_changes,
     "triton_goal": check_triton_goal,
     "triton_sweep": check_triton_sweep,
     "triton_compare": check_triton_compare,
