@@ -245,3 +245,14 @@ def test_the_sweep_is_registered_for_gpukb_bench() -> None:
     assert "1x128256x4096" in pairs["bf16"].cases
     assert all(all(int(x) % 16 == 0 for x in case.split("x")) for case in pairs["fp8"].cases)
     assert pairs["fp8"].nbytes("4096x4096x4096") == gemm_bytes(4096, 4096, 4096, a_bytes=1, c_bytes=2)
+
+
+def test_records_write_pad_rows_only_where_it_is_set() -> None:
+    # Records written before the field existed must read and write back unchanged.
+    plain, padded = Config("tma", 128, 256, 64), Config("tma", 128, 256, 64, pad_rows=True)
+    trials = [Trial(config=c, split_k=None, ms=1.0).model_dump(mode="json")["config"] for c in (plain, padded)]
+    assert "pad_rows" not in trials[0]
+    assert trials[1]["pad_rows"] is True
+    assert [Config(**t) for t in trials] == [plain, padded]
+    assert plain.as_dict() == trials[0]
+    assert padded.label.endswith(" pad")

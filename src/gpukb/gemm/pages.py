@@ -1122,18 +1122,21 @@ def triton_sweep_table(dtype: str = "bfloat16", sweep: str = "first", record: Tr
     return markdown_table(headers, rows)
 
 
-def triton_sweep_losses(record: TritonSweepRecord | None = None) -> str:
-    """The shapes below the geometric-mean goal, lowest first, as a list (rendered from the record)."""
+def triton_sweep_losses(
+    record: TritonSweepRecord | None = None, below: float = triton_results.SWEEP_GEOMEAN_GOAL
+) -> str:
+    """The shapes below ``below`` (by default the geometric-mean goal), lowest first, as a list (rendered from the
+    record)."""
     record = _sweep(record)
-    losing = triton_results.losing_rows(record)
+    losing = triton_results.losing_rows(record, below)
     if not losing:
-        return f"No shape of the sweep ran below {triton_results.SWEEP_GEOMEAN_GOAL} of its peer."
+        return f"No shape of the sweep ran below {below} of its peer."
     items = [
         f"- {_SWEEP_NAMES[r.sweep]}, {_DTYPE_SHORT[r.dtype]} {r.label} ({_shape(r)}, {r.layout}): {r.ratio:.3f}, "
         f"with {_config_cell(r)}"
         for r in losing
     ]
-    return f"The shapes below {triton_results.SWEEP_GEOMEAN_GOAL} of their peer, lowest first:\n\n" + "\n".join(items)
+    return f"The shapes below {below} of their peer, lowest first:\n\n" + "\n".join(items)
 
 
 def triton_host_path(tiny: bool = False, record: TritonSweepRecord | None = None) -> str:

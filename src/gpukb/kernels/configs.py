@@ -110,8 +110,28 @@ class Config:
         return " ".join([self.kernel, shape, f"g{self.group_m}", f"s{self.num_stages}", f"w{self.num_warps}", *extras])
 
     def as_dict(self) -> dict[str, Any]:
-        """The configuration as plain JSON-ready data (what a results file records)."""
-        return asdict(self)
+        """The configuration as plain JSON-ready data (what a results file records; ``pad_rows`` only when set,
+        so that records written before the field existed read and write back unchanged)."""
+        data = asdict(self)
+        if not data["pad_rows"]:
+            del data["pad_rows"]
+        return data
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        # Records serialize a configuration as as_dict() does: without pad_rows where it is False.
+        from pydantic_core import core_schema
+
+        schema = handler(source)
+
+        def serialize(value: Any, nxt: Any) -> Any:
+            data = nxt(value)
+            if isinstance(data, dict) and data.get("pad_rows") is False:
+                data = {k: v for k, v in data.items() if k != "pad_rows"}
+            return data
+
+        schema["serialization"] = core_schema.wrap_serializer_function_ser_schema(serialize)
+        return schema
 
 
 #: The most slices the split-K kernel cuts K into.

@@ -708,7 +708,9 @@ def sweep_goal_rows(record: TritonGemmSweep) -> list[SweepGoalRow]:
         elif tiny:
             met = low >= TINY_GOAL
         else:
-            met = geomean >= SWEEP_GEOMEAN_GOAL and (lowest_large is None or (lowest_large.ratio or 0.0) >= SWEEP_FLOOR_GOAL)
+            met = geomean >= SWEEP_GEOMEAN_GOAL and (
+                lowest_large is None or (lowest_large.ratio or 0.0) >= SWEEP_FLOOR_GOAL
+            )
         errors = [r.error_ratio for r in typed if r.error_ratio is not None]
         worst = max(errors) if errors else math.nan
         out.append(
