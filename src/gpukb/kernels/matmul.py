@@ -18,7 +18,8 @@ Three kernels, the first two as in Triton's own tutorials:
   sums go to a workspace and :func:`reduce_kernel` adds them in a fixed order, scales and rounds once.
 
 Which kernel and tiling a product gets comes from a tuning table by shape class (:mod:`gpukb.kernels.tuning`),
-measured ahead of time; nothing is timed at call time. Operands a tensor descriptor cannot describe (a row
+measured ahead of time; nothing is timed at call time. Tiny products (fewer than 2^20 multiply-adds) take the
+blocked kernel, which needs no descriptors and no copies; empty products (M, N or K of 0) launch nothing. Operands a tensor descriptor cannot describe (a row
 stride that is not a multiple of 16 bytes, say) are copied into 16-byte-aligned buffers first (:func:`staging`),
 so every layout gets a TMA kernel on Hopper. The first call of a shape and layout makes a plan; later calls
 reuse it (see :func:`matmul`).
@@ -591,7 +592,8 @@ def matmul(
         config: Tiling and kernel; :func:`default_config` when omitted.
 
     Returns:
-        The M×N product (``out`` when given).
+        The M×N product (``out`` when given): for K = 0, zeros (the sum over nothing, as ``torch.matmul`` gives);
+        for M = 0 or N = 0, an empty matrix. Empty products launch no kernel and make no plan.
 
     Raises:
         TypeError: For a non-tensor, mixed or unsupported element types, a ``config`` that is not a Config.
