@@ -32,6 +32,7 @@ from gpukb.errata import parse as parse_errata
 from gpukb.formats.mixed_precision import parse_autocast
 from gpukb.formats.spec import parse as parse_formats
 from gpukb.gemm import types
+from gpukb.kernels import model_shapes
 from gpukb.records import store
 from gpukb.schema import parse_toml
 from gpukb.sequences import bleu, worked_example
@@ -65,6 +66,7 @@ TOML_FILES: dict[str, tuple[Callable[[str], object], str]] = {
     "cudnn/resnet50_layers.toml": (lambda text: cudnn_layers.parse(text, "resnet50_layers.toml"), "layer"),
     "cudnn/small_cnn.toml": (lambda text: cudnn_cnn.parse(text, "small_cnn.toml"), "example"),
     "distributed/fsdp.toml": (lambda text: distributed_options.parse(text, "fsdp.toml"), "source"),
+    "gemm/model_shapes.toml": (lambda text: model_shapes.parse(text, "model_shapes.toml"), "model"),
 }
 RECORDS = sorted(p.relative_to(DATA).as_posix() for p in (DATA / "results").rglob("*.json"))
 
