@@ -24,7 +24,16 @@ CHAPTER = Chapter(
     start="measuring.md",
     position=30,
     kinds={"performance.sweep": "gpukb.performance.results:SweepRecord"},
-    data_files={"gpu_specs.toml": DataFile("gpukb.performance.specs:parse", "gpu")},
+    data_files={
+        "gpu_specs.toml": DataFile(
+            "gpukb.performance.specs:parse",
+            "gpu",
+            schemas=(
+                ("gpu", "gpukb.performance.specs:GpuEntry"),
+                ("figure", "gpukb.performance.specs:Figure"),
+            ),
+        )
+    },
     checks="tests.performance.test_page_tables",
     mutation=("src/gpukb/performance/pages.py",),
     mutation_tests=(
