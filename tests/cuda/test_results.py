@@ -27,10 +27,10 @@ def test_u16_is_slower_than_u32_only_when_each_thread_moves_one_element() -> Non
     one16, one32 = _copy("one per thread", "u16"), _copy("one per thread", "u32")
     wide16, wide32 = _copy("16 B per thread, narrow", "u16"), _copy("16 B per thread, narrow", "u32")
     vector = _copy("16 B per thread, vector", "u128")
-    assert one16["median_ms"] > 1.3 * one32["median_ms"]  # per element: u16 clearly slower ...
-    assert one16["median_ms"] < 2 * one32["median_ms"]  # ... but not twice as slow on the H100
-    assert wide16["median_ms"] < 1.15 * wide32["median_ms"]  # 16 bytes per thread: nearly the same
-    assert _copy("one per thread", "u8")["median_ms"] > one16["median_ms"]  # narrower still is slower still
+    assert one16["ms"]["median"] > 1.3 * one32["ms"]["median"]  # per element: u16 clearly slower ...
+    assert one16["ms"]["median"] < 2 * one32["ms"]["median"]  # ... but not twice as slow on the H100
+    assert wide16["ms"]["median"] < 1.15 * wide32["ms"]["median"]  # 16 bytes per thread: nearly the same
+    assert _copy("one per thread", "u8")["ms"]["median"] > one16["ms"]["median"]  # narrower still is slower still
     assert vector["ratio_to_torch"] > 0.95
     for dtype in ("u8", "u16", "u32", "u64"):  # more bytes per thread never hurts
         assert _copy("16 B per thread, narrow", dtype)["gbps"] >= _copy("one per thread", dtype)["gbps"]
@@ -71,7 +71,7 @@ def test_what_the_kernels_page_says_about_reductions_histograms_and_matmul() -> 
     assert abs(warp["ratio"] - shared["ratio"]) < 0.05  # ... within a few percent of each other
     assert atomic["ratio"] < 0.01  # one atomic per element crawls
     one_bin_global = _kernel("histogram", "global atomics, one bin")
-    assert one_bin_global["median_ms"] > 2 * _kernel("histogram", "global atomics, uniform")["median_ms"]
+    assert one_bin_global["ms"]["median"] > 2 * _kernel("histogram", "global atomics, uniform")["ms"]["median"]
     one_bin_shared = _kernel("histogram", "shared atomics, one bin")
     copy_gbps = _kernel("copy", "copy, BLOCK")["peer_rate"]
     assert one_bin_shared["rate"] > 0.4 * copy_gbps  # read at about half the copy bandwidth
@@ -178,20 +178,20 @@ def test_what_the_memory_page_says_about_mapped_and_managed_memory() -> None:
     sizes = sorted({r["bytes"] for r in data["rows"]})
     assert all(r["correct"] for r in data["rows"])
     largest = sizes[-1]
-    t = {m: rows[(m, largest)]["median_ms"] for m, _ in rows}
+    t = {m: rows[(m, largest)]["ms"]["median"] for m, _ in rows}
     assert t["mapped-kernel"] < 1.1 * t["pinned-copy-kernel"]  # keeps up with copy + kernel
     for size in sizes[:-1]:  # and is the quicker one below the largest size
-        assert rows[("mapped-kernel", size)]["median_ms"] < rows[("pinned-copy-kernel", size)]["median_ms"]
+        assert rows[("mapped-kernel", size)]["ms"]["median"] < rows[("pinned-copy-kernel", size)]["ms"]["median"]
     for size in sizes[1:]:  # faulting managed memory is the slowest way from 1 MiB up ...
-        fault = rows[("managed-fault-kernel", size)]["median_ms"]
+        fault = rows[("managed-fault-kernel", size)]["ms"]["median"]
         others = ("pinned-copy-kernel", "mapped-kernel", "managed-prefetch-kernel")
-        assert all(fault > rows[(m, size)]["median_ms"] for m in others)
+        assert all(fault > rows[(m, size)]["ms"]["median"] for m in others)
     # ... and at the smallest size prefetch plus kernel took longer than faulting
     assert (
-        rows[("managed-prefetch-kernel", sizes[0])]["median_ms"] > rows[("managed-fault-kernel", sizes[0])]["median_ms"]
+        rows[("managed-prefetch-kernel", sizes[0])]["ms"]["median"] > rows[("managed-fault-kernel", sizes[0])]["ms"]["median"]
     )
     assert t["managed-prefetch"] < 1.25 * t["pinned-copy"]  # bulk migration near a copy's speed
-    small = rows[("managed-prefetch", sizes[0])]["median_ms"]
+    small = rows[("managed-prefetch", sizes[0])]["ms"]["median"]
     assert 0.1 < small < 1.0  # a fixed cost of a few hundred microseconds ...
-    assert small > rows[("pinned-copy", sizes[0])]["median_ms"]  # ... larger than a small copy's
+    assert small > rows[("pinned-copy", sizes[0])]["ms"]["median"]  # ... larger than a small copy's
     assert t["managed-resident-kernel"] < 1.1 * t["device-kernel"]  # resident pages: device speed
