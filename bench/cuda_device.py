@@ -86,9 +86,7 @@ def measure(script: Script) -> DeviceFacts:
             attributes[name] = int(value)
     for key, value in {**properties, **attributes}.items():
         print(f"{key}: {value}", flush=True)
-    return DeviceFacts(
-        run=script.finished(), api="cuda.bindings.runtime", properties=properties, attributes=attributes
-    )
+    return DeviceFacts(run=script.finished(), api="cuda.bindings.runtime", properties=properties, attributes=attributes)
 
 
 if __name__ == "__main__":

@@ -188,7 +188,8 @@ def test_what_the_memory_page_says_about_mapped_and_managed_memory() -> None:
         assert all(fault > rows[(m, size)]["ms"]["median"] for m in others)
     # ... and at the smallest size prefetch plus kernel took longer than faulting
     assert (
-        rows[("managed-prefetch-kernel", sizes[0])]["ms"]["median"] > rows[("managed-fault-kernel", sizes[0])]["ms"]["median"]
+        rows[("managed-prefetch-kernel", sizes[0])]["ms"]["median"]
+        > rows[("managed-fault-kernel", sizes[0])]["ms"]["median"]
     )
     assert t["managed-prefetch"] < 1.25 * t["pinned-copy"]  # bulk migration near a copy's speed
     small = rows[("managed-prefetch", sizes[0])]["ms"]["median"]

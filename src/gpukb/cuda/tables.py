@@ -474,7 +474,14 @@ def overlap_table(record_id: str = OVERLAP_ID) -> Table:
     r = overlap_record(record_id)
     base = r.variants[0].ms.median
     rows = [
-        [v.name, v.streams, v.chunks, f"{v.ms.median:.2f}", f"{v.ms.min:.2f}–{v.ms.max:.2f}", f"{base / v.ms.median:.2f}×"]
+        [
+            v.name,
+            v.streams,
+            v.chunks,
+            f"{v.ms.median:.2f}",
+            f"{v.ms.min:.2f}–{v.ms.max:.2f}",
+            f"{base / v.ms.median:.2f}×",
+        ]
         for v in r.variants
     ]
     return ["issued as", "streams", "chunks", "total (ms, median)", "range (ms)", "speed-up"], rows
