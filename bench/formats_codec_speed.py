@@ -37,9 +37,7 @@ def codec_speed(script: Script) -> CodecSpeed | None:
         ms = sorted(timer.time(fn, REPEATS))
         return float(np.median(ms)) / 1e3, (ms[-1] - ms[0]) / 1e3
 
-    # --8<-- [start:describe-run]
     script.note(f"numpy on one CPU core: medians of {REPEATS} timed calls after one warm-up call.")
-    # --8<-- [end:describe-run]
     n = script.args.n
     rng = np.random.default_rng(0)
     x = (rng.standard_normal(n) * np.exp2(rng.integers(-8, 8, n))).astype(np.float32)
@@ -74,9 +72,7 @@ def codec_speed(script: Script) -> CodecSpeed | None:
             f"round trip {row['round_trip_ratio']:.1f}x",
             flush=True,
         )
-    # --8<-- [start:write-record]
     return CodecSpeed(run=script.finished(), repeats=REPEATS, rows=rows)
-    # --8<-- [end:write-record]
 
 
 if __name__ == "__main__":

@@ -280,7 +280,7 @@ def host_path(torch: Any) -> dict:
         torch.cuda.current_stream().wait_stream(stream)
         torch.cuda.synchronize()
         graph.replay()
-        kernel_us = EventTimer(torch, calls=5).time(graph.replay, 1)[0] * 1e3 / 100  # 5 replays of 100 calls
+        kernel_us = EventTimer(torch, calls_per_sample=5).time(graph.replay, 1)[0] * 1e3 / 100  # 5 replays of 100 calls
         best = None
         for _ in range(3):  # three rounds, the fastest kept (the others met a busy host)
             torch.cuda.synchronize()

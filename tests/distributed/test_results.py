@@ -352,3 +352,31 @@ def test_the_two_gpu_records_come_from_one_machine_on_one_day() -> None:
         ("NVIDIA H100 80GB HBM3", "580.159.04", "2.11.0+cu130")
     }
     assert {_h100x2(n)["world_size"] for n in names} == {2}
+
+
+def test_a_one_window_collective_record_converts_to_a_summary_of_one_sample() -> None:
+    from gpukb.distributed.results import CONVERSION_NOTE, CollectiveBandwidth, upgrade
+    from gpukb.records import parse
+
+    run = {"date": "2026-11-26", "command": "torchrun x", "machine": None, "cpu_count": None, "gpu": None,
+           "versions": {"python": "3.12.3"}, "notes": ["as run"]}  # fmt: skip
+    row = {"op": "all_reduce", "size_bytes": 1024, "seconds": 2.5e-5, "algbw": 4.096e7, "busbw": 4.096e7, "ranks": 2}
+    v1 = {"kind": "distributed.collectives", "schema_version": 1, "run": run, "backend": "nccl", "world_size": 2,
+          "dtype": "float32", "iters": 20, "warmup": 5, "rows": [row]}  # fmt: skip
+    record = parse(upgrade(v1), "collectives", CollectiveBandwidth)
+    ms = record.rows[0].ms
+    assert ms.n == 1  # one window was timed: one sample, whose median, quartiles and extremes are itself
+    assert ms.median == ms.q1 == ms.q3 == ms.min == ms.max == pytest.approx(0.025, rel=1e-15)
+    assert (record.repeats, record.iters) == (1, 20)
+    assert record.run.notes == ["as run", CONVERSION_NOTE]
+    other = {"kind": "distributed.fsdp-training", "schema_version": 1}
+    assert upgrade(other) is other
+
+
+def test_the_committed_collectives_record_says_how_it_was_converted() -> None:
+    from gpukb.distributed.results import CONVERSION_NOTE
+
+    raw = _h100x2("collectives-h100x2")
+    assert (raw["schema_version"], raw["repeats"]) == (2, 1)
+    assert raw["run"]["notes"][-1] == CONVERSION_NOTE
+    assert all(r["ms"]["n"] == 1 for r in raw["rows"])

@@ -6,7 +6,6 @@ calculator, the index arithmetic); every "measured on" sentence from :func:`gpuk
 
 from __future__ import annotations
 
-
 from gpukb import records
 from gpukb.cuda import indexing, limits, overlap, tables
 from gpukb.cuda.occupancy import occupancy_table

@@ -2,9 +2,9 @@
 
 For each size ``S`` (nccl-tests' definition: the per-rank array for all-reduce, the whole gathered array for
 reduce-scatter and all-gather) the collective runs ``warmup`` times, then ``iters`` times between two barriers, in
-each of ``repeats`` windows; a window's time of one operation is the slowest rank's mean. :func:`gpukb.distributed.collectives.bandwidths` turns it into
-algorithm and bus bandwidth. Works on gloo (CPU) and NCCL (one GPU per rank); ``bench/distributed_collectives.py``
-is the ``torchrun`` entry point.
+each of ``repeats`` windows; a window's time of one operation is the slowest rank's mean.
+:func:`gpukb.distributed.collectives.bandwidths` turns the median into algorithm and bus bandwidth. Works on gloo
+(CPU) and NCCL (one GPU per rank); ``bench/distributed_collectives.py`` is the ``torchrun`` entry point.
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def measure(
             sync()
         dist.barrier()
 
-    timer = HostTimer(sync, calls=iters)
+    timer = HostTimer(sync, calls_per_sample=iters)
     rows = []
     with warnings.catch_warnings():  # torch ≥ 2.12 suggests the *_single names; both exist in 2.11 and 2.13
         warnings.simplefilter("ignore", FutureWarning)

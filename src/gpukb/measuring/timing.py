@@ -36,7 +36,7 @@ class Monitor(Protocol):
 
 class Timer(Protocol):
     """Something that times ``n`` samples of a function, in milliseconds per call (a sample is one call, or the
-    mean of a few back-to-back calls where the timer has ``calls``)."""
+    mean of a few back-to-back calls where the timer has ``calls_per_sample``)."""
 
     def time(self, fn: Callable[[], object], n: int, before: Callable[[], object] | None = None) -> list[float]:
         """Call ``before`` (untimed) and then ``fn`` (timed), ``n`` times; return the ``n`` times in ms."""
@@ -50,14 +50,14 @@ class HostTimer:
     Attributes:
         sync: Called before the clock starts and before it stops, e.g. ``torch.cuda.synchronize``. Without
             it, a host clock around GPU work measures the launch, not the work.
-        calls: Back-to-back calls per sample; a sample is their mean (see :class:`EventTimer`).
+        calls_per_sample: Back-to-back calls per sample; a sample is their mean (see :class:`EventTimer`).
     """
 
     sync: Callable[[], object] | None = None
-    calls: int = 1
+    calls_per_sample: int = 1
 
     def __post_init__(self) -> None:
-        positive_int("calls per sample", self.calls)
+        positive_int("calls per sample", self.calls_per_sample)
 
     def time(self, fn: Callable[[], object], n: int, before: Callable[[], object] | None = None) -> list[float]:
         """Time ``n`` samples of ``fn``; see :class:`Timer`."""
@@ -69,11 +69,11 @@ class HostTimer:
             if self.sync is not None:
                 self.sync()
             start = time.perf_counter()
-            for _ in range(self.calls):
+            for _ in range(self.calls_per_sample):
                 fn()
             if self.sync is not None:
                 self.sync()
-            samples.append((time.perf_counter() - start) * 1e3 / self.calls)
+            samples.append((time.perf_counter() - start) * 1e3 / self.calls_per_sample)
         return samples
 
 
@@ -86,17 +86,17 @@ class EventTimer:
 
     Attributes:
         torch: The ``torch`` module (passed in so that this module imports without it).
-        calls: Back-to-back calls per sample, whose mean the sample is (default one). A call shorter than its
+        calls_per_sample: Back-to-back calls per sample, whose mean the sample is (default one). A call shorter than its
             own launch leaves the GPU idle while the host launches the next one, and events around that one call
             time the host; several calls between two events keep the queue full, so the launches overlap the
             previous calls' work. ``before`` then runs once per sample, ahead of the first of its calls.
     """
 
     torch: Any
-    calls: int = 1
+    calls_per_sample: int = 1
 
     def __post_init__(self) -> None:
-        positive_int("calls per sample", self.calls)
+        positive_int("calls per sample", self.calls_per_sample)
 
     def time(self, fn: Callable[[], object], n: int, before: Callable[[], object] | None = None) -> list[float]:
         """Time ``n`` samples of ``fn``; see :class:`Timer`."""
@@ -108,11 +108,11 @@ class EventTimer:
             if before is not None:
                 before()
             start.record()
-            for _ in range(self.calls):
+            for _ in range(self.calls_per_sample):
                 fn()
             end.record()
         cuda.synchronize()
-        return [start.elapsed_time(end) / self.calls for start, end in zip(starts, ends, strict=True)]
+        return [start.elapsed_time(end) / self.calls_per_sample for start, end in zip(starts, ends, strict=True)]
 
 
 class Marks:
@@ -247,7 +247,7 @@ def benchmark(
     budget = budget or Budget()
     timer.time(fn, 1, before)  # the first call may pay one-time costs (loading, planning): not an estimate
     estimate = max(min(timer.time(fn, ESTIMATE_CALLS, before)), 1e-6)
-    per_sample = estimate * getattr(timer, "calls", 1)  # a sample of a batching timer is several calls
+    per_sample = estimate * getattr(timer, "calls_per_sample", 1)  # a sample of a batching timer is several calls
     warmup = max(budget.min_warmup, math.ceil(budget.warmup_ms / per_sample))
     warmup = min(warmup, 10 * budget.max_reps)
     if warmup:

@@ -206,8 +206,8 @@ class Script:
         there is one) otherwise or when ``host`` is set; each sample is the mean of ``calls`` back-to-back calls."""
         positive_int("calls per sample", calls)
         if self.on_gpu and not host:
-            return EventTimer(self.torch, calls=calls)
-        return HostTimer(self.torch.cuda.synchronize if self.on_gpu else None, calls=calls)
+            return EventTimer(self.torch, calls_per_sample=calls)
+        return HostTimer(self.torch.cuda.synchronize if self.on_gpu else None, calls_per_sample=calls)
 
     @property
     def flush(self) -> L2Flusher:
