@@ -17,21 +17,16 @@ from typing import TextIO
 from gpukb.performance.results import SUITES, SweepRecord, file_name
 from gpukb.performance.suites import Stopwatch, first_line
 from gpukb.records import ClockReading, Run, clock_reading, describe_run, finished, read, write
+from gpukb.records.script import cuda_missing
 
 #: Exit status when nothing could be measured or a suite failed (argparse uses 2 for usage errors).
 FAILURE = 1
 
 
 def gpu_status() -> str | None:
-    """Why nothing can be measured here, or ``None`` when a CUDA GPU is available."""
-    try:
-        import torch
-    except ImportError:
-        return "torch is not installed, so no GPU can be reached"
-    if not torch.cuda.is_available():
-        build = f"CUDA {torch.version.cuda}" if torch.version.cuda else "no CUDA (a CPU build)"
-        return f"no CUDA GPU is available (torch {torch.__version__}, built with {build})"
-    return None
+    """Why nothing can be measured here, or ``None`` when a CUDA GPU is available (the bench scripts' answer,
+    :func:`gpukb.records.script.cuda_missing`)."""
+    return cuda_missing()
 
 
 class Progress:

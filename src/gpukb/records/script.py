@@ -68,7 +68,7 @@ def parser(
     """The command line of a bench script: its output, its own options, and ``--backend`` for ``"ranks"``.
 
     Args:
-        doc: The script's docstring: its first line is the description, the whole of it the help text.
+        doc: The script's docstring (its usage and what it measures), the description ``--help`` shows.
         arguments: Adds the script's own options to the parser.
         output: One of :data:`OUTPUTS`.
         device: One of :data:`DEVICES`.
