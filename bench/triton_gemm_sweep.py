@@ -68,6 +68,8 @@ from gpukb.gemm.triton.sweep import (  # noqa: E402  # noqa: E402
     shapes,
 )
 from gpukb.gemm.triton.sweep import NT_SHAPES as NT_CASES  # noqa: E402
+from gpukb.measuring.timing import EventTimer  # noqa: E402
+from gpukb.records.script import Script, main  # noqa: E402
 
 
 class Budget:
@@ -304,14 +306,8 @@ def host_path(torch: Any, shape: tuple[int, int, int] = HOST_SHAPES[0]) -> dict:
                     fn()
         torch.cuda.current_stream().wait_stream(stream)
         torch.cuda.synchronize()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         graph.replay()
-        start.record()
-        for _ in range(5):
-            graph.replay()
-        end.record()
-        torch.cuda.synchronize()
-        kernel_us = start.elapsed_time(end) * 1e3 / 500
+        kernel_us = EventTimer(torch, calls_per_sample=5).time(graph.replay, 1)[0] * 1e3 / 100  # 5 replays of 100 calls
         best = None
         for _ in range(3):  # three rounds, the fastest kept (the others met a busy host)
             torch.cuda.synchronize()
@@ -536,31 +532,26 @@ def profile_rows(torch: Any, rows: list[dict], budget: Budget) -> None:
         print(f"kernels {row['label']}: Triton {row['kernels']}, cuBLAS {row['peer_kernels']}", flush=True)
 
 
-def main(argv: list[str] | None = None) -> int:
-    from gpukb.records import rerecord_option
-
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("out_dir", type=Path, help="folder to write the tuning table and the sweep record into")
-    rerecord_option(parser)
+def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--budget", type=float, default=280.0, help="seconds the whole run may take")
     parser.add_argument("--table", type=Path, help="use this tuning table instead of tuning (skips the tuning)")
     parser.add_argument("--tune", choices=("sweep", "issue29", "none"), default="sweep",
                         help="which classes to tune; none: use the committed tables")  # fmt: skip
     parser.add_argument("--tune-only", action="store_true", help="stop after writing the tuning table")
     parser.add_argument("--name", default="triton-gemm-sweep-h100", help="the sweep record's file name, no suffix")
-    args = parser.parse_args(argv)
+
+
+def triton_gemm_sweep(script: Script) -> int:
+    args, started = script.args, script.started
+    args.out_dir = args.output  # the folder the skeleton parsed
     import torch
 
-    if not torch.cuda.is_available():
-        print("triton_gemm_sweep: no CUDA GPU here; nothing to measure", file=sys.stderr)
-        return 1
     from gpukb.gemm.triton import tuning
     from gpukb.gemm.triton.matmul import clear_plans
     from gpukb.gemm.triton.results import TritonGemmSweep
-    from gpukb.records import describe_run, finished, parse, read, write
+    from gpukb.records import parse, read
 
     budget = Budget(args.budget)
-    started = time.perf_counter()
     args.out_dir.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(0)
     checks = [] if args.tune_only else layout_checks(torch)
@@ -583,19 +574,17 @@ def main(argv: list[str] | None = None) -> int:
         tuned = {(c.dtype, c.layout, tuple(c.shape)) for c in active.values()}
         print(f"committed tables: {len(active)} classes", flush=True)
     else:
-        run = describe_run()
         data = tune(torch, args.out_dir, budget, args.tune)
-        data["run"] = finished(run, started).model_dump(mode="json")
+        data["run"] = script.finished().model_dump(mode="json")
         table = parse(data, "tuning", expect=tuning.GemmTuning)
         name = TABLE_FILE if args.tune == "sweep" else TABLE_FILE.replace(".json", f"-{args.tune}.json")
-        write(table, args.out_dir / name, replace=args.rerecord)
+        script.write(table, name)
         print(f"tuning done at {time.perf_counter() - started:.0f} s: {len(table.classes)} classes", flush=True)
         if args.tune_only:
             return 0
         tuning.use_table(table)
         tuned = {(c.dtype, c.layout, tuple(c.shape)) for c in table.classes}
     clear_plans()  # plans made before hold configurations chosen without the table
-    run = describe_run()
     rows = sweep(torch, args.out_dir, budget, tuned)
     profile_rows(torch, rows, budget)
     record = {
@@ -612,14 +601,12 @@ def main(argv: list[str] | None = None) -> int:
         "tiny_host": tiny_host,
         "checks": checks,
         "rows": rows,
-        "run": finished(run, started).model_dump(mode="json"),
+        "run": script.finished().model_dump(mode="json"),
     }
-    path = write(
-        parse(record, "sweep", expect=TritonGemmSweep), args.out_dir / f"{args.name}.json", replace=args.rerecord
-    )
+    path = script.write(parse(record, "sweep", expect=TritonGemmSweep), f"{args.name}.json")
     print(f"wrote {path} at {time.perf_counter() - started:.0f} s", flush=True)
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(triton_gemm_sweep, __doc__, arguments, output="folder"))

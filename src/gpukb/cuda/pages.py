@@ -6,8 +6,6 @@ calculator, the index arithmetic); every "measured on" sentence from :func:`gpuk
 
 from __future__ import annotations
 
-import statistics
-
 from gpukb import records
 from gpukb.cuda import indexing, limits, overlap, tables
 from gpukb.cuda.occupancy import occupancy_table
@@ -298,7 +296,7 @@ def overlap_timings() -> str:
     return (
         markdown_table(*tables.overlap_table())
         + f"\n\nBuffer: {tables.kib(record.total_bytes)} of float32; kernel: {record.kernel}; "
-        f"{len(record.variants[0].totals_ms)} runs of each. The device reports "
+        f"{record.variants[0].ms.n} runs of each. The device reports "
         f"`asyncEngineCount` = {record.async_engine_count}. " + records.measured_on(record.run) + "\n"
     )
 
@@ -307,7 +305,7 @@ def overlap_verdict() -> str:
     """Sequential against overlapped against the ideal bound, in words, from the record."""
     record = tables.overlap_record()
     b = tables.overlap_bounds()
-    medians = {v.name: statistics.median(v.totals_ms) for v in record.variants}
+    medians = {v.name: v.ms.median for v in record.variants}
     first = record.variants[0]
     best = min(record.variants, key=lambda v: medians[v.name])
     return (

@@ -443,14 +443,15 @@ def collective_bandwidth_markdown(record_id: str, factor: int = 4) -> str:
         row = [kib(s)]
         for op in ops:
             r = by[op, s]
-            row += [f"{r.seconds * 1e6:.1f}", f"{r.algbw / 1e9:.2f}", f"{r.busbw / 1e9:.2f}"]
+            row += [f"{r.ms.median * 1e3:.1f}", f"{r.algbw / 1e9:.2f}", f"{r.busbw / 1e9:.2f}"]
         rows.append(row)
     headers = ["size S"]
     for op in ops:
         headers += [f"{_OP_NAMES[op]} µs", f"{_OP_NAMES[op]} algbw (GB/s)", f"{_OP_NAMES[op]} busbw (GB/s)"]
+    windows = "" if record.repeats == 1 else f", in each of {record.repeats} windows: the median window"
     how = (
         f"{record.dtype}, {record.world_size} ranks, {record.backend.upper()}; {record.warmup} warm-up calls, then "
-        f"the mean of {record.iters} calls of the slowest rank. Measured at {len(sizes)} sizes from "
+        f"the mean of {record.iters} calls of the slowest rank{windows}. Measured at {len(sizes)} sizes from "
         f"{kib(sizes[0])} to {kib(sizes[-1])}; shown: each size {factor} times the one before. "
     )
     return markdown_table(headers, rows) + "\n\n" + how + records.measured_on(record.run)

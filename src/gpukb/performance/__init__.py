@@ -43,7 +43,7 @@ CHAPTER = Chapter(
         "tests/performance/test_measured.py",
     ),
     gpu_runs={
-        "sweep-quick": GpuRun("python3 bench/gpu_sweep.py --quick --output {out}", "performance/h100-sweep-quick", 90),
-        "sweep": GpuRun("python3 bench/gpu_sweep.py --output {out}", "performance/h100-sweep", 240),
+        "sweep-quick": GpuRun("python3 bench/gpu_sweep.py --quick {out}", "performance/h100-sweep-quick", 90),
+        "sweep": GpuRun("python3 bench/gpu_sweep.py {out}", "performance/h100-sweep", 240),
     },
 )
