@@ -11,6 +11,8 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from tests.helpers import ROOT, markdown_tables
 
 RESULTS = ROOT / "src/gpukb/data/results/cuda"
