@@ -51,11 +51,37 @@ def check_flash_kernel(out: str) -> None:
     assert ours <= 2 * peer
 
 
+def check_flash_training(out: str) -> None:
+    import math
+
+    import torch
+
+    first, second = out.splitlines()
+    m = re.fullmatch(
+        r"(\d+) steps on (\w+): first loss (\S+) \(SDPA (\S+)\), last (\S+) \(SDPA (\S+)\)", first
+    )
+    assert m, first
+    gpu = torch.cuda.is_available()
+    assert (int(m[1]), m[2]) == ((300, "cuda") if gpu else (2, "cpu"))
+    ours_first, peer_first, ours_last, peer_last = map(float, m.groups()[2:])
+    # an untrained model guesses: its first loss is near ln(vocab) = ln 64 for both
+    assert abs(ours_first - math.log(64)) < 0.3
+    assert ours_first == pytest.approx(peer_first, rel=1e-3)
+    worst = float(second.rsplit(": ", 1)[1])
+    # the same model, data and bf16 inputs: on the CPU the two differ only in float32 accumulation order; on a
+    # GPU, by bf16 rounding compounded over 300 steps
+    assert 0 <= worst < (2e-2 if gpu else 1e-3)
+    if gpu:  # 300 steps learn the copy: the loss falls well below guessing, for both
+        assert ours_last < 0.75 * ours_first
+        assert peer_last < 0.75 * peer_first
+
+
 # --8<-- [start:checks]
 CHECKS: dict[str, Callable[[str], None]] = {
     "snippets/attention/sdpa_reference.py": check_sdpa_reference,
     "snippets/attention/online_softmax.py": check_online_softmax,
     "snippets/attention/flash_kernel.py": check_flash_kernel,
+    "snippets/attention/flash_training.py": check_flash_training,
 }
 
 
