@@ -57,9 +57,7 @@ def check_flash_training(out: str) -> None:
     import torch
 
     first, second = out.splitlines()
-    m = re.fullmatch(
-        r"(\d+) steps on (\w+): first loss (\S+) \(SDPA (\S+)\), last (\S+) \(SDPA (\S+)\)", first
-    )
+    m = re.fullmatch(r"(\d+) steps on (\w+): first loss (\S+) \(SDPA (\S+)\), last (\S+) \(SDPA (\S+)\)", first)
     assert m, first
     gpu = torch.cuda.is_available()
     assert (int(m[1]), m[2]) == ((300, "cuda") if gpu else (2, "cpu"))

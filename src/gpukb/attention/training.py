@@ -100,7 +100,11 @@ def train_losses(
     """
     import torch
 
-    steps, heads, kv_heads = positive_int("steps", steps), positive_int("heads", heads), positive_int("kv_heads", kv_heads)
+    steps, heads, kv_heads = (
+        positive_int("steps", steps),
+        positive_int("heads", heads),
+        positive_int("kv_heads", kv_heads),
+    )
     if d_model % heads or heads % kv_heads:
         raise ValueError(f"need heads | d_model and kv_heads | heads; got d_model {d_model}, heads {heads}, "
                          f"kv_heads {kv_heads}")  # fmt: skip

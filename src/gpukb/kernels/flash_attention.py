@@ -46,8 +46,8 @@ __all__ = [
     "ALIGNMENTS",
     "DEFAULT_BACKWARD_CONFIGS",
     "DEFAULT_CONFIGS",
-    "INTERPRETER_BACKWARD_CONFIG",
     "HEAD_DIMS",
+    "INTERPRETER_BACKWARD_CONFIG",
     "INTERPRETER_CONFIG",
     "BackwardConfig",
     "FlashConfig",
@@ -729,7 +729,7 @@ def _function() -> Any:
 
     class FlashAttentionFunction(torch.autograd.Function):
         @staticmethod
-        def forward(ctx: Any, q, k, v, causal, offset, scale, config, backward_config):  # noqa: ANN001, ANN205
+        def forward(ctx: Any, q, k, v, causal, offset, scale, config, backward_config):
             b, h, sq, _ = q.shape
             lse = torch.empty((b, h, sq), dtype=torch.float32, device=q.device)
             out = _forward_launch(q, k, v, causal, offset, scale, config, lse)
@@ -738,7 +738,7 @@ def _function() -> Any:
             return out
 
         @staticmethod
-        def backward(ctx: Any, d_out):  # noqa: ANN001, ANN205
+        def backward(ctx: Any, d_out):
             q, k, v, out, lse = ctx.saved_tensors
             dq, dk, dv = _backward_launch(q, k, v, out, lse, d_out.contiguous(), *ctx.args)
             return dq, dk, dv, None, None, None, None, None
@@ -786,7 +786,7 @@ def flash_attention(
             without the interpreter.
     """
     torch = _torch()
-    b, h, hkv, sq, sk, d = _check(q, k, v)
+    b, h, _hkv, sq, sk, d = _check(q, k, v)
     causal = flag("causal", causal)
     align = choice("align", align, ALIGNMENTS)
     scale = 1.0 / math.sqrt(d) if scale is None else float(scale)

@@ -43,6 +43,7 @@ KINDS = {
     "cuda.host-memory": "gpukb.cuda.results:HostMemory",
     "cuda.overlap": "gpukb.cuda.results:Overlap",
     "attention.flash-forward": "gpukb.attention.results:FlashForward",
+    "attention.flash-training": "gpukb.attention.results:FlashTraining",
     "distributed.collectives": "gpukb.distributed.results:CollectiveBandwidth",
     "distributed.fsdp-training": "gpukb.distributed.results:FsdpTraining",
     "distributed.fsdp-dtypes": "gpukb.distributed.results:FsdpDtypes",
