@@ -69,9 +69,9 @@ def check_flash_training(out: str) -> None:
     # the same model, data and bf16 inputs: on the CPU the two differ only in float32 accumulation order; on a
     # GPU, by bf16 rounding compounded over 300 steps
     assert 0 <= worst < (2e-2 if gpu else 1e-3)
-    if gpu:  # 300 steps learn the copy: the loss falls well below guessing, for both
-        assert ours_last < 0.75 * ours_first
-        assert peer_last < 0.75 * peer_first
+    if gpu:  # 300 steps learn to attend to the previous token: the loss falls far below guessing, for both
+        assert ours_last < 0.5 * ours_first
+        assert peer_last < 0.5 * peer_first
 
 
 # --8<-- [start:checks]

@@ -1,10 +1,11 @@
 """A small causal transformer trained with a chosen attention function: the test that a backward pass is right
 enough to train with, beyond gradients on one batch.
 
-:func:`train_losses` builds the model from a seed, trains it on a copy task (each sequence's second half repeats
-its first half, so the loss can only fall below that of guessing by attending back to the first half), and returns
-the loss of every step. Two attention functions trained from the same seed on the same batches should give losses
-that differ only by the rounding of bf16 arithmetic. torch is imported when the functions run.
+:func:`train_losses` builds the model from a seed, trains it on the previous-token task
+(:func:`previous_token_batch`: the target at each position is the token before it, so the loss can fall below
+that of guessing only by attending to that position), and returns the loss of every step. Two attention functions
+trained from the same seed on the same batches should give losses that differ only by the rounding of bf16
+arithmetic. torch is imported when the functions run.
 """
 
 from __future__ import annotations
@@ -15,32 +16,35 @@ from typing import Any
 
 from gpukb.arguments import positive_int
 
-__all__ = ["copy_task_batch", "train_losses"]
+__all__ = ["previous_token_batch", "train_losses"]
 
 #: An attention function: ``(q, k, v) -> out`` on (batch, heads, length, head_dim) tensors, causal.
 Attention = Callable[[Any, Any, Any], Any]
 
 
-def copy_task_batch(batch: int, seq: int, vocab: int, generator: Any) -> tuple[Any, Any]:
-    """Inputs and next-token targets of the copy task: ``seq // 2`` random tokens, then the same tokens again.
+def previous_token_batch(batch: int, seq: int, vocab: int, generator: Any) -> tuple[Any, Any]:
+    """Inputs and targets of the previous-token task: random tokens, and at each position the token one before it.
+
+    No token predicts its own target: the model must attend to the position before its own, so the loss can
+    fall below that of guessing, ``ln(vocab)``, only through attention.
 
     Args:
         batch: Sequences per batch.
-        seq: Tokens per sequence (even, ≥ 4).
+        seq: Tokens per sequence (≥ 2).
         vocab: Token values are ``0 .. vocab - 1``.
         generator: A ``torch.Generator`` (CPU) the tokens are drawn from.
 
     Returns:
-        ``(inputs, targets)``: (batch, seq - 1) long tensors on the CPU; ``targets`` is ``inputs`` shifted by one.
+        ``(inputs, targets)``: (batch, seq - 1) long tensors on the CPU, ``targets[:, i] = inputs[:, i - 1]``
+        (and for ``i = 0``, the token before the inputs).
     """
     import torch
 
     batch, seq, vocab = positive_int("batch", batch), positive_int("seq", seq), positive_int("vocab", vocab)
-    if seq < 4 or seq % 2:
-        raise ValueError(f"seq must be even and ≥ 4 (two halves); got {seq}")
-    half = torch.randint(0, vocab, (batch, seq // 2), generator=generator)
-    tokens = torch.cat([half, half], dim=1)
-    return tokens[:, :-1], tokens[:, 1:]
+    if seq < 2:
+        raise ValueError(f"seq must be ≥ 2; got {seq}")
+    tokens = torch.randint(0, vocab, (batch, seq), generator=generator)
+    return tokens[:, 1:], tokens[:, :-1]
 
 
 def _model(torch: Any, vocab: int, seq: int, d_model: int, heads: int, kv_heads: int, attention: Attention) -> Any:
@@ -89,7 +93,7 @@ def train_losses(
     vocab: int = 64,
     lr: float = 3e-3,
 ) -> list[float]:
-    """Train the block for ``steps`` steps of AdamW on fresh copy-task batches; the loss of every step.
+    """Train the block for ``steps`` steps of AdamW on fresh previous-token batches; the loss of every step.
 
     Parameters are float32; the forward runs under ``torch.autocast`` in bf16, so the attention function gets
     bf16 queries, keys and values, as in mixed-precision training. The model's initial weights and the batches
@@ -114,7 +118,7 @@ def train_losses(
     data = torch.Generator().manual_seed(seed + 1)
     losses = []
     for _ in range(steps):
-        inputs, targets = (t.to(device) for t in copy_task_batch(batch, seq, vocab, data))
+        inputs, targets = (t.to(device) for t in previous_token_batch(batch, seq, vocab, data))
         with torch.autocast(device_type=torch.device(device).type, dtype=torch.bfloat16):
             logits = model(inputs)
         loss = torch.nn.functional.cross_entropy(logits.float().reshape(-1, vocab), targets.reshape(-1))
