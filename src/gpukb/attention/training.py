@@ -11,12 +11,16 @@ arithmetic. torch is imported when the functions run.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from gpukb.arguments import positive_int
 
-__all__ = ["previous_token_batch", "train_losses"]
+__all__ = ["BF16_ROUNDOFF", "previous_token_batch", "steps_in_agreement", "train_losses"]
+
+#: bf16's unit roundoff, 2⁻⁸ (8 significand bits): two losses whose relative difference is below it are equal to
+#: within one bf16 rounding.
+BF16_ROUNDOFF = 2.0**-8
 
 #: An attention function: ``(q, k, v) -> out`` on (batch, heads, length, head_dim) tensors, causal.
 Attention = Callable[[Any, Any, Any], Any]
@@ -129,3 +133,22 @@ def train_losses(
         if not math.isfinite(losses[-1]):
             break
     return losses
+
+
+def steps_in_agreement(losses: Sequence[float], reference: Sequence[float], tolerance: float = BF16_ROUNDOFF) -> int:
+    """How many leading steps have ``|loss - reference| <= tolerance · |reference|``.
+
+    Training amplifies rounding: two correct bf16 implementations agree step for step until the model changes
+    fast (a loss that drops), then drift apart. The count says for how long they agreed.
+
+    Raises:
+        ValueError: If the sequences differ in length or the tolerance is not positive.
+    """
+    if len(losses) != len(reference):
+        raise ValueError(f"losses and reference must have one length; got {len(losses)} and {len(reference)}")
+    if not tolerance > 0:
+        raise ValueError(f"tolerance must be > 0; got {tolerance!r}")
+    for step, (a, b) in enumerate(zip(losses, reference, strict=True)):
+        if not abs(a - b) <= tolerance * abs(b):
+            return step
+    return len(losses)
