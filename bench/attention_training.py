@@ -122,7 +122,7 @@ def main() -> int:
     )
     flops_note = (
         "forward: 4 · batch · heads · pairs · head_dim (causal pairs counted exactly); backward: 2.5 times that "
-        "(five matrix products to the forward's two, as FlashAttention-2 counts)"
+        "(five matrix products to the forward's two, as FlashAttention's benchmark counts)"
     )
     run = describe_run(notes=[timing_note])
     print(f"{run.gpu.name if run.gpu else 'no GPU'}, torch {torch.__version__}", flush=True)

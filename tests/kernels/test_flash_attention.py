@@ -140,6 +140,7 @@ def test_every_default_config_is_valid_for_its_head_dim() -> None:
     for (d, _causal), cfg in fa.DEFAULT_CONFIGS.items():
         assert d in fa.HEAD_DIMS
         assert cfg.block_m % cfg.block_n == 0
+    assert {d for d, _ in fa.DEFAULT_CONFIGS} == set(fa.DEFAULT_BACKWARD_CONFIGS) == set(fa.HEAD_DIMS)
 
 
 # --- causal alignment, head dim 256, and the backward pass, against a masked float64 reference ------------

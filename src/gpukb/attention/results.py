@@ -85,8 +85,8 @@ class FlashForward(Record):
 
 #: Id of the committed training-benchmark file the pages render.
 FLASH_TRAINING_ID = "attention/flash-training-h100"
-#: The backward pass counts 2.5 times the forward's operations: five matrix products to the forward's two
-#: (FlashAttention-2, arXiv:2307.08691, section 4.1, counts it so).
+#: The backward pass counts 2.5 times the forward's operations: five matrix products to the forward's two, as
+#: FlashAttention's benchmark counts it (Dao-AILab/flash-attention, benchmarks/benchmark_flash_attention.py).
 BACKWARD_FLOP_FACTOR = 2.5
 
 
