@@ -309,6 +309,10 @@ def test_the_answer_states_each_backend_ratio_at_the_standard_shape() -> None:
         ratios = ", ".join(f"{c['triton']['tflops'] / t['tflops']:.2f}× {t['name']}" for t in c["backends"])
         kind = "causal" if c["causal"] else "non-causal"
         assert line == f"- {c['direction'].capitalize()}, {kind}: {c['triton']['tflops']:.0f} TFLOP/s, {ratios}."
+        # the page's sentence under the list: faster than flash and efficient, slower than cuDNN, at this shape
+        rates = {t["name"]: t["tflops"] for t in c["backends"]}
+        assert rates["flash"] < c["triton"]["tflops"] < rates["cudnn"]
+        assert rates["efficient"] < c["triton"]["tflops"]
 
 
 def test_a_sweep_direction_that_does_not_exist_is_refused() -> None:
