@@ -198,6 +198,9 @@ def check_training_sweep(markdown: str, kwargs: dict[str, Any]) -> None:
         assert r["kernel ÷ fastest"] == f"{ours / best[0]:.2f} ({best[1]})"
         clocks = [w["sm_mhz_min"] for w in c["triton"]["clocks"]]
         assert r["kernel SM MHz (min)"] == (f"{min(clocks):.0f}" if clocks else "-")
+        differences = [t["difference"] for t in c["backends"] if t["difference"] is not None]
+        assert r["largest difference from kernel"] == f"{max(differences):.1e}"
+        assert max(differences) < 1e-2  # bf16 implementations of one function: a few roundings apart
     shapes = {(c["seq"], c["head_dim"], c["heads"] != c["kv_heads"], c["batch"]) for c in cases}
     assert {s for s, *_ in shapes} >= {512, 4097, 16384}  # short, long, and a length no block divides
     assert {d for _, d, *_ in shapes} == {64, 128, 256}

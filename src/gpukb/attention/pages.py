@@ -144,16 +144,20 @@ def training_steps() -> str:
 
 def training_sweep(direction: str = "forward") -> str:
     """Every recorded shape of one direction: TFLOP/s of the kernel and of each backend, the kernel's ratio to
-    the fastest backend, and the lowest SM clock read while the kernel was timed."""
+    the fastest backend, the lowest SM clock read while the kernel was timed, and the largest relative difference
+    of a backend's result from the kernel's (for a backward, of dQ, dK or dV)."""
     if direction not in ("forward", "backward"):
         raise ValueError(f"direction must be 'forward' or 'backward'; got {direction!r}")
     rec = _training()
     rows = []
     for c in (c for c in rec.cases if c.direction == direction):
         best = _best(c)
+        differences = [t.difference for t in c.backends if t.difference is not None]
         rows.append([_shape(c), c.config, _fmt(c.triton.tflops), *(_fmt(t.tflops) for t in c.backends),
-                     f"{c.triton.tflops / best.tflops:.2f} ({best.name})", _clock(c.triton)])  # fmt: skip
-    headers = ["shape", "kernel tiling", "kernel", *BACKENDS, "kernel ÷ fastest", "kernel SM MHz (min)"]
+                     f"{c.triton.tflops / best.tflops:.2f} ({best.name})", _clock(c.triton),
+                     f"{max(differences):.1e}" if differences else "-"])  # fmt: skip
+    headers = ["shape", "kernel tiling", "kernel", *BACKENDS, "kernel ÷ fastest", "kernel SM MHz (min)",
+               "largest difference from kernel"]  # fmt: skip
     return markdown_table(headers, rows) + "\n\n" + measured_on(rec.run)
 
 
