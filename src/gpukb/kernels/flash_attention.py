@@ -1,4 +1,5 @@
-"""A Triton flash-attention forward kernel: ``softmax(Q Kᵀ · scale) V`` without forming the score matrix.
+"""Triton flash-attention kernels, forward and backward: ``softmax(Q Kᵀ · scale) V`` without forming the score
+matrix, differentiable through a ``torch.autograd.Function``.
 
 The structure is FlashAttention-2's (Dao, 2023, arXiv:2307.08691): one program per block of ``BLOCK_M`` query
 rows of one head, a loop over blocks of ``BLOCK_N`` keys and values, and the *online softmax* (Milakov and
@@ -13,14 +14,20 @@ Details that make it fast, as in Triton's own ``06-fused-attention`` tutorial:
 * The key loop is split in two. Blocks that no mask touches run without any comparison; only the blocks on the
   causal diagonal and the last, partial block of keys (when the key length is not a multiple of ``BLOCK_N``)
   compute a mask. So any sequence length works, and full blocks pay nothing for it.
-* The causal mask is aligned to the top left, as ``scaled_dot_product_attention(..., is_causal=True)`` aligns
-  it: query ``i`` sees keys ``0..i``.
+* The causal mask's diagonal is one offset: query ``i`` sees keys ``j <= i + OFFSET``, 0 for the top-left
+  alignment of ``scaled_dot_product_attention(..., is_causal=True)``, ``kv_len - q_len`` for the bottom-right one
+  of FlashAttention ≥ 2.1 (decoding after a KV cache). A query that sees no key gets output 0 and lse +inf.
 * Grouped-query attention (GQA) by index arithmetic: query head ``h`` reads key/value head ``h // (H / H_kv)``;
   nothing is copied or repeated.
 * Two variants of the same loop: :func:`_forward` loads tiles through pointers (any strides with a unit stride
   along head_dim, any GPU), :func:`_forward_tma` through Hopper tensor descriptors (contiguous inputs, compute
   capability 9.0); :class:`FlashConfig` picks one (``tma=True``), and ``DEFAULT_CONFIGS`` holds what
   ``bench/attention_flash.py`` chose on an H100.
+
+The backward is FlashAttention-2's, structured as Triton's ``06-fused-attention`` tutorial structures it: the
+forward saves each row's log-sum-exp; :func:`_bwd_delta` forms ``D = rowsum(dO ∘ O)``; :func:`_bwd_dkdv` (one
+program per key block, summing over the query heads of a GQA group) and :func:`_bwd_dq` (one program per query
+block) rebuild ``P = exp2(S - lse)`` tile by tile.
 
 Accumulation is float32; the probabilities are rounded to the input type before the second product, as in
 every flash-attention implementation. The kernel is compiled lazily, for the mode Triton is in at the first call
