@@ -70,8 +70,8 @@ def flash(script: Script) -> None:
     from torch.nn.attention import SDPBackend, sdpa_kernel
     from torch.nn.functional import scaled_dot_product_attention as sdpa
 
+    from gpukb.attention import kernel as fa
     from gpukb.attention.results import BACKENDS, Candidate, Case, FlashForward, Timing
-    from gpukb.gemm.triton import flash_attention as fa
     from gpukb.numerics import relative_error
 
     timing_note = (

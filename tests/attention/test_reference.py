@@ -65,6 +65,16 @@ def test_masks_equal_torch(rng) -> None:
     assert ref.causal_mask(2, 3).tolist() == [[True, False, False], [True, True, False]]
 
 
+def test_causal_mask_alignments() -> None:
+    # bottom-right: the last query sees every key; with more queries than keys the first rows see none
+    assert ref.causal_mask(2, 3, align="bottom-right").tolist() == [[True, True, False], [True, True, True]]
+    assert ref.causal_mask(3, 2, align="bottom-right").tolist() == [[False, False], [True, False], [True, True]]
+    assert ref.causal_mask(3, 2).tolist() == [[True, False], [True, True], [True, True]]
+    assert (ref.causal_mask(4, 4, "bottom-right") == ref.causal_mask(4, 4)).all()  # equal lengths: one mask
+    with pytest.raises(ValueError, match=r"unknown align 'left'; choose one of \['top-left', 'bottom-right'\]"):
+        ref.causal_mask(2, 2, align="left")
+
+
 def test_general_attention_with_its_own_scale(rng) -> None:
     q, k, v = rng.standard_normal((4, 3)), rng.standard_normal((5, 3)), rng.standard_normal((5, 2))
     out, weights = ref.attention(q, k, v, scale=1.0)

@@ -28,6 +28,7 @@ RECORD_ID = "site/snippet-runs-h100"
 #: The snippets whose output depends on whether a CUDA GPU is present (device, timer, kernel path).
 GPU_SNIPPETS: tuple[str, ...] = (
     "snippets/attention/flash_kernel.py",
+    "snippets/attention/flash_training.py",
     "snippets/cuda/vector_add_triton.py",
     "snippets/gemm/batched_gemm.py",
     "snippets/gemm/triton_matmul.py",
