@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from gpukb.cudnn.convolution import output_size
+from gpukb.cudnn.pages import conv_measured_on
 from gpukb.cudnn.program import FWD_ALGOS, parse_example, parse_layers
 from gpukb.cudnn.results import CONV_H100, ConvForward
 from gpukb.records import load
@@ -32,12 +33,11 @@ def test_the_run_is_an_h100_with_both_cudnns() -> None:
     assert r.run.versions.cudnn == "9.19.0"  # torch's wheel
     assert "backend 91900" in r.frontend_version
     # the page says so in words, and names the program's version where it speaks of its host time
-    from gpukb.cudnn.pages import conv_measured_on
-
     said = conv_measured_on()
     assert "machine's cuDNN 9.14.0; torch used cuDNN 9.19.0" in said
     page = (ROOT / "docs" / "cudnn" / "h100.md").read_text(encoding="utf-8")
-    assert "cuDNN 9.14's descriptor API" in page and "torch ran cuDNN 9.19" in page
+    assert "cuDNN 9.14's descriptor API" in page
+    assert "torch ran cuDNN 9.19" in page
 
 
 def test_the_recorded_example_passes_the_snippets_check() -> None:
