@@ -53,6 +53,10 @@ def check_cost_table(markdown: str, kwargs: dict[str, Any]) -> None:
         assert float(r["score matrix MB"]) == pytest.approx(scores / 1e6, abs=0.051)
         assert int(r["FLOP/B fused"]) == round(flops / fused)
         assert float(r["FLOP/B unfused"]) == pytest.approx(flops / (fused + 4 * scores), abs=0.051)
+        # K and V read by every block of 128 queries (top-left causal: the keys up to the block's last row)
+        keys = sum(min(start + 128, seq) if causal else seq for start in range(0, seq, 128))
+        reread = b * h * d * size * (2 * seq + 2 * keys)
+        assert int(r["FLOP/B, K and V read per 128 queries"]) == round(flops / reread)
 
 
 def check_kv_cache(markdown: str, kwargs: dict[str, Any]) -> None:
