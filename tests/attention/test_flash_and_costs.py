@@ -142,3 +142,12 @@ def test_the_fused_intensities_bracket_the_ridge() -> None:
     said = flash_rereads()
     times = float(said.split(" times the ")[0].rsplit(", ", 1)[1])
     assert times > 2
+
+
+def test_a_masked_probability_does_not_cancel_a_non_finite_value() -> None:
+    """The TMA variant's caveat: a key past the end of a head gets probability 0, but its value row (the next head's)
+    still enters P·V, and 0 · inf is NaN, so one non-finite value there spoils the output row."""
+    p = np.array([[1.0, 0.0]])  # the second key is masked: probability exactly 0
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(p @ np.array([[2.0], [np.inf]]))[0, 0]
+    assert (p @ np.array([[2.0], [1e30]]))[0, 0] == 2.0  # finite values are harmless

@@ -143,11 +143,19 @@ def scaled_dot_product_attention(
 
 
 # --8<-- [start:masks]
-def causal_mask(q_len: int, kv_len: int | None = None) -> np.ndarray:
-    """(q_len, kv_len) boolean: query ``i`` may attend to key ``j`` when ``j ≤ i`` (top-left aligned)."""
+def causal_mask(q_len: int, kv_len: int | None = None, align: str = "top-left") -> np.ndarray:
+    """(q_len, kv_len) boolean: may query ``i`` attend to key ``j``.
+
+    ``"top-left"`` (torch's ``is_causal``): when ``j ≤ i``. ``"bottom-right"`` (FlashAttention ≥ 2.1, torch's
+    ``causal_lower_right``): when ``j ≤ i + kv_len - q_len``, so the last query sees every key, as the new tokens
+    of a decoder do against a KV cache that holds the earlier ones. The two agree when ``q_len == kv_len``.
+    """
     q_len = positive_int("q_len", q_len)
     kv_len = q_len if kv_len is None else positive_int("kv_len", kv_len)
-    return np.arange(kv_len)[None, :] <= np.arange(q_len)[:, None]
+    offsets = {"top-left": 0, "bottom-right": kv_len - q_len}
+    if align not in offsets:
+        raise ValueError(f"align must be one of {sorted(offsets)}; got {align!r}")
+    return np.arange(kv_len)[None, :] <= np.arange(q_len)[:, None] + offsets[align]
 
 
 def padding_mask(lengths: Any, max_len: int) -> np.ndarray:

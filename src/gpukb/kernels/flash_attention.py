@@ -22,9 +22,10 @@ Details that make it fast, as in Triton's own ``06-fused-attention`` tutorial:
   capability 9.0); :class:`FlashConfig` picks one (``tma=True``), and ``DEFAULT_CONFIGS`` holds what
   ``bench/attention_flash.py`` chose on an H100.
 
-Accumulation is float32; the probabilities are rounded to the input type before the second product, as in
-every flash-attention implementation. The kernel is compiled lazily, for the mode Triton is in at the first call
-(compiled for the GPU, or interpreted on the CPU under ``TRITON_INTERPRET=1``).
+Accumulation is float32; the probabilities are rounded to the input type before the second product (a
+tensor-core product takes both operands in one type), as FlashAttention-2 does in fp16 and bf16. The kernel is
+compiled lazily, for the mode Triton is in at the first call (compiled for the GPU, or interpreted on the CPU under
+``TRITON_INTERPRET=1``).
 """
 
 # Triton's convention, kept here: upper-case names for sizes and compile-time constants inside kernels.
