@@ -89,6 +89,25 @@ def composer_keys_markdown() -> str:
     return markdown_table(["key", "default", "what it does", "source"], rows)
 
 
+def fully_shard_signature() -> str:
+    """``fully_shard``'s parameters and ``FSDPModule``'s setters in the installed torch, read by ``inspect`` when
+    the site is built (the prose names each; a test fails when a torch adds one the page does not name)."""
+    import inspect
+
+    import torch
+    from torch.distributed.fsdp import FSDPModule, fully_shard
+
+    params = inspect.signature(fully_shard).parameters.values()
+    positional = [p.name for p in params if p.kind is not p.KEYWORD_ONLY]
+    keywords = [p.name for p in params if p.kind is p.KEYWORD_ONLY]
+    setters = sorted(m for m in dir(FSDPModule) if m.startswith("set_"))
+    return (
+        f"In torch {torch.__version__.split('+')[0]}: `fully_shard({', '.join(positional)}, *, "
+        f"{', '.join(keywords)})`; the module it returns is an `FSDPModule` with "
+        f"{', '.join(f'`{m}`' for m in setters)}.\n"
+    )
+
+
 def fsdp_map_markdown() -> str:
     """FSDP1 arguments and their FSDP2 counterparts (torchtitan's map)."""
     rows = [[_cell(m.fsdp1), _cell(m.fsdp2), _cell(m.note), _cite(m.source)] for m in facts().fsdp_map]
