@@ -399,7 +399,21 @@ def check_link_comparison(markdown: str, kwargs: dict[str, Any]) -> None:
         assert int(row[f"of NCCL's ~{nccl} GB/s"].removesuffix("%")) == round(100 * busbw / nccl)
 
 
+def check_ddp_buckets(markdown: str, kwargs: dict[str, Any]) -> None:
+    """The DDP run's extra peak over plain training on one GPU, and the 4 bytes per parameter of its buckets, from
+    the two records read with json; the buckets are half of it, to within a percent."""
+    raw, alone = _by_id(_arg(kwargs, "record_id", 0)), _by_id(_arg(kwargs, "one_gpu_id", 1))
+    ddp = next(r for r in raw["runs"] if not r["fsdp"] and r["autocast"] is None)
+    plain = next(r for r in alone["runs"] if _config(r) == _config(ddp))
+    extra, buckets = ddp["peak_bytes"] - plain["peak_bytes"], 4 * raw["parameters"]
+    numbers = [float(x) for x in re.findall(r"(\d+\.\d+) GiB", markdown)]
+    assert numbers == [round(extra / 2**30, 3), round(buckets / 2**30, 3), round((extra - buckets) / 2**30, 3)]
+    assert f"({buckets / extra:.0%})" in markdown
+    assert abs(buckets / extra - 0.5) < 0.01
+
+
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
+    "ddp_buckets_markdown": check_ddp_buckets,
     "interleaved_markdown": check_interleaved,
     "throughput_markdown": check_throughput,
     "memory_markdown": check_memory,

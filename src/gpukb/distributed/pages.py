@@ -263,6 +263,21 @@ def memory_markdown(record_id: str = FSDP_SINGLE_GPU_ID, one_gpu_id: str | None 
     return markdown_table(headers, rows) + "\n\n" + records.measured_on(record.run)
 
 
+def ddp_buckets_markdown(record_id: str, one_gpu_id: str) -> str:
+    """How much of DDP's extra peak over plain training on one GPU its gradient buckets explain: with the default
+    ``gradient_as_bucket_view=False`` they are a float32 copy of every gradient, 4 bytes per parameter."""
+    record = records.load(record_id, FsdpTraining)
+    _, single = _same_configurations(record, one_gpu_id)
+    run = next(r for r in record.runs if not r.fsdp and r.autocast is None and r.checkpointing == "none")
+    extra = run.peak_bytes - single[_key(run)].peak_bytes
+    buckets = 4 * record.parameters
+    return (
+        f"DDP's peak per GPU was {extra / GIB:.3f} GiB above plain training's on one GPU. Its buckets, a float32 "
+        f"copy of the {record.parameters / 1e6:.0f} M gradients, are {buckets / GIB:.3f} GiB of it "
+        f"({buckets / extra:.0%}); the other {(extra - buckets) / GIB:.3f} GiB this run does not attribute.\n"
+    )
+
+
 def throughput_markdown(record_id: str = FSDP_SINGLE_GPU_ID, one_gpu_id: str | None = None) -> str:
     """Tokens/s of every configuration: the median of the repeats, with min and max.
 
@@ -440,11 +455,21 @@ def machine_markdown(record_id: str) -> str:
     """Where a multi-GPU collectives record ran: ranks, backend, the link between the GPUs, and the run line."""
     record = records.load(record_id, CollectiveBandwidth)
     links = nvlinks(record)
-    link = (
-        f"`nvidia-smi topo -m` shows them joined by `NV{links}`, a bonded set of {links} NVLinks. "
-        if links
-        else "The record shows no NVLink between them. "
-    )
+    if links == H100_NVLINKS:
+        link = (
+            f"`nvidia-smi topo -m` shows `NV{links}` between them, in its legend a connection traversing a bonded set "
+            f"of {links} NVLinks. An H100 SXM has {H100_NVLINKS} NVLinks in all, and on the HGX H100 8-GPU board they "
+            "do not join two GPUs directly: each GPU connects to all four NVSwitch chips of the board, which connect "
+            "every GPU to every other "
+            "([NVIDIA, Introducing NVIDIA HGX H100](https://developer.nvidia.com/blog/introducing-nvidia-hgx-h100-an-"
+            "accelerated-server-platform-for-ai-and-high-performance-computing/), read 2026-11-27). So the two GPUs "
+            "talk through the switches, at the bandwidth of all of one GPU's links; with eight GPUs each GPU's links "
+            "carry its traffic to all seven others. "
+        )
+    elif links:
+        link = f"`nvidia-smi topo -m` shows `NV{links}` between them, a bonded set of {links} NVLinks. "
+    else:
+        link = "The record shows no NVLink between them. "
     return (
         f"{record.world_size} ranks, one GPU each, {record.backend.upper()}. " + link + records.measured_on(record.run)
     )
