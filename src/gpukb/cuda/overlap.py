@@ -54,7 +54,6 @@ def pipeline_bound(h2d: Sequence[float], kernel: Sequence[float], d2h: Sequence[
     # --8<-- [end:bound]
 
 
-
 def engine_lanes(ops: Sequence[tuple[str, int, float, float]]) -> dict[str, list[tuple[int, float, float]]]:
     """The operations of one run, ``(stage, chunk, start, end)`` with ``start`` the time an event before it on its
     stream completed, laid out one lane per stage: ``{stage: [(chunk, start, end), ...]}`` in order of end.

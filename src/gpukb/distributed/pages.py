@@ -500,6 +500,34 @@ def collective_bandwidth_markdown(record_id: str, factor: int = 4) -> str:
     return markdown_table(headers, rows) + "\n\n" + how + records.measured_on(record.run)
 
 
+def alpha_beta_markdown(record_id: str) -> str:
+    """The α-β model fitted to each recorded collective: α, B, the size S½ below which α is more than half the
+    time, and the model's worst relative error (with the size it occurs at). The smallest size is left out of the
+    fit and of the errors: the run's very first call (an all-reduce of it) still carried first-call costs."""
+    record = records.load(record_id, CollectiveBandwidth)
+    rows = []
+    for op in dict.fromkeys(r.op for r in record.rows):
+        measured = sorted((r for r in record.rows if r.op == op), key=lambda r: r.size_bytes)[1:]
+        factor = collectives.bus_factor(op, record.world_size)
+        alpha, bandwidth = collectives.fit_alpha_beta(
+            [r.size_bytes for r in measured], [r.seconds for r in measured], factor
+        )
+        errors = [(collectives.alpha_beta_time(r.size_bytes, alpha, bandwidth, factor) / r.seconds - 1, r.size_bytes)
+                  for r in measured]  # fmt: skip
+        worst, at = max(errors, key=lambda e: abs(e[0]))
+        rows.append([_OP_NAMES[op], f"{alpha * 1e6:.1f}", f"{bandwidth / 1e9:.0f}",
+                     f"{alpha * bandwidth / factor / 2**20:.1f}", f"{worst:+.0%} at {kib(at)}"])  # fmt: skip
+    headers = ["collective", "α (µs)", "B (GB/s)", "S½ (MiB)", "worst error of the model"]
+    first = min(r.size_bytes for r in record.rows)
+    sizes = sorted({r.size_bytes for r in record.rows})
+    return (
+        markdown_table(headers, rows)
+        + f"\n\nFitted to the {len(sizes) - 1} sizes from {kib(sizes[1])} to {kib(sizes[-1])} of each collective "
+        f"({kib(first)} left out: the run's first call, an all-reduce of that size, was slower than the calls after "
+        "it).\n"
+    )
+
+
 def link_comparison_markdown(record_id: str) -> str:
     """Each collective's busbw at the largest size against H100's NVLink line rate per direction and NCCL's
     effective NVLink bandwidth on H100."""
