@@ -151,3 +151,19 @@ def test_a_masked_probability_does_not_cancel_a_non_finite_value() -> None:
     with np.errstate(invalid="ignore"):
         assert np.isnan(p @ np.array([[2.0], [np.inf]]))[0, 0]
     assert (p @ np.array([[2.0], [1e30]]))[0, 0] == 2.0  # finite values are harmless
+
+
+def test_a_decoding_step_is_bound_by_memory() -> None:
+    """L_q = 1: about heads / kv_heads FLOP per byte in bf16 whatever the batch, far below the H100's ridge even
+    for multi-query attention; grouped-query attention cuts the bytes, not the operations."""
+    ridge = measured_ridge(measured_ceilings(H100_SWEEP), "bf16")
+    for batch in (1, 16):
+        _, rows = costs.decode_table(batch=batch)
+        assert len({r[2] for r in rows}) == 1  # one operation count for every kv-head count
+        for label, kv, _, _, intensity, _ in rows:
+            assert intensity == pytest.approx(32 / kv, rel=0.01), label
+            assert intensity < ridge / 8
+    _, one = costs.decode_table(batch=1)
+    _, many = costs.decode_table(batch=16)
+    assert [r[4] for r in one] == [r[4] for r in many]
+    assert one[0][3] == pytest.approx(4 * one[1][3], rel=0.01)  # 8 kv heads instead of 32: a quarter of the bytes

@@ -214,3 +214,24 @@ def kv_cache_table(
         fp8 = kv_cache_bytes(layers, batch, seq, kv, head_dim, "fp8")
         rows.append([label, kv, round(bf16 / 2**30, 4), round(fp8 / 2**30, 4), round(bf16 / seq / batch / 2**10)])
     return headers, rows
+
+
+def decode_table(
+    layers: int = 32, heads: int = 32, head_dim: int = 128, seq: int = 8192, batch: int = 1, bandwidth: float = 3e12
+) -> tuple[list[str], list[list[object]]]:
+    """One decoding step (one new query per sequence against a cache of ``seq`` tokens) of every layer's attention,
+    with multi-head, grouped-query and multi-query attention, bf16: operations, bytes (the cache dominates), FLOP per
+    byte, and the time the bytes take at ``bandwidth`` bytes per second.
+
+    Each query head still multiplies with every cached key and value, so the operations do not depend on the
+    key/value heads; the bytes do, and the intensity is about ``heads / kv_heads`` FLOP per byte in bf16
+    (``4·H·L·d`` operations over ``2·G·L·d`` cached elements of 2 bytes), whatever the batch.
+    """
+    headers = ["attention", "kv heads", "GFLOP", "MB read", "FLOP/B", "µs at the bandwidth"]
+    rows = []
+    for label, kv in (("multi-head", heads), ("grouped-query", 8), ("multi-query", 1)):
+        c = attention_costs(batch, heads, 1, seq, head_dim, kv_heads=kv)
+        flops, moved = layers * c.flops, layers * c.io_bytes
+        rows.append([label, kv, round(flops / 1e9, 2), round(moved / 1e6, 1), round(c.intensity, 2),
+                     round(moved / bandwidth * 1e6)])  # fmt: skip
+    return headers, rows

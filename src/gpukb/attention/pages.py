@@ -11,7 +11,7 @@ import math
 
 from gpukb.attention import costs
 from gpukb.attention.results import BACKENDS, FLASH_FORWARD_ID, Case, FlashForward
-from gpukb.bench.ceilings import measured_ceilings
+from gpukb.bench.ceilings import measured_ceilings, measured_ridge
 from gpukb.bench.pages import gpu_snippet_output  # noqa: F401 (the kernel page's render block calls it from here)
 from gpukb.bench.results import H100_SWEEP
 from gpukb.kernels.flash_attention import DEFAULT_CONFIGS
@@ -34,6 +34,16 @@ def cost_table() -> str:
 def kv_cache() -> str:
     """KV-cache sizes of a 32-layer model with 32 query heads of 128 at 8192 tokens."""
     return markdown_table(*costs.kv_cache_table())
+
+
+def decode() -> str:
+    """One decoding step's attention for the KV-cache model shape, against the H100's measured copy bandwidth."""
+    ceilings = measured_ceilings(H100_SWEEP)
+    table = markdown_table(*costs.decode_table(bandwidth=ceilings["bandwidth"] * 1e9))
+    return (
+        table + f"\n\nTimes at {ceilings['bandwidth'] / 1e3:.2f} TB/s, the H100's fastest measured copy; its "
+        f"measured ridge point for bf16 is {measured_ridge(ceilings, 'bf16'):.0f} FLOP/B.\n"
+    )
 
 
 def flash_rereads() -> str:
