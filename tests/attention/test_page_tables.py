@@ -75,6 +75,10 @@ def check_cost_table(markdown: str, kwargs: dict[str, Any]) -> None:
         assert float(r["score matrix MB"]) == pytest.approx(scores / 1e6, abs=0.051)
         assert int(r["FLOP/B fused"]) == round(flops / fused)
         assert float(r["FLOP/B unfused"]) == pytest.approx(flops / (fused + 4 * scores), abs=0.051)
+        # K and V read by every block of 128 queries (top-left causal: the keys up to the block's last row)
+        keys = sum(min(start + 128, seq) if causal else seq for start in range(0, seq, 128))
+        reread = b * h * d * size * (2 * seq + 2 * keys)
+        assert int(r["FLOP/B, K and V read per 128 queries"]) == round(flops / reread)
 
 
 def check_kv_cache(markdown: str, kwargs: dict[str, Any]) -> None:
@@ -286,7 +290,24 @@ def check_training_tuning(markdown: str, kwargs: dict[str, Any]) -> None:
     assert len(chosen) == 2 + len(used_b)
 
 
+def check_decode(markdown: str, kwargs: dict[str, Any]) -> None:
+    """One decoding step of 32 layers, 32 query heads of 128, 8192 cached tokens, bf16, from first principles; the
+    time at the bandwidth the note under the table states."""
+    (table,) = markdown_tables(markdown)
+    tbps = float(markdown.split("Times at ")[1].split(" TB/s")[0])
+    assert [r["attention"] for r in table] == ["multi-head", "grouped-query", "multi-query"]
+    for r in table:
+        kv = int(r["kv heads"])
+        flops = 32 * 4 * 32 * 8192 * 128
+        moved = 32 * 128 * 2 * (2 * 32 * 1 + 2 * kv * 8192)  # layers, d, bytes: Q and O of one token, the cache
+        assert float(r["GFLOP"]) == pytest.approx(flops / 1e9, abs=0.006)
+        assert float(r["MB read"]) == pytest.approx(moved / 1e6, abs=0.06)
+        assert float(r["FLOP/B"]) == pytest.approx(flops / moved, abs=0.006)
+        assert int(r["µs at the bandwidth"]) == pytest.approx(moved / (tbps * 1e12) * 1e6, rel=0.01)
+
+
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
+    "decode": check_decode,
     "scaling": check_scaling,
     "cost_table": check_cost_table,
     "kv_cache": check_kv_cache,

@@ -306,7 +306,36 @@ def check_overlap_timings(markdown: str, kwargs: dict[str, Any]) -> None:
     assert "Measured on an NVIDIA H100" in markdown
 
 
+def check_bank_conflicts(markdown: str, kwargs: dict[str, Any]) -> None:
+    """Each pattern's banks and passes from the rule itself: word w in bank w mod 32, passes the most distinct words
+    in one bank, recomputed from the word indices each row describes."""
+    (table,) = markdown_tables(markdown)
+    col = [r * 32 for r in range(32)]
+    expected = {
+        "a row of a 32 × 32 tile (consecutive words)": list(range(32)),
+        "every lane the same word (broadcast)": [0] * 32,
+        "stride 2 words": [2 * i for i in range(32)],
+        "a column of a 32 × 32 tile (stride 32)": col,
+        "a column of a 32 × 33 tile (one word of padding)": [r * 33 for r in range(32)],
+        "a column of a 32 × 32 tile, XOR-swizzled": [r * 32 + (0 ^ r) for r in range(32)],
+        "the tiled matmul's `sa[ty, j]`, 16 × 16 tiles": [(i // 16) * 16 for i in range(32)],
+        "the tiled matmul's `sb[j, tx]`, 16 × 16 tiles": [i % 16 for i in range(32)],
+        "the tiled matmul's `sa[ty, j]`, 32 × 32 tiles": [0] * 32,
+        "the tiled matmul's `sb[j, tx]`, 32 × 32 tiles": list(range(32)),
+    }
+    assert [r["warp reads"] for r in table] == list(expected)
+    for row in table:
+        words = expected[row["warp reads"]]
+        per_bank: dict[int, set[int]] = {}
+        for w in words:
+            per_bank.setdefault(w % 32, set()).add(w)
+        assert int(row["passes"]) == max(len(v) for v in per_bank.values())
+        assert row["banks of lanes 0-3"] == ", ".join(str(w % 32) for w in words[:4]) + ", …"
+    assert {r["warp reads"]: int(r["passes"]) for r in table}["a column of a 32 × 32 tile (stride 32)"] == 32
+
+
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
+    "bank_conflicts": check_bank_conflicts,
     "device_facts": check_device_facts,
     "memory_hierarchy": check_memory_hierarchy,
     "limits_by_capability": check_limits,

@@ -29,8 +29,9 @@ forward saves each row's log-sum-exp; :func:`_bwd_delta` forms ``D = rowsum(dO â
 program per key block, summing over the query heads of a GQA group) and :func:`_bwd_dq` (one program per query
 block) rebuild ``P = exp2(S - lse)`` tile by tile.
 
-Accumulation is float32; the probabilities are rounded to the input type before the second product, as in
-every flash-attention implementation. The kernel is compiled lazily, for the mode Triton is in at the first call
+Accumulation is float32; the probabilities are rounded to the input type before the second product (a
+tensor-core product takes both operands in one type), as FlashAttention-2 does in fp16 and bf16. The kernel is
+compiled lazily, for the mode Triton is in at the first call
 (compiled for the GPU, or interpreted on the CPU under ``TRITON_INTERPRET=1``).
 """
 

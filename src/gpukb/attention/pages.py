@@ -22,6 +22,8 @@ from gpukb.attention.results import (
     Timed,
 )
 from gpukb.attention.training import BF16_ROUNDOFF, steps_in_agreement
+from gpukb.performance.ceilings import measured_ceilings, measured_ridge
+from gpukb.performance.results import H100_SWEEP
 from gpukb.records import load, measured_on
 from gpukb.tables import markdown_table
 
@@ -41,6 +43,38 @@ def cost_table() -> str:
 def kv_cache() -> str:
     """KV-cache sizes of a 32-layer model with 32 query heads of 128 at 8192 tokens."""
     return markdown_table(*costs.kv_cache_table())
+
+
+def decode() -> str:
+    """One decoding step's attention for the KV-cache model shape, against the H100's measured copy bandwidth."""
+    ceilings = measured_ceilings(H100_SWEEP)
+    table = markdown_table(*costs.decode_table(bandwidth=ceilings["bandwidth"] * 1e9))
+    return (
+        table + f"\n\nTimes at {ceilings['bandwidth'] / 1e3:.2f} TB/s, the H100's fastest measured copy; its "
+        f"measured ridge point for bf16 is {measured_ridge(ceilings, 'bf16'):.0f} FLOP/B.\n"
+    )
+
+
+def flash_rereads() -> str:
+    """What the kernel's measured time at the standard shape says about where its re-reads of K and V came from:
+    the bandwidth they would have needed from HBM, against the H100's measured copy bandwidth."""
+    rec = _record()
+    case = next(c for c in rec.cases if c.group == "standard" and not c.causal)
+    block_m = int(case.config.split("x")[0])
+    traffic = costs.flash_traffic_bytes(case.batch, case.heads, case.seq, case.seq, case.head_dim, block_m)
+    compulsory = costs.attention_costs(case.batch, case.heads, case.seq, case.seq, case.head_dim).io_bytes
+    seconds = case.triton.ms.median / 1e3
+    copy = measured_ceilings(H100_SWEEP)["bandwidth"]  # GB/s
+    needed = traffic / seconds / 1e9
+    return (
+        f"At the standard shape (batch {case.batch}, {case.heads} heads, {case.seq} tokens, head dim "
+        f"{case.head_dim}, not causal) the [Triton kernel](../kernel/) uses blocks of {block_m} queries, so it reads "
+        f"K and V {case.seq // block_m} times: {traffic / 1e9:.1f} GB if every read reached HBM, against "
+        f"{compulsory / 1e9:.2f} GB of compulsory traffic. It took {case.triton.ms.median:.3f} ms, which would "
+        f"need {needed / 1e3:.1f} TB/s from HBM, {needed / copy:.1f} times the {copy / 1e3:.2f} TB/s the H100's "
+        f"fastest copy reached: at least {1 - copy / needed:.0%} of those bytes cannot have come from HBM, and "
+        "came from the L2 cache instead.\n"
+    )
 
 
 # --- the kernel and its benchmark (docs/attention/kernel.md) ---------------------------------------------------

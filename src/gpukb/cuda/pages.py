@@ -7,7 +7,7 @@ calculator, the index arithmetic); every "measured on" sentence from :func:`gpuk
 from __future__ import annotations
 
 from gpukb import records
-from gpukb.cuda import indexing, limits, overlap, tables
+from gpukb.cuda import banks, indexing, limits, overlap, tables
 from gpukb.cuda.occupancy import occupancy_table
 from gpukb.cuda.results import (
     COPY_WIDTH_ID,
@@ -190,6 +190,11 @@ def kernels_verdict() -> str:
             f"{mm['ratio']:.2f} of it."
         )
     return "\n".join(lines) + "\n"
+
+
+def bank_conflicts() -> str:
+    """Passes a warp's shared-memory reads take, by access pattern (:mod:`gpukb.cuda.banks`)."""
+    return markdown_table(*banks.patterns_table())
 
 
 def host_memory() -> str:
