@@ -1,6 +1,6 @@
 """The occupancy calculator against the CUDA driver on real kernels, and Triton's shared-memory limit.
 
-Usage: PYTHONPATH=src python bench/cuda_occupancy.py OUTPUT.json [--rerecord]
+Usage: PYTHONPATH=src python bench/cuda_occupancy.py OUTPUT.json
 
 Compiles one probe kernel (CUDA C through cupy's NVRTC) in many variants: a register cap (``--maxrregcount``) or
 ``__launch_bounds__``, a live-value count that sets its natural register use, and a static shared array. Each
@@ -14,8 +14,9 @@ have is compiled, and the limit its ``OutOfResources`` error names is recorded w
 from __future__ import annotations
 
 # ruff: noqa: N803  (Triton names compile-time block sizes in capitals)
-import argparse
-import time
+from gpukb.cuda.occupancy import occupancy
+from gpukb.cuda.results import OccupancyCheck
+from gpukb.records.script import Script, main
 
 PROBE = r"""
 #ifndef STATIC_BYTES
@@ -146,28 +147,14 @@ def triton_limit(optin: int):
     return None
 
 
-def main() -> int:
-    from gpukb.records import rerecord_option
-
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("output", help="write the results here (a cuda.occupancy-check record, JSON)")
-    rerecord_option(parser)
-    args = parser.parse_args()
-
+def occupancy_check(script: Script) -> OccupancyCheck:
     import cupy
 
-    from gpukb.cuda.occupancy import occupancy
-    from gpukb.cuda.results import OccupancyCheck
-    from gpukb.records import describe_run, finished, write
-
-    started = time.perf_counter()
-    run = describe_run(
-        notes=[
-            "Probe kernel compiled by cupy's NVRTC with --maxrregcount or __launch_bounds__ and a static shared array; "
-            "cudaFuncAttributeMaxDynamicSharedMemorySize raised to sharedMemPerBlockOptin - sharedSizeBytes on every "
-            "variant; default carveout preference; occupancy from cuOccupancyMaxActiveBlocksPerMultiprocessor "
-            "(cupy.cuda.driver).",
-        ]
+    script.note(
+        "Probe kernel compiled by cupy's NVRTC with --maxrregcount or __launch_bounds__ and a static shared array; "
+        "cudaFuncAttributeMaxDynamicSharedMemorySize raised to sharedMemPerBlockOptin - sharedSizeBytes on every "
+        "variant; default carveout preference; occupancy from cuOccupancyMaxActiveBlocksPerMultiprocessor "
+        "(cupy.cuda.driver).",
     )
     device = cupy.cuda.Device(0)
     props = cupy.cuda.runtime.getDeviceProperties(0)
@@ -235,17 +222,15 @@ def main() -> int:
             )
     del device
     triton = triton_limit(optin)
-    record = OccupancyCheck(
-        run=finished(run, started),
+    return OccupancyCheck(
+        run=script.finished(),
         api="cuOccupancyMaxActiveBlocksPerMultiprocessor (cupy.cuda.driver)",
         compute_capability=cc,
         kernels=records,
         rows=rows,
         triton=triton,
     )
-    write(record, args.output, replace=args.rerecord)
-    return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(occupancy_check, __doc__))

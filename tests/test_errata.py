@@ -82,7 +82,7 @@ def test_a_corrupted_copy_fails_naming_file_entry_and_field(text: str, message: 
 def test_page_has_an_anchor_and_the_test_per_entry() -> None:
     entry = parse(ENTRY)[0]
     text = pages.errata([entry])
-    assert text.startswith("## Number formats\n")
+    assert text.startswith("## Number formats { #formats }\n")
     assert "### x { #x }" in text
     assert "**Decided by:** `tests/a.py::test_b`  \n**Source:** s" in text
     assert "**A claim you may meet** in lecture slides on number formats: c" in text
@@ -90,7 +90,7 @@ def test_page_has_an_anchor_and_the_test_per_entry() -> None:
 
 def test_page_lists_every_erratum_under_its_topic() -> None:
     text = pages.errata()
-    headings = re.findall(r"^## (.+)$", text, flags=re.MULTILINE)
+    headings = re.findall(r"^## (.+) \{ #\w+ \}$", text, flags=re.MULTILINE)
     titles = {c.name: c.title for c in chapters.chapters()}
     assert headings == [titles[t] for t in topics() if any(e.topic == t for e in load())]
     assert [m for m in re.findall(r"^### (\S+) \{ #\1 \}$", text, flags=re.MULTILINE)] == [

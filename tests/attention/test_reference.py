@@ -7,6 +7,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 import torch.nn.functional as F  # noqa: E402, N812
+from torch.nn.attention.bias import causal_lower_right, causal_upper_left  # noqa: E402
 
 from gpukb.attention import reference as ref  # noqa: E402
 
@@ -63,6 +64,16 @@ def test_masks_equal_torch(rng) -> None:
     assert (weights[1, :, :, 3:] == 0).all()
     assert np.allclose(weights.sum(-1), 1.0)
     assert ref.causal_mask(2, 3).tolist() == [[True, False, False], [True, True, False]]
+
+
+def test_causal_mask_alignments() -> None:
+    # bottom-right: the last query sees every key; with more queries than keys the first rows see none
+    assert ref.causal_mask(2, 3, align="bottom-right").tolist() == [[True, True, False], [True, True, True]]
+    assert ref.causal_mask(3, 2, align="bottom-right").tolist() == [[False, False], [True, False], [True, True]]
+    assert ref.causal_mask(3, 2).tolist() == [[True, False], [True, True], [True, True]]
+    assert (ref.causal_mask(4, 4, "bottom-right") == ref.causal_mask(4, 4)).all()  # equal lengths: one mask
+    with pytest.raises(ValueError, match=r"unknown align 'left'; choose one of \['top-left', 'bottom-right'\]"):
+        ref.causal_mask(2, 2, align="left")
 
 
 def test_general_attention_with_its_own_scale(rng) -> None:
@@ -255,3 +266,22 @@ def test_a_scale_that_makes_the_scores_nan_is_refused(scale) -> None:
 def test_a_negative_or_nan_eps_is_refused(eps) -> None:
     with pytest.raises(ValueError, match="eps must be"):
         ref.layer_norm(np.ones((2, 4)), np.ones(4), np.zeros(4), eps=eps)
+
+
+def test_causal_alignment_top_left_against_bottom_right(rng) -> None:
+    """torch's ``is_causal`` is top-left; ``causal_lower_right`` (FlashAttention >= 2.1) is bottom-right. For one new
+    query against a cache of 8 keys, top-left lets it see only the first key; bottom-right lets it see all 8."""
+    for lq, lk in ((1, 8), (3, 8), (5, 5), (6, 4)):
+        assert ref.causal_mask(lq, lk).tolist() == causal_upper_left(lq, lk)._materialize().tolist()
+    for lq, lk in ((1, 8), (3, 8), (5, 5)):  # more queries than keys: torch warns that rows see no key at all
+        assert ref.causal_mask(lq, lk, "bottom-right").tolist() == causal_lower_right(lq, lk)._materialize().tolist()
+    assert ref.causal_mask(1, 8).sum() == 1
+    assert ref.causal_mask(1, 8, "bottom-right").sum() == 8
+    q, k, v = rng.standard_normal((1, 2, 1, 4)), rng.standard_normal((1, 2, 8, 4)), rng.standard_normal((1, 2, 8, 4))
+    # one decoding step with is_causal=True returns the first value row: the cache is ignored
+    top_left = F.scaled_dot_product_attention(_t(q), _t(k), _t(v), is_causal=True).numpy()
+    np.testing.assert_allclose(top_left, v[:, :, :1], rtol=RTOL)
+    bottom_right = F.scaled_dot_product_attention(_t(q), _t(k), _t(v), attn_mask=causal_lower_right(1, 8)).numpy()
+    np.testing.assert_allclose(bottom_right, ref.scaled_dot_product_attention(q, k, v), rtol=RTOL)
+    with pytest.raises(ValueError, match=r"align.*'left'"):
+        ref.causal_mask(2, 3, "left")

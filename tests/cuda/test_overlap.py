@@ -40,6 +40,19 @@ def test_the_bound_never_exceeds_a_real_in_order_schedule() -> None:
         assert makespan <= sequential_time(h, k, d) + 1e-9
 
 
+def test_the_bound_is_exact_for_equal_chunks_and_only_a_bound_otherwise() -> None:
+    """Equal chunks: the in-order schedule takes exactly the bound. Unequal ones can take longer: here chunk 2's long
+    copy-in and long copy-out make the copy-out engine wait in the middle, 8 against a bound of 7."""
+    rng = random.Random(11)
+    for _ in range(100):
+        n = rng.randint(1, 12)
+        h, k, d = ([x] * n for x in (rng.uniform(0.1, 3.0) for _ in range(3)))
+        assert _in_order_makespan(h, k, d) == pytest.approx(pipeline_bound(h, k, d), rel=1e-12)
+    h, k, d = [1.0, 3.0, 1.0], [1.0, 1.0, 1.0], [1.0, 2.0, 1.0]
+    assert pipeline_bound(h, k, d) == 7.0
+    assert _in_order_makespan(h, k, d) == 8.0  # the path: copy in 1 + 3, kernel 1, copy out 2 + 1
+
+
 def test_bad_stage_lists_are_refused() -> None:
     with pytest.raises(ValueError, match="one duration per chunk for each stage, at least one chunk; got 2, 1 and 2"):
         pipeline_bound([1.0, 1.0], [1.0], [1.0, 1.0])

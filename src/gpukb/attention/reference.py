@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from gpukb.arguments import array_size, flag, given, integer, positive_int, real
+from gpukb.arguments import array_size, choice, flag, given, integer, positive_int, real
 
 __all__ = [
     "BlockWeights",
@@ -166,12 +166,17 @@ def scaled_dot_product_attention(
 
 
 # --8<-- [start:masks]
-def causal_mask(q_len: int, kv_len: int | None = None) -> np.ndarray:
-    """(q_len, kv_len) boolean: query ``i`` may attend to key ``j`` when ``j ≤ i`` (top-left aligned)."""
+def causal_mask(q_len: int, kv_len: int | None = None, align: str = "top-left") -> np.ndarray:
+    """(q_len, kv_len) boolean: query ``i`` may attend to key ``j`` when ``j ≤ i`` (``align="top-left"``, the
+    alignment of torch's ``is_causal``) or when ``j ≤ i + kv_len - q_len`` (``"bottom-right"``: the last query
+    sees every key, as a query appended after a KV cache does; FlashAttention's since 2.1). The two differ only
+    when ``q_len ≠ kv_len``; bottom-right with ``q_len > kv_len`` leaves the first rows with no key at all."""
     q_len = positive_int("q_len", q_len)
     kv_len = q_len if kv_len is None else positive_int("kv_len", kv_len)
     array_size("a causal mask", (q_len, kv_len))
-    return np.arange(kv_len)[None, :] <= np.arange(q_len)[:, None]
+    align = choice("align", align, ("top-left", "bottom-right"))
+    offset = kv_len - q_len if align == "bottom-right" else 0
+    return np.arange(kv_len)[None, :] <= np.arange(q_len)[:, None] + offset
 
 
 def padding_mask(lengths: Any, max_len: int) -> np.ndarray:

@@ -37,13 +37,16 @@ def sequential_time(h2d: Sequence[float], kernel: Sequence[float], d2h: Sequence
 
 # --8<-- [start:bound]
 def pipeline_bound(h2d: Sequence[float], kernel: Sequence[float], d2h: Sequence[float]) -> float:
-    """The shortest time three engines (one per stage) can finish the chunks in, processed in order.
+    """A lower bound on the time three engines (one per stage) need to finish the chunks, processed in order.
 
     Each engine does its stage of every chunk, one chunk at a time, and a chunk's stage starts only after its
-    previous stage ended. The busiest engine's total work is the floor, plus what must happen before that engine
-    can start (the first chunk's earlier stages) and after it ends (the last chunk's later stages):
-    ``max(ΣH + k_last + d_last, h_1 + ΣK + d_last, h_1 + k_1 + ΣD)``. With equal chunks this is the largest stage
-    total plus one chunk of each other stage, so more chunks bring it closer to the largest stage total.
+    previous stage ended. No engine can finish before its total work plus what must happen before it can start
+    (the first chunk's earlier stages) and after it ends (the last chunk's later stages):
+    ``max(ΣH + k_last + d_last, h_1 + ΣK + d_last, h_1 + k_1 + ΣD)``, the machine bound of a three-machine flow
+    shop. With equal chunks it is exact, the time of the in-order schedule: the largest stage total plus one chunk
+    of each other stage, so more chunks bring it closer to the largest stage total. With unequal chunks an engine may
+    also wait in the middle (the schedule's time follows ``end[i][s] = max(end[i-1][s], end[i][s-1]) +
+    duration[i][s]``), and the time can exceed the bound.
     """
     _check_stages(h2d, kernel, d2h)
     return float(

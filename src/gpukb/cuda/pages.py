@@ -6,10 +6,8 @@ calculator, the index arithmetic); every "measured on" sentence from :func:`gpuk
 
 from __future__ import annotations
 
-import statistics
-
 from gpukb import records
-from gpukb.cuda import figures, indexing, limits, overlap, tables
+from gpukb.cuda import banks, figures, indexing, limits, overlap, tables
 from gpukb.cuda.occupancy import occupancy_table
 from gpukb.cuda.problems import problems as chapter_problems
 from gpukb.cuda.results import (
@@ -197,6 +195,11 @@ def kernels_verdict() -> str:
     return "\n".join(lines) + "\n"
 
 
+def bank_conflicts() -> str:
+    """Passes a warp's shared-memory reads take, by access pattern (:mod:`gpukb.cuda.banks`)."""
+    return markdown_table(*banks.patterns_table())
+
+
 def host_memory() -> str:
     """A kernel reading host data by the four ways, by size: the table and where it was measured."""
     record = tables.host_memory_record()
@@ -301,7 +304,7 @@ def overlap_timings() -> str:
     return (
         markdown_table(*tables.overlap_table())
         + f"\n\nBuffer: {tables.kib(record.total_bytes)} of float32; kernel: {record.kernel}; "
-        f"{len(record.variants[0].totals_ms)} runs of each. The device reports "
+        f"{record.variants[0].ms.n} runs of each. The device reports "
         f"`asyncEngineCount` = {record.async_engine_count}. " + records.measured_on(record.run) + "\n"
     )
 
@@ -310,7 +313,7 @@ def overlap_verdict() -> str:
     """Sequential against overlapped against the ideal bound, in words, from the record."""
     record = tables.overlap_record()
     b = tables.overlap_bounds()
-    medians = {v.name: statistics.median(v.totals_ms) for v in record.variants}
+    medians = {v.name: v.ms.median for v in record.variants}
     first = record.variants[0]
     best = min(record.variants, key=lambda v: medians[v.name])
     return (

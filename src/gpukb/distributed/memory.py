@@ -19,6 +19,7 @@ elements, plus the LayerNorm statistics. With a checkpoint around each block onl
 from __future__ import annotations
 
 from gpukb.arguments import choice, flag, non_negative_int, positive_int, real
+from gpukb.distributed.model import ATTENTION
 
 #: Bytes per element of each dtype name used here.
 DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
@@ -93,17 +94,25 @@ def _fmt(x: float) -> str:
 
 # --8<-- [start:activations]
 def block_activation_bytes(
-    batch: int, seq: int, hidden: int, heads: int, element_bytes: int, stats_bytes: int = 4
-) -> int:
+    batch: int, seq: int, hidden: int, heads: int, element_bytes: int, stats_bytes: int = 4,
+    attention: str = "written-out",
+) -> int:  # fmt: skip
     """Bytes one :class:`gpukb.distributed.model` block saves for backward, without checkpointing.
 
     ``16·b·s·h`` elements (LayerNorm inputs and outputs, Q/K/V, the attention output, the MLP's two 4h-wide
-    tensors) plus ``a·b·s²`` (the softmax output), at ``element_bytes`` each, plus the mean and reciprocal standard
-    deviation of both LayerNorms (``4·b·s`` values of ``stats_bytes``).
+    tensors), at ``element_bytes`` each, plus the mean and reciprocal standard deviation of both LayerNorms
+    (``4·b·s`` values of ``stats_bytes``), plus what attention keeps: with ``attention="written-out"`` the softmax
+    output, ``a·b·s²`` elements; with ``"fused"`` (``scaled_dot_product_attention``, as FlashAttention) one float32
+    log-sum-exp per row, ``a·b·s`` values of 4 bytes, from which backward recomputes the probabilities.
     """
     b, s, h, a = (positive_int(n, v) for n, v in (("batch", batch), ("seq", seq), ("hidden", hidden), ("heads", heads)))
     e = positive_int("element_bytes", element_bytes)
-    return e * (16 * b * s * h + a * b * s * s) + 4 * b * s * non_negative_int("stats_bytes", stats_bytes)
+    kept = {"written-out": e * a * b * s * s, "fused": 4 * a * b * s}
+    return (
+        e * 16 * b * s * h
+        + kept[choice("attention", attention, ATTENTION)]
+        + 4 * b * s * non_negative_int("stats_bytes", stats_bytes)
+    )
 
 
 def checkpointed_block_bytes(batch: int, seq: int, hidden: int, element_bytes: int) -> int:

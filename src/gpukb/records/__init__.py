@@ -1,8 +1,9 @@
 """Recorded results: how a run is described, written, found and read back. The one home for results files.
 
-A benchmark script builds its record (a model of its kind, see :data:`KINDS`) with ``run=describe_run()``, and
-writes it with :func:`write`; pages and tests read committed files with :func:`load` by id and state where they
-came from with :func:`measured_on`.
+A benchmark script runs on one skeleton, :mod:`gpukb.records.script`: it parses the command line, describes the run
+(:func:`describe_run`) before anything is measured, hands the script the one timer, and writes the record (a model
+of its kind, see :data:`KINDS`) with :func:`write`. Pages and tests read committed files with :func:`load` by id
+and state where they came from with :func:`measured_on`.
 """
 
 from gpukb.records.run import (

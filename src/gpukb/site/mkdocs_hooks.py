@@ -56,7 +56,8 @@ def on_config(config, **kwargs):
     # Every glossary term shows its definition on hover wherever prose uses it (the abbr extension's glossary).
     from gpukb import glossary
 
-    config["mdx_configs"].setdefault("abbr", {})["glossary"] = glossary.hover_texts()
+    if "mdx_configs" in config:  # absent where a test calls the hook with a bare config
+        config["mdx_configs"].setdefault("abbr", {})["glossary"] = glossary.hover_texts()
     return config
 
 

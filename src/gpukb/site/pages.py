@@ -17,7 +17,7 @@ from gpukb.records import load, measured_on, record_ids
 from gpukb.site.gpu_tests import RECORD_ID, GpuTestRun
 from gpukb.site.snippet_runs import recorded_output
 from gpukb.site.schemas import schemas
-from gpukb.tables import markdown_table
+from gpukb.tables import html_with_links, markdown_table
 
 
 def _first_sentence(text: str) -> str:
@@ -62,7 +62,7 @@ def errata(entries: list[errata_data.Erratum] | None = None) -> str:
         chosen = [e for e in entries if e.topic == topic]
         if not chosen:
             continue
-        out.append(f"## {titles[topic]}\n")
+        out.append(f"## {titles[topic]} {{ #{topic} }}\n")
         for e in chosen:
             out.append(f"### {e.id} {{ #{e.id} }}\n")
             out.append(f"**A claim you may meet** in {e.claimed_in}: {e.claim}\n")
@@ -193,8 +193,13 @@ def gpu_snippet_output(snippet: str) -> str:
 
 def chapter_table() -> str:
     """The home page's table of chapters, from their declarations (:mod:`gpukb.chapters`): title linked to the
-    chapter's first page, and what it answers. The site's own pages (About) are left to the navigation."""
-    rows = [[f"[{c.title}]({c.name}/{c.start})", c.summary] for c in chapters.chapters() if c.package != "gpukb.site"]
+    chapter's first page (its address relative to the home page: MkDocs leaves links in build-time output as they
+    are), and what it answers. The site's own pages (About) are left to the navigation."""
+    rows = [
+        [f"[{c.title}]({c.name}/{c.start.removesuffix('index.md').removesuffix('.md')})", c.summary]
+        for c in chapters.chapters()
+        if c.package != "gpukb.site"
+    ]
     return markdown_table(["chapter", "what it answers"], rows)
 
 
@@ -223,7 +228,7 @@ def glossary(terms: tuple[glossary_data.Term, ...] | None = None) -> str:
         rows.append(
             f'<tr id="{t.id}" data-status="{chapter}"><td><strong>{html.escape(t.term)}</strong></td>'
             f"<td>{html.escape(t.definition)}</td><td><a href=\"{href}\">{html.escape(_page_label(t.page, titles))}</a></td>"
-            f"<td>{html.escape(t.source)}</td></tr>"
+            f"<td>{html_with_links(t.source)}</td></tr>"
         )
     return (
         f"<div class=\"gpukb-catalog\" data-menu='{html.escape(menu, quote=True)}' data-menu-label=\"Chapter\" "
