@@ -26,6 +26,7 @@ NOT_TERMS = {
     "IEEE": "an organisation; its standard is the term IEEE 754",
     "KV": "only ever part of KV cache or KV heads, which are terms",
     "V3": "a version number",
+    "QK": "the product of Q and K transposed, written out where it is used",
 }
 
 
