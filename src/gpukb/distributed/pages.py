@@ -514,11 +514,10 @@ def alpha_beta_markdown(record_id: str) -> str:
     for op in dict.fromkeys(r.op for r in record.rows):
         measured = sorted((r for r in record.rows if r.op == op), key=lambda r: r.size_bytes)[1:]
         factor = collectives.bus_factor(op, record.world_size)
-        alpha, bandwidth = collectives.fit_alpha_beta(
-            [r.size_bytes for r in measured], [r.seconds for r in measured], factor
-        )
-        errors = [(collectives.alpha_beta_time(r.size_bytes, alpha, bandwidth, factor) / r.seconds - 1, r.size_bytes)
-                  for r in measured]  # fmt: skip
+        seconds = [r.ms.median / 1e3 for r in measured]  # the median window, per call
+        alpha, bandwidth = collectives.fit_alpha_beta([r.size_bytes for r in measured], seconds, factor)
+        errors = [(collectives.alpha_beta_time(r.size_bytes, alpha, bandwidth, factor) / s - 1, r.size_bytes)
+                  for r, s in zip(measured, seconds, strict=True)]  # fmt: skip
         worst, at = max(errors, key=lambda e: abs(e[0]))
         rows.append([_OP_NAMES[op], f"{alpha * 1e6:.1f}", f"{bandwidth / 1e9:.0f}",
                      f"{alpha * bandwidth / factor / 2**20:.1f}", f"{worst:+.0%} at {kib(at)}"])  # fmt: skip
