@@ -425,7 +425,7 @@ def check_alpha_beta(markdown: str, kwargs: dict[str, Any]) -> None:
         alpha, bandwidth = float(row["α (µs)"]) * 1e-6, float(row["B (GB/s)"]) * 1e9
         assert 28e-6 <= alpha <= 42e-6
         measured = sorted((r for r in raw["rows"] if r["op"] == op), key=lambda r: r["size_bytes"])[1:]
-        errors = [(alpha + factors[op] * r["size_bytes"] / bandwidth) / r["seconds"] - 1 for r in measured]
+        errors = [(alpha + factors[op] * r["size_bytes"] / bandwidth) / (r["ms"]["median"] / 1e3) - 1 for r in measured]
         worst = float(row["worst error of the model"].split("%")[0]) / 100
         assert max(abs(e) for e in errors) == pytest.approx(abs(worst), abs=0.02)
         assert float(row["S½ (MiB)"]) == pytest.approx(alpha * bandwidth / factors[op] / 2**20, rel=0.01)
