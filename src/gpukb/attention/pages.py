@@ -12,6 +12,8 @@ import math
 from gpukb.attention import costs
 from gpukb.attention.kernel import DEFAULT_CONFIGS
 from gpukb.attention.results import BACKENDS, FLASH_FORWARD_ID, Case, FlashForward
+from gpukb.calculators import Field, calculator_html
+from gpukb.measuring.counting import ELEMENT_BYTES
 from gpukb.records import load, measured_on
 from gpukb.tables import markdown_table
 
@@ -149,3 +151,22 @@ def flash_defaults() -> str:
     """The kernel's default tilings for each head dimension and causality (``DEFAULT_CONFIGS``)."""
     rows = [[d, "yes" if causal else "no", cfg.label] for (d, causal), cfg in sorted(DEFAULT_CONFIGS.items())]
     return markdown_table(["D", "causal", "default tiling"], rows)
+
+
+def attention_calculator() -> str:
+    """The attention-cost calculator: :func:`gpukb.attention.costs.attention_summary` computed in the browser, with
+    the element sizes exported from :data:`gpukb.measuring.counting.ELEMENT_BYTES`."""
+    data = {"element_bytes": dict(ELEMENT_BYTES)}
+    dtypes = [d for d in ELEMENT_BYTES if d.startswith(("fp", "tf", "bf"))]
+    fields = [
+        Field("batch", "batch", default="1"),
+        Field("heads", "heads", default="32"),
+        Field("kv_heads", "kv_heads", default="8", hint="empty: as many as heads"),
+        Field("q_len", "q_len", default="8192"),
+        Field("kv_len", "kv_len", default="8192"),
+        Field("head_dim", "head_dim", default="128"),
+        Field("causal", "causal", "checkbox", "on"),
+        Field("dtype", "dtype", "select", "bf16", [(d, d) for d in dtypes]),
+        Field("layers", "layers (for the cache)", default="32"),
+    ]
+    return calculator_html("attention", "The cost of one attention layer", fields, data)

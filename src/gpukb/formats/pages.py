@@ -13,10 +13,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from gpukb import tables as render
+from gpukb.calculators import Field, calculator_html
 from gpukb.figures import to_svg
 from gpukb.formats import figures, mixed_precision, mx, nvfp4, tables
 from gpukb.formats.results import CODEC_SPEED_ID, GPU_CHECKS_ID, CodecSpeed, GpuChecks
-from gpukb.formats.spec import name_sources
+from gpukb.formats.codec import ROUNDING_MODES
+from gpukb.formats.spec import formats, name_sources
 from gpukb.records import load, measured_on
 
 # --- tables computed from the formats ------------------------------------------------------------------------
@@ -188,3 +190,24 @@ def codec_speed(record_id: str = CODEC_SPEED_ID) -> str:
         f"{render.markdown_table(headers, rows)}\n\n{n:,} float32 values, medians of {record.repeats} runs after a "
         f"warm-up, one CPU core ({record.run.cpu_count} present). {measured_on(record.run)}"
     )
+
+
+# --- the calculator ------------------------------------------------------------------------------------------
+
+
+def format_calculator(value: str = "42.5", bits: str = "0x63", as_format: str = "e4m3") -> str:
+    """The number-format calculator: what ``gpukb format VALUE`` and ``gpukb format BITS --as FORMAT`` print, computed
+    in the browser by a port of :mod:`gpukb.formats.codec` and :func:`gpukb.formats.explain.explain`, with every
+    format's parameters exported from ``formats.toml``. Stochastic rounding is left out: its result is random."""
+    fmts = formats()
+    parameters = ("name", "exponent_bits", "mantissa_bits", "bias", "encoding")
+    data = {"formats": [{p: getattr(f, p) for p in parameters} for f in fmts.values()]}
+    choices = [(name, name) for name in fmts]
+    fields = [
+        Field("value", "value", default=value, hint="a decimal, read exactly: 0.1, -1e-3, 65504, inf, nan"),
+        Field("rounding", "rounding", "select", "nearest-even", [(r, r) for r in ROUNDING_MODES if r != "stochastic"]),
+        Field("saturate", "saturate overflow", "checkbox"),
+        Field("bits", "bit pattern", default=bits, hint="0x63, 0b1100011 or 99"),
+        Field("as_format", "read as", "select", as_format, choices),
+    ]
+    return calculator_html("formats", "A number in every format, a bit pattern in one", fields, data)
