@@ -4,7 +4,7 @@
  * gpukb.performance.specs, the committed sweep through gpukb.performance.ceilings).
  */
 import {
-  choice, count, bytes, el, fieldValue, flag, raw, real, reprFloat, resultTable, seconds, showLayerFields,
+  choice, count, bytes, el, fieldValue, flag, gridTable, raw, real, reprFloat, resultTable, seconds, showLayerFields,
   valueError, wire, reprString,
 } from "./common.js";
 import { attentionCosts, conv2dCounts, elementBytes, gemmBytes, gemmFlops } from "./counting.js";
@@ -78,16 +78,20 @@ export function readSizes(data, boxes, layer) {
   return sizes;
 }
 
-function ceilingRows(prefix, label, c) {
-  return [
-    [`${label}: compute ceiling`, `${c.tflops.toPrecision(4)} TFLOP/s`, `${prefix}.tflops`, reprFloat(c.tflops)],
-    [`${label}: memory ceiling`, `${c.gbps.toPrecision(4)} GB/s`, `${prefix}.gbps`, reprFloat(c.gbps)],
-    [`${label}: ridge point`, `${c.ridge.toPrecision(4)} FLOP/byte`, `${prefix}.ridge`, reprFloat(c.ridge)],
-    [`${label}: compute time`, seconds(c.compute_s), `${prefix}.compute_s`, reprFloat(c.compute_s)],
-    [`${label}: memory time`, seconds(c.memory_s), `${prefix}.memory_s`, reprFloat(c.memory_s)],
-    [`${label}: lower bound`, seconds(c.time_s), `${prefix}.time_s`, reprFloat(c.time_s)],
-    [`${label}: limited by`, c.limiter, `${prefix}.limiter`, c.limiter],
-  ];
+const CEILING_ROWS = [
+  ["compute ceiling", "tflops", (c) => `${c.tflops.toPrecision(4)} TFLOP/s`],
+  ["memory ceiling", "gbps", (c) => `${c.gbps.toPrecision(4)} GB/s`],
+  ["ridge point", "ridge", (c) => `${c.ridge.toPrecision(4)} FLOP/byte`],
+  ["compute time", "compute_s", (c) => seconds(c.compute_s)],
+  ["memory time", "memory_s", (c) => seconds(c.memory_s)],
+  ["lower bound", "time_s", (c) => seconds(c.time_s)],
+  ["limited by", "limiter", (c) => c.limiter],
+];
+
+function ceilingCell(prefix, c, key, text) {
+  if (c === null) return ["not measured", `${prefix}.${key}`, "None"];
+  const value = typeof c[key] === "number" ? reprFloat(c[key]) : c[key];
+  return [text(c), `${prefix}.${key}`, value];
 }
 
 export function mount(root, data) {
@@ -105,15 +109,15 @@ export function mount(root, data) {
         `At least ${seconds(ds.time_s)} on the ${gpu.name} datasheet (${ds.limiter}-bound)` +
         (r.measured ? `; at least ${seconds(r.measured.time_s)} on the ceilings the H100 measured ` +
           `(${r.measured.limiter}-bound).` : ".")));
-      const rows = [
+      out.append(resultTable([
         ["FLOPs", count(r.flops), "flops", r.flops],
         ["bytes (each input read once, each output written once)", bytes(r.nbytes), "nbytes", r.nbytes],
         ["arithmetic intensity", `${r.intensity.toPrecision(4)} FLOP/byte`, "intensity", reprFloat(r.intensity)],
-        ...ceilingRows("datasheet", `${gpu.name} datasheet`, ds),
-      ];
-      if (r.measured) rows.push(...ceilingRows("measured", `H100 measured (${data.measured.record})`, r.measured));
-      else rows.push(["H100 measured", "no measured ceiling for this type", "measured", "None"]);
-      out.append(resultTable(rows));
+      ]));
+      const rows = CEILING_ROWS.map(([label, key, text]) =>
+        [label, ceilingCell("datasheet", ds, key, text), ceilingCell("measured", r.measured, key, text)]);
+      out.append(el("div", { class: "gpukb-calc-scroll" },
+        gridTable([`${gpu.name}, datasheet`, `H100, measured (${data.measured.record})`], rows)));
     },
     (arg) => (root.querySelector("[name=layer]").value === "conv2d" && CONV_FIELDS[arg]) || arg,
   );

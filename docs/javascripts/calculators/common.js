@@ -307,6 +307,10 @@ export function showLayerFields(root, boxes) {
   return layer;
 }
 
+/** Text made safe for HTML. */
+export const escapeHtml = (text) =>
+  String(text).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
+
 /** Builds an element: el("td", {class: "x"}, "text", child, ...). */
 export function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -326,10 +330,12 @@ export function wire(root, compute, render, argField = {}) {
   const boxes = fields(root);
   const out = root.querySelector(".gpukb-calc-out");
   const form = root.querySelector("form");
+  let bad = null; // the field showing a message, if any
   const update = () => {
-    for (const box of Object.values(boxes)) {
-      box.classList.remove("gpukb-calc-bad");
-      box.querySelector(".gpukb-calc-error").textContent = "";
+    if (bad) {
+      bad.classList.remove("gpukb-calc-bad");
+      bad.querySelector(".gpukb-calc-error").textContent = "";
+      bad = null;
     }
     out.replaceChildren();
     root.dataset.state = "error";
@@ -340,9 +346,9 @@ export function wire(root, compute, render, argField = {}) {
     } catch (err) {
       if (!(err instanceof PyError)) throw err;
       const mapped = typeof argField === "function" ? argField(err.arg) : argField[err.arg] || err.arg;
-      const box = boxes[err.field] || boxes[mapped] || Object.values(boxes)[0];
-      box.classList.add("gpukb-calc-bad");
-      box.querySelector(".gpukb-calc-error").textContent = err.message;
+      bad = boxes[err.field] || boxes[mapped] || Object.values(boxes)[0];
+      bad.classList.add("gpukb-calc-bad");
+      bad.querySelector(".gpukb-calc-error").textContent = err.message;
       out.append(el("p", { class: "gpukb-calc-none" }, "No result: correct the field marked above."));
     }
   };
@@ -362,6 +368,19 @@ export function resultTable(rows, caption = null) {
   }
   const table = el("table");
   if (caption) table.append(el("caption", {}, caption));
+  table.append(body);
+  return table;
+}
+
+/** A table with a label column and one column per header: rows of [label, [text, key, raw value], ...]. */
+export function gridTable(headers, rows) {
+  const table = el("table");
+  table.append(el("thead", {}, el("tr", {}, el("th", {}, ""), ...headers.map((h) => el("th", { scope: "col" }, h)))));
+  const body = el("tbody");
+  for (const [label, ...cells] of rows) {
+    body.append(el("tr", {}, el("th", { scope: "row" }, label), ...cells.map(([text, key, value]) =>
+      el("td", { "data-key": key, "data-value": value === undefined ? null : String(value) }, text))));
+  }
   table.append(body);
   return table;
 }

@@ -5,7 +5,7 @@
  * parameters come from the data island (gpukb/data/formats.toml through gpukb.formats.spec).
  */
 import {
-  PyError, at, el, formatG, raw, reprFloat, reprString, valueError, wire,
+  PyError, at, el, escapeHtml, formatG, raw, reprFloat, reprString, valueError, wire,
 } from "./common.js";
 
 // --- formats (gpukb.formats.spec.FloatFormat's properties) -------------------------------------------------
@@ -281,33 +281,41 @@ export function patternRow(bits, f) {
 export const VALUE_HEADERS = ["format", "bits", "sign exponent mantissa", "stored value", "relative error", "outcome"];
 export const PATTERN_HEADERS = ["format", "bits", "sign exponent mantissa", "kind", "unbiased exponent", "value"];
 
+/** A table of rows (as HTML text: thousands of updates in a row stay fast). */
 function rowsTable(headers, rows, caption) {
-  const table = el("table", {}, el("caption", {}, caption));
-  table.append(el("thead", {}, el("tr", {}, ...headers.map((h) => el("th", { scope: "col" }, h)))));
-  const body = el("tbody");
-  for (const row of rows) {
-    body.append(el("tr", { "data-format": row[0] }, ...row.map((cell, i) => el("td", { "data-col": headers[i] }, cell))));
-  }
-  table.append(body);
-  return el("div", { class: "gpukb-calc-scroll" }, table);
+  const head = headers.map((h) => `<th scope="col">${escapeHtml(h)}</th>`).join("");
+  const body = rows.map((row) => `<tr data-format="${escapeHtml(row[0])}">` +
+    row.map((cell, i) => `<td data-col="${escapeHtml(headers[i])}">${escapeHtml(cell)}</td>`).join("") + "</tr>").join("");
+  const box = el("div", { class: "gpukb-calc-scroll" });
+  box.innerHTML = `<table><caption>${escapeHtml(caption)}</caption><thead><tr>${head}</tr></thead>` +
+    `<tbody>${body}</tbody></table>`;
+  return box;
 }
 
 export function mount(root, data) {
   const formats = data.formats.map(prepare);
   const byName = Object.fromEntries(formats.map((f) => [f.name, f]));
+  let lastKey = null, lastRows = null, lastTable = null; // kept while only the bit pattern changes
   wire(
     root,
     (boxes) => {
       const rounding = raw(boxes.rounding);
       const saturate = raw(boxes.saturate);
-      const parsed = at("value", () => split(raw(boxes.value)));
-      const rows = formats.map((f) => at("value", () => valueRow(parsed, f, rounding, saturate)));
+      const key = JSON.stringify([raw(boxes.value), rounding, saturate]);
+      if (key !== lastKey) {
+        const parsed = at("value", () => split(raw(boxes.value)));
+        lastRows = formats.map((f) => at("value", () => valueRow(parsed, f, rounding, saturate)));
+        lastKey = key;
+        lastTable = null;
+      }
+      const rows = lastRows;
       const f = byName[raw(boxes.as_format)];
       const pattern = at("bits", () => patternRow(parseBits(raw(boxes.bits)), f));
       return { rows, pattern };
     },
     (out, { rows, pattern }) => {
-      out.append(rowsTable(VALUE_HEADERS, rows, "The value in every format (gpukb format VALUE)"));
+      lastTable = lastTable || rowsTable(VALUE_HEADERS, rows, "The value in every format (gpukb format VALUE)");
+      out.append(lastTable);
       out.append(rowsTable(PATTERN_HEADERS, [pattern], "The bit pattern (gpukb format BITS --as FORMAT)"));
     },
   );

@@ -169,7 +169,7 @@ export function mount(root, data) {
       ];
       for (const resource of RESOURCES) {
         const v = r.limits[resource];
-        rows.push([`blocks the ${resource} allow`, v === null ? "no limit" : String(v), `limit:${resource}`,
+        rows.push([`blocks per SM the ${resource} allow`, v === null ? "no limit" : String(v), `limit:${resource}`,
           v === null ? "None" : v]);
       }
       rows.push(["active blocks per SM", String(r.active_blocks), "active_blocks", r.active_blocks]);
