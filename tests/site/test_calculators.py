@@ -17,6 +17,7 @@ that fails on any foreign request or JavaScript error); skips cleanly without Ch
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable, Iterable
 from fractions import Fraction
@@ -72,10 +73,12 @@ _DRIVE = """({calc, cases}) => {
     if (calc === "formats") {
       const [values, pattern] = out.querySelectorAll("table");
       const row = tr => [...tr.cells].map(td => td.textContent);
-      result.rows = [...values.tBodies[0].rows].filter(tr => want === "all" || want.includes(tr.dataset.format)).map(row);
+      const wanted = [...values.tBodies[0].rows].filter(tr => want === "all" || want.includes(tr.dataset.format));
+      result.rows = wanted.map(row);
       result.pattern = row(pattern.tBodies[0].rows[0]);
     } else {
-      result.values = Object.fromEntries([...out.querySelectorAll("td[data-key]")].map(td => [td.dataset.key, td.dataset.value]));
+      const cells = [...out.querySelectorAll("td[data-key]")];
+      result.values = Object.fromEntries(cells.map(td => [td.dataset.key, td.dataset.value]));
     }
     return result;
   });
@@ -85,7 +88,9 @@ _DRIVE = """({calc, cases}) => {
 def _drive(page, calc: str, cases: list[dict]) -> list[dict]:  # noqa: F811
     page.goto(PAGES[calc], wait_until="domcontentloaded")
     page.wait_for_selector(f"div.gpukb-calc[data-calc={calc}][data-ready='1']")
-    return page.evaluate(_DRIVE, {"calc": calc, "cases": [{"fields": c["fields"], "want": c.get("want")} for c in cases]})
+    return page.evaluate(
+        _DRIVE, {"calc": calc, "cases": [{"fields": c["fields"], "want": c.get("want")} for c in cases]}
+    )
 
 
 def _check(page, calc: str, cases: list[dict], expected_of: Callable, what: Callable) -> tuple[int, int, list[str]]:  # noqa: F811
@@ -180,13 +185,18 @@ def _format_cases(rng: np.random.Generator) -> tuple[list[dict], dict[str, int]]
         finite = sorted({decode(b, f).signed_value for b in range(1 << f.bits) if decode(b, f).value is not None})
         for bits in range(1 << f.bits):
             pattern(spellings[bits % len(spellings)](bits), f.name)
-        for i, (a, b) in enumerate(zip(finite, finite[1:], strict=False)):
+        for i, (a, b) in enumerate(itertools.pairwise(finite)):
             value(_decimal((a + b) / 2), f.name, rounding=("nearest-even", "toward-zero")[i % 5 == 0])
         value(_decimal(f.max_value * 2), f.name, saturate=bool(f.bits % 2))
         counts[f"{f.name} patterns"] = 1 << f.bits
         counts[f"{f.name} ties"] = len(finite)
-    for name, n_values, n_patterns in (("fp16", 1000, 200), ("bf16", 1000, 200), ("fp32", 1000, 200),
-                                       ("tf32", 200, 100), ("fp64", 100, 100)):  # fmt: skip
+    for name, n_values, n_patterns in (
+        ("fp16", 1000, 200),
+        ("bf16", 1000, 200),
+        ("fp32", 1000, 200),
+        ("tf32", 200, 100),
+        ("fp64", 100, 100),
+    ):
         f = fmts[name]
         start = len(cases)
         for bits in rng.integers(0, 1 << min(f.bits, 62), size=n_patterns, dtype=np.int64):
@@ -213,9 +223,29 @@ def _format_cases(rng: np.random.Generator) -> tuple[list[dict], dict[str, int]]
             value(f"{'-' if mantissa % 3 == 0 else ''}{mantissa}e{e}", f.name, saturate=bool(mantissa % 2))
         counts[f"{name} patterns"] = n_patterns
         counts[f"{name} values"] = len(cases) - start - n_patterns
-    for text in ("42.5", "0.1", "-0", "1e-400", "1e5000", "-1e5000", "nan", "-inf", "1_000.5", " 65504 ", "1E+2",
-                 ".5", "5.", "sNaN", "Infinity", "0.000000000000000000000000000000000000000000001",
-                 "24", "32", "40", "64", "96"):  # fmt: skip  (the last five: relative errors that tie at 3 digits)
+    for text in (
+        "42.5",
+        "0.1",
+        "-0",
+        "1e-400",
+        "1e5000",
+        "-1e5000",
+        "nan",
+        "-inf",
+        "1_000.5",
+        " 65504 ",
+        "1E+2",
+        ".5",
+        "5.",
+        "sNaN",
+        "Infinity",
+        "0.000000000000000000000000000000000000000000001",
+        "24",
+        "32",
+        "40",
+        "64",
+        "96",
+    ):  # (the last five: relative errors that tie at 3 digits)
         for rounding, saturate in (("nearest-even", False), ("toward-zero", True)):
             value(text, None, rounding=rounding, saturate=saturate)  # the whole table
     counts["whole tables"] = 42
@@ -227,8 +257,12 @@ def _format_expected(case: dict) -> dict:
     if case["kind"] == "pattern":
         return _library(lambda: [str(c) for c in pattern_table(parse_bits(fields["bits"]), fields["as_format"])[1][0]])
     names = None if case["want"] == "all" else case["want"]
-    return _library(lambda: [[str(c) for c in row] for row in value_table(
-        fields["value"], names, rounding=fields["rounding"], saturate=fields["saturate"])[1]])  # fmt: skip
+    return _library(
+        lambda: [
+            [str(c) for c in row]
+            for row in value_table(fields["value"], names, rounding=fields["rounding"], saturate=fields["saturate"])[1]
+        ]
+    )
 
 
 def test_formats_calculator_matches_the_library(page) -> None:  # noqa: F811
@@ -236,8 +270,9 @@ def test_formats_calculator_matches_the_library(page) -> None:  # noqa: F811
     shown = _drive(page, "formats", [{"fields": c["fields"], "want": c["want"]} for c in cases])
     expected = [_format_expected(c) for c in cases]
 
-    problems = _compare("formats", cases, shown, expected,
-                        lambda case, r: r["pattern"] if case["kind"] == "pattern" else r["rows"])  # fmt: skip
+    problems = _compare(
+        "formats", cases, shown, expected, lambda case, r: r["pattern"] if case["kind"] == "pattern" else r["rows"]
+    )
     print(f"\nformats calculator: {len(cases)} cases: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     assert problems == [], f"{len(problems)} differences:\n" + "\n".join(problems[:30])
 
@@ -256,10 +291,21 @@ def _occupancy_cases(rng: np.random.Generator) -> list[dict]:
         dynamic = int(rng.choice([0, 0, 8192, 32768, 65536, 100000, int(rng.integers(0, 240000))]))
         cluster = str(int(rng.integers(1, 18))) if (cc == "9.0" and i % 3) or i % 40 == 0 else ""
         carveout = "" if i % 4 else str(int(rng.integers(0, 101)))
-        cases.append({"fields": {
-            "cc": cc, "threads": str(threads), "registers": str(registers), "static_shared": str(static),
-            "dynamic_shared": str(dynamic), "opt_in": bool(i % 5), "carveout": carveout, "cluster_size": cluster,
-            "nonportable_cluster": bool(i % 2)}})  # fmt: skip
+        cases.append(
+            {
+                "fields": {
+                    "cc": cc,
+                    "threads": str(threads),
+                    "registers": str(registers),
+                    "static_shared": str(static),
+                    "dynamic_shared": str(dynamic),
+                    "opt_in": bool(i % 5),
+                    "carveout": carveout,
+                    "cluster_size": cluster,
+                    "nonportable_cluster": bool(i % 2),
+                }
+            }
+        )
     return cases
 
 
@@ -267,12 +313,28 @@ def _occupancy_expected(case: dict) -> dict:
     f = case["fields"]
 
     def run() -> dict:
-        occ = occupancy(f["cc"], field_value(f["threads"]), field_value(f["registers"]),
-                        field_value(f["static_shared"]), field_value(f["dynamic_shared"]),
-                        cluster_size=field_value(f["cluster_size"]), nonportable_cluster=f["nonportable_cluster"],
-                        opt_in=f["opt_in"], carveout_percent=field_value(f["carveout"]))  # fmt: skip
-        out = {k: _py(getattr(occ, k)) for k in ("warps_per_block", "registers_per_block", "shared_per_block",
-                                                 "shared_per_sm", "active_blocks", "active_warps")}  # fmt: skip
+        occ = occupancy(
+            f["cc"],
+            field_value(f["threads"]),
+            field_value(f["registers"]),
+            field_value(f["static_shared"]),
+            field_value(f["dynamic_shared"]),
+            cluster_size=field_value(f["cluster_size"]),
+            nonportable_cluster=f["nonportable_cluster"],
+            opt_in=f["opt_in"],
+            carveout_percent=field_value(f["carveout"]),
+        )
+        out = {
+            k: _py(getattr(occ, k))
+            for k in (
+                "warps_per_block",
+                "registers_per_block",
+                "shared_per_block",
+                "shared_per_sm",
+                "active_blocks",
+                "active_warps",
+            )
+        }
         out.update({f"limit:{r}": _py(occ.limits[r]) for r in RESOURCES})
         out["occupancy"], out["limiting"] = repr(occ.occupancy), ",".join(occ.limiting)
         return out
@@ -283,8 +345,10 @@ def _occupancy_expected(case: dict) -> dict:
 def test_occupancy_calculator_matches_the_library(page) -> None:  # noqa: F811
     cases = _occupancy_cases(np.random.default_rng(27))
     computed, refused, problems = _check(page, "occupancy", cases, _occupancy_expected, lambda case, r: r["values"])
-    print(f"\noccupancy calculator: {len(cases)} configurations over {len(known())} compute capabilities "
-          f"({computed} computed, {refused} refused with the library's message)" + _bad_summary("occupancy"))  # fmt: skip
+    print(
+        f"\noccupancy calculator: {len(cases)} configurations over {len(known())} compute capabilities "
+        f"({computed} computed, {refused} refused with the library's message)" + _bad_summary("occupancy")
+    )
     assert computed >= 300
     assert problems == [], f"{len(problems)} differences:\n" + "\n".join(problems[:30])
 
@@ -300,15 +364,25 @@ def _bound_cases(rng: np.random.Generator) -> list[dict]:
     cases = []
     for i in range(330):
         layer = list(LAYERS)[i % 3]
-        fields = {"layer": layer, "dtype": dtypes[int(rng.integers(len(dtypes)))],
-                  "gpu": gpus[int(rng.integers(len(gpus)))], "bias": bool(i % 2), "causal": bool(i % 4 < 2)}  # fmt: skip
+        fields = {
+            "layer": layer,
+            "dtype": dtypes[int(rng.integers(len(dtypes)))],
+            "gpu": gpus[int(rng.integers(len(gpus)))],
+            "bias": bool(i % 2),
+            "causal": bool(i % 4 < 2),
+        }
         for name in LAYERS[layer]:
             value = str(int(rng.choice(sizes)))
             if layer == "conv2d":
-                value = {"kh": str(int(rng.integers(1, 8))), "kw": str(int(rng.integers(1, 8))),
-                         "stride": str(int(rng.integers(1, 4))), "padding": str(int(rng.integers(0, 3))),
-                         "n": str(int(rng.integers(1, 64))), "h": str(int(rng.choice(sizes[2:7]))),
-                         "w": str(int(rng.choice(sizes[1:7])))}.get(name, value)  # fmt: skip
+                value = {
+                    "kh": str(int(rng.integers(1, 8))),
+                    "kw": str(int(rng.integers(1, 8))),
+                    "stride": str(int(rng.integers(1, 4))),
+                    "padding": str(int(rng.integers(0, 3))),
+                    "n": str(int(rng.integers(1, 64))),
+                    "h": str(int(rng.choice(sizes[2:7]))),
+                    "w": str(int(rng.choice(sizes[1:7]))),
+                }.get(name, value)
             if layer == "attention" and name in ("heads", "kv_heads"):
                 value = str(int(rng.choice([1, 2, 8, 12, 32, 64])))
             fields[_CONV_FIELD.get(name, name) if layer == "conv2d" else name] = value
@@ -355,11 +429,18 @@ def _memory_cases(rng: np.random.Generator) -> list[dict]:
         if i % 37 == 0:
             mode = "" if scheme == "fsdp2" else "PURE"  # refused: a mode belongs to FSDP2 alone
         heads = int(rng.choice([1, 4, 12, 16, 32]))
-        fields = {"scheme": scheme, "mixed_precision": str(mode), "world_size": str(int(rng.choice([1, 2, 3, 8, 64]))),
-                  "checkpointing": bool(i % 2), "batch": str(int(rng.integers(1, 33))),
-                  "vocab": str(int(rng.choice([64, 16384, 50257, 128256]))), "seq": str(int(rng.choice([16, 1024, 4096]))),
-                  "hidden": str(heads * int(rng.choice([8, 64, 128]))), "heads": str(heads),
-                  "layers": str(int(rng.integers(1, 81)))}  # fmt: skip
+        fields = {
+            "scheme": scheme,
+            "mixed_precision": str(mode),
+            "world_size": str(int(rng.choice([1, 2, 3, 8, 64]))),
+            "checkpointing": bool(i % 2),
+            "batch": str(int(rng.integers(1, 33))),
+            "vocab": str(int(rng.choice([64, 16384, 50257, 128256]))),
+            "seq": str(int(rng.choice([16, 1024, 4096]))),
+            "hidden": str(heads * int(rng.choice([8, 64, 128]))),
+            "heads": str(heads),
+            "layers": str(int(rng.integers(1, 81))),
+        }
         if i % 8 == 0:  # a configuration the site measured: the model, batch and GPUs of a memory record
             record = measured[(i // 8) % len(measured)]
             fields.update({k: str(v) for k, v in record.model.items()})
@@ -375,11 +456,19 @@ def _memory_expected(case: dict) -> dict:
 
     def run() -> dict:
         config = ModelConfig(**{k: field_value(f[k]) for k in ("vocab", "seq", "hidden", "heads", "layers")})
-        args = (config, field_value(f["batch"]), f["scheme"], field_value(f["world_size"]),
-                f["mixed_precision"] or None, f["checkpointing"])  # fmt: skip
+        args = (
+            config,
+            field_value(f["batch"]),
+            f["scheme"],
+            field_value(f["world_size"]),
+            f["mixed_precision"] or None,
+            f["checkpointing"],
+        )
         m = training_memory(*args)
-        out = {k: _py(getattr(m, k)) for k in ("parameters", "params", "grads", "optimizer", "states", "blocks",
-                                                "head", "recompute", "peak")}  # fmt: skip
+        out = {
+            k: _py(getattr(m, k))
+            for k in ("parameters", "params", "grads", "optimizer", "states", "blocks", "head", "recompute", "peak")
+        }
         for record_id, run in matching_runs(*args):
             out[f"match:{record_id}:{run.name}"] = f"{run.peak_bytes},{run.activation_bytes}"
         return out
@@ -391,8 +480,10 @@ def test_memory_calculator_matches_the_library(page) -> None:  # noqa: F811
     cases = _memory_cases(np.random.default_rng(27))
     computed, refused, problems = _check(page, "memory", cases, _memory_expected, lambda case, r: r["values"])
     matched = sum(any(k.startswith("match:") for k in _memory_expected(c).get("ok", {})) for c in cases)
-    print(f"\nmemory calculator: {len(cases)} cases ({computed} computed, {refused} refused; "
-          f"{matched} shown beside a measured run)" + _bad_summary("memory"))  # fmt: skip
+    print(
+        f"\nmemory calculator: {len(cases)} cases ({computed} computed, {refused} refused; "
+        f"{matched} shown beside a measured run)" + _bad_summary("memory")
+    )
     assert computed >= 200
     assert matched >= 10
     assert problems == [], f"{len(problems)} differences:\n" + "\n".join(problems[:30])
@@ -407,11 +498,17 @@ def _attention_cases(rng: np.random.Generator) -> list[dict]:
     for i in range(240):
         heads = int(rng.choice([1, 8, 12, 32, 64, 128]))
         kv = "" if i % 6 == 0 else str(int(rng.choice([1, 2, 4, 8, heads])))
-        fields = {"batch": str(int(rng.integers(1, 65))), "heads": str(heads), "kv_heads": kv,
-                  "q_len": str(int(rng.choice([1, 7, 512, 4096, 131072, int(rng.integers(1, 10**6))]))),
-                  "kv_len": str(int(rng.choice([1, 512, 4096, 131072, int(rng.integers(1, 10**6))]))),
-                  "head_dim": str(int(rng.choice([64, 80, 128, 256]))), "causal": bool(i % 2),
-                  "dtype": dtypes[i % len(dtypes)], "layers": str(int(rng.integers(1, 129)))}  # fmt: skip
+        fields = {
+            "batch": str(int(rng.integers(1, 65))),
+            "heads": str(heads),
+            "kv_heads": kv,
+            "q_len": str(int(rng.choice([1, 7, 512, 4096, 131072, int(rng.integers(1, 10**6))]))),
+            "kv_len": str(int(rng.choice([1, 512, 4096, 131072, int(rng.integers(1, 10**6))]))),
+            "head_dim": str(int(rng.choice([64, 80, 128, 256]))),
+            "causal": bool(i % 2),
+            "dtype": dtypes[i % len(dtypes)],
+            "layers": str(int(rng.integers(1, 129))),
+        }
         cases.append({"fields": fields})
     return cases
 
@@ -420,11 +517,18 @@ def _attention_expected(case: dict) -> dict:
     f = case["fields"]
 
     def run() -> dict:
-        s = attention_summary(*(field_value(f[k]) for k in ("batch", "heads", "q_len", "kv_len", "head_dim")),
-                              field_value(f["kv_heads"]), f["causal"], f["dtype"], field_value(f["layers"]))  # fmt: skip
+        s = attention_summary(
+            *(field_value(f[k]) for k in ("batch", "heads", "q_len", "kv_len", "head_dim")),
+            field_value(f["kv_heads"]),
+            f["causal"],
+            f["dtype"],
+            field_value(f["layers"]),
+        )
         c = s.costs
-        out = {k: _py(getattr(c, k)) for k in ("flops", "io_bytes", "score_bytes", "unfused_bytes", "intensity",
-                                                "unfused_intensity")}  # fmt: skip
+        out = {
+            k: _py(getattr(c, k))
+            for k in ("flops", "io_bytes", "score_bytes", "unfused_bytes", "intensity", "unfused_intensity")
+        }
         out.update({k: _py(getattr(s, k)) for k in ("kv_per_token", "kv_per_sequence", "kv_total")})
         return out
 
@@ -434,8 +538,10 @@ def _attention_expected(case: dict) -> dict:
 def test_attention_calculator_matches_the_library(page) -> None:  # noqa: F811
     cases = _attention_cases(np.random.default_rng(27))
     computed, refused, problems = _check(page, "attention", cases, _attention_expected, lambda case, r: r["values"])
-    print(f"\nattention calculator: {len(cases)} shapes ({computed} counted, {refused} refused)"
-          + _bad_summary("attention"))  # fmt: skip
+    print(
+        f"\nattention calculator: {len(cases)} shapes ({computed} counted, {refused} refused)"
+        + _bad_summary("attention")
+    )
     assert computed >= 200
     assert problems == [], f"{len(problems)} differences:\n" + "\n".join(problems[:30])
 
@@ -479,19 +585,67 @@ BAD_INPUTS = [
 ]
 
 _DEFAULTS = {
-    "formats": ({"value": "42.5", "rounding": "nearest-even", "saturate": False, "bits": "0x63", "as_format": "e4m3"},
-                _format_expected),
-    "occupancy": ({"cc": "9.0", "threads": "256", "registers": "64", "static_shared": "0", "dynamic_shared": "16384",
-                   "opt_in": True, "carveout": "", "cluster_size": "", "nonportable_cluster": False},
-                  _occupancy_expected),
-    "bound": ({"layer": "gemm", "dtype": "bf16", "gpu": "h100-sxm5", "m": "4096", "n": "4096", "k": "4096",
-               "bias": True, "causal": True}, _bound_expected),
-    "memory": ({"scheme": "fsdp2", "mixed_precision": "DEFAULT", "world_size": "2", "checkpointing": False,
-                "batch": "8", "vocab": "16384", "seq": "1024", "hidden": "768", "heads": "12", "layers": "12"},
-               _memory_expected),
-    "attention": ({"batch": "1", "heads": "32", "kv_heads": "8", "q_len": "8192", "kv_len": "8192", "head_dim": "128",
-                   "causal": True, "dtype": "bf16", "layers": "32"}, _attention_expected),
-}  # fmt: skip
+    "formats": (
+        {"value": "42.5", "rounding": "nearest-even", "saturate": False, "bits": "0x63", "as_format": "e4m3"},
+        _format_expected,
+    ),
+    "occupancy": (
+        {
+            "cc": "9.0",
+            "threads": "256",
+            "registers": "64",
+            "static_shared": "0",
+            "dynamic_shared": "16384",
+            "opt_in": True,
+            "carveout": "",
+            "cluster_size": "",
+            "nonportable_cluster": False,
+        },
+        _occupancy_expected,
+    ),
+    "bound": (
+        {
+            "layer": "gemm",
+            "dtype": "bf16",
+            "gpu": "h100-sxm5",
+            "m": "4096",
+            "n": "4096",
+            "k": "4096",
+            "bias": True,
+            "causal": True,
+        },
+        _bound_expected,
+    ),
+    "memory": (
+        {
+            "scheme": "fsdp2",
+            "mixed_precision": "DEFAULT",
+            "world_size": "2",
+            "checkpointing": False,
+            "batch": "8",
+            "vocab": "16384",
+            "seq": "1024",
+            "hidden": "768",
+            "heads": "12",
+            "layers": "12",
+        },
+        _memory_expected,
+    ),
+    "attention": (
+        {
+            "batch": "1",
+            "heads": "32",
+            "kv_heads": "8",
+            "q_len": "8192",
+            "kv_len": "8192",
+            "head_dim": "128",
+            "causal": True,
+            "dtype": "bf16",
+            "layers": "32",
+        },
+        _attention_expected,
+    ),
+}
 
 
 def _bad_cases(calc: str) -> Iterable[tuple[str, str, str, dict]]:

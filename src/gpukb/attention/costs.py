@@ -19,8 +19,8 @@ from gpukb.measuring.counting import attention_flops, causal_pairs, element_byte
 __all__ = [
     "AttentionCosts",
     "AttentionSummary",
-    "attention_summary",
     "attention_costs",
+    "attention_summary",
     "costs_table",
     "dot_product_statistics",
     "kv_cache_bytes",

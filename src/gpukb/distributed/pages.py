@@ -13,6 +13,7 @@ import statistics
 from collections import Counter
 
 from gpukb import records
+from gpukb.calculators import Field, calculator_html
 from gpukb.cuda.tables import kib
 from gpukb.distributed import checkpointing, collectives, memory
 from gpukb.distributed.fsdp_config import mode_dtypes, plan
@@ -26,7 +27,6 @@ from gpukb.distributed.results import (
     FsdpTraining,
     TrainingRun,
 )
-from gpukb.calculators import Field, calculator_html
 from gpukb.tables import markdown_table
 
 GIB = 2**30
@@ -562,11 +562,16 @@ def memory_calculator(record_ids: tuple[str, ...] = MEMORY_RECORDS) -> str:
         "schemes": list(memory.SCHEMES),
         "fsdp2_activation_bytes": dict(memory.FSDP2_ACTIVATION_BYTES),
         "records": [
-            {"id": rid, "gpu": f"{r.world_size}× {r.run.gpu.name}" if r.run.gpu else f"{r.world_size} GPU(s)",
-             "model": r.model, "batch": r.batch, "world_size": r.world_size,
-             "runs": [{f: getattr(run, f) for f in run_fields} for run in r.runs]}
+            {
+                "id": rid,
+                "gpu": f"{r.world_size}× {r.run.gpu.name}" if r.run.gpu else f"{r.world_size} GPU(s)",
+                "model": r.model,
+                "batch": r.batch,
+                "world_size": r.world_size,
+                "runs": [{f: getattr(run, f) for f in run_fields} for run in r.runs],
+            }
             for rid, r in zip(record_ids, loaded, strict=True)
-        ],  # fmt: skip
+        ],
     }
     model, record = ModelConfig(**loaded[-1].model), loaded[-1]
     modes = [("", "none (not FSDP2)"), *((m, m) for m in memory.FSDP2_ACTIVATION_BYTES)]

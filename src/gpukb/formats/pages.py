@@ -16,8 +16,8 @@ from gpukb import tables as render
 from gpukb.calculators import Field, calculator_html
 from gpukb.figures import to_svg
 from gpukb.formats import figures, mixed_precision, mx, nvfp4, tables
-from gpukb.formats.results import CODEC_SPEED_ID, GPU_CHECKS_ID, CodecSpeed, GpuChecks
 from gpukb.formats.codec import ROUNDING_MODES
+from gpukb.formats.results import CODEC_SPEED_ID, GPU_CHECKS_ID, CodecSpeed, GpuChecks
 from gpukb.formats.spec import formats, name_sources
 from gpukb.records import load, measured_on
 

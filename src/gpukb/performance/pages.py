@@ -718,8 +718,13 @@ def bound_calculator(gpu: str = "h100-sxm5", record: str = H100_SWEEP) -> str:
     }
     gemm, conv, attention = ("gemm",), ("conv2d",), ("attention",)
     fields = [
-        Field("layer", "layer", "select", "gemm", [("gemm", "matrix product (GEMM)"), ("conv2d", "2-D convolution"),
-                                                    ("attention", "attention forward pass")]),  # fmt: skip
+        Field(
+            "layer",
+            "layer",
+            "select",
+            "gemm",
+            [("gemm", "matrix product (GEMM)"), ("conv2d", "2-D convolution"), ("attention", "attention forward pass")],
+        ),
         Field("dtype", "dtype", "select", "bf16", [(d, d) for d in specs.GEMM_QUANTITY]),
         Field("gpu", "GPU (datasheet)", "select", gpu, [(g.id, g.name) for g in sheet.gpus.values()]),
         Field("m", "m", default="4096", hint="rows of A and C", only=gemm),
