@@ -24,6 +24,7 @@ from gpukb.arguments import given
 FIELD_MAX = 100
 
 
+# --8<-- [start:field-value]
 def field_value(text: str) -> int | float | str | None:
     """What a calculator's text field passes to the library function it mirrors.
 
@@ -47,6 +48,7 @@ def field_value(text: str) -> int | float | str | None:
         except ValueError:
             continue
     return stripped
+    # --8<-- [end:field-value]
 
 
 @dataclass(frozen=True)
