@@ -307,10 +307,6 @@ export function showLayerFields(root, boxes) {
   return layer;
 }
 
-/** Text made safe for HTML. */
-export const escapeHtml = (text) =>
-  String(text).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
-
 /** Builds an element: el("td", {class: "x"}, "text", child, ...). */
 export function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);

@@ -5,7 +5,7 @@
  * parameters come from the data island (gpukb/data/formats.toml through gpukb.formats.spec).
  */
 import {
-  PyError, at, el, escapeHtml, formatG, raw, reprFloat, reprString, valueError, wire,
+  at, el, formatG, raw, reprFloat, reprString, valueError, wire,
 } from "./common.js";
 
 // --- formats (gpukb.formats.spec.FloatFormat's properties) -------------------------------------------------
@@ -281,21 +281,34 @@ export function patternRow(bits, f) {
 export const VALUE_HEADERS = ["format", "bits", "sign exponent mantissa", "stored value", "relative error", "outcome"];
 export const PATTERN_HEADERS = ["format", "bits", "sign exponent mantissa", "kind", "unbiased exponent", "value"];
 
-/** A table of rows (as HTML text: thousands of updates in a row stay fast). */
-function rowsTable(headers, rows, caption) {
-  const head = headers.map((h) => `<th scope="col">${escapeHtml(h)}</th>`).join("");
-  const body = rows.map((row) => `<tr data-format="${escapeHtml(row[0])}">` +
-    row.map((cell, i) => `<td data-col="${escapeHtml(headers[i])}">${escapeHtml(cell)}</td>`).join("") + "</tr>").join("");
-  const box = el("div", { class: "gpukb-calc-scroll" });
-  box.innerHTML = `<table><caption>${escapeHtml(caption)}</caption><thead><tr>${head}</tr></thead>` +
-    `<tbody>${body}</tbody></table>`;
+/** A table of `count` rows under `headers`, built once; `fill` writes new rows into its cells (thousands of updates
+ * in a row stay fast: no element is made or parsed again). */
+function rowsTable(headers, count, caption) {
+  const body = el("tbody");
+  for (let i = 0; i < count; i++) {
+    body.append(el("tr", {}, ...headers.map((h) => el("td", { "data-col": h }))));
+  }
+  const table = el("table", {}, el("caption", {}, caption),
+    el("thead", {}, el("tr", {}, ...headers.map((h) => el("th", { scope: "col" }, h)))), body);
+  const box = el("div", { class: "gpukb-calc-scroll" }, table);
+  box.fill = (rows) => {
+    rows.forEach((row, i) => {
+      const tr = body.rows[i];
+      tr.dataset.format = row[0];
+      row.forEach((cell, j) => {
+        if (tr.cells[j].textContent !== cell) tr.cells[j].textContent = cell;
+      });
+    });
+  };
   return box;
 }
 
 export function mount(root, data) {
   const formats = data.formats.map(prepare);
   const byName = Object.fromEntries(formats.map((f) => [f.name, f]));
-  let lastKey = null, lastRows = null, lastTable = null; // kept while only the bit pattern changes
+  let lastKey = null, lastRows = null; // kept while only the bit pattern changes
+  const valueTable = rowsTable(VALUE_HEADERS, formats.length, "The value in every format (gpukb format VALUE)");
+  const patternTable = rowsTable(PATTERN_HEADERS, 1, "The bit pattern (gpukb format BITS --as FORMAT)");
   wire(
     root,
     (boxes) => {
@@ -306,19 +319,17 @@ export function mount(root, data) {
         const parsed = at("value", () => split(raw(boxes.value)));
         lastRows = formats.map((f) => at("value", () => valueRow(parsed, f, rounding, saturate)));
         lastKey = key;
-        lastTable = null;
       }
       const rows = lastRows;
       const f = byName[raw(boxes.as_format)];
       const pattern = at("bits", () => patternRow(parseBits(raw(boxes.bits)), f));
       return { rows, pattern };
     },
-    (out, { rows, pattern }) => {
-      lastTable = lastTable || rowsTable(VALUE_HEADERS, rows, "The value in every format (gpukb format VALUE)");
-      out.append(lastTable);
-      out.append(rowsTable(PATTERN_HEADERS, [pattern], "The bit pattern (gpukb format BITS --as FORMAT)"));
+    (out, result) => {
+      valueTable.fill(result.rows);
+      patternTable.fill([result.pattern]);
+      out.append(valueTable, patternTable);
     },
   );
 }
 
-export { PyError };
