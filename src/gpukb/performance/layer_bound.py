@@ -9,9 +9,10 @@ dense tensor-core rate for the type and memory bandwidth) and on the ceilings th
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gpukb.arguments import choice, flag
+from gpukb.arguments import choice, flag, given
 from gpukb.attention.costs import attention_costs
 from gpukb.measuring.counting import arithmetic_intensity, conv2d_counts, element_bytes, gemm_bytes, gemm_flops
 from gpukb.performance.ceilings import measured_ceilings
@@ -27,7 +28,7 @@ LAYERS = {
 }
 
 
-def layer_work(layer: str, dtype: str, sizes: dict[str, object], flag_on: bool = False) -> tuple[int, int]:
+def layer_work(layer: str, dtype: str, sizes: Mapping[str, object], flag_on: bool = False) -> tuple[int, int]:
     """Operations and fewest bytes of one layer.
 
     Args:
@@ -40,10 +41,12 @@ def layer_work(layer: str, dtype: str, sizes: dict[str, object], flag_on: bool =
     Raises:
         ValueError: For an unknown layer or type, a size below its minimum, a kernel that does not fit its input,
             or ``kv_heads`` that do not divide ``heads``.
-        TypeError: For a size that is not an int.
+        TypeError: For a size that is not an int, or ``sizes`` that is not a mapping.
     """
     choice("layer", layer, tuple(LAYERS))
     choice("dtype", dtype, tuple(GEMM_QUANTITY))
+    if not isinstance(sizes, Mapping):
+        raise TypeError(f"sizes must map the layer's sizes {list(LAYERS[layer])} to ints; got {given(sizes)}")
     flag_on = flag("bias" if layer == "conv2d" else "causal", flag_on)
     s = {name: sizes.get(name) for name in LAYERS[layer]}
     if layer == "gemm":
@@ -107,7 +110,7 @@ class LayerBound:
 
 # --8<-- [start:layer-bound]
 def layer_bound(
-    layer: str, dtype: str, sizes: dict[str, object], gpu: str, flag_on: bool = False, sweep: str = H100_SWEEP
+    layer: str, dtype: str, sizes: Mapping[str, object], gpu: str, flag_on: bool = False, sweep: str = H100_SWEEP
 ) -> LayerBound:
     """Bound one layer (:func:`layer_work`) on a GPU of the datasheet table and on the measured H100 ceilings.
 
@@ -125,6 +128,8 @@ def layer_bound(
     """
     flops, nbytes = layer_work(layer, dtype, sizes, flag_on)
     table = load()
+    if not isinstance(gpu, str):
+        raise TypeError(f"gpu must be a GPU id (a string such as 'h100-sxm5'); got {given(gpu)}")
     if gpu not in table.gpus:
         raise ValueError(f"unknown GPU {gpu!r}; GPUs in {FILE}: {sorted(table.gpus)}")
     entry = table.gpus[gpu]
