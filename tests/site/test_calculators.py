@@ -231,7 +231,7 @@ def _format_cases(rng: np.random.Generator) -> tuple[list[dict], dict[str, int]]
             value(f"{'-' if mantissa % 3 == 0 else ''}{mantissa}e{e}", f.name, saturate=bool(mantissa % 2))
         counts[f"{name} patterns"] = n_patterns
         counts[f"{name} values"] = len(cases) - start - n_patterns
-    for text in (
+    awkward = (
         "42.5",
         "0.1",
         "-0",
@@ -252,11 +252,16 @@ def _format_cases(rng: np.random.Generator) -> tuple[list[dict], dict[str, int]]
         "32",
         "40",
         "64",
-        "96",
-    ):  # (the last five: relative errors that tie at 3 digits)
+        "96",  # 24 to 96: relative errors that tie at three digits
+        "١٢.٥",  # digits of another script, which Python's Decimal reads
+        "\u00a042\u3000",  # Unicode spaces around it
+    )
+    for text in awkward:
         for rounding, saturate in (("nearest-even", False), ("toward-zero", True)):
             value(text, None, rounding=rounding, saturate=saturate)  # the whole table
-    counts["whole tables"] = 42
+    counts["whole tables"] = 2 * len(awkward)
+    for text in ("٩٩", " 0x٦٣ ", "0b_1_1"):
+        pattern(text, "e4m3")
     return cases, counts
 
 

@@ -76,6 +76,16 @@ function shortText(text) {
   return n <= 40 ? r : `${[...r].slice(0, 30).join("")}...(${n} characters)`;
 }
 
+/** Decimal digits of any script as ASCII, as Python's Decimal() and int() read them: Unicode's decimal digits come
+ * in contiguous runs of ten, zero first, so a digit's value is its distance from the start of its run, modulo 10. */
+export function asciiDigits(text) {
+  return text.replace(/\p{Nd}/gu, (ch) => {
+    let start = ch.codePointAt(0);
+    while (/\p{Nd}/u.test(String.fromCodePoint(start - 1))) start -= 1;
+    return String((ch.codePointAt(0) - start) % 10);
+  });
+}
+
 /** codec.split for a decimal string: { sign, mag (rational or null), kind, beyond }. */
 export function split(text) {
   const n = [...text].length;
@@ -83,7 +93,7 @@ export function split(text) {
     throw valueError(`a number is at most ${MAX_TEXT_LENGTH.toLocaleString("en-US")} characters; got ${n.toLocaleString("en-US")}`);
   }
   // Decimal(text.strip()) strips whitespace and drops every underscore before it reads the number
-  const cleaned = text.replace(/^[\s\x1c-\x1f\x85]+|[\s\x1c-\x1f\x85]+$/gu, "").replaceAll("_", "");
+  const cleaned = asciiDigits(text.replace(/^[\s\x1c-\x1f\x85]+|[\s\x1c-\x1f\x85]+$/gu, "").replaceAll("_", ""));
   const m = DECIMAL.exec(cleaned);
   if (!m) throw valueError(`${shortText(text)} is not a number (write e.g. '42.5', '-1e-3', 'inf', 'nan')`);
   const [, signText, whole, frac, fracOnly, expText, inf, nan] = m;
@@ -243,7 +253,7 @@ const INT_LITERAL = /^([+-]?)(?:0[xX]((?:_?[0-9a-fA-F])+)|0[oO]((?:_?[0-7])+)|0[
 export function parseBits(text) {
   const n = [...text].length;
   if (n > MAX_BITS_TEXT) throw valueError(`bit pattern is ${n.toLocaleString("en-US")} characters long; at most ${MAX_BITS_TEXT} are read`);
-  const m = INT_LITERAL.exec(text.replace(/^[\s\x1c-\x1f\x85]+|[\s\x1c-\x1f\x85]+$/gu, ""));
+  const m = INT_LITERAL.exec(asciiDigits(text.replace(/^[\s\x1c-\x1f\x85]+|[\s\x1c-\x1f\x85]+$/gu, "")));
   if (!m) throw valueError(`a bit pattern is written like 0x63, 0b1100011 or 99; got ${shortText(text)}`);
   const [, sign, hex, oct, bin, zero, dec] = m;
   let value;
