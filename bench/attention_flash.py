@@ -36,6 +36,7 @@ except ImportError:  # a checkout on a machine where gpukb is not installed
 from gpukb.measuring.counting import attention_flops
 from gpukb.measuring.stats import summarize
 from gpukb.measuring.timing import Budget, EventTimer, L2Flusher, benchmark
+from gpukb.records.script import Script, main
 
 #: Candidate tilings (block_m, block_n, num_warps, num_stages, tma) by head dim: the pointer kernel's two best of an
 #: earlier run, and the TMA kernel's tilings that compiled for sm_90a without spilling registers.
@@ -58,29 +59,28 @@ def first_line(err: BaseException) -> str:
     return f"{type(err).__name__}: {text[0] if text else ''}"[:300]
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("output", help="write the results here (an attention.flash-forward record, JSON)")
+def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--head-dims", default="128,64", help="head dims to tune and sweep")
     parser.add_argument("--no-tune", action="store_true", help="use the code's DEFAULT_CONFIGS, skip tuning")
-    args = parser.parse_args()
 
+
+def flash(script: Script) -> None:
+    args = script.args
     import torch
     from torch.nn.attention import SDPBackend, sdpa_kernel
     from torch.nn.functional import scaled_dot_product_attention as sdpa
 
+    from gpukb.attention import kernel as fa
     from gpukb.attention.results import BACKENDS, Candidate, Case, FlashForward, Timing
-    from gpukb.gemm.triton import flash_attention as fa
     from gpukb.numerics import relative_error
-    from gpukb.records import describe_run, finished, write
 
-    started = time.perf_counter()
     timing_note = (
         "CUDA events around each call, L2 flushed by a read before every call, two rounds (kernel first, then "
         f"kernel last) of {BUDGET.min_reps}-{BUDGET.max_reps} calls after {BUDGET.warmup_ms:.0f} ms of warm-up; "
         "medians of all samples."
     )
-    run = describe_run(notes=[timing_note])
+    script.note(timing_note)
+    run = script.run
     print(f"{run.gpu.name if run.gpu else 'no GPU'}, torch {torch.__version__}", flush=True)
     timer = EventTimer(torch)
     flush = L2Flusher(torch, torch.cuda.get_device_properties(0).L2_cache_size)
@@ -139,13 +139,13 @@ def main() -> int:
     def save() -> None:
         """Write what has been measured so far (again after every case: a run cut short keeps its cases)."""
         record = FlashForward(
-            run=finished(run, started),
+            run=script.finished(),
             timing=timing_note,
             tuning_shape=f"batch {TUNING[0]}, {TUNING[1]} heads, {TUNING[2]} tokens, bf16",
             candidates=candidates,
             cases=cases,
         )
-        write(record, args.output)
+        script.write(record)
 
     # --- cases ---
     shapes = [("standard", *STANDARD, c) for c in (False, True)] if 128 in head_dims else []
@@ -196,9 +196,8 @@ def main() -> int:
         save()
 
     save()
-    print(f"wrote {args.output} in {time.perf_counter() - started:.0f} s", flush=True)
-    return 0
+    print(f"wrote {args.output} in {time.perf_counter() - script.started:.0f} s", flush=True)
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(flash, __doc__, arguments))

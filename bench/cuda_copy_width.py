@@ -9,14 +9,18 @@ Three CUDA C copy kernels (compiled by cupy's NVRTC), each on the same number of
   consecutive threads on consecutive elements (coalesced), so fewer threads do the same work;
 - ``16 B per thread, vector``: each thread copies one 16-byte ``uint4`` (the same kernel whatever the type).
 
-The peer is torch's ``Tensor.copy_`` of the same bytes, timed in the same run. Medians of
-``triton.testing.do_bench`` (20th and 80th percentiles as spread); bandwidth counts bytes read plus written.
+The peer is torch's ``Tensor.copy_`` of the same bytes, timed in the same run. Times: ``gpukb.measuring.timing``
+(CUDA events around each call, the L2 flushed by a read before it, SM clock and power sampled), medians with
+quartiles; bandwidth counts bytes read plus written, at the median.
 """
 
 from __future__ import annotations
 
 import argparse
-import time
+
+from gpukb.cuda.results import CopyWidth
+from gpukb.measuring.timing import Budget
+from gpukb.records.script import Script, main
 
 SOURCE = r"""
 #include <cuda/std/cstdint>
@@ -49,28 +53,25 @@ TYPES = {
 THREADS = 256
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("output", help="write the results here (a cuda.copy-width record, JSON)")
-    parser.add_argument("--mib", type=int, default=256, help="buffer size in MiB (default 256)")
-    args = parser.parse_args()
+BUDGET = Budget(warmup_ms=25.0, rep_ms=200.0, min_reps=10, max_reps=500)
 
+
+def arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--mib", type=int, default=256, help="buffer size in MiB (default 256)")
+
+
+def copy_width(script: Script) -> CopyWidth:
     import cupy
     import numpy as np
     import torch
-    from triton.testing import do_bench
 
-    from gpukb.cuda.results import CopyWidth
-    from gpukb.records import describe_run, finished, write
-
-    started = time.perf_counter()
-    run = describe_run(
-        notes=[
-            f"{args.mib} MiB buffers; {THREADS} threads per block; triton.testing.do_bench medians (quantiles 0.5, "
-            "0.2, 0.8); bandwidth = 2 x bytes / time; peer torch Tensor.copy_ on uint8 tensors of the same size.",
-        ]
+    mib = script.args.mib
+    script.note(
+        f"{mib} MiB buffers; {THREADS} threads per block; gpukb.measuring.timing with CUDA events, the L2 flushed "
+        f"by a read before every call, {BUDGET.warmup_ms:g} ms of warm-up and about {BUDGET.rep_ms:g} ms of calls; "
+        "bandwidth = 2 x bytes / median time; peer torch Tensor.copy_ on uint8 tensors of the same size.",
     )
-    nbytes = args.mib * 2**20
+    nbytes = mib * 2**20
     names = [f"copy_one<{c}>" for c, _ in TYPES.values()] + [f"copy_narrow16<{c}>" for c, _ in TYPES.values()]
     names.append("copy_vec16")
     module = cupy.RawModule(code=SOURCE, options=("-std=c++17",), name_expressions=names)
@@ -78,40 +79,28 @@ def main() -> int:
     src = cupy.asarray(rng.integers(1, 255, nbytes, dtype=np.uint8))
     dst = cupy.zeros(nbytes, dtype=cupy.uint8)
 
-    def timed(fn):
-        median, p20, p80 = do_bench(fn, warmup=25, rep=200, quantiles=[0.5, 0.2, 0.8])
-        return median, p20, p80
-
     t_src = torch.randint(1, 255, (nbytes,), dtype=torch.uint8, device="cuda")
     t_dst = torch.empty_like(t_src)
-    torch_ms = timed(lambda: t_dst.copy_(t_src))[0]
-    torch_gbps = 2 * nbytes / torch_ms / 1e6
-    print(f"torch copy_: {torch_ms:.3f} ms, {torch_gbps:.0f} GB/s", flush=True)
+    torch_ms = script.measure(lambda: t_dst.copy_(t_src), BUDGET).summary()
+    torch_gbps = 2 * nbytes / torch_ms.median / 1e6
+    print(f"torch copy_: {torch_ms.median:.3f} ms, {torch_gbps:.0f} GB/s", flush=True)
 
     rows = []
 
-    def measure(kernel_name, label, dtype, width, access, launch):
+    def measure(label, dtype, width, access, launch):
         dst.fill(0)
         launch()
         cupy.cuda.Device().synchronize()
         assert bool((dst == src).all()), f"{label} {dtype}: wrong copy"
-        median, p20, p80 = timed(launch)
-        gbps = 2 * nbytes / median / 1e6
+        timed = script.measure(launch, BUDGET)
+        ms = timed.summary()
+        gbps = 2 * nbytes / ms.median / 1e6
         rows.append(
-            {
-                "kernel": label,
-                "dtype": dtype,
-                "element_bytes": width,
-                "access_bytes": access,
-                "bytes_moved": 2 * nbytes,
-                "median_ms": median,
-                "p20_ms": p20,
-                "p80_ms": p80,
-                "gbps": gbps,
-                "ratio_to_torch": torch_ms / median,
-            }
-        )
-        print(f"{label:<24} {dtype:<4} {median:.3f} ms  {gbps:7.0f} GB/s  {torch_ms / median:.3f} of torch", flush=True)
+            {"kernel": label, "dtype": dtype, "element_bytes": width, "access_bytes": access, "bytes_moved": 2 * nbytes,
+             "ms": ms, "gbps": gbps, "ratio_to_torch": torch_ms.median / ms.median, "clocks": timed.window}
+        )  # fmt: skip
+        ratio = torch_ms.median / ms.median
+        print(f"{label:<24} {dtype:<4} {ms.median:.3f} ms  {gbps:7.0f} GB/s  {ratio:.3f} of torch", flush=True)
 
     for dtype, (ctype, width) in TYPES.items():
         n = nbytes // width
@@ -120,7 +109,6 @@ def main() -> int:
         narrow = module.get_function(f"copy_narrow16<{ctype}>")
         per = 16 // width
         measure(
-            "copy_one",
             "one per thread",
             dtype,
             width,
@@ -128,7 +116,6 @@ def main() -> int:
             lambda one=one, s=s, d=d, n=n: one(((n + THREADS - 1) // THREADS,), (THREADS,), (s, d, np.uint64(n))),
         )
         measure(
-            "copy_narrow16",
             "16 B per thread, narrow",
             dtype,
             width,
@@ -140,19 +127,16 @@ def main() -> int:
     vec = module.get_function("copy_vec16")
     n16 = nbytes // 16
     measure(
-        "copy_vec16",
         "16 B per thread, vector",
         "u128",
         16,
         16,
         lambda: vec(((n16 + THREADS - 1) // THREADS,), (THREADS,), (src, dst, np.uint64(n16))),
     )
-    record = CopyWidth(
-        run=finished(run, started), buffer_bytes=nbytes, torch_copy_gbps=torch_gbps, torch_copy_ms=torch_ms, rows=rows
+    return CopyWidth(
+        run=script.finished(), buffer_bytes=nbytes, torch_copy_gbps=torch_gbps, torch_copy_ms=torch_ms, rows=rows
     )
-    write(record, args.output)
-    return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(copy_width, __doc__, arguments))

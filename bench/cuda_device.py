@@ -8,8 +8,8 @@ L2, shared memory, registers, clocks, memory bus) from this record, never from h
 
 from __future__ import annotations
 
-import argparse
-import time
+from gpukb.cuda.results import DeviceFacts
+from gpukb.records.script import Script, main
 
 #: cudaDeviceProp fields recorded (those absent in a CUDA version are skipped).
 FIELDS = (
@@ -57,33 +57,25 @@ ATTRIBUTES = (
 )
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("output", help="write the results here (a cuda.device record, JSON)")
-    args = parser.parse_args()
-
+def measure(script: Script) -> DeviceFacts:
     from cuda.bindings import runtime
 
-    from gpukb.cuda.results import DeviceFacts
-    from gpukb.records import describe_run, finished, write
-
-    started = time.perf_counter()
-    run = describe_run(notes=["cudaGetDeviceProperties(0) and cudaDeviceGetAttribute through cuda.bindings.runtime."])
+    script.note("cudaGetDeviceProperties(0) and cudaDeviceGetAttribute through cuda.bindings.runtime.")
     err, prop = runtime.cudaGetDeviceProperties(0)
     assert err == runtime.cudaError_t.cudaSuccess, err
     properties: dict[str, int | str] = {}
-    for field in FIELDS:
-        if not hasattr(prop, field):
-            print(f"cudaDeviceProp has no {field} in this CUDA version", flush=True)
+    for name in FIELDS:
+        if not hasattr(prop, name):
+            print(f"cudaDeviceProp has no {name} in this CUDA version", flush=True)
             continue
-        value = getattr(prop, field)
+        value = getattr(prop, name)
         if isinstance(value, bytes):
             value = value.split(b"\0", 1)[0].decode()
         elif isinstance(value, list | tuple):
             value = " x ".join(str(v) for v in value)
         else:
             value = int(value)
-        properties[field] = value
+        properties[name] = value
     attributes = {}
     for name in ATTRIBUTES:
         attr = getattr(runtime.cudaDeviceAttr, f"cudaDevAttr{name}", None)
@@ -94,12 +86,8 @@ def main() -> int:
             attributes[name] = int(value)
     for key, value in {**properties, **attributes}.items():
         print(f"{key}: {value}", flush=True)
-    record = DeviceFacts(
-        run=finished(run, started), api="cuda.bindings.runtime", properties=properties, attributes=attributes
-    )
-    write(record, args.output)
-    return 0
+    return DeviceFacts(run=script.finished(), api="cuda.bindings.runtime", properties=properties, attributes=attributes)
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(measure, __doc__))

@@ -14,77 +14,66 @@ every result is compared with the source before it counts.
 
 from __future__ import annotations
 
-import argparse
-import statistics
 import time
+
+from gpukb.cuda.results import HostMemory
+from gpukb.measuring.stats import summarize
+from gpukb.measuring.timing import EventTimer, Marks
+from gpukb.records.script import Script, main
 
 SIZES = (64 * 2**10, 2**20, 16 * 2**20, 256 * 2**20)
 #: Steps of the one-thread kernel that keeps the GPU busy while a sample is queued (about a millisecond on an H100).
 BLOCKER_ITERS = 300_000
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("output", help="write the results here (a cuda.host-memory record, JSON)")
-    args = parser.parse_args()
-
+def host_memory(script: Script) -> HostMemory | None:
     import numpy as np
     import torch
     from numba import cuda
 
     from gpukb.cuda import host_memory
     from gpukb.cuda import kernels as K  # noqa: N812
-    from gpukb.cuda.results import HostMemory
-    from gpukb.records import describe_run, finished, write
 
     torch.zeros(1, device="cuda")  # the primary context, shared by torch, numba and the runtime calls
-    started = time.perf_counter()
     free_at_start = int(torch.cuda.mem_get_info()[0])
-    run = describe_run(
-        notes=[
-            "numba copy kernel (one float32 per thread, 256 threads per block) from the source into device memory; "
-            "CUDA events on the default stream; median of 10 samples (3 for 256 MiB) after one warm-up; managed "
-            "buffers rewritten by the CPU before each sample.",
-            f"Every sample starts behind a one-thread kernel ({BLOCKER_ITERS} dependent steps of "
-            "gpukb.cuda.kernels.iterate_kernel), so its operations are queued before the first event: the times "
-            "are the GPU's, without the host's launch overhead (work a call does on the host before it returns, "
-            "such as cudaMemPrefetchAsync's, still counts where the blocker has finished by then).",
-            f"cudaMemGetInfo free at start: {free_at_start} bytes.",
-        ]
+    script.note(
+        "numba copy kernel (one float32 per thread, 256 threads per block) from the source into device memory; "
+        "CUDA events on the default stream (gpukb.measuring.timing.Marks); 10 samples (3 for 256 MiB) after one "
+        "warm-up; managed buffers rewritten by the CPU before each sample.",
+        f"Every sample starts behind a one-thread kernel ({BLOCKER_ITERS} dependent steps of "
+        "gpukb.cuda.kernels.iterate_kernel), so its operations are queued before the first event: the times "
+        "are the GPU's, without the host's launch overhead (work a call does on the host before it returns, "
+        "such as cudaMemPrefetchAsync's, still counts where the blocker has finished by then).",
+        f"cudaMemGetInfo free at start: {free_at_start} bytes.",
     )
     rows = []
-
-    def event():
-        return torch.cuda.Event(enable_timing=True)
-
     blocker_in, blocker_out = cuda.to_device(np.ones(1, np.float32)), cuda.device_array(1, np.float32)
 
     def block():
         """Keep the GPU busy while the host queues a sample's operations (after a synchronize)."""
         K.iterate_kernel[1, 1](blocker_in, blocker_out, BLOCKER_ITERS)
 
-    for _ in range(2):
+    print(f"blocker: {EventTimer(torch).time(block, 2)[-1]:.3f} ms", flush=True)
+
+    def sample(*steps) -> Marks:
+        """One sample: a mark, then each step followed by a mark, all queued behind the blocker; read after."""
         torch.cuda.synchronize()
-        b0, b1 = event(), event()
-        b0.record()
         block()
-        b1.record()
-        b1.synchronize()
-    print(f"blocker: {b0.elapsed_time(b1):.3f} ms", flush=True)
+        marks = script.marks()
+        marks.mark()
+        for step in steps:
+            step()
+            marks.mark()
+        marks.since_first()  # waits for the last mark
+        return marks
 
     def add(method, nbytes, samples, correct):
-        median = statistics.median(samples)
+        ms = summarize(samples)
         rows.append(
-            {
-                "method": method,
-                "bytes": nbytes,
-                "samples_ms": samples,
-                "median_ms": median,
-                "gbps": nbytes / median / 1e6,
-                "correct": bool(correct),
-            }
-        )
-        print(f"{method:<24} {nbytes:>10} B  {median:9.3f} ms  {nbytes / median / 1e6:8.2f} GB/s  ok {correct}")
+            {"method": method, "bytes": nbytes, "samples_ms": samples, "ms": ms, "gbps": nbytes / ms.median / 1e6,
+             "correct": bool(correct)}
+        )  # fmt: skip
+        print(f"{method:<24} {nbytes:>10} B  {ms.median:9.3f} ms  {nbytes / ms.median / 1e6:8.2f} GB/s  ok {correct}")
 
     apis: dict[str, str] = {}
 
@@ -127,19 +116,14 @@ def main() -> int:
         copy_t, both_t, kernel_t = [], [], []
         for i in range(repeats + 1):
             dst.zero_()
-            torch.cuda.synchronize()
-            block()
-            e0, e1, e2 = event(), event(), event()
-            e0.record()
-            dsrc.copy_(pinned, non_blocking=True)
-            e1.record()
-            launch(ddsrc)
-            e2.record()
-            e2.synchronize()
+            m = sample(
+                lambda dsrc=dsrc, pinned=pinned: dsrc.copy_(pinned, non_blocking=True),
+                lambda ddsrc=ddsrc: launch(ddsrc),
+            )
             if i:  # the first is a warm-up (and compiles the kernel)
-                copy_t.append(e0.elapsed_time(e1))
-                kernel_t.append(e1.elapsed_time(e2))
-                both_t.append(e0.elapsed_time(e2))
+                copy_t.append(m.between(0, 1))
+                kernel_t.append(m.between(1, 2))
+                both_t.append(m.between(0, 2))
         ok = torch.equal(dst, ref)
         add("pinned-copy", nbytes, copy_t, ok)
         add("pinned-copy-kernel", nbytes, both_t, ok)
@@ -153,15 +137,9 @@ def main() -> int:
             samples = []
             for i in range(repeats + 1):
                 dst.zero_()
-                torch.cuda.synchronize()
-                block()
-                e0, e1 = event(), event()
-                e0.record()
-                launch(device)
-                e1.record()
-                e1.synchronize()
+                m = sample(lambda device=device: launch(device))
                 if i:
-                    samples.append(e0.elapsed_time(e1))
+                    samples.append(m.between(0, 1))
             add("mapped-kernel", nbytes, samples, torch.equal(dst, ref))
             free()
         except Exception as err:  # the record says which way failed; the others still count
@@ -174,36 +152,26 @@ def main() -> int:
             for i in range(repeats + 1):
                 host[:] = x  # the CPU writes: every page is on the host now
                 dst.zero_()
-                torch.cuda.synchronize()
-                block()
-                e0, e1 = event(), event()
-                e0.record()
-                launch(device)
-                e1.record()
-                e1.synchronize()
+                m = sample(lambda device=device: launch(device))
                 fault_ok = fault_ok and torch.equal(dst, ref)
                 if i:
-                    fault.append(e0.elapsed_time(e1))
+                    fault.append(m.between(0, 1))
             add("managed-fault-kernel", nbytes, fault, fault_ok)
             if buf is not None:  # numba's allocator (the fallback) has no prefetch here
                 pre, pre_kernel, resident, pre_ok = [], [], [], True
+                stream = torch.cuda.current_stream().cuda_stream
                 for i in range(repeats + 1):
                     host[:] = x
                     dst.zero_()
-                    torch.cuda.synchronize()
-                    block()
-                    e0, e1, e2 = event(), event(), event()
-                    e0.record()
-                    host_memory.prefetch_to_device(buf, 0, torch.cuda.current_stream().cuda_stream)
-                    e1.record()
-                    launch(device)
-                    e2.record()
-                    e2.synchronize()
+                    m = sample(
+                        lambda buf=buf, stream=stream: host_memory.prefetch_to_device(buf, 0, stream),
+                        lambda device=device: launch(device),
+                    )
                     pre_ok = pre_ok and torch.equal(dst, ref)
                     if i:
-                        pre.append(e0.elapsed_time(e1))
-                        resident.append(e1.elapsed_time(e2))
-                        pre_kernel.append(e0.elapsed_time(e2))
+                        pre.append(m.between(0, 1))
+                        resident.append(m.between(1, 2))
+                        pre_kernel.append(m.between(0, 2))
                 add("managed-prefetch", nbytes, pre, pre_ok)
                 add("managed-prefetch-kernel", nbytes, pre_kernel, pre_ok)
                 add("managed-resident-kernel", nbytes, resident, pre_ok)
@@ -212,14 +180,11 @@ def main() -> int:
             print(f"managed {nbytes}: {type(err).__name__}: {err}", flush=True)
         del ref, dst
         torch.cuda.empty_cache()
-        print(f"-- {nbytes} B done at {time.perf_counter() - started:.1f} s", flush=True)
+        print(f"-- {nbytes} B done at {time.perf_counter() - script.started:.1f} s", flush=True)
         # Written after every size, so a run cut short by its time limit still leaves the sizes it finished.
-        write(
-            HostMemory(run=finished(run, started), free_bytes_at_start=free_at_start, apis=apis, rows=rows),
-            args.output,
-        )
-    return 0
+        script.write(HostMemory(run=script.finished(), free_bytes_at_start=free_at_start, apis=apis, rows=rows))
+    return None
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(host_memory, __doc__))

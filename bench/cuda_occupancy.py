@@ -14,8 +14,9 @@ have is compiled, and the limit its ``OutOfResources`` error names is recorded w
 from __future__ import annotations
 
 # ruff: noqa: N803  (Triton names compile-time block sizes in capitals)
-import argparse
-import time
+from gpukb.cuda.occupancy import occupancy
+from gpukb.cuda.results import OccupancyCheck
+from gpukb.records.script import Script, main
 
 PROBE = r"""
 #ifndef STATIC_BYTES
@@ -146,25 +147,14 @@ def triton_limit(optin: int):
     return None
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("output", help="write the results here (a cuda.occupancy-check record, JSON)")
-    args = parser.parse_args()
-
+def occupancy_check(script: Script) -> OccupancyCheck:
     import cupy
 
-    from gpukb.cuda.occupancy import occupancy
-    from gpukb.cuda.results import OccupancyCheck
-    from gpukb.records import describe_run, finished, write
-
-    started = time.perf_counter()
-    run = describe_run(
-        notes=[
-            "Probe kernel compiled by cupy's NVRTC with --maxrregcount or __launch_bounds__ and a static shared array; "
-            "cudaFuncAttributeMaxDynamicSharedMemorySize raised to sharedMemPerBlockOptin - sharedSizeBytes on every "
-            "variant; default carveout preference; occupancy from cuOccupancyMaxActiveBlocksPerMultiprocessor "
-            "(cupy.cuda.driver).",
-        ]
+    script.note(
+        "Probe kernel compiled by cupy's NVRTC with --maxrregcount or __launch_bounds__ and a static shared array; "
+        "cudaFuncAttributeMaxDynamicSharedMemorySize raised to sharedMemPerBlockOptin - sharedSizeBytes on every "
+        "variant; default carveout preference; occupancy from cuOccupancyMaxActiveBlocksPerMultiprocessor "
+        "(cupy.cuda.driver).",
     )
     device = cupy.cuda.Device(0)
     props = cupy.cuda.runtime.getDeviceProperties(0)
@@ -232,17 +222,15 @@ def main() -> int:
             )
     del device
     triton = triton_limit(optin)
-    record = OccupancyCheck(
-        run=finished(run, started),
+    return OccupancyCheck(
+        run=script.finished(),
         api="cuOccupancyMaxActiveBlocksPerMultiprocessor (cupy.cuda.driver)",
         compute_capability=cc,
         kernels=records,
         rows=rows,
         triton=triton,
     )
-    write(record, args.output)
-    return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(occupancy_check, __doc__))

@@ -15,35 +15,32 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
+
+from gpukb.cuda.results import Overlap
+from gpukb.measuring.stats import summarize
+from gpukb.records.script import Script, main
 
 REPEATS = 5
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("output", help="write the results here (a cuda.overlap record, JSON)")
+def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log2n", type=int, default=25, help="float32 elements of the buffer, as a power of two")
     parser.add_argument("--chunks", type=int, default=8, help="chunks of the chunked variants")
-    args = parser.parse_args()
 
+
+def overlap(script: Script) -> Overlap:
     import numpy as np
     import torch
     from numba import cuda
 
     from gpukb.cuda import kernels as K  # noqa: N812
-    from gpukb.cuda.results import Overlap
-    from gpukb.records import describe_run, finished, write
 
     torch.zeros(1, device="cuda")
-    started = time.perf_counter()
-    n, chunks = 2**args.log2n, args.chunks
-    run = describe_run(
-        notes=[
-            f"2^{args.log2n} float32 ({4 * n} bytes), pinned host buffers; {chunks} chunks in the chunked variants; "
-            f"torch streams (non-blocking) and copy_(non_blocking=True); numba kernel on the same streams; "
-            f"{REPEATS} runs per variant after a warm-up.",
-        ]
+    n, chunks = 2**script.args.log2n, script.args.chunks
+    script.note(
+        f"2^{script.args.log2n} float32 ({4 * n} bytes), pinned host buffers; {chunks} chunks in the chunked "
+        "variants; torch streams (non-blocking) and copy_(non_blocking=True); numba kernel on the same streams; "
+        f"{REPEATS} runs per variant after a warm-up; CUDA events (gpukb.measuring.timing.Marks).",
     )
     rng = np.random.default_rng(0)
     x = (rng.random(n, dtype=np.float32) + 0.5).astype(np.float32)
@@ -52,25 +49,15 @@ def main() -> int:
     d_in, d_out = torch.empty(n, device="cuda"), torch.empty(n, device="cuda")
     nd_in, nd_out = cuda.as_cuda_array(d_in), cuda.as_cuda_array(d_out)
 
-    def event():
-        return torch.cuda.Event(enable_timing=True)
-
     # Calibrate: one chunk's copy in, and the kernel at 512 iterations on one chunk.
     size = n // chunks
     side = torch.cuda.Stream()
     nside = cuda.external_stream(side.cuda_stream)
 
     def timed(fn, times=5):
-        samples = []
-        for _ in range(times + 1):
-            a, b = event(), event()
-            with torch.cuda.stream(side):
-                a.record(side)
-                fn()
-                b.record(side)
-            b.synchronize()
-            samples.append(a.elapsed_time(b))
-        return statistics.median(samples[1:])
+        """Median of ``times`` calls on the side stream (CUDA events there), after one more."""
+        with torch.cuda.stream(side):
+            return statistics.median(script.timer().time(fn, times + 1)[1:])
 
     grid = K.blocks(size)
     d_first, h_first, nd_first, nd_first_out = d_in[:size], h_in[:size], nd_in[:size], nd_out[:size]
@@ -104,26 +91,27 @@ def main() -> int:
         runs = []
         for repeat in range(REPEATS + 1):
             h_out.zero_()
-            marks = [[event() for _ in range(4)] for _ in range(nchunks)]
             torch.cuda.synchronize()
-            t0 = event()
-            t0.record()
+            marks = script.marks()
+            start = marks.mark()  # the common start: every stream waits for it
             for s in streams:
-                s.wait_event(t0)
+                s.wait_event(marks.events[start])
+            chunk_marks = []
             for c, (sl, src, dst) in enumerate(pieces):
-                s, ns, m = streams[c % nstreams], nstreams_numba[c % nstreams], marks[c]
+                s, ns = streams[c % nstreams], nstreams_numba[c % nstreams]
                 with torch.cuda.stream(s):
-                    m[0].record(s)
+                    m0 = marks.mark(s)
                     d_in[sl].copy_(h_in[sl], non_blocking=True)
-                    m[1].record(s)
+                    m1 = marks.mark(s)
                     K.iterate_kernel[blocks, K.THREADS, ns](src, dst, iters)
-                    m[2].record(s)
+                    m2 = marks.mark(s)
                     h_out[sl].copy_(d_out[sl], non_blocking=True)
-                    m[3].record(s)
-            torch.cuda.synchronize()
+                    m3 = marks.mark(s)
+                chunk_marks.append((m0, m1, m2, m3))
+            t_all = marks.since_first()
             ops = []
-            for c, m in enumerate(marks):
-                t = [t0.elapsed_time(e) for e in m]
+            for c, m in enumerate(chunk_marks):
+                t = [t_all[i] for i in m]
                 for op, (a, b) in zip(
                     ("H2D", "kernel", "D2H"), ((t[0], t[1]), (t[1], t[2]), (t[2], t[3])), strict=True
                 ):
@@ -143,6 +131,7 @@ def main() -> int:
                 "streams": nstreams,
                 "chunks": nchunks,
                 "totals_ms": totals,
+                "ms": summarize(totals),
                 "ops": median_run[1],
                 "correct": all(r[2] for r in runs),
             }
@@ -167,19 +156,15 @@ def main() -> int:
             async_engines = int(value)
     except Exception as err:  # the record then has torch's figure, or 0
         print(f"asyncEngineCount: {type(err).__name__}: {err}")
-    write(
-        Overlap(
-            run=finished(run, started),
-            total_bytes=4 * n,
-            kernel=f"gpukb.cuda.kernels.iterate_kernel, {iters} iterations per element, {K.THREADS} threads per block",
-            kernel_iters=iters,
-            async_engine_count=async_engines,
-            variants=variants,
-        ),
-        args.output,
+    return Overlap(
+        run=script.finished(),
+        total_bytes=4 * n,
+        kernel=f"gpukb.cuda.kernels.iterate_kernel, {iters} iterations per element, {K.THREADS} threads per block",
+        kernel_iters=iters,
+        async_engine_count=async_engines,
+        variants=variants,
     )
-    return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(overlap, __doc__, arguments))

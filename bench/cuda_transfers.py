@@ -3,74 +3,30 @@
 Usage: PYTHONPATH=src python bench/cuda_transfers.py OUTPUT.json
 
 torch ``Tensor.copy_`` between a CPU tensor (``pin_memory=False`` or ``True``) and a CUDA tensor, each size timed
-as the median of repeated synchronous copies with the host clock after warm-up (a pageable copy is staged through
-a pinned buffer by the driver, so only the host clock sees all of it).
+with the host clock around each synchronized copy after warm-up (a pageable copy is staged through a pinned
+buffer by the driver, so only the host clock sees all of it): median, quartiles and extremes of 20 copies (5 for
+256 MiB).
 """
 
 from __future__ import annotations
 
-import argparse
-import statistics
-import time
+import subprocess
+
+from gpukb.cuda.results import Transfers
+from gpukb.measuring.timing import Budget
+from gpukb.records.script import Script, main
 
 SIZES = (4 * 2**10, 64 * 2**10, 2**20, 16 * 2**20, 256 * 2**20)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("output", help="write the results here (a cuda.transfers record, JSON)")
-    args = parser.parse_args()
+def copies(size: int) -> int:
+    """Timed copies of one size: fewer of the largest, which take tens of milliseconds each."""
+    return 5 if size >= 2**28 else 20
 
-    import torch
 
-    from gpukb.cuda.results import Transfers
-    from gpukb.records import describe_run, finished, write
-
-    started = time.perf_counter()
-    run = describe_run(
-        notes=[
-            "torch Tensor.copy_ of uint8 tensors, host clock around each synchronized copy; "
-            "medians of 20 copies (5 for 256 MiB) after 3 warm-up copies."
-        ]
-    )
-    rows = []
-    for size in SIZES:
-        device = torch.randint(1, 255, (size,), dtype=torch.uint8, device="cuda")
-        for memory in ("pageable", "pinned"):
-            host = (
-                torch.randint(1, 255, (size,), dtype=torch.uint8).pin_memory()
-                if memory == "pinned"
-                else (torch.randint(1, 255, (size,), dtype=torch.uint8))
-            )
-            for direction in ("H2D", "D2H"):
-
-                def copy(host=host, device=device, direction=direction):
-                    (device.copy_(host) if direction == "H2D" else host.copy_(device))
-                    torch.cuda.synchronize()
-
-                for _ in range(3):
-                    copy()
-                times = []
-                for _ in range(5 if size >= 2**28 else 20):
-                    t0 = time.perf_counter()
-                    copy()
-                    times.append(time.perf_counter() - t0)
-                median = statistics.median(times)
-                gbps = size / median / 1e9
-                rows.append(
-                    {
-                        "direction": direction,
-                        "host_memory": memory,
-                        "bytes": size,
-                        "median_ms": median * 1e3,
-                        "gbps": gbps,
-                    }
-                )
-                print(f"{direction} {memory:<8} {size:>10} B  {median * 1e3:8.3f} ms  {gbps:6.2f} GB/s", flush=True)
-    link = "unknown"
+def pcie_link() -> str:
+    """The PCIe link nvidia-smi reports during the run, in words."""
     try:
-        import subprocess
-
         out = subprocess.run(
             [
                 "nvidia-smi",
@@ -82,13 +38,44 @@ def main() -> int:
             timeout=30,
         ).stdout.strip()
         gen, width, gen_max, width_max = [p.strip() for p in out.split(",")]
-        link = f"PCIe gen {gen} x{width} (max gen {gen_max} x{width_max}, as nvidia-smi reported during the run)"
+        return f"PCIe gen {gen} x{width} (max gen {gen_max} x{width_max}, as nvidia-smi reported during the run)"
     except Exception as err:  # no nvidia-smi: the record says so
-        link = f"not reported ({type(err).__name__})"
+        return f"not reported ({type(err).__name__})"
+
+
+def measure(script: Script) -> Transfers:
+    torch = script.torch
+    script.note(
+        "torch Tensor.copy_ of uint8 tensors, host clock around each synchronized copy (gpukb.measuring.timing."
+        "HostTimer); 20 copies (5 for 256 MiB) after warm-up; no L2 flush."
+    )
+    rows = []
+    for size in SIZES:
+        device = torch.randint(1, 255, (size,), dtype=torch.uint8, device="cuda")
+        for memory in ("pageable", "pinned"):
+            host = torch.randint(1, 255, (size,), dtype=torch.uint8)
+            if memory == "pinned":
+                host = host.pin_memory()
+            for direction in ("H2D", "D2H"):
+
+                def copy(host=host, device=device, direction=direction):
+                    device.copy_(host) if direction == "H2D" else host.copy_(device)
+
+                n = copies(size)
+                timed = script.measure(
+                    copy, Budget(warmup_ms=0, rep_ms=0, min_reps=n, max_reps=n, min_warmup=3), flush=False, host=True
+                )
+                ms = timed.summary()
+                gbps = size / (ms.median * 1e-3) / 1e9
+                rows.append(
+                    {"direction": direction, "host_memory": memory, "bytes": size, "ms": ms, "gbps": gbps,
+                     "clocks": timed.window}
+                )  # fmt: skip
+                print(f"{direction} {memory:<8} {size:>10} B  {ms.median:8.3f} ms  {gbps:6.2f} GB/s", flush=True)
+    link = pcie_link()
     print(link, flush=True)
-    write(Transfers(run=finished(run, started), link=link, rows=rows), args.output)
-    return 0
+    return Transfers(run=script.finished(), link=link, rows=rows)
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(measure, __doc__))

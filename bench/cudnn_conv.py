@@ -24,7 +24,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -34,7 +33,7 @@ from gpukb.cudnn.program import layer_argument, parse_example, parse_layers, par
 from gpukb.cudnn.results import ConvForward, FrontendRun, LayerTiming, Process, TorchCheck
 from gpukb.measuring.stats import summarize
 from gpukb.measuring.timing import Budget, EventTimer, benchmark
-from gpukb.records import describe_run, finished, write
+from gpukb.records.script import Script, main
 from gpukb.site.snippets import find_nvcc
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -194,22 +193,21 @@ def frontend_runs(torch, layer, batch: int) -> tuple[str | None, list[FrontendRu
     return version, runs
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("output", help="write the record here (JSON)")
+def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tests", action="store_true", help="also run pytest -m gpu tests/cudnn")
-    args = parser.parse_args()
 
+
+def conv_forward(script: Script) -> ConvForward:
     import torch
 
-    started = time.perf_counter()
-    run_ = describe_run(notes=[
+    args = script.args
+    script.note(
         "The C++ program is built with nvcc -O2 -std=c++17 -arch=sm_90 ... -lcudnn against the machine's default "
         "cuDNN; torch and cudnn-frontend load the cuDNN of their own wheels.",
         "Layer times: the program's median of 50 cudnnConvolutionForward calls (CUDA events, after 5 warm-up calls) "
         "with the algorithm cudnnFindConvolutionForwardAlgorithm ranked first; torch: gpukb.measuring.timing with CUDA "
         "events, torch.backends.cudnn.benchmark = True. Random uniform or normal inputs, never zeros.",
-    ])  # fmt: skip
+    )
     nvcc = find_nvcc()
     record: dict = {"build": Process(command="nvcc not found", returncode=-1)}
     tmp = Path(tempfile.mkdtemp())
@@ -244,7 +242,7 @@ def main() -> int:
             except Exception as err:
                 log(f"torch check failed: {type(err).__name__}: {err}")
 
-        write(ConvForward(run=finished(run_, started), **record), args.output)  # kept if a later step times out
+        script.write(ConvForward(run=script.finished(), **record))  # kept if a later step times out
 
         table = load_layers()
         specs = {}
@@ -284,7 +282,7 @@ def main() -> int:
             log(f"{got.layer} {got.dtype} {got.layout} {got.math}: {got.algo} {got.ms:.4f} ms (graph {got.graph_ms}, "
                 f"host {got.host_us} us), torch {torch_median:.4f} ms (graph {t_graph})")  # fmt: skip
         record["layers"] = timings
-        write(ConvForward(run=finished(run_, started), **record), args.output)
+        script.write(ConvForward(run=script.finished(), **record))
 
     layer = next(layer for layer in load_layers().layers if layer.name == FRONTEND_LAYER)
     try:
@@ -292,21 +290,19 @@ def main() -> int:
     except Exception as err:
         log(f"frontend failed: {type(err).__name__}: {err}")
 
-    result = ConvForward(run=finished(run_, started), **record)
-    write(result, args.output)
-    log(f"wrote {args.output}")
+    result = ConvForward(run=script.finished(), **record)
     if args.tests:
+        script.write(result)
         # the GPU machine has no pytest-codeblocks, which the page-table tests import
         files = ["tests/cudnn/test_snippets.py", "tests/cudnn/test_conv_program.py"]
         shown = f"python -m pytest {' '.join(files)} -m gpu -q"
         tests = run([sys.executable, "-m", "pytest", *files, "-m", "gpu", "-q", "-o", "addopts=", "-p",
                      "no:cacheprovider"], timeout=120, shown=shown)  # fmt: skip
         log(f"gpu tests rc={tests.returncode}\n{tests.stdout[-3000:]}")
-        result = ConvForward(run=finished(run_, started), **record, gpu_tests=tests)
-        write(result, args.output)
+        result = ConvForward(run=script.finished(), **record, gpu_tests=tests)
     shutil.rmtree(tmp, ignore_errors=True)
-    return 0
+    return result
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(conv_forward, __doc__, arguments))

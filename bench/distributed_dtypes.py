@@ -13,40 +13,27 @@ captures and writes the record.
 
 from __future__ import annotations
 
-import argparse
-import time
+from gpukb.distributed.dtypes import capture
+from gpukb.distributed.fsdp_config import MODES, plan
+from gpukb.distributed.results import FsdpDtypes
+from gpukb.records.script import Script, main
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("output", help="write the distributed.fsdp-dtypes record here (rank 0)")
-    parser.add_argument("--backend", choices=("nccl", "gloo"), default=None, help="default: nccl with CUDA, else gloo")
-    args = parser.parse_args()
-
+def dtypes(script: Script) -> FsdpDtypes | None:
     import torch.distributed as dist
 
-    from gpukb.distributed.dtypes import capture
-    from gpukb.distributed.fsdp_config import MODES, plan
-    from gpukb.distributed.launch import init_from_env
-    from gpukb.distributed.results import FsdpDtypes
-    from gpukb.records import describe_run, finished, write
-
-    rank, world, device = init_from_env(args.backend)
-    started = time.perf_counter()
-    run = describe_run(
-        notes=[
-            f"{world} ranks, {dist.get_backend()}; one forward and backward of a fully_shard-ed two-layer MLP "
-            "(16-32-8, batch 4) per mode on every rank, dtypes seen by hooks and by wrappers of the "
-            "torch.distributed collectives."
-        ]
+    script.note(
+        f"{script.world} ranks, {dist.get_backend()}; one forward and backward of a fully_shard-ed two-layer MLP "
+        "(16-32-8, batch 4) per mode on every rank, dtypes seen by hooks and by wrappers of the "
+        "torch.distributed collectives."
     )
     captures = []
     for mode in MODES:
         p = plan(mixed_precision=mode)
-        got = capture(p, device=device)
+        got = capture(p, device=script.device)
         captures.append(
             {
-                "rank": rank,
+                "rank": script.rank,
                 "mode": mode,
                 "param_dtype": p.param_dtype,
                 "reduce_dtype": p.reduce_dtype,
@@ -54,28 +41,26 @@ def main() -> int:
                 "collectives": [{"op": op, "dtype": dtype} for op, dtype in got["collectives"]],
             }
         )
-    every: list[list[dict] | None] = [None] * world
+    every: list[list[dict] | None] = [None] * script.world
     dist.all_gather_object(every, captures)
-    if rank == 0:
-        rows = [c for ranks in every for c in ranks]
-        for c in rows:
-            print(
-                f"rank {c['rank']} {c['mode']:<8} forward {c['forward_params']} grads {c['unsharded_grads']} -> "
-                f"{c['sharded_grads']}  collectives {[(x['op'], x['dtype']) for x in c['collectives']]}",
-                flush=True,
-            )
-        record = FsdpDtypes(
-            run=finished(run, started),
-            backend=dist.get_backend(),
-            world_size=world,
-            device="cuda" if device.startswith("cuda") else "cpu",
-            captures=rows,
-        )
-        print("wrote", write(record, args.output))
     dist.barrier()
-    dist.destroy_process_group()
-    return 0
+    if script.rank != 0:
+        return None
+    rows = [c for ranks in every for c in ranks]
+    for c in rows:
+        print(
+            f"rank {c['rank']} {c['mode']:<8} forward {c['forward_params']} grads {c['unsharded_grads']} -> "
+            f"{c['sharded_grads']}  collectives {[(x['op'], x['dtype']) for x in c['collectives']]}",
+            flush=True,
+        )
+    return FsdpDtypes(
+        run=script.finished(),
+        backend=dist.get_backend(),
+        world_size=script.world,
+        device="cuda" if script.on_gpu else "cpu",
+        captures=rows,
+    )
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(dtypes, __doc__, device="ranks"))

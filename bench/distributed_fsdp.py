@@ -14,8 +14,14 @@ own batch; the plain runs become DDP; rank 0 writes the record. Tokens/s per tim
 from __future__ import annotations
 
 import argparse
-import os
 import time
+
+from gpukb.distributed.checkpointing import default_behaviour
+from gpukb.distributed.fsdp_config import MODES, plan
+from gpukb.distributed.model import ModelConfig
+from gpukb.distributed.results import FsdpTraining
+from gpukb.distributed.training import train
+from gpukb.records.script import Script, main
 
 
 def block_checks(device):
@@ -51,9 +57,7 @@ def block_checks(device):
     return rows
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("output", help="write the distributed.fsdp-single-gpu record here (JSON)")
+def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--steps", type=int, default=8)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--repeats", type=int, default=3)
@@ -70,45 +74,29 @@ def main() -> int:
         help="train every configuration afresh in each of N rounds, alternating within a round; one timed repeat "
         "per round (--repeats is then 1)",
     )
-    args = parser.parse_args()
 
+
+def backend(args: argparse.Namespace) -> str | None:
+    """The tiny smoke test runs on the CPU with gloo; otherwise the skeleton's default (NCCL with CUDA)."""
+    return "gloo" if args.tiny else args.backend
+
+
+def fsdp(script: Script) -> FsdpTraining | None:
     import torch
     import torch.distributed as dist
 
-    from gpukb.distributed.checkpointing import default_behaviour
-    from gpukb.distributed.fsdp_config import MODES, plan
-    from gpukb.distributed.launch import init_from_env
-    from gpukb.distributed.model import ModelConfig
-    from gpukb.distributed.results import FsdpTraining
-    from gpukb.distributed.training import train
-    from gpukb.records import describe_run, finished, write
-
-    started = time.perf_counter()
-    if "WORLD_SIZE" in os.environ:  # under torchrun: one process per GPU
-        rank, world, device = init_from_env("gloo" if args.tiny else None)
-    else:
-        rank, world = 0, 1
-        device = "cpu" if args.tiny else "cuda"
-        os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
-        os.environ.setdefault("MASTER_PORT", "29571")
-        if args.tiny:
-            dist.init_process_group("gloo", rank=0, world_size=1)
-        else:
-            torch.cuda.set_device(0)
-            dist.init_process_group("nccl", rank=0, world_size=1, device_id=torch.device(device, 0))
-    run = describe_run(
-        notes=[
-            f"{world} rank(s), {dist.get_backend()} process group; {args.warmup} warm-up steps, then "
-            f"{args.repeats if args.rounds == 1 else 1} timed repeats of {args.steps} AdamW steps (batch {args.batch} "
-            f"per rank, sequence {16 if args.tiny else 1024}); no autocast unless stated; TF32 matmuls off "
-            "(torch default)."
-            + (
-                f" Interleaved: {args.rounds} rounds, each configuration trained afresh once per round, the "
-                "configurations alternating within a round."
-                if args.rounds > 1
-                else ""
-            ),
-        ]
+    args, rank, world, device = script.args, script.rank, script.world, script.device
+    script.note(
+        f"{world} rank(s), {dist.get_backend()} process group; {args.warmup} warm-up steps, then "
+        f"{args.repeats if args.rounds == 1 else 1} timed repeats of {args.steps} AdamW steps (batch {args.batch} "
+        f"per rank, sequence {16 if args.tiny else 1024}); no autocast unless stated; TF32 matmuls off "
+        "(torch default)."
+        + (
+            f" Interleaved: {args.rounds} rounds, each configuration trained afresh once per round, the "
+            "configurations alternating within a round."
+            if args.rounds > 1
+            else ""
+        ),
     )
     warning = default_behaviour()
     blocks = [] if args.tiny or rank != 0 else block_checks(device)
@@ -176,12 +164,10 @@ def main() -> int:
             )
         if device != "cpu":
             torch.cuda.empty_cache()
-    dist.destroy_process_group()
     if rank != 0:
-        return 0
-
-    record = FsdpTraining(
-        run=finished(run, started),
+        return None
+    return FsdpTraining(
+        run=script.finished(),
         model={
             "vocab": config.vocab,
             "seq": config.seq,
@@ -198,11 +184,7 @@ def main() -> int:
         blocks=blocks,
         checkpoint_warning=warning,
     )
-    # --8<-- [start:write-record]
-    print("wrote", write(record, args.output))
-    # --8<-- [end:write-record]
-    return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(fsdp, __doc__, arguments, device="ranks", backend=backend))

@@ -2,55 +2,47 @@
 
 Usage: PYTHONPATH=src python bench/formats_codec_speed.py [OUTPUT.json] [--n N]
 
-A CPU benchmark (numpy on one core): medians of repeated runs after a warm-up, on random normal data spread
-over many binades (never zeros), for each format ml_dtypes also has. The goal is to stay within 5x of ml_dtypes.
+A CPU benchmark (numpy on one core): medians of repeated runs after a warm-up (the host clock of
+``gpukb.measuring.timing``), on random normal data spread over many binades (never zeros), for each format ml_dtypes
+also has. The goal is to stay within 5x of ml_dtypes.
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import numpy as np
+
+from gpukb.formats.arrays import decode_array, encode_array
+from gpukb.formats.library_casts import ml_dtypes_type
+from gpukb.formats.results import CodecSpeed
+from gpukb.formats.spec import get_format
+from gpukb.records.script import Script, main
 
 #: Timed calls per median, after one untimed warm-up call.
 REPEATS = 5
 
 
-def median_seconds(fn, repeats: int = REPEATS) -> tuple[float, float]:
-    """Median and spread (max - min) of ``repeats`` timed calls, after one untimed warm-up call."""
-    fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), max(times) - min(times)
-
-
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("output", nargs="?", help="write the results here (a formats.codec-speed record, JSON)")
+def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--n", type=int, default=10_000_000, help="number of float32 values (default 10 million)")
     parser.add_argument("--formats", default="bf16,e4m3,e5m2,e4m3fnuz,e2m1", help="comma-separated formats")
-    args = parser.parse_args()
 
-    # --8<-- [start:describe-run]
-    from gpukb.formats.arrays import decode_array, encode_array
-    from gpukb.formats.library_casts import ml_dtypes_type
-    from gpukb.formats.results import CodecSpeed
-    from gpukb.formats.spec import get_format
-    from gpukb.records import describe_run, finished, write
 
-    started = time.perf_counter()
-    run = describe_run(notes=[f"numpy on one CPU core: medians of {REPEATS} timed calls after one warm-up call."])
-    # --8<-- [end:describe-run]
+def codec_speed(script: Script) -> CodecSpeed | None:
+    timer = script.timer()  # the host clock: this is a CPU benchmark
 
+    def median_seconds(fn) -> tuple[float, float]:
+        """Median and spread (max - min) of ``REPEATS`` timed calls, in seconds, after one untimed warm-up call."""
+        fn()
+        ms = sorted(timer.time(fn, REPEATS))
+        return float(np.median(ms)) / 1e3, (ms[-1] - ms[0]) / 1e3
+
+    script.note(f"numpy on one CPU core: medians of {REPEATS} timed calls after one warm-up call.")
+    n = script.args.n
     rng = np.random.default_rng(0)
-    x = (rng.standard_normal(args.n) * np.exp2(rng.integers(-8, 8, args.n))).astype(np.float32)
+    x = (rng.standard_normal(n) * np.exp2(rng.integers(-8, 8, n))).astype(np.float32)
     rows = []
-    for name in args.formats.split(","):
+    for name in script.args.formats.split(","):
         fmt = get_format(name)
         target = ml_dtypes_type(fmt)
         bits = encode_array(x, fmt)
@@ -62,7 +54,7 @@ def main() -> int:
         assert np.array_equal(bits, cast.view(bits.dtype)), f"{name}: encodings differ"
         row = {
             "format": name,
-            "n": args.n,
+            "n": n,
             "gpukb_encode_s": ours_encode[0],
             "gpukb_encode_spread_s": ours_encode[1],
             "ml_dtypes_encode_s": theirs_encode[0],
@@ -80,13 +72,8 @@ def main() -> int:
             f"round trip {row['round_trip_ratio']:.1f}x",
             flush=True,
         )
-    # --8<-- [start:write-record]
-    if args.output:
-        record = CodecSpeed(run=finished(run, started), repeats=REPEATS, rows=rows)
-        write(record, args.output)
-    # --8<-- [end:write-record]
-    return 0
+    return CodecSpeed(run=script.finished(), repeats=REPEATS, rows=rows)
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(codec_speed, __doc__, arguments, output="optional", device="cpu"))

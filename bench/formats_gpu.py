@@ -8,34 +8,20 @@ committed one is ``src/gpukb/data/results/formats/h100-gpu-checks.json``.
 
 from __future__ import annotations
 
-import sys
-import time
+from gpukb.formats import gpu_checks
+from gpukb.formats.results import GpuChecks
+from gpukb.records.script import Script, main
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) != 1:
-        print(__doc__, file=sys.stderr)
-        return 2
-    import torch
-
-    if not torch.cuda.is_available():
-        print("formats_gpu: no CUDA GPU here; nothing to record", file=sys.stderr)
-        return 1
-    from gpukb.formats import gpu_checks
-    from gpukb.formats.results import GpuChecks
-    from gpukb.records import describe_run, finished, write
-
-    started = time.perf_counter()
-    run = describe_run()
+def checks(script: Script) -> GpuChecks:
     tf32 = gpu_checks.tf32_matmul_check()
     casts = gpu_checks.cuda_cast_check()
     overflow = {"cuda": gpu_checks.overflow_probe("e4m3", "cuda"), "cpu": gpu_checks.overflow_probe("e4m3", "cpu")}
-    run = finished(run, started)
-    record = GpuChecks.model_validate({"run": run, "tf32": tf32, "casts": casts, "e4m3_overflow": overflow})
-    path = write(record, argv[0])
-    print(path.read_text(encoding="utf-8"))
-    return 0
+    found = {"tf32": tf32, "casts": casts, "e4m3_overflow": overflow}
+    record = GpuChecks.model_validate({"run": script.finished(), **found})
+    print(record.model_dump_json(indent=1))
+    return record
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
+    raise SystemExit(main(checks, __doc__))

@@ -8,9 +8,10 @@ Usage: PYTHONPATH=src python bench/gemm_fp8_h100.py OUTPUT.json
 from __future__ import annotations
 
 import glob
-import sys
-import time
 from pathlib import Path
+
+from gpukb.gemm.results import Fp8Hardware
+from gpukb.records.script import Script, main
 
 #: cuBLASLt attributes whose header comments the record keeps, as the installed library documents them.
 HEADER_NAMES = ("CUBLASLT_MATMUL_DESC_FAST_ACCUM", "CUBLASLT_MATMUL_DESC_D_SCALE_POINTER")
@@ -42,23 +43,11 @@ def header_notes():
     return None
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) != 1:
-        print(__doc__, file=sys.stderr)
-        return 2
-    import torch
-
-    if not torch.cuda.is_available():
-        print("gemm_fp8_h100: no CUDA GPU here; nothing to record", file=sys.stderr)
-        return 1
+def fp8(script: Script) -> Fp8Hardware:
     from gpukb.formats.gpu_checks import tf32_matmul_check
     from gpukb.formats.results import Tf32Check
     from gpukb.gemm import fp8_hardware as hw
-    from gpukb.gemm.results import Fp8Hardware
-    from gpukb.records import describe_run, finished, write
 
-    started = time.perf_counter()
-    run = describe_run()
     acceptance = hw.acceptance_grid()
     parts = {
         "acceptance": acceptance,
@@ -71,18 +60,16 @@ def main(argv: list[str]) -> int:
         "int32_overflow": hw.int32_overflow_probe(),
         "tf32": [Tf32Check(**tf32_matmul_check(n=n)) for n in (256, 1024, 4096)],
     }
-    versions = run.versions.model_copy(update={"cublaslt": hw.cublaslt_version()})
-    run = finished(run, started, versions=versions)
+    run = script.finished(versions=script.run.versions.model_copy(update={"cublaslt": hw.cublaslt_version()}))
     record = Fp8Hardware(run=run, cublaslt_header=header_notes(), **parts)
-    write(record, argv[0])
     accepted = sum(r.accepted for r in record.acceptance)
     print(f"{accepted} of {len(record.acceptance)} combinations accepted; {run.duration_s:.1f} s")
     for r in record.agreement:
         if r.emulated:
             print(f"{r.a}x{r.b}->{r.out} bias={r.bias} fast={r.fast_accum}: "
                   f"diff {r.hw_vs_emulator:.2e} bound {r.bound:.2e}")  # fmt: skip
-    return 0
+    return record
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
+    raise SystemExit(main(fp8, __doc__))

@@ -43,7 +43,7 @@ from gpukb.measuring.device import sampler
 from gpukb.measuring.stats import summarize
 from gpukb.measuring.timing import Budget, EventTimer, HostTimer, benchmark, captured
 from gpukb.performance.suites.mistakes import keep_busy
-from gpukb.records import describe_run, finished, write
+from gpukb.records.script import Script, main
 from gpukb.site.snippets import find_nvcc
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -259,26 +259,15 @@ def timing_section(torch) -> list[TimingEntry]:
     return [TimingEntry(**r) for r in records]
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) != 1:
-        print(__doc__, file=sys.stderr)
-        return 2
-    import torch
-
-    if not torch.cuda.is_available():
-        print("gemm_ground_up: no CUDA GPU here; nothing to record", file=sys.stderr)
-        return 1
-    started = time.perf_counter()
-    run = describe_run()
+def ground_up(script: Script) -> GroundUp:
+    torch = script.torch
     cublaslt = cublaslt_section(torch)
     batched, failures = batched_section(torch)
     timing = timing_section(torch)
-    run = finished(run, started)
-    record = GroundUp(run=run, cublaslt=cublaslt, batched=batched, batched_failures=failures, timing=timing)
-    write(record, argv[0])
-    print(f"wrote {argv[0]} in {run.duration_s:.0f} s")
-    return 0
+    run = script.finished()
+    print(f"measured in {run.duration_s:.0f} s")
+    return GroundUp(run=run, cublaslt=cublaslt, batched=batched, batched_failures=failures, timing=timing)
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
+    raise SystemExit(main(ground_up, __doc__))

@@ -6,7 +6,20 @@ then copy OUT.json to ``src/gpukb/data/results/site/snippet-runs-h100.json``. Th
 snippets render the record next to the build machine's CPU output (``gpukb.site.snippet_runs``).
 """
 
-from gpukb.site.snippet_runs import main
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpukb.records.script import Script, main
+from gpukb.site.snippet_runs import SnippetRuns, run_snippets
+
+
+def snippet_runs(script: Script) -> SnippetRuns:
+    script.note("Each snippet run as `python <file>` from its folder (gpukb.site.snippets.run_snippet).")
+    runs = run_snippets(Path.cwd())
+    print(f"{len(runs)} snippets")
+    return SnippetRuns(run=script.finished(), runs=runs)
+
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main(snippet_runs, __doc__))

@@ -43,7 +43,8 @@ try:
 except ImportError:  # a checkout on a machine where gpukb is not installed
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from gpukb.measuring.timing import captured
+from gpukb.measuring.timing import Marks, captured
+from gpukb.records.script import Script, main
 
 #: Sizes (M = N = K) of the configuration sweep (large, then small) and of the comparison.
 LARGE_SIZES = (4096, 8192)
@@ -103,6 +104,7 @@ def _paired(torch: Any, kernel: Any, peer: Any, flush: Any) -> dict:
             fn()
     pairs = min(MAX_PAIRS, max(MIN_PAIRS, math.ceil(PAIR_REP_MS / estimate)))
     events = {name: [] for name in ("kernel", "peer")}
+    marks = Marks(torch)
     monitor = _sampler()
     if monitor is not None:
         monitor.start()
@@ -110,14 +112,12 @@ def _paired(torch: Any, kernel: Any, peer: Any, flush: Any) -> dict:
         order = (("kernel", kernel), ("peer", peer)) if i % 2 == 0 else (("peer", peer), ("kernel", kernel))
         for name, fn in order:
             flush()
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
+            start = marks.mark()
             fn()
-            end.record()
-            events[name].append((start, end))
+            events[name].append((start, marks.mark()))
     torch.cuda.synchronize()
     window = monitor.stop() if monitor is not None else None
-    times = {name: [s.elapsed_time(e) for s, e in pairs_] for name, pairs_ in events.items()}
+    times = {name: [marks.between(s, e) for s, e in pairs_] for name, pairs_ in events.items()}
     kernel_ms, peer_ms = summarize(times["kernel"]), summarize(times["peer"])
     return {
         "kernel_ms": kernel_ms.as_dict(),
@@ -540,15 +540,16 @@ def _run_phase(name: str, workdir: Path, extra: list[str]) -> tuple[dict, dict]:
     return status, data
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("output", type=Path, nargs="?", help="where to write the record (JSON)")
+def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--phase", choices=("sweep", "compare", "fp8"), help=argparse.SUPPRESS)
     parser.add_argument("--phase-output", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--chosen", help=argparse.SUPPRESS)
     parser.add_argument("--skip-fp8", action="store_true", help="leave out the FP8 phase")
     parser.add_argument("--parts", type=Path, help="keep each phase's own file in this folder (default: discard)")
-    args = parser.parse_args(argv)
+
+
+def triton_gemm(script: Script) -> int:
+    args = script.args
     if args.phase:
         if args.phase == "compare":
             phase_compare(args.phase_output, json.loads(args.chosen))
@@ -556,19 +557,13 @@ def main(argv: list[str] | None = None) -> int:
             {"sweep": phase_sweep, "fp8": phase_fp8}[args.phase](args.phase_output)
         return 0
     if args.output is None:
-        parser.error("give the path of the results file to write")
-    import torch
-
-    if not torch.cuda.is_available():
-        print("triton_gemm: no CUDA GPU here; nothing to measure", file=sys.stderr)
-        return 1
+        print("triton_gemm: give the path of the results file to write", file=sys.stderr)
+        return 2
 
     from gpukb.gemm.triton.configs import CANDIDATES, DEFAULT_CONFIGS, FP8_CANDIDATES, SMALL_CONFIGS
     from gpukb.gemm.triton.results import TritonGemm
-    from gpukb.records import clock_reading, describe_run, finished, parse, write
+    from gpukb.records import clock_reading, parse
 
-    started = time.perf_counter()
-    run = describe_run()
     record: dict = {
         "kind": TritonGemm.kind_name(),
         "schema_version": TritonGemm.version(),
@@ -615,12 +610,12 @@ def main(argv: list[str] | None = None) -> int:
         if not args.skip_fp8:
             record["fp8"] = merge("fp8", *_run_phase("fp8", work, []))
             chosen["fp8"] = choose_fp8(record["fp8"] or {})
-    run = finished(run, started, clocks=readings)
+    run = script.finished(clocks=readings)
     record["run"] = run.model_dump(mode="json")
-    path = write(parse(record, str(args.output), expect=TritonGemm), args.output)
+    path = script.write(parse(record, str(args.output), expect=TritonGemm))
     print(f"wrote {path}; phases: {record['phases']}")
     return 0 if all(p["returncode"] == 0 for p in record["phases"]) else 1
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(triton_gemm, __doc__, arguments, output="optional"))

@@ -2,7 +2,13 @@
 
 Run from the repository root on a machine with a Hopper GPU::
 
-    python bench/triton_gemm_sweep.py OUT_DIR [--budget SECONDS]
+    python bench/triton_gemm_sweep.py OUT_DIR [--budget SECONDS] [--tune sweep|issue29|none] [--tune-only]
+
+``--tune issue29`` tunes the classes of issue 29's representatives (``gpukb.gemm.triton.sweep.ISSUE_TUNING``) with the
+extended candidates and writes ``triton-gemm-tuning-h100-issue29.json``; ``--tune none`` tunes nothing and uses the
+committed tables (``tuning.TABLE_RECORDS``). The sweep then measures four sets of shapes, each row marked with its
+``sweep``: ``first`` (the page's sweep: bf16, fp16, FP8), ``issue`` (the products issue 29 reported), ``random``
+(the seeded draw of ``gpukb.gemm.triton.model_shapes``, bf16 and fp16) and ``tiny`` (M·N·K < 2^20).
 
 It writes, through ``gpukb.records``:
 
@@ -47,12 +53,23 @@ TUNE_WARMUP_MS, TUNE_REP_MS = 3, 12
 TABLE_FILE = "triton-gemm-tuning-h100.json"
 #: Seconds the tuning leaves for the sweep.
 SWEEP_RESERVE_S = 150
-#: The tiny product of the host-path measurement, and how many back-to-back calls.
-HOST_SHAPE, HOST_CALLS = (64, 64, 64), 1000
+#: The tiny products of the host-path measurement (64³; 3×5×7, whose rows are not even 16-byte aligned), and how
+#: many back-to-back calls.
+HOST_SHAPES, HOST_CALLS = ((64, 64, 64), (3, 5, 7)), 1000
 
 # The shapes live with the kernel (gpukb.gemm.triton.sweep), where `gpukb bench` finds them too.
+from gpukb.gemm.triton.sweep import (  # noqa: E402  # noqa: E402
+    ISSUE_SHAPES,
+    ISSUE_TUNING,
+    TINY_SHAPES,
+    fp8_shapes,
+    fp16_shapes,
+    random_shapes,
+    shapes,
+)
 from gpukb.gemm.triton.sweep import NT_SHAPES as NT_CASES  # noqa: E402
-from gpukb.gemm.triton.sweep import fp8_shapes, fp16_shapes, shapes  # noqa: E402
+from gpukb.measuring.timing import EventTimer  # noqa: E402
+from gpukb.records.script import Script, main  # noqa: E402
 
 
 class Budget:
@@ -131,22 +148,28 @@ def _aligned(torch: Any, dtype: str, layout: str, m: int, n: int, k: int) -> boo
     return rows_aligned(a if layout[0] == "N" else a.t(), b if layout[1] == "N" else b.t(), c)
 
 
-def tune(torch: Any, out_dir: Path, budget: Budget) -> dict:
-    """Time every candidate of each shape class of the sweep on the class's first shape; keep the fastest."""
+def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep") -> dict:
+    """Time every candidate of each shape class on the class's first shape; keep the fastest. ``mode``
+    ``"sweep"``: the classes of the sweep's shapes; ``"issue29"``: those of ``ISSUE_TUNING``, with the extended
+    candidates (``tuning.candidates(..., extended=True)``)."""
     from gpukb.gemm.triton import tuning
     from gpukb.gemm.triton.configs import split_for
     from gpukb.gemm.triton.matmul import _sm_count, clear_plans, layout_code, matmul, rows_aligned
 
     sms = _sm_count(torch.device("cuda"))
+    extended = mode == "issue29"
     work: list[tuple[str, str, tuple[int, int, int]]] = []
     seen = set()
-    for dtype, cases in (("bfloat16", shapes()), ("float8_e4m3fn", fp8_shapes())):
-        layout = "NT" if dtype == "float8_e4m3fn" else "NN"
-        for _, _, m, n, k in cases:
-            cls = tuning.ShapeClass.of(dtype, layout, m, n, k, _aligned(torch, dtype, layout, m, n, k))
-            if cls not in seen:
-                seen.add(cls)
-                work.append((dtype, layout, (m, n, k)))
+    if extended:
+        sources = [("bfloat16", layout, shape) for layout, shape in ISSUE_TUNING]
+    else:
+        sources = [("bfloat16", "NN", s[2:]) for s in shapes()]
+        sources += [("float8_e4m3fn", "NT", s[2:]) for s in fp8_shapes()]
+    for dtype, layout, (m, n, k) in sources:
+        cls = tuning.ShapeClass.of(dtype, layout, m, n, k, _aligned(torch, dtype, layout, m, n, k))
+        if cls not in seen:
+            seen.add(cls)
+            work.append((dtype, layout, (m, n, k)))
     classes = []
     partial = out_dir / "partial-tuning.json"
     for dtype, layout, (m, n, k) in work:
@@ -159,7 +182,7 @@ def tune(torch: Any, out_dir: Path, budget: Budget) -> dict:
         out_dtype = torch.bfloat16 if dtype == "float8_e4m3fn" else tdtype
         c = torch.empty(m, n, device="cuda", dtype=out_dtype)
         aligned = rows_aligned(a, b, c)
-        pool = tuning.trials(dtype, m, n, k, sms)
+        pool = tuning.trials(dtype, m, n, k, sms, aligned=aligned, extended=extended)
         trials = [{"config": cfg.as_dict(), "split_k": None, "ms": None, "error": None} for cfg in pool]
         for config, trial in zip(pool, trials, strict=True):  # compile and check every candidate first
             try:
@@ -195,9 +218,11 @@ def tune(torch: Any, out_dir: Path, budget: Budget) -> dict:
         cls = tuning.ShapeClass.of(dtype, layout, m, n, k, aligned)
         classes.append({
             "dtype": dtype, "layout": layout, "m_bucket": cls.m, "n_bucket": cls.n, "k_bucket": cls.k,
-            "aligned": aligned, "shape": [m, n, k], "config": best["config"], "trials": trials,
+            "aligned": cls.aligned, "tiny": cls.tiny, "shape": [m, n, k], "config": best["config"], "trials": trials,
             "cublas_ms": cublas_ms,
         })  # fmt: skip
+        for trial in sorted(timed, key=lambda t: t["ms"]):
+            print(f"   {tuning.Config(**trial['config']).label}: {trial['ms']:.4f} ms", flush=True)
         label = tuning.Config(**best["config"]).label
         print(f"tune {dtype} {layout} {m}x{n}x{k}: {label} {best['ms']:.4f} ms (peer {cublas_ms or math.nan:.4f})",
               flush=True)  # fmt: skip
@@ -210,7 +235,11 @@ def tune(torch: Any, out_dir: Path, budget: Budget) -> dict:
         "timing": f"triton.testing.do_bench(warmup={TUNE_WARMUP_MS}, rep={TUNE_REP_MS}, return_mode='median'), "
         "L2 cleared before every call; every candidate compiled first, the GPU then kept busy for 30 ms, two passes "
         "over the candidates (the second in reverse order), the faster median kept; one representative shape per "
-        "class (the first sweep shape in it)",
+        + (
+            "class (issue 29's products and gpukb.gemm.triton.sweep.ISSUE_TUNING; extended candidates)"
+            if extended
+            else "class (the first sweep shape in it)"
+        ),
         "classes": classes,
     }
 
@@ -250,11 +279,11 @@ def host_notes(torch: Any, fn: Any) -> list[str]:
     return notes
 
 
-def host_path(torch: Any) -> dict:
+def host_path(torch: Any, shape: tuple[int, int, int] = HOST_SHAPES[0]) -> dict:
     """Wall time of back-to-back calls of a tiny product (plan already made), and the device time of one."""
     from gpukb.gemm.triton.matmul import matmul
 
-    m, n, k = HOST_SHAPE
+    m, n, k = shape
     a, b = _operands(torch, torch.bfloat16, m, n, k, "NN")
     c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
     calls = {
@@ -277,14 +306,8 @@ def host_path(torch: Any) -> dict:
                     fn()
         torch.cuda.current_stream().wait_stream(stream)
         torch.cuda.synchronize()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         graph.replay()
-        start.record()
-        for _ in range(5):
-            graph.replay()
-        end.record()
-        torch.cuda.synchronize()
-        kernel_us = start.elapsed_time(end) * 1e3 / 500
+        kernel_us = EventTimer(torch, calls_per_sample=5).time(graph.replay, 1)[0] * 1e3 / 100  # 5 replays of 100 calls
         best = None
         for _ in range(3):  # three rounds, the fastest kept (the others met a busy host)
             torch.cuda.synchronize()
@@ -303,7 +326,7 @@ def host_path(torch: Any) -> dict:
         print(f"host: {rows[-1]}", flush=True)
     notes = host_notes(torch, calls["matmul(a, b, out=c)"])
     print("\n".join(notes), flush=True)
-    return {"shape": list(HOST_SHAPE), "dtype": "bfloat16", "calls": HOST_CALLS, "rows": rows, "notes": notes}
+    return {"shape": list(shape), "dtype": "bfloat16", "calls": HOST_CALLS, "rows": rows, "notes": notes}
 
 
 def _errors(torch: Any, out: Any, a: Any, b: Any, rows: Any, alpha: float = 1.0) -> tuple[float, float]:
@@ -377,24 +400,36 @@ def layout_checks(torch: Any) -> list[dict]:
     return checks
 
 
+def sweep_cases() -> list[tuple[str, str, str, tuple]]:
+    """Every case of the run as ``(sweep, dtype, layout, shape)``: the page's first sweep (bf16, fp16, FP8), the
+    issue's products, the random sweep and the tiny products (bf16 and fp16 each)."""
+    cases = [("first", "bfloat16", "NN", s) for s in shapes()] + [("first", "bfloat16", "NT", s) for s in NT_CASES]
+    cases += [("first", "float8_e4m3fn", "NT", s) for s in fp8_shapes()]
+    cases += [("first", "float16", "NN", s) for s in fp16_shapes()]
+    for dtype in ("bfloat16", "float16"):
+        cases += [("issue", dtype, layout, s) for layout, s in ISSUE_SHAPES]
+        cases += [("random", dtype, layout, s) for layout, s in random_shapes()]
+        cases += [("tiny", dtype, "NN", s) for s in TINY_SHAPES]
+    return cases
+
+
 def sweep(torch: Any, out_dir: Path, budget: Budget, tuned_shapes: set) -> list[dict]:
     """``matmul``'s default path on every shape against its peer, with errors against float64 on sampled rows."""
     from gpukb.gemm.triton.configs import split_for
     from gpukb.gemm.triton.matmul import _sm_count, default_config, matmul, staging
+    from gpukb.measuring.device import sampler
 
     sms = _sm_count(torch.device("cuda"))
     one = torch.ones((), device="cuda")
-    cases = [("bfloat16", "NN", s) for s in shapes()] + [("bfloat16", "NT", s) for s in NT_CASES]
-    cases += [("float8_e4m3fn", "NT", s) for s in fp8_shapes()] + [("float16", "NN", s) for s in fp16_shapes()]
     rows_out: list[dict] = []
     partial = out_dir / "partial-sweep.json"
-    for dtype, layout, (group, label, m, n, k) in cases:
+    for which, dtype, layout, (group, label, m, n, k) in sweep_cases():
         if budget.left() < 15:
             print(f"sweep: stopping, {budget.left():.0f} s left", flush=True)
             break
         fp8 = dtype == "float8_e4m3fn"
         row: dict = {
-            "dtype": dtype, "group": group, "label": label, "layout": layout, "m": m, "n": n, "k": k,
+            "sweep": which, "dtype": dtype, "group": group, "label": label, "layout": layout, "m": m, "n": n, "k": k,
             "tuned_on": (dtype, layout, (m, n, k)) in tuned_shapes,
             "config": None, "split_k": None, "staged": [],
             "peer": "torch._scaled_mm(use_fast_accum=False)" if fp8 else "torch.matmul (cuBLAS)",
@@ -433,12 +468,18 @@ def sweep(torch: Any, out_dir: Path, budget: Budget, tuned_shapes: set) -> list[
                 row["peer_error"] = _first_line(err)
                 peer = None
             _keep_busy(torch, kernel, 0.03)  # compiling and the float64 check left the GPU idle: clock up first
+            clocks = sampler()
+            if clocks is not None:
+                clocks.start()
             for order in ((kernel, peer), (peer, kernel), (kernel, peer)):
                 for fn in order:
                     if fn is None:
                         continue
                     ms = _bench(fn, WARMUP_MS, REP_MS)
                     (row["kernel_ms"] if fn is kernel else row["peer_ms"]).append(ms)
+            if clocks is not None:
+                window = clocks.stop()
+                row["clocks"] = None if window is None else window.model_dump(mode="json")
             k_ms = statistics.median(row["kernel_ms"])
             row["kernel_tflops"] = _tflops(m, n, k, k_ms)
             if row["peer_ms"]:
@@ -465,7 +506,8 @@ def _describe_row(row: dict) -> str:
     staged = f" staged {','.join(row['staged'])}" if row["staged"] else ""
     failed = f" ERROR {row['error']}" if row.get("error") else ""
     return (
-        f"sweep {row['dtype']} {row['layout']} {row['label']}: ratio {ratio} ({row['kernel_tflops'] or 0:.0f} vs "
+        f"{row['sweep']} {row['dtype']} {row['layout']} {row['label']}: ratio {ratio} "
+        f"({row['kernel_tflops'] or 0:.0f} vs "
         f"{row['peer_tflops'] or 0:.0f} TFLOP/s) err x{err:.2f} [{label}{split}{staged}]{failed}"
     )
 
@@ -490,47 +532,59 @@ def profile_rows(torch: Any, rows: list[dict], budget: Budget) -> None:
         print(f"kernels {row['label']}: Triton {row['kernels']}, cuBLAS {row['peer_kernels']}", flush=True)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("out_dir", type=Path, help="folder to write the tuning table and the sweep record into")
+def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--budget", type=float, default=280.0, help="seconds the whole run may take")
     parser.add_argument("--table", type=Path, help="use this tuning table instead of tuning (skips the tuning)")
-    args = parser.parse_args(argv)
+    parser.add_argument("--tune", choices=("sweep", "issue29", "none"), default="sweep",
+                        help="which classes to tune; none: use the committed tables")  # fmt: skip
+    parser.add_argument("--tune-only", action="store_true", help="stop after writing the tuning table")
+    parser.add_argument("--name", default="triton-gemm-sweep-h100", help="the sweep record's file name, no suffix")
+
+
+def triton_gemm_sweep(script: Script) -> int:
+    args, started = script.args, script.started
+    args.out_dir = args.output  # the folder the skeleton parsed
     import torch
 
-    if not torch.cuda.is_available():
-        print("triton_gemm_sweep: no CUDA GPU here; nothing to measure", file=sys.stderr)
-        return 1
     from gpukb.gemm.triton import tuning
     from gpukb.gemm.triton.matmul import clear_plans
     from gpukb.gemm.triton.results import TritonGemmSweep
-    from gpukb.records import describe_run, finished, parse, read, write
+    from gpukb.records import parse, read
 
     budget = Budget(args.budget)
-    started = time.perf_counter()
     args.out_dir.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(0)
-    checks = layout_checks(torch)
+    checks = [] if args.tune_only else layout_checks(torch)
     print(f"checks done at {time.perf_counter() - started:.0f} s", flush=True)
-    host = None
+    host = tiny_host = None
     try:
-        tuning.use_table(None)
+        if args.tune != "none":
+            tuning.use_table(None)
         host = host_path(torch)
+        tiny_host = host_path(torch, HOST_SHAPES[1])
     except Exception as err:
         print(f"host path failed: {_first_line(err)}", flush=True)
     if args.table:
         table = read(args.table, expect=tuning.GemmTuning)
+        tuning.use_table(table)
+        tuned = {(c.dtype, c.layout, tuple(c.shape)) for c in table.classes}
+    elif args.tune == "none":
+        tuning._ACTIVE.clear()  # the committed tables, as a user's import would read them
+        active = tuning.active_table() or {}
+        tuned = {(c.dtype, c.layout, tuple(c.shape)) for c in active.values()}
+        print(f"committed tables: {len(active)} classes", flush=True)
     else:
-        run = describe_run()
-        data = tune(torch, args.out_dir, budget)
-        data["run"] = finished(run, started).model_dump(mode="json")
+        data = tune(torch, args.out_dir, budget, args.tune)
+        data["run"] = script.finished().model_dump(mode="json")
         table = parse(data, "tuning", expect=tuning.GemmTuning)
-        write(table, args.out_dir / TABLE_FILE)
-    print(f"tuning done at {time.perf_counter() - started:.0f} s: {len(table.classes)} classes", flush=True)
-    tuning.use_table(table)
+        name = TABLE_FILE if args.tune == "sweep" else TABLE_FILE.replace(".json", f"-{args.tune}.json")
+        script.write(table, name)
+        print(f"tuning done at {time.perf_counter() - started:.0f} s: {len(table.classes)} classes", flush=True)
+        if args.tune_only:
+            return 0
+        tuning.use_table(table)
+        tuned = {(c.dtype, c.layout, tuple(c.shape)) for c in table.classes}
     clear_plans()  # plans made before hold configurations chosen without the table
-    tuned = {(c.dtype, c.layout, tuple(c.shape)) for c in table.classes}
-    run = describe_run()
     rows = sweep(torch, args.out_dir, budget, tuned)
     profile_rows(torch, rows, budget)
     record = {
@@ -542,16 +596,17 @@ def main(argv: list[str] | None = None) -> int:
         "inputs": "torch.randn (standard normal), fresh per shape, rounded to the input type; outputs poisoned with "
         "NaN before the checked call",
         "error_rows": ERROR_ROWS,
-        "tuning": tuning.TABLE_RECORD,
+        "tuning": " + ".join(tuning.TABLE_RECORDS) if args.tune == "none" else tuning.TABLE_RECORD,
         "host": host,
+        "tiny_host": tiny_host,
         "checks": checks,
         "rows": rows,
-        "run": finished(run, started).model_dump(mode="json"),
+        "run": script.finished().model_dump(mode="json"),
     }
-    path = write(parse(record, "sweep", expect=TritonGemmSweep), args.out_dir / "triton-gemm-sweep-h100.json")
+    path = script.write(parse(record, "sweep", expect=TritonGemmSweep), f"{args.name}.json")
     print(f"wrote {path} at {time.perf_counter() - started:.0f} s", flush=True)
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(triton_gemm_sweep, __doc__, arguments, output="folder"))

@@ -47,3 +47,14 @@ def markdown_tables(text: str) -> list[list[dict[str, str]]]:
             tables.append([dict(zip(headers, cells, strict=True)) for cells in split[2:]])
         block = []
     return tables
+
+
+def mkdocs_config() -> dict:
+    """``mkdocs.yml`` as plain data; its tags (``!ENV SITE_URL``, ``!!python/name:...``) read as ``None``."""
+    import yaml
+
+    class _Loader(yaml.SafeLoader):
+        pass
+
+    _Loader.add_multi_constructor("", lambda loader, suffix, node: None)
+    return yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_Loader)

@@ -9,7 +9,8 @@ from importlib import resources
 
 import pytest
 
-from gpukb.errata import TOPICS, load, parse
+from gpukb import chapters
+from gpukb.errata import load, parse, topics
 from gpukb.gemm.pages import type_notes_errata
 from gpukb.site import pages
 from tests.helpers import ROOT
@@ -55,7 +56,8 @@ AT = rf"erratum entry {N} \(x\)"  # how a message names it
         (_file(ENTRY.replace('truth = "t"\n', "")), rf"{AT}: truth: Field required"),
         (_file(ENTRY.replace('truth = "t"', 'truth = "  "')), rf"{AT}: truth: String should match"),
         (_file(ENTRY + 'colour = "red"\n'), rf"{AT}: colour: Extra inputs are not permitted"),
-        (_file(ENTRY.replace('"formats"', '"astrology"')), rf"{AT}: topic: Input should be 'formats'"),
+        (_file(ENTRY.replace('"formats"', '"astrology"')), rf"{AT}: topic: Value error, 'astrology' is not a chapter; "
+            "chapters: formats, gemm"),
         (_file(ENTRY.replace('"tests/a.py::test_b"', '"test_b"')), rf"{AT}: test: String should match"),
         (_file(ENTRY.replace('claimed_in = "lecture slides on number formats"', "claimed_in = 0")),
          rf"{AT}: claimed_in: Input should be a valid string"),
@@ -80,7 +82,7 @@ def test_a_corrupted_copy_fails_naming_file_entry_and_field(text: str, message: 
 def test_page_has_an_anchor_and_the_test_per_entry() -> None:
     entry = parse(ENTRY)[0]
     text = pages.errata([entry])
-    assert text.startswith("## Formats\n")
+    assert text.startswith("## Number formats { #formats }\n")
     assert "### x { #x }" in text
     assert "**Decided by:** `tests/a.py::test_b`  \n**Source:** s" in text
     assert "**A claim you may meet** in lecture slides on number formats: c" in text
@@ -88,10 +90,11 @@ def test_page_has_an_anchor_and_the_test_per_entry() -> None:
 
 def test_page_lists_every_erratum_under_its_topic() -> None:
     text = pages.errata()
-    headings = re.findall(r"^## (\w+)$", text, flags=re.MULTILINE)
-    assert headings == [t.capitalize() for t in TOPICS if any(e.topic == t for e in load())]
+    headings = re.findall(r"^## (.+) \{ #\w+ \}$", text, flags=re.MULTILINE)
+    titles = {c.name: c.title for c in chapters.chapters()}
+    assert headings == [titles[t] for t in topics() if any(e.topic == t for e in load())]
     assert [m for m in re.findall(r"^### (\S+) \{ #\1 \}$", text, flags=re.MULTILINE)] == [
-        e.id for t in TOPICS for e in load() if e.topic == t
+        e.id for t in topics() for e in load() if e.topic == t
     ]
 
 

@@ -31,6 +31,7 @@ from gpukb.site.snippets import (
     run_snippet,
 )
 from tests import conftest
+from tests.cuda import numba_target
 from tests.helpers import ROOT
 
 Check = Callable[[str], None]
@@ -74,6 +75,8 @@ def test_snippet_output(snippet: str, monkeypatch: pytest.MonkeyPatch) -> None:
     if not snippet.endswith(".cu") and not gpu_present():
         monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")
         monkeypatch.setenv("TRITON_INTERPRET", "1")
+    elif "numba" in snippet and numba_target.unavailable_reason() is not None:
+        pytest.skip(numba_target.unavailable_reason())  # numba-cuda's GPU target on numpy >= 2.5
     CHECKS[snippet](run_snippet(ROOT / snippet))
     # --8<-- [end:runner]
 

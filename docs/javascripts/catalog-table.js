@@ -1,4 +1,5 @@
-/* Sort and filter the dataset catalog tables (div.gpukb-catalog > table), in the page, with no request anywhere.
+/* Sort and filter the site's long tables (div.gpukb-catalog > table: the dataset catalogs, the errata summary), in
+ * the page, with no request anywhere.
  *
  * The table is plain HTML rendered from the catalog files when the site is built (gpukb.datasets.pages); without
  * JavaScript it is simply a full table. With it, a text box filters rows by any text they contain, a menu keeps one
@@ -37,15 +38,19 @@
     var filter = document.createElement("input");
     filter.type = "search";
     filter.className = "gpukb-catalog-filter";
-    filter.placeholder = "Filter: name, task, access, any text";
+    filter.placeholder = container.getAttribute("data-placeholder") || "Filter: name, task, access, any text";
     filter.setAttribute("aria-label", "Filter the table");
     filter.style.cssText = "flex:1 1 16em;padding:0.3em 0.5em;border:1px solid currentColor;border-radius:0.2em;" +
       "background:transparent;color:inherit;font:inherit";
     var status = document.createElement("select");
     status.className = "gpukb-catalog-status";
-    status.setAttribute("aria-label", "Verification status");
+    // The menu keeps the rows of one data-status: a catalog's verdicts, or what the container lists in data-menu
+    // (JSON [[value, label], ...], the first the "any" choice), e.g. the chapters of the errata summary.
+    var menu = container.hasAttribute("data-menu") ? JSON.parse(container.getAttribute("data-menu")) :
+      [["", "any status"], ["verified", "verified"], ["corrected", "corrected"], ["unconfirmed", "unconfirmed"]];
+    status.setAttribute("aria-label", container.getAttribute("data-menu-label") || "Verification status");
     status.style.cssText = "padding:0.3em;background:transparent;color:inherit;font:inherit";
-    [["", "any status"], ["verified", "verified"], ["corrected", "corrected"], ["unconfirmed", "unconfirmed"]]
+    menu
       .forEach(function (pair) {
         var option = document.createElement("option");
         option.value = pair[0];

@@ -321,7 +321,7 @@ static void probes(cudnnHandle_t handle) {
   CHECK_CUDNN(cudnnSetConvolution2dDescriptor(cd, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
   CHECK_CUDNN(cudnnSetConvolutionGroupCount(cd, 4));
   probe("6 channels in 4 groups", cudnnGetConvolution2dForwardOutputDim(cd, t, f, &n, &c, &h, &w));
-  // A 5x5 filter on a 2x2 input without padding: the formula gives an output of 0 x 0.
+  // A 5x5 filter on a 2x2 input without padding: the formula gives (2 + 0 - 5) / 1 + 1 = -2, no output at all.
   CHECK_CUDNN(cudnnSetConvolutionGroupCount(cd, 1));
   CHECK_CUDNN(cudnnSetConvolution2dDescriptor(cd, 0, 0, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
   CHECK_CUDNN(cudnnSetTensor4dDescriptor(t, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 1, 2, 2));

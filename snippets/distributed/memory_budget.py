@@ -12,4 +12,7 @@ for scheme in ("ddp", "zero1", "zero2", "zero3", "fsdp2"):
 full = block_activation_bytes(batch=1, seq=4096, hidden=4096, heads=32, element_bytes=2)
 kept = checkpointed_block_bytes(batch=1, seq=4096, hidden=4096, element_bytes=2)
 print(f"block activations: {full / 2**30:.2f} GiB, checkpointed: {kept / 2**30:.3f} GiB")
+# the same block with scaled_dot_product_attention: no softmax output kept, one log-sum-exp per row instead
+fused = block_activation_bytes(batch=1, seq=4096, hidden=4096, heads=32, element_bytes=2, attention="fused")
+print(f"with fused attention: {fused / 2**30:.2f} GiB")
 # --8<-- [end:example]

@@ -9,9 +9,16 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
+import stat
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 import numpy as np
+
+#: The most elements a function here builds in one array (2^28: 2 GiB of float64); a larger request is refused
+#: before anything is allocated, instead of failing in numpy or exhausting memory.
+MAX_ARRAY_ELEMENTS = 1 << 28
 
 #: The longest text a number, a bit pattern or a name may be (a decimal of every digit of the smallest FP64
 #: subnormal has about 1,100 characters); longer text is refused before it is parsed.
@@ -66,6 +73,18 @@ def non_negative_int(name: str, value: object) -> int:
     return integer(name, value, minimum=0)
 
 
+def array_size(what: str, shape: Sequence[int], limit: int = MAX_ARRAY_ELEMENTS) -> int:
+    """The number of elements of an array of ``shape`` (checked ints), refused above ``limit``.
+
+    Raises:
+        ValueError: If the array would hold more than ``limit`` elements (naming ``what``, the shape and the count).
+    """
+    count = math.prod(shape)
+    if count > limit:
+        raise ValueError(f"{what} would hold {count:,} elements {tuple(shape)}; at most {limit:,} are built here")
+    return count
+
+
 def flag(name: str, value: object) -> bool:
     """``value`` as a bool; only ``True`` and ``False`` are accepted (a truthy string such as ``"no"`` is not).
 
@@ -85,6 +104,7 @@ def real(
     *,
     finite: bool = True,
     minimum: float | None = None,
+    maximum: float | None = None,
     positive: bool = False,
 ) -> float:
     """``value`` as a float: a real number (not a bool, not a string), finite unless ``finite=False``.
@@ -94,6 +114,7 @@ def real(
         value: What was given.
         finite: Refuse NaN and infinity.
         minimum: Refuse values below it.
+        maximum: Refuse values above it.
         positive: Refuse values ≤ 0.
 
     Raises:
@@ -112,6 +133,8 @@ def real(
         raise ValueError(f"{name} must be positive; got {_show(value)}")
     if minimum is not None and not number >= minimum:
         raise ValueError(f"{name} must be ≥ {minimum}; got {_show(value)}")
+    if maximum is not None and not number <= maximum:
+        raise ValueError(f"{name} must be ≤ {maximum}; got {_show(value)}")
     return number
 
 
@@ -174,3 +197,50 @@ def random_generator(name: str, value: object) -> np.random.Generator:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral | np.integer):
         raise TypeError(f"{name} must be None, an int seed or a numpy.random.Generator; got {given(value)}")
     return np.random.default_rng(integer(name, value, minimum=0))
+
+
+def path(name: str, value: object) -> Path:
+    """``value`` (a ``str`` or ``os.PathLike``) as a ``Path``, its text at most :data:`MAX_TEXT_LENGTH` characters.
+
+    Raises:
+        TypeError: For anything but a string or a path.
+        ValueError: For an empty path, one with a NUL character, or one longer than the bound.
+    """
+    if not isinstance(value, str | os.PathLike) or isinstance(value, bytes):
+        raise TypeError(f"{name} must be a path (a string or a pathlib.Path); got {given(value)}")
+    raw = os.fspath(value)
+    if not isinstance(raw, str):
+        raise TypeError(f"{name} must be a path (a string or a pathlib.Path); got {given(value)}")
+    text(name, raw)
+    if not raw or "\0" in raw:
+        raise ValueError(f"{name} must be a non-empty path without NUL characters; got {_show(raw)}")
+    return Path(raw)
+
+
+def regular_file(name: str, value: object) -> Path:
+    """``value`` as the ``Path`` of an existing regular file, checked before anything opens it: a folder, a named
+    pipe (which would block the reader forever), a socket or a device is refused.
+
+    Raises:
+        TypeError: If it is not a path.
+        FileNotFoundError: If nothing is there (naming the path).
+        ValueError: If something other than a regular file is there (naming the path and what it is).
+    """
+    found = path(name, value)
+    try:
+        mode = found.stat().st_mode  # follows links: a link to a regular file is read as that file
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{found}: no such file") from None
+    except OSError as err:  # a name too long for the file system, a loop of links, no permission
+        raise ValueError(f"{found}: cannot be read ({err.strerror or err})") from None
+    if not stat.S_ISREG(mode):
+        raise ValueError(f"{found}: not a regular file (it is {_file_kind(mode)}); give a file")
+    return found
+
+
+def _file_kind(mode: int) -> str:
+    for test, kind in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):  # fmt: skip
+        if test(mode):
+            return kind
+    return "not a regular file"

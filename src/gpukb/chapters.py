@@ -31,10 +31,13 @@ class DataFile:
         parser: ``"module:function"``; the function takes ``(text, file)`` and returns the validated model, raising
             ``ValueError`` that names the file for a bad one.
         table: The array of tables whose entries the data-file tests corrupt one field at a time.
+        schemas: What the site publishes a JSON Schema of: ``(table, "module:Model")`` pairs, the table ``""``
+            where one model reads the whole file.
     """
 
     parser: str
     table: str
+    schemas: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)

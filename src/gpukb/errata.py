@@ -8,18 +8,18 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from typing import Literal, get_args
 
 from pydantic import Field, field_validator
 
+from gpukb import chapters
 from gpukb.data import data_text
 from gpukb.schema import StrictModel, parse_toml, validate_entries
 
-#: The chapter an erratum belongs to.
-Topic = Literal["formats", "gemm", "cuda", "cudnn", "attention", "sequences", "distributed", "datasets", "performance"]
 
-#: Topics an erratum may belong to: the chapters of the site, in the order the errata page lists them.
-TOPICS: tuple[str, ...] = get_args(Topic)
+def topics() -> tuple[str, ...]:
+    """Topics an erratum may belong to: the chapters of the site (their declarations), in their order."""
+    return tuple(c.name for c in chapters.chapters() if c.package != "gpukb.site")
+
 
 #: The data file, inside the package ``gpukb.data``.
 DATA_FILE = "errata.toml"
@@ -38,7 +38,7 @@ class Erratum(StrictModel):
 
     Attributes:
         id: Short stable identifier, used as the anchor on the errata page.
-        topic: The chapter it belongs to, one of ``TOPICS``.
+        topic: The chapter it belongs to, one of :func:`topics`.
         claimed_in: Where a reader may meet the claim, as a kind of source ("lecture slides on ..., a table of
             precisions", "a Q&A answer on ...", "an earlier version of this site's ... page"): never a file name.
         claim: What the claim says, paraphrased.
@@ -48,12 +48,19 @@ class Erratum(StrictModel):
     """
 
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
-    topic: Topic
+    topic: str
     claimed_in: str = Field(pattern=_TEXT)
     claim: str = Field(pattern=_TEXT)
     truth: str = Field(pattern=_TEXT)
     test: str = Field(pattern=r"^tests/\S+\.py::\S+$")
     source: str = Field(pattern=_TEXT)
+
+    @field_validator("topic")
+    @classmethod
+    def _a_chapter(cls, value: str) -> str:
+        if value not in topics():
+            raise ValueError(f"{value!r} is not a chapter; chapters: {', '.join(topics())}")
+        return value
 
     @field_validator("claimed_in")
     @classmethod

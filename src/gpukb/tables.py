@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Sequence
 
 
@@ -49,3 +51,12 @@ def transposed(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> tupl
     cells = _cells(headers, rows)
     new_headers = [headers[0], *(row[0] for row in cells)]
     return new_headers, [[header, *(row[i] for row in cells)] for i, header in enumerate(headers) if i > 0]
+
+
+def html_with_links(text: str) -> str:
+    """Text for an HTML table cell: escaped, with each ``http(s)://`` address made a link to itself."""
+    parts = re.split(r"(https?://[^\s<>\"]+?)(?=[.,;)]?(?:\s|$))", text)
+    return "".join(
+        f'<a href="{html.escape(part, quote=True)}">{html.escape(part)}</a>' if i % 2 else html.escape(part)
+        for i, part in enumerate(parts)
+    )

@@ -12,8 +12,11 @@ torch = pytest.importorskip("torch")
 import torch.nn.functional as F  # noqa: E402, N812
 
 from gpukb.attention import costs, flash  # noqa: E402
+from gpukb.attention.pages import flash_rereads  # noqa: E402
 from gpukb.attention.reference import scaled_dot_product_attention, softmax  # noqa: E402
 from gpukb.measuring.counting import attention_bytes, attention_flops  # noqa: E402
+from gpukb.performance.ceilings import measured_ceilings, measured_ridge  # noqa: E402
+from gpukb.performance.results import H100_SWEEP  # noqa: E402
 
 
 @pytest.fixture
@@ -107,6 +110,63 @@ def test_bad_input_is_named(rng) -> None:
         flash.attention_backward(x, x, x, x.T)
     with pytest.raises(ValueError, match="block"):
         flash.online_softmax(x, 0)
+
+
+def test_flash_traffic_counts_k_and_v_once_per_query_block() -> None:
+    """K and V are read once per block of queries: ceil(L_q / block_m) times, fewer keys per block when causal."""
+    one_block = costs.flash_traffic_bytes(1, 1, 100, 100, 8, 128, dtype="fp32")
+    assert one_block == costs.attention_costs(1, 1, 100, 100, 8, dtype="fp32").io_bytes  # one block: compulsory
+    # 3 blocks of 4 queries over 10 keys, d = 2, fp32: Q and O 10 rows each, K and V 3 × 10 rows each
+    assert costs.flash_traffic_bytes(1, 1, 10, 10, 2, 4, dtype="fp32") == 4 * 2 * (2 * 10 + 2 * 30)
+    # causal, top-left: the blocks read keys 0..3, 0..7, 0..9
+    assert costs.flash_traffic_bytes(1, 1, 10, 10, 2, 4, causal=True, dtype="fp32") == 4 * 2 * (20 + 2 * (4 + 8 + 10))
+    # grouped-query: each query head's program reads its key/value head, so the count follows the query heads
+    assert costs.flash_traffic_bytes(2, 8, 64, 64, 16, 16, kv_heads=2) == costs.flash_traffic_bytes(
+        2, 8, 64, 64, 16, 16
+    )
+    with pytest.raises(ValueError, match="block_m must be an int ≥ 1"):
+        costs.flash_traffic_bytes(1, 1, 10, 10, 2, 0)
+
+
+def test_the_fused_intensities_bracket_the_ridge() -> None:
+    """The cost page: on compulsory bytes every case reaches the H100's measured ridge (the short causal one to
+    within 1%); with every re-read from HBM none does (at most block_m FLOP/B); and the measured kernel was too fast
+    for its re-reads to have come from HBM."""
+    ridge = measured_ridge(measured_ceilings(H100_SWEEP), "bf16")
+    _, rows = costs.costs_table()
+    for row in rows:
+        fused, reread = row[6], row[8]
+        assert fused >= 0.99 * ridge, row
+        assert reread <= 128 < ridge, row
+    assert min(row[6] for row in rows) < ridge  # the short causal case is just below: "to within 1%"
+    said = flash_rereads()
+    times = float(said.split(" times the ")[0].rsplit(", ", 1)[1])
+    assert times > 2
+
+
+def test_a_masked_probability_does_not_cancel_a_non_finite_value() -> None:
+    """The TMA variant's caveat: a key past the end of a head gets probability 0, but its value row (the next head's)
+    still enters P·V, and 0 · inf is NaN, so one non-finite value there spoils the output row."""
+    p = np.array([[1.0, 0.0]])  # the second key is masked: probability exactly 0
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(p @ np.array([[2.0], [np.inf]]))[0, 0]
+    assert (p @ np.array([[2.0], [1e30]]))[0, 0] == 2.0  # finite values are harmless
+
+
+def test_a_decoding_step_is_bound_by_memory() -> None:
+    """L_q = 1: about heads / kv_heads FLOP per byte in bf16 whatever the batch, far below the H100's ridge even
+    for multi-query attention; grouped-query attention cuts the bytes, not the operations."""
+    ridge = measured_ridge(measured_ceilings(H100_SWEEP), "bf16")
+    for batch in (1, 16):
+        _, rows = costs.decode_table(batch=batch)
+        assert len({r[2] for r in rows}) == 1  # one operation count for every kv-head count
+        for label, kv, _, _, intensity, _ in rows:
+            assert intensity == pytest.approx(32 / kv, rel=0.01), label
+            assert intensity < ridge / 8
+    _, one = costs.decode_table(batch=1)
+    _, many = costs.decode_table(batch=16)
+    assert [r[4] for r in one] == [r[4] for r in many]
+    assert one[0][3] == pytest.approx(4 * one[1][3], rel=0.01)  # 8 kv heads instead of 32: a quarter of the bytes
 
 
 def test_attention_summary_is_the_costs_and_the_cache() -> None:

@@ -15,10 +15,33 @@ from gpukb.attention import pages
 from tests.helpers import ROOT, markdown_tables
 
 RECORD = ROOT / "src" / "gpukb" / "data" / "results" / "attention" / "flash-forward-h100.json"
+TRAINING = ROOT / "src" / "gpukb" / "data" / "results" / "attention" / "flash-training-h100.json"
+BACKENDS = ("flash", "efficient", "cudnn")
 
 
 def _raw() -> dict[str, Any]:
     return json.loads(RECORD.read_text(encoding="utf-8"))
+
+
+def _training() -> dict[str, Any]:
+    return json.loads(TRAINING.read_text(encoding="utf-8"))
+
+
+def _flops(case: dict[str, Any], direction: str) -> float:
+    """Operations of one case from first principles: 4 · B · H · pairs · D, 2.5 times that for a backward."""
+    s = case["seq"]
+    pairs = s * (s + 1) // 2 if case["causal"] else s * s
+    return 4 * case["batch"] * case["heads"] * pairs * case["head_dim"] * (2.5 if direction == "backward" else 1)
+
+
+def _rate_checked(timing: dict[str, Any], flops: float) -> float | None:
+    """The timing's rate, after checking that it follows from its median time."""
+    if timing["ms"] is None:
+        assert timing["tflops"] is None
+        return None
+    rate = flops / (timing["ms"]["median"] * 1e-3) / 1e12
+    assert timing["tflops"] == pytest.approx(rate, rel=1e-9)
+    return rate
 
 
 def check_scaling(markdown: str, kwargs: dict[str, Any]) -> None:
@@ -52,6 +75,10 @@ def check_cost_table(markdown: str, kwargs: dict[str, Any]) -> None:
         assert float(r["score matrix MB"]) == pytest.approx(scores / 1e6, abs=0.051)
         assert int(r["FLOP/B fused"]) == round(flops / fused)
         assert float(r["FLOP/B unfused"]) == pytest.approx(flops / (fused + 4 * scores), abs=0.051)
+        # K and V read by every block of 128 queries (top-left causal: the keys up to the block's last row)
+        keys = sum(min(start + 128, seq) if causal else seq for start in range(0, seq, 128))
+        reread = b * h * d * size * (2 * seq + 2 * keys)
+        assert int(r["FLOP/B, K and V read per 128 queries"]) == round(flops / reread)
 
 
 def check_kv_cache(markdown: str, kwargs: dict[str, Any]) -> None:
@@ -63,58 +90,6 @@ def check_kv_cache(markdown: str, kwargs: dict[str, Any]) -> None:
         assert float(r["bf16 GiB"]) == pytest.approx(bf16 / 2**30, abs=5e-5)
         assert float(r["fp8 GiB"]) == pytest.approx(bf16 / 2 / 2**30, abs=5e-5)
         assert int(r["per token, bf16 KiB"]) == bf16 // 8192 // 1024
-
-
-def _by_case(raw: dict[str, Any]) -> dict[tuple, dict[str, Any]]:
-    return {(c["group"], c["head_dim"], c["causal"], c["seq"]): c for c in raw["cases"]}
-
-
-def _rates(case: dict[str, Any]) -> dict[str, float | None]:
-    return {t["name"]: t["tflops"] for t in [case["triton"], *case["backends"]]}
-
-
-def check_flash_standard(markdown: str, kwargs: dict[str, Any]) -> None:
-    (table,) = markdown_tables(markdown)
-    raw = _raw()
-    standard = [c for c in raw["cases"] if c["group"] == "standard"]
-    # the record's order: each standard case, the kernel first, then every SDPA backend it timed
-    expected = [(c, t) for c in standard for t in [c["triton"], *c["backends"]]]
-    assert len(table) == len(expected) == 4 * len(standard)
-    for r, (case, timing) in zip(table, expected, strict=True):
-        assert r["causal"] == ("yes" if case["causal"] else "no")
-        name = timing["name"]
-        assert r["implementation"] == (f"Triton kernel ({case['config']})" if name == "triton" else f"SDPA {name}")
-        if timing["ms"] is None:
-            assert [r[h] for h in ("median ms", "IQR %", "TFLOP/s", "kernel ÷ this")] == ["-"] * 4
-            assert r["difference from kernel"] == (timing["error"] or "-")
-            continue
-        ms = timing["ms"]
-        assert r["median ms"] == f"{ms['median']:.3f}"
-        assert r["IQR %"] == f"{(ms['q3'] - ms['q1']) / ms['median'] * 100:.1f}"
-        pairs = case["seq"] * (case["seq"] + 1) // 2 if case["causal"] else case["seq"] ** 2
-        rate = 4 * case["batch"] * case["heads"] * pairs * case["head_dim"] / (ms["median"] * 1e-3) / 1e12
-        assert timing["tflops"] == pytest.approx(rate, rel=1e-9)
-        assert r["TFLOP/s"] == f"{timing['tflops']:.0f}"
-        assert r["kernel ÷ this"] == f"{case['triton']['tflops'] / timing['tflops']:.2f}"
-        difference = timing["difference"]
-        assert r["difference from kernel"] == ("-" if difference is None else f"{difference:.1e}"), r
-
-
-def check_flash_sweep(markdown: str, kwargs: dict[str, Any]) -> None:
-    (table,) = markdown_tables(markdown)
-    cases = _by_case(_raw())
-    assert len(table) == sum(1 for k in cases if k[0] == "sweep") > 0
-    for r in table:
-        case = cases[("sweep", int(r["D"]), r["causal"] == "yes", int(r["S"]))]
-        assert int(r["B"]) * int(r["S"]) == 16384
-        assert int(r["H"]) * int(r["D"]) == 2048
-        rates = _rates(case)
-        for name in ("flash", "efficient", "cudnn"):
-            assert r[name] == ("-" if rates[name] is None else f"{rates[name]:.0f}")
-        assert float(r["kernel"]) == pytest.approx(rates["triton"], abs=0.6)
-        assert float(r["kernel ÷ flash"]) == pytest.approx(rates["triton"] / rates["flash"], abs=0.006)
-        best = max(v for k, v in rates.items() if k != "triton" and v)
-        assert float(r["kernel ÷ best"].split()[0]) == pytest.approx(rates["triton"] / best, abs=0.006)
 
 
 def check_flash_tuning(markdown: str, kwargs: dict[str, Any]) -> None:
@@ -155,6 +130,9 @@ def check_flash_defaults(markdown: str, kwargs: dict[str, Any]) -> None:
     for r, key in zip(table, keys, strict=True):
         assert r["default tiling"] == _label(dataclasses.asdict(DEFAULT_CONFIGS[key])), r
     used = {(c["head_dim"], c["causal"]): c["config"] for c in raw["cases"]}
+    # head dim 256 was tuned by the training run: its forward cases used what it chose
+    used |= {(c["head_dim"], c["causal"]): c["config"] for c in _training()["cases"]
+             if c["direction"] == "forward" and c["head_dim"] == 256}  # fmt: skip
     assert {(int(r["D"]), r["causal"] == "yes") for r in table} >= set(used)
     for r in table:
         key = (int(r["D"]), r["causal"] == "yes")
@@ -162,14 +140,185 @@ def check_flash_defaults(markdown: str, kwargs: dict[str, Any]) -> None:
             assert r["default tiling"] == used[key], r
 
 
+def check_flash_backward_defaults(markdown: str, kwargs: dict[str, Any]) -> None:
+    from gpukb.attention.kernel import DEFAULT_BACKWARD_CONFIGS
+
+    (table,) = markdown_tables(markdown)
+    assert [int(r["D"]) for r in table] == sorted(DEFAULT_BACKWARD_CONFIGS)
+    used = {c["head_dim"]: c["config"] for c in _training()["cases"] if c["direction"] == "backward"}
+    for r in table:
+        cfg = DEFAULT_BACKWARD_CONFIGS[int(r["D"])]
+        label = f"{cfg.block_m1}x{cfg.block_n1}/{cfg.block_m2}x{cfg.block_n2} w{cfg.num_warps} s{cfg.num_stages}"
+        assert r["default backward tiling (dK/dV blocks / dQ blocks, warps, stages)"] == label
+        if int(r["D"]) in used:  # measured head dims: the code's default is what the run chose and used
+            assert label == used[int(r["D"])], r
+
+
+def check_training_steps(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    raw = _training()
+    (b, h, s, d) = (4, 32, 4096, 128)
+    standard = {"batch": b, "heads": h, "seq": s, "head_dim": d}
+    expected = [st for direction in ("forward", "backward") for causal in (False, True)
+                for st in raw["steps"] if st["direction"] == direction and st["causal"] == causal]  # fmt: skip
+    assert len(table) == len(expected) == 12
+    previous = None
+    for r, st in zip(table, expected, strict=True):
+        assert (r["pass"], r["causal"], r["step"]) == (st["direction"], "yes" if st["causal"] else "no", st["step"])
+        assert r["implementation"] == st["description"]
+        rate = _rate_checked(st["timing"], _flops({**standard, "causal": st["causal"]}, st["direction"]))
+        assert r["median ms"] == f"{st['timing']['ms']['median']:.3f}"
+        assert r["TFLOP/s"] == f"{rate:.0f}"
+        first = st["step"] in ("naive", "naive-backward")
+        assert r["× previous step"] == ("-" if first else f"{rate / previous:.2f}"), r
+        previous = rate
+    # the story's order: every step faster than the one before it
+    assert all(float(r["× previous step"]) > 1 for r in table if r["× previous step"] != "-")
+    assert "Measured on" in markdown
+
+
+def _shape(case: dict[str, Any]) -> str:
+    heads = str(case["heads"]) if case["heads"] == case["kv_heads"] else f"{case['heads']}/{case['kv_heads']}"
+    causal = ", causal" if case["causal"] else ""
+    return f"B={case['batch']}, H={heads}, S={case['seq']}, D={case['head_dim']}{causal}"
+
+
+def check_training_sweep(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    direction = kwargs["args"][0] if kwargs.get("args") else kwargs.get("direction", "forward")
+    cases = [c for c in _training()["cases"] if c["direction"] == direction]
+    assert len(table) == len(cases) >= (20 if direction == "forward" else 10)
+    for r, c in zip(table, cases, strict=True):
+        assert r["shape"] == _shape(c)
+        assert r["kernel tiling"] == c["config"]
+        flops = _flops(c, direction)
+        ours = _rate_checked(c["triton"], flops)
+        assert r["kernel"] == f"{ours:.0f}"
+        rates = {t["name"]: _rate_checked(t, flops) for t in c["backends"]}
+        for name in BACKENDS:
+            assert r[name] == ("-" if rates[name] is None else f"{rates[name]:.0f}")
+        best = max((v, k) for k, v in rates.items() if v)
+        assert r["kernel ÷ fastest"] == f"{ours / best[0]:.2f} ({best[1]})"
+        clocks = [w["sm_mhz_min"] for w in c["triton"]["clocks"]]
+        assert r["kernel SM MHz (min)"] == (f"{min(clocks):.0f}" if clocks else "-")
+        differences = [t["difference"] for t in c["backends"] if t["difference"] is not None]
+        assert r["largest difference from kernel"] == f"{max(differences):.1e}"
+        assert max(differences) < 1e-2  # bf16 implementations of one function: a few roundings apart
+    shapes = {(c["seq"], c["head_dim"], c["heads"] != c["kv_heads"], c["batch"]) for c in cases}
+    assert {s for s, *_ in shapes} >= {512, 4097, 16384}  # short, long, and a length no block divides
+    assert {d for _, d, *_ in shapes} == {64, 128, 256}
+    assert any(gqa for *_, gqa, _ in shapes)
+
+
+def check_training_ratios(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    cases = _training()["cases"]
+    assert [(r["pass"], r["SDPA backend"]) for r in table] == [
+        (d, n) for d in ("forward", "backward") for n in BACKENDS
+    ]
+    for r in table:
+        mine = [c for c in cases if c["direction"] == r["pass"]]
+        ratios = []
+        for c in mine:
+            other = next(t for t in c["backends"] if t["name"] == r["SDPA backend"])
+            if other["tflops"]:
+                ratios.append(c["triton"]["tflops"] / other["tflops"])
+        assert (int(r["shapes"]), int(r["refused"])) == (len(ratios), len(mine) - len(ratios))
+        geomean = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
+        assert r["kernel ÷ backend, geomean"] == f"{geomean:.2f}"
+        assert (r["lowest"], r["highest"]) == (f"{min(ratios):.2f}", f"{max(ratios):.2f}")
+
+
+def check_training_losses(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    tr = _training()["training"]
+    kernel, sdpa, control = tr["kernel"], tr["sdpa"], tr["control_losses"]
+    assert len(kernel) == len(sdpa) == len(control) == tr["steps"] == 300
+    steps = [int(r["step"]) for r in table]
+    assert steps == sorted(steps)
+    assert (steps[0], steps[-1]) == (0, 299)
+    for r in table:
+        step = int(r["step"])
+        assert r["kernel"] == f"{kernel[step]:.4f}"
+        assert r[tr["peer"]] == f"{sdpa[step]:.4f}"
+        assert r[tr["control"]] == f"{control[step]:.4f}"
+        assert r["kernel vs SDPA"] == f"{abs(kernel[step] - sdpa[step]) / sdpa[step]:.1e}"
+        assert r["math vs SDPA"] == f"{abs(control[step] - sdpa[step]) / sdpa[step]:.1e}"
+
+    def agree(a: list[float], b: list[float]) -> int:  # leading steps within 2^-8, counted here independently
+        return next((i for i, (x, y) in enumerate(zip(a, b, strict=True)) if abs(x - y) > 2**-8 * y), len(a))
+
+    ours, theirs = agree(kernel, sdpa), agree(control, sdpa)
+    assert f"for the first {ours} of 300 steps" in markdown
+    assert f"math backend equals SDPA's default for the first {theirs}." in markdown
+    # the page's reading of it: the kernel stays equal to SDPA about as long as SDPA's backends agree, and learns
+    assert ours >= 0.8 * theirs
+    assert sum(kernel[-50:]) / 50 < 0.5 * kernel[0]
+
+
+def check_training_tuning(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    raw = _training()
+    assert markdown.startswith(f"Tuning shapes: {raw['tuning_shapes']}.")
+    fwd, bwd = raw["forward_candidates"], raw["backward_candidates"]
+    assert len(table) == len(fwd) + len(bwd)
+    used_f = {(c["head_dim"], c["causal"]): c["config"] for c in raw["cases"] if c["direction"] == "forward"}
+    used_b = {c["head_dim"]: c["config"] for c in raw["cases"] if c["direction"] == "backward"}
+    for r, c in zip(table, fwd + bwd, strict=True):
+        backward = "block_m1" in c
+        assert (r["pass"], int(r["D"])) == ("backward" if backward else "forward", c["head_dim"])
+        assert r["causal"] == ("yes" if c.get("causal") else "no")
+        assert r["tiling"] == c["config"]
+        assert r["TFLOP/s"] == ("-" if c["tflops"] is None else f"{c['tflops']:.0f}")
+        if backward:
+            assert r["registers"] == " / ".join(str(c["registers"][k]) for k in ("dkdv", "dq"))
+            assert r["spills"] == " / ".join(str(c["spills"][k]) for k in ("dkdv", "dq"))
+            pick = used_b.get(c["head_dim"]) == c["config"]
+        else:
+            assert (r["registers"], r["spills"]) == (str(c["registers"]), str(c["spills"]))
+            pick = used_f.get((c["head_dim"], c["causal"])) == c["config"]
+        assert r["note"] == (c["error"] or ("chosen" if pick else "")), r
+    # the tiling each case used is the fastest candidate of its head dim (and causality, forward)
+    for (d, causal), config in used_f.items():
+        tried = [c for c in fwd if (c["head_dim"], c["causal"]) == (d, causal) and c["tflops"]]
+        if tried:
+            assert max(tried, key=lambda c: c["tflops"])["config"] == config
+    for d, config in used_b.items():
+        tried = [c for c in bwd if c["head_dim"] == d and c["tflops"]]
+        assert max(tried, key=lambda c: c["tflops"])["config"] == config
+    chosen = [r for r in table if r["note"] == "chosen"]
+    assert len(chosen) == 2 + len(used_b)
+
+
+def check_decode(markdown: str, kwargs: dict[str, Any]) -> None:
+    """One decoding step of 32 layers, 32 query heads of 128, 8192 cached tokens, bf16, from first principles; the
+    time at the bandwidth the note under the table states."""
+    (table,) = markdown_tables(markdown)
+    tbps = float(markdown.split("Times at ")[1].split(" TB/s")[0])
+    assert [r["attention"] for r in table] == ["multi-head", "grouped-query", "multi-query"]
+    for r in table:
+        kv = int(r["kv heads"])
+        flops = 32 * 4 * 32 * 8192 * 128
+        moved = 32 * 128 * 2 * (2 * 32 * 1 + 2 * kv * 8192)  # layers, d, bytes: Q and O of one token, the cache
+        assert float(r["GFLOP"]) == pytest.approx(flops / 1e9, abs=0.006)
+        assert float(r["MB read"]) == pytest.approx(moved / 1e6, abs=0.06)
+        assert float(r["FLOP/B"]) == pytest.approx(flops / moved, abs=0.006)
+        assert int(r["µs at the bandwidth"]) == pytest.approx(moved / (tbps * 1e12) * 1e6, rel=0.01)
+
+
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
+    "decode": check_decode,
     "scaling": check_scaling,
     "cost_table": check_cost_table,
     "kv_cache": check_kv_cache,
-    "flash_standard": check_flash_standard,
-    "flash_sweep": check_flash_sweep,
     "flash_tuning": check_flash_tuning,
     "flash_defaults": check_flash_defaults,
+    "flash_backward_defaults": check_flash_backward_defaults,
+    "training_steps": check_training_steps,
+    "training_sweep": check_training_sweep,
+    "training_ratios": check_training_ratios,
+    "training_losses": check_training_losses,
+    "training_tuning": check_training_tuning,
 }
 
 
@@ -181,3 +330,22 @@ def test_a_rate_that_does_not_follow_from_its_time_fails_the_check() -> None:
     with pytest.raises(AssertionError):
         check_cost_table(markdown.replace(row, " | ".join(cells)), {})
     assert math.isfinite(float(cells[2]))
+
+
+def test_the_answer_states_each_backend_ratio_at_the_standard_shape() -> None:
+    lines = pages.training_answer().splitlines()
+    standard = [c for c in _training()["cases"] if c["group"] == "standard"]
+    assert len(lines) == len(standard) == 4
+    for line, c in zip(lines, standard, strict=True):
+        ratios = ", ".join(f"{c['triton']['tflops'] / t['tflops']:.2f}× {t['name']}" for t in c["backends"])
+        kind = "causal" if c["causal"] else "non-causal"
+        assert line == f"- {c['direction'].capitalize()}, {kind}: {c['triton']['tflops']:.0f} TFLOP/s, {ratios}."
+        # the page's sentence under the list: faster than flash and efficient, slower than cuDNN, at this shape
+        rates = {t["name"]: t["tflops"] for t in c["backends"]}
+        assert rates["flash"] < c["triton"]["tflops"] < rates["cudnn"]
+        assert rates["efficient"] < c["triton"]["tflops"]
+
+
+def test_a_sweep_direction_that_does_not_exist_is_refused() -> None:
+    with pytest.raises(ValueError, match="direction must be 'forward' or 'backward'; got 'sideways'"):
+        pages.training_sweep("sideways")

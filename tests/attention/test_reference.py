@@ -7,6 +7,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 import torch.nn.functional as F  # noqa: E402, N812
+from torch.nn.attention.bias import causal_lower_right, causal_upper_left  # noqa: E402
 
 from gpukb.attention import reference as ref  # noqa: E402
 
@@ -63,6 +64,16 @@ def test_masks_equal_torch(rng) -> None:
     assert (weights[1, :, :, 3:] == 0).all()
     assert np.allclose(weights.sum(-1), 1.0)
     assert ref.causal_mask(2, 3).tolist() == [[True, False, False], [True, True, False]]
+
+
+def test_causal_mask_alignments() -> None:
+    # bottom-right: the last query sees every key; with more queries than keys the first rows see none
+    assert ref.causal_mask(2, 3, align="bottom-right").tolist() == [[True, True, False], [True, True, True]]
+    assert ref.causal_mask(3, 2, align="bottom-right").tolist() == [[False, False], [True, False], [True, True]]
+    assert ref.causal_mask(3, 2).tolist() == [[True, False], [True, True], [True, True]]
+    assert (ref.causal_mask(4, 4, "bottom-right") == ref.causal_mask(4, 4)).all()  # equal lengths: one mask
+    with pytest.raises(ValueError, match=r"unknown align 'left'; choose one of \['top-left', 'bottom-right'\]"):
+        ref.causal_mask(2, 2, align="left")
 
 
 def test_general_attention_with_its_own_scale(rng) -> None:
@@ -191,7 +202,7 @@ def test_bad_input_is_named(rng) -> None:
         ref.grouped_query_attention(x, np.eye(8), np.eye(8), np.eye(8), np.eye(8), 4, 2)
     with pytest.raises(ValueError, match="w_query, w_key and v must share the alignment width"):
         ref.additive_attention(q, q, q, np.eye(4), np.eye(4), np.ones(3))
-    with pytest.raises(ValueError, match=r"every length must be in 1..4; got \[5\]"):
+    with pytest.raises(ValueError, match=r"lengths\[0\] must be an int ≥ 1, ≤ 4; got 5"):
         ref.padding_mask(np.array([5]), 4)
     with pytest.raises(ValueError, match="state dict lacks"):
         ref.BlockWeights.from_state_dict({})
@@ -236,3 +247,41 @@ def test_heads_split_the_width_and_each_sees_the_whole_sequence(rng) -> None:
     ]
     np.testing.assert_allclose(out, np.concatenate(per_head, -1) @ w_out.T, rtol=1e-12)
     assert (weights > 0).all()  # every query gives weight to every position of the sequence
+
+
+@pytest.mark.parametrize("scale", [float("nan"), float("inf"), 1e308, -1e308])
+def test_a_scale_that_makes_the_scores_nan_is_refused(scale) -> None:
+    """A NaN or infinite scale, or one whose scores overflow float64, would give all-NaN output silently."""
+    from gpukb.attention import flash
+
+    x = np.ones((1, 2, 4))
+    for call in (lambda: ref.attention(x, x, x, scale=scale), lambda: flash.flash_forward(x, x, x, scale=scale),
+                 lambda: ref.scaled_dot_product_attention(x, x, x, scale=scale)):  # fmt: skip
+        with pytest.raises(ValueError, match="scale"):
+            call()
+    assert np.isfinite(ref.attention(x, x, x, scale=1e300)[0]).all()  # large, but the scores still fit
+
+
+@pytest.mark.parametrize("eps", [-1e-5, float("nan"), float("inf")])
+def test_a_negative_or_nan_eps_is_refused(eps) -> None:
+    with pytest.raises(ValueError, match="eps must be"):
+        ref.layer_norm(np.ones((2, 4)), np.ones(4), np.zeros(4), eps=eps)
+
+
+def test_causal_alignment_top_left_against_bottom_right(rng) -> None:
+    """torch's ``is_causal`` is top-left; ``causal_lower_right`` (FlashAttention >= 2.1) is bottom-right. For one new
+    query against a cache of 8 keys, top-left lets it see only the first key; bottom-right lets it see all 8."""
+    for lq, lk in ((1, 8), (3, 8), (5, 5), (6, 4)):
+        assert ref.causal_mask(lq, lk).tolist() == causal_upper_left(lq, lk)._materialize().tolist()
+    for lq, lk in ((1, 8), (3, 8), (5, 5)):  # more queries than keys: torch warns that rows see no key at all
+        assert ref.causal_mask(lq, lk, "bottom-right").tolist() == causal_lower_right(lq, lk)._materialize().tolist()
+    assert ref.causal_mask(1, 8).sum() == 1
+    assert ref.causal_mask(1, 8, "bottom-right").sum() == 8
+    q, k, v = rng.standard_normal((1, 2, 1, 4)), rng.standard_normal((1, 2, 8, 4)), rng.standard_normal((1, 2, 8, 4))
+    # one decoding step with is_causal=True returns the first value row: the cache is ignored
+    top_left = F.scaled_dot_product_attention(_t(q), _t(k), _t(v), is_causal=True).numpy()
+    np.testing.assert_allclose(top_left, v[:, :, :1], rtol=RTOL)
+    bottom_right = F.scaled_dot_product_attention(_t(q), _t(k), _t(v), attn_mask=causal_lower_right(1, 8)).numpy()
+    np.testing.assert_allclose(bottom_right, ref.scaled_dot_product_attention(q, k, v), rtol=RTOL)
+    with pytest.raises(ValueError, match=r"align.*'left'"):
+        ref.causal_mask(2, 3, "left")

@@ -48,8 +48,37 @@ def check_flash_kernel(out: str) -> None:
     assert ours <= 2 * peer
 
 
+def check_flash_training(out: str) -> None:
+    import math
+
+    import torch
+
+    first, second = out.splitlines()
+    m = re.fullmatch(r"(\d+) steps on (\w+): first loss (\S+) \(SDPA (\S+)\), last (\S+) \(SDPA (\S+)\)", first)
+    assert m, first
+    gpu = torch.cuda.is_available()
+    steps = 300 if gpu else 2
+    assert (int(m[1]), m[2]) == (steps, "cuda" if gpu else "cpu")
+    ours_first, peer_first, ours_last, peer_last = map(float, m.groups()[2:])
+    # an untrained model guesses: its first loss is near ln(vocab) = ln 64 for both
+    assert abs(ours_first - math.log(64)) < 0.3
+    assert ours_first == pytest.approx(peer_first, rel=2**-8)
+    m = re.fullmatch(r"steps equal to within bf16 rounding: kernel and SDPA (\d+), SDPA math and SDPA (\d+)", second)
+    assert m, second
+    ours, control = int(m[1]), int(m[2])
+    if not gpu:  # two steps of a tiny model: every step agrees
+        assert ours == control == steps
+        return
+    # the kernel stays equal to SDPA about as long as SDPA's own two backends stay equal to each other
+    assert ours >= 0.8 * control
+    # 300 steps learn to attend to the previous token: the loss falls far below guessing, for both
+    assert ours_last < 0.5 * ours_first
+    assert peer_last < 0.5 * peer_first
+
+
 CHECKS: dict[str, Callable[[str], None]] = {
     "snippets/attention/sdpa_reference.py": check_sdpa_reference,
     "snippets/attention/online_softmax.py": check_online_softmax,
     "snippets/attention/flash_kernel.py": check_flash_kernel,
+    "snippets/attention/flash_training.py": check_flash_training,
 }

@@ -7,10 +7,20 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.cuda.numba_target import unavailable_reason
+
 pytestmark = pytest.mark.gpu
 
 
+def _numba_target() -> None:
+    """Skip, saying why, where numba-cuda's CUDA target cannot load with this numpy (see tests.cuda.numba_target)."""
+    reason = unavailable_reason()
+    if reason is not None:
+        pytest.skip(reason)
+
+
 def test_numba_kernels_on_the_gpu() -> None:
+    _numba_target()
     from gpukb.cuda import kernels as K
 
     rng = np.random.default_rng(1)
@@ -69,6 +79,7 @@ def test_a_launch_beyond_launch_bounds_fails_though_the_occupancy_api_answers() 
 
 
 def test_mapped_and_managed_memory_are_read_by_a_kernel() -> None:
+    _numba_target()
     from numba import cuda
 
     from gpukb.cuda import host_memory

@@ -86,3 +86,31 @@ def test_unknown_and_malformed_capabilities() -> None:
     with pytest.raises(TypeError, match="got 9"):
         limits.capability(9)
     assert limits.capability((8, 6)).max_warps_per_sm == 48
+
+
+def test_launch_limits_equal_what_the_h100_reported() -> None:
+    """The [launch] table (block and grid sizes every launch function checks) against cudaGetDeviceProperties."""
+    props = json.loads((ROOT / "src/gpukb/data/results/cuda/device-h100.json").read_text(encoding="utf-8"))[
+        "properties"
+    ]
+    launch = limits.launch()
+    assert " x ".join(map(str, launch.max_block_dim)) == props["maxThreadsDim"] == "1024 x 1024 x 64"
+    assert " x ".join(map(str, launch.max_grid_dim)) == props["maxGridSize"] == "2147483647 x 65535 x 65535"
+    assert launch.max_threads_per_block == props["maxThreadsPerBlock"] == 1024
+    assert all(limits.capability(cc).max_threads_per_block == 1024 for cc in limits.known())
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("max_block_dim = [1024, 1024, 64]", "max_block_dim = [1024, 64]", r"\[launch\]: max_block_dim: List should"),
+        ("max_threads_per_block = 1024\nmax_grid_dim", "max_threads_per_block = 512\nmax_grid_dim",
+         r"capability 9.0: max_threads_per_block 1024 differs from \[launch\] max_threads_per_block 512"),
+        ('max_grid_dim = [2147483647, 65535, 65535]\nsources = ["guide"]',
+         'max_grid_dim = [2147483647, 65535, 65535]\nsources = ["nowhere"]', r"launch: unknown sources \['nowhere'\]"),
+    ],
+)  # fmt: skip
+def test_bad_launch_tables_are_refused(old: str, new: str, message: str) -> None:
+    assert old in TEXT
+    with pytest.raises(ValueError, match=message):
+        limits.parse(TEXT.replace(old, new, 1))

@@ -80,7 +80,7 @@ def test_carveout_preference() -> None:
         (dict(threads=256, registers=32, cluster_size=9), "cluster size 9 exceeds the portable .* limit of 8"),
         (dict(threads=256, registers=32, cluster_size=17, nonportable_cluster=True), "non-portable limit of 16"),
         (dict(threads=512, registers=32, kernel_max_threads=256), "exceeds the kernel's maxThreadsPerBlock of 256"),
-        (dict(threads=0, registers=32), "threads per block must be at least 1; got 0"),
+        (dict(threads=0, registers=32), "threads per block must be an int ≥ 1; got 0"),
     ],
 )
 def test_impossible_launches_name_the_limit(kwargs, message) -> None:
@@ -93,7 +93,7 @@ def test_other_refusals() -> None:
         occupancy("8.0", 256, 32, cluster_size=2)
     with pytest.raises(ValueError, match=r"compute capability '6.1' is not in .* known: \['7.0'"):
         occupancy("6.1", 256, 32)
-    with pytest.raises(TypeError, match=r"must be an int; got 256\.0"):
+    with pytest.raises(TypeError, match=r"threads per block must be an int ≥ 1; got 256\.0 \(float\)"):
         occupancy("9.0", 256.0, 32)
     with pytest.raises(TypeError, match="compute capability must be"):
         occupancy(9.0, 256, 32)

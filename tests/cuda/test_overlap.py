@@ -40,12 +40,25 @@ def test_the_bound_never_exceeds_a_real_in_order_schedule() -> None:
         assert makespan <= sequential_time(h, k, d) + 1e-9
 
 
+def test_the_bound_is_exact_for_equal_chunks_and_only_a_bound_otherwise() -> None:
+    """Equal chunks: the in-order schedule takes exactly the bound. Unequal ones can take longer: here chunk 2's long
+    copy-in and long copy-out make the copy-out engine wait in the middle, 8 against a bound of 7."""
+    rng = random.Random(11)
+    for _ in range(100):
+        n = rng.randint(1, 12)
+        h, k, d = ([x] * n for x in (rng.uniform(0.1, 3.0) for _ in range(3)))
+        assert _in_order_makespan(h, k, d) == pytest.approx(pipeline_bound(h, k, d), rel=1e-12)
+    h, k, d = [1.0, 3.0, 1.0], [1.0, 1.0, 1.0], [1.0, 2.0, 1.0]
+    assert pipeline_bound(h, k, d) == 7.0
+    assert _in_order_makespan(h, k, d) == 8.0  # the path: copy in 1 + 3, kernel 1, copy out 2 + 1
+
+
 def test_bad_stage_lists_are_refused() -> None:
     with pytest.raises(ValueError, match="one duration per chunk for each stage, at least one chunk; got 2, 1 and 2"):
         pipeline_bound([1.0, 1.0], [1.0], [1.0, 1.0])
     with pytest.raises(ValueError, match="got 0, 0 and 0"):
         sequential_time([], [], [])
-    with pytest.raises(ValueError, match=r"durations cannot be negative; kernel has -1\.0"):
+    with pytest.raises(ValueError, match=r"kernel duration \[0\] must be ≥ 0; got -1\.0"):
         pipeline_bound([1.0], [-1.0], [1.0])
 
 
@@ -64,8 +77,14 @@ def test_engine_lanes_start_an_operation_after_the_previous_one_on_its_engine() 
     assert lanes["D2H"] == [(0, 3.0, 4.0), (1, 5.0, 6.0)]
     with pytest.raises(ValueError, match=r"H2D of chunk 0 ends \(1.0\) before it starts \(2.0\)"):
         engine_lanes([("H2D", 0, 2.0, 1.0)])
-    with pytest.raises(ValueError, match=r"unknown stages \['memset'\]"):
+    with pytest.raises(ValueError, match=r"unknown ops\[0\] stage 'memset'; choose one of \['H2D', 'kernel', 'D2H'\]"):
         engine_lanes([("memset", 0, 0.0, 1.0)])
+    for op, message in [(("H2D", 0, 0.0, float("nan")), "end must be a finite number; got nan"),
+                        (("H2D", True, 0.0, 1.0), "chunk must be an int ≥ 0; got True"),
+                        (("H2D", 0, -1.0, 1.0), "start must be ≥ 0; got -1.0"),
+                        (("H2D", 0, 1.0), r"must be a \(stage, chunk, start, end\) tuple")]:  # fmt: skip
+        with pytest.raises((ValueError, TypeError), match=message):
+            engine_lanes([op])
 
 
 def test_managed_allocations_leave_the_gpu_room() -> None:
@@ -73,9 +92,9 @@ def test_managed_allocations_leave_the_gpu_room() -> None:
     assert check_managed_size(5 * 2**20, 10 * 2**20) == 5 * 2**20  # exactly half is allowed
     with pytest.raises(ValueError, match=r"6,000 bytes is more than 50% of the 10,000 bytes the GPU has free"):
         check_managed_size(6000, 10_000)
-    with pytest.raises(ValueError, match="positive whole number of bytes; got 0"):
+    with pytest.raises(ValueError, match="nbytes must be an int ≥ 1; got 0"):
         check_managed_size(0, 10_000)
-    with pytest.raises(ValueError, match=r"positive whole number of bytes; got 1\.5"):
+    with pytest.raises(TypeError, match=r"nbytes must be an int ≥ 1; got 1\.5 \(float\)"):
         check_managed_size(1.5, 10_000)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match=r"share must lie in \(0, 1\]; got 2"):
+    with pytest.raises(ValueError, match=r"share must be ≤ 1; got 2"):
         check_managed_size(1, 10, share=2)

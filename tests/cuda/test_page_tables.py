@@ -11,6 +11,8 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from tests.helpers import ROOT, markdown_tables
 
 RESULTS = ROOT / "src/gpukb/data/results/cuda"
@@ -193,8 +195,12 @@ def check_copy_width(markdown: str, kwargs: dict[str, Any]) -> None:
     assert len(table) == len(data["rows"])
     for row, rec in zip(table, data["rows"], strict=True):
         assert (row["kernel"], row["type"]) == (rec["kernel"], rec["dtype"])
-        assert _int(row["GB/s"]) == round(2 * data["buffer_bytes"] / rec["median_ms"] / 1e6)
-        assert row["× torch copy_"] == f"{data['torch_copy_ms'] / rec['median_ms']:.2f}"
+        median = rec["ms"]["median"]
+        assert _int(row["GB/s"]) == round(2 * data["buffer_bytes"] / median / 1e6)
+        assert row["× torch copy_"] == f"{data['torch_copy_ms']['median'] / median:.2f}"
+        assert row["median (µs)"] == f"{median * 1e3:,.0f}"
+        # the committed run (do_bench) kept the 20th and 80th percentiles, not quartiles
+        assert row["20–80 % (µs)"] == f"{rec['ms']['p20'] * 1e3:,.0f}–{rec['ms']['p80'] * 1e3:,.0f}"
 
 
 def check_transfers(markdown: str, kwargs: dict[str, Any]) -> None:
@@ -209,7 +215,7 @@ def check_transfers(markdown: str, kwargs: dict[str, Any]) -> None:
         gbps = {}
         for memory in ("pageable", "pinned"):
             r = by[(direction, memory, size)]
-            gbps[memory] = size / (r["median_ms"] / 1e3) / 1e9
+            gbps[memory] = size / (r["ms"]["median"] / 1e3) / 1e9
             assert row[f"{memory} (GB/s)"] == f"{gbps[memory]:.2f}"
         assert row["pinned ÷ pageable"] == f"{gbps['pinned'] / gbps['pageable']:.1f}", row
 
@@ -221,16 +227,16 @@ def check_kernels(markdown: str, kwargs: dict[str, Any]) -> None:
     for row, rec in zip(table, data["rows"], strict=True):
         for column in ("group", "framework", "kernel", "size", "peer"):
             assert row[column] == rec[column], (column, row)
-        assert row["median (ms)"] == f"{rec['median_ms']:.3f}"
+        assert row["median (ms)"] == f"{rec['ms']['median']:.3f}"
         assert row["rate"] == f"{rec['rate']:,.1f} {rec['unit']}"
         assert row["peer rate"] == f"{rec['peer_rate']:,.1f} {rec['unit']}"
         assert row["checked"] == ("yes" if rec["correct"] else "NO")
-        assert row["ratio"] == f"{rec['peer_median_ms'] / rec['median_ms'] * _amount_ratio(rec):.2f}"
+        assert row["ratio"] == f"{rec['peer_ms']['median'] / rec['ms']['median'] * _amount_ratio(rec):.2f}"
 
 
 def _amount_ratio(rec: dict[str, Any]) -> float:
     """Work of the kernel over work of its peer (a vector add moves 3 arrays, the copy peer 2)."""
-    return (rec["rate"] * rec["median_ms"]) / (rec["peer_rate"] * rec["peer_median_ms"])
+    return (rec["rate"] * rec["ms"]["median"]) / (rec["peer_rate"] * rec["peer_ms"]["median"])
 
 
 def _time_cell(ms: float) -> str:
@@ -261,9 +267,10 @@ def check_host_memory(markdown: str, kwargs: dict[str, Any]) -> None:
                 assert row[heading] == "not measured"
                 continue
             (rec,) = rec
-            assert rec["median_ms"] == statistics.median(rec["samples_ms"])
-            gbps = size / rec["median_ms"] / 1e6
-            assert row[heading] == f"{_time_cell(rec['median_ms'])} ({gbps:,.1f} GB/s)", (heading, size)
+            median = statistics.median(rec["samples_ms"])
+            assert rec["ms"]["median"] == pytest.approx(median, rel=1e-12)
+            gbps = size / median / 1e6
+            assert row[heading] == f"{_time_cell(median)} ({gbps:,.1f} GB/s)", (heading, size)
             seen += 1
     assert seen >= 8
     assert "Measured on an NVIDIA H100" in markdown
@@ -299,7 +306,36 @@ def check_overlap_timings(markdown: str, kwargs: dict[str, Any]) -> None:
     assert "Measured on an NVIDIA H100" in markdown
 
 
+def check_bank_conflicts(markdown: str, kwargs: dict[str, Any]) -> None:
+    """Each pattern's banks and passes from the rule itself: word w in bank w mod 32, passes the most distinct words
+    in one bank, recomputed from the word indices each row describes."""
+    (table,) = markdown_tables(markdown)
+    col = [r * 32 for r in range(32)]
+    expected = {
+        "a row of a 32 × 32 tile (consecutive words)": list(range(32)),
+        "every lane the same word (broadcast)": [0] * 32,
+        "stride 2 words": [2 * i for i in range(32)],
+        "a column of a 32 × 32 tile (stride 32)": col,
+        "a column of a 32 × 33 tile (one word of padding)": [r * 33 for r in range(32)],
+        "a column of a 32 × 32 tile, XOR-swizzled": [r * 32 + (0 ^ r) for r in range(32)],
+        "the tiled matmul's `sa[ty, j]`, 16 × 16 tiles": [(i // 16) * 16 for i in range(32)],
+        "the tiled matmul's `sb[j, tx]`, 16 × 16 tiles": [i % 16 for i in range(32)],
+        "the tiled matmul's `sa[ty, j]`, 32 × 32 tiles": [0] * 32,
+        "the tiled matmul's `sb[j, tx]`, 32 × 32 tiles": list(range(32)),
+    }
+    assert [r["warp reads"] for r in table] == list(expected)
+    for row in table:
+        words = expected[row["warp reads"]]
+        per_bank: dict[int, set[int]] = {}
+        for w in words:
+            per_bank.setdefault(w % 32, set()).add(w)
+        assert int(row["passes"]) == max(len(v) for v in per_bank.values())
+        assert row["banks of lanes 0-3"] == ", ".join(str(w % 32) for w in words[:4]) + ", …"
+    assert {r["warp reads"]: int(r["passes"]) for r in table}["a column of a 32 × 32 tile (stride 32)"] == 32
+
+
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
+    "bank_conflicts": check_bank_conflicts,
     "device_facts": check_device_facts,
     "memory_hierarchy": check_memory_hierarchy,
     "limits_by_capability": check_limits,

@@ -7,6 +7,8 @@ import itertools
 import json
 from typing import Any
 
+import pytest
+
 from tests.helpers import ROOT
 
 RESULTS = ROOT / "src/gpukb/data/results/cuda"
@@ -27,10 +29,10 @@ def test_u16_is_slower_than_u32_only_when_each_thread_moves_one_element() -> Non
     one16, one32 = _copy("one per thread", "u16"), _copy("one per thread", "u32")
     wide16, wide32 = _copy("16 B per thread, narrow", "u16"), _copy("16 B per thread, narrow", "u32")
     vector = _copy("16 B per thread, vector", "u128")
-    assert one16["median_ms"] > 1.3 * one32["median_ms"]  # per element: u16 clearly slower ...
-    assert one16["median_ms"] < 2 * one32["median_ms"]  # ... but not twice as slow on the H100
-    assert wide16["median_ms"] < 1.15 * wide32["median_ms"]  # 16 bytes per thread: nearly the same
-    assert _copy("one per thread", "u8")["median_ms"] > one16["median_ms"]  # narrower still is slower still
+    assert one16["ms"]["median"] > 1.3 * one32["ms"]["median"]  # per element: u16 clearly slower ...
+    assert one16["ms"]["median"] < 2 * one32["ms"]["median"]  # ... but not twice as slow on the H100
+    assert wide16["ms"]["median"] < 1.15 * wide32["ms"]["median"]  # 16 bytes per thread: nearly the same
+    assert _copy("one per thread", "u8")["ms"]["median"] > one16["ms"]["median"]  # narrower still is slower still
     assert vector["ratio_to_torch"] > 0.95
     for dtype in ("u8", "u16", "u32", "u64"):  # more bytes per thread never hurts
         assert _copy("16 B per thread, narrow", dtype)["gbps"] >= _copy("one per thread", dtype)["gbps"]
@@ -71,7 +73,7 @@ def test_what_the_kernels_page_says_about_reductions_histograms_and_matmul() -> 
     assert abs(warp["ratio"] - shared["ratio"]) < 0.05  # ... within a few percent of each other
     assert atomic["ratio"] < 0.01  # one atomic per element crawls
     one_bin_global = _kernel("histogram", "global atomics, one bin")
-    assert one_bin_global["median_ms"] > 2 * _kernel("histogram", "global atomics, uniform")["median_ms"]
+    assert one_bin_global["ms"]["median"] > 2 * _kernel("histogram", "global atomics, uniform")["ms"]["median"]
     one_bin_shared = _kernel("histogram", "shared atomics, one bin")
     copy_gbps = _kernel("copy", "copy, BLOCK")["peer_rate"]
     assert one_bin_shared["rate"] > 0.4 * copy_gbps  # read at about half the copy bandwidth
@@ -178,20 +180,95 @@ def test_what_the_memory_page_says_about_mapped_and_managed_memory() -> None:
     sizes = sorted({r["bytes"] for r in data["rows"]})
     assert all(r["correct"] for r in data["rows"])
     largest = sizes[-1]
-    t = {m: rows[(m, largest)]["median_ms"] for m, _ in rows}
+    t = {m: rows[(m, largest)]["ms"]["median"] for m, _ in rows}
     assert t["mapped-kernel"] < 1.1 * t["pinned-copy-kernel"]  # keeps up with copy + kernel
     for size in sizes[:-1]:  # and is the quicker one below the largest size
-        assert rows[("mapped-kernel", size)]["median_ms"] < rows[("pinned-copy-kernel", size)]["median_ms"]
+        assert rows[("mapped-kernel", size)]["ms"]["median"] < rows[("pinned-copy-kernel", size)]["ms"]["median"]
     for size in sizes[1:]:  # faulting managed memory is the slowest way from 1 MiB up ...
-        fault = rows[("managed-fault-kernel", size)]["median_ms"]
+        fault = rows[("managed-fault-kernel", size)]["ms"]["median"]
         others = ("pinned-copy-kernel", "mapped-kernel", "managed-prefetch-kernel")
-        assert all(fault > rows[(m, size)]["median_ms"] for m in others)
+        assert all(fault > rows[(m, size)]["ms"]["median"] for m in others)
     # ... and at the smallest size prefetch plus kernel took longer than faulting
     assert (
-        rows[("managed-prefetch-kernel", sizes[0])]["median_ms"] > rows[("managed-fault-kernel", sizes[0])]["median_ms"]
+        rows[("managed-prefetch-kernel", sizes[0])]["ms"]["median"]
+        > rows[("managed-fault-kernel", sizes[0])]["ms"]["median"]
     )
     assert t["managed-prefetch"] < 1.25 * t["pinned-copy"]  # bulk migration near a copy's speed
-    small = rows[("managed-prefetch", sizes[0])]["median_ms"]
+    small = rows[("managed-prefetch", sizes[0])]["ms"]["median"]
     assert 0.1 < small < 1.0  # a fixed cost of a few hundred microseconds ...
-    assert small > rows[("pinned-copy", sizes[0])]["median_ms"]  # ... larger than a small copy's
+    assert small > rows[("pinned-copy", sizes[0])]["ms"]["median"]  # ... larger than a small copy's
     assert t["managed-resident-kernel"] < 1.1 * t["device-kernel"]  # resident pages: device speed
+
+
+# --- schema 1 → 2: every time a summary, nothing invented --------------------------------------------------------
+
+_RUN = {"date": "2026-11-23", "command": "python bench/x.py", "machine": None, "cpu_count": None, "gpu": None,
+        "versions": {"python": "3.12.3"}, "notes": ["as run"]}  # fmt: skip
+
+
+def test_the_conversion_moves_what_was_recorded_and_fills_in_nothing() -> None:
+    from gpukb.cuda.results import CONVERSION_NOTES, CopyWidth, HostMemory, KernelBench, Overlap, Transfers, upgrade
+    from gpukb.records import parse
+
+    copy_row = {"kernel": "k", "dtype": "u8", "element_bytes": 1, "access_bytes": 1, "bytes_moved": 2,
+                "median_ms": 0.5, "p20_ms": 0.4, "p80_ms": 0.7, "gbps": 4.0, "ratio_to_torch": 0.9}  # fmt: skip
+    v1 = {"kind": "cuda.copy-width", "schema_version": 1, "run": _RUN, "buffer_bytes": 1, "torch_copy_gbps": 1.0,
+          "torch_copy_ms": 0.25, "rows": [copy_row]}  # fmt: skip
+    copy = parse(upgrade(v1), "copy", CopyWidth)
+    assert copy.rows[0].ms.model_dump() == {"median": 0.5, "n": None, "p20": 0.4, "p80": 0.7}
+    assert copy.torch_copy_ms.model_dump() == {"median": 0.25, "n": None, "p20": None, "p80": None}
+    assert copy.run.notes == ["as run", CONVERSION_NOTES["cuda.copy-width"]]
+    assert v1["rows"][0]["median_ms"] == 0.5  # the input is left as it was
+
+    rows = [{"direction": "H2D", "host_memory": "pinned", "bytes": b, "median_ms": 2.0, "gbps": 1.0}
+            for b in (4096, 2**28)]  # fmt: skip
+    transfers = parse(upgrade({"kind": "cuda.transfers", "schema_version": 1, "run": _RUN, "link": "x", "rows": rows}),
+                      "transfers", Transfers)  # fmt: skip
+    assert [(r.ms.median, r.ms.n) for r in transfers.rows] == [(2.0, 20), (2.0, 5)]  # the script's counts by size
+
+    row = {"group": "g", "kernel": "k", "framework": "numba", "size": "s", "median_ms": 1.5, "peer": "p",
+           "peer_median_ms": 1.0, "unit": "GB/s", "rate": 1.0, "peer_rate": 1.5, "ratio": 0.66,
+           "correct": True}  # fmt: skip
+    v1 = {"kind": "cuda.kernels", "schema_version": 1, "run": _RUN, "rows": [row]}
+    kernels = parse(upgrade(v1), "k", KernelBench)
+    assert (kernels.rows[0].ms.median, kernels.rows[0].peer_ms.median, kernels.rows[0].ms.n) == (1.5, 1.0, None)
+
+    samples = [3.0, 1.0, 2.0, 4.0]
+    row = {"method": "pinned-copy", "bytes": 8, "samples_ms": samples, "median_ms": 2.5, "gbps": 1.0, "correct": True}
+    host = parse(upgrade({"kind": "cuda.host-memory", "schema_version": 1, "run": _RUN, "free_bytes_at_start": 1,
+                          "rows": [row]}), "host", HostMemory)  # fmt: skip
+    assert host.rows[0].ms.model_dump() == {"median": 2.5, "q1": 1.75, "q3": 3.25, "min": 1.0, "max": 4.0, "n": 4}
+    with pytest.raises(ValueError, match=r"the recorded 2\.4 is not the median of the recorded samples"):
+        upgrade({"kind": "cuda.host-memory", "schema_version": 1, "run": _RUN, "rows": [row | {"median_ms": 2.4}]})
+
+    ops = [{"op": op, "chunk": 0, "stream": 0, "start_ms": 0.0, "end_ms": 1.0} for op in ("H2D", "kernel", "D2H")]
+    variant = {"name": "v", "streams": 1, "chunks": 1, "totals_ms": [1.0, 3.0, 2.0], "ops": ops, "correct": True}
+    v1 = {"kind": "cuda.overlap", "schema_version": 1, "run": _RUN, "total_bytes": 4, "kernel": "k",
+          "kernel_iters": 1, "async_engine_count": 2, "variants": [variant]}  # fmt: skip
+    over = parse(upgrade(v1), "o", Overlap)
+    assert (over.variants[0].ms.median, over.variants[0].ms.min, over.variants[0].ms.max) == (2.0, 1.0, 3.0)
+
+    device = {"kind": "cuda.device", "schema_version": 1}
+    assert upgrade(device) is device  # a kind with no schema 2 is left alone
+
+
+def test_a_summary_stored_beside_its_samples_must_be_theirs() -> None:
+    from gpukb.cuda.results import HostMemoryRow
+    from gpukb.measuring.stats import summarize
+
+    good = summarize([1.0, 2.0, 3.0])
+    row = {"method": "device-kernel", "bytes": 8, "samples_ms": [1.0, 2.0, 3.0], "gbps": 1.0, "correct": True}
+    assert HostMemoryRow(**row, ms=good).ms == good
+    with pytest.raises(ValueError, match="ms of device-kernel at 8 bytes is not the summary of the samples"):
+        HostMemoryRow(**row, ms=summarize([1.0, 2.0, 4.0]))
+
+
+def test_the_committed_cuda_records_say_how_they_were_converted() -> None:
+    from gpukb.cuda.results import CONVERSION_NOTES
+
+    for name, kind in (("copy-width-h100", "cuda.copy-width"), ("transfers-h100", "cuda.transfers"),
+                       ("kernels-h100", "cuda.kernels"), ("host-memory-h100", "cuda.host-memory"),
+                       ("overlap-h100", "cuda.overlap")):  # fmt: skip
+        data = _record(name)
+        assert (data["kind"], data["schema_version"]) == (kind, 2)
+        assert data["run"]["notes"][-1] == CONVERSION_NOTES[kind]

@@ -58,12 +58,14 @@ def test_output_size_matches_torch() -> None:
             for pad in (0, 1, 2):
                 for stride in (1, 2, 3):
                     for dil in (1, 2):
-                        want = output_size(size, tap, pad, stride, dil)
-                        if want < 1:
+                        if (tap - 1) * dil + 1 > size + 2 * pad:  # the filter does not fit: both refuse
+                            with pytest.raises(ValueError, match="does not fit an input"):
+                                output_size(size, tap, pad, stride, dil)
                             with pytest.raises(RuntimeError):
                                 F.conv2d(torch.zeros(1, 1, size, 1), torch.zeros(1, 1, tap, 1), stride=(stride, 1),
                                          padding=(pad, 0), dilation=(dil, 1))  # fmt: skip
                             continue
+                        want = output_size(size, tap, pad, stride, dil)
                         got = F.conv2d(torch.zeros(1, 1, size, 1), torch.zeros(1, 1, tap, 1), stride=(stride, 1),
                                        padding=(pad, 0), dilation=(dil, 1)).shape[2]  # fmt: skip
                         assert got == want, (size, tap, pad, stride, dil)

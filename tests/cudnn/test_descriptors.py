@@ -136,7 +136,7 @@ def test_dims_outside_3_to_8_are_refused() -> None:
 
 
 def test_wrong_types_and_names_are_refused() -> None:
-    with pytest.raises(TypeError, match=r"dims\[1\] must be an int; got 2.5"):
+    with pytest.raises(TypeError, match=r"dims\[1\] must be an int ≤ 2147483647; got 2.5"):
         tensor((1, 2.5, 3, 4), fmt="NCHW")
     with pytest.raises(TypeError, match="dims must be a sequence of ints; got 'NCHW'"):
         tensor("NCHW")

@@ -63,7 +63,12 @@ def check_fact_table(markdown: str, kwargs: dict[str, Any]) -> None:
     for row, f in zip(table, facts, strict=True):
         assert row["test"] == f"`{f['test']}`"
         assert row["status, checked"] == f"{f['status']}, {f['checked'].isoformat()}"
-        assert row["source"] == "; ".join(raw["sources"][s] for s in f["sources"])
+        assert row["source"] == ", ".join(f["sources"])
+    # every key cited is spelled out once below the table, and nothing else
+    used = {s for f in facts for s in f["sources"]}
+    listed = re.findall(r"^- \*\*([\w-]+)\*\*: (.+)$", markdown, re.M)
+    assert [k for k, _ in listed] == [k for k in raw["sources"] if k in used]
+    assert all(text == raw["sources"][k] for k, text in listed)
 
 
 #: Numbers the descriptor table's "asked for" labels spell out.

@@ -6,6 +6,10 @@ the run printed.
 
 from __future__ import annotations
 
+import re
+
+from gpukb.cudnn.convolution import output_size
+from gpukb.cudnn.pages import conv_measured_on
 from gpukb.cudnn.program import FWD_ALGOS, parse_example, parse_layers
 from gpukb.cudnn.results import CONV_H100, ConvForward
 from gpukb.records import load
@@ -28,6 +32,12 @@ def test_the_run_is_an_h100_with_both_cudnns() -> None:
     assert "/libcudnn.so.9" in r.linked
     assert r.run.versions.cudnn == "9.19.0"  # torch's wheel
     assert "backend 91900" in r.frontend_version
+    # the page says so in words, and names the program's version where it speaks of its host time
+    said = conv_measured_on()
+    assert "machine's cuDNN 9.14.0; torch used cuDNN 9.19.0" in said
+    page = (ROOT / "docs" / "cudnn" / "h100.md").read_text(encoding="utf-8")
+    assert "cuDNN 9.14's descriptor API" in page
+    assert "torch ran cuDNN 9.19" in page
 
 
 def test_the_recorded_example_passes_the_snippets_check() -> None:
@@ -60,6 +70,22 @@ def test_cudnn_refuses_what_the_model_refuses() -> None:
     # Setting a descriptor checks less than the documentation's rules: two dimensions and a negative stride are
     # accepted by cudnnSetTensorNdDescriptor itself.
     assert probes["nbDims=2"][0] == probes["negative stride"][0] == "CUDNN_STATUS_SUCCESS"
+
+
+def test_the_listing_comment_states_what_the_formula_gives_and_cudnn_refuses() -> None:
+    """The probe's comment in the listing: a 5x5 filter on a 2x2 input gives -2 by the output-size formula (not 0),
+    and the real cuDNN refused the descriptor."""
+    text = (ROOT / "snippets" / "cudnn" / "conv_forward.cu").read_text(encoding="utf-8")
+    found = re.search(
+        r"A (\d+)x\d+ filter on a (\d+)x\d+ input without padding: the formula gives "
+        r"\((\d+) \+ 0 - (\d+)\) / 1 \+ 1 = (-?\d+)",
+        text,
+    )
+    assert found, "the probe's comment no longer states the formula"
+    filt, size, size_again, filt_again, said = (int(g) for g in found.groups())
+    assert (size, filt) == (size_again, filt_again) == (2, 5)
+    assert said == output_size(size, filt) == -2
+    assert parse_example(record().example.stdout).probes["5x5 filter on 2x2 input"][0] == "CUDNN_STATUS_BAD_PARAM"
 
 
 def test_find_returns_algorithms_fastest_first() -> None:

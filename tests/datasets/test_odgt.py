@@ -93,5 +93,5 @@ def test_malformed_lines_name_the_file_line_and_field(tmp_path, line: str, messa
 
 
 def test_an_unknown_tag_is_not_counted_silently() -> None:
-    with pytest.raises(ValueError, match=r"record 0 \(x\): gtboxes\[0\]\.tag 'head' is not 'person' or 'mask'"):
+    with pytest.raises(ValueError, match=r"record 1 \(x\): gtboxes\[0\]\.tag 'head' is not 'person' or 'mask'"):
         odgt.stats([{"ID": "x", "gtboxes": [{"tag": "head", "hbox": [1, 2, 3, 4]}]}])

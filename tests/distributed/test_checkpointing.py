@@ -174,6 +174,25 @@ def test_block_activation_formula_in_bfloat16_on_the_cpu() -> None:
     assert saved == block_activation_bytes(B, S, H, A, 2, stats_bytes=2)
 
 
+@pytest.mark.parametrize(("dtype", "element", "stats"), [(torch.float32, 4, 4), (torch.bfloat16, 2, 2)])
+def test_a_fused_attention_block_keeps_no_softmax(dtype, element, stats) -> None:
+    """With scaled_dot_product_attention the block keeps a float32 log-sum-exp per row (a·b·s values), not the
+    a·b·s² probabilities: the formula's "fused" count, to the byte, on the CPU."""
+    torch.manual_seed(0)
+    blk = block(H, A, attention="fused").to(dtype)
+    x = torch.randn(B, S, H, dtype=dtype, requires_grad=True)
+    mode = live_bytes()
+    with mode:
+        y = blk(x)
+        live = mode.live
+    saved = live - y.untyped_storage().nbytes() + x.untyped_storage().nbytes()
+    assert saved == block_activation_bytes(B, S, H, A, element, stats_bytes=stats, attention="fused")
+    written_out = block_activation_bytes(B, S, H, A, element, stats_bytes=stats)
+    assert written_out - saved == A * B * S * S * element - A * B * S * 4
+    with pytest.raises(ValueError, match=r"unknown attention 'flash'; choose one of \['written-out', 'fused'\]"):
+        block(H, A, attention="flash")
+
+
 def test_bad_impl() -> None:
     with pytest.raises(
         ValueError, match=r"unknown impl 'fast'; choose one of \['none', 'reentrant', 'non-reentrant'\]"

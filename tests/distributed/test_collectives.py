@@ -63,3 +63,19 @@ def test_traffic_table() -> None:
 def test_bad_input(call, error, match) -> None:
     with pytest.raises(error, match=match):
         call()
+
+
+def test_alpha_beta_fit() -> None:
+    """The fit recovers α and B from times the model made, and refuses times that do not grow with the size."""
+    sizes = [2**k for k in range(10, 31, 2)]
+    times = [c.alpha_beta_time(s, 30e-6, 300e9, 0.5) for s in sizes]
+    alpha, bandwidth = c.fit_alpha_beta(sizes, times, 0.5)
+    assert alpha == pytest.approx(30e-6, rel=1e-9)
+    assert bandwidth == pytest.approx(300e9, rel=1e-9)
+    # S½ = α·B/f: there the fixed cost is exactly half of the time
+    half = 30e-6 * 300e9 / 0.5
+    assert c.alpha_beta_time(half, 30e-6, 300e9, 0.5) == pytest.approx(2 * 30e-6)
+    with pytest.raises(ValueError, match="do not grow with the size"):
+        c.fit_alpha_beta([1024, 2048, 4096], [3e-5, 2e-5, 1e-5], 1.0)
+    with pytest.raises(ValueError, match="need two or more sizes with one time each; got 1 sizes, 1 times"):
+        c.fit_alpha_beta([1024], [3e-5], 1.0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import tomllib
 
 import pytest
@@ -10,14 +11,17 @@ from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import Checkpoi
 from torch.distributed.fsdp import (
     BackwardPrefetch,
     CPUOffloadPolicy,
+    FSDPModule,
     MixedPrecision,
     MixedPrecisionPolicy,
     OffloadPolicy,
     ShardingStrategy,
+    fully_shard,
 )
 
 from gpukb.distributed import options
 from gpukb.distributed.fsdp_config import DEFAULTS, check_reduce_dtype, describe, mode_dtypes, plan
+from gpukb.distributed.pages import fully_shard_signature
 from tests.helpers import ROOT
 
 
@@ -156,7 +160,7 @@ def test_data_file_sources_are_cited_and_pinned() -> None:
     import datetime
 
     for s in facts.source:  # a date in the days this chapter was written and measured
-        assert datetime.date(2026, 11, 23) <= datetime.date.fromisoformat(s.checked) <= datetime.date(2026, 11, 26)
+        assert datetime.date(2026, 11, 23) <= datetime.date.fromisoformat(s.checked) <= datetime.date(2026, 11, 27)
     for s in facts.source:
         assert s.url.startswith("https://")
         assert s.version
@@ -185,3 +189,20 @@ def test_corrupted_data_file(edit, match) -> None:
         options.parse(edit(text))
     with pytest.raises(ValueError, match="unknown source 'x'"):
         options.source("x")
+
+
+def test_the_options_page_names_every_fully_shard_keyword_and_the_prefetch_setters() -> None:
+    """The page renders the signature with ``inspect`` and explains each keyword in prose: a torch that adds one fails
+    here until the page says what it does. The prefetch and gradient-accumulation setters it names exist."""
+    page = (ROOT / "docs" / "distributed" / "options.md").read_text(encoding="utf-8")
+    prose = page.split("## FSDP2 (`fully_shard`) and FSDP1")[1].split("FSDP1 (`FullyShardedDataParallel`)")[0]
+    keywords = [p.name for p in inspect.signature(fully_shard).parameters.values() if p.kind is p.KEYWORD_ONLY]
+    assert {"shard_placement_fn", "ignored_params"} <= set(keywords)
+    for name in keywords:
+        assert f"`{name}`" in prose, name
+        assert name in fully_shard_signature()
+    for setter in ("set_modules_to_forward_prefetch", "set_modules_to_backward_prefetch", "set_reshard_after_backward",
+                   "set_requires_gradient_sync"):  # fmt: skip
+        assert callable(getattr(FSDPModule, setter))
+        assert f"`{setter}`" in prose
+    assert "always prefetches" not in page

@@ -372,9 +372,10 @@ def check_collective_bandwidth(markdown: str, kwargs: dict[str, Any]) -> None:
         size = _bytes(row["size S"])
         for op, name in _OPS.items():
             r = by[op, size]
-            assert float(row[f"{name} µs"]) == pytest.approx(r["seconds"] * 1e6, abs=0.051)
+            seconds = r["ms"]["median"] / 1e3
+            assert float(row[f"{name} µs"]) == pytest.approx(seconds * 1e6, abs=0.051)
             algbw, busbw = float(row[f"{name} algbw (GB/s)"]), float(row[f"{name} busbw (GB/s)"])
-            assert algbw == pytest.approx(size / r["seconds"] / 1e9, abs=0.0051)
+            assert algbw == pytest.approx(size / seconds / 1e9, abs=0.0051)
             assert busbw == pytest.approx(r["busbw"] / 1e9, abs=0.0051)
             assert busbw == pytest.approx(algbw * bus[op], abs=0.011)
     assert f"{raw['dtype']}, {n} ranks, {raw['backend'].upper()}; {raw['warmup']} warm-up calls" in markdown
@@ -398,7 +399,46 @@ def check_link_comparison(markdown: str, kwargs: dict[str, Any]) -> None:
         assert int(row[f"of NCCL's ~{nccl} GB/s"].removesuffix("%")) == round(100 * busbw / nccl)
 
 
+def check_ddp_buckets(markdown: str, kwargs: dict[str, Any]) -> None:
+    """The DDP run's extra peak over plain training on one GPU, and the 4 bytes per parameter of its buckets, from
+    the two records read with json; the buckets are half of it, to within a percent."""
+    raw, alone = _by_id(_arg(kwargs, "record_id", 0)), _by_id(_arg(kwargs, "one_gpu_id", 1))
+    ddp = next(r for r in raw["runs"] if not r["fsdp"] and r["autocast"] is None)
+    plain = next(r for r in alone["runs"] if _config(r) == _config(ddp))
+    extra, buckets = ddp["peak_bytes"] - plain["peak_bytes"], 4 * raw["parameters"]
+    numbers = [float(x) for x in re.findall(r"(\d+\.\d+) GiB", markdown)]
+    assert numbers == [round(extra / 2**30, 3), round(buckets / 2**30, 3), round((extra - buckets) / 2**30, 3)]
+    assert f"({buckets / extra:.0%})" in markdown
+    assert abs(buckets / extra - 0.5) < 0.01
+
+
+def check_alpha_beta(markdown: str, kwargs: dict[str, Any]) -> None:
+    """Each row's α and B, as printed, reproduce the record's times (2 KiB and up) within the printed worst error,
+    and that worst error is where it says; α is the 28-42 µs floor the small sizes show."""
+    raw = _by_id(_arg(kwargs, "record_id", 0))
+    names = {"all-reduce": "all_reduce", "reduce-scatter": "reduce_scatter", "all-gather": "all_gather"}
+    n = raw["world_size"]
+    factors = {"all_reduce": 2 * (n - 1) / n, "reduce_scatter": (n - 1) / n, "all_gather": (n - 1) / n}
+    (table,) = markdown_tables(markdown)
+    for row in table:
+        op = names[row["collective"]]
+        alpha, bandwidth = float(row["α (µs)"]) * 1e-6, float(row["B (GB/s)"]) * 1e9
+        assert 28e-6 <= alpha <= 42e-6
+        measured = sorted((r for r in raw["rows"] if r["op"] == op), key=lambda r: r["size_bytes"])[1:]
+        errors = [(alpha + factors[op] * r["size_bytes"] / bandwidth) / r["seconds"] - 1 for r in measured]
+        worst = float(row["worst error of the model"].split("%")[0]) / 100
+        assert max(abs(e) for e in errors) == pytest.approx(abs(worst), abs=0.02)
+        assert float(row["S½ (MiB)"]) == pytest.approx(alpha * bandwidth / factors[op] / 2**20, rel=0.01)
+        # what the prose says of them: about 30 µs, 270 to 330 GB/s, S½ of about 10 to 15 MiB, worst at 4 or 8 MiB
+        assert 265e9 <= bandwidth <= 335e9
+        assert 9.5 <= float(row["S½ (MiB)"]) <= 15.5
+        assert row["worst error of the model"].startswith("+")
+        assert row["worst error of the model"].endswith(("at 4 MiB", "at 8 MiB"))
+
+
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
+    "alpha_beta_markdown": check_alpha_beta,
+    "ddp_buckets_markdown": check_ddp_buckets,
     "interleaved_markdown": check_interleaved,
     "throughput_markdown": check_throughput,
     "memory_markdown": check_memory,

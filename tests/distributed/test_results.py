@@ -330,13 +330,14 @@ def test_two_gpu_collectives() -> None:
         mine = [r for r in rows if r["op"] == op]
         assert max(mine, key=lambda r: r["busbw"])["size_bytes"] == largest, op  # still rising at 1 GiB
     # from 2 KiB to 4 MiB every call took 28 to 42 µs, whatever its size
-    floor = [r["seconds"] for r in rows if 2**11 <= r["size_bytes"] <= 2**22]
+    seconds = {id(r): r["ms"]["median"] / 1e3 for r in rows}
+    floor = [seconds[id(r)] for r in rows if 2**11 <= r["size_bytes"] <= 2**22]
     assert min(floor) >= 28e-6
     assert max(floor) <= 42e-6
     # the first row measured, the all-reduce of 1 KiB, is slower than every row after it up to 4 MiB
     assert rows[0]["op"] == "all_reduce"
     assert rows[0]["size_bytes"] == 2**10
-    assert rows[0]["seconds"] > max(r["seconds"] for r in rows if r["size_bytes"] <= 2**22 and r is not rows[0])
+    assert seconds[id(rows[0])] > max(seconds[id(r)] for r in rows if r["size_bytes"] <= 2**22 and r is not rows[0])
     # at 1 GiB all three stay below NCCL's ~370 GB/s (nccl-tests#212); the all-reduce comes closest
     top = {r["op"]: r["busbw"] for r in rows if r["size_bytes"] == largest}
     assert max(top.values()) < 370e9
@@ -351,3 +352,31 @@ def test_the_two_gpu_records_come_from_one_machine_on_one_day() -> None:
         ("NVIDIA H100 80GB HBM3", "580.159.04", "2.11.0+cu130")
     }
     assert {_h100x2(n)["world_size"] for n in names} == {2}
+
+
+def test_a_one_window_collective_record_converts_to_a_summary_of_one_sample() -> None:
+    from gpukb.distributed.results import CONVERSION_NOTE, CollectiveBandwidth, upgrade
+    from gpukb.records import parse
+
+    run = {"date": "2026-11-26", "command": "torchrun x", "machine": None, "cpu_count": None, "gpu": None,
+           "versions": {"python": "3.12.3"}, "notes": ["as run"]}  # fmt: skip
+    row = {"op": "all_reduce", "size_bytes": 1024, "seconds": 2.5e-5, "algbw": 4.096e7, "busbw": 4.096e7, "ranks": 2}
+    v1 = {"kind": "distributed.collectives", "schema_version": 1, "run": run, "backend": "nccl", "world_size": 2,
+          "dtype": "float32", "iters": 20, "warmup": 5, "rows": [row]}  # fmt: skip
+    record = parse(upgrade(v1), "collectives", CollectiveBandwidth)
+    ms = record.rows[0].ms
+    assert ms.n == 1  # one window was timed: one sample, whose median, quartiles and extremes are itself
+    assert ms.median == ms.q1 == ms.q3 == ms.min == ms.max == pytest.approx(0.025, rel=1e-15)
+    assert (record.repeats, record.iters) == (1, 20)
+    assert record.run.notes == ["as run", CONVERSION_NOTE]
+    other = {"kind": "distributed.fsdp-training", "schema_version": 1}
+    assert upgrade(other) is other
+
+
+def test_the_committed_collectives_record_says_how_it_was_converted() -> None:
+    from gpukb.distributed.results import CONVERSION_NOTE
+
+    raw = _h100x2("collectives-h100x2")
+    assert (raw["schema_version"], raw["repeats"]) == (2, 1)
+    assert raw["run"]["notes"][-1] == CONVERSION_NOTE
+    assert all(r["ms"]["n"] == 1 for r in raw["rows"])

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+import pytest
+
 
 def check_fsdp_config(out: str) -> None:
     lines = out.splitlines()
@@ -43,8 +45,11 @@ def check_memory_budget(out: str) -> None:
     b, s, h, a = 1, 4096, 4096, 32
     full = 2 * (16 * b * s * h + a * b * s * s) + 4 * b * s * 4
     assert (
-        out.splitlines()[-1] == f"block activations: {full / 2**30:.2f} GiB, checkpointed: {2 * s * h / 2**30:.3f} GiB"
+        out.splitlines()[-2] == f"block activations: {full / 2**30:.2f} GiB, checkpointed: {2 * s * h / 2**30:.3f} GiB"
     )
+    fused = 2 * 16 * b * s * h + 4 * a * b * s + 4 * b * s * 4  # a float32 log-sum-exp per row, no a·b·s² softmax
+    assert out.splitlines()[-1] == f"with fused attention: {fused / 2**30:.2f} GiB"
+    assert (full / 2**30, fused / 2**30) == (pytest.approx(1.5, abs=0.005), pytest.approx(0.5, abs=0.005))
 
 
 CHECKS: dict[str, Callable[[str], None]] = {

@@ -16,7 +16,7 @@ import pytest
 
 from gpukb.formats.mixed_precision import ulp
 from gpukb.formats.spec import get_format
-from tests.helpers import ROOT
+from tests.helpers import ROOT, mkdocs_config
 
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
@@ -127,9 +127,8 @@ def test_gap_plot_and_its_numbers(executed) -> None:
 
 
 def _jupyter_plugin_options() -> dict:
-    import yaml
 
-    plugins = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))["plugins"]
+    plugins = mkdocs_config()["plugins"]
     return next(p["mkdocs-jupyter"] for p in plugins if isinstance(p, dict) and "mkdocs-jupyter" in p)
 
 

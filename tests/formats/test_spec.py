@@ -173,3 +173,42 @@ def test_quad_precision_is_not_double_double() -> None:
     assert 2 * (double.format.mantissa_bits + 1) + 1 == 107  # double-double: two 53-bit significands and a sign bit
     assert quad.max_exponent == 16383  # quad reaches ~1.19e4932; double-double stops at FP64's ~1.80e308
     assert double.format.max_exponent == 1023
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        # torch's names of E4M3 and E5M2 swapped: each name still unique, each contradicting its format
+        ('torch = "float8_e4m3fn"\nml_dtypes', 'torch = "float8_e5m2"\nml_dtypes',
+         r"format entry 6 \(e4m3\): torch name 'float8_e5m2' says E5M2; the format is E4M3"),
+        ('torch = "float8_e5m2"', 'torch = "float8_e4m3fn"',
+         r"format entry 7 \(e5m2\): torch name 'float8_e4m3fn' says E4M3; the format is E5M2"),
+        ('torch = "bfloat16"', 'torch = "float16"',
+         r"format entry 5 \(bf16\): torch name 'float16' is already the torch name of format entry 4 \(fp16\)"),
+        ('torch = "float16"', 'torch = "bfloat16"',
+         r"torch name 'bfloat16' says bfloat16 \(E8M7\); the format is E5M10"),
+        ('hip = "HIP_R_8F_E4M3_FNUZ"', 'hip = "HIP_R_8F_E4M3"', r"\(e4m3fnuz\): hip name 'HIP_R_8F_E4M3' lacks fnuz"),
+        ('torch = "float8_e4m3fnuz"', 'torch = "float8_e4m3fn"', r"torch name 'float8_e4m3fn' lacks fnuz"),
+        ('cuda = "CUDA_R_16F"', 'cuda = "CUDA_R_32F"',
+         r"\(fp16\): cuda name 'CUDA_R_32F' says 32 bits; the format has 16"),
+        ('ml_dtypes = "float8_e4m3"', 'ml_dtypes = "e4m3"',
+         r"ml_dtypes name 'e4m3' is already the name of format entry 6"),
+        # a bias that does not fit the exponent width (the fnuz formats use one more)
+        ("bias = 8\n", "bias = 7\n", r"\(e4m3fnuz\): .*bias 7 does not fit 4 exponent bits with encoding 'fnuz': it is "
+                                     r"2\^\(e-1\) - 1 \+ 1 = 8"),
+        ("bias = 15\nencoding = \"ieee\"\ntorch = \"float16\"", "bias = 16\nencoding = \"ieee\"\ntorch = \"float16\"",
+         r"\(fp16\): .*bias 16 does not fit 5 exponent bits"),
+    ],
+)  # fmt: skip
+def test_library_names_and_biases_must_fit_their_formats(old, new, message) -> None:
+    assert old in DATA
+    with pytest.raises(ValueError, match=message):
+        parse(DATA.replace(old, new, 1))
+
+
+def test_every_library_name_spells_its_format() -> None:
+    """The packaged file passes the checks the refusals above rely on: each name resolves to its own format."""
+    for name, fmt in formats().items():
+        assert fmt.bias == 2 ** (fmt.exponent_bits - 1) - 1 + (fmt.encoding == "fnuz")
+        for library_name in fmt.library_names.values():
+            assert get_format(library_name).name == name

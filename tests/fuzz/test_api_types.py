@@ -18,7 +18,8 @@ from gpukb.datasets import tables as dataset_tables
 from gpukb.formats import arrays, codec, explain, library_casts, mixed_precision, mx, properties, spec
 from gpukb.formats import tables as format_tables
 from gpukb.gemm import blas, blocking, emulator, types
-from gpukb.measuring import counting, roofline, specs, stats
+from gpukb.measuring import counting, stats
+from gpukb.performance import roofline, specs
 from tests.fuzz.common import attempt, fuzz_settings, junk
 
 SETTINGS = fuzz_settings("test_api_types.py")

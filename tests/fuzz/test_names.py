@@ -10,7 +10,8 @@ from gpukb.datasets import tables as dataset_tables
 from gpukb.formats import mx
 from gpukb.formats.spec import formats, get_format
 from gpukb.gemm import emulator, types
-from gpukb.measuring import counting, specs
+from gpukb.measuring import counting
+from gpukb.performance import specs
 from tests.fuzz.common import attempt, fuzz_settings, junk, near_misses
 
 SETTINGS = fuzz_settings("test_names.py")

@@ -167,9 +167,11 @@ def test_a_corrupted_file_names_the_file_group_row_and_field(tmp_path, monkeypat
     (folder / "cublaslt.toml").write_text(broken, encoding="utf-8")
     import gpukb.gemm.types as types_module
 
-    files = types_module.resources.files
+    real = types_module.data_text
     monkeypatch.setattr(
-        types_module.resources, "files", lambda package: folder if package == "gpukb.data.gemm" else files(package)
+        types_module,
+        "data_text",
+        lambda path: (tmp_path / path).read_text(encoding="utf-8") if path.startswith("gemm/") else real(path),
     )
     types_module.table.cache_clear()
     try:

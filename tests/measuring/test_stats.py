@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 
 import pytest
+from pydantic import TypeAdapter
 
-from gpukb.measuring.stats import Summary, summarize
+from gpukb.measuring.stats import PartialSummary, RecordedSummary, Summary, summarize
 
 
 def test_quartiles_interpolate_linearly() -> None:
@@ -56,3 +57,23 @@ def test_a_summary_names_missing_fields_and_disorder() -> None:
         Summary.model_validate({"median": 1.0, "q1": 1.0, "q3": 1.0, "min": 1.0, "max": float("inf"), "n": 1})
     with pytest.raises(ValueError, match="greater than or equal to 1"):
         Summary.model_validate({"median": 1.0, "q1": 1.0, "q3": 1.0, "min": 1.0, "max": 1.0, "n": 0})
+
+
+def test_a_partial_summary_keeps_what_an_older_record_kept_and_nothing_more() -> None:
+    kept = PartialSummary(median=1.0, p20=0.9, p80=1.2)
+    assert (kept.n, kept.p20, kept.p80) == (None, 0.9, 1.2)
+    assert not hasattr(kept, "q1")  # quartiles are not filled in
+    with pytest.raises(ValueError, match="p20 and p80 are recorded together or not at all"):
+        PartialSummary(median=1.0, p20=0.9)
+    with pytest.raises(ValueError, match="not ordered p20 ≤ median ≤ p80"):
+        PartialSummary(median=1.0, p20=1.1, p80=1.2)
+    with pytest.raises(ValueError, match="greater than or equal to 1"):
+        PartialSummary(median=1.0, n=0)
+
+
+def test_a_recorded_timing_is_read_as_whichever_it_is() -> None:
+    read = TypeAdapter(RecordedSummary).validate_json
+    assert isinstance(read('{"median": 1, "q1": 1, "q3": 1, "min": 1, "max": 1, "n": 1}'), Summary)
+    assert isinstance(read('{"median": 1, "n": 20}'), PartialSummary)
+    with pytest.raises(ValueError, match="q1"):  # a summary with some quartiles is neither
+        read('{"median": 1, "q1": 1}')

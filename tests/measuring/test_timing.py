@@ -7,7 +7,16 @@ from types import SimpleNamespace
 
 import pytest
 
-from gpukb.measuring.timing import BUDGETS, ESTIMATE_CALLS, Budget, EventTimer, HostTimer, L2Flusher, benchmark
+from gpukb.measuring.timing import (
+    BUDGETS,
+    ESTIMATE_CALLS,
+    Budget,
+    EventTimer,
+    HostTimer,
+    L2Flusher,
+    Marks,
+    benchmark,
+)
 
 
 class FixedTimer:
@@ -69,8 +78,11 @@ def _fake_torch(log: list[str]):
             Event.count += 1
             self.id = Event.count
 
-        def record(self) -> None:
-            log.append(f"record {self.id}")
+        def record(self, stream=None) -> None:
+            log.append(f"record {self.id}" + (f" on {stream}" if stream is not None else ""))
+
+        def synchronize(self) -> None:
+            log.append(f"wait {self.id}")
 
         def elapsed_time(self, end) -> float:
             return float(end.id - self.id)
@@ -94,6 +106,61 @@ def test_event_timer_brackets_each_call_and_synchronizes_once() -> None:
     assert samples == [2.0, 2.0]
 
 
+def test_a_batching_event_timer_brackets_several_calls_and_reports_one() -> None:
+    log: list[str] = []
+    timer = EventTimer(_fake_torch(log), calls_per_sample=3)
+    samples = timer.time(lambda: log.append("fn"), 2, before=lambda: log.append("flush"))
+    first = ["flush", "record 1", "fn", "fn", "fn", "record 3"]
+    assert log == [*first, "flush", "record 2", "fn", "fn", "fn", "record 4", "synchronize"]
+    assert samples == [2.0 / 3, 2.0 / 3]  # the events' interval over the calls between them
+
+
+def test_a_batching_host_timer_synchronizes_around_the_batch() -> None:
+    events: list[str] = []
+    samples = HostTimer(sync=lambda: events.append("sync"), calls_per_sample=2).time(lambda: events.append("fn"), 1)
+    assert events == ["sync", "fn", "fn", "sync"]
+    assert len(samples) == 1
+
+
+def test_the_budget_counts_the_calls_of_a_batching_timer() -> None:
+    class Batching(FixedTimer):
+        calls_per_sample = 4
+
+    timer = Batching(ms=2.0)  # 2 ms a call, 8 ms a sample
+    run = benchmark(lambda: None, timer, Budget(warmup_ms=16, rep_ms=80, min_reps=1, max_reps=200))
+    assert run.warmup_calls == 2  # 16 ms of samples of 8 ms
+    assert len(run.samples) == 10  # 80 ms of samples of 8 ms
+    assert run.summary().median == 2.0  # a sample is the time of one call
+
+
+def test_marks_time_the_steps_between_them_on_their_streams() -> None:
+    log: list[str] = []
+    marks = Marks(_fake_torch(log))
+    assert [marks.mark(), marks.mark("side"), marks.mark()] == [0, 1, 2]
+    assert log == ["record 1", "record 2 on side", "record 3"]
+    assert marks.between(1, 2) == 1.0
+    assert marks.since_first() == [0.0, 1.0, 2.0]
+    assert "synchronize" in log
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda m: m.between(0, 3), r"last must be the index of a mark, 0 to 2; got 3"),
+        (lambda m: m.between(-1, 1), r"first must be the index of a mark, 0 to 2; got -1"),
+        (lambda m: m.between(True, 1), r"first must be the index of a mark, 0 to 2; got True"),
+    ],
+)
+def test_marks_refuse_an_index_they_do_not_have(make, message) -> None:
+    marks = Marks(_fake_torch([]))
+    for _ in range(3):
+        marks.mark()
+    with pytest.raises(ValueError, match=message):
+        make(marks)
+    with pytest.raises(ValueError, match="no marks were recorded"):
+        Marks(_fake_torch([])).since_first()
+
+
 def test_l2_flusher_buffer_is_at_least_four_times_l2() -> None:
     torch = _fake_torch([])
     assert L2Flusher(torch, 50 * 2**20).buffer.nbytes == 256 * 2**20  # 4 × 50 MiB is under the 256 MiB floor
@@ -110,6 +177,8 @@ def test_l2_flusher_buffer_is_at_least_four_times_l2() -> None:
         (lambda: benchmark(print, HostTimer(), before=3), TypeError, "before must be callable"),
         (lambda: HostTimer().time(print, 0), ValueError, "the number of calls must be an int ≥ 1; got 0"),
         (lambda: HostTimer().time(print, 2.0), TypeError, "the number of calls must be an int ≥ 1; got 2.0"),
+        (lambda: HostTimer(calls_per_sample=0), ValueError, "calls per sample must be an int ≥ 1; got 0"),
+        (lambda: EventTimer(None, calls_per_sample=1.5), TypeError, "calls per sample must be an int ≥ 1; got 1.5"),
         (lambda: Budget(min_reps=0), ValueError, "1 ≤ min_reps ≤ max_reps"),
         (lambda: Budget(min_reps=9, max_reps=3), ValueError, "got 9, 3"),
         (lambda: Budget(rep_ms=-1), ValueError, "must be ≥ 0"),

@@ -52,7 +52,10 @@ def test_the_console_script_without_a_gpu() -> None:
         (["bench", "--suite", "fft"], "argument --suite: invalid choice: 'fft'"),
         (["bench", "--quick", "extra"], "unrecognized arguments: extra"),
         (["bench", "--show", str(RUN), "--quick"], "--show reads a results file; it cannot be combined"),
-        (["bench", "--show", str(RUN), "--suite", "gemm"], "cannot be combined with --quick, --suite or --output"),
+        (
+            ["bench", "--show", str(RUN), "--suite", "gemm"],
+            "cannot be combined with --quick, --suite, --output or --rerecord",
+        ),
         (["bench", "--output"], "argument --output: expected one argument"),
     ],
 )

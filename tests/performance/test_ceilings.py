@@ -68,4 +68,4 @@ def test_alignment_of_a_row() -> None:
 
 
 def test_intensity_examples_recompute_the_notes() -> None:
-    assert [round(f / b, 2) for _, f, b in intensity_examples()] == [315.08, 1.00, 2.25, 0.25]
+    assert [round(f / b, 2) for _, f, b in intensity_examples()] == [315.08, 1.00, 2.00, 0.25]

@@ -419,12 +419,12 @@ def check_intensity(markdown: str, kwargs: dict[str, Any]) -> None:
     assert headers[4] == f"limit on V100 (ridge {v100_ridge:.0f})"
     assert headers[5] == f"limit on this H100 (ridge {h100_ridge:.0f})"
     # FP16 (2 bytes): a linear layer x(m×1024)·W(1024×4096) reads x and W and writes y, 2·m·4096·1024 FLOPs;
-    # a unit-stride 3×3 max pool makes 9 comparisons per output and, per output, reads one new input and writes
-    # one output; ReLU reads and writes one element
+    # a unit-stride 3×3 max pool makes 8 comparisons per output (the max of 9 values) and, per output, reads one
+    # new input and writes one output; ReLU reads and writes one element
     expected = {
         "linear layer, 1024 → 4096, batch 512": (2 * 512 * 4096 * 1024, 2 * (512 * 1024 + 1024 * 4096 + 512 * 4096)),
         "linear layer, 1024 → 4096, batch 1": (2 * 1 * 4096 * 1024, 2 * (1 * 1024 + 1024 * 4096 + 1 * 4096)),
-        "3×3 max pooling, unit stride (per output)": (9, 2 + 2),
+        "3×3 max pooling, unit stride (8 comparisons per output)": (8, 2 + 2),
         "ReLU (per element)": (1, 2 + 2),
     }
     assert [row["operation"] for row in table] == list(expected)

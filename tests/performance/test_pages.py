@@ -127,7 +127,7 @@ def test_attention_table_marks_refused_and_skipped_cases() -> None:
 def test_intensity_table_recomputes_the_notes_examples() -> None:
     table = pages.intensity_table()
     rows = _rows(table)
-    assert [row[3] for row in rows] == ["315.08", "1.00", "2.25", "0.25"]
+    assert [row[3] for row in rows] == ["315.08", "1.00", "2.00", "0.25"]
     assert rows[0][4:] == ["compute", "compute"]
     assert "limit on V100 (ridge 139)" in table
     measured = measured_ceilings(RUN)

@@ -114,12 +114,12 @@ def test_write_then_read_round_trips(tmp_path, demo_kind) -> None:
 
 
 def test_load_by_id_from_a_configured_folder(tmp_path, monkeypatch, demo_kind) -> None:
-    records.write(Demo(run=_cpu_run(), points=[]), tmp_path / "topic" / "first.json")
+    records.write(Demo(run=_cpu_run(), points=[]), tmp_path / "test" / "first.json")
     monkeypatch.setenv(records.RESULTS_DIR_VARIABLE, str(tmp_path))
-    assert records.record_ids() == ["topic/first"]
-    assert records.load("topic/first", Demo).points == []
-    with pytest.raises(FileNotFoundError, match=r"topic/second.*does not exist; there are \['topic/first'\]"):
-        records.load("topic/second")
+    assert records.record_ids() == ["test/first"]
+    assert records.load("test/first", Demo).points == []
+    with pytest.raises(FileNotFoundError, match=r"test/second.*does not exist; there are \[.test/first.\]"):
+        records.load("test/second")
 
 
 @pytest.mark.parametrize("bad_id", ["../etc/passwd", "/abs", "a//b", "a/./b", "", "a b", 3])

@@ -41,8 +41,8 @@ def test_files_and_options(tmp_path: Path, capsys) -> None:
 @pytest.mark.parametrize(
     ("ref_text", "message"),
     [
-        ("The dog bit the man.\nextra line\n", "reference stream 0 has 2 segments; there are 1 hypotheses"),
-        ("\n", "reference 0 of stream 0 is empty; pass None"),
+        ("The dog bit the man.\nextra line\n", "references[0] has 2 segments; there are 1 hypotheses"),
+        ("\n", "references[0][0] is empty; pass None"),
     ],
 )
 def test_bad_files_are_usage_errors(tmp_path: Path, capsys, ref_text: str, message: str) -> None:
@@ -62,4 +62,4 @@ def test_missing_arguments_are_usage_errors(tmp_path: Path, capsys) -> None:
     assert "give a hypothesis file and at least one reference file" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["bleu", str(tmp_path / "missing.txt"), str(tmp_path / "missing.txt")])
-    assert "No such file or directory" in capsys.readouterr().err
+    assert f"{tmp_path / 'missing.txt'}: no such file" in capsys.readouterr().err

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from gpukb.sequences.embedding import lookup, lookup_by_product, lookup_grad, one_hot, vocabulary
-from gpukb.sequences.seq2seq import Seq2Seq, bottleneck_rows
+from gpukb.sequences.seq2seq import Seq2Seq, bottleneck_rows, capacity_rows
 
 
 def test_one_hot_times_the_matrix_selects_a_column_and_a_row() -> None:
@@ -108,3 +108,18 @@ def test_seq2seq_refuses_bad_arguments() -> None:
         model.encode([12])
     with pytest.raises(ValueError, match=r"hidden must be an int ≥ 1; got 0"):
         Seq2Seq.random(hidden=0)
+
+
+def test_a_context_of_h_numbers_cannot_tell_apart_more_than_h_input_numbers() -> None:
+    """With a rotation as recurrence nothing fades (‖∂c/∂x₁‖ is the same at every length), yet once T·E > H two inputs
+    whose first vectors differ by 1 get the same context: the bottleneck is a count, not a decay."""
+    _, rows = capacity_rows(lengths=(1, 2, 3, 5), embed=4, hidden=8, seed=3)
+    sens = [r[3] for r in rows]
+    assert max(sens) - min(sens) < 1e-12 * max(sens)
+    assert [r[4] for r in rows] == [0, 0, 4, 12]
+    for r in rows[2:]:
+        assert r[5] == pytest.approx(1.0, abs=1e-12)
+        assert r[6] < 1e-12
+    assert rows[0][5] is rows[0][6] is None
+    with pytest.raises(ValueError, match=r"length must be an int ≥ 1; got 0"):
+        capacity_rows(lengths=(0,))

@@ -16,7 +16,7 @@ import sacrebleu
 import torch
 
 from tests.helpers import ROOT, markdown_tables
-from tests.site.test_page_tables import page_calls
+from tests.page_calls import page_calls
 
 _LSTM_FILE = tomllib.loads((ROOT / "src/gpukb/data/sequences/lstm_example.toml").read_text(encoding="utf-8"))
 LSTM_RAW = {"example": _LSTM_FILE["example"][0], "printed": _LSTM_FILE["example"][0]["printed"]}
@@ -246,7 +246,26 @@ def check_bleu_smoothing(markdown: str, kwargs: dict[str, Any]) -> None:
         assert float(row["the source expects"]) == s["score"]
 
 
+def check_capacity(markdown: str, kwargs: dict[str, Any]) -> None:
+    """Counting, not the function's own numbers: the null space is T·E − H where positive, the first input's
+    influence is the same at every length, and the pair's contexts agree to rounding."""
+    (table,) = markdown_tables(markdown)
+    assert [int(r["input length T"]) for r in table] == [1, 2, 3, 4, 8]
+    assert len({r["‖∂c/∂x₁‖"] for r in table}) == 1
+    for r in table:
+        t, numbers, h = int(r["input length T"]), int(r["input numbers T·E"]), int(r["context size H"])
+        assert numbers == 8 * t
+        assert h == 16
+        assert int(r["null space T·E − H"]) == max(0, numbers - h)
+        if numbers > h:
+            assert r["‖x₁(A) − x₁(B)‖"] == "1.00"
+            assert float(r["‖c(A) − c(B)‖"]) < 1e-14  # rounding of numbers of size 1
+        else:
+            assert r["‖x₁(A) − x₁(B)‖"] == r["‖c(A) − c(B)‖"] == "–"
+
+
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
+    "capacity": check_capacity,
     "bleu_smoothing": check_bleu_smoothing,
     "lstm_example": check_lstm_example,
     "lstm_example_setup": check_lstm_example_setup,

@@ -68,7 +68,7 @@ def check_bleu_vs_sacrebleu(out: str) -> None:
     assert "tokenize='none': gpukb 49.1920, sacrebleu 49.1920" in out
     assert re.search(r"refs \['', 'Yes, he did it.'\]: BLEU = 70\.71 .*hyp_len = 2 ref_len = 0\)", out)
     assert re.search(r"refs \['Yes, he did it.'\]: +BLEU = 9\.57 .*hyp_len = 2 ref_len = 6\)", out)
-    assert "gpukb: reference 0 is empty ('')" in out
+    assert "gpukb: references[0] is empty ('')" in out
 
 
 CHECKS: dict[str, Callable[[str], None]] = {

@@ -19,9 +19,10 @@ from typing import Any, get_args
 
 import pytest
 
+from gpukb import chapters
 from gpukb.site import pages
 from tests.helpers import ROOT, markdown_tables
-from tests.site.test_page_tables import page_calls, rendered
+from tests.page_calls import page_calls, rendered
 
 DATA = ROOT / "src" / "gpukb" / "data"
 
@@ -186,7 +187,8 @@ def check_chapter_table(markdown: str, kwargs: dict[str, Any]) -> None:
                 if fields.get("package") != "gpukb.site":
                     declared.append(fields)
     declared.sort(key=lambda f: (f.get("position", 100), f["name"]))
-    expected = [(f"[{f['title']}]({f['name']}/{f.get('start', 'index.md')})", f["summary"]) for f in declared]
+    start = {f["name"]: f.get("start", "index.md").removesuffix("index.md").removesuffix(".md") for f in declared}
+    expected = [(f"[{f['title']}]({f['name']}/{start[f['name']]})", f["summary"]) for f in declared]
     assert [(r["chapter"], r["what it answers"]) for r in table] == expected
     assert len(table) >= 9
 
@@ -194,8 +196,62 @@ def check_chapter_table(markdown: str, kwargs: dict[str, Any]) -> None:
 _SHOWN = ("name", "title", "summary", "start", "position", "package")
 
 
+def check_errata_summary(markdown: str, kwargs: dict[str, Any]) -> None:
+    """One row per entry of errata.toml (read raw), grouped in chapter order: its id and anchor, its claim, the start
+    of its truth, its chapter's title; the menu lists exactly the chapters that have entries."""
+    import html as html_lib
+
+    rows = re.findall(
+        r'<tr data-status="([\w-]+)" data-id="([\w-]+)"><td><a href="#([\w-]+)">(.*?)</a></td><td>(.*?)</td>'
+        r"<td>(.*?)</td></tr>",
+        markdown,
+    )
+    entries = _toml("errata.toml")["erratum"]
+    assert len(rows) == len(entries) > 50
+    by_id = {e["id"]: e for e in entries}
+    titles = {c.name: c.title for c in chapters.chapters()}
+    seen_topics: list[str] = []
+    for topic, row_id, anchor, claim, truth, title in rows:
+        entry = by_id[row_id]
+        assert anchor == row_id
+        assert topic == entry["topic"]
+        assert html_lib.unescape(claim) == entry["claim"]
+        assert entry["truth"].startswith(html_lib.unescape(truth))
+        assert html_lib.unescape(title) == titles[topic]
+        if not seen_topics or seen_topics[-1] != topic:
+            assert topic not in seen_topics, f"{topic} rows are not together"
+            seen_topics.append(topic)
+    assert [t for t in titles if t in seen_topics] == seen_topics  # chapter order
+
+
+def check_glossary(markdown: str, kwargs: dict[str, Any]) -> None:
+    """One row per entry of glossary.toml (read raw), sorted by term: its anchor, term, definition, a link to the
+    page it names (relative to the glossary's address) labelled with that page's chapter, and its source."""
+    import html as html_lib
+
+    rows = re.findall(
+        r'<tr id="([\w-]+)" data-status="([\w-]+)"><td><strong>(.*?)</strong></td><td>(.*?)</td>'
+        r'<td><a href="(.*?)">(.*?)</a></td><td>(.*?)</td></tr>',
+        markdown,
+    )
+    entries = sorted(_toml("glossary.toml")["term"], key=lambda e: e["term"].lower())
+    assert len(rows) == len(entries) >= 100
+    titles = {c.name: c.title for c in chapters.chapters()}
+    for (row_id, chapter, term, definition, href, label, source), entry in zip(rows, entries, strict=True):
+        assert (row_id, html_lib.unescape(term)) == (entry["id"], entry["term"])
+        assert html_lib.unescape(definition) == entry["definition"]
+        assert re.sub(r"<[^>]+>", "", html_lib.unescape(source)) == entry["source"]  # addresses made links
+        page, _, anchor = entry["page"].partition("#")
+        assert chapter == page.split("/")[0]
+        address = "../" + page.removesuffix("index.md").removesuffix(".md")  # a folder's index is the folder
+        assert href == address.rstrip("/") + "/" + (f"#{anchor}" if anchor else "")
+        assert html_lib.unescape(label).startswith(titles[chapter])
+
+
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
+    "glossary": check_glossary,
     "chapter_table": check_chapter_table,
+    "errata_summary": check_errata_summary,
     "gpu_test_run": check_gpu_test_run,
     "schema_table": check_schema_table,
     "lint_rules": check_lint_rules,

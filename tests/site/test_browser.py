@@ -205,6 +205,8 @@ def test_the_table_rule_sees_a_cut_off_table(page) -> None:
         ("E4M3", "/formats/"),
         ("hipBLASLt", "/gemm/"),
         ("loss scaling", "/formats/mixed-precision/"),
+        ("NVLink", "/distributed/"),
+        ("occupancy", "/cuda/"),
     ],
 )
 def test_search_puts_a_prose_page_first(page, query: str, expected: str) -> None:

@@ -224,3 +224,56 @@ def test_every_rule_has_a_refused_case() -> None:
 
 def test_every_chapter_maps_to_a_pages_module() -> None:
     assert all(module.startswith("gpukb.") and module.endswith(".pages") for module in page_layer_modules())
+
+
+# --- Markdown brought in by an include is held to the page's rules ---------------------------------------------
+
+MARKDOWN_SNIPPETS = {
+    "hand-typed output": ("Prose.\n\n```text\n42.5 becomes 44 in E4M3\n```\n", "untested-fence", 3),
+    "python that checks nothing": ("```python\nprint(1)\n```\n", "checks-nothing", 1),
+    "indented code": ("Prose.\n\n    import os\n", "indented-code", 3),
+    "raw HTML code": ("<pre>x = 1</pre>\n", "html-code", 1),
+    "an include out of bounds": ('--8<-- "README.md"\n', "include-path", 1),
+}
+
+
+@pytest.mark.parametrize("name", MARKDOWN_SNIPPETS)
+@pytest.mark.parametrize("fenced", [False, True])
+def test_included_markdown_meets_the_page_rules(tmp_path: Path, name: str, fenced: bool) -> None:
+    text, rule, line = MARKDOWN_SNIPPETS[name]
+    include = '--8<-- "snippets/t/notes.md"\n'
+    body = "```markdown\n" + include + "```\n" if fenced else include
+    page = _tree(tmp_path, "# Page\n\n" + body)
+    (tmp_path / "snippets" / "t" / "notes.md").write_text(text)
+    problems = check_page(page, tmp_path)
+    at = 4 if fenced else 3
+    assert any(p.startswith(f"snippets/t/notes.md:{line}: [{rule}]") and p.endswith(f"(included by {page}:{at})")
+               for p in problems), problems  # fmt: skip
+
+
+def test_included_markdown_sections_and_nested_includes_are_read(tmp_path: Path) -> None:
+    page = _tree(tmp_path, '# Page\n\n--8<-- "snippets/t/outer.md:part"\n')
+    (tmp_path / "snippets" / "t" / "outer.md").write_text(
+        'Not shown.\n\n```text\n1\n```\n<!-- --8<-- [start:part] -->\nShown.\n\n--8<-- "snippets/t/inner.md"\n'
+        "<!-- --8<-- [end:part] -->\n"
+    )
+    (tmp_path / "snippets" / "t" / "inner.md").write_text("```text\n7 -> 8\n```\n")
+    problems = check_page(page, tmp_path)
+    assert len(problems) == 1, problems  # the fence outside the section is not on the page
+    assert problems[0].startswith("snippets/t/inner.md:1: [untested-fence]")
+    assert problems[0].endswith(f"(included by snippets/t/outer.md:part:3) (included by {page}:3)")
+
+
+def test_markdown_that_includes_itself_is_refused(tmp_path: Path) -> None:
+    page = _tree(tmp_path, '--8<-- "snippets/t/loop.md"\n')
+    (tmp_path / "snippets" / "t" / "loop.md").write_text('Text.\n--8<-- "snippets/t/loop.md"\n')
+    problems = check_page(page, tmp_path)
+    assert any("[include-file] snippets/t/loop.md includes itself" in p for p in problems), problems
+
+
+def test_included_markdown_with_tested_code_is_accepted(tmp_path: Path) -> None:
+    page = _tree(tmp_path, '# Page\n\n--8<-- "snippets/t/good.md"\n')
+    (tmp_path / "snippets" / "t" / "good.md").write_text(
+        'Prose with `inline code`.\n\n```python\nassert 1 + 1 == 2\n```\n\n```python\n--8<-- "snippets/t/a.py:s"\n```\n'
+    )
+    assert check_page(page, tmp_path) == []

@@ -23,44 +23,7 @@ import pytest
 from gpukb import chapters
 from gpukb.site.fences import LintError, classify, iter_fences, page_files, render_calls
 from tests.helpers import ROOT, markdown_tables
-
-
-@dataclass(frozen=True)
-class PageCall:
-    """One call of a render block: where, which page-layer function, with which literal arguments."""
-
-    page: str
-    line: int
-    module: str
-    function: str
-    args: tuple[Any, ...]
-    kwargs: dict[str, Any]
-
-    def __hash__(self) -> int:
-        return hash((self.page, self.line, self.function, repr(self.args), repr(self.kwargs)))
-
-
-@cache
-def page_calls() -> tuple[PageCall, ...]:
-    """Every page-layer call of every render block under docs/, in page order.
-
-    A fence the lint refuses is left out here (tests/site/test_fences.py fails on it, naming file and line), so one
-    bad page does not stop every chapter's cell checks from being collected.
-    """
-    found = []
-    for page in page_files(ROOT / "docs"):
-        if page.suffix != ".md":
-            continue
-        for fence in iter_fences(page):
-            try:
-                if classify(fence) != "render":
-                    continue
-                calls = render_calls(fence)
-            except LintError:
-                continue
-            rel = page.relative_to(ROOT).as_posix()
-            found += [PageCall(rel, fence.line, c.module, c.function, c.args, c.kwargs) for c in calls]
-    return tuple(found)
+from tests.page_calls import PageCall, page_calls, rendered
 
 
 #: Each page layer and the test module that checks its cells, from the chapters' declarations.
@@ -70,21 +33,6 @@ CHECK_MODULES = chapters.check_modules()
 #: Page functions whose tables have no cell check yet, and why. The list may only shrink.
 NOT_CHECKED_YET: dict[str, dict[str, str]] = {}
 # --8<-- [end:not-checked]
-
-
-def rendered(call: PageCall) -> str:
-    """What a render block's call prints, rendered once per test session (the check modules share it).
-
-    mutmut runs each mutant in a fork of a process that has already rendered the pages: the mutant's name is part
-    of the cache key, so a mutant's pages are rendered by the mutated code, not read from the clean run's cache.
-    """
-    return _rendered(call, os.environ.get("MUTANT_UNDER_TEST", ""))
-
-
-@cache
-def _rendered(call: PageCall, mutant: str) -> str:
-    module = importlib.import_module(call.module)
-    return getattr(module, call.function)(*call.args, **call.kwargs)
 
 
 def _renders_a_table(call: PageCall) -> bool:

@@ -6,13 +6,13 @@ import pytest
 import yaml
 
 from gpukb.site import reference
-from tests.helpers import ROOT
+from tests.helpers import ROOT, mkdocs_config
 
 FIX = "run `python -m gpukb.site.reference` from the repository root and paste the nav it prints into mkdocs.yml"
 
 
 def _nav_entry() -> list:
-    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    config = mkdocs_config()
     entries = [e["API reference"] for e in config["nav"] if isinstance(e, dict) and "API reference" in e]
     assert len(entries) == 1, "mkdocs.yml's nav has no single 'API reference' entry"
     return entries[0]

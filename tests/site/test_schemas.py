@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 
 from gpukb import records
-from gpukb.site.schemas import DATA_FILES, schemas
+from gpukb.site.schemas import data_files, schemas
 from tests.helpers import ROOT
 
 
 def test_every_data_file_has_a_schema() -> None:
     data = ROOT / "src" / "gpukb" / "data"
     files = sorted(p.relative_to(data).as_posix() for p in data.rglob("*.toml"))
-    assert sorted({file for file, _, _ in DATA_FILES}) == files
+    assert sorted({file for file, _, _ in data_files()}) == files
 
 
 def test_every_results_kind_has_a_schema_equal_to_its_model() -> None:

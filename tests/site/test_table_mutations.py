@@ -26,7 +26,8 @@ from collections.abc import Callable
 import pytest
 
 from tests.helpers import markdown_tables
-from tests.site.test_page_tables import CHECK_MODULES, PageCall, page_calls, rendered
+from tests.page_calls import PageCall, page_calls, rendered
+from tests.site.test_page_tables import CHECK_MODULES
 
 #: The chapters whose tables are mutated here: every chapter with a check module, so a new chapter joins with it.
 MUTATED_LAYERS = tuple(CHECK_MODULES)

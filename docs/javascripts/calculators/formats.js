@@ -5,7 +5,7 @@
  * parameters come from the data island (gpukb/data/formats.toml through gpukb.formats.spec).
  */
 import {
-  at, el, formatG, raw, reprFloat, reprString, valueError, wire,
+  at, el, formatG, pyStrip, raw, reprFloat, reprString, valueError, wire,
 } from "./common.js";
 
 // --- formats (gpukb.formats.spec.FloatFormat's properties) -------------------------------------------------
@@ -68,6 +68,10 @@ function toFloat(x) {
 const MAX_TEXT_LENGTH = 2000;
 const DECIMAL_EXPONENT_LIMIT = 1000;
 const HUGE = pow2(1n, 4000), TINY = pow2(1n, -4000);
+// decimal.MAX_EMAX and decimal.MIN_ETINY: the exponents Python's decimal can hold (64-bit builds).
+const MAX_EMAX = 999999999999999999n, MIN_ETINY = -1999999999999999997n;
+// codec._EXPONENT: a decimal in exponent notation (Python's \d is any script's decimal digit).
+const EXPONENT = /^[+-]?(?:\p{Nd}+\.?\p{Nd}*|\.\p{Nd}+)[eE]([+-]?\p{Nd}+)$/u;
 const DECIMAL = /^([+-]?)(?:(?:(\d+)(?:\.(\d*))?|\.(\d+))(?:e([+-]?\d+))?|(inf|infinity)|(s?nan)(\d*))$/i;
 
 function shortText(text) {
@@ -102,10 +106,19 @@ export function split(text) {
   if (inf) return { sign, mag: null, kind: "inf", beyond: false };
   const intDigits = whole === undefined ? "" : whole;
   const fracDigits = fracOnly !== undefined ? fracOnly : frac || "";
-  let coefficient = (intDigits + fracDigits).replace(/^0+/, "");
+  const coefficient = (intDigits + fracDigits).replace(/^0+/, "");
   const exponent = BigInt(expText || "0") - BigInt(fracDigits.length);
+  const adjusted = exponent + BigInt(Math.max(coefficient.length - 1, 0));
+  if (adjusted > MAX_EMAX || exponent < MIN_ETINY) { // Python's decimal holds no such exponent
+    const written = EXPONENT.exec(pyStrip(text));
+    if (written) {
+      const digits = [...written[1].replace(/^[+-]+/, "")].length;
+      throw valueError(`${shortText(text)} has an exponent of ${digits} digits; at most ${String(MAX_EMAX).length} ` +
+        "are read (numbers that far out are beyond every format anyway)");
+    }
+    throw valueError(`${shortText(text)} is not a number (write e.g. '42.5', '-1e-3', 'inf', 'nan')`);
+  }
   if (!coefficient) return { sign, mag: { n: 0n, d: 1n }, kind: "finite", beyond: false };
-  const adjusted = exponent + BigInt(coefficient.length - 1);
   if (adjusted > BigInt(DECIMAL_EXPONENT_LIMIT)) return { sign, mag: HUGE, kind: "finite", beyond: true };
   if (adjusted < BigInt(-DECIMAL_EXPONENT_LIMIT)) return { sign, mag: TINY, kind: "finite", beyond: true };
   const c = BigInt(coefficient);

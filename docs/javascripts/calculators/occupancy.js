@@ -4,7 +4,7 @@
  * message with its exact value.
  */
 import {
-  at, el, fieldValue, on, raw, repr, reprFloat, resultTable, typeError, valueError, wire,
+  at, el, fieldValue, integer, on, raw, repr, reprFloat, resultTable, typeError, valueError, wire,
 } from "./common.js";
 
 export const RESOURCES = ["warps", "registers", "shared memory", "blocks"];
@@ -15,10 +15,14 @@ function ceil(a, b) {
 }
 const roundUp = (a, unit) => ceil(a, unit) * unit;
 
+/** occupancy._check_int: gpukb.arguments.integer, its error laid at the field the caller names. */
 function checkInt(name, value, low) {
-  if (typeof value !== "bigint") throw typeError(`${name} must be an int; got ${repr(value)}`);
-  if (value < BigInt(low)) throw valueError(`${name} must be at least ${low}; got ${value}`);
-  return value;
+  try {
+    return integer(name, value, low);
+  } catch (err) {
+    err.arg = null; // the argument's name here ("threads per block") is a phrase, not a field
+    throw err;
+  }
 }
 
 /** occupancy.carveout. */

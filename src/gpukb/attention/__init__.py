@@ -12,6 +12,9 @@ CHAPTER = Chapter(
     summary="Attention from the equations to a fast kernel: every variant a transformer uses, its cost, the "
     "online softmax and FlashAttention's tiling, and a Triton kernel measured against SDPA.",
     position=70,
-    kinds={"attention.flash-forward": "gpukb.attention.results:FlashForward"},
+    kinds={
+        "attention.flash-forward": "gpukb.attention.results:FlashForward",
+        "attention.flash-training": "gpukb.attention.results:FlashTraining",
+    },
     checks="tests.attention.test_page_tables",
 )

@@ -26,7 +26,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--kv-heads", type=int, default=None, help="key/value heads (default: --heads)")
     parser.add_argument("--seq", type=int, default=4096, help="tokens (query and key length for cost)")
     parser.add_argument("--head-dim", type=int, default=128)
-    parser.add_argument("--layers", type=int, default=32, help="layers (kv-cache)")
+    parser.add_argument("--layers", type=int, default=None, help="layers (kv-cache; default 32)")
     parser.add_argument("--causal", action="store_true", help="causal mask (cost)")
     parser.add_argument("--dtype", default="bf16", help="element type: bf16, fp16, fp8, fp32 ...")
     parser.set_defaults(handler=run, parser=parser)
@@ -35,6 +35,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     """Print the requested numbers; bad arguments are a usage error (status 2)."""
     try:
+        if args.what == "cost" and args.layers is not None:
+            raise ValueError("--layers counts the layers of a KV cache; cost is one attention pass and takes none")
+        if args.what == "kv-cache" and args.causal:
+            raise ValueError("--causal changes the work of a pass (cost); a KV cache holds the same bytes either way")
         if args.what == "cost":
             c = attention_costs(args.batch, args.heads, args.seq, args.seq, args.head_dim, args.kv_heads,
                                 args.causal, args.dtype)  # fmt: skip
@@ -45,7 +49,9 @@ def run(args: argparse.Namespace) -> int:
                     ["FLOP per byte, scores through memory", f"{c.unfused_intensity:.1f}"]]  # fmt: skip
         else:
             kv = args.kv_heads if args.kv_heads is not None else args.heads
-            n = kv_cache_bytes(args.layers, args.batch, args.seq, kv, args.head_dim, args.dtype)
+            n = kv_cache_bytes(
+                32 if args.layers is None else args.layers, args.batch, args.seq, kv, args.head_dim, args.dtype
+            )
             rows = [["bytes", f"{n:,}"], ["GiB", f"{n / 2**30:.3f}"]]
     except (TypeError, ValueError) as err:
         args.parser.error(str(err))

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpukb.arguments import flag, positive_int
+from gpukb.arguments import array_size, flag, non_negative_int, positive_int, random_generator
 from gpukb.measuring.counting import attention_flops, causal_pairs, element_bytes
 
 __all__ = [
@@ -45,7 +45,8 @@ def dot_product_statistics(d: int, samples: int = 20000, keys: int = 64, seed: i
     """
     d = positive_int("d", d)
     samples, keys = positive_int("samples", samples), positive_int("keys", keys)
-    rng = np.random.default_rng(seed)
+    array_size(f"the keys drawn for samples={samples}, keys={keys}, d={d}", (samples // keys + 1, keys, d))
+    rng = random_generator("seed", non_negative_int("seed", seed))
     q = rng.standard_normal((samples // keys + 1, 1, d))
     k = rng.standard_normal((samples // keys + 1, keys, d))
     dots = (q @ np.swapaxes(k, 1, 2))[:, 0, :]  # (queries, keys)
@@ -133,19 +134,61 @@ def attention_costs(
     # --8<-- [end:costs]
 
 
+# --8<-- [start:rereads]
+def flash_traffic_bytes(
+    batch: int,
+    heads: int,
+    q_len: int,
+    kv_len: int,
+    head_dim: int,
+    block_m: int,
+    kv_heads: int | None = None,
+    causal: bool = False,
+    dtype: str = "bf16",
+) -> int:
+    """Bytes a FlashAttention-2 forward moves if no cache between the SMs and memory served any of it.
+
+    Each program holds ``block_m`` query rows and streams the keys and values it needs (all ``kv_len``, or under
+    a top-left causal mask those up to its last row), so K and V are read once per query block, not once: this
+    is the Θ(N²d²/M) of FlashAttention's Theorem 2 (Dao et al. 2022), with the SRAM size M setting ``block_m``.
+    Q is read and O written once. Key/value heads are counted once per query head that reads them.
+
+    Raises:
+        ValueError: If a size is not positive, ``kv_heads`` does not divide ``heads``, or the type is unknown.
+    """
+    kv_heads = heads if kv_heads is None else positive_int("kv_heads", kv_heads)
+    if positive_int("heads", heads) % kv_heads:
+        raise ValueError(f"kv_heads ({kv_heads}) must divide heads ({heads})")
+    for name, value in (("batch", batch), ("q_len", q_len), ("kv_len", kv_len), ("head_dim", head_dim),
+                        ("block_m", block_m)):  # fmt: skip
+        positive_int(name, value)
+    causal = flag("causal", causal)
+    # keys each query block reads: all of them, or (top-left causal) those up to its last row
+    keys_read = sum(min(start + block_m, q_len, kv_len) if causal else kv_len for start in range(0, q_len, block_m))
+    return batch * heads * head_dim * element_bytes(dtype) * (2 * q_len + 2 * keys_read)
+    # --8<-- [end:rereads]
+
+
 def costs_table(
-    batch: int = 4, heads: int = 32, head_dim: int = 128, seqs: tuple[int, ...] = (1024, 4096, 16384)
+    batch: int = 4,
+    heads: int = 32,
+    head_dim: int = 128,
+    seqs: tuple[int, ...] = (1024, 4096, 16384),
+    block_m: int = 128,
 ) -> tuple[list[str], list[list[object]]]:
-    """:func:`attention_costs` in bf16 over sequence lengths, causal and not, as ``(headers, rows)``."""
-    headers = ["L", "causal", "GFLOP", "pairs kept", "fused MB", "score matrix MB", "FLOP/B fused", "FLOP/B unfused"]
+    """:func:`attention_costs` in bf16 over sequence lengths, causal and not, as ``(headers, rows)``; the last
+    column counts K and V once per ``block_m`` queries (:func:`flash_traffic_bytes`)."""
+    headers = ["L", "causal", "GFLOP", "pairs kept", "fused MB", "score matrix MB", "FLOP/B fused", "FLOP/B unfused",
+               f"FLOP/B, K and V read per {block_m} queries"]  # fmt: skip
     rows = []
     for seq in seqs:
         for causal in (False, True):
             c = attention_costs(batch, heads, seq, seq, head_dim, causal=causal)
             pairs = causal_pairs(seq, seq) if causal else seq * seq
+            reread = flash_traffic_bytes(batch, heads, seq, seq, head_dim, block_m, causal=causal)
             rows.append([seq, "yes" if causal else "no", round(c.flops / 1e9, 1), f"{pairs / seq**2:.4f}",
                          round(c.io_bytes / 1e6, 1), round(c.score_bytes / 1e6, 1), round(c.intensity),
-                         round(c.unfused_intensity, 1)])  # fmt: skip
+                         round(c.unfused_intensity, 1), round(c.flops / reread)])  # fmt: skip
     return headers, rows
 
 
@@ -220,3 +263,24 @@ def attention_summary(
         kv_total=kv_cache_bytes(layers, batch, kv_len, kv, head_dim, dtype),
     )
     # --8<-- [end:summary]
+
+
+def decode_table(
+    layers: int = 32, heads: int = 32, head_dim: int = 128, seq: int = 8192, batch: int = 1, bandwidth: float = 3e12
+) -> tuple[list[str], list[list[object]]]:
+    """One decoding step (one new query per sequence against a cache of ``seq`` tokens) of every layer's attention,
+    with multi-head, grouped-query and multi-query attention, bf16: operations, bytes (the cache dominates), FLOP per
+    byte, and the time the bytes take at ``bandwidth`` bytes per second.
+
+    Each query head still multiplies with every cached key and value, so the operations do not depend on the
+    key/value heads; the bytes do, and the intensity is about ``heads / kv_heads`` FLOP per byte in bf16
+    (``4·H·L·d`` operations over ``2·G·L·d`` cached elements of 2 bytes), whatever the batch.
+    """
+    headers = ["attention", "kv heads", "GFLOP", "MB read", "FLOP/B", "µs at the bandwidth"]
+    rows = []
+    for label, kv in (("multi-head", heads), ("grouped-query", 8), ("multi-query", 1)):
+        c = attention_costs(batch, heads, 1, seq, head_dim, kv_heads=kv)
+        flops, moved = layers * c.flops, layers * c.io_bytes
+        rows.append([label, kv, round(flops / 1e9, 2), round(moved / 1e6, 1), round(c.intensity, 2),
+                     round(moved / bandwidth * 1e6)])  # fmt: skip
+    return headers, rows

@@ -1,8 +1,9 @@
 """The online softmax and FlashAttention's tiling, in numpy: the algorithm of the Triton kernel
 (:mod:`gpukb.attention.kernel`) without the GPU, to read and to test.
 
-* :func:`online_softmax` computes the normalizer of a softmax in one pass over blocks of a row, rescaling a
-  running sum whenever the running maximum grows (Milakov and Gimelshein, 2018, arXiv:1805.02867).
+* :func:`online_softmax` computes the normalizer of a softmax in one pass over blocks of a row, rescaling a running
+  sum whenever the running maximum grows, then normalizes in a second pass (Milakov and Gimelshein, 2018,
+  arXiv:1805.02867).
 * :func:`flash_forward` applies the same recurrence to whole attention rows, block of queries by block of keys,
   carrying an unnormalized output beside the running maximum and sum (Dao et al., 2022, arXiv:2205.14135, with
   the FlashAttention-2 loop order and single final division, arXiv:2307.08691). The L_q × L_k score matrix is
@@ -19,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from gpukb.arguments import flag, positive_int
+from gpukb.attention.reference import checked_scale
 
 __all__ = ["attention_backward", "flash_forward", "online_softmax"]
 
@@ -34,7 +36,9 @@ def _rows(name: str, x: Any) -> np.ndarray:
 
 # --8<-- [start:online]
 def online_softmax(x: Any, block: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Softmax of each row of ``x`` (shape (..., n)) reading the row ``block`` entries at a time, once.
+    """Softmax of each row of ``x`` (shape (..., n)): the normalizer in one pass over blocks of ``block`` entries,
+    then a second pass that normalizes (three passes become two; only fused with a product, as in attention, does
+    the second disappear).
 
     After each block the state is the maximum ``m`` of the entries seen so far and ``l = Σ exp(x_j - m)`` over
     them. A new block with maximum ``m_b`` and sum ``l_b = Σ exp(x_j - m_b)`` updates them to
@@ -94,7 +98,7 @@ def flash_forward(
     q, k, v = _check_qkv(q, k, v)
     block_m, block_n = positive_int("block_m", block_m), positive_int("block_n", block_n)
     causal = flag("causal", causal)
-    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    scale = checked_scale(q, k, 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale)
     lq, lk = q.shape[-2], k.shape[-2]
     out = np.empty(q.shape[:-1] + v.shape[-1:])
     lse = np.empty(q.shape[:-1])
@@ -142,7 +146,7 @@ def attention_backward(
     q, k, v = _check_qkv(q, k, v)
     d_out = _rows("d_out", d_out)
     causal = flag("causal", causal)
-    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    scale = checked_scale(q, k, 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale)
     out, lse = flash_forward(q, k, v, causal=causal, scale=scale)
     if d_out.shape != out.shape:
         raise ValueError(f"d_out must have the output's shape {out.shape}; got {d_out.shape}")

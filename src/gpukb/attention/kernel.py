@@ -1,4 +1,5 @@
-"""A Triton flash-attention forward kernel: ``softmax(Q Kᵀ · scale) V`` without forming the score matrix.
+"""Triton flash-attention kernels, forward and backward: ``softmax(Q Kᵀ · scale) V`` without forming the score
+matrix, differentiable through a ``torch.autograd.Function``.
 
 The structure is FlashAttention-2's (Dao, 2023, arXiv:2307.08691): one program per block of ``BLOCK_M`` query
 rows of one head, a loop over blocks of ``BLOCK_N`` keys and values, and the *online softmax* (Milakov and
@@ -13,8 +14,9 @@ Details that make it fast, as in Triton's own ``06-fused-attention`` tutorial:
 * The key loop is split in two. Blocks that no mask touches run without any comparison; only the blocks on the
   causal diagonal and the last, partial block of keys (when the key length is not a multiple of ``BLOCK_N``)
   compute a mask. So any sequence length works, and full blocks pay nothing for it.
-* The causal mask is aligned to the top left, as ``scaled_dot_product_attention(..., is_causal=True)`` aligns
-  it: query ``i`` sees keys ``0..i``.
+* The causal mask's diagonal is one offset: query ``i`` sees keys ``j <= i + OFFSET``, 0 for the top-left
+  alignment of ``scaled_dot_product_attention(..., is_causal=True)``, ``kv_len - q_len`` for the bottom-right one
+  of FlashAttention ≥ 2.1 (decoding after a KV cache). A query that sees no key gets output 0 and lse +inf.
 * Grouped-query attention (GQA) by index arithmetic: query head ``h`` reads key/value head ``h // (H / H_kv)``;
   nothing is copied or repeated.
 * Two variants of the same loop: :func:`_forward` loads tiles through pointers (any strides with a unit stride
@@ -22,8 +24,14 @@ Details that make it fast, as in Triton's own ``06-fused-attention`` tutorial:
   capability 9.0); :class:`FlashConfig` picks one (``tma=True``), and ``DEFAULT_CONFIGS`` holds what
   ``bench/attention_flash.py`` chose on an H100.
 
-Accumulation is float32; the probabilities are rounded to the input type before the second product, as in
-every flash-attention implementation. The kernel is compiled lazily, for the mode Triton is in at the first call
+The backward is FlashAttention-2's, structured as Triton's ``06-fused-attention`` tutorial structures it: the
+forward saves each row's log-sum-exp; :func:`_bwd_delta` forms ``D = rowsum(dO ∘ O)``; :func:`_bwd_dkdv` (one
+program per key block, summing over the query heads of a GQA group) and :func:`_bwd_dq` (one program per query
+block) rebuild ``P = exp2(S - lse)`` tile by tile.
+
+Accumulation is float32; the probabilities are rounded to the input type before the second product (a
+tensor-core product takes both operands in one type), as FlashAttention-2 does in fp16 and bf16. The kernel is
+compiled lazily, for the mode Triton is in at the first call
 (compiled for the GPU, or interpreted on the CPU under ``TRITON_INTERPRET=1``).
 """
 
@@ -40,24 +48,38 @@ from typing import Any
 import triton
 import triton.language as tl
 
-from gpukb.arguments import flag
+from gpukb.arguments import choice, flag
 
 __all__ = [
+    "ALIGNMENTS",
+    "DEFAULT_BACKWARD_CONFIGS",
     "DEFAULT_CONFIGS",
     "HEAD_DIMS",
+    "INTERPRETER_BACKWARD_CONFIG",
     "INTERPRETER_CONFIG",
+    "BackwardConfig",
     "FlashConfig",
+    "default_backward_config",
     "default_config",
     "flash_attention",
     "tma_refusal",
 ]
 
 #: Head dimensions the kernel takes (a power of two: ``tl.arange`` needs one).
-HEAD_DIMS = (16, 32, 64, 128)
+HEAD_DIMS = (16, 32, 64, 128, 256)
+#: Where the causal diagonal sits when q_len ≠ kv_len: SDPA's ``is_causal`` (top-left) or FlashAttention's
+#: since 2.1 (bottom-right).
+ALIGNMENTS = ("top-left", "bottom-right")
 #: Input element types (torch dtype names).
 INPUT_DTYPES = ("float16", "bfloat16")
 #: 1 / ln 2: ``exp(x) = exp2(x · log2(e))``.
 LOG2_E = 1.0 / math.log(2.0)
+
+
+def _power_of_two(name: str, value: object) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 16 or value & (value - 1):
+        raise ValueError(f"{name} must be a power of two ≥ 16; got {value!r}")
+    return value
 
 
 @dataclass(frozen=True)
@@ -82,9 +104,7 @@ class FlashConfig:
 
     def __post_init__(self) -> None:
         for name in ("block_m", "block_n"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 16 or value & (value - 1):
-                raise ValueError(f"{name} must be a power of two ≥ 16; got {value!r}")
+            _power_of_two(name, getattr(self, name))
         if self.block_m % self.block_n:
             raise ValueError(f"block_n ({self.block_n}) must divide block_m ({self.block_m})")
         if self.num_warps not in (1, 2, 4, 8, 16):
@@ -105,7 +125,8 @@ class FlashConfig:
 INTERPRETER_CONFIG = FlashConfig(16, 16, num_warps=4, num_stages=1)
 
 #: Default configurations on a GPU by (head_dim, causal): for 64 and 128, the choices of ``bench/attention_flash.py``
-#: on an H100 (the tests require them to equal the committed record's); 16 and 32 were not measured.
+#: on an H100, for 256 those of ``bench/attention_training.py`` (the tests require each to equal its committed
+#: record's); 16 and 32 were not measured.
 DEFAULT_CONFIGS = {
     (16, False): FlashConfig(128, 64, 4, 3),
     (16, True): FlashConfig(128, 64, 4, 3),
@@ -115,7 +136,67 @@ DEFAULT_CONFIGS = {
     (64, True): FlashConfig(64, 64, 4, 3, tma=True),
     (128, False): FlashConfig(64, 64, 4, 3, tma=True),
     (128, True): FlashConfig(64, 64, 4, 3, tma=True),
+    (256, False): FlashConfig(128, 64, 8, 2, tma=True),
+    (256, True): FlashConfig(128, 64, 8, 2, tma=True),
 }
+
+
+@dataclass(frozen=True)
+class BackwardConfig:
+    """How the backward kernels are tiled (FlashAttention-2's backward, as in Triton's ``06-fused-attention``).
+
+    Attributes:
+        block_m1: Query rows per step of the dK/dV kernel's loop.
+        block_n1: Keys per program of the dK/dV kernel (held, with their dK and dV, for the whole loop).
+        block_m2: Query rows per program of the dQ kernel.
+        block_n2: Keys per step of the dQ kernel's loop.
+        num_warps: Warps per program (both kernels).
+        num_stages: Depth of the software pipeline of both loops.
+    """
+
+    block_m1: int
+    block_n1: int
+    block_m2: int
+    block_n2: int
+    num_warps: int = 4
+    num_stages: int = 2
+
+    def __post_init__(self) -> None:
+        for name in ("block_m1", "block_n1", "block_m2", "block_n2"):
+            _power_of_two(name, getattr(self, name))
+        if self.num_warps not in (1, 2, 4, 8, 16):
+            raise ValueError(f"num_warps must be in (1, 2, 4, 8, 16); got {self.num_warps!r}")
+        if not isinstance(self.num_stages, int) or not 1 <= self.num_stages <= 8:
+            raise ValueError(f"num_stages must be an int from 1 to 8; got {self.num_stages!r}")
+
+    @property
+    def label(self) -> str:
+        """``"32x128/128x32 w4 s3"``: the dK/dV kernel's blocks, the dQ kernel's, warps, stages."""
+        return (f"{self.block_m1}x{self.block_n1}/{self.block_m2}x{self.block_n2} "
+                f"w{self.num_warps} s{self.num_stages}")  # fmt: skip
+
+
+#: The backward configuration on the CPU under the interpreter.
+INTERPRETER_BACKWARD_CONFIG = BackwardConfig(16, 16, 16, 16, num_warps=4, num_stages=1)
+
+#: Default backward configurations on a GPU by head_dim: for 64, 128 and 256 the choices of
+#: ``bench/attention_training.py`` on an H100 (the tests require them to equal the committed record's); 16 and 32
+#: were not measured and take head dim 64's.
+DEFAULT_BACKWARD_CONFIGS = {
+    16: BackwardConfig(32, 64, 64, 32, 4, 3),
+    32: BackwardConfig(32, 64, 64, 32, 4, 3),
+    64: BackwardConfig(32, 64, 64, 32, 4, 3),
+    128: BackwardConfig(32, 64, 64, 32, 4, 4),
+    256: BackwardConfig(64, 64, 64, 64, 8, 2),
+}
+
+
+def default_backward_config(head_dim: int) -> BackwardConfig:
+    """The backward configuration :func:`flash_attention` uses when none is given (the interpreter's, on the
+    CPU)."""
+    if interpreting():
+        return INTERPRETER_BACKWARD_CONFIG
+    return DEFAULT_BACKWARD_CONFIGS[head_dim]
 
 
 # tl.max and tl.sum are themselves jitted functions, which triton 3.6's interpreter cannot call when
@@ -127,7 +208,7 @@ _SUM = tl.standard._sum_combine
 
 # --8<-- [start:inner]
 def _inner(
-    acc, l_i, m_i, q, k_ptrs, v_ptrs, stride_kn, stride_vn, offs_m, offs_n, lo, hi, SEQ_K, qk_scale,
+    acc, l_i, m_i, q, k_ptrs, v_ptrs, stride_kn, stride_vn, offs_m, offs_n, lo, hi, SEQ_K, OFFSET, qk_scale,
     BLOCK_N: tl.constexpr, MASKED: tl.constexpr, CAUSAL: tl.constexpr, UPCAST: tl.constexpr,
 ):  # fmt: skip
     # Keys lo..hi-1, BLOCK_N at a time. MASKED blocks compare positions; the others trust the caller's split.
@@ -145,16 +226,19 @@ def _inner(
         s = tl.dot(q, tl.trans(k))
         if MASKED:
             keep = cols[None, :] < SEQ_K
-            if CAUSAL:
-                keep = keep & (cols[None, :] <= offs_m[:, None])
+            if CAUSAL:  # query i sees keys j <= i + OFFSET (0: top-left, kv_len - q_len: bottom-right)
+                keep = keep & (cols[None, :] <= offs_m[:, None] + OFFSET)
             s = tl.where(keep, s * qk_scale, float("-inf"))
             m_new = tl.maximum(m_i, tl.reduce(s, 1, _MAX))
-            s = s - m_new[:, None]
+            # A row that has seen no key yet keeps m = -inf; subtracting 0 keeps its p at 0 rather than NaN.
+            m_sub = tl.where(m_new == float("-inf"), 0.0, m_new)
+            s = s - m_sub[:, None]
         else:
             m_new = tl.maximum(m_i, tl.reduce(s, 1, _MAX) * qk_scale)
-            s = s * qk_scale - m_new[:, None]
+            m_sub = m_new
+            s = s * qk_scale - m_sub[:, None]
         p = tl.math.exp2(s)  # scores are in base 2: qk_scale holds log2(e)
-        alpha = tl.math.exp2(m_i - m_new)  # rescales what was summed under the old maximum
+        alpha = tl.math.exp2(m_i - m_sub)  # rescales what was summed under the old maximum
         l_i = l_i * alpha + tl.reduce(p, 1, _SUM)
         acc = acc * alpha[:, None]
         if MASKED:
@@ -172,14 +256,26 @@ def _inner(
     # --8<-- [end:inner]
 
 
+def _epilogue(acc, l_i, m_i, LSE, off_bh, offs_m, SEQ_Q, STORE_LSE: tl.constexpr):
+    # The one division, and the row's log-sum-exp (base 2, of the scaled scores) that the backward pass rebuilds
+    # P from. A row that saw no key (bottom-right alignment with q_len > kv_len) gets output 0 and lse +inf,
+    # FlashAttention's convention, so that the backward's exp2(s - lse) is 0 for it.
+    empty = l_i == 0.0
+    out = acc / tl.where(empty, 1.0, l_i)[:, None]
+    if STORE_LSE:
+        lse = tl.where(empty, float("inf"), m_i + tl.math.log2(tl.where(empty, 1.0, l_i)))
+        tl.store(LSE + off_bh.to(tl.int64) * SEQ_Q + offs_m, lse, mask=offs_m < SEQ_Q)
+    return out
+
+
 # --8<-- [start:kernel]
 def _forward(
-    Q, K, V, O, qk_scale,
+    Q, K, V, O, LSE, qk_scale,
     stride_qb, stride_qh, stride_qm, stride_kb, stride_kh, stride_kn,
     stride_vb, stride_vh, stride_vn, stride_ob, stride_oh, stride_om,
-    H, GROUP, SEQ_Q, SEQ_K,
+    H, GROUP, SEQ_Q, SEQ_K, OFFSET,
     HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr,
-    UPCAST: tl.constexpr,
+    UPCAST: tl.constexpr, STORE_LSE: tl.constexpr,
 ):  # fmt: skip
     # Query blocks in reverse order: under a causal mask the last blocks have the most keys, and starting
     # them first leaves the short ones to fill the tail of the grid.
@@ -205,23 +301,25 @@ def _forward(
     l_i = tl.full([BLOCK_M], 0.0, dtype=tl.float32)
     acc = tl.full([BLOCK_M, HEAD_DIM], 0.0, dtype=tl.float32)
 
-    # Keys [0, full) need no mask: whole blocks, and (causal) entirely at or left of this block's first row.
+    # Keys [0, full) need no mask: whole blocks, and (causal) visible to every row of this block.
     # Keys [full, hi) are masked: the diagonal blocks and the partial last block.
     full = (SEQ_K // BLOCK_N) * BLOCK_N
     hi = SEQ_K
     if CAUSAL:
-        full = tl.minimum(full, start_m * BLOCK_M)
-        hi = tl.minimum(hi, (start_m + 1) * BLOCK_M)
+        # the first row sees keys < start_m·BLOCK_M + OFFSET + 1, the last row keys < (start_m+1)·BLOCK_M + OFFSET
+        first = tl.maximum(start_m * BLOCK_M + OFFSET + 1, 0)
+        full = tl.minimum(full, (first // BLOCK_N) * BLOCK_N)
+        hi = tl.minimum(hi, tl.maximum((start_m + 1) * BLOCK_M + OFFSET, 0))
     acc, l_i, m_i = _inner(
-        acc, l_i, m_i, q, k_ptrs, v_ptrs, stride_kn, stride_vn, offs_m, offs_n, 0, full, SEQ_K, qk_scale,
+        acc, l_i, m_i, q, k_ptrs, v_ptrs, stride_kn, stride_vn, offs_m, offs_n, 0, full, SEQ_K, OFFSET, qk_scale,
         BLOCK_N, False, CAUSAL, UPCAST,
     )  # fmt: skip
     acc, l_i, m_i = _inner(
-        acc, l_i, m_i, q, k_ptrs, v_ptrs, stride_kn, stride_vn, offs_m, offs_n, full, hi, SEQ_K, qk_scale,
+        acc, l_i, m_i, q, k_ptrs, v_ptrs, stride_kn, stride_vn, offs_m, offs_n, full, hi, SEQ_K, OFFSET, qk_scale,
         BLOCK_N, True, CAUSAL, UPCAST,
     )  # fmt: skip
 
-    out = acc / l_i[:, None]
+    out = _epilogue(acc, l_i, m_i, LSE, off_bh, offs_m, SEQ_Q, STORE_LSE)
     o_base = O + off_b.to(tl.int64) * stride_ob + off_h.to(tl.int64) * stride_oh
     o_ptrs = o_base + offs_m[:, None] * stride_om + offs_d[None, :]
     tl.store(o_ptrs, out.to(O.dtype.element_ty), mask=offs_m[:, None] < SEQ_Q)
@@ -230,7 +328,7 @@ def _forward(
 
 # --8<-- [start:tma]
 def _inner_tma(
-    acc, l_i, m_i, q, k_desc, v_desc, kv_row, offs_m, offs_n, lo, hi, SEQ_K, qk_scale,
+    acc, l_i, m_i, q, k_desc, v_desc, kv_row, offs_m, offs_n, lo, hi, SEQ_K, OFFSET, qk_scale,
     BLOCK_N: tl.constexpr, MASKED: tl.constexpr, CAUSAL: tl.constexpr, UPCAST: tl.constexpr,
 ):  # fmt: skip
     # As _inner, with K and V blocks moved by TMA from a 2-D view (batch · heads · length, head_dim). A block that
@@ -245,16 +343,19 @@ def _inner_tma(
         if MASKED:
             cols = start_n + offs_n
             keep = cols[None, :] < SEQ_K
-            if CAUSAL:
-                keep = keep & (cols[None, :] <= offs_m[:, None])
+            if CAUSAL:  # query i sees keys j <= i + OFFSET (0: top-left, kv_len - q_len: bottom-right)
+                keep = keep & (cols[None, :] <= offs_m[:, None] + OFFSET)
             s = tl.where(keep, s * qk_scale, float("-inf"))
             m_new = tl.maximum(m_i, tl.reduce(s, 1, _MAX))
-            s = s - m_new[:, None]
+            # A row that has seen no key yet keeps m = -inf; subtracting 0 keeps its p at 0 rather than NaN.
+            m_sub = tl.where(m_new == float("-inf"), 0.0, m_new)
+            s = s - m_sub[:, None]
         else:
             m_new = tl.maximum(m_i, tl.reduce(s, 1, _MAX) * qk_scale)
-            s = s * qk_scale - m_new[:, None]
+            m_sub = m_new
+            s = s * qk_scale - m_sub[:, None]
         p = tl.math.exp2(s)
-        alpha = tl.math.exp2(m_i - m_new)
+        alpha = tl.math.exp2(m_i - m_sub)
         l_i = l_i * alpha + tl.reduce(p, 1, _SUM)
         acc = acc * alpha[:, None]
         v = v_desc.load([kv_row + start_n, 0])
@@ -267,10 +368,10 @@ def _inner_tma(
 
 
 def _forward_tma(
-    q_desc, k_desc, v_desc, O, qk_scale, stride_ob, stride_oh, stride_om,
-    H, GROUP, SEQ_Q, SEQ_K,
+    q_desc, k_desc, v_desc, O, LSE, qk_scale, stride_ob, stride_oh, stride_om,
+    H, GROUP, SEQ_Q, SEQ_K, OFFSET,
     HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr,
-    UPCAST: tl.constexpr,
+    UPCAST: tl.constexpr, STORE_LSE: tl.constexpr,
 ):  # fmt: skip
     start_m = tl.num_programs(0) - 1 - tl.program_id(0)
     off_bh = tl.program_id(1)
@@ -289,18 +390,20 @@ def _forward_tma(
     full = (SEQ_K // BLOCK_N) * BLOCK_N
     hi = SEQ_K
     if CAUSAL:
-        full = tl.minimum(full, start_m * BLOCK_M)
-        hi = tl.minimum(hi, (start_m + 1) * BLOCK_M)
+        # the first row sees keys < start_m·BLOCK_M + OFFSET + 1, the last row keys < (start_m+1)·BLOCK_M + OFFSET
+        first = tl.maximum(start_m * BLOCK_M + OFFSET + 1, 0)
+        full = tl.minimum(full, (first // BLOCK_N) * BLOCK_N)
+        hi = tl.minimum(hi, tl.maximum((start_m + 1) * BLOCK_M + OFFSET, 0))
     kv_row = off_kv * SEQ_K
     acc, l_i, m_i = _inner_tma(
-        acc, l_i, m_i, q, k_desc, v_desc, kv_row, offs_m, offs_n, 0, full, SEQ_K, qk_scale,
+        acc, l_i, m_i, q, k_desc, v_desc, kv_row, offs_m, offs_n, 0, full, SEQ_K, OFFSET, qk_scale,
         BLOCK_N, False, CAUSAL, UPCAST,
     )  # fmt: skip
     acc, l_i, m_i = _inner_tma(
-        acc, l_i, m_i, q, k_desc, v_desc, kv_row, offs_m, offs_n, full, hi, SEQ_K, qk_scale,
+        acc, l_i, m_i, q, k_desc, v_desc, kv_row, offs_m, offs_n, full, hi, SEQ_K, OFFSET, qk_scale,
         BLOCK_N, True, CAUSAL, UPCAST,
     )  # fmt: skip
-    out = acc / l_i[:, None]
+    out = _epilogue(acc, l_i, m_i, LSE, off_bh, offs_m, SEQ_Q, STORE_LSE)
     # Rows past this head's queries belong to the next head: a masked store, not a TMA one.
     o_base = O + off_b.to(tl.int64) * stride_ob + off_h.to(tl.int64) * stride_oh
     tl.store(o_base + offs_m[:, None] * stride_om + offs_d[None, :], out.to(O.dtype.element_ty),
@@ -308,8 +411,167 @@ def _forward_tma(
     # --8<-- [end:tma]
 
 
+# --8<-- [start:backward]
+def _bwd_delta(O, DO, DELTA, SEQ_Q, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr):
+    # D_i = rowsum(dO_i ∘ O_i): the softmax Jacobian's contraction rowsum(P ∘ dP), computed from O instead.
+    off_bh = tl.program_id(1)
+    offs_m = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    rows = off_bh.to(tl.int64) * SEQ_Q * HEAD_DIM + offs_m[:, None] * HEAD_DIM + offs_d[None, :]
+    o = tl.load(O + rows, mask=offs_m[:, None] < SEQ_Q, other=0.0).to(tl.float32)
+    do = tl.load(DO + rows, mask=offs_m[:, None] < SEQ_Q, other=0.0).to(tl.float32)
+    tl.store(DELTA + off_bh.to(tl.int64) * SEQ_Q + offs_m, tl.reduce(o * do, 1, _SUM), mask=offs_m < SEQ_Q)
+
+
+def _dkdv_steps(
+    dk, dv, k, v, Q, DO, LSE, DELTA, offs_n, offs_d, lo, hi, SEQ_Q, OFFSET, qk_scale,
+    HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, MASKED: tl.constexpr, UPCAST: tl.constexpr,
+    EVEN: tl.constexpr,
+):  # fmt: skip
+    # Query blocks lo..hi-1 against this program's keys, in the transposed orientation (keys are rows), so that
+    # dV += Pᵀ dO and dK += dSᵀ Q accumulate without a transpose of the accumulators. Rows past the end of the
+    # queries are loaded as zeros: their q and dO are 0, so whatever P they get, they add nothing.
+    for start_m in range(lo, hi, BLOCK_M):
+        offs_m = start_m + tl.arange(0, BLOCK_M)
+        ptrs = offs_m[:, None] * HEAD_DIM + offs_d[None, :]
+        if EVEN:  # q_len is a multiple of BLOCK_M: no row is past the end, no comparison needed
+            q = tl.load(Q + ptrs)
+            lse = tl.load(LSE + offs_m)
+        else:
+            q = tl.load(Q + ptrs, mask=offs_m[:, None] < SEQ_Q, other=0.0)
+            lse = tl.load(LSE + offs_m, mask=offs_m < SEQ_Q, other=0.0)
+        if UPCAST:
+            q = q.to(tl.float32)
+        p_t = tl.math.exp2(tl.dot(k, tl.trans(q)) * qk_scale - lse[None, :])  # P rebuilt from the forward's lse
+        if MASKED:
+            p_t = tl.where(offs_n[:, None] <= offs_m[None, :] + OFFSET, p_t, 0.0)
+        if EVEN:
+            do = tl.load(DO + ptrs)
+            delta = tl.load(DELTA + offs_m)
+        else:
+            do = tl.load(DO + ptrs, mask=offs_m[:, None] < SEQ_Q, other=0.0)
+            delta = tl.load(DELTA + offs_m, mask=offs_m < SEQ_Q, other=0.0)
+        if UPCAST:
+            do = do.to(tl.float32)
+        dv = tl.dot(p_t.to(do.dtype), do, dv)
+        ds_t = p_t * (tl.dot(v, tl.trans(do)) - delta[None, :])  # dS = P ∘ (dP − D), dP = dO Vᵀ
+        dk = tl.dot(ds_t.to(q.dtype), q, dk)
+    return dk, dv
+
+
+def _bwd_dkdv(
+    Q, K, V, DO, LSE, DELTA, DK, DV, qk_scale, scale, H, GROUP, SEQ_Q, SEQ_K, OFFSET,
+    HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr,
+    UPCAST: tl.constexpr, EVEN: tl.constexpr,
+):  # fmt: skip
+    # One program: BLOCK_N keys of one key/value head, held in registers; it walks the query blocks of every
+    # query head that shares this key/value head, so GQA's sum of dK and dV over the group needs no atomics.
+    start_n = tl.program_id(0) * BLOCK_N
+    off_bkv = tl.program_id(1)  # batch · kv_heads + kv_head
+    off_b = off_bkv // (H // GROUP)
+    off_kvh = off_bkv % (H // GROUP)
+    offs_n = start_n + tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, HEAD_DIM)
+    kv_ptrs = off_bkv.to(tl.int64) * SEQ_K * HEAD_DIM + offs_n[:, None] * HEAD_DIM + offs_d[None, :]
+    k = tl.load(K + kv_ptrs, mask=offs_n[:, None] < SEQ_K, other=0.0)
+    v = tl.load(V + kv_ptrs, mask=offs_n[:, None] < SEQ_K, other=0.0)
+    if UPCAST:
+        k = k.to(tl.float32)
+        v = v.to(tl.float32)
+    dk = tl.full([BLOCK_N, HEAD_DIM], 0.0, dtype=tl.float32)
+    dv = tl.full([BLOCK_N, HEAD_DIM], 0.0, dtype=tl.float32)
+    # Causal: query i sees key j when j <= i + OFFSET. Rows before lo see none of these keys; rows in
+    # [lo, diag) see some (masked); rows from diag on see all of them (no mask).
+    lo = 0
+    diag = 0
+    if CAUSAL:
+        lo = (tl.maximum(start_n - OFFSET, 0) // BLOCK_M) * BLOCK_M
+        last = tl.maximum(start_n + BLOCK_N - 1 - OFFSET, 0)
+        diag = tl.maximum(((last + BLOCK_M - 1) // BLOCK_M) * BLOCK_M, lo)
+    for g in range(GROUP):
+        off_bh = off_b * H + off_kvh * GROUP + g
+        q_base = off_bh.to(tl.int64) * SEQ_Q * HEAD_DIM
+        r_base = off_bh.to(tl.int64) * SEQ_Q
+        if CAUSAL:
+            dk, dv = _dkdv_steps(
+                dk, dv, k, v, Q + q_base, DO + q_base, LSE + r_base, DELTA + r_base, offs_n, offs_d,
+                lo, tl.minimum(diag, SEQ_Q), SEQ_Q, OFFSET, qk_scale, HEAD_DIM, BLOCK_M, True, UPCAST, EVEN,
+            )  # fmt: skip
+        dk, dv = _dkdv_steps(
+            dk, dv, k, v, Q + q_base, DO + q_base, LSE + r_base, DELTA + r_base, offs_n, offs_d,
+            diag, SEQ_Q, SEQ_Q, OFFSET, qk_scale, HEAD_DIM, BLOCK_M, False, UPCAST, EVEN,
+        )  # fmt: skip
+    tl.store(DV + kv_ptrs, dv.to(DV.dtype.element_ty), mask=offs_n[:, None] < SEQ_K)
+    tl.store(DK + kv_ptrs, (dk * scale).to(DK.dtype.element_ty), mask=offs_n[:, None] < SEQ_K)
+
+
+def _dq_steps(
+    dq, q, do, lse, delta, K, V, offs_m, offs_d, lo, hi, SEQ_K, OFFSET, qk_scale,
+    HEAD_DIM: tl.constexpr, BLOCK_N: tl.constexpr, MASKED: tl.constexpr, UPCAST: tl.constexpr,
+    EVEN: tl.constexpr,
+):  # fmt: skip
+    # Key blocks lo..hi-1 against this program's queries. Keys past the end load as zeros: dS · K adds nothing.
+    for start_n in range(lo, hi, BLOCK_N):
+        offs_n = start_n + tl.arange(0, BLOCK_N)
+        ptrs = offs_n[:, None] * HEAD_DIM + offs_d[None, :]
+        if EVEN:  # kv_len is a multiple of BLOCK_N
+            k = tl.load(K + ptrs)
+            v = tl.load(V + ptrs)
+        else:
+            k = tl.load(K + ptrs, mask=offs_n[:, None] < SEQ_K, other=0.0)
+            v = tl.load(V + ptrs, mask=offs_n[:, None] < SEQ_K, other=0.0)
+        if UPCAST:
+            k = k.to(tl.float32)
+            v = v.to(tl.float32)
+        p = tl.math.exp2(tl.dot(q, tl.trans(k)) * qk_scale - lse[:, None])
+        if MASKED:
+            p = tl.where(offs_n[None, :] <= offs_m[:, None] + OFFSET, p, 0.0)
+        ds = p * (tl.dot(do, tl.trans(v)) - delta[:, None])
+        dq = tl.dot(ds.to(k.dtype), k, dq)
+    return dq
+
+
+def _bwd_dq(
+    Q, K, V, DO, LSE, DELTA, DQ, qk_scale, scale, H, GROUP, SEQ_Q, SEQ_K, OFFSET,
+    HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr,
+    UPCAST: tl.constexpr, EVEN: tl.constexpr,
+):  # fmt: skip
+    # One program: BLOCK_M queries of one head; dQ = scale · dS K summed over the key blocks.
+    start_m = tl.program_id(0) * BLOCK_M
+    off_bh = tl.program_id(1)
+    off_bkv = (off_bh // H) * (H // GROUP) + (off_bh % H) // GROUP
+    offs_m = start_m + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q_ptrs = off_bh.to(tl.int64) * SEQ_Q * HEAD_DIM + offs_m[:, None] * HEAD_DIM + offs_d[None, :]
+    q = tl.load(Q + q_ptrs, mask=offs_m[:, None] < SEQ_Q, other=0.0)
+    do = tl.load(DO + q_ptrs, mask=offs_m[:, None] < SEQ_Q, other=0.0)
+    lse = tl.load(LSE + off_bh.to(tl.int64) * SEQ_Q + offs_m, mask=offs_m < SEQ_Q, other=0.0)
+    delta = tl.load(DELTA + off_bh.to(tl.int64) * SEQ_Q + offs_m, mask=offs_m < SEQ_Q, other=0.0)
+    if UPCAST:
+        q = q.to(tl.float32)
+        do = do.to(tl.float32)
+    dq = tl.full([BLOCK_M, HEAD_DIM], 0.0, dtype=tl.float32)
+    full = SEQ_K
+    hi = SEQ_K
+    if CAUSAL:  # keys [0, full) are visible to every row, [full, hi) to some
+        hi = tl.minimum(tl.maximum(start_m + BLOCK_M + OFFSET, 0), SEQ_K)
+        full = (tl.minimum(tl.maximum(start_m + OFFSET + 1, 0), hi) // BLOCK_N) * BLOCK_N
+    kv_base = off_bkv.to(tl.int64) * SEQ_K * HEAD_DIM
+    dq = _dq_steps(
+        dq, q, do, lse, delta, K + kv_base, V + kv_base, offs_m, offs_d, 0, full, SEQ_K, OFFSET, qk_scale,
+        HEAD_DIM, BLOCK_N, False, UPCAST, EVEN,
+    )  # fmt: skip
+    if CAUSAL:
+        dq = _dq_steps(
+            dq, q, do, lse, delta, K + kv_base, V + kv_base, offs_m, offs_d, full, hi, SEQ_K, OFFSET, qk_scale,
+            HEAD_DIM, BLOCK_N, True, UPCAST, EVEN,
+        )  # fmt: skip
+    tl.store(DQ + q_ptrs, (dq * scale).to(DQ.dtype.element_ty), mask=offs_m[:, None] < SEQ_Q)
+    # --8<-- [end:backward]
+
+
 _COMPILED: dict[tuple[bool, str], Any] = {}
-#: The compiled kernel of the most recent launch (registers, spills, shared memory: see the bench script).
+#: The compiled kernel of the most recent launch of each kind ("forward", "dkdv", "dq"): registers, spills.
 LAST: dict[str, Any] = {}
 
 
@@ -329,13 +591,22 @@ def _clone(fn: Any, **replace: Any) -> Any:
 
 
 def _jitted(name: str = "pointer") -> Any:
-    """The kernel (``"pointer"`` or ``"tma"``), jitted for the mode Triton is in now, built once per mode."""
+    """A kernel (``"pointer"``, ``"tma"``, ``"delta"``, ``"dkdv"``, ``"dq"``), jitted for the mode Triton is in
+    now, built once per mode."""
     key = (interpreting(), name)
     if key not in _COMPILED:
+        epilogue = triton.jit(_epilogue)
         if name == "tma":
-            _COMPILED[key] = triton.jit(_clone(_forward_tma, _inner_tma=triton.jit(_inner_tma)))
+            fn = _clone(_forward_tma, _inner_tma=triton.jit(_inner_tma), _epilogue=epilogue)
+        elif name == "pointer":
+            fn = _clone(_forward, _inner=triton.jit(_inner), _epilogue=epilogue)
+        elif name == "delta":
+            fn = _bwd_delta
+        elif name == "dkdv":
+            fn = _clone(_bwd_dkdv, _dkdv_steps=triton.jit(_dkdv_steps))
         else:
-            _COMPILED[key] = triton.jit(_clone(_forward, _inner=triton.jit(_inner)))
+            fn = _clone(_bwd_dq, _dq_steps=triton.jit(_dq_steps))
+        _COMPILED[key] = triton.jit(fn)
     return _COMPILED[key]
 
 
@@ -391,50 +662,27 @@ def _check(q: Any, k: Any, v: Any) -> tuple[int, int, int, int, int, int]:
     return b, h, hkv, sq, sk, d
 
 
-def flash_attention(
-    q: Any, k: Any, v: Any, *, causal: bool = False, scale: float | None = None, config: FlashConfig | None = None
+def _offset(causal: bool, align: str, sq: int, sk: int) -> int:
+    """How far right of the diagonal query ``i``'s last visible key lies: ``j <= i + offset``."""
+    return sk - sq if causal and align == "bottom-right" else 0
+
+
+def _forward_launch(
+    q: Any, k: Any, v: Any, causal: bool, offset: int, scale: float, config: FlashConfig, lse: Any = None
 ) -> Any:
-    """``softmax(q kᵀ · scale [+ causal mask]) v`` by the Triton kernel, in the layout of
-    ``torch.nn.functional.scaled_dot_product_attention``.
-
-    Args:
-        q: Queries, (batch, heads, q_len, head_dim), float16 or bfloat16.
-        k: Keys, (batch, kv_heads, kv_len, head_dim); ``kv_heads`` must divide ``heads`` (GQA).
-        v: Values, the shape of ``k``.
-        causal: Mask keys after the query's position (top-left aligned, as SDPA's ``is_causal``).
-        scale: Multiplies the scores; ``1 / sqrt(head_dim)`` when omitted.
-        config: Tiling; :func:`default_config` when omitted.
-
-    Returns:
-        The output, (batch, heads, q_len, head_dim), of q's element type.
-
-    Raises:
-        TypeError: For non-tensors, mixed or unsupported element types, a config that is not a FlashConfig.
-        ValueError: For shapes that do not agree, a head dimension the kernel does not take, key/value heads
-            that do not divide query heads, tensors on different devices, CPU tensors without the interpreter.
-    """
+    """Launch the forward kernel on checked inputs (unit stride along head_dim); ``lse``, a float32
+    (batch, heads, q_len) tensor, receives each row's base-2 log-sum-exp when given."""
     torch = _torch()
-    b, h, hkv, sq, sk, d = _check(q, k, v)
-    causal = flag("causal", causal)
-    scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
-    if config is None:
-        config = default_config(d, causal)
-        if config.tma and tma_refusal(q, k, v) is not None:  # the same tiling with pointer loads
-            config = FlashConfig(config.block_m, config.block_n, config.num_warps, config.num_stages)
-    if not isinstance(config, FlashConfig):
-        raise TypeError(f"config must be a FlashConfig; got {type(config).__name__}")
-    # The kernel assumes a unit stride along head_dim; other strides are free.
-    q, k, v = (t if t.stride(-1) == 1 else t.contiguous() for t in (q, k, v))
+    b, h, sq, d = q.shape
+    hkv, sk = k.shape[1], k.shape[2]
     upcast = interpreting()
     # Under the interpreter a bf16 store truncates; write float32 and let torch round (see gpukb.gemm.triton.matmul).
     out = torch.empty((b, h, sq, d), dtype=torch.float32 if upcast else q.dtype, device=q.device)
-    if out.numel() == 0:
-        return out.to(q.dtype)
-    if sk == 0:
-        raise ValueError("kv_len must be positive: a softmax over no keys is undefined")
     grid = (triton.cdiv(sq, config.block_m), b * h)
     common = {"HEAD_DIM": d, "BLOCK_M": config.block_m, "BLOCK_N": config.block_n, "CAUSAL": causal,
-              "UPCAST": upcast, "num_warps": config.num_warps, "num_stages": config.num_stages}  # fmt: skip
+              "UPCAST": upcast, "STORE_LSE": lse is not None, "num_warps": config.num_warps,
+              "num_stages": config.num_stages}  # fmt: skip
+    lse_arg = out if lse is None else lse  # never written when STORE_LSE is off
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "Conversion of an array with ndim > 0", DeprecationWarning)
         if config.tma:
@@ -446,18 +694,148 @@ def flash_attention(
             def desc(t: Any, rows: int) -> Any:
                 return TensorDescriptor(t, [t.shape[0] * t.shape[1] * t.shape[2], d], [d, 1], [rows, d])
 
-            LAST["kernel"] = _jitted("tma")[grid](
-                desc(q, config.block_m), desc(k, config.block_n), desc(v, config.block_n), out, scale * LOG2_E,
-                out.stride(0), out.stride(1), out.stride(2), h, h // hkv, sq, sk, **common,
+            LAST["kernel"] = LAST["forward"] = _jitted("tma")[grid](
+                desc(q, config.block_m), desc(k, config.block_n), desc(v, config.block_n), out, lse_arg,
+                scale * LOG2_E, out.stride(0), out.stride(1), out.stride(2), h, h // hkv, sq, sk, offset, **common,
             )  # fmt: skip
         else:
-            LAST["kernel"] = _jitted("pointer")[grid](
-                q, k, v, out, scale * LOG2_E,
+            LAST["kernel"] = LAST["forward"] = _jitted("pointer")[grid](
+                q, k, v, out, lse_arg, scale * LOG2_E,
                 q.stride(0), q.stride(1), q.stride(2), k.stride(0), k.stride(1), k.stride(2),
                 v.stride(0), v.stride(1), v.stride(2), out.stride(0), out.stride(1), out.stride(2),
-                h, h // hkv, sq, sk, **common,
+                h, h // hkv, sq, sk, offset, **common,
             )  # fmt: skip
     return out.to(q.dtype) if upcast else out
+
+
+# --8<-- [start:autograd]
+def _backward_launch(
+    q: Any, k: Any, v: Any, out: Any, lse: Any, d_out: Any, causal: bool, offset: int, scale: float,
+    config: BackwardConfig,
+) -> tuple[Any, Any, Any]:  # fmt: skip
+    """dQ, dK, dV by the three backward kernels, for contiguous q, k, v, out and d_out."""
+    torch = _torch()
+    b, h, sq, d = q.shape
+    hkv, sk = k.shape[1], k.shape[2]
+    upcast = interpreting()
+    grad_type = torch.float32 if upcast else q.dtype
+    delta = torch.empty((b, h, sq), dtype=torch.float32, device=q.device)
+    dq = torch.empty(q.shape, dtype=grad_type, device=q.device)
+    dk = torch.empty(k.shape, dtype=grad_type, device=q.device)
+    dv = torch.empty(v.shape, dtype=grad_type, device=q.device)
+    common = {"HEAD_DIM": d, "CAUSAL": causal, "UPCAST": upcast, "num_warps": config.num_warps,
+              "num_stages": config.num_stages}  # fmt: skip
+    qk_scale = scale * LOG2_E
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Conversion of an array with ndim > 0", DeprecationWarning)
+        _jitted("delta")[(triton.cdiv(sq, 64), b * h)](out, d_out, delta, sq, HEAD_DIM=d, BLOCK_M=64)
+        LAST["dkdv"] = _jitted("dkdv")[(triton.cdiv(sk, config.block_n1), b * hkv)](
+            q, k, v, d_out, lse, delta, dk, dv, qk_scale, scale, h, h // hkv, sq, sk, offset,
+            BLOCK_M=config.block_m1, BLOCK_N=config.block_n1, EVEN=sq % config.block_m1 == 0, **common,
+        )  # fmt: skip
+        LAST["dq"] = _jitted("dq")[(triton.cdiv(sq, config.block_m2), b * h)](
+            q, k, v, d_out, lse, delta, dq, qk_scale, scale, h, h // hkv, sq, sk, offset,
+            BLOCK_M=config.block_m2, BLOCK_N=config.block_n2, EVEN=sk % config.block_n2 == 0, **common,
+        )  # fmt: skip
+    if upcast:
+        return dq.to(q.dtype), dk.to(q.dtype), dv.to(q.dtype)
+    return dq, dk, dv
+
+
+_FUNCTION: list[Any] = []
+
+
+def _function() -> Any:
+    """The ``torch.autograd.Function`` pairing the forward kernel (which saves each row's log-sum-exp) with the
+    backward kernels; built on first use, so that importing this module does not import torch."""
+    if _FUNCTION:
+        return _FUNCTION[0]
+    torch = _torch()
+
+    class FlashAttentionFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, q, k, v, causal, offset, scale, config, backward_config):
+            b, h, sq, _ = q.shape
+            lse = torch.empty((b, h, sq), dtype=torch.float32, device=q.device)
+            out = _forward_launch(q, k, v, causal, offset, scale, config, lse)
+            ctx.save_for_backward(q, k, v, out, lse)
+            ctx.args = (causal, offset, scale, backward_config)
+            return out
+
+        @staticmethod
+        def backward(ctx: Any, d_out):
+            q, k, v, out, lse = ctx.saved_tensors
+            dq, dk, dv = _backward_launch(q, k, v, out, lse, d_out.contiguous(), *ctx.args)
+            return dq, dk, dv, None, None, None, None, None
+
+    _FUNCTION.append(FlashAttentionFunction)
+    return FlashAttentionFunction
+    # --8<-- [end:autograd]
+
+
+def flash_attention(
+    q: Any,
+    k: Any,
+    v: Any,
+    *,
+    causal: bool = False,
+    align: str = "top-left",
+    scale: float | None = None,
+    config: FlashConfig | None = None,
+    backward_config: BackwardConfig | None = None,
+) -> Any:
+    """``softmax(q kᵀ · scale [+ causal mask]) v`` by the Triton kernels, in the layout of
+    ``torch.nn.functional.scaled_dot_product_attention``; differentiable (the backward kernels run when a
+    gradient is asked for).
+
+    Args:
+        q: Queries, (batch, heads, q_len, head_dim), float16 or bfloat16; head_dim one of :data:`HEAD_DIMS`.
+        k: Keys, (batch, kv_heads, kv_len, head_dim); ``kv_heads`` must divide ``heads`` (GQA).
+        v: Values, the shape of ``k``.
+        causal: Mask the keys after each query's position.
+        align: Where the causal mask's diagonal sits when q_len ≠ kv_len (:data:`ALIGNMENTS`): ``"top-left"``
+            (query ``i`` sees keys ``0..i``, SDPA's ``is_causal``) or ``"bottom-right"`` (query ``i`` sees keys
+            ``0..i + kv_len - q_len``: the last query sees every key, as when decoding with a KV cache;
+            FlashAttention ≥ 2.1). A query that sees no key gets an output of 0.
+        scale: Multiplies the scores; ``1 / sqrt(head_dim)`` when omitted.
+        config: Forward tiling; :func:`default_config` when omitted.
+        backward_config: Backward tiling; :func:`default_backward_config` when omitted.
+
+    Returns:
+        The output, (batch, heads, q_len, head_dim), of q's element type.
+
+    Raises:
+        TypeError: For non-tensors, mixed or unsupported element types, configs of the wrong type.
+        ValueError: For shapes that do not agree, a head dimension the kernel does not take, key/value heads
+            that do not divide query heads, an unknown alignment, tensors on different devices, CPU tensors
+            without the interpreter.
+    """
+    torch = _torch()
+    b, h, _hkv, sq, sk, d = _check(q, k, v)
+    causal = flag("causal", causal)
+    align = choice("align", align, ALIGNMENTS)
+    scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
+    if config is None:
+        config = default_config(d, causal)
+        if config.tma and tma_refusal(q, k, v) is not None:  # the same tiling with pointer loads
+            config = FlashConfig(config.block_m, config.block_n, config.num_warps, config.num_stages)
+    if not isinstance(config, FlashConfig):
+        raise TypeError(f"config must be a FlashConfig; got {type(config).__name__}")
+    backward_config = default_backward_config(d) if backward_config is None else backward_config
+    if not isinstance(backward_config, BackwardConfig):
+        raise TypeError(f"backward_config must be a BackwardConfig; got {type(backward_config).__name__}")
+    if b * h * sq * d == 0:
+        return torch.empty((b, h, sq, d), dtype=q.dtype, device=q.device)
+    if sk == 0:
+        raise ValueError("kv_len must be positive: a softmax over no keys is undefined")
+    offset = _offset(causal, align, sq, sk)
+    if torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad):
+        # the backward kernels index contiguous (batch, heads, length, head_dim) tensors
+        q, k, v = (t.contiguous() for t in (q, k, v))
+        return _function().apply(q, k, v, causal, offset, scale, config, backward_config)
+    # The forward kernel assumes a unit stride along head_dim; other strides are free.
+    q, k, v = (t if t.stride(-1) == 1 else t.contiguous() for t in (q, k, v))
+    return _forward_launch(q, k, v, causal, offset, scale, config)
 
 
 def tma_refusal(q: Any, k: Any, v: Any) -> str | None:

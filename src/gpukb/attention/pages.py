@@ -2,7 +2,8 @@
 
 Pages call these functions with no file paths (``from gpukb.attention.pages import scaling``). The library
 (:mod:`gpukb.attention.costs`, :mod:`gpukb.attention.flash`) returns values or ``(headers, rows)``; the benchmark
-record is loaded by id (:data:`gpukb.attention.results.FLASH_FORWARD_ID`).
+records are loaded by id (:data:`gpukb.attention.results.FLASH_FORWARD_ID`,
+:data:`gpukb.attention.results.FLASH_TRAINING_ID`).
 """
 
 from __future__ import annotations
@@ -10,10 +11,21 @@ from __future__ import annotations
 import math
 
 from gpukb.attention import costs
-from gpukb.attention.kernel import DEFAULT_CONFIGS
-from gpukb.attention.results import BACKENDS, FLASH_FORWARD_ID, Case, FlashForward
+from gpukb.attention.kernel import DEFAULT_BACKWARD_CONFIGS, DEFAULT_CONFIGS
+from gpukb.attention.results import (
+    BACKENDS,
+    FLASH_FORWARD_ID,
+    FLASH_TRAINING_ID,
+    FlashForward,
+    FlashTraining,
+    Measured,
+    Timed,
+)
+from gpukb.attention.training import BF16_ROUNDOFF, steps_in_agreement
 from gpukb.calculators import Field, calculator_html
 from gpukb.measuring.counting import ELEMENT_BYTES
+from gpukb.performance.ceilings import measured_ceilings, measured_ridge
+from gpukb.performance.results import H100_SWEEP
 from gpukb.records import load, measured_on
 from gpukb.tables import markdown_table
 
@@ -35,6 +47,38 @@ def kv_cache() -> str:
     return markdown_table(*costs.kv_cache_table())
 
 
+def decode() -> str:
+    """One decoding step's attention for the KV-cache model shape, against the H100's measured copy bandwidth."""
+    ceilings = measured_ceilings(H100_SWEEP)
+    table = markdown_table(*costs.decode_table(bandwidth=ceilings["bandwidth"] * 1e9))
+    return (
+        table + f"\n\nTimes at {ceilings['bandwidth'] / 1e3:.2f} TB/s, the H100's fastest measured copy; its "
+        f"measured ridge point for bf16 is {measured_ridge(ceilings, 'bf16'):.0f} FLOP/B.\n"
+    )
+
+
+def flash_rereads() -> str:
+    """What the kernel's measured time at the standard shape says about where its re-reads of K and V came from:
+    the bandwidth they would have needed from HBM, against the H100's measured copy bandwidth."""
+    rec = _record()
+    case = next(c for c in rec.cases if c.group == "standard" and not c.causal)
+    block_m = int(case.config.split("x")[0])
+    traffic = costs.flash_traffic_bytes(case.batch, case.heads, case.seq, case.seq, case.head_dim, block_m)
+    compulsory = costs.attention_costs(case.batch, case.heads, case.seq, case.seq, case.head_dim).io_bytes
+    seconds = case.triton.ms.median / 1e3
+    copy = measured_ceilings(H100_SWEEP)["bandwidth"]  # GB/s
+    needed = traffic / seconds / 1e9
+    return (
+        f"At the standard shape (batch {case.batch}, {case.heads} heads, {case.seq} tokens, head dim "
+        f"{case.head_dim}, not causal) the [Triton kernel](../kernel/) uses blocks of {block_m} queries, so it reads "
+        f"K and V {case.seq // block_m} times: {traffic / 1e9:.1f} GB if every read reached HBM, against "
+        f"{compulsory / 1e9:.2f} GB of compulsory traffic. It took {case.triton.ms.median:.3f} ms, which would "
+        f"need {needed / 1e3:.1f} TB/s from HBM, {needed / copy:.1f} times the {copy / 1e3:.2f} TB/s the H100's "
+        f"fastest copy reached: at least {1 - copy / needed:.0%} of those bytes cannot have come from HBM, and "
+        "came from the L2 cache instead.\n"
+    )
+
+
 # --- the kernel and its benchmark (docs/attention/kernel.md) ---------------------------------------------------
 
 
@@ -42,95 +86,8 @@ def _record() -> FlashForward:
     return load(FLASH_FORWARD_ID, FlashForward)
 
 
-def _rate(case: Case, name: str) -> float | None:
-    timings = [case.triton, *case.backends]
-    return next((t.tflops for t in timings if t.name == name), None)
-
-
-def _best_backend(case: Case) -> tuple[str, float]:
-    name, rate = max(((t.name, t.tflops) for t in case.backends if t.tflops), key=lambda x: x[1])
-    return name, rate
-
-
 def _fmt(x: float | None, digits: int = 0) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
-
-
-def flash_standard() -> str:
-    """The standard shape (B=4, H=32, S=4096, D=128, bf16): every implementation, causal and not, with spread."""
-    rec = _record()
-    rows = []
-    for case in (c for c in rec.cases if c.group == "standard"):
-        for t in (case.triton, *case.backends):
-            label = f"Triton kernel ({case.config})" if t.name == "triton" else f"SDPA {t.name}"
-            if t.ms is None:
-                rows.append(["yes" if case.causal else "no", label, "-", "-", "-", "-", t.error or "-"])
-                continue
-            ratio = case.triton.tflops / t.tflops if case.triton.tflops and t.tflops else None
-            difference = "-" if t.difference is None else f"{t.difference:.1e}"
-            rows.append(["yes" if case.causal else "no", label, f"{t.ms.median:.3f}", f"{t.ms.spread * 100:.1f}",
-                         _fmt(t.tflops), _fmt(ratio, 2), difference])  # fmt: skip
-    headers = ["causal", "implementation", "median ms", "IQR %", "TFLOP/s", "kernel ÷ this",
-               "difference from kernel"]  # fmt: skip
-    return markdown_table(headers, rows) + "\n\n" + measured_on(rec.run)
-
-
-def flash_goal() -> str:
-    """The goals, each with the measured figure and whether it was met."""
-    rec = _record()
-    lines = []
-    for case in (c for c in rec.cases if c.group == "standard"):
-        name, best = _best_backend(case)
-        ratio = case.triton.tflops / best
-        kind = "causal" if case.causal else "non-causal"
-        verdict = "met" if ratio >= 0.9 else "not met"
-        lines.append(
-            f"- Standard shape, {kind}: the kernel reaches {case.triton.tflops:.0f} TFLOP/s, {ratio:.2f} of the "
-            f"best backend (SDPA {name}, {best:.0f} TFLOP/s); goal ≥ 0.9: **{verdict}**."
-        )
-    sweep = [c for c in rec.cases if c.group == "sweep"]
-    ratios = [c.triton.tflops / _rate(c, "flash") for c in sweep if _rate(c, "flash")]
-    below = [c for c in sweep if _rate(c, "flash") and c.triton.tflops < _rate(c, "flash")]
-    verdict = "met" if not below else f"not met at {len(below)} of {len(ratios)} shapes"
-    mean = math.exp(sum(map(math.log, ratios)) / len(ratios))
-    lines.append(
-        f"- Sweep ({len(sweep)} shapes): against SDPA's flash backend the kernel's ratio ranges from "
-        f"{min(ratios):.2f} to {max(ratios):.2f} (geometric mean {mean:.2f}); goal ≥ 1.0 everywhere: **{verdict}**."
-    )
-    return "\n".join(lines)
-
-
-def flash_sweep() -> str:
-    """The sweep: TFLOP/s of the kernel and of each backend, and the kernel's ratio to flash and to the best."""
-    rec = _record()
-    rows = []
-    for c in (c for c in rec.cases if c.group == "sweep"):
-        name, best = _best_backend(c)
-        flash = _rate(c, "flash")
-        rows.append([c.head_dim, "yes" if c.causal else "no", c.seq, c.batch, c.heads, _fmt(c.triton.tflops),
-                     *(_fmt(_rate(c, b)) for b in BACKENDS), _fmt(c.triton.tflops / flash if flash else None, 2),
-                     f"{c.triton.tflops / best:.2f} ({name})"])  # fmt: skip
-    headers = ["D", "causal", "S", "B", "H", "kernel", *BACKENDS, "kernel ÷ flash", "kernel ÷ best"]
-    return markdown_table(headers, rows) + "\n\n" + measured_on(rec.run)
-
-
-def flash_losses() -> str:
-    """Where the kernel is slower than a backend, said plainly, computed from the record: per backend, at how many
-    shapes it beat the kernel and the kernel's speed relative to it there, by head dim."""
-    rec = _record()
-    lines = []
-    for name in BACKENDS:
-        lost = [(c, c.triton.tflops / r) for c in rec.cases if (r := _rate(c, name)) and r > c.triton.tflops]
-        if not lost:
-            lines.append(f"- SDPA {name}: slower than the kernel at every one of the {len(rec.cases)} shapes.")
-            continue
-        parts = []
-        for d in sorted({c.head_dim for c, _ in lost}, reverse=True):
-            ratios = [x for c, x in lost if c.head_dim == d]
-            parts.append(f"D={d}: {len(ratios)} shapes, the kernel at {min(ratios):.2f}× to {max(ratios):.2f}× of it")
-        lines.append(f"- SDPA {name}: faster than the kernel at {len(lost)} of the {len(rec.cases)} shapes "
-                     f"({'; '.join(parts)}).")  # fmt: skip
-    return "\n".join(lines)
 
 
 def flash_tuning() -> str:
@@ -151,6 +108,160 @@ def flash_defaults() -> str:
     """The kernel's default tilings for each head dimension and causality (``DEFAULT_CONFIGS``)."""
     rows = [[d, "yes" if causal else "no", cfg.label] for (d, causal), cfg in sorted(DEFAULT_CONFIGS.items())]
     return markdown_table(["D", "causal", "default tiling"], rows)
+
+
+def flash_backward_defaults() -> str:
+    """The backward kernels' default tilings for each head dimension (``DEFAULT_BACKWARD_CONFIGS``)."""
+    rows = [[d, cfg.label] for d, cfg in sorted(DEFAULT_BACKWARD_CONFIGS.items())]
+    return markdown_table(["D", "default backward tiling (dK/dV blocks / dQ blocks, warps, stages)"], rows)
+
+
+# --- forward and backward for training (docs/attention/kernel.md) ----------------------------------------------
+
+
+def _training() -> FlashTraining:
+    return load(FLASH_TRAINING_ID, FlashTraining)
+
+
+def _ratio(case: Measured, name: str) -> float | None:
+    """The kernel's rate over backend ``name``'s on one case; ``None`` where that backend did not run."""
+    other = next(t for t in case.backends if t.name == name)
+    return case.triton.tflops / other.tflops if case.triton.tflops and other.tflops else None
+
+
+def _best(case: Measured) -> Timed:
+    return max((t for t in case.backends if t.tflops), key=lambda t: t.tflops)
+
+
+def _geomean(xs: list[float]) -> float:
+    return math.exp(sum(map(math.log, xs)) / len(xs))
+
+
+def _shape(case: Measured) -> str:
+    heads = f"{case.heads}" if case.heads == case.kv_heads else f"{case.heads}/{case.kv_heads}"
+    return f"B={case.batch}, H={heads}, S={case.seq}, D={case.head_dim}{', causal' if case.causal else ''}"
+
+
+def _clock(t: Timed) -> str:
+    """The lowest SM clock read while ``t``'s rounds ran, MHz."""
+    return "-" if not t.clocks else f"{min(w.sm_mhz_min for w in t.clocks):.0f}"
+
+
+def training_answer() -> str:
+    """The page's answer in numbers: forward and backward at the standard shape against each SDPA backend."""
+    rec = _training()
+    lines = []
+    for direction in ("forward", "backward"):
+        for case in (c for c in rec.cases if c.group == "standard" and c.direction == direction):
+            ratios = ", ".join(f"{_ratio(case, n):.2f}× {n}" for n in BACKENDS if _ratio(case, n))
+            kind = "causal" if case.causal else "non-causal"
+            lines.append(f"- {direction.capitalize()}, {kind}: {case.triton.tflops:.0f} TFLOP/s, {ratios}.")
+    return "\n".join(lines)
+
+
+def training_steps() -> str:
+    """The page's story at the standard shape: each step's implementation, time and rate, and its speed-up over
+    the step before it (forward and backward separately)."""
+    rec = _training()
+    rows = []
+    for direction in ("forward", "backward"):
+        for causal in (False, True):
+            previous = None
+            for st in (s for s in rec.steps if s.direction == direction and s.causal == causal):
+                t = st.timing
+                gain = f"{t.tflops / previous:.2f}" if previous and t.tflops else "-"
+                rows.append([direction, "yes" if causal else "no", st.step, st.description,
+                             _fmt(t.ms.median if t.ms else None, 3), _fmt(t.tflops), gain])  # fmt: skip
+                previous = t.tflops
+    headers = ["pass", "causal", "step", "implementation", "median ms", "TFLOP/s", "× previous step"]
+    return markdown_table(headers, rows) + "\n\n" + measured_on(rec.run)
+
+
+def training_sweep(direction: str = "forward") -> str:
+    """Every recorded shape of one direction: TFLOP/s of the kernel and of each backend, the kernel's ratio to
+    the fastest backend, the lowest SM clock read while the kernel was timed, and the largest relative difference
+    of a backend's result from the kernel's (for a backward, of dQ, dK or dV)."""
+    if direction not in ("forward", "backward"):
+        raise ValueError(f"direction must be 'forward' or 'backward'; got {direction!r}")
+    rec = _training()
+    rows = []
+    for c in (c for c in rec.cases if c.direction == direction):
+        best = _best(c)
+        differences = [t.difference for t in c.backends if t.difference is not None]
+        rows.append([_shape(c), c.config, _fmt(c.triton.tflops), *(_fmt(t.tflops) for t in c.backends),
+                     f"{c.triton.tflops / best.tflops:.2f} ({best.name})", _clock(c.triton),
+                     f"{max(differences):.1e}" if differences else "-"])  # fmt: skip
+    headers = ["shape", "kernel tiling", "kernel", *BACKENDS, "kernel ÷ fastest", "kernel SM MHz (min)",
+               "largest difference from kernel"]  # fmt: skip
+    return markdown_table(headers, rows) + "\n\n" + measured_on(rec.run)
+
+
+def training_ratios() -> str:
+    """Per direction and backend: over how many shapes it ran, and the kernel's ratio to it (geometric mean,
+    lowest, highest); the shapes it refused are counted."""
+    rec = _training()
+    rows = []
+    for direction in ("forward", "backward"):
+        cases = [c for c in rec.cases if c.direction == direction]
+        for name in BACKENDS:
+            ratios = [r for c in cases if (r := _ratio(c, name)) is not None]
+            refused = len(cases) - len(ratios)
+            if not ratios:
+                rows.append([direction, name, 0, refused, "-", "-", "-"])
+                continue
+            rows.append([direction, name, len(ratios), refused, f"{_geomean(ratios):.2f}", f"{min(ratios):.2f}",
+                         f"{max(ratios):.2f}"])  # fmt: skip
+    headers = ["pass", "SDPA backend", "shapes", "refused", "kernel ÷ backend, geomean", "lowest", "highest"]
+    return markdown_table(headers, rows)
+
+
+#: The steps at which :func:`training_losses` shows the three losses.
+LOSS_STEPS = (0, 50, 100, 110, 120, 150, 200, 250, 299)
+
+
+def training_losses() -> str:
+    """Losses of the small transformer trained with the kernel, with SDPA and with SDPA's math backend at a few
+    steps, and for how many leading steps each pair stayed equal to within bf16 rounding."""
+    rec = _training()
+    tr = rec.training
+    if tr is None:
+        return "The recorded run has no training phase."
+    rows = [[step, f"{tr.kernel[step]:.4f}", f"{tr.sdpa[step]:.4f}", f"{tr.control_losses[step]:.4f}",
+             f"{abs(tr.kernel[step] - tr.sdpa[step]) / tr.sdpa[step]:.1e}",
+             f"{abs(tr.control_losses[step] - tr.sdpa[step]) / tr.sdpa[step]:.1e}"]
+            for step in LOSS_STEPS if step < tr.steps]  # fmt: skip
+    headers = ["step", "kernel", tr.peer, tr.control, "kernel vs SDPA", "math vs SDPA"]
+    ours, control = steps_in_agreement(tr.kernel, tr.sdpa), steps_in_agreement(tr.control_losses, tr.sdpa)
+    last = 50
+    mean = {name: sum(xs[-last:]) / last for name, xs in (("kernel", tr.kernel), ("sdpa", tr.sdpa),
+                                                          ("control", tr.control_losses))}  # fmt: skip
+    summary = (
+        f"The kernel's loss equals SDPA's to within bf16 rounding (relative difference ≤ 2⁻⁸ = {BF16_ROUNDOFF:.4f}) "
+        f"for the first {ours} of {tr.steps} steps; SDPA's math backend equals SDPA's default for the first "
+        f"{control}. Mean loss over the last {last} steps: kernel {mean['kernel']:.3f}, SDPA {mean['sdpa']:.3f}, "
+        f"SDPA math {mean['control']:.3f}. Model: {tr.model}."
+    )
+    return markdown_table(headers, rows) + "\n\n" + summary + "\n\n" + measured_on(rec.run)
+
+
+def training_tuning() -> str:
+    """The tilings tried in the training run: forward at head dim 256 and backward at 64, 128 and 256."""
+    rec = _training()
+    fwd_used = {(c.head_dim, c.causal): c.config for c in rec.cases if c.direction == "forward"}
+    bwd_used = {c.head_dim: c.config for c in rec.cases if c.direction == "backward"}
+    rows = []
+    for c in rec.forward_candidates:
+        pick = "chosen" if fwd_used.get((c.head_dim, c.causal)) == c.config else ""
+        rows.append(["forward", c.head_dim, "yes" if c.causal else "no", c.config, _fmt(c.tflops),
+                     "-" if c.registers is None else c.registers, "-" if c.spills is None else c.spills,
+                     c.error or pick])  # fmt: skip
+    for c in rec.backward_candidates:
+        pick = "chosen" if bwd_used.get(c.head_dim) == c.config else ""
+        regs = " / ".join(str(c.registers[k]) for k in ("dkdv", "dq")) if c.registers else "-"
+        spills = " / ".join(str(c.spills[k]) for k in ("dkdv", "dq")) if c.spills else "-"
+        rows.append(["backward", c.head_dim, "no", c.config, _fmt(c.tflops), regs, spills, c.error or pick])
+    headers = ["pass", "D", "causal", "tiling", "TFLOP/s", "registers", "spills", "note"]
+    return f"Tuning shapes: {rec.tuning_shapes}.\n\n" + markdown_table(headers, rows)
 
 
 def attention_calculator() -> str:

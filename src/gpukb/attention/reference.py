@@ -17,13 +17,13 @@ with its ``torch`` counterpart on random inputs with the same weights.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from gpukb.arguments import flag, positive_int
+from gpukb.arguments import array_size, choice, flag, given, integer, positive_int, real
 
 __all__ = [
     "BlockWeights",
@@ -53,6 +53,27 @@ def _array(name: str, x: Any, ndim_min: int = 1) -> np.ndarray:
     return a if a.dtype == np.float32 else a.astype(np.float64)
 
 
+def checked_scale(q: np.ndarray, k: np.ndarray, scale: object) -> float:
+    """``scale`` as a finite float whose scores ``scale · Q Kᵀ`` stay finite in float64.
+
+    Every score is at most ``d · max|Q| · max|K| · |scale|``; where that bound (doubled, for the subtraction of
+    the row maximum) overflows, a softmax of infinities would give NaN rather than its one-hot limit.
+
+    Raises:
+        TypeError: If ``scale`` is not a real number.
+        ValueError: If it is NaN or infinite, or the scores could overflow float64.
+    """
+    scale = real("scale", scale)
+    if q.size and k.size and np.isfinite(q).all() and np.isfinite(k).all():
+        bound = 2.0 * q.shape[-1] * float(np.abs(q).max()) * float(np.abs(k).max()) * abs(scale)
+        if not math.isfinite(bound):
+            raise ValueError(
+                f"scale {scale!r} with these Q and K (largest |q| {np.abs(q).max():.3g}, |k| {np.abs(k).max():.3g}) "
+                f"can take a score past float64's range (about 1.8e308); the softmax would be NaN"
+            )
+    return scale
+
+
 # --8<-- [start:softmax]
 def softmax(x: Any, axis: int = -1) -> np.ndarray:
     """``exp(x) / sum(exp(x))`` along ``axis``, computed as ``exp(x - max) / sum(exp(x - max))``.
@@ -62,6 +83,7 @@ def softmax(x: Any, axis: int = -1) -> np.ndarray:
     ``-inf`` (masked) get weight 0; a row that is all ``-inf`` has no defined softmax and gives NaN.
     """
     x = _array("x", x)
+    axis = integer("axis", axis, minimum=-x.ndim, maximum=x.ndim - 1)
     top = np.max(x, axis=axis, keepdims=True)
     top = np.where(np.isfinite(top), top, 0.0)  # an all -inf row stays NaN below, not a warning here
     e = np.exp(x - top)
@@ -108,6 +130,7 @@ def attention(q: Any, k: Any, v: Any, mask: Any = None, scale: float = 1.0) -> t
         TypeError: If an input is not numeric or the mask is neither boolean nor float.
     """
     q, k, v = _array("q", q, 2), _array("k", k, 2), _array("v", v, 2)
+    scale = checked_scale(q, k, scale)  # a NaN, infinite or overflowing scale makes every score NaN
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(f"q and k must share their last dimension; got q {q.shape} and k {k.shape}")
     if k.shape[-2] != v.shape[-2]:
@@ -131,7 +154,7 @@ def scaled_dot_product_attention(
     """
     q = _array("q", q, 2)
     causal = flag("causal", causal)
-    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else real("scale", scale)
     if causal:
         keep = causal_mask(q.shape[-2], np.shape(k)[-2])
         if mask is not None:
@@ -143,11 +166,17 @@ def scaled_dot_product_attention(
 
 
 # --8<-- [start:masks]
-def causal_mask(q_len: int, kv_len: int | None = None) -> np.ndarray:
-    """(q_len, kv_len) boolean: query ``i`` may attend to key ``j`` when ``j ≤ i`` (top-left aligned)."""
+def causal_mask(q_len: int, kv_len: int | None = None, align: str = "top-left") -> np.ndarray:
+    """(q_len, kv_len) boolean: query ``i`` may attend to key ``j`` when ``j ≤ i`` (``align="top-left"``, the
+    alignment of torch's ``is_causal``) or when ``j ≤ i + kv_len - q_len`` (``"bottom-right"``: the last query
+    sees every key, as a query appended after a KV cache does; FlashAttention's since 2.1). The two differ only
+    when ``q_len ≠ kv_len``; bottom-right with ``q_len > kv_len`` leaves the first rows with no key at all."""
     q_len = positive_int("q_len", q_len)
     kv_len = q_len if kv_len is None else positive_int("kv_len", kv_len)
-    return np.arange(kv_len)[None, :] <= np.arange(q_len)[:, None]
+    array_size("a causal mask", (q_len, kv_len))
+    align = choice("align", align, ("top-left", "bottom-right"))
+    offset = kv_len - q_len if align == "bottom-right" else 0
+    return np.arange(kv_len)[None, :] <= np.arange(q_len)[:, None] + offset
 
 
 def padding_mask(lengths: Any, max_len: int) -> np.ndarray:
@@ -157,11 +186,10 @@ def padding_mask(lengths: Any, max_len: int) -> np.ndarray:
     ``nn.MultiheadAttention`` is the opposite convention, True where a key is *padding*: it is ``~mask[:, 0, 0]``.
     """
     max_len = positive_int("max_len", max_len)
-    lengths = np.asarray(lengths)
-    if lengths.ndim != 1 or not np.issubdtype(lengths.dtype, np.integer):
-        raise TypeError(f"lengths must be a 1-D array of integers; got dtype {lengths.dtype}, shape {lengths.shape}")
-    if np.any(lengths < 1) or np.any(lengths > max_len):
-        raise ValueError(f"every length must be in 1..{max_len}; got {lengths.tolist()}")
+    array_size("a padding mask row", (max_len,))
+    if isinstance(lengths, str | bytes) or not isinstance(lengths, Sequence | np.ndarray) or np.ndim(lengths[:0]) > 1:
+        raise TypeError(f"lengths must be a 1-D sequence of integers, one per sequence; got {given(lengths)}")
+    lengths = np.array([integer(f"lengths[{i}]", n, 1, max_len) for i, n in enumerate(lengths)], dtype=np.int64)
     return (np.arange(max_len)[None, :] < lengths[:, None])[:, None, None, :]
     # --8<-- [end:masks]
 
@@ -364,7 +392,14 @@ def grouped_query_attention(
 
 
 def layer_norm(x: Any, weight: Any, bias: Any, eps: float = 1e-5) -> np.ndarray:
-    """``(x - mean) / sqrt(var + eps) · weight + bias`` over the last dimension (biased variance, as torch)."""
+    """``(x - mean) / sqrt(var + eps) · weight + bias`` over the last dimension (biased variance, as torch).
+
+    Raises:
+        TypeError: For an ``eps`` that is not a real number.
+        ValueError: For a NaN, infinite or negative ``eps`` (a negative one takes the root of a negative
+            variance for a constant row).
+    """
+    eps = real("eps", eps, minimum=0)
     x = _array("x", x)
     mean = x.mean(axis=-1, keepdims=True)
     var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
@@ -443,6 +478,7 @@ def transformer_block(
     """
     x = _array("x", x, 3)
     norm_first = flag("norm_first", norm_first)
+    eps = real("eps", eps, minimum=0)
     w = weights
 
     def attend(h: np.ndarray) -> np.ndarray:

@@ -1,9 +1,11 @@
-"""The attention chapter's recorded result: ``bench/attention_flash.py`` on an H100.
+"""The attention chapter's recorded results: ``bench/attention_flash.py`` and ``bench/attention_training.py``.
 
-One :class:`gpukb.records.Record` kind, ``attention.flash-forward``, read back by id with
-:func:`gpukb.records.load` (``"attention/flash-forward-h100"``) and rendered by :mod:`gpukb.attention.pages`:
-the Triton flash-attention forward kernel (:mod:`gpukb.attention.kernel`) against every backend of
-``torch.nn.functional.scaled_dot_product_attention``, timed in the same run on the same inputs.
+Two :class:`gpukb.records.Record` kinds, read back by id with :func:`gpukb.records.load` and rendered by
+:mod:`gpukb.attention.pages`: ``attention.flash-forward`` (``"attention/flash-forward-h100"``), the Triton
+flash-attention forward kernel (:mod:`gpukb.attention.kernel`) against every backend of
+``torch.nn.functional.scaled_dot_product_attention``, timed in the same run on the same inputs; and
+``attention.flash-training`` (``"attention/flash-training-h100"``), forward and backward, head dims to 256, and
+the losses of a small model trained with each.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from gpukb.measuring.device import WindowClocks
 from gpukb.measuring.stats import Summary
 from gpukb.records import Record
 from gpukb.schema import StrictModel
@@ -76,3 +79,100 @@ class FlashForward(Record):
     tuning_shape: str
     candidates: list[Candidate]
     cases: list[Case]
+
+
+# --- forward and backward, for training: bench/attention_training.py -------------------------------------------
+
+#: Id of the committed training-benchmark file the pages render.
+FLASH_TRAINING_ID = "attention/flash-training-h100"
+#: The backward pass counts 2.5 times the forward's operations: five matrix products to the forward's two, as
+#: FlashAttention's benchmark counts it (Dao-AILab/flash-attention, benchmarks/benchmark_flash_attention.py).
+BACKWARD_FLOP_FACTOR = 2.5
+
+
+class Timed(StrictModel):
+    """One implementation on one case: time, rate, what the clocks did while it ran, or why it did not run."""
+
+    name: str
+    ms: Summary | None = None
+    tflops: float | None = Field(default=None, gt=0)
+    error: str | None = None
+    #: Relative Frobenius difference from the Triton kernel's result (the output; for a backward, the largest
+    #: of dQ's, dK's and dV's); ``None`` for the kernel itself.
+    difference: float | None = Field(default=None, ge=0)
+    #: SM clock and power sampled during each timed round.
+    clocks: list[WindowClocks] = Field(default_factory=list)
+
+
+class BackwardCandidate(StrictModel):
+    """A backward tiling tried on the tuning shape for one head dim (non-causal)."""
+
+    head_dim: int = Field(gt=0)
+    config: str
+    block_m1: int = Field(gt=0)
+    block_n1: int = Field(gt=0)
+    block_m2: int = Field(gt=0)
+    block_n2: int = Field(gt=0)
+    num_warps: int = Field(gt=0)
+    num_stages: int = Field(gt=0)
+    tflops: float | None = Field(default=None, gt=0)
+    registers: dict[str, int] = Field(default_factory=dict)
+    spills: dict[str, int] = Field(default_factory=dict)
+    error: str | None = None
+
+
+class Step(StrictModel):
+    """One step of the kernel page's story at the standard shape: an implementation and its rate."""
+
+    step: str
+    direction: Literal["forward", "backward"]
+    causal: bool
+    description: str
+    timing: Timed
+
+
+class Measured(StrictModel):
+    """One shape, bf16, one direction: the kernel (the tiling it used) and each SDPA backend, in one run."""
+
+    direction: Literal["forward", "backward"]
+    group: Literal["standard", "sweep"]
+    batch: int = Field(gt=0)
+    heads: int = Field(gt=0)
+    kv_heads: int = Field(gt=0)
+    seq: int = Field(gt=0)
+    head_dim: int = Field(gt=0)
+    causal: bool
+    config: str
+    triton: Timed
+    backends: list[Timed]
+
+
+class Training(StrictModel):
+    """Losses of a small transformer trained from one seed with the kernel, with SDPA, and with a second SDPA
+    backend (the control: how far two correct bf16 implementations drift apart)."""
+
+    model: str
+    steps: int = Field(gt=0)
+    seed: int
+    peer: str
+    control: str
+    kernel: list[float]
+    sdpa: list[float]
+    control_losses: list[float]
+    seconds: dict[str, float]
+
+
+class FlashTraining(Record):
+    """The Triton flash-attention forward and backward against SDPA's flash, efficient and cuDNN backends."""
+
+    kind: Literal["attention.flash-training"] = "attention.flash-training"
+    schema_version: Literal[1] = 1
+    dtype: Literal["bf16"] = "bf16"
+    timing: str
+    flops: str
+    tuning_shapes: str
+    forward_candidates: list[Candidate]
+    backward_candidates: list[BackwardCandidate]
+    steps: list[Step]
+    cases: list[Measured]
+    training: Training | None = None

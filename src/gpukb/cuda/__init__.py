@@ -23,6 +23,10 @@ CHAPTER = Chapter(
         "cuda.host-memory": "gpukb.cuda.results:HostMemory",
         "cuda.overlap": "gpukb.cuda.results:Overlap",
     },
-    data_files={"cuda/limits.toml": DataFile("gpukb.cuda.limits:parse", "capability")},
+    data_files={
+        "cuda/limits.toml": DataFile(
+            "gpukb.cuda.limits:parse", "capability", schemas=(("capability", "gpukb.cuda.limits:Capability"),)
+        )
+    },
     checks="tests.cuda.test_page_tables",
 )

@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from gpukb.arguments import integer, real
+
 #: The most of the GPU's free memory a managed allocation may take (the rest stays free for the device buffers).
 MANAGED_SHARE = 0.5
 
@@ -25,10 +27,9 @@ def check_managed_size(nbytes: int, free_bytes: int, share: float = MANAGED_SHAR
     legal and slow; the chapter's measurements never ask for more than ``share`` of what ``cudaMemGetInfo`` reports
     free, so what they time is migration, not eviction.
     """
-    if not isinstance(nbytes, int) or isinstance(nbytes, bool) or nbytes <= 0:
-        raise ValueError(f"a managed allocation needs a positive whole number of bytes; got {nbytes!r}")
-    if not 0 < share <= 1:
-        raise ValueError(f"share must lie in (0, 1]; got {share}")
+    nbytes = integer("nbytes", nbytes, minimum=1)
+    free_bytes = integer("free_bytes", free_bytes, minimum=0)
+    share = real("share", share, positive=True, maximum=1)  # a share of what is free: (0, 1]
     if nbytes > share * free_bytes:
         raise ValueError(
             f"a managed allocation of {nbytes:,} bytes is more than {share:.0%} of the {free_bytes:,} bytes the GPU "

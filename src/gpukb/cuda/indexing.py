@@ -8,8 +8,17 @@ its row-major linear index, and the enumeration of every thread of a launch.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Iterator
 from typing import NamedTuple
+
+import numpy as np
+
+from gpukb import arguments
+from gpukb.cuda import limits
+
+#: The most threads :func:`launch_table` (and ``gpukb cuda threads``) lists: one row each.
+LAUNCH_TABLE_LIMIT = 4096
 
 
 class Dim3(NamedTuple):
@@ -21,19 +30,30 @@ class Dim3(NamedTuple):
 
 
 def _dim(value: Dim3 | tuple[int, ...] | int, name: str, size: bool) -> Dim3:
-    if isinstance(value, int) and not isinstance(value, bool):
+    """``value`` as a full ``Dim3``: sizes ≥ 1 and indices ≥ 0, each below the CUDA launch limit of its axis
+    (``blockDim`` 1024 × 1024 × 64 and 1024 threads in all, ``gridDim`` (2^31 − 1) × 65535 × 65535; an index
+    is below its size's limit)."""
+    if isinstance(value, numbers.Integral | np.integer) and not isinstance(value, bool | np.bool_):
         value = (value,)
-    if (
-        not isinstance(value, tuple)
-        or not 1 <= len(value) <= 3
-        or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
-    ):
-        raise TypeError(f"{name} must be an int or a tuple of 1 to 3 ints; got {value!r}")
+    if not isinstance(value, tuple | list) or not 1 <= len(value) <= 3:
+        raise TypeError(f"{name} must be an int or a tuple of 1 to 3 ints; got {arguments.given(value)}")
+    launch = limits.launch()
+    tops = launch.max_block_dim if name in ("blockDim", "threadIdx") else launch.max_grid_dim
     filler = 1 if size else 0
-    full = Dim3(*value, *([filler] * (3 - len(value))))
-    low = 1 if size else 0
-    if any(v < low for v in full):
-        raise ValueError(f"{name} components must be at least {low}; got {tuple(full)}")
+    parts = []
+    for axis, v, top in zip("xyz", (*value, *([filler] * (3 - len(value)))), tops, strict=True):
+        try:
+            parts.append(arguments.integer(f"{name}.{axis}", v, minimum=filler, maximum=top if size else top - 1))
+        except TypeError:
+            raise TypeError(f"{name} must be an int or a tuple of 1 to 3 ints; got {arguments.given(value)}") from None
+        except ValueError as err:
+            raise ValueError(f"{err}{' (a CUDA launch limit)' if v > filler else ''}") from None
+    full = Dim3(*parts)
+    if name == "blockDim" and full.x * full.y * full.z > launch.max_threads_per_block:
+        raise ValueError(
+            f"blockDim {tuple(full)} has {full.x * full.y * full.z:,} threads; a block has at most "
+            f"{launch.max_threads_per_block} (the CUDA launch limit)"
+        )
     return full
 
 
@@ -107,28 +127,55 @@ def threads(grid_dim, block_dim) -> Iterator[tuple[Dim3, Dim3]]:
 
 
 def launch_table(grid_dim, block_dim) -> tuple[list[str], list[list[object]]]:
-    """Every thread of a (small) launch as ``(headers, rows)``: its indices, global coordinates, row-major
-    index and block-major index."""
-    headers = ["blockIdx (x, y)", "threadIdx (x, y)", "global (x, y)", "row-major index", "block-major index"]
-    rows = []
-    for b, t in threads(grid_dim, block_dim):
-        gx, gy, _ = global_coordinates(b, block_dim, t)
-        rows.append(
-            [
-                f"({b.x}, {b.y})",
-                f"({t.x}, {t.y})",
-                f"({gx}, {gy})",
-                linear_index(b, block_dim, t, grid_dim),
-                block_major_index(b, block_dim, t, grid_dim),
-            ]
+    """Every thread of a small launch (at most :data:`LAUNCH_TABLE_LIMIT` threads) as ``(headers, rows)``: its
+    indices, global coordinates, row-major index and block-major index. A 3-D launch shows (x, y, z), any other
+    (x, y).
+
+    Raises:
+        TypeError: For sizes that are not ints or tuples of 1 to 3 ints.
+        ValueError: For sizes outside the CUDA launch limits, or a launch of more than
+            :data:`LAUNCH_TABLE_LIMIT` threads.
+    """
+    g, d = _dim(grid_dim, "gridDim", True), _dim(block_dim, "blockDim", True)
+    total = g.x * g.y * g.z * d.x * d.y * d.z
+    if total > LAUNCH_TABLE_LIMIT:
+        raise ValueError(
+            f"this lists every thread: keep the launch at {LAUNCH_TABLE_LIMIT} threads or fewer; gridDim "
+            f"{tuple(g)} × blockDim {tuple(d)} has {total:,}"
         )
+    axes = 3 if g.z > 1 or d.z > 1 else 2
+    label = "(x, y, z)" if axes == 3 else "(x, y)"
+
+    def show(v: Dim3) -> str:
+        return f"({', '.join(str(c) for c in v[:axes])})"
+
+    headers = [f"blockIdx {label}", f"threadIdx {label}", f"global {label}", "row-major index", "block-major index"]
+    rows = []
+    for b, t in threads(g, d):
+        rows.append(
+            [show(b), show(t), show(global_coordinates(b, d, t)), linear_index(b, d, t, g),
+             block_major_index(b, d, t, g)]
+        )  # fmt: skip
     return headers, rows
 
 
 def blocks_for(n: int, threads_per_block: int) -> int:
-    """Blocks a 1D launch needs to cover ``n`` elements: ``ceil(n / threads_per_block)``."""
-    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-        raise ValueError(f"n must be a non-negative int; got {n!r}")
-    if isinstance(threads_per_block, bool) or not isinstance(threads_per_block, int) or threads_per_block < 1:
-        raise ValueError(f"threads_per_block must be a positive int; got {threads_per_block!r}")
-    return -(-n // threads_per_block)
+    """Blocks a 1D launch needs to cover ``n`` elements: ``ceil(n / threads_per_block)``.
+
+    Raises:
+        TypeError: For a non-integer (a bool included).
+        ValueError: For a negative ``n``, ``threads_per_block`` outside 1 to 1024, or more blocks than a grid's x
+            dimension holds (2^31 − 1).
+    """
+    launch = limits.launch()
+    n = arguments.integer("n", n, minimum=0)
+    threads_per_block = arguments.integer(
+        "threads_per_block", threads_per_block, minimum=1, maximum=launch.max_threads_per_block
+    )
+    blocks = -(-n // threads_per_block)
+    if blocks > launch.max_grid_dim[0]:
+        raise ValueError(
+            f"n = {n:,} needs {blocks:,} blocks of {threads_per_block}; a grid's x dimension holds at most "
+            f"{launch.max_grid_dim[0]:,} (loop inside the kernel, a grid-stride loop, to cover more)"
+        )
+    return blocks

@@ -13,7 +13,7 @@ from functools import cache
 from pydantic import Field, model_validator
 
 from gpukb.data import data_text
-from gpukb.schema import StrictModel, parse_toml, validate_entries
+from gpukb.schema import StrictModel, parse_toml, validate_document, validate_entries
 
 DATA_FILE = "cuda/limits.toml"
 
@@ -80,11 +80,22 @@ class Capability(StrictModel):
     # --8<-- [end:model]
 
 
+class LaunchLimits(StrictModel):
+    """The launch limits every capability in the file shares (``[launch]``): block and grid sizes per axis
+    (x, y, z) and threads per block."""
+
+    max_block_dim: list[int] = Field(min_length=3, max_length=3)
+    max_threads_per_block: int = Field(gt=0)
+    max_grid_dim: list[int] = Field(min_length=3, max_length=3)
+    sources: list[str]
+
+
 class LimitsFile(StrictModel):
-    """The whole file: the date checked, the sources and the capabilities by ``cc``."""
+    """The whole file: the date checked, the sources, the launch limits and the capabilities by ``cc``."""
 
     checked: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$")
     sources: dict[str, Source]
+    launch: LaunchLimits
     capabilities: dict[str, Capability]
 
 
@@ -95,20 +106,34 @@ def parse(text: str, file: str = DATA_FILE) -> LimitsFile:
         ValueError: Naming the file, the entry and the field: a wrong type, a missing or unknown field, a
             duplicate ``cc``, inconsistent sizes, or a source id that ``[sources]`` lacks.
     """
-    data = parse_toml(text, file, ("checked", "sources", "capability"))
+    data = parse_toml(text, file, ("checked", "sources", "launch", "capability"))
     sources = {key: Source.model_validate(value) for key, value in data.get("sources", {}).items()}
+    launch = validate_document(LaunchLimits, data.get("launch"), f"{file}: [launch]")
     entries = validate_entries(Capability, data.get("capability"), file, "capability", key="cc")
-    for entry in entries:
-        missing = [s for s in entry.sources if s not in sources]
+    for where, used in (("launch", launch.sources), *((f"capability {e.cc}", e.sources) for e in entries)):
+        missing = [s for s in used if s not in sources]
         if missing:
-            raise ValueError(f"{file}: capability {entry.cc}: unknown sources {missing}; known: {sorted(sources)}")
-    return LimitsFile(checked=data.get("checked", ""), sources=sources, capabilities={e.cc: e for e in entries})
+            raise ValueError(f"{file}: {where}: unknown sources {missing}; known: {sorted(sources)}")
+    for entry in entries:
+        if entry.max_threads_per_block != launch.max_threads_per_block:
+            raise ValueError(
+                f"{file}: capability {entry.cc}: max_threads_per_block {entry.max_threads_per_block} differs from "
+                f"[launch] max_threads_per_block {launch.max_threads_per_block}"
+            )
+    return LimitsFile(
+        checked=data.get("checked", ""), sources=sources, launch=launch, capabilities={e.cc: e for e in entries}
+    )
 
 
 @cache
 def table() -> LimitsFile:
     """The packaged limits file, parsed once."""
     return parse(data_text(DATA_FILE))
+
+
+def launch() -> LaunchLimits:
+    """The launch limits (block and grid sizes) every capability in the table shares."""
+    return table().launch
 
 
 def known() -> list[str]:

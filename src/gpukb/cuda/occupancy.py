@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpukb.cuda.limits import Capability, capability
+from gpukb.arguments import given, integer
+from gpukb.cuda.limits import Capability, capability, launch
 
 #: The resources that can limit occupancy, in the order the result lists them.
 RESOURCES = ("warps", "registers", "shared memory", "blocks")
@@ -36,11 +37,7 @@ def _round_up(a: int, unit: int) -> int:
 
 
 def _check_int(name: str, value: object, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int; got {value!r}")
-    if value < low:
-        raise ValueError(f"{name} must be at least {low}; got {value}")
-    return value
+    return integer(name, value, minimum=low)
 
 
 @dataclass(frozen=True)
@@ -242,7 +239,26 @@ def occupancy_table(
     dynamic_shared: int = 0,
     block_sizes: tuple[int, ...] = (64, 128, 256, 512, 1024),
 ) -> tuple[list[str], list[list[object]]]:
-    """Occupancy of one kernel at several block sizes, as ``(headers, rows)``; a size that cannot run shows why."""
+    """Occupancy of one kernel at several block sizes, as ``(headers, rows)``; a size that cannot run shows why.
+
+    Raises:
+        TypeError: For arguments that are not ints (block sizes a sequence of ints).
+        ValueError: For an unknown compute capability, negative sizes, more registers per thread than the
+            capability allows, block sizes outside 1 to 1024: what no block size changes.
+    """
+    cap = capability(cc)
+    _check_int("registers per thread", registers, 0)
+    _check_int("static shared memory", static_shared, 0)
+    _check_int("dynamic shared memory", dynamic_shared, 0)
+    if registers > cap.max_registers_per_thread:
+        raise ValueError(
+            f"{registers} registers per thread exceeds the limit of {cap.max_registers_per_thread} "
+            f"(compute capability {cap.cc}) at every block size"
+        )
+    if isinstance(block_sizes, str | bytes) or not isinstance(block_sizes, tuple | list) or not block_sizes:
+        raise TypeError(f"block_sizes must be a non-empty tuple of ints; got {given(block_sizes)}")
+    top = launch().max_threads_per_block
+    block_sizes = tuple(integer(f"block_sizes[{i}]", t, 1, top) for i, t in enumerate(block_sizes))
     headers = ["threads/block", "blocks/SM", "warps/SM", "occupancy", "limited by"]
     rows: list[list[object]] = []
     for threads in block_sizes:

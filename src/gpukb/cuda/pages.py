@@ -6,11 +6,9 @@ calculator, the index arithmetic); every "measured on" sentence from :func:`gpuk
 
 from __future__ import annotations
 
-import statistics
-
 from gpukb import records
 from gpukb.calculators import Field, calculator_html
-from gpukb.cuda import indexing, limits, overlap, tables
+from gpukb.cuda import banks, indexing, limits, overlap, tables
 from gpukb.cuda.occupancy import occupancy_table
 from gpukb.cuda.results import (
     COPY_WIDTH_ID,
@@ -195,6 +193,11 @@ def kernels_verdict() -> str:
     return "\n".join(lines) + "\n"
 
 
+def bank_conflicts() -> str:
+    """Passes a warp's shared-memory reads take, by access pattern (:mod:`gpukb.cuda.banks`)."""
+    return markdown_table(*banks.patterns_table())
+
+
 def host_memory() -> str:
     """A kernel reading host data by the four ways, by size: the table and where it was measured."""
     record = tables.host_memory_record()
@@ -299,7 +302,7 @@ def overlap_timings() -> str:
     return (
         markdown_table(*tables.overlap_table())
         + f"\n\nBuffer: {tables.kib(record.total_bytes)} of float32; kernel: {record.kernel}; "
-        f"{len(record.variants[0].totals_ms)} runs of each. The device reports "
+        f"{record.variants[0].ms.n} runs of each. The device reports "
         f"`asyncEngineCount` = {record.async_engine_count}. " + records.measured_on(record.run) + "\n"
     )
 
@@ -308,7 +311,7 @@ def overlap_verdict() -> str:
     """Sequential against overlapped against the ideal bound, in words, from the record."""
     record = tables.overlap_record()
     b = tables.overlap_bounds()
-    medians = {v.name: statistics.median(v.totals_ms) for v in record.variants}
+    medians = {v.name: v.ms.median for v in record.variants}
     first = record.variants[0]
     best = min(record.variants, key=lambda v: medians[v.name])
     return (

@@ -4,7 +4,6 @@ capability, and the recorded GPU runs (occupancy check, copies, transfers, kerne
 
 from __future__ import annotations
 
-import statistics
 from collections import Counter, defaultdict
 
 from gpukb import records
@@ -27,6 +26,7 @@ from gpukb.cuda.results import (
     OverlapVariant,
     Transfers,
 )
+from gpukb.measuring.stats import RecordedSummary, Summary
 
 Table = tuple[list[str], list[list[object]]]
 
@@ -267,26 +267,42 @@ def occupancy_distribution(record_id: str = OCCUPANCY_ID) -> Table:
     return ["active blocks per SM (driver)", "launches"], [[b, counts[b]] for b in sorted(counts)]
 
 
+def band(ms: RecordedSummary) -> tuple[str, float, float]:
+    """The spread a timing keeps, as ``(label, low, high)``: the quartiles of a summary (``"25–75 %"``), or the 20th
+    and 80th percentiles that runs timed with ``triton.testing.do_bench`` kept instead (``"20–80 %"``).
+
+    Raises:
+        ValueError: For a timing that kept no spread (only its median).
+    """
+    if isinstance(ms, Summary):
+        return "25–75 %", ms.q1, ms.q3
+    if ms.p20 is None or ms.p80 is None:
+        raise ValueError(f"this timing kept only its median ({ms.median} ms); there is no spread to show")
+    return "20–80 %", ms.p20, ms.p80
+
+
 def copy_width_table(record_id: str = COPY_WIDTH_ID) -> Table:
     """The copy kernels by element width and access, against torch's copy."""
     r = records.load(record_id, CopyWidth)
+    bands = [band(row.ms) for row in r.rows]
+    labels = {label for label, _, _ in bands}
+    if len(labels) != 1:
+        raise ValueError(f"the rows of {record_id} keep different spreads: {sorted(labels)}")
     rows = [
         [
             row.kernel,
             row.dtype,
             row.element_bytes,
             row.access_bytes,
-            f"{row.median_ms * 1e3:,.0f}",
-            f"{row.p20_ms * 1e3:,.0f}–{row.p80_ms * 1e3:,.0f}",
+            f"{row.ms.median * 1e3:,.0f}",
+            f"{low * 1e3:,.0f}–{high * 1e3:,.0f}",
             f"{row.gbps:,.0f}",
             f"{row.ratio_to_torch:.2f}",
         ]
-        for row in r.rows
+        for row, (_, low, high) in zip(r.rows, bands, strict=True)
     ]
-    return (
-        ["kernel", "type", "element (B)", "bytes per access", "median (µs)", "20–80 % (µs)", "GB/s", "× torch copy_"],
-        rows,
-    )
+    headers = ["kernel", "type", "element (B)", "bytes per access", "median (µs)", f"{labels.pop()} (µs)", "GB/s"]
+    return [*headers, "× torch copy_"], rows
 
 
 def transfers_table(record_id: str = TRANSFERS_ID) -> Table:
@@ -311,7 +327,7 @@ def kernels_table(record_id: str = KERNELS_ID, group: str | None = None) -> Tabl
             row.framework,
             row.kernel,
             row.size,
-            f"{row.median_ms:.3f}",
+            f"{row.ms.median:.3f}",
             f"{row.rate:,.1f} {row.unit}",
             row.peer,
             f"{row.peer_rate:,.1f} {row.unit}",
@@ -331,7 +347,7 @@ def copy_width_summary(record_id: str = COPY_WIDTH_ID) -> dict[str, float]:
     """Ratios the memory page states: per-element u16 and u8 time over u32, the same at 16 bytes per thread, and the
     16-byte vector copy against torch."""
     r = records.load(record_id, CopyWidth)
-    t = {(row.kernel, row.dtype): row.median_ms for row in r.rows}
+    t = {(row.kernel, row.dtype): row.ms.median for row in r.rows}
     one, narrow = "one per thread", "16 B per thread, narrow"
     vector = next(row for row in r.rows if row.kernel == "16 B per thread, vector")
     return {
@@ -351,7 +367,7 @@ def transfers_summary(record_id: str = TRANSFERS_ID) -> dict[str, float]:
         "pinned_best": max(row.gbps for row in r.rows if row.host_memory == "pinned"),
         "pageable_best": max(row.gbps for row in r.rows if row.host_memory == "pageable"),
         "smallest_bytes": smallest,
-        "smallest_us": min(row.median_ms for row in r.rows if row.bytes == smallest) * 1e3,
+        "smallest_us": min(row.ms.median for row in r.rows if row.bytes == smallest) * 1e3,
     }
 
 
@@ -399,7 +415,7 @@ def host_memory_table(record_id: str = HOST_MEMORY_ID) -> Table:
         cells: list[object] = [kib(size)]
         for method, _ in HOST_MEMORY_COLUMNS:
             row = r.row(method, size)
-            cells.append("not measured" if row is None else f"{_time(row.median_ms)} ({row.gbps:,.1f} GB/s)")
+            cells.append("not measured" if row is None else f"{_time(row.ms.median)} ({row.gbps:,.1f} GB/s)")
         rows.append(cells)
     return ["size", *[heading for _, heading in HOST_MEMORY_COLUMNS]], rows
 
@@ -415,13 +431,13 @@ def host_memory_summary(record_id: str = HOST_MEMORY_ID) -> dict[str, float]:
             out[row.method] = row.gbps
     fault, pre = r.row("managed-fault-kernel", largest), r.row("managed-prefetch-kernel", largest)
     if fault is not None and pre is not None:
-        out["fault_over_prefetch"] = fault.median_ms / pre.median_ms
+        out["fault_over_prefetch"] = fault.ms.median / pre.ms.median
     smallest = min(row.bytes for row in r.rows)
     out["smallest"] = smallest
     for method in ("pinned-copy-kernel", "mapped-kernel"):
         row = r.row(method, smallest)
         if row is not None:
-            out[f"{method}@smallest_us"] = row.median_ms * 1e3
+            out[f"{method}@smallest_us"] = row.ms.median * 1e3
     return out
 
 
@@ -456,18 +472,16 @@ def overlap_table(record_id: str = OVERLAP_ID) -> Table:
     """Each way of issuing the work: streams, chunks, median total and range, and the median against the first
     variant's."""
     r = overlap_record(record_id)
-    base = statistics.median(r.variants[0].totals_ms)
-    rows = []
-    for v in r.variants:
-        median = statistics.median(v.totals_ms)
-        rows.append(
-            [
-                v.name,
-                v.streams,
-                v.chunks,
-                f"{median:.2f}",
-                f"{min(v.totals_ms):.2f}–{max(v.totals_ms):.2f}",
-                f"{base / median:.2f}×",
-            ]
-        )
+    base = r.variants[0].ms.median
+    rows = [
+        [
+            v.name,
+            v.streams,
+            v.chunks,
+            f"{v.ms.median:.2f}",
+            f"{v.ms.min:.2f}–{v.ms.max:.2f}",
+            f"{base / v.ms.median:.2f}×",
+        ]
+        for v in r.variants
+    ]
     return ["issued as", "streams", "chunks", "total (ms, median)", "range (ms)", "speed-up"], rows

@@ -11,9 +11,13 @@ CHAPTER = Chapter(
     position=60,
     kinds={"cudnn.conv-forward": "gpukb.cudnn.results:ConvForward"},
     data_files={
-        "cudnn/facts.toml": DataFile("gpukb.cudnn.facts:parse", "fact"),
-        "cudnn/resnet50_layers.toml": DataFile("gpukb.cudnn.layers:parse", "layer"),
-        "cudnn/small_cnn.toml": DataFile("gpukb.cudnn.cnn:parse", "example"),
+        "cudnn/facts.toml": DataFile("gpukb.cudnn.facts:parse", "fact", schemas=(("fact", "gpukb.cudnn.facts:Fact"),)),
+        "cudnn/resnet50_layers.toml": DataFile(
+            "gpukb.cudnn.layers:parse", "layer", schemas=(("layer", "gpukb.cudnn.layers:Layer"),)
+        ),
+        "cudnn/small_cnn.toml": DataFile(
+            "gpukb.cudnn.cnn:parse", "example", schemas=(("example", "gpukb.cudnn.cnn:Network"),)
+        ),
     },
     checks="tests.cudnn.test_page_tables",
 )

@@ -15,6 +15,10 @@ EPILOG = """examples:
   gpukb cudnn output 2,6,11,9 4,3,3,3 --pad 1 --stride 2 --dilation 2 --groups 2"""
 
 
+#: The convolution options of ``output`` and their defaults (``strides`` takes none of them).
+OPTION_DEFAULTS = {"pad": 0, "stride": 1, "dilation": 1, "groups": 1}
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """Register the ``cudnn`` subcommand."""
     parser = sub.add_parser("cudnn", help="cuDNN descriptors: packed strides of a layout, a convolution's output",
@@ -22,8 +26,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("what", choices=("strides", "output"), help="what to compute")
     parser.add_argument("dims", help="sizes in logical order, comma-separated (N,C,H,W or N,C,D,H,W)")
     parser.add_argument("filter", nargs="?", help="for output: the filter K,C/groups,R,S")
-    for name, default in (("pad", 0), ("stride", 1), ("dilation", 1), ("groups", 1)):
-        parser.add_argument(f"--{name}", type=int, default=default, help=f"for output (default {default})")
+    for name, default in OPTION_DEFAULTS.items():
+        parser.add_argument(f"--{name}", type=int, default=None, help=f"for output (default {default})")
     parser.set_defaults(handler=run, parser=parser)
 
 
@@ -49,12 +53,19 @@ def run(args: argparse.Namespace) -> int:
         if args.what == "strides":
             if args.filter is not None:
                 parser.error("strides takes no FILTER")
+            given = [f"--{name}" for name in OPTION_DEFAULTS if getattr(args, name) is not None]
+            if given:
+                parser.error(
+                    f"strides packs a tensor; it takes no {', '.join(given)} (convolution options, for output)"
+                )
             print(text_table(*strides_rows(dims)))
             return 0
         if args.filter is None:
             parser.error("output needs the FILTER dims K,C/groups,R,S")
         w = _dims("FILTER", args.filter)
-        conv = conv_descriptor(args.pad, args.stride, args.dilation, args.groups, spatial=max(1, len(dims) - 2))
+        options = {name: default if getattr(args, name) is None else getattr(args, name)
+                   for name, default in OPTION_DEFAULTS.items()}  # fmt: skip
+        conv = conv_descriptor(**options, spatial=max(1, len(dims) - 2))
         print(f"output {output_dims(dims, w, conv)}")
         return 0
     except (ValueError, TypeError) as err:

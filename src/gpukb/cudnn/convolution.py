@@ -21,7 +21,7 @@ from typing import Literal
 import numpy as np
 
 from gpukb.arguments import given, integer
-from gpukb.cudnn.descriptors import DescriptorError, check_rank
+from gpukb.cudnn.descriptors import INT32_MAX, DescriptorError, check_rank, dims_of
 from gpukb.measuring.counting import Conv2dCounts, conv2d_counts
 
 Mode = Literal["cross_correlation", "convolution"]
@@ -34,7 +34,7 @@ def _per_dim(name: str, value: int | Sequence[int], spatial: int, minimum: int) 
     values = (value,) * spatial if isinstance(value, int) and not isinstance(value, bool) else value
     if isinstance(values, str | bytes) or not isinstance(values, Sequence):
         raise TypeError(f"{name} must be an int or one int per spatial dimension; got {given(value)}")
-    values = tuple(integer(f"{name}", v) for v in values)
+    values = tuple(integer(f"{name}", v, maximum=INT32_MAX) for v in values)
     if len(values) != spatial:
         raise ValueError(f"{name} needs one value per spatial dimension ({spatial}); got {values}")
     for v in values:
@@ -81,7 +81,7 @@ def conv_descriptor(pad: int | Sequence[int] = 0, stride: int | Sequence[int] = 
         raise ValueError(f"mode must be one of {MODES}; got {mode!r}")
     if compute not in ("fp32", "fp16", "fp64", "int32"):
         raise ValueError(f"compute must be 'fp32', 'fp16', 'fp64' or 'int32'; got {compute!r}")
-    groups = integer("groups", groups)
+    groups = integer("groups", groups, maximum=INT32_MAX)
     if groups < 1:
         raise DescriptorError("conv-parameters", f"groups must be at least 1; got groups = {groups}")
     return ConvDescriptor(
@@ -105,8 +105,21 @@ def output_size(size: int, filter_size: int, pad: int = 0, stride: int = 1, dila
     112
     >>> output_size(11, 3, pad=1, stride=2, dilation=2)
     5
+
+    Raises:
+        TypeError: For an argument that is not an int (a bool or a float included).
+        ValueError: For ``size`` or ``filter_size`` below 1, a negative ``pad``, a ``stride`` or ``dilation``
+            below 1, or a filter that does not fit the padded input (the output would have no element).
     """
+    size, filter_size = (integer(n, v, 1, INT32_MAX) for n, v in (("size", size), ("filter_size", filter_size)))
+    pad = integer("pad", pad, 0, INT32_MAX)  # cuDNN takes every one of these as a C int
+    stride, dilation = (integer(n, v, 1, INT32_MAX) for n, v in (("stride", stride), ("dilation", dilation)))
     span = (filter_size - 1) * dilation + 1
+    if span > size + 2 * pad:
+        raise ValueError(
+            f"a filter spanning {span} does not fit an input of {size} padded by {pad} on each side "
+            f"(output size {(size + 2 * pad - span) // stride + 1})"
+        )
     return (size + 2 * pad - span) // stride + 1
     # --8<-- [end:output-size]
 
@@ -124,7 +137,7 @@ def output_dims(x_dims: Sequence[int], w_dims: Sequence[int], conv: ConvDescript
             (C or K not divisible by the groups, or the filter's channels times the groups not C);
             ``output-at-least-1`` (the filter does not fit the padded input).
     """
-    x_dims, w_dims = tuple(x_dims), tuple(w_dims)
+    x_dims, w_dims = dims_of("x_dims", x_dims), dims_of("w_dims", w_dims)
     check_rank(x_dims)
     if len(w_dims) != len(x_dims) or len(conv.pad) != len(x_dims) - 2:
         raise DescriptorError(
@@ -146,15 +159,15 @@ def output_dims(x_dims: Sequence[int], w_dims: Sequence[int], conv: ConvDescript
         )
     out = []
     for d, (size, tap) in enumerate(zip(spatial, taps, strict=True)):
-        o = output_size(size, tap, conv.pad[d], conv.stride[d], conv.dilation[d])
-        if o < 1:
-            span = (tap - 1) * conv.dilation[d] + 1
+        span = (tap - 1) * conv.dilation[d] + 1
+        if span > size + 2 * conv.pad[d]:
+            o = (size + 2 * conv.pad[d] - span) // conv.stride[d] + 1
             raise DescriptorError(
                 "output-at-least-1",
                 f"spatial dimension {d}: a filter spanning {span} does not fit an input of {size} padded by "
                 f"{conv.pad[d]} on each side (output size {o})",
             )
-        out.append(o)
+        out.append(output_size(size, tap, conv.pad[d], conv.stride[d], conv.dilation[d]))
     return (n, k, *out)
 
 

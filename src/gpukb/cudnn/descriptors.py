@@ -43,6 +43,9 @@ LOGICAL = {4: "NCHW", 5: "NCDHW"}
 #: The formats cuDNN's documentation names, by rank: letters from the largest stride to the smallest.
 FORMATS = {4: ("NCHW", "NHWC", "CHWN"), 5: ("NCDHW", "NDHWC", "CDHWN")}
 
+#: The most elements :func:`layout_grid` computes one by one.
+LAYOUT_GRID_LIMIT = 1 << 16
+
 #: Above this many elements, :func:`overlapping` does not enumerate addresses (see its docstring).
 ENUMERATE_LIMIT = 1 << 22
 
@@ -55,10 +58,31 @@ class DescriptorError(ValueError):
         self.rule = rule
 
 
-def _ints(name: str, values: object) -> tuple[int, ...]:
+#: cuDNN takes dims and strides as C ``int`` arrays (``cudnnSetTensorNdDescriptor(..., const int dimA[], const int
+#: strideA[])``, https://docs.nvidia.com/deeplearning/cudnn/backend/latest/api/cudnn-graph-library.html): each at
+#: most 2^31 - 1.
+INT32_MAX = 2**31 - 1
+
+
+def _ints(name: str, values: object, maximum: int | None = None) -> tuple[int, ...]:
     if isinstance(values, str | bytes) or not isinstance(values, Sequence | np.ndarray):
         raise TypeError(f"{name} must be a sequence of ints; got {given(values)}")
-    return tuple(integer(f"{name}[{i}]", v) for i, v in enumerate(values))
+    if len(values) > 64:  # far past CUDNN_DIM_MAX: refused before each entry is read
+        raise ValueError(f"{name} has {len(values):,} entries; a cuDNN descriptor has at most {MAX_DIMS}")
+    return tuple(integer(f"{name}[{i}]", v, maximum=maximum) for i, v in enumerate(values))
+
+
+def dims_of(name: str, values: object) -> tuple[int, ...]:
+    """Sizes or strides as cuDNN takes them: a sequence of ints, each within a C ``int`` (≤ 2^31 − 1).
+
+    Raises:
+        TypeError: For a string, a non-sequence or an entry that is not an int (a bool or float included).
+        ValueError: For an entry above 2^31 − 1, or more than 64 entries.
+    """
+    try:
+        return _ints(name, values, maximum=INT32_MAX)
+    except ValueError as err:
+        raise ValueError(f"{err} (cuDNN takes dims and strides as C ints)" if "≤" in str(err) else str(err)) from None
 
 
 def check_rank(dims: Sequence[int]) -> None:
@@ -118,7 +142,7 @@ def packed_strides(dims: Sequence[int], fmt: str) -> tuple[int, ...]:
     >>> packed_strides((1, 64, 5, 4), "NHWC")
     (1280, 1, 256, 64)
     """
-    dims = _ints("dims", dims)
+    dims = dims_of("dims", dims)
     check_rank(dims)
     fmt = check_format(fmt, len(dims))
     logical = logical_letters(len(dims))
@@ -147,7 +171,7 @@ def fix_size_one_strides(dims: Sequence[int], strides: Sequence[int], fmt: str) 
     rewrites these strides before it describes a tensor to cuDNN (``fixSizeOneDimStride`` in
     ``aten/src/ATen/cudnn/Descriptors.h``), and so does this function, walking the format from the innermost letter.
     """
-    dims, strides = _ints("dims", dims), _ints("strides", strides)
+    dims, strides = dims_of("dims", dims), dims_of("strides", strides)
     if len(dims) != len(strides):
         raise ValueError(f"dims has {len(dims)} entries and strides {len(strides)}")
     check_rank(dims)
@@ -173,7 +197,7 @@ def overlapping(dims: Sequence[int], strides: Sequence[int]) -> bool:
     ``(3, 2)`` for dims ``(2, 2)`` reach 0, 2, 3, 5); such tensors are decided by listing every address when they
     have at most :data:`ENUMERATE_LIMIT` elements, and counted as overlapping above that.
     """
-    dims, strides = _ints("dims", dims), _ints("strides", strides)
+    dims, strides = dims_of("dims", dims), dims_of("strides", strides)
     moving = sorted((abs(s), d) for d, s in zip(dims, strides, strict=True) if d > 1)
     if not moving:
         return False
@@ -274,7 +298,7 @@ def tensor(dims: Sequence[int], strides: Sequence[int] | None = None, dtype: str
         TypeError: For a non-integer size or stride, or an unknown argument type.
         ValueError: For an unknown data type or format.
     """
-    dims = _ints("dims", dims)
+    dims = dims_of("dims", dims)
     check_rank(dims)
     if dtype not in DATA_TYPES:
         raise ValueError(f"unknown data type {dtype!r}; known: {sorted(DATA_TYPES)}")
@@ -285,7 +309,7 @@ def tensor(dims: Sequence[int], strides: Sequence[int] | None = None, dtype: str
         if fmt is None:
             raise ValueError("give strides or a format (fmt='NCHW') to pack them")
         strides = packed_strides(dims, fmt)
-    strides = _ints("strides", strides)
+    strides = dims_of("strides", strides)
     if len(strides) != len(dims):
         raise DescriptorError(
             "strides-match-dims", f"one stride per dimension: {len(dims)} dims {dims}, {len(strides)} strides"
@@ -304,8 +328,17 @@ def layout_grid(dims: Sequence[int], fmt: str) -> np.ndarray:
     """The offset of every element of a 4-D tensor packed as ``fmt``, as an array indexed ``[n, c, h, w]``.
 
     This is the figure of NVIDIA's documentation: write each element's offset in its place.
+
+    Raises:
+        ValueError: As :func:`tensor` does, and for more than :data:`LAYOUT_GRID_LIMIT` elements (each is
+            computed one by one).
     """
     desc = tensor(dims, fmt=fmt)
+    if desc.elements > LAYOUT_GRID_LIMIT:
+        raise ValueError(
+            f"layout_grid computes every element's offset; keep the tensor at {LAYOUT_GRID_LIMIT:,} elements or "
+            f"fewer; dims {desc.dims} have {desc.elements:,}"
+        )
     grid = np.zeros(desc.dims, dtype=np.int64)
     for index in product(*(range(d) for d in desc.dims)):
         grid[index] = desc.offset(index)

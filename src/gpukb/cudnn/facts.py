@@ -60,16 +60,26 @@ def load() -> Facts:
 
 
 def facts_table(topic: str) -> tuple[list[str], list[list[str]]]:
-    """The facts of one topic as (headers, rows): fact, sources, status and date, the test that holds it."""
-    data = load()
+    """The facts of one topic as (headers, rows): fact, source keys, status and date, the test that holds it.
+
+    The source column names each source by its key; :func:`sources_cited` spells the keys out once per table.
+    """
     rows = [
-        [f.text, "; ".join(data.sources[s] for s in f.sources), f"{f.status}, {f.checked.isoformat()}", f.test]
-        for f in data.facts
+        [f.text, ", ".join(f.sources), f"{f.status}, {f.checked.isoformat()}", f.test]
+        for f in load().facts
         if f.topic == topic
     ]
     if not rows:
         raise ValueError(f"no facts of topic {topic!r}; topics: tensor, convolution, math, algorithm")
     return ["fact", "source", "status, checked", "test"], rows
+
+
+def sources_cited(topic: str) -> list[tuple[str, str]]:
+    """``(key, source)`` for every source the facts of one topic cite, in the order of ``[sources]``."""
+    facts_table(topic)  # refuses an unknown topic
+    data = load()
+    used = {s for f in data.facts if f.topic == topic for s in f.sources}
+    return [(key, text) for key, text in data.sources.items() if key in used]
 
 
 def fact(fact_id: str) -> Fact:

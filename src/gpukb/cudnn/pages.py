@@ -7,6 +7,7 @@ or loads what it renders. Library modules (:mod:`gpukb.cudnn.descriptors`, :mod:
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections.abc import Sequence
 
@@ -61,7 +62,9 @@ def memory_layout() -> str:
 def fact_table(topic: str) -> str:
     """The cited facts of one topic (tensor, convolution, math, algorithm)."""
     headers, rows = facts.facts_table(topic)
-    return markdown_table(headers, [[text, source, status, f"`{test}`"] for text, source, status, test in rows])
+    table = markdown_table(headers, [[text, source, status, f"`{test}`"] for text, source, status, test in rows])
+    cited = "\n".join(f"- **{key}**: {text}" for key, text in facts.sources_cited(topic))
+    return table + "\n\nSources:\n\n" + cited + "\n"
 
 
 #: Impossible descriptors the pages show, as (what is asked, dims, strides, dtype); the error is computed.
@@ -203,15 +206,32 @@ def _record(record_id: str) -> ConvForward:
     return load(record_id, ConvForward)
 
 
+def _cudnn_version(number: int) -> str:
+    """cuDNN 9's version number, ``major·10000 + minor·100 + patch``, as ``major.minor.patch``."""
+    return f"{number // 10000}.{number % 10000 // 100}.{number % 100}"
+
+
 def conv_measured_on(record_id: str = CONV_H100) -> str:
-    """Where the run came from, and which cuDNN each part loaded."""
+    """Where the run came from, and which cuDNN each part loaded: the program and torch may run different ones."""
     r = _record(record_id)
     parts = [measured_on(r.run)]
+    program = re.search(r"cuDNN (\d+)", r.cudnn_library or "")
+    frontend = re.search(r"backend (\d+)", r.frontend_version or "")
     if r.cudnn_library:
         parts.append(f"The C++ program reported `{r.cudnn_library}` and loaded `{r.linked or 'unknown'}`.")
     if r.frontend_version:
         parts.append(f"The graph API ran as {r.frontend_version}.")
-    return " ".join(parts)
+    note = ""
+    if program and r.run.versions.cudnn:
+        mine, torchs = _cudnn_version(int(program.group(1))), r.run.versions.cudnn
+        backend = f"; cudnn-frontend's backend is {_cudnn_version(int(frontend.group(1)))}" if frontend else ""
+        if mine != torchs:
+            note = (
+                f"\n\n**Two cuDNN versions ran.** The C++ program used the machine's cuDNN {mine}; torch used "
+                f"cuDNN {torchs} from its own wheel{backend}. The version in the line above is torch's. Where the "
+                "program is compared with torch below, the library version differs as well as the API."
+            )
+    return " ".join(parts) + note
 
 
 def conv_build(record_id: str = CONV_H100) -> str:

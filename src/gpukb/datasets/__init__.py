@@ -9,8 +9,12 @@ CHAPTER = Chapter(
     "counts, licences), checked against their own pages; loaders for their file formats.",
     position=40,
     data_files={
-        "datasets/eeg.toml": DataFile("gpukb.datasets.catalog:parse_file", "dataset"),
-        "datasets/people.toml": DataFile("gpukb.datasets.catalog:parse_file", "dataset"),
+        "datasets/eeg.toml": DataFile(
+            "gpukb.datasets.catalog:parse_file", "dataset", schemas=(("dataset", "gpukb.datasets.catalog:Dataset"),)
+        ),
+        "datasets/people.toml": DataFile(
+            "gpukb.datasets.catalog:parse_file", "dataset", schemas=(("dataset", "gpukb.datasets.catalog:Dataset"),)
+        ),
     },
     checks="tests.datasets.test_page_tables",
 )

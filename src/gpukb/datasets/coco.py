@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gpukb import arguments
+
 
 @dataclass(frozen=True)
 class DetectionStats:
@@ -104,13 +106,17 @@ def load(path: str | Path) -> dict[str, Any]:
     """Read and validate a COCO-style JSON file.
 
     Raises:
-        ValueError: For a file that is not JSON (with the file name) or not a valid COCO document.
+        FileNotFoundError: If there is no such file.
+        ValueError: For something other than a regular file, or a file that is not JSON or not a valid COCO
+            document (with the file name).
     """
-    path = Path(path)
+    path = arguments.regular_file("a COCO .json file", path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as err:
         raise ValueError(f"{path}: not JSON: {err}") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not UTF-8 text (a COCO file is JSON)") from None
     try:
         validate(data)
     except ValueError as err:

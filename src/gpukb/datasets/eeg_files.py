@@ -19,6 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
+from gpukb import arguments
+
 #: Per-signal header fields in file order: (name, width in bytes).
 SIGNAL_FIELDS: tuple[tuple[str, int], ...] = (
     ("label", 16),
@@ -202,9 +204,11 @@ def read_header(path: str | Path) -> EdfHeader:
     """Read an EDF file's header (only the header bytes are read).
 
     Raises:
-        ValueError: For a malformed header; the message starts with the file name.
+        FileNotFoundError: If there is no such file.
+        ValueError: For something other than a regular file or a malformed header; the message starts with the
+            file name.
     """
-    path = Path(path)
+    path = arguments.regular_file("an EDF file", path)
     with path.open("rb") as handle:
         head = handle.read(256)
         try:

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from gpukb import arguments
 from gpukb.datasets.coco import DetectionStats
 
 #: The box kinds a CrowdHuman person may carry.
@@ -53,16 +54,26 @@ def validate_record(record: Any, where: str = "record") -> None:
                 _check_box(box[key], f"{label}.{key}")
 
 
+def _utf8_lines(handle, path: Path) -> list[str]:
+    try:
+        return handle.readlines()
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not UTF-8 text (an .odgt file is JSON, one record per line)") from None
+
+
 def read(path: str | Path) -> list[dict[str, Any]]:
     """Read an ``.odgt`` file: one validated record per non-empty line.
 
     Raises:
-        ValueError: Naming the file and line for a line that is not JSON or not a valid record.
+        FileNotFoundError: If there is no such file.
+        ValueError: Naming the file: something other than a regular file (a folder, a named pipe), or, with the
+            line, a line that is not JSON or not a valid record.
     """
-    path = Path(path)
+    path = arguments.regular_file("an .odgt file", path)
     records = []
     with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
+        lines = _utf8_lines(handle, path)
+        for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
             try:
@@ -92,7 +103,7 @@ def stats(records: Iterable[Mapping[str, Any]]) -> DetectionStats:
     images = 0
     per_image: Counter[str] = Counter()
     ignored = masks = 0
-    for index, record in enumerate(records):
+    for index, record in enumerate(records, start=1):  # words count from 1 (record 1, line 1), indices from 0
         validate_record(record, f"record {index}")
         images += 1
         for j, box in enumerate(record["gtboxes"]):

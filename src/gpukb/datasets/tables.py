@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from gpukb import arguments
 from gpukb.datasets.catalog import DOMAINS, STATUSES, Catalog, Dataset, Paper, Resource, load
 
 Cell = str | int | float | None
@@ -96,8 +97,8 @@ def select(
         raise TypeError(f"catalog must be a Catalog (from gpukb.datasets.catalog.load); got {type(catalog).__name__}")
     if text is not None and not isinstance(text, str):
         raise TypeError(f"text must be a string or None; got {text!r} ({type(text).__name__})")
-    if min_subjects is not None and (isinstance(min_subjects, bool) or not isinstance(min_subjects, int)):
-        raise TypeError(f"min_subjects must be an int or None; got {min_subjects!r} ({type(min_subjects).__name__})")
+    if min_subjects is not None:
+        min_subjects = arguments.non_negative_int("min_subjects", min_subjects)
     if status is not None and status not in STATUSES:
         raise ValueError(f"unknown status {status!r}; statuses: {', '.join(STATUSES)}")
     if min_subjects is not None and catalog.domain != "eeg":
@@ -125,8 +126,7 @@ def dataset_table(domain: str, entries: Sequence[Dataset] | None = None) -> tupl
     Raises:
         ValueError: For an unknown domain.
     """
-    if domain not in COLUMNS:
-        raise ValueError(f"unknown domain {domain!r}; domains: {', '.join(DOMAINS)}")
+    arguments.choice("domain", domain, tuple(COLUMNS))
     chosen = load(domain).datasets if entries is None else entries
     if isinstance(chosen, str | bytes) or not all(isinstance(e, Dataset) and e.domain == domain for e in chosen):
         raise TypeError(f"entries must be {domain} datasets from the catalog (or None for all); got {chosen!r:.80}")

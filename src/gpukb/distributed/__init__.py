@@ -23,6 +23,10 @@ CHAPTER = Chapter(
         "distributed.fsdp-training": "gpukb.distributed.results:FsdpTraining",
         "distributed.fsdp-dtypes": "gpukb.distributed.results:FsdpDtypes",
     },
-    data_files={"distributed/fsdp.toml": DataFile("gpukb.distributed.options:parse", "source")},
+    data_files={
+        "distributed/fsdp.toml": DataFile(
+            "gpukb.distributed.options:parse", "source", schemas=(("", "gpukb.distributed.options:FsdpFacts"),)
+        )
+    },
     checks="tests.distributed.test_page_tables",
 )

@@ -1,15 +1,13 @@
 """Time all-reduce, reduce-scatter and all-gather over ``torch.distributed`` and report bandwidth as nccl-tests does.
 
 For each size ``S`` (nccl-tests' definition: the per-rank array for all-reduce, the whole gathered array for
-reduce-scatter and all-gather) the collective runs ``warmup`` times, then ``iters`` times between two barriers; the
-time of one operation is the slowest rank's mean. :func:`gpukb.distributed.collectives.bandwidths` turns it into
-algorithm and bus bandwidth. Works on gloo (CPU) and NCCL (one GPU per rank); ``bench/distributed_collectives.py``
-is the ``torchrun`` entry point.
+reduce-scatter and all-gather) the collective runs ``warmup`` times, then ``iters`` times between two barriers, in
+each of ``repeats`` windows; a window's time of one operation is the slowest rank's mean.
+:func:`gpukb.distributed.collectives.bandwidths` turns the median into algorithm and bus bandwidth. Works on gloo
+(CPU) and NCCL (one GPU per rank); ``bench/distributed_collectives.py`` is the ``torchrun`` entry point.
 """
 
 from __future__ import annotations
-
-import time
 
 from gpukb.arguments import choice, positive_int
 from gpukb.distributed.collectives import bandwidths
@@ -54,18 +52,41 @@ def check_values(op: str, world: int, dtype="float32", device: str = "cpu") -> b
 
 
 def measure(
-    op: str, sizes: list[int], iters: int = 20, warmup: int = 5, dtype: str = "float32", device: str = "cpu"
-) -> list[dict[str, float]]:
-    """Rows ``{op, size_bytes, seconds, algbw, busbw, ranks}`` for each size (bandwidths in bytes/s)."""
+    op: str,
+    sizes: list[int],
+    iters: int = 20,
+    warmup: int = 5,
+    dtype: str = "float32",
+    device: str = "cpu",
+    repeats: int = 1,
+) -> list[dict]:
+    """Rows ``{op, size_bytes, ms, algbw, busbw, ranks}`` for each size (bandwidths in bytes/s).
+
+    Each of ``repeats`` samples is one window of ``iters`` back-to-back calls between barriers, timed by the host
+    clock (:class:`~gpukb.measuring.timing.HostTimer`, the GPU synchronized at both ends): the mean time of one call,
+    the slowest rank's. ``ms`` is their summary (:class:`~gpukb.measuring.stats.Summary`, as a dict), and the
+    bandwidths are at its median.
+    """
     import warnings
 
     import torch
     import torch.distributed as dist
 
+    from gpukb.measuring.stats import summarize
+    from gpukb.measuring.timing import HostTimer
+
     choice("op", op, OPS)
     iters, warmup = positive_int("iters", iters), positive_int("warmup", warmup)
+    repeats = positive_int("repeats", repeats)
     world = dist.get_world_size()
-    cuda = torch.device(device).type == "cuda"
+    sync = torch.cuda.synchronize if torch.device(device).type == "cuda" else None
+
+    def settle() -> None:  # every rank's earlier work done, then all ranks start together
+        if sync is not None:
+            sync()
+        dist.barrier()
+
+    timer = HostTimer(sync, calls_per_sample=iters)
     rows = []
     with warnings.catch_warnings():  # torch ≥ 2.12 suggests the *_single names; both exist in 2.11 and 2.13
         warnings.simplefilter("ignore", FutureWarning)
@@ -73,19 +94,12 @@ def measure(
             inp, out = _buffers(op, positive_int("size", size), world, getattr(torch, dtype), device)
             for _ in range(warmup):
                 _call(op, inp, out)
-            if cuda:
-                torch.cuda.synchronize()
-            dist.barrier()
-            start = time.perf_counter()
-            for _ in range(iters):
-                _call(op, inp, out)
-            if cuda:
-                torch.cuda.synchronize()
-            mean = torch.tensor([(time.perf_counter() - start) / iters], dtype=torch.float64, device=device)
-            dist.all_reduce(mean, op=dist.ReduceOp.MAX)
-            seconds = float(mean)
-            algbw, busbw = bandwidths(op, size, seconds, world)
+            samples = timer.time(lambda inp=inp, out=out: _call(op, inp, out), repeats, before=settle)
+            slowest = torch.tensor(samples, dtype=torch.float64, device=device)
+            dist.all_reduce(slowest, op=dist.ReduceOp.MAX)
+            ms = summarize(slowest.tolist())
+            algbw, busbw = bandwidths(op, size, ms.median * 1e-3, world)
             rows.append(
-                {"op": op, "size_bytes": size, "seconds": seconds, "algbw": algbw, "busbw": busbw, "ranks": world}
+                {"op": op, "size_bytes": size, "ms": ms.model_dump(), "algbw": algbw, "busbw": busbw, "ranks": world}
             )
     return rows

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpukb.arguments import choice, positive_int, real
+from gpukb.arguments import array_size, choice, given, integer, positive_int, real
 
 # --8<-- [start:bus-factor]
 #: nccl-tests' bus-bandwidth correction factor for each collective, as a function of the rank count n.
@@ -116,14 +116,23 @@ def ring_all_reduce(arrays) -> RingResult:
 
 def ring_traffic_table(size_bytes: int, ranks: list[int]) -> tuple[list[str], list[list[object]]]:
     """Bytes each rank sends in the simulated ring all-reduce of ``size_bytes`` float32 bytes, against
-    ``2(p − 1)/p · S``, for each rank count."""
+    ``2(p − 1)/p · S``, for each rank count.
+
+    Raises:
+        TypeError: For a size that is not an int or ranks that are not a list of ints.
+        ValueError: For a size that is not a positive multiple of 4, rank counts outside 1 to 1024, or arrays past
+            :data:`gpukb.arguments.MAX_ARRAY_ELEMENTS` in all.
+    """
     size = positive_int("size_bytes", size_bytes)
     if size % 4:
         raise ValueError(f"size_bytes must be a multiple of 4 (float32 elements); got {size}")
+    if isinstance(ranks, str | bytes) or not isinstance(ranks, list | tuple):
+        raise TypeError(f"ranks must be a list of rank counts; got {given(ranks)}")
     headers = ["ranks p", "steps", "bytes sent per rank", "2(p−1)/p · S", "busbw factor"]
     rows = []
-    for p in ranks:
-        p = positive_int("ranks", p)
+    for i, p in enumerate(ranks):
+        p = integer(f"ranks[{i}]", p, minimum=1, maximum=1024)  # simulated in this process: a ring of arrays
+        array_size(f"the simulated arrays of size_bytes={size} on {p} ranks", (p, size // 4))
         n = size // 4
         if n % p:
             raise ValueError(f"{n} float32 elements are not divisible by {p} ranks")
@@ -138,3 +147,37 @@ def ring_traffic_table(size_bytes: int, ranks: list[int]) -> tuple[list[str], li
             ]
         )
     return headers, rows
+
+
+# --8<-- [start:alpha-beta]
+def alpha_beta_time(size_bytes: float, alpha: float, bus_bandwidth: float, factor: float) -> float:
+    """The α-β (latency-bandwidth) model of one collective: ``t = α + factor · S / B``.
+
+    ``α`` is the fixed cost of a call (every step's latency, plus the software's own), ``B`` the bandwidth the
+    links sustain (a bus bandwidth, in bytes per second) and ``factor`` the collective's bus factor, so that
+    ``factor · S`` is the bytes each rank's link carries. Below ``S½ = α · B / factor`` the fixed cost is more than
+    half of the time: there the size hardly matters.
+    """
+    return real("alpha", alpha, minimum=0.0) + real("factor", factor, positive=True) * real(
+        "size_bytes", size_bytes, minimum=0.0
+    ) / real("bus_bandwidth", bus_bandwidth, positive=True)
+
+
+def fit_alpha_beta(sizes: list[int], seconds: list[float], factor: float) -> tuple[float, float]:
+    """``(α, B)`` of :func:`alpha_beta_time` fitted to measured times by least squares on the *relative* error (each
+    point weighted by 1/t), so microsecond calls count as much as millisecond ones.
+
+    Raises:
+        ValueError: For fewer than two sizes, lists of different lengths, or a fit that gives no positive
+            bandwidth (times that do not grow with the size).
+    """
+    if len(sizes) != len(seconds) or len(sizes) < 2:
+        raise ValueError(f"need two or more sizes with one time each; got {len(sizes)} sizes, {len(seconds)} times")
+    s = np.array([real("size", x, positive=True) for x in sizes])
+    t = np.array([real("seconds", x, positive=True) for x in seconds])
+    # t ≈ α + c·S with c = factor / B; divided by t: 1 ≈ α/t + c·S/t
+    (alpha, slope), *_ = np.linalg.lstsq(np.stack([1 / t, s / t], axis=1), np.ones_like(t), rcond=None)
+    if slope <= 0:
+        raise ValueError("the times do not grow with the size: no bandwidth to fit")
+    return float(alpha), float(real("factor", factor, positive=True) / slope)
+    # --8<-- [end:alpha-beta]

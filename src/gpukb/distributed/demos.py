@@ -30,6 +30,9 @@ def run_all(rank: int, world_size: int, device: str = "cpu", sizes: tuple[int, .
         except Exception as e:  # the backend's own message
             refused[dtype] = f"{type(e).__name__}: {str(e).splitlines()[0]}"
     out["refused"] = refused
+    from gpukb.distributed.ddp import gradient_storage
+
+    out["ddp_gradients"] = {view: gradient_storage(view, device=device) for view in (False, True)}
     from gpukb.distributed.fsdp_config import device_mesh
 
     hybrid = device_mesh(plan(data_parallel_replicate_degree=world_size), world_size, torch.device(device).type)

@@ -3,8 +3,9 @@
 :func:`run_spawned` spawns ``world_size`` processes (the ``spawn`` start method), each joins a process group over
 TCP on a free local port and calls ``fn(rank, world_size, *args)``; the parent collects every rank's return value
 or error within ``timeout`` seconds and kills the workers otherwise. With ``backend="gloo"`` the workers see no GPU
-(``CUDA_VISIBLE_DEVICES=""``), so nothing is moved to CUDA, and use one CPU thread each. Under ``torchrun`` use
-:func:`init_from_env` instead.
+(``CUDA_VISIBLE_DEVICES=""``), so nothing is moved to CUDA, and use one CPU thread each. Under ``torchrun`` a
+bench script joins the group ``torchrun`` started through its skeleton
+(:func:`gpukb.records.script.join_process_group`).
 """
 
 from __future__ import annotations
@@ -106,24 +107,3 @@ def run_spawned(
                 p.kill()
                 p.join()
     return [answers[r] for r in range(world_size)]
-
-
-def init_from_env(backend: str | None = None) -> tuple[int, int, str]:
-    """Join the process group ``torchrun`` describes (``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``, ``MASTER_*``);
-    NCCL with one GPU per local rank when CUDA is available, else gloo. Returns ``(rank, world_size, device)``."""
-    import torch
-    import torch.distributed as dist
-
-    if backend is None:
-        backend = "nccl" if torch.cuda.is_available() else "gloo"
-    choice("backend", backend, ("gloo", "nccl"))
-    device = "cpu"
-    kwargs = {}
-    if backend == "nccl":
-        local = int(os.environ.get("LOCAL_RANK", "0"))
-        torch.cuda.set_device(local)
-        device = f"cuda:{local}"
-        kwargs["device_id"] = torch.device(device)
-    if not dist.is_initialized():
-        dist.init_process_group(backend, **kwargs)
-    return dist.get_rank(), dist.get_world_size(), device

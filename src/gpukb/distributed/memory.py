@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpukb.arguments import choice, flag, given, non_negative_int, positive_int
-from gpukb.distributed.model import ModelConfig
+from gpukb.arguments import choice, flag, given, non_negative_int, positive_int, real
+from gpukb.distributed.model import ATTENTION, ModelConfig
 
 #: Bytes per element of each dtype name used here.
 DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
@@ -73,7 +73,14 @@ def fsdp2_unit_transient_bytes_per_param(param_dtype: str | None, reduce_dtype: 
 
 def states_table(world_size: int, parameters: float = 7.5e9) -> tuple[list[str], list[list[object]]]:
     """Bytes per parameter for every scheme at ``world_size`` ranks, and the GB per rank for ``parameters``
-    (the ZeRO paper's figure 1 uses 7.5 billion parameters on 64 GPUs: 120, 31.4, 16.6 and 1.9 GB)."""
+    (the ZeRO paper's figure 1 uses 7.5 billion parameters on 64 GPUs: 120, 31.4, 16.6 and 1.9 GB).
+
+    Raises:
+        TypeError: For a ``world_size`` that is not an int, or ``parameters`` that is not a real number.
+        ValueError: For ``world_size`` < 1, or ``parameters`` that is NaN, infinite or not positive.
+    """
+    positive_int("world_size", world_size)
+    parameters = real("parameters", parameters, positive=True)
     headers = ["scheme", "params B/param", "grads B/param", "optimizer B/param", "total B/param", "GB per rank"]
     rows = []
     for scheme in SCHEMES:
@@ -89,22 +96,31 @@ def _fmt(x: float) -> str:
 
 # --8<-- [start:activations]
 def block_activation_bytes(
-    batch: int, seq: int, hidden: int, heads: int, element_bytes: int, stats_bytes: int = 4
-) -> int:
+    batch: int, seq: int, hidden: int, heads: int, element_bytes: int, stats_bytes: int = 4,
+    attention: str = "written-out",
+) -> int:  # fmt: skip
     """Bytes one :class:`gpukb.distributed.model` block saves for backward, without checkpointing.
 
     ``16·b·s·h`` elements (LayerNorm inputs and outputs, Q/K/V, the attention output, the MLP's two 4h-wide
-    tensors) plus ``a·b·s²`` (the softmax output), at ``element_bytes`` each, plus the mean and reciprocal standard
-    deviation of both LayerNorms (``4·b·s`` values of ``stats_bytes``).
+    tensors), at ``element_bytes`` each, plus the mean and reciprocal standard deviation of both LayerNorms
+    (``4·b·s`` values of ``stats_bytes``), plus what attention keeps: with ``attention="written-out"`` the softmax
+    output, ``a·b·s²`` elements; with ``"fused"`` (``scaled_dot_product_attention``, as FlashAttention) one float32
+    log-sum-exp per row, ``a·b·s`` values of 4 bytes, from which backward recomputes the probabilities.
     """
     b, s, h, a = (positive_int(n, v) for n, v in (("batch", batch), ("seq", seq), ("hidden", hidden), ("heads", heads)))
     e = positive_int("element_bytes", element_bytes)
-    return e * (16 * b * s * h + a * b * s * s) + 4 * b * s * non_negative_int("stats_bytes", stats_bytes)
+    kept = {"written-out": e * a * b * s * s, "fused": 4 * a * b * s}
+    return (
+        e * 16 * b * s * h
+        + kept[choice("attention", attention, ATTENTION)]
+        + 4 * b * s * non_negative_int("stats_bytes", stats_bytes)
+    )
 
 
 def checkpointed_block_bytes(batch: int, seq: int, hidden: int, element_bytes: int) -> int:
     """Bytes kept per block when the block is checkpointed: its input, ``b·s·h`` elements."""
-    return positive_int("element_bytes", element_bytes) * batch * seq * hidden
+    b, s, h = (positive_int(n, v) for n, v in (("batch", batch), ("seq", seq), ("hidden", hidden)))
+    return positive_int("element_bytes", element_bytes) * b * s * h
 
 
 # --8<-- [end:activations]
@@ -112,6 +128,9 @@ def checkpointed_block_bytes(batch: int, seq: int, hidden: int, element_bytes: i
 
 def korthikanti_bytes(batch: int, seq: int, hidden: int, heads: int) -> int:
     """The paper's per-layer count with 16-bit activations and dropout: ``sbh(34 + 5as/h)`` bytes."""
+    batch, seq, hidden, heads = (
+        positive_int(n, v) for n, v in (("batch", batch), ("seq", seq), ("hidden", hidden), ("heads", heads))
+    )
     return seq * batch * hidden * 34 + 5 * heads * seq * seq * batch
 
 
@@ -126,11 +145,13 @@ def model_activation_bytes(
     of the loss (``b·s·V·4``) and the int64 indices the embeddings and the loss keep (positions and a contiguous
     copy of the targets); ``total``: their sum.
     """
+    checkpointing = flag("checkpointing", checkpointing)
     b, s, h, a, layers, v = batch, config.seq, config.hidden, config.heads, config.layers, config.vocab
+    e, stats = positive_int("element_bytes", element_bytes), non_negative_int("stats_bytes", stats_bytes)
     full = block_activation_bytes(b, s, h, a, element_bytes, stats_bytes)
     blocks = layers * (checkpointed_block_bytes(b, s, h, element_bytes) if checkpointing else full)
     recompute = full if checkpointing else 0
-    head = 2 * b * s * h * element_bytes + 2 * b * s * stats_bytes + b * s * v * 4 + (b * s + s) * 8
+    head = 2 * b * s * h * e + 2 * b * s * stats + b * s * v * 4 + (b * s + s) * 8
     return {"blocks": blocks, "recompute": recompute, "head": head, "total": blocks + recompute + head}
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from gpukb.arguments import positive_int
+from gpukb.arguments import choice, positive_int
 
 
 @dataclass(frozen=True)
@@ -55,9 +55,10 @@ def _torch_modules():
     class Block(nn.Module):
         """Pre-LN block: x + attn(ln1(x)), then + mlp(ln2(.)), GELU MLP of width 4·hidden."""
 
-        def __init__(self, hidden: int, heads: int) -> None:
+        def __init__(self, hidden: int, heads: int, attention: str = "written-out") -> None:
             super().__init__()
             self.heads = heads
+            self.attention = attention
             self.ln1 = nn.LayerNorm(hidden)
             self.qkv = nn.Linear(hidden, 3 * hidden)
             self.proj = nn.Linear(hidden, hidden)
@@ -70,9 +71,12 @@ def _torch_modules():
             a = self.heads
             qkv = self.qkv(self.ln1(x)).view(b, s, 3, a, h // a).permute(2, 0, 3, 1, 4)
             q, k, v = qkv[0], qkv[1], qkv[2]
-            scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(h // a))
-            probs = functional.softmax(scores, dim=-1)
-            out = (probs @ v).transpose(1, 2).reshape(b, s, h)
+            if self.attention == "fused":  # keeps the log-sum-exp per row for backward, not the probabilities
+                out = functional.scaled_dot_product_attention(q, k, v)
+            else:
+                scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(h // a))
+                out = functional.softmax(scores, dim=-1) @ v
+            out = out.transpose(1, 2).reshape(b, s, h)
             x = x + self.proj(out)
             return x + self.fc2(functional.gelu(self.fc1(self.ln2(x))))
 
@@ -98,9 +102,14 @@ def _torch_modules():
     return Block, Transformer
 
 
-def block(hidden: int, heads: int):
-    """A new :class:`Block` module (torch is imported on first use)."""
-    return _torch_modules()[0](hidden, heads)
+#: How a :class:`Block` computes attention: written out (the softmax output is saved for backward) or through
+#: ``scaled_dot_product_attention`` (a fused kernel, which saves one log-sum-exp per row instead).
+ATTENTION = ("written-out", "fused")
+
+
+def block(hidden: int, heads: int, attention: str = "written-out"):
+    """A new :class:`Block` module (torch is imported on first use); ``attention`` is one of :data:`ATTENTION`."""
+    return _torch_modules()[0](hidden, heads, choice("attention", attention, ATTENTION))
 
 
 def transformer(config: ModelConfig):

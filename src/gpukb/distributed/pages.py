@@ -90,6 +90,25 @@ def composer_keys_markdown() -> str:
     return markdown_table(["key", "default", "what it does", "source"], rows)
 
 
+def fully_shard_signature() -> str:
+    """``fully_shard``'s parameters and ``FSDPModule``'s setters in the installed torch, read by ``inspect`` when
+    the site is built (the prose names each; a test fails when a torch adds one the page does not name)."""
+    import inspect
+
+    import torch
+    from torch.distributed.fsdp import FSDPModule, fully_shard
+
+    params = inspect.signature(fully_shard).parameters.values()
+    positional = [p.name for p in params if p.kind is not p.KEYWORD_ONLY]
+    keywords = [p.name for p in params if p.kind is p.KEYWORD_ONLY]
+    setters = sorted(m for m in dir(FSDPModule) if m.startswith("set_"))
+    return (
+        f"In torch {torch.__version__.split('+')[0]}: `fully_shard({', '.join(positional)}, *, "
+        f"{', '.join(keywords)})`; the module it returns is an `FSDPModule` with "
+        f"{', '.join(f'`{m}`' for m in setters)}.\n"
+    )
+
+
 def fsdp_map_markdown() -> str:
     """FSDP1 arguments and their FSDP2 counterparts (torchtitan's map)."""
     rows = [[_cell(m.fsdp1), _cell(m.fsdp2), _cell(m.note), _cite(m.source)] for m in facts().fsdp_map]
@@ -246,6 +265,21 @@ def memory_markdown(record_id: str = FSDP_SINGLE_GPU_ID, one_gpu_id: str | None 
     if one_gpu_id:
         headers += ["saved vs one GPU, predicted (GiB)", "saved vs one GPU, measured (GiB)"]
     return markdown_table(headers, rows) + "\n\n" + records.measured_on(record.run)
+
+
+def ddp_buckets_markdown(record_id: str, one_gpu_id: str) -> str:
+    """How much of DDP's extra peak over plain training on one GPU its gradient buckets explain: with the default
+    ``gradient_as_bucket_view=False`` they are a float32 copy of every gradient, 4 bytes per parameter."""
+    record = records.load(record_id, FsdpTraining)
+    _, single = _same_configurations(record, one_gpu_id)
+    run = next(r for r in record.runs if not r.fsdp and r.autocast is None and r.checkpointing == "none")
+    extra = run.peak_bytes - single[_key(run)].peak_bytes
+    buckets = 4 * record.parameters
+    return (
+        f"DDP's peak per GPU was {extra / GIB:.3f} GiB above plain training's on one GPU. Its buckets, a float32 "
+        f"copy of the {record.parameters / 1e6:.0f} M gradients, are {buckets / GIB:.3f} GiB of it "
+        f"({buckets / extra:.0%}); the other {(extra - buckets) / GIB:.3f} GiB this run does not attribute.\n"
+    )
 
 
 def throughput_markdown(record_id: str = FSDP_SINGLE_GPU_ID, one_gpu_id: str | None = None) -> str:
@@ -425,11 +459,21 @@ def machine_markdown(record_id: str) -> str:
     """Where a multi-GPU collectives record ran: ranks, backend, the link between the GPUs, and the run line."""
     record = records.load(record_id, CollectiveBandwidth)
     links = nvlinks(record)
-    link = (
-        f"`nvidia-smi topo -m` shows them joined by `NV{links}`, a bonded set of {links} NVLinks. "
-        if links
-        else "The record shows no NVLink between them. "
-    )
+    if links == H100_NVLINKS:
+        link = (
+            f"`nvidia-smi topo -m` shows `NV{links}` between them, in its legend a connection traversing a bonded set "
+            f"of {links} NVLinks. An H100 SXM has {H100_NVLINKS} NVLinks in all, and on the HGX H100 8-GPU board they "
+            "do not join two GPUs directly: each GPU connects to all four NVSwitch chips of the board, which connect "
+            "every GPU to every other "
+            "([NVIDIA, Introducing NVIDIA HGX H100](https://developer.nvidia.com/blog/introducing-nvidia-hgx-h100-an-"
+            "accelerated-server-platform-for-ai-and-high-performance-computing/), read 2026-11-27). So the two GPUs "
+            "talk through the switches, at the bandwidth of all of one GPU's links; with eight GPUs each GPU's links "
+            "carry its traffic to all seven others. "
+        )
+    elif links:
+        link = f"`nvidia-smi topo -m` shows `NV{links}` between them, a bonded set of {links} NVLinks. "
+    else:
+        link = "The record shows no NVLink between them. "
     return (
         f"{record.world_size} ranks, one GPU each, {record.backend.upper()}. " + link + records.measured_on(record.run)
     )
@@ -447,17 +491,46 @@ def collective_bandwidth_markdown(record_id: str, factor: int = 4) -> str:
         row = [kib(s)]
         for op in ops:
             r = by[op, s]
-            row += [f"{r.seconds * 1e6:.1f}", f"{r.algbw / 1e9:.2f}", f"{r.busbw / 1e9:.2f}"]
+            row += [f"{r.ms.median * 1e3:.1f}", f"{r.algbw / 1e9:.2f}", f"{r.busbw / 1e9:.2f}"]
         rows.append(row)
     headers = ["size S"]
     for op in ops:
         headers += [f"{_OP_NAMES[op]} µs", f"{_OP_NAMES[op]} algbw (GB/s)", f"{_OP_NAMES[op]} busbw (GB/s)"]
+    windows = "" if record.repeats == 1 else f", in each of {record.repeats} windows: the median window"
     how = (
         f"{record.dtype}, {record.world_size} ranks, {record.backend.upper()}; {record.warmup} warm-up calls, then "
-        f"the mean of {record.iters} calls of the slowest rank. Measured at {len(sizes)} sizes from "
+        f"the mean of {record.iters} calls of the slowest rank{windows}. Measured at {len(sizes)} sizes from "
         f"{kib(sizes[0])} to {kib(sizes[-1])}; shown: each size {factor} times the one before. "
     )
     return markdown_table(headers, rows) + "\n\n" + how + records.measured_on(record.run)
+
+
+def alpha_beta_markdown(record_id: str) -> str:
+    """The α-β model fitted to each recorded collective: α, B, the size S½ below which α is more than half the
+    time, and the model's worst relative error (with the size it occurs at). The smallest size is left out of the
+    fit and of the errors: the run's very first call (an all-reduce of it) still carried first-call costs."""
+    record = records.load(record_id, CollectiveBandwidth)
+    rows = []
+    for op in dict.fromkeys(r.op for r in record.rows):
+        measured = sorted((r for r in record.rows if r.op == op), key=lambda r: r.size_bytes)[1:]
+        factor = collectives.bus_factor(op, record.world_size)
+        alpha, bandwidth = collectives.fit_alpha_beta(
+            [r.size_bytes for r in measured], [r.seconds for r in measured], factor
+        )
+        errors = [(collectives.alpha_beta_time(r.size_bytes, alpha, bandwidth, factor) / r.seconds - 1, r.size_bytes)
+                  for r in measured]  # fmt: skip
+        worst, at = max(errors, key=lambda e: abs(e[0]))
+        rows.append([_OP_NAMES[op], f"{alpha * 1e6:.1f}", f"{bandwidth / 1e9:.0f}",
+                     f"{alpha * bandwidth / factor / 2**20:.1f}", f"{worst:+.0%} at {kib(at)}"])  # fmt: skip
+    headers = ["collective", "α (µs)", "B (GB/s)", "S½ (MiB)", "worst error of the model"]
+    first = min(r.size_bytes for r in record.rows)
+    sizes = sorted({r.size_bytes for r in record.rows})
+    return (
+        markdown_table(headers, rows)
+        + f"\n\nFitted to the {len(sizes) - 1} sizes from {kib(sizes[1])} to {kib(sizes[-1])} of each collective "
+        f"({kib(first)} left out: the run's first call, an all-reduce of that size, was slower than the calls after "
+        "it).\n"
+    )
 
 
 def link_comparison_markdown(record_id: str) -> str:

@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from gpukb.measuring.stats import Summary
 from gpukb.records import Record
 from gpukb.schema import StrictModel
 
@@ -69,26 +70,31 @@ class FsdpTraining(Record):
 
 
 class CollectiveRow(StrictModel):
-    """One collective at one size: nccl-tests' S, the slowest rank's mean time, algbw and busbw in bytes/s."""
+    """One collective at one size: nccl-tests' S, the time of one call (each sample one window of ``iters`` calls:
+    their mean, the slowest rank's), and algbw and busbw in bytes/s at its median."""
 
     op: Literal["all_reduce", "reduce_scatter", "all_gather"]
     size_bytes: int = Field(gt=0)
-    seconds: float = Field(gt=0)
+    ms: Summary
     algbw: float = Field(gt=0)
     busbw: float = Field(ge=0)
     ranks: int = Field(gt=0)
 
 
 class CollectiveBandwidth(Record):
-    """``bench/distributed_collectives.py``: bandwidth of three collectives over torch.distributed."""
+    """``bench/distributed_collectives.py``: bandwidth of three collectives over torch.distributed.
+
+    Schema 2 keeps each time as a summary of ``repeats`` windows in milliseconds (schema 1 kept one window's mean
+    in ``seconds``; converted, it is a summary of that one sample)."""
 
     kind: Literal["distributed.collectives"] = "distributed.collectives"
-    schema_version: Literal[1] = 1
+    schema_version: Literal[2] = 2
     backend: Literal["gloo", "nccl"]
     world_size: int = Field(gt=0)
     dtype: str
     iters: int = Field(gt=0)
     warmup: int = Field(ge=0)
+    repeats: int = Field(gt=0)
     topology: str | None = None
     rows: list[CollectiveRow] = Field(min_length=1)
 
@@ -130,3 +136,28 @@ class FsdpDtypes(Record):
     world_size: int = Field(gt=0)
     device: Literal["cpu", "cuda"]
     captures: list[DtypeCapture] = Field(min_length=1)
+
+
+#: What the conversion from schema 1 did, in words; the converted record's ``run.notes`` end with it.
+CONVERSION_NOTE = (
+    "Converted from schema 1 (gpukb.distributed.results.upgrade): each row's seconds, the slowest rank's mean of "
+    "one window of iters calls, became ms, the summary of that one sample (n = 1: median, quartiles and extremes "
+    "are all that value, times 1000), and repeats is 1."
+)
+
+
+def upgrade(data: dict) -> dict:
+    """A schema-1 ``distributed.collectives`` record (parsed JSON) as schema 2; any other record as it was.
+
+    Schema 1 timed one window per size and kept its mean in seconds: that is one sample, so its summary is that
+    value in every field, with ``n = 1``. Nothing else is filled in.
+    """
+    if data.get("kind") != "distributed.collectives" or data.get("schema_version") != 1:
+        return data
+    rows = []
+    for r in data["rows"]:
+        ms = r["seconds"] * 1e3
+        one = {"median": ms, "q1": ms, "q3": ms, "min": ms, "max": ms, "n": 1}
+        rows.append({k: v for k, v in r.items() if k != "seconds"} | {"ms": one})
+    run = {**data["run"], "notes": [*data["run"].get("notes", []), CONVERSION_NOTE]}
+    return {**data, "schema_version": 2, "repeats": 1, "rows": rows, "run": run}

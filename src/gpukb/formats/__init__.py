@@ -14,8 +14,14 @@ CHAPTER = Chapter(
         "formats.codec-speed": "gpukb.formats.results:CodecSpeed",
     },
     data_files={
-        "formats.toml": DataFile("gpukb.formats.spec:parse", "format"),
-        "autocast.toml": DataFile("gpukb.formats.mixed_precision:parse_autocast", "list"),
+        "formats.toml": DataFile(
+            "gpukb.formats.spec:parse", "format", schemas=(("format", "gpukb.formats.spec:FormatEntry"),)
+        ),
+        "autocast.toml": DataFile(
+            "gpukb.formats.mixed_precision:parse_autocast",
+            "list",
+            schemas=(("list", "gpukb.formats.mixed_precision:AutocastList"),),
+        ),
     },
     checks="tests.formats.test_page_tables",
     mutation=(

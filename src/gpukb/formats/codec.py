@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import MAX_EMAX, Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Literal
 
@@ -186,12 +187,22 @@ def _short(value: object) -> str:
     return text if len(text) <= 40 else f"{text[:30]}...({len(text)} characters)"
 
 
+#: A decimal in exponent notation; group 1 is the exponent (to tell an over-long exponent from a non-number).
+_EXPONENT = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)[eE]([+-]?\d+)")
+
+
 def _parse_decimal(text: str) -> Decimal:
     if len(text) > MAX_TEXT_LENGTH:
         raise ValueError(f"a number is at most {MAX_TEXT_LENGTH:,} characters; got {len(text):,}")
     try:
         return Decimal(text.strip())
     except InvalidOperation:
+        exponent = _EXPONENT.fullmatch(text.strip())
+        if exponent:  # well formed, but the exponent is past what decimal holds (about 10**18)
+            raise ValueError(
+                f"{_short(text)} has an exponent of {len(exponent.group(1).lstrip('+-'))} digits; at most "
+                f"{len(str(MAX_EMAX))} are read (numbers that far out are beyond every format anyway)"
+            ) from None
         raise ValueError(f"{_short(text)} is not a number (write e.g. '42.5', '-1e-3', 'inf', 'nan')") from None
 
 

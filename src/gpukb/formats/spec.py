@@ -8,6 +8,7 @@ patterns (``encoding``). The formats and their names in torch, ml_dtypes, HIP an
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 from functools import cache
 from typing import Literal, get_args
@@ -53,6 +54,14 @@ class FormatParameters(StrictModel):
     def _exponent_only(self):
         if self.encoding == "e8m0" and self.mantissa_bits != 0:
             raise ValueError("encoding 'e8m0' is exponent-only (mantissa_bits = 0)")
+        # Every format here centres its exponent range: bias 2^(e-1) - 1; the fnuz formats, which give up the
+        # top binade's infinities but not its values, one more (E4M3FNUZ 8, E5M2FNUZ 16).
+        want = 2 ** (self.exponent_bits - 1) - 1 + (self.encoding == "fnuz")
+        if self.bias != want:
+            raise ValueError(
+                f"bias {self.bias} does not fit {self.exponent_bits} exponent bits with encoding {self.encoding!r}: "
+                f"it is 2^(e-1) - 1{' + 1' if self.encoding == 'fnuz' else ''} = {want}"
+            )
         return self
 
     # --8<-- [end:parameters]
@@ -198,8 +207,54 @@ def parse(text: str, file: str = DATA_FILE) -> FormatsFile:
     data = parse_toml(text, file, ("name_sources", "format"))
     entries = validate_entries(FormatEntry, data.get("format", []), file, "format", key="name")
     sources = validate_document(NameSources, data.get("name_sources"), f"{file}: name_sources")
+    _check_names(entries, file)
     return FormatsFile(name_sources=sources, format=entries)
     # --8<-- [end:parse]
+
+
+def _name_mismatch(entry: FormatEntry, name: str) -> str | None:
+    """What a library name says about its format that ``entry`` contradicts, or ``None``.
+
+    Library names spell the parameters: the width (``float8_``, ``HIP_R_8F``, ``CUDA_R_16BF``), the exponent and
+    mantissa bits (``e4m3``), ``bf`` for bfloat16's 8/7 split, and ``fnuz`` for the fnuz encoding.
+    """
+    low = name.lower()
+    bits = entry.exponent_bits + entry.mantissa_bits + (entry.encoding != "e8m0")
+    width = re.search(r"(?:^b?float|_r_)(\d+)", low)
+    if width and int(width.group(1)) != bits:
+        return f"says {width.group(1)} bits; the format has {bits}"
+    split = re.search(r"e(\d+)m(\d+)", low)
+    if split and (int(split.group(1)), int(split.group(2))) != (entry.exponent_bits, entry.mantissa_bits):
+        return f"says E{split.group(1)}M{split.group(2)}; the format is E{entry.exponent_bits}M{entry.mantissa_bits}"
+    if "bf" in low and (entry.exponent_bits, entry.mantissa_bits) != (8, 7):
+        return f"says bfloat16 (E8M7); the format is E{entry.exponent_bits}M{entry.mantissa_bits}"
+    if split and ("fnuz" in low) != (entry.encoding == "fnuz"):
+        return f"{'says' if 'fnuz' in low else 'lacks'} fnuz; the format's encoding is {entry.encoding!r}"
+    return None
+
+
+def _check_names(entries: list[FormatEntry], file: str) -> None:
+    """Refuse a library name that contradicts its format's parameters (a torch name swapped with another
+    format's), and a name (case-insensitive, as :func:`get_format` reads it) that two formats share: either would
+    make a lookup by that name answer with the wrong format."""
+    owner: dict[str, tuple[int, str, str]] = {}
+    for index, entry in enumerate(entries, start=1):
+        where = f"{file}: format entry {index} ({entry.name})"
+        spelled = [("name", entry.name)] + [(f"{lib} name", getattr(entry, lib)) for lib in LIBRARIES
+                                            if getattr(entry, lib)]  # fmt: skip
+        for field, name in spelled[1:]:
+            mismatch = _name_mismatch(entry, name)
+            if mismatch:
+                raise ValueError(f"{where}: {field} {name!r} {mismatch}")
+        if entry.torch:
+            spelled.append(("torch name", f"torch.{entry.torch}"))
+        for field, name in spelled:
+            first = owner.setdefault(name.lower(), (index, entry.name, field))
+            if first[1] != entry.name:
+                raise ValueError(
+                    f"{where}: {field} {name!r} is already the {first[2]} of format entry {first[0]} ({first[1]}); "
+                    f"a name must name one format"
+                )
 
 
 @cache

@@ -17,8 +17,17 @@ CHAPTER = Chapter(
         "gemm.triton-gemm-sweep": "gpukb.gemm.triton.results:TritonGemmSweep",
     },
     data_files={
-        "gemm/hipblaslt.toml": DataFile("gpukb.gemm.types:parse_file", "group"),
-        "gemm/cublaslt.toml": DataFile("gpukb.gemm.types:parse_file", "group"),
+        "gemm/hipblaslt.toml": DataFile(
+            "gpukb.gemm.types:parse_file", "group", schemas=(("", "gpukb.gemm.types:TableFile"),)
+        ),
+        "gemm/cublaslt.toml": DataFile(
+            "gpukb.gemm.types:parse_file", "group", schemas=(("", "gpukb.gemm.types:TableFile"),)
+        ),
+        "gemm/model_shapes.toml": DataFile(
+            "gpukb.gemm.triton.model_shapes:parse",
+            "model",
+            schemas=(("model", "gpukb.gemm.triton.model_shapes:Model"),),
+        ),
     },
     kernel_pairs="gpukb.gemm.triton.pairs:pairs",
     checks="tests.gemm.test_page_tables",

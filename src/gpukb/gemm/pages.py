@@ -1010,17 +1010,24 @@ def _config_cell(r: SweepRow) -> str:
     return text
 
 
+#: How the page names the sets of shapes of a sweep record (:data:`gpukb.gemm.triton.results.SweepName`).
+_SWEEP_NAMES = {"first": "first sweep", "issue": "issue 29's products", "random": "random sweep", "tiny": "tiny"}
+
+
 def triton_sweep_goal(record: TritonSweepRecord | None = None) -> str:
-    """The sweep's goal per input type: the ratio to the peer (geometric mean, lowest) and the error ratio."""
+    """The sweep's goals per set of shapes and input type: the ratio to the peer (geometric mean, lowest, lowest of
+    the large products) and the error ratio."""
     rows = []
     for g in triton_results.sweep_goal_rows(_sweep(record)):
+        large = g.lowest_large
         rows.append(
             (
+                _SWEEP_NAMES[g.sweep],
                 _DTYPE_SHORT[g.dtype],
-                g.scope,
                 len(g.rows),
                 f"{g.geomean:.3f}",
-                f"{g.lowest.ratio:.3f} ({g.lowest.label})",
+                f"{g.lowest.ratio:.3f} ({_shape(g.lowest)})",
+                "–" if large is None else f"{large.ratio:.3f} ({_shape(large)})",
                 g.goal,
                 "met" if g.met else "**not met**",
                 f"{g.worst_error_ratio:.2f}",
@@ -1028,11 +1035,12 @@ def triton_sweep_goal(record: TritonSweepRecord | None = None) -> str:
             )
         )
     headers = [
-        "type",
-        "shapes counted",
         "shapes",
+        "type",
+        "count",
         "geometric mean of Triton / peer",
-        "lowest (shape)",
+        "lowest (M×N×K)",
+        "lowest with M·N·K ≥ 2^30",
         "speed goal",
         "speed",
         "largest error / peer's error",
@@ -1069,12 +1077,15 @@ def triton_sweep_figure(record: TritonSweepRecord | None = None) -> str:
     return to_svg(fig)
 
 
-def triton_sweep_table(dtype: str = "bfloat16", record: TritonSweepRecord | None = None) -> str:
-    """Every measured shape of one input type: the configuration chosen, the rates, the ratio, the errors."""
+def triton_sweep_table(dtype: str = "bfloat16", sweep: str = "first", record: TritonSweepRecord | None = None) -> str:
+    """Every measured shape of one input type and set of shapes (``"first"``, ``"issue"``, ``"random"``,
+    ``"tiny"``): the configuration chosen, the rates, the ratio, the errors."""
+    if sweep not in _SWEEP_NAMES:
+        raise ValueError(f"sweep must be one of {list(_SWEEP_NAMES)}; got {sweep!r}")
     record = _sweep(record)
     rows = []
     for r in record.rows:
-        if r.dtype != dtype:
+        if r.dtype != dtype or r.sweep != sweep:
             continue
         rows.append(
             (
@@ -1110,22 +1121,28 @@ def triton_sweep_table(dtype: str = "bfloat16", record: TritonSweepRecord | None
     return markdown_table(headers, rows)
 
 
-def triton_sweep_losses(record: TritonSweepRecord | None = None) -> str:
-    """The shapes below the geometric-mean goal, lowest first, as a list (rendered from the record)."""
+def triton_sweep_losses(
+    record: TritonSweepRecord | None = None, below: float = triton_results.SWEEP_GEOMEAN_GOAL
+) -> str:
+    """The shapes below ``below`` (by default the geometric-mean goal), lowest first, as a list (rendered from the
+    record)."""
     record = _sweep(record)
-    losing = triton_results.losing_rows(record)
+    losing = triton_results.losing_rows(record, below)
     if not losing:
-        return f"No shape of the sweep ran below {triton_results.SWEEP_GEOMEAN_GOAL} of its peer."
+        return f"No shape of the sweep ran below {below} of its peer."
     items = [
-        f"- {_DTYPE_SHORT[r.dtype]} {r.label} ({_shape(r)}, {r.layout}): {r.ratio:.3f}, with {_config_cell(r)}"
+        f"- {_SWEEP_NAMES[r.sweep]}, {_DTYPE_SHORT[r.dtype]} {r.label} ({_shape(r)}, {r.layout}): {r.ratio:.3f}, "
+        f"with {_config_cell(r)}"
         for r in losing
     ]
-    return f"The shapes below {triton_results.SWEEP_GEOMEAN_GOAL} of their peer, lowest first:\n\n" + "\n".join(items)
+    return f"The shapes below {below} of their peer, lowest first:\n\n" + "\n".join(items)
 
 
-def triton_host_path(record: TritonSweepRecord | None = None) -> str:
-    """Host time per call of a tiny product of a shape seen before, against ``torch.matmul``."""
-    host = _sweep(record).host
+def triton_host_path(tiny: bool = False, record: TritonSweepRecord | None = None) -> str:
+    """Host time per call of a tiny product of a shape seen before, against ``torch.matmul``: 64³, or with ``tiny``
+    the run's second host measurement (3×5×7, whose rows are not 16-byte aligned)."""
+    record = _sweep(record)
+    host = record.tiny_host if tiny else record.host
     if host is None:
         return "The host path was not measured in this run."
     rows = [
@@ -1142,9 +1159,12 @@ def triton_host_path(record: TritonSweepRecord | None = None) -> str:
     return markdown_table(headers, rows)
 
 
-def triton_tuning_table() -> str:
-    """The committed tuning table: each class, its representative shape, the fastest candidate and the runner-up."""
-    record = triton_tuning.committed()
+def triton_tuning_table(record_id: str = triton_tuning.TABLE_RECORD) -> str:
+    """A committed tuning table (one of ``tuning.TABLE_RECORDS``): each class, its representative shape, the fastest
+    candidate and the runner-up."""
+    if record_id not in triton_tuning.TABLE_RECORDS:
+        raise ValueError(f"record_id must be one of {list(triton_tuning.TABLE_RECORDS)}; got {record_id!r}")
+    record = triton_tuning.committed(record_id)
     rows = []
     for c in record.classes:
         timed = sorted((t for t in c.trials if t.ms is not None), key=lambda t: t.ms or 0.0)
@@ -1186,13 +1206,57 @@ def triton_layout_checks(record: TritonSweepRecord | None = None) -> str:
 
 
 def triton_sweep_run(record: TritonSweepRecord | None = None) -> str:
-    """Where and how the sweep and its tuning table were measured."""
+    """Where and how the sweep and its tuning tables were measured."""
     record = _sweep(record)
-    table = triton_tuning.committed()
+    tables = " ".join(
+        f"The tuning table `{record_id}`: {measured_on(t.run)} Timing: {t.timing}."
+        for record_id in triton_tuning.TABLE_RECORDS
+        for t in (triton_tuning.committed(record_id),)
+    )
     return (
         f"The sweep: {measured_on(record.run)} Timing: {record.timing}. Inputs: {record.inputs}. Errors on "
-        f"{record.error_rows} sampled rows of C. The tuning table: {measured_on(table.run)} Timing: {table.timing}."
+        f"{record.error_rows} sampled rows of C. {tables}"
     )
+
+
+def triton_trials(layout: str, m: int, n: int, k: int) -> str:
+    """Every candidate the issue-29 tuning run timed on one class's representative (bf16), fastest first: how it
+    reads the operands, its work units and rounds on the H100's multiprocessors, its time and cuBLAS's over it."""
+    record_id = triton_tuning.TABLE_RECORDS[0]
+    rows = [
+        (
+            f"`{t.config.label}`" + (f" (split {t.split_k})" if t.split_k and t.config.split_k is None else ""),
+            t.reads,
+            t.units,
+            t.rounds,
+            f"{t.ms * 1e3:.1f}",
+            "–" if t.ratio is None else f"{t.ratio:.3f}",
+        )
+        for t in triton_results.class_trials(record_id, layout, (m, n, k))
+    ]
+    headers = ["configuration", "reads A and B", "tiles × slices", "rounds on 132 SMs", "µs", "cuBLAS / Triton"]
+    return markdown_table(headers, rows)
+
+
+def triton_sweep_changes() -> str:
+    """The first sweep's shapes whose configuration changed with issue 29's tuning, or whose ratio to the peer moved
+    by more than 0.05, before and after (two runs, each against cuBLAS in its own process)."""
+    before = triton_results.sweep_committed(triton_results.SWEEP_BEFORE_ID)
+    after = _sweep(None)
+    rows = [
+        (
+            _DTYPE_SHORT[c.after.dtype],
+            c.after.label,
+            c.after.layout,
+            _config_cell(c.before),
+            f"{c.before.ratio:.3f}",
+            _config_cell(c.after),
+            f"{c.after.ratio:.3f}",
+        )
+        for c in triton_results.sweep_changes(before, after)
+    ]
+    headers = ["type", "shape", "layout", "before: configuration", "before", "after: configuration", "after"]
+    return markdown_table(headers, rows)
 
 
 def triton_sweep_kernels(record: TritonSweepRecord | None = None) -> str:

@@ -198,6 +198,7 @@ def intensity_examples() -> list[tuple[str, int, int]]:
         (f"linear layer, 1024 → 4096, {label}", gemm_flops(m, 4096, 1024), gemm_bytes(m, 4096, 1024, 2))
         for m, label in linear
     ]
-    rows.append(("3×3 max pooling, unit stride (per output)", 9, 2 + 2))
+    # the largest of 9 values takes 8 comparisons (counted as operations; none is a multiply or an add)
+    rows.append(("3×3 max pooling, unit stride (8 comparisons per output)", 8, 2 + 2))
     rows.append(("ReLU (per element)", 1, 2 + 2))
     return rows

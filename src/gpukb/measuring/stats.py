@@ -2,7 +2,8 @@
 
 A single timing is a sample of a noisy process; a benchmark reports the median of many, with the interquartile
 range as its spread, and keeps the extremes so that outliers stay visible. :class:`Summary` is also the model of
-every timing stored in a results file (``gpukb.records``).
+every timing stored in a results file (``gpukb.records``); :class:`PartialSummary` holds what records made before
+that rule kept (a median, sometimes other percentiles), converted without inventing the rest.
 """
 
 from __future__ import annotations
@@ -56,6 +57,41 @@ class Summary(StrictModel):
     def as_dict(self) -> dict[str, float | int]:
         """The summary as plain JSON-ready data (``model_dump()``)."""
         return self.model_dump()
+
+
+class PartialSummary(StrictModel):
+    """What a results file recorded before every timing was a :class:`Summary`: the median, and where the run
+    kept them, the number of samples and the 20th and 80th percentiles (``triton.testing.do_bench``'s
+    quantiles). Quartiles and extremes are absent because those runs did not keep them; they are never filled
+    in. Only committed records converted from an earlier schema hold one (their ``run.notes`` say how); a new
+    measurement is summarized whole (:func:`summarize`).
+
+    Attributes:
+        median: The middle value.
+        n: How many values the median was taken of, where the run recorded it.
+        p20: The 20th percentile, where recorded.
+        p80: The 80th percentile, where recorded.
+    """
+
+    median: Milliseconds
+    n: int | None = Field(default=None, ge=1)
+    p20: Milliseconds | None = None
+    p80: Milliseconds | None = None
+
+    @model_validator(mode="after")
+    def _ordered(self) -> PartialSummary:
+        if (self.p20 is None) != (self.p80 is None):
+            raise ValueError(f"p20 and p80 are recorded together or not at all; got p20={self.p20}, p80={self.p80}")
+        if self.p20 is not None and not self.p20 <= self.median <= self.p80:  # type: ignore[operator]
+            raise ValueError(
+                f"summary values are not ordered p20 ≤ median ≤ p80: p20={self.p20}, median={self.median}, "
+                f"p80={self.p80}"
+            )
+        return self
+
+
+#: A timing as a results file holds it: a whole :class:`Summary`, or what an older record kept of one.
+RecordedSummary = Summary | PartialSummary
 
 
 def summarize(samples: Sequence[float]) -> Summary:

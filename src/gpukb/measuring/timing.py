@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from gpukb.arguments import positive_int
+from gpukb.measuring.stats import Summary, summarize
 
 
 class Monitor(Protocol):
@@ -34,7 +35,8 @@ class Monitor(Protocol):
 
 
 class Timer(Protocol):
-    """Something that times ``n`` calls of a function, one sample per call, in milliseconds."""
+    """Something that times ``n`` samples of a function, in milliseconds per call (a sample is one call, or the
+    mean of a few back-to-back calls where the timer has ``calls_per_sample``)."""
 
     def time(self, fn: Callable[[], object], n: int, before: Callable[[], object] | None = None) -> list[float]:
         """Call ``before`` (untimed) and then ``fn`` (timed), ``n`` times; return the ``n`` times in ms."""
@@ -48,12 +50,17 @@ class HostTimer:
     Attributes:
         sync: Called before the clock starts and before it stops, e.g. ``torch.cuda.synchronize``. Without
             it, a host clock around GPU work measures the launch, not the work.
+        calls_per_sample: Back-to-back calls per sample; a sample is their mean (see :class:`EventTimer`).
     """
 
     sync: Callable[[], object] | None = None
+    calls_per_sample: int = 1
+
+    def __post_init__(self) -> None:
+        positive_int("calls per sample", self.calls_per_sample)
 
     def time(self, fn: Callable[[], object], n: int, before: Callable[[], object] | None = None) -> list[float]:
-        """Time ``n`` calls of ``fn``; see :class:`Timer`."""
+        """Time ``n`` samples of ``fn``; see :class:`Timer`."""
         positive_int("the number of calls", n)
         samples = []
         for _ in range(n):
@@ -62,10 +69,11 @@ class HostTimer:
             if self.sync is not None:
                 self.sync()
             start = time.perf_counter()
-            fn()
+            for _ in range(self.calls_per_sample):
+                fn()
             if self.sync is not None:
                 self.sync()
-            samples.append((time.perf_counter() - start) * 1e3)
+            samples.append((time.perf_counter() - start) * 1e3 / self.calls_per_sample)
         return samples
 
 
@@ -78,12 +86,20 @@ class EventTimer:
 
     Attributes:
         torch: The ``torch`` module (passed in so that this module imports without it).
+        calls_per_sample: Back-to-back calls per sample, whose mean the sample is (default one). A call shorter than its
+            own launch leaves the GPU idle while the host launches the next one, and events around that one call
+            time the host; several calls between two events keep the queue full, so the launches overlap the
+            previous calls' work. ``before`` then runs once per sample, ahead of the first of its calls.
     """
 
     torch: Any
+    calls_per_sample: int = 1
+
+    def __post_init__(self) -> None:
+        positive_int("calls per sample", self.calls_per_sample)
 
     def time(self, fn: Callable[[], object], n: int, before: Callable[[], object] | None = None) -> list[float]:
-        """Time ``n`` calls of ``fn``; see :class:`Timer`."""
+        """Time ``n`` samples of ``fn``; see :class:`Timer`."""
         positive_int("the number of calls", n)
         cuda = self.torch.cuda
         starts = [cuda.Event(enable_timing=True) for _ in range(n)]
@@ -92,10 +108,54 @@ class EventTimer:
             if before is not None:
                 before()
             start.record()
-            fn()
+            for _ in range(self.calls_per_sample):
+                fn()
             end.record()
         cuda.synchronize()
-        return [start.elapsed_time(end) for start, end in zip(starts, ends, strict=True)]
+        return [start.elapsed_time(end) / self.calls_per_sample for start, end in zip(starts, ends, strict=True)]
+
+
+class Marks:
+    """CUDA events recorded at chosen points of the work queued on one or more streams, read after it ended.
+
+    For work that is not one call timed again and again (:class:`EventTimer`): the steps of one sample (a copy,
+    then a kernel, each timed), or the operations of several streams laid out on one timeline. :meth:`mark`
+    records an event on a stream where the host has queued the work so far; the GPU reaches it when that
+    stream's earlier work is done.
+
+    Args:
+        torch: The ``torch`` module.
+    """
+
+    def __init__(self, torch: Any) -> None:
+        self.torch = torch
+        self.events: list[Any] = []
+
+    def mark(self, stream: Any = None) -> int:
+        """Record an event on ``stream`` (the current stream when omitted); returns its index."""
+        event = self.torch.cuda.Event(enable_timing=True)
+        if stream is None:
+            event.record()
+        else:
+            event.record(stream)
+        self.events.append(event)
+        return len(self.events) - 1
+
+    def between(self, first: int, last: int) -> float:
+        """Milliseconds from mark ``first`` to mark ``last`` (waits for ``last`` to complete)."""
+        count = len(self.events)
+        for name, index in (("first", first), ("last", last)):
+            if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < count:
+                raise ValueError(f"{name} must be the index of a mark, 0 to {count - 1}; got {index!r}")
+        self.events[last].synchronize()
+        return float(self.events[first].elapsed_time(self.events[last]))
+
+    def since_first(self) -> list[float]:
+        """Milliseconds from the first mark to every mark (the first is 0); waits for all of them."""
+        if not self.events:
+            raise ValueError("no marks were recorded")
+        self.torch.cuda.synchronize()
+        return [self.between(0, i) for i in range(len(self.events))]
 
 
 @dataclass(frozen=True)
@@ -142,7 +202,7 @@ class Measurement:
     Attributes:
         samples: One time per timed call, in milliseconds.
         estimate_ms: The estimated cost of one call, used to size warm-up and repetition.
-        warmup_calls: How many warm-up calls were made.
+        warmup_calls: How many warm-up samples were taken (calls, for a timer that times one call a sample).
         window: What the monitor saw during the timed calls (a
             :class:`~gpukb.measuring.device.WindowClocks`), or ``None`` without a monitor.
     """
@@ -151,6 +211,10 @@ class Measurement:
     estimate_ms: float
     warmup_calls: int
     window: Any = None
+
+    def summary(self) -> Summary:
+        """The samples' median, quartiles, extremes and count: what a results file stores."""
+        return summarize(self.samples)
 
 
 def benchmark(
@@ -183,11 +247,12 @@ def benchmark(
     budget = budget or Budget()
     timer.time(fn, 1, before)  # the first call may pay one-time costs (loading, planning): not an estimate
     estimate = max(min(timer.time(fn, ESTIMATE_CALLS, before)), 1e-6)
-    warmup = max(budget.min_warmup, math.ceil(budget.warmup_ms / estimate))
+    per_sample = estimate * getattr(timer, "calls_per_sample", 1)  # a sample of a batching timer is several calls
+    warmup = max(budget.min_warmup, math.ceil(budget.warmup_ms / per_sample))
     warmup = min(warmup, 10 * budget.max_reps)
     if warmup:
         timer.time(fn, warmup, before)
-    reps = min(budget.max_reps, max(budget.min_reps, math.ceil(budget.rep_ms / estimate)))
+    reps = min(budget.max_reps, max(budget.min_reps, math.ceil(budget.rep_ms / per_sample)))
     if monitor is None:
         return Measurement(samples=timer.time(fn, reps, before), estimate_ms=estimate, warmup_calls=warmup)
     monitor.start()

@@ -24,7 +24,16 @@ CHAPTER = Chapter(
     start="measuring.md",
     position=30,
     kinds={"performance.sweep": "gpukb.performance.results:SweepRecord"},
-    data_files={"gpu_specs.toml": DataFile("gpukb.performance.specs:parse", "gpu")},
+    data_files={
+        "gpu_specs.toml": DataFile(
+            "gpukb.performance.specs:parse",
+            "gpu",
+            schemas=(
+                ("gpu", "gpukb.performance.specs:GpuEntry"),
+                ("figure", "gpukb.performance.specs:Figure"),
+            ),
+        )
+    },
     checks="tests.performance.test_page_tables",
     mutation=("src/gpukb/performance/pages.py",),
     mutation_tests=(
@@ -34,7 +43,7 @@ CHAPTER = Chapter(
         "tests/performance/test_measured.py",
     ),
     gpu_runs={
-        "sweep-quick": GpuRun("python3 bench/gpu_sweep.py --quick --output {out}", "performance/h100-sweep-quick", 90),
-        "sweep": GpuRun("python3 bench/gpu_sweep.py --output {out}", "performance/h100-sweep", 240),
+        "sweep-quick": GpuRun("python3 bench/gpu_sweep.py --quick {out}", "performance/h100-sweep-quick", 90),
+        "sweep": GpuRun("python3 bench/gpu_sweep.py {out}", "performance/h100-sweep", 240),
     },
 )

@@ -16,22 +16,17 @@ from typing import TextIO
 
 from gpukb.performance.results import SUITES, SweepRecord, file_name
 from gpukb.performance.suites import Stopwatch, first_line
-from gpukb.records import ClockReading, clock_reading, describe_run, finished, read, write
+from gpukb.records import ClockReading, Run, clock_reading, describe_run, finished, read, rerecord_option, write
+from gpukb.records.script import cuda_missing
 
 #: Exit status when nothing could be measured or a suite failed (argparse uses 2 for usage errors).
 FAILURE = 1
 
 
 def gpu_status() -> str | None:
-    """Why nothing can be measured here, or ``None`` when a CUDA GPU is available."""
-    try:
-        import torch
-    except ImportError:
-        return "torch is not installed, so no GPU can be reached"
-    if not torch.cuda.is_available():
-        build = f"CUDA {torch.version.cuda}" if torch.version.cuda else "no CUDA (a CPU build)"
-        return f"no CUDA GPU is available (torch {torch.__version__}, built with {build})"
-    return None
+    """Why nothing can be measured here, or ``None`` when a CUDA GPU is available (the bench scripts' answer,
+    :func:`gpukb.records.script.cuda_missing`)."""
+    return cuda_missing()
 
 
 class Progress:
@@ -66,6 +61,8 @@ def run(
     mode: str = "full",
     command: str | None = None,
     progress: Callable[[str], None] | None = None,
+    described: Run | None = None,
+    started: float | None = None,
 ) -> SweepRecord:
     """Measure the chosen suites on CUDA device 0 and return the sweep record (write it with
     :func:`gpukb.records.write`).
@@ -81,6 +78,8 @@ def run(
         mode: ``"full"`` or ``"quick"`` (smaller sweeps, shorter budgets; well under a minute).
         command: The command line to record; the one that started this process when omitted.
         progress: Receives progress lines; a :class:`Progress` on stderr when omitted.
+        described: The run, already described (by a bench script's skeleton, :mod:`gpukb.records.script`), and
+            ``started``, the ``time.perf_counter()`` of that moment; described here when omitted.
 
     Raises:
         RuntimeError: If no CUDA GPU is available.
@@ -99,9 +98,11 @@ def run(
     import torch
 
     progress = progress or Progress()
-    started = time.perf_counter()
     torch.cuda.init()
-    described = describe_run(command)
+    if described is None:
+        started, described = time.perf_counter(), describe_run(command)
+    elif started is None:
+        raise ValueError("a run described elsewhere comes with the time it started (started=...)")
     gpu = described.gpu
     if gpu is None:
         raise RuntimeError("torch sees a CUDA GPU, but the run description found none")
@@ -149,8 +150,8 @@ def run(
     )
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``gpukb bench`` (and of ``bench/gpu_sweep.py``)."""
+def add_suite_arguments(parser: argparse.ArgumentParser) -> None:
+    """What to measure: ``--quick`` and ``--suite``, options of ``gpukb bench`` and of ``bench/gpu_sweep.py``."""
     parser.add_argument("--quick", action="store_true", help="small sweeps and short budgets (under a minute)")
     parser.add_argument(
         "--suite",
@@ -159,7 +160,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SUITE",
         help=f"run only this suite (repeatable); one of {', '.join(SUITES)}",
     )
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``gpukb bench``: what to measure, where to write it, or a results file to show."""
+    add_suite_arguments(parser)
     parser.add_argument("--output", type=Path, metavar="FILE", help="where to write the results (JSON)")
+    rerecord_option(parser)
     parser.add_argument(
         "--show", type=Path, metavar="FILE", help="print the tables of a results file instead of measuring"
     )
@@ -175,8 +182,10 @@ def execute(args: argparse.Namespace, parser: argparse.ArgumentParser, out: Text
 
     out = out if out is not None else sys.stdout
     if args.show is not None:
-        if args.quick or args.suite or args.output:
-            parser.error("--show reads a results file; it cannot be combined with --quick, --suite or --output")
+        if args.quick or args.suite or args.output or args.rerecord:
+            parser.error(
+                "--show reads a results file; it cannot be combined with --quick, --suite, --output or --rerecord"
+            )
         try:
             record = read(args.show, SweepRecord)
         except UnicodeDecodeError:
@@ -185,6 +194,8 @@ def execute(args: argparse.Namespace, parser: argparse.ArgumentParser, out: Text
             parser.error(str(err))
         print(pages.run_summary(record), file=out)
         return 0
+    if args.output is not None and args.output.exists() and not args.rerecord:
+        parser.error(f"{args.output} exists; pass --rerecord to replace it (with a record of the same kind)")
     reason = gpu_status()
     if reason is not None:
         print(
@@ -197,7 +208,7 @@ def execute(args: argparse.Namespace, parser: argparse.ArgumentParser, out: Text
     record = run(args.suite, "quick" if args.quick else "full", command=None)
     path = args.output or Path(file_name(record.run.gpu.name, record.run.date.isoformat()))
     try:
-        write(record, path)
+        write(record, path, replace=args.rerecord)
     except ValueError as err:
         raw = path.with_suffix(".invalid.json")
         raw.write_text(record.model_dump_json(indent=1) + "\n", encoding="utf-8")
@@ -209,10 +220,3 @@ def execute(args: argparse.Namespace, parser: argparse.ArgumentParser, out: Text
         print(f"{parser.prog}: some suites failed: {record.failed()}", file=sys.stderr)
         return FAILURE
     return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``bench/gpu_sweep.py``: the same options as ``gpukb bench``."""
-    parser = argparse.ArgumentParser(prog="gpu_sweep.py", description=__doc__.splitlines()[0])
-    add_arguments(parser)
-    return execute(parser.parse_args(argv), parser)

@@ -9,8 +9,14 @@ CHAPTER = Chapter(
     "each checked against a reference.",
     position=75,
     data_files={
-        "sequences/lstm_example.toml": DataFile("gpukb.sequences.worked_example:parse", "example"),
-        "sequences/bleu_examples.toml": DataFile("gpukb.sequences.bleu:parse_examples", "example"),
+        "sequences/lstm_example.toml": DataFile(
+            "gpukb.sequences.worked_example:parse",
+            "example",
+            schemas=(("example", "gpukb.sequences.worked_example:LstmExample"),),
+        ),
+        "sequences/bleu_examples.toml": DataFile(
+            "gpukb.sequences.bleu:parse_examples", "example", schemas=(("example", "gpukb.sequences.bleu:BleuExample"),)
+        ),
     },
     checks="tests.sequences.test_page_tables",
 )

@@ -31,7 +31,7 @@ from functools import cache
 
 from pydantic import Field
 
-from gpukb.arguments import choice, flag, given, real
+from gpukb.arguments import choice, flag, given, integer, real
 from gpukb.data import data_text
 from gpukb.schema import StrictModel, parse_toml, validate_entries
 
@@ -84,8 +84,14 @@ def tokenize(line: str, method: str = "13a", lowercase: bool = False) -> list[st
 
 
 def ngrams(tokens: Sequence[str], max_order: int = MAX_ORDER) -> Counter:
-    """Counts of every n-gram (as a tuple) of orders 1 .. ``max_order``."""
-    return Counter(tuple(tokens[i : i + n]) for n in range(1, max_order + 1) for i in range(len(tokens) - n + 1))
+    """Counts of every n-gram (as a tuple) of orders 1 .. ``max_order`` (orders longer than the tokens have none).
+
+    Raises:
+        TypeError: For a ``max_order`` that is not an int.
+        ValueError: For a ``max_order`` below 1.
+    """
+    top = min(integer("max_order", max_order, minimum=1), len(tokens))
+    return Counter(tuple(tokens[i : i + n]) for n in range(1, top + 1) for i in range(len(tokens) - n + 1))
 
 
 @dataclass(frozen=True)
@@ -171,7 +177,7 @@ def score_from_stats(
         ValueError: For an unknown smoothing method.
     """
     choice("smooth", smooth, SMOOTHING)
-    value = SMOOTH_DEFAULTS.get(smooth, 0.0) if smooth_value is None else real("smooth_value", smooth_value)
+    value = SMOOTH_DEFAULTS.get(smooth, 0.0) if smooth_value is None else real("smooth_value", smooth_value, minimum=0)
     c, r = stats.hyp_len, stats.ref_len
     bp = 1.0 if c >= r else (math.exp(1 - r / c) if c > 0 else 0.0)
     order = len(stats.totals)
@@ -218,22 +224,22 @@ def _references(references: object, segments: int) -> list[list[str]]:
     per_segment: list[list[str]] = [[] for _ in range(segments)]
     for k, stream in enumerate(references):
         if isinstance(stream, str) or not isinstance(stream, Sequence):
-            raise TypeError(f"reference stream {k} must be a list of strings, one per hypothesis; got {given(stream)}")
+            raise TypeError(f"references[{k}] must be a list of strings, one per hypothesis; got {given(stream)}")
         if len(stream) != segments:
-            raise ValueError(f"reference stream {k} has {len(stream)} segments; there are {segments} hypotheses")
+            raise ValueError(f"references[{k}] has {len(stream)} segments; there are {segments} hypotheses")
         for s, ref in enumerate(stream):
             if ref is None:
                 continue
             if not isinstance(ref, str):
-                raise TypeError(f"reference {s} of stream {k} must be a string or None; got {given(ref)}")
+                raise TypeError(f"references[{k}][{s}] must be a string or None; got {given(ref)}")
             if not ref.strip():
                 raise ValueError(
-                    f"reference {s} of stream {k} is empty; pass None for a segment this stream has no reference for"
+                    f"references[{k}][{s}] is empty; pass None for a segment this stream has no reference for"
                 )
             per_segment[s].append(ref)
     for s, refs in enumerate(per_segment):
         if not refs:
-            raise ValueError(f"segment {s} has no reference in any stream")
+            raise ValueError(f"hypotheses[{s}] has no reference in any stream")
     return per_segment
 
 
@@ -300,10 +306,10 @@ def sentence_bleu(
         raise ValueError("references is empty: BLEU needs at least one reference")
     for k, ref in enumerate(references):
         if not isinstance(ref, str):
-            raise TypeError(f"reference {k} must be a string; got {given(ref)}")
+            raise TypeError(f"references[{k}] must be a string; got {given(ref)}")
         if not ref.strip():
             raise ValueError(
-                f"reference {k} is empty ({ref!r}); sacreBLEU counts an empty reference as one of "
+                f"references[{k}] is empty ({ref!r}); sacreBLEU counts an empty reference as one of "
                 "length 0, which can decide the brevity penalty: leave it out instead"
             )
     return corpus_bleu(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from gpukb import arguments
 from gpukb.sequences import bleu
 
 EPILOG = """examples:
@@ -35,7 +36,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _lines(path: Path) -> list[str]:
-    return path.read_text(encoding="utf-8").splitlines()
+    path = arguments.regular_file("a segment file", path)  # a named pipe would block the read forever
+    try:
+        return path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not UTF-8 text (one segment per line)") from None
 
 
 def run(args: argparse.Namespace) -> int:

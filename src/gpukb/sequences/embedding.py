@@ -13,7 +13,7 @@ import numbers
 
 import numpy as np
 
-from gpukb.arguments import given, positive_int
+from gpukb.arguments import array_size, given, positive_int
 from gpukb.sequences.rnn import as_matrix
 
 
@@ -49,6 +49,7 @@ def one_hot(ids: object, vocab_size: int) -> np.ndarray:
         TypeError, ValueError: As :func:`token_ids`.
     """
     array = token_ids(ids, vocab_size)
+    array_size("one-hot rows", (array.size, vocab_size))
     out = np.zeros((array.size, vocab_size))
     out[np.arange(array.size), array] = 1.0
     return out

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpukb.arguments import array_size, non_negative_int, positive_int
 from gpukb.sequences.rnn import as_matrix, as_vector, initial_state, output_grad, sequence_input, unbatch
 
 #: torch's order of the gates along the stacked axis.
@@ -82,8 +83,16 @@ class LSTMParams:
 
     @classmethod
     def random(cls, input_size: int, hidden_size: int, seed: int = 0) -> LSTMParams:
-        """Weights drawn as torch draws them, uniform in ``±1/sqrt(H)``, from ``seed``."""
-        rng = np.random.default_rng(seed)
+        """Weights drawn as torch draws them, uniform in ``±1/sqrt(H)``, from ``seed``.
+
+        Raises:
+            TypeError: For sizes or a seed that are not ints.
+            ValueError: For sizes below 1, a negative seed, or weights past :data:`gpukb.arguments.MAX_ARRAY_ELEMENTS`.
+        """
+        input_size, hidden_size = positive_int("input_size", input_size), positive_int("hidden_size", hidden_size)
+        array_size(f"the weights of input_size={input_size}, hidden_size={hidden_size}",
+                   (4 * hidden_size, input_size + hidden_size))  # fmt: skip
+        rng = np.random.default_rng(non_negative_int("seed", seed))
         k = 1 / np.sqrt(hidden_size)
         draw = lambda *shape: rng.uniform(-k, k, size=shape)  # noqa: E731
         h4 = 4 * hidden_size

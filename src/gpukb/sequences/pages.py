@@ -123,6 +123,14 @@ def bottleneck() -> str:
     return markdown_table(headers, cells) + "\n"
 
 
+def capacity() -> str:
+    """The bottleneck as counting: a rotation RNN whose first input never fades, and inputs that share a context."""
+    headers, rows = seq2seq.capacity_rows()
+    cells = [[n, numbers, size, f"{sens:.4f}", null, "–" if shift is None else f"{shift:.2f}",
+              "–" if gap is None else f"{gap:.0e}"] for n, numbers, size, sens, null, shift, gap in rows]  # fmt: skip
+    return markdown_table(headers, cells) + "\n"
+
+
 # --- BLEU (docs/sequences/bleu.md) ---------------------------------------------------------------------------------
 
 

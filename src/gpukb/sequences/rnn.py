@@ -10,12 +10,16 @@ Everything is computed in float64. The shape checks here are shared with :mod:`g
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 
-from gpukb.arguments import choice
+from gpukb.arguments import array_size, choice, non_negative_int, positive_int, real
+
+#: The widest uniform draw ``±scale`` numpy can make: its range, ``2 · scale``, must be a float.
+MAX_SCALE = sys.float_info.max / 2
 
 #: The nonlinearities ``torch.nn.RNN`` offers.
 NONLINEARITIES = ("tanh", "relu")
@@ -165,9 +169,18 @@ class RNNParams:
         scale: float | None = None,
         nonlinearity: Literal["tanh", "relu"] = "tanh",
     ) -> RNNParams:
-        """Weights drawn as torch draws them, uniform in ``±1/sqrt(H)`` (or ``±scale``), from ``seed``."""
-        rng = np.random.default_rng(seed)
-        k = 1 / np.sqrt(hidden_size) if scale is None else scale
+        """Weights drawn as torch draws them, uniform in ``±1/sqrt(H)`` (or ``±scale``), from ``seed``.
+
+        Raises:
+            TypeError: For sizes or a seed that are not ints, a scale that is not a real number.
+            ValueError: For sizes below 1, a negative seed, a scale that is not finite and positive, an unknown
+                nonlinearity, or weights past :data:`gpukb.arguments.MAX_ARRAY_ELEMENTS`.
+        """
+        input_size, hidden_size = positive_int("input_size", input_size), positive_int("hidden_size", hidden_size)
+        array_size(f"the weights of input_size={input_size}, hidden_size={hidden_size}",
+                   (hidden_size, input_size + hidden_size))  # fmt: skip
+        rng = np.random.default_rng(non_negative_int("seed", seed))
+        k = 1 / np.sqrt(hidden_size) if scale is None else real("scale", scale, positive=True, maximum=MAX_SCALE)
         draw = lambda *shape: rng.uniform(-k, k, size=shape)  # noqa: E731
         return cls(
             draw(hidden_size, input_size),

@@ -9,8 +9,10 @@ bottleneck concrete:
   through time computes (:func:`gpukb.sequences.rnn.rnn_backward`, all components of ``c`` in one batched pass);
 * the distance between the contexts of two inputs that differ only in their first token.
 
-Both shrink as the input grows: early tokens are squeezed out of a fixed-size vector. Attention (Bahdanau et al.,
-2015) removes the bottleneck by giving the decoder every encoder state; that is the attention chapter's subject.
+With random contractive weights both shrink as the input grows; that is the fading (vanishing-gradient) effect of
+a tanh RNN, which depends on the weights. :func:`capacity_rows` shows the bottleneck itself, without fading: a
+context of H numbers cannot tell apart inputs of more than H numbers. Attention (Bahdanau et al., 2015) removes the
+bottleneck by giving the decoder every encoder state; that is the attention chapter's subject.
 """
 
 from __future__ import annotations
@@ -19,9 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpukb.arguments import integer, positive_int
+from gpukb.arguments import array_size, given, integer, non_negative_int, positive_int, real
 from gpukb.sequences.embedding import lookup
-from gpukb.sequences.rnn import RNNParams, rnn_backward, rnn_forward
+from gpukb.sequences.rnn import MAX_SCALE, RNNParams, rnn_backward, rnn_forward
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,9 @@ class Seq2Seq:
         vocab_size, embed, hidden = (
             positive_int(n, v) for n, v in (("vocab_size", vocab_size), ("embed", embed), ("hidden", hidden))
         )
+        seed, scale = non_negative_int("seed", seed), real("scale", scale, positive=True, maximum=MAX_SCALE)
+        array_size(f"the weights of vocab_size={vocab_size}, embed={embed}, hidden={hidden}",
+                   (vocab_size + 2 * hidden, embed + hidden))  # fmt: skip
         rng = np.random.default_rng(seed)
         return cls(
             rng.normal(size=(vocab_size, embed)),
@@ -99,7 +104,15 @@ def bottleneck_rows(lengths: tuple[int, ...] = (2, 5, 10, 20, 50, 100), seed: in
     inputs that differ only in the first token are.
 
     Inputs are drawn from ``seed``; the model is :meth:`Seq2Seq.random` with the same seed.
+
+    Raises:
+        TypeError: For ``lengths`` that is not a sequence of ints, or a seed that is not an int.
+        ValueError: For a length below 1 or above 100,000, no lengths, or a negative seed.
     """
+    if isinstance(lengths, str | bytes) or not isinstance(lengths, tuple | list) or not lengths:
+        raise TypeError(f"lengths must be a non-empty tuple of ints; got {given(lengths)}")
+    lengths = tuple(integer(f"lengths[{i}]", n, minimum=1, maximum=100_000) for i, n in enumerate(lengths))
+    seed = non_negative_int("seed", seed)
     model = Seq2Seq.random(seed=seed)
     rng = np.random.default_rng(seed + 100)
     vocab = model.embedding.shape[0]
@@ -113,3 +126,44 @@ def bottleneck_rows(lengths: tuple[int, ...] = (2, 5, 10, 20, 50, 100), seed: in
         rows.append([n, c_a.size, model.first_token_sensitivity(ids), float(np.linalg.norm(c_a - c_b))])
     headers = ["input length", "context size", "‖∂c/∂x₁‖", "‖c(A) − c(B)‖"]
     return headers, rows
+
+
+# --8<-- [start:capacity]
+def capacity_rows(
+    lengths: tuple[int, ...] = (1, 2, 3, 4, 8), embed: int = 8, hidden: int = 16, seed: int = 0
+) -> tuple[list[str], list[list]]:
+    """The bottleneck without the fading: a linear RNN ``h_t = W h_{t-1} + U x_t`` whose ``W`` is a rotation.
+
+    ``‖∂c/∂x_1‖ = ‖W^(T-1) U‖ = ‖U‖`` at every length, so the first input never fades. But ``c`` is a linear map
+    of the ``T·E`` input numbers to ``H`` numbers; once ``T·E > H`` it has a null space of dimension ``T·E − H``
+    (for ``U`` of full rank), and two inputs whose first vectors differ by a unit vector share their context
+    exactly. Returns, per length: ``T·E``, ``H``, ``‖∂c/∂x_1‖``, the null space's dimension, and for the pair (when
+    there is one) ``‖x_1(A) − x_1(B)‖`` and ``‖c(A) − c(B)‖``.
+    """
+    embed, hidden = positive_int("embed", embed), positive_int("hidden", hidden)
+    rng = np.random.default_rng(seed)
+    w, _ = np.linalg.qr(rng.normal(size=(hidden, hidden)))  # orthogonal: lengths of states are kept
+    u = rng.normal(size=(hidden, embed)) / np.sqrt(embed)
+    rows = []
+    for n in lengths:
+        n = positive_int("length", n)
+        # c = Σ_t W^(T-t) U x_t: the blocks of the context's matrix, first input first
+        blocks = [np.linalg.matrix_power(w, n - 1 - t) @ u for t in range(n)]
+        a = np.concatenate(blocks, axis=1)  # (H, T·E)
+        _, sv, vt = np.linalg.svd(a)
+        rank = int((sv > sv[0] * 1e-12).sum())
+        null = vt[rank:].T  # (T·E, T·E − rank)
+        gap = shift = None
+        if null.shape[1]:
+            # the direction of the null space that moves the first input most, scaled so it moves it by 1
+            _, _, v1 = np.linalg.svd(null[:embed])
+            z = null @ v1[0]
+            z /= np.linalg.norm(z[:embed])
+            x = rng.normal(size=n * embed)
+            shift = float(np.linalg.norm(z[:embed]))
+            gap = float(np.linalg.norm(a @ x - a @ (x + z)))
+        rows.append([n, n * embed, hidden, float(np.linalg.norm(blocks[0])), null.shape[1], shift, gap])
+    headers = ["input length T", "input numbers T·E", "context size H", "‖∂c/∂x₁‖", "null space T·E − H",
+               "‖x₁(A) − x₁(B)‖", "‖c(A) − c(B)‖"]  # fmt: skip
+    return headers, rows
+    # --8<-- [end:capacity]

@@ -16,9 +16,10 @@ CHAPTER = Chapter(
         "site.snippet-runs": "gpukb.site.snippet_runs:SnippetRuns",
     },
     data_files={
-        "errata.toml": DataFile("gpukb.errata:parse", "erratum"),
-        "mutation.toml": DataFile("gpukb.site.breaking:parse_mutation", "run"),
-        "fuzz.toml": DataFile("gpukb.site.breaking:parse_fuzz", "target"),
+        "errata.toml": DataFile("gpukb.errata:parse", "erratum", schemas=(("erratum", "gpukb.errata:Erratum"),)),
+        "mutation.toml": DataFile("gpukb.site.breaking:parse_mutation", "run", schemas=(("run", "gpukb.site.breaking:MutationRun"),)),
+        "fuzz.toml": DataFile("gpukb.site.breaking:parse_fuzz", "target", schemas=(("target", "gpukb.site.breaking:FuzzTarget"),)),
+        "glossary.toml": DataFile("gpukb.glossary:parse", "term", schemas=(("term", "gpukb.glossary:Term"),)),
     },
     checks="tests.site.test_about_page_tables",
     mutation_tests=("tests/site/test_snippet_runs.py", "tests/site/test_page_tables.py"),

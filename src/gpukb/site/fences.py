@@ -34,7 +34,7 @@ from markdown_it import MarkdownIt
 from pytest_codeblocks.main import extract_from_buffer
 
 from gpukb import chapters
-from gpukb.site.includes import BLOCK_MARKER, INCLUDE_LINE, include_problem
+from gpukb.site.includes import BLOCK_MARKER, INCLUDE_LINE, include_problem, parse_target, sections
 
 CODEBLOCK_LANGUAGES = ("python", "bash", "sh")
 
@@ -401,8 +401,12 @@ def _is_expected_output(fence: Fence, previous: Fence | None) -> bool:
     return runs is not None and runs[0] in CODEBLOCK_LANGUAGES and runs[2] and previous.marker.startswith("`")
 
 
-def check_text(path: Path, text: str, root: Path | None = None) -> list[str]:
-    """Every problem with the code of one Markdown text (a page, or a notebook cell)."""
+def check_text(path: Path, text: str, root: Path | None = None, _including: tuple[Path, ...] = ()) -> list[str]:
+    """Every problem with the code of one Markdown text (a page, or a notebook cell).
+
+    An include of a Markdown file puts that file's text on the page, where it is rendered like the page's own:
+    with ``root`` given, its code is held to the same rules (its problems name it and the include line).
+    """
     problems: list[str] = []
     try:
         fences = list(_fences(path, text))
@@ -437,7 +441,23 @@ def check_text(path: Path, text: str, root: Path | None = None) -> list[str]:
             problem = include_problem(match.group("target"), root)
             if problem and not any(p.startswith(f"{path}:{number}:") for p in problems):
                 problems.append(str(LintError(f"{path}:{number}", problem[0], problem[1])))
+            elif problem is None and root is not None:
+                problems += _included_problems(Path(path), number, match.group("target"), Path(root), _including)
     return problems
+
+
+def _included_problems(page: Path, number: int, target: str, root: Path, including: tuple[Path, ...]) -> list[str]:
+    """The problems of a Markdown file (or section) that ``page`` includes at line ``number``; ``[]`` for code."""
+    name, section = parse_target(target)
+    if Path(name).suffix.lower() not in PAGE_SUFFIXES or name.lower().endswith(".ipynb"):
+        return []
+    file = root / name
+    if file in including or len(including) >= 8:
+        return [str(LintError(f"{page}:{number}", "include-file", f"{name} includes itself (through {len(including)} "
+                              "includes); pymdownx.snippets would stop there"))]  # fmt: skip
+    text = sections(file)[section] if section else file.read_text(encoding="utf-8")
+    shown = Path(f"{name}:{section}") if section else Path(name)  # line numbers count from the section's start
+    return [f"{problem} (included by {page}:{number})" for problem in check_text(shown, text, root, (*including, file))]
 
 
 def check_notebook(path: Path, tests: Path | None = None) -> list[str]:

@@ -3,7 +3,10 @@
 CI has no GPU, so the GPU tests are run on the H100 with ``pytest -m gpu --junitxml=REPORT.xml`` and the report is
 turned into a results record (kind ``site.gpu-tests``) with the run's description::
 
-    python -m gpukb.site.gpu_tests REPORT.xml src/gpukb/data/results/site/gpu-tests-h100.json
+    python -m gpukb.site.gpu_tests REPORT.xml src/gpukb/data/results/site/gpu-tests-h100.json --rerecord
+
+(``--rerecord`` because that file exists: a committed record is replaced only on purpose, and only by one of the
+same kind.)
 
 ``bench/gpu_tests_and_records.sh`` does both on the GPU machine. The committed record, id
 ``"site/gpu-tests-h100"``, is what the verification page renders and what the test suite compares itself with.
@@ -19,7 +22,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from gpukb.records import Record, Run, describe_run, write
+from gpukb import arguments
+from gpukb.records import Record, Run, describe_run, rerecord_option, write
 from gpukb.schema import StrictModel
 
 #: Id of the committed H100 run.
@@ -64,9 +68,15 @@ def read_junit(path: str | Path) -> list[TestOutcome]:
     """The test cases of a pytest JUnit XML file.
 
     Raises:
-        ValueError: If the file is not a JUnit XML report (naming what was found instead).
+        FileNotFoundError: If there is no such file.
+        ValueError: If it is not a regular file, not XML, or not a JUnit XML report (naming the file and what was
+            found instead).
     """
-    root = ET.parse(path).getroot()
+    path = arguments.regular_file("JUnit report", path)
+    try:
+        root = ET.parse(path).getroot()
+    except ET.ParseError as err:
+        raise ValueError(f"{path}: not a JUnit XML report (not well-formed XML: {err})") from None
     suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
     if not suites:
         raise ValueError(f"{path}: not a JUnit XML report (root element <{root.tag}>, no <testsuite>)")
@@ -81,7 +91,11 @@ def read_junit(path: str | Path) -> list[TestOutcome]:
         for tag, outcome in (("failure", "failed"), ("error", "error"), ("skipped", "skipped")):
             if case.find(tag) is not None:
                 ended = outcome
-        outcomes.append(TestOutcome(node=node, outcome=ended, seconds=float(case.get("time", 0))))
+        try:
+            seconds = float(case.get("time", 0))
+        except ValueError:
+            raise ValueError(f"{path}: test case {node}: time {case.get('time')!r} is not a number") from None
+        outcomes.append(TestOutcome(node=node, outcome=ended, seconds=seconds))
     return outcomes
 
 
@@ -95,7 +109,8 @@ def from_junit(path: str | Path, run: Run | None = None, command: str | None = N
         command: The pytest command that wrote the report, for the default run description.
 
     Raises:
-        ValueError: If the file is not a JUnit XML report.
+        FileNotFoundError: If there is no such file.
+        ValueError: If it is not a JUnit XML report.
     """
     tests = read_junit(path)
     if run is None:
@@ -104,14 +119,19 @@ def from_junit(path: str | Path, run: Run | None = None, command: str | None = N
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m gpukb.site.gpu_tests JUNIT.xml OUT.json [--command CMD]``: write the record of a JUnit report."""
+    """``python -m gpukb.site.gpu_tests JUNIT.xml OUT.json [--command CMD] [--rerecord]``: write the record of a
+    JUnit report. A bad report or an existing output file (without ``--rerecord``) is one line of error, status 2."""
     parser = argparse.ArgumentParser(prog="python -m gpukb.site.gpu_tests", description=main.__doc__)
     parser.add_argument("junit", help="the JUnit XML report of a pytest -m gpu run")
     parser.add_argument("output", help="the results file to write (JSON)")
     parser.add_argument("--command", help="the pytest command that wrote the report (recorded as the run's command)")
+    rerecord_option(parser)
     args = parser.parse_args(argv)
-    record = from_junit(args.junit, command=args.command)
-    write(record, args.output)
+    try:
+        record = from_junit(args.junit, command=args.command)
+        write(record, args.output, replace=args.rerecord)
+    except (OSError, ValueError) as err:
+        parser.error(str(err))
     counts = ", ".join(f"{n} {outcome}" for outcome, n in record.counts().items() if n)
     print(f"{args.output}: {len(record.tests)} test cases ({counts})")
     return 0

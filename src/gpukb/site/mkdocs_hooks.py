@@ -43,7 +43,8 @@ def repository_url(environ: Mapping[str, str] | None = None) -> str | None:
 
 
 def on_config(config, **kwargs):
-    """Put a plain link to the repository in every page's footer when the build knows it (see ``repository_url``).
+    """Put a plain link to the repository in every page's footer when the build knows it (see ``repository_url``),
+    and give every page the glossary's terms as abbreviations.
 
     A link, not ``repo_url``: Material would fetch the repository's star count from the GitHub API on every page
     view, and the site makes no request to any host but its own.
@@ -52,6 +53,11 @@ def on_config(config, **kwargs):
     if url:
         link = f'<a href="{html.escape(url)}">Source code: {html.escape(url)}</a>'
         config["copyright"] = f"{config.get('copyright') or ''} {link}".strip()
+    # Every glossary term shows its definition on hover wherever prose uses it (the abbr extension's glossary).
+    from gpukb import glossary
+
+    if "mdx_configs" in config:  # absent where a test calls the hook with a bare config
+        config["mdx_configs"].setdefault("abbr", {})["glossary"] = glossary.hover_texts()
     return config
 
 

@@ -6,28 +6,63 @@ with no path: ``from gpukb.site.pages import errata; print(errata())``.
 
 from __future__ import annotations
 
+import html
+import json
+import re
+
 from gpukb import chapters
 from gpukb import errata as errata_data
+from gpukb import glossary as glossary_data
 from gpukb.records import load, measured_on, record_ids
 from gpukb.site.gpu_tests import RECORD_ID, GpuTestRun
 from gpukb.site.snippet_runs import recorded_output
 from gpukb.site.schemas import schemas
-from gpukb.tables import markdown_table
+from gpukb.tables import html_with_links, markdown_table
+
+
+def _first_sentence(text: str) -> str:
+    """A text's first sentence (up to the first full stop followed by a space and a capital), for a summary."""
+    match = re.search(r"(?<=[a-z0-9)%])\.\s+(?=[A-Z])", text)
+    return text[: match.start() + 1] if match else text
+
+
+def errata_summary(entries: list[errata_data.Erratum] | None = None) -> str:
+    """The errata in one table to scan and filter: each claim (linked to its entry), the first sentence of what is
+    true, and its chapter; a menu keeps one chapter (``docs/javascripts/catalog-table.js``)."""
+    entries = errata_data.load() if entries is None else entries
+    titles = {c.name: c.title for c in chapters.chapters()}
+    order = {topic: i for i, topic in enumerate(errata_data.topics())}
+    chosen = sorted(entries, key=lambda e: order[e.topic])
+    used = [t for t in errata_data.topics() if any(e.topic == t for e in chosen)]
+    menu = json.dumps([["", "any chapter"], *[[t, titles[t]] for t in used]])
+    body = "\n".join(
+        f'<tr data-status="{e.topic}" data-id="{e.id}"><td><a href="#{e.id}">{html.escape(e.claim)}</a></td>'
+        f"<td>{html.escape(_first_sentence(e.truth))}</td><td>{html.escape(titles[e.topic])}</td></tr>"
+        for e in chosen
+    )
+    return (
+        f"<div class=\"gpukb-catalog\" data-menu='{html.escape(menu, quote=True)}' data-menu-label=\"Chapter\" "
+        'data-placeholder="Filter: any word of a claim or its correction">\n'
+        "<table>\n<thead><tr><th>the claim</th><th>what is true</th><th>chapter</th></tr></thead>\n<tbody>\n"
+        + body
+        + "\n</tbody>\n</table>\n</div>"
+    )
 
 
 def errata(entries: list[errata_data.Erratum] | None = None) -> str:
-    """The errata as the errata page shows them: one section each, with an anchor, grouped by topic.
+    """The errata as the errata page shows them: one section each, with an anchor, grouped by chapter.
 
     Args:
         entries: The entries to render; the project's (``gpukb.errata.load()``) when omitted.
     """
     entries = errata_data.load() if entries is None else entries
+    titles = {c.name: c.title for c in chapters.chapters()}
     out = []
-    for topic in errata_data.TOPICS:
+    for topic in errata_data.topics():
         chosen = [e for e in entries if e.topic == topic]
         if not chosen:
             continue
-        out.append(f"## {topic.capitalize()}\n")
+        out.append(f"## {titles[topic]} {{ #{topic} }}\n")
         for e in chosen:
             out.append(f"### {e.id} {{ #{e.id} }}\n")
             out.append(f"**A claim you may meet** in {e.claimed_in}: {e.claim}\n")
@@ -158,6 +193,46 @@ def gpu_snippet_output(snippet: str) -> str:
 
 def chapter_table() -> str:
     """The home page's table of chapters, from their declarations (:mod:`gpukb.chapters`): title linked to the
-    chapter's first page, and what it answers. The site's own pages (About) are left to the navigation."""
-    rows = [[f"[{c.title}]({c.name}/{c.start})", c.summary] for c in chapters.chapters() if c.package != "gpukb.site"]
+    chapter's first page (its address relative to the home page: MkDocs leaves links in build-time output as they
+    are), and what it answers. The site's own pages (About) are left to the navigation."""
+    rows = [
+        [f"[{c.title}]({c.name}/{c.start.removesuffix('index.md').removesuffix('.md')})", c.summary]
+        for c in chapters.chapters()
+        if c.package != "gpukb.site"
+    ]
     return markdown_table(["chapter", "what it answers"], rows)
+
+
+def _page_label(page: str, titles: dict[str, str]) -> str:
+    """``"cuda/execution.md"`` → ``"CUDA: execution"`` (the chapter's title and the page's name)."""
+    chapter, _, rest = page.partition("/")
+    name = rest.partition("#")[0].removesuffix(".md")
+    return titles[chapter] if name == "index" else f"{titles[chapter]}: {name.replace('-', ' ')}"
+
+
+def glossary(terms: tuple[glossary_data.Term, ...] | None = None) -> str:
+    """The glossary as one table to filter (by any word, or by the chapter of the page that shows a term) and sort:
+    each term with its anchor, its definition, the page that shows it at work and its primary source. Links are
+    relative to the glossary page's own address (``glossary/``)."""
+    terms = glossary_data.load() if terms is None else terms
+    titles = {c.name: c.title for c in chapters.chapters()}
+    ordered = sorted(terms, key=lambda t: t.term.lower())
+    used = [c for c in titles if any(t.page.split("/")[0] == c for t in ordered)]
+    menu = json.dumps([["", "any chapter"], *[[c, titles[c]] for c in used]])
+    rows = []
+    for t in ordered:
+        chapter, _, rest = t.page.partition("/")
+        page, _, anchor = rest.partition("#")
+        folder = f"../{chapter}/" if page == "index.md" else f"../{chapter}/{page.removesuffix('.md')}/"
+        href = folder + (f"#{anchor}" if anchor else "")
+        rows.append(
+            f'<tr id="{t.id}" data-status="{chapter}"><td><strong>{html.escape(t.term)}</strong></td>'
+            f"<td>{html.escape(t.definition)}</td><td><a href=\"{href}\">{html.escape(_page_label(t.page, titles))}</a></td>"
+            f"<td>{html_with_links(t.source)}</td></tr>"
+        )
+    return (
+        f"<div class=\"gpukb-catalog\" data-menu='{html.escape(menu, quote=True)}' data-menu-label=\"Chapter\" "
+        'data-placeholder="Filter: a term or any word of its definition">\n'
+        "<table>\n<thead><tr><th>term</th><th>what it means</th><th>shown in</th><th>source</th></tr></thead>\n"
+        "<tbody>\n" + "\n".join(rows) + "\n</tbody>\n</table>\n</div>"
+    )

@@ -11,30 +11,12 @@ import importlib
 import json
 from dataclasses import dataclass
 
-from gpukb import records
+from gpukb import chapters, records
 
-#: Data files (under ``gpukb/data/``), the table of theirs a schema describes ("" for the whole file), and the
-#: model that reads it.
-DATA_FILES = (
-    ("errata.toml", "erratum", "gpukb.errata:Erratum"),
-    ("formats.toml", "format", "gpukb.formats.spec:FormatEntry"),
-    ("autocast.toml", "list", "gpukb.formats.mixed_precision:AutocastList"),
-    ("gpu_specs.toml", "gpu", "gpukb.performance.specs:GpuEntry"),
-    ("gpu_specs.toml", "figure", "gpukb.performance.specs:Figure"),
-    ("gemm/hipblaslt.toml", "", "gpukb.gemm.types:TableFile"),
-    ("gemm/cublaslt.toml", "", "gpukb.gemm.types:TableFile"),
-    ("datasets/eeg.toml", "dataset", "gpukb.datasets.catalog:Dataset"),
-    ("datasets/people.toml", "dataset", "gpukb.datasets.catalog:Dataset"),
-    ("fuzz.toml", "target", "gpukb.site.breaking:FuzzTarget"),
-    ("mutation.toml", "run", "gpukb.site.breaking:MutationRun"),
-    ("cuda/limits.toml", "capability", "gpukb.cuda.limits:Capability"),
-    ("sequences/lstm_example.toml", "example", "gpukb.sequences.worked_example:LstmExample"),
-    ("sequences/bleu_examples.toml", "example", "gpukb.sequences.bleu:BleuExample"),
-    ("cudnn/facts.toml", "fact", "gpukb.cudnn.facts:Fact"),
-    ("cudnn/resnet50_layers.toml", "layer", "gpukb.cudnn.layers:Layer"),
-    ("cudnn/small_cnn.toml", "example", "gpukb.cudnn.cnn:Network"),
-    ("distributed/fsdp.toml", "", "gpukb.distributed.options:FsdpFacts"),  # distributed chapter
-)
+def data_files() -> list[tuple[str, str, str]]:
+    """Data files (under ``gpukb/data/``), the table of theirs a schema describes ("" for the whole file), and the
+    model that reads it, from the chapters' declarations."""
+    return [(path, table, model) for path, spec in chapters.data_files().items() for table, model in spec.schemas]
 
 
 @dataclass(frozen=True)
@@ -59,7 +41,7 @@ def schemas() -> list[Schema]:
         text = json.dumps(schema, indent=1, sort_keys=True) + "\n"
         out.append(Schema(f"results-{kind}.json", f"a results file of kind `{kind}`", records.KINDS[kind], text))
     seen: set[str] = set()
-    for file, table, model in DATA_FILES:
+    for file, table, model in data_files():
         name = f"data-{model.rsplit(':', 1)[1].lower()}.json"
         describes = f"an entry of `[[{table}]]` in `{file}`" if table else f"the whole of `{file}`"
         if name in seen:  # two files read by the same model share its schema

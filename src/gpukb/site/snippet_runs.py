@@ -12,8 +12,6 @@ runs each snippet of :data:`GPU_SNIPPETS` there and writes the record (committed
 
 from __future__ import annotations
 
-import argparse
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,7 +19,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from gpukb.records import Record, describe_run, finished, write
+from gpukb.records import Record
 from gpukb.schema import StrictModel
 
 #: Id of the committed H100 run.
@@ -30,6 +28,7 @@ RECORD_ID = "site/snippet-runs-h100"
 #: The snippets whose output depends on whether a CUDA GPU is present (device, timer, kernel path).
 GPU_SNIPPETS: tuple[str, ...] = (
     "snippets/attention/flash_kernel.py",
+    "snippets/attention/flash_training.py",
     "snippets/cuda/vector_add_triton.py",
     "snippets/gemm/batched_gemm.py",
     "snippets/gemm/triton_matmul.py",
@@ -82,39 +81,16 @@ def recorded_output(snippet: str, record_id: str = RECORD_ID) -> tuple[str, str]
     return record.output(snippet), measured_on(record.run)
 
 
-def record_runs(root: Path, snippets: Sequence[str] = GPU_SNIPPETS) -> SnippetRuns:
-    """Run each snippet under ``root`` on this machine's GPU and return the record.
+def run_snippets(root: Path, snippets: Sequence[str] = GPU_SNIPPETS) -> list[SnippetRun]:
+    """Run each snippet under ``root`` (as ``python <file>`` from its folder) and keep what it printed.
 
-    Raises:
-        RuntimeError: If no CUDA GPU is present (the record would hold the CPU's output).
+    ``bench/snippet_runs.py`` runs this on the GPU machine and writes the record.
     """
-    import torch
-
     from gpukb.site.snippets import run_snippet
 
-    if not torch.cuda.is_available():
-        raise RuntimeError("no CUDA GPU: the snippets would take their CPU path; run this on the GPU machine")
-    started = time.perf_counter()
-    run = describe_run(notes=["Each snippet run as `python <file>` from its folder (gpukb.site.snippets.run_snippet)."])
     runs = []
     for snippet in snippets:
         start = time.perf_counter()
         stdout = run_snippet(root / snippet)
         runs.append(SnippetRun(snippet=snippet, stdout=stdout, seconds=round(time.perf_counter() - start, 3)))
-    return SnippetRuns(run=finished(run, started), runs=runs)
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Run the GPU-dependent snippets on this GPU and record them.")
-    parser.add_argument("output", type=Path, help="the JSON file to write")
-    args = parser.parse_args(argv)
-    try:
-        record = record_runs(Path.cwd())
-    except RuntimeError as err:
-        sys.exit(str(err))
-    write(record, args.output)
-    print(f"wrote {args.output}: {len(record.runs)} snippets")
-
-
-if __name__ == "__main__":
-    main()
+    return runs

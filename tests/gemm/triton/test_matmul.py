@@ -304,6 +304,52 @@ def test_degenerate_shapes() -> None:
     assert matmul(torch.empty(0, 4).half(), torch.randn(4, 5).half()).shape == (0, 5)
 
 
+#: Every kernel, for the empty products: the split-K kernel is the one whose plan divided by K's slices.
+EMPTY_CONFIGS = [mm.INTERPRETER_CONFIG, TMA_SMALL["plain"], SPLITK_SMALL["split auto"], SPLITK_SMALL["split 3"]]
+
+
+def _empty_products(device: str, configs: list) -> None:
+    """K = 0 gives zeros, as torch.matmul does (into a NaN-poisoned out too); M = 0 or N = 0 an empty result."""
+    for config in configs:
+        for dtype in (torch.float16, torch.bfloat16):
+            a, b = torch.empty(3, 0, dtype=dtype, device=device), torch.empty(0, 5, dtype=dtype, device=device)
+            assert torch.equal(matmul(a, b, config=config), torch.matmul(a, b))
+            out = torch.full((3, 5), float("nan"), dtype=dtype, device=device)
+            assert matmul(a, b, out=out, config=config) is out
+            assert torch.equal(out, torch.zeros(3, 5, dtype=dtype, device=device))
+            for m, n, k in ((0, 5, 4), (3, 0, 4), (0, 0, 0)):
+                a = torch.randn(m, k, device=device).to(dtype)
+                b = torch.randn(k, n, device=device).to(dtype)
+                got = matmul(a, b, config=config)
+                assert got.shape == (m, n)
+                assert got.dtype == dtype
+                assert got.device == a.device
+    assert not mm._PLANS or all(p.m and p.n and p.k for p in mm._PLANS.values())  # no plan for an empty product
+
+
+@pytest.mark.usefixtures("interpret")
+def test_empty_products_on_every_kernel() -> None:
+    _empty_products("cpu", EMPTY_CONFIGS)
+
+
+@pytest.mark.usefixtures("interpret")
+def test_pad_rows_copies_rows_off_128_byte_lines() -> None:
+    gen = torch.Generator().manual_seed(_seed("pad"))
+    a, b = torch.randn(40, 24, generator=gen).half(), torch.randn(24, 40, generator=gen).half()  # 48, 80 bytes
+    for kernel in ("tma", "splitk"):
+        config = Config(kernel, 16, 16, 16, group_m=2, num_stages=1, num_warps=4, pad_rows=True)
+        out = torch.full((40, 40), float("nan")).half()
+        stage = mm.staging(a, b, out, config)
+        assert "48 bytes start off 128-byte lines" in (stage["A"] or "")
+        assert "80 bytes" in (stage["B"] or "")
+        matmul(a, b, out=out, config=config)
+        _assert_close_to_floor(out, a, b)
+    plain = Config("tma", 16, 16, 16, group_m=2, num_stages=1, num_warps=4)
+    assert mm.staging(a, b, out, plain) == {"A": None, "B": None, "C": None}  # legal rows are read in place
+    with pytest.raises(ValueError, match="pad_rows applies to the 'tma' and 'splitk' kernels"):
+        Config("blocked", 16, 16, 16, pad_rows=True)
+
+
 @pytest.mark.usefixtures("interpret")
 def test_bad_input_is_named() -> None:
     x = torch.randn(4, 4).half()
@@ -514,6 +560,44 @@ def test_gpu_default_kernel_uses_wgmma_and_tma() -> None:
     assert summary["spills"] == 0
 
 
+@pytest.mark.gpu
+@pytest.mark.usefixtures("compiled")
+def test_gpu_empty_products() -> None:
+    # On the GPU the plans count tiles and K steps: K = 0 once divided by zero there (not under the interpreter).
+    configs = [None, mm.BLOCKED_CONFIG, mm.DEFAULT_CONFIGS["bfloat16"], Config("splitk", 64, 128, 64, num_warps=4)]
+    _empty_products("cuda", configs)
+
+
+@pytest.mark.gpu
+@pytest.mark.usefixtures("compiled")
+@pytest.mark.parametrize(("m", "n", "k"), [(3, 5, 7), (64, 64, 64), (17, 33, 65)])
+def test_gpu_tiny_products_take_one_launch_of_the_blocked_kernel(m, n, k) -> None:
+    gen = torch.Generator(device="cuda").manual_seed(_seed("tiny", m, n, k))
+    a = torch.randn(m, k, device="cuda", generator=gen).bfloat16()
+    b = torch.randn(k, n, device="cuda", generator=gen).bfloat16()
+    out = torch.full((m, n), float("nan"), dtype=torch.bfloat16, device="cuda")
+    config = mm.default_config(a, b, out)
+    assert config.kernel == "blocked"  # no descriptors, so no copies of rows that are not 16-byte aligned
+    mm.clear_plans()
+    for _ in range(3):  # the JIT, then the direct launcher, then the plan's quick path
+        out.fill_(float("nan"))
+        matmul(a, b, out=out)
+        _assert_close_to_floor(out, a, b)
+    (plan,) = mm._PLANS.values()
+    assert plan.quick is not None
+    assert plan.fast_failed is None
+    assert torch.equal(matmul(a, b), out)  # out=None: a plan of its own, the same numbers
+
+
 def test_compiled_summary_needs_a_compiler(interpret) -> None:
     with pytest.raises(ValueError, match="the interpreter compiles nothing"):
         mm.compiled_summary(torch.randn(16, 16).half(), torch.randn(16, 16).half())
+
+
+@pytest.mark.parametrize(("alpha", "error"), [(float("nan"), ValueError), (float("inf"), ValueError),
+                                              (True, TypeError), ("0.5", TypeError), (None, TypeError)])  # fmt: skip
+def test_an_alpha_that_is_not_a_finite_number_is_refused(alpha, error) -> None:
+    """A NaN or infinite alpha would make every element NaN or infinite, silently."""
+    a = torch.ones(16, 16, dtype=torch.float16)
+    with pytest.raises(error, match="alpha must be"):
+        matmul(a, a, alpha=alpha)

@@ -18,6 +18,7 @@ import pytest
 torch = pytest.importorskip("torch")
 triton = pytest.importorskip("triton")
 driver_module = pytest.importorskip("triton.backends.nvidia.driver")
+pytest.importorskip("triton.tools.tensor_descriptor")  # the stand-in JIT tells descriptors by their class
 
 from gpukb.gemm.triton import matmul as mm  # noqa: E402
 from gpukb.gemm.triton import tuning  # noqa: E402
@@ -186,3 +187,21 @@ def test_copied_operands_take_the_direct_launch_too(kernel: str) -> None:
     assert [_shape_only(c) for c in CALLS] == first
     maps = [x for x in CALLS[0] if isinstance(x, tuple) and x and x[0] == "tensor map"]
     assert maps[0][3:] == ((8, 500), (512, 1))  # A's copy: rows of 500 elements padded to 512 (1024 bytes: 8 lines)
+
+
+@pytest.mark.usefixtures("fake_gpu")
+def test_the_blocked_kernel_goes_direct_then_quick() -> None:
+    # Tiny products take the blocked kernel (pointers, any strides): the JIT once, the direct launcher once, then
+    # the plan's quick path; every call hands the launcher the same arguments.
+    config = Config("blocked", 64, 64, 32, num_stages=2, num_warps=4)
+    a, b, out = torch.randn(3, 7).bfloat16(), torch.randn(7, 5).bfloat16(), torch.empty(3, 5).bfloat16()
+    calls = []
+    for _ in range(3):
+        CALLS.clear()
+        mm.matmul(a, b, out=out, config=config)
+        calls.append([_pointers(c) for c in CALLS])
+    (plan,) = mm._PLANS.values()
+    assert plan.quick is not None
+    assert plan.fast_failed is None
+    assert len(calls[0]) == 1
+    assert calls[0] == calls[1] == calls[2]

@@ -233,12 +233,12 @@ def test_the_bench_script_writes_a_validated_record(tmp_path: Path, monkeypatch:
             assert json.loads(extra[1])["large"] == raw["chosen"]["large"]
         return {"name": name, "returncode": 0, "seconds": 1.0}, {**raw[name], "clocks_start": smi, "clocks_end": smi}
 
-    answers = iter([True])  # the driver's own check sees a GPU; describing the run then finds none
+    answers = iter([True])  # the skeleton's check sees a GPU; describing the run then finds none
     monkeypatch.setattr(torch.cuda, "is_available", lambda: next(answers, False))
     monkeypatch.setattr("gpukb.measuring.device.clocks", lambda: smi)
     monkeypatch.setattr(bench, "_run_phase", phase)
     out = tmp_path / "triton-gemm.json"
-    assert bench.main([str(out)]) == 0
+    assert bench.main(bench.triton_gemm, bench.__doc__, bench.arguments, output="optional", argv=[str(out)]) == 0
     written = read(out, TritonGemm)
     assert (written.sweep, written.chosen, written.compare, written.fp8) == (
         record.sweep,

@@ -155,40 +155,81 @@ def test_lookup_falls_back_to_another_layout_then_the_sharing_type_then_the_rule
     assert tuning.choose("bfloat16", "NN", 4096, 4096, 4096, 132) == DEFAULT_CONFIGS["bfloat16"]
 
 
-def _raw_table() -> dict:
-    path = results_dir().joinpath(*f"{tuning.TABLE_RECORD}.json".split("/"))
+def _raw_table(record_id: str) -> dict:
+    path = results_dir().joinpath(*f"{record_id}.json".split("/"))
     return json.loads(path.read_text(encoding="utf-8"))
 
 
 @pytest.mark.usefixtures("table")
-def test_the_committed_table_is_the_fastest_candidate_of_each_class() -> None:
-    record = tuning.committed()
-    raw = _raw_table()  # read independently of the model
+@pytest.mark.parametrize("record_id", tuning.TABLE_RECORDS)
+def test_each_committed_table_is_the_fastest_candidate_of_each_class(record_id: str) -> None:
+    record = tuning.committed(record_id)
+    raw = _raw_table(record_id)  # read independently of the model
+    extended = record_id.endswith("-issue29")  # the second run tried the extended candidates
     assert raw["kind"] == "gemm.triton-tuning"
     assert raw["edges"] == {"m": list(M_EDGES), "n": list(N_EDGES), "k": list(K_EDGES)}
     assert record.run.gpu is not None
     assert record.run.gpu.name == "NVIDIA H100 80GB HBM3"
-    assert len(raw["classes"]) == len(record.classes) >= 20
+    assert len(raw["classes"]) == len(record.classes) >= (10 if extended else 20)
     classes = set()
     for entry in raw["classes"]:
         m, n, k = entry["shape"]
         cls = ShapeClass.of(entry["dtype"], entry["layout"], m, n, k, entry["aligned"])
-        assert (cls.m, cls.n, cls.k) == (entry["m_bucket"], entry["n_bucket"], entry["k_bucket"])
+        assert (cls.m, cls.n, cls.k, cls.tiny) == (
+            entry["m_bucket"], entry["n_bucket"], entry["k_bucket"], entry.get("tiny", False)
+        )  # fmt: skip
         assert cls not in classes
         classes.add(cls)
         timed = [t for t in entry["trials"] if t["ms"] is not None]
         assert timed, entry["shape"]
         assert entry["config"] == min(timed, key=lambda t: t["ms"])["config"]
         tried = [Config(**t["config"]) for t in entry["trials"]]
-        assert tried == list(tuning.trials(entry["dtype"], m, n, k, 132))
+        assert tried == list(tuning.trials(entry["dtype"], m, n, k, 132, aligned=entry["aligned"], extended=extended))
         for trial in entry["trials"]:  # the split each split-K trial used: its own, or the rule's
             config = Config(**trial["config"])
             if config.kernel == "splitk":
                 assert trial["split_k"] == split_for(m, n, k, config, 132), trial
+    assert {c.shape_class: c.config for c in record.classes} == record.table()
+
+
+@pytest.mark.usefixtures("table")
+def test_the_active_table_is_the_later_run_over_the_earlier() -> None:
     tuning._ACTIVE.clear()
     active = tuning.active_table()
     assert active is not None
-    assert {cls: entry.config for cls, entry in active.items()} == record.table()
+    later, earlier = (tuning.committed(r).table() for r in tuning.TABLE_RECORDS)
+    assert {cls: entry.config for cls, entry in active.items()} == {**earlier, **later}
+    assert set(later) & set(earlier)  # the later run re-tuned a class of the first (rows off 128-byte lines)
+    # The class of 2000³ and 3000³ (rows off 128-byte lines) now reads its rows in place with the large tiles.
+    cls = ShapeClass.of("bfloat16", "NN", 3000, 3000, 3000, aligned=False)
+    assert active[cls].shape == (2000, 2000, 2000)
+    assert tuning.choose("bfloat16", "NN", 3, 5, 7, 132).kernel == "blocked"  # the tiny class
+    assert tuning.choose("float16", "TT", 60, 60, 60, 132) == active[ShapeClass.of("bfloat16", "NN", 3, 5, 7)].config
+
+
+def test_tiny_products_are_one_class_and_empty_ones_divide_by_nothing() -> None:
+    tiny = ShapeClass.of("bfloat16", "NT", 3, 5, 7)
+    assert tiny == ShapeClass.of("bfloat16", "NT", 100, 100, 100) != ShapeClass.of("bfloat16", "NT", 128, 128, 64)
+    assert tiny.label == "bfloat16 NT, tiny (M·N·K < 2^20)"
+    assert tuning.heuristic("bfloat16", 0, 5, 7, 132).kernel == "blocked"  # no tile counting for an empty product
+    assert split_for(0, 5, 7, Config("splitk", 64, 64, 64), 132) == 1
+    assert {c.kernel for c in tuning.candidates("bfloat16", 3, 7, tiny=True)} == {"blocked", "tma", "splitk"}
+
+
+@pytest.mark.usefixtures("table")
+def test_a_missing_class_borrows_a_neighbour_one_bucket_away() -> None:
+    entry = TunedClass(
+        dtype="bfloat16", layout="NN", m_bucket=5, n_bucket=1, k_bucket=1, shape=(2048, 2048, 2048),
+        config=DEFAULT_CONFIGS["bfloat16"], cublas_ms=None,
+        trials=[Trial(config=DEFAULT_CONFIGS["bfloat16"], split_k=None, ms=0.03),
+                Trial(config=SMALL_CONFIGS["bfloat16"], split_k=None, ms=0.05)],
+    )  # fmt: skip
+    tuning.use_table(GemmTuning.model_construct(classes=[entry]))
+    assert tuning.lookup("bfloat16", "NT", 2048, 2048, 8192, 132) is not None  # K one bucket up
+    assert tuning.lookup("bfloat16", "NN", 2048, 2048, 65536, 132) is None  # two buckets: the rule instead
+    tuning.use_table(GemmTuning.model_construct(classes=[entry.model_copy(update={"m_bucket": 2})]))
+    assert tuning.lookup("bfloat16", "NN", 100, 2048, 2048, 132) is not None  # M 65–256: its own bucket
+    assert tuning.lookup("bfloat16", "NN", 64, 2048, 2048, 132) is None  # never into or out of the small-M path
 
 
 def test_the_sweep_is_declared_for_gpukb_bench() -> None:
@@ -204,3 +245,14 @@ def test_the_sweep_is_declared_for_gpukb_bench() -> None:
     assert "1x128256x4096" in pairs["bf16"].cases
     assert all(all(int(x) % 16 == 0 for x in case.split("x")) for case in pairs["fp8"].cases)
     assert pairs["fp8"].nbytes("4096x4096x4096") == gemm_bytes(4096, 4096, 4096, a_bytes=1, c_bytes=2)
+
+
+def test_records_write_pad_rows_only_where_it_is_set() -> None:
+    # Records written before the field existed must read and write back unchanged.
+    plain, padded = Config("tma", 128, 256, 64), Config("tma", 128, 256, 64, pad_rows=True)
+    trials = [Trial(config=c, split_k=None, ms=1.0).model_dump(mode="json")["config"] for c in (plain, padded)]
+    assert "pad_rows" not in trials[0]
+    assert trials[1]["pad_rows"] is True
+    assert [Config(**t) for t in trials] == [plain, padded]
+    assert plain.as_dict() == trials[0]
+    assert padded.label.endswith(" pad")

@@ -41,6 +41,9 @@ class Config:
             that many K steps into a second accumulator and adds it to the first in float32.
         split_k: ``splitk`` only: how many slices K is cut into (each summed by its own program, the float32
             partial sums added by a second kernel); ``None`` lets :func:`split_for` choose from the shape.
+        pad_rows: ``tma`` and ``splitk`` only: also copy operands whose rows (columns, for a column-major one) a
+            descriptor can read but that do not start on 128-byte lines (3000 bf16 columns: 6000-byte rows) into
+            buffers with 128-byte-aligned rows first, paying one pass over them for full-speed tile loads.
     """
 
     kernel: str
@@ -55,6 +58,7 @@ class Config:
     flatten: bool = True
     fp8_imprecise_acc: int | None = None
     split_k: int | None = None
+    pad_rows: bool = False
 
     def __post_init__(self) -> None:
         if self.kernel not in KERNELS:
@@ -69,6 +73,10 @@ class Config:
                 raise ValueError(f"{name} must be in {_describe(allowed)}; got {value!r}")
         if self.kernel == "blocked" and (self.warp_specialize or self.epilogue_subtile or self.fp8_imprecise_acc):
             raise ValueError("warp_specialize, epilogue_subtile and fp8_imprecise_acc apply to the 'tma' kernel only")
+        if self.kernel == "blocked" and self.pad_rows:
+            raise ValueError("pad_rows applies to the 'tma' and 'splitk' kernels (the blocked kernel reads any rows)")
+        if not isinstance(self.pad_rows, bool):
+            raise ValueError(f"pad_rows must be a bool; got {self.pad_rows!r}")
         if self.kernel == "splitk" and (self.warp_specialize or self.epilogue_subtile):
             raise ValueError("warp_specialize and epilogue_subtile apply to the 'tma' kernel only")
         split = self.split_k
@@ -90,7 +98,8 @@ class Config:
     @property
     def label(self) -> str:
         """A short name, e.g. ``"tma 128x256x64 g8 s3 w8 ws"``."""
-        extras = [flag for flag, on in (("ws", self.warp_specialize), ("sub", self.epilogue_subtile)) if on]
+        flags = (("ws", self.warp_specialize), ("sub", self.epilogue_subtile), ("pad", self.pad_rows))
+        extras = [flag for flag, on in flags if on]
         if self.kernel == "tma" and not self.flatten:
             extras.append("noflat")
         if self.fp8_imprecise_acc is not None:
@@ -101,8 +110,28 @@ class Config:
         return " ".join([self.kernel, shape, f"g{self.group_m}", f"s{self.num_stages}", f"w{self.num_warps}", *extras])
 
     def as_dict(self) -> dict[str, Any]:
-        """The configuration as plain JSON-ready data (what a results file records)."""
-        return asdict(self)
+        """The configuration as plain JSON-ready data (what a results file records; ``pad_rows`` only when set,
+        so that records written before the field existed read and write back unchanged)."""
+        data = asdict(self)
+        if not data["pad_rows"]:
+            del data["pad_rows"]
+        return data
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        # Records serialize a configuration as as_dict() does: without pad_rows where it is False.
+        from pydantic_core import core_schema
+
+        schema = handler(source)
+
+        def serialize(value: Any, nxt: Any) -> Any:
+            data = nxt(value)
+            if isinstance(data, dict) and data.get("pad_rows") is False:
+                data = {k: v for k, v in data.items() if k != "pad_rows"}
+            return data
+
+        schema["serialization"] = core_schema.wrap_serializer_function_ser_schema(serialize)
+        return schema
 
 
 #: The most slices the split-K kernel cuts K into.
@@ -120,7 +149,7 @@ def split_for(m: int, n: int, k: int, config: Config, sms: int) -> int:
     """
     if config.split_k is not None:
         return config.split_k
-    tiles = _cdiv(m, config.block_m) * _cdiv(n, config.block_n)
+    tiles = max(1, _cdiv(m, config.block_m) * _cdiv(n, config.block_n))  # an empty C: one (empty) tile
     by_fill = sms // tiles
     by_depth = max(1, k // (4 * config.block_k))
     return max(1, min(by_fill, by_depth, MAX_SPLIT_K))

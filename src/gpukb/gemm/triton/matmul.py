@@ -18,10 +18,11 @@ Three kernels, the first two as in Triton's own tutorials:
   sums go to a workspace and :func:`reduce_kernel` adds them in a fixed order, scales and rounds once.
 
 Which kernel and tiling a product gets comes from a tuning table by shape class (:mod:`gpukb.gemm.triton.tuning`),
-measured ahead of time; nothing is timed at call time. Operands a tensor descriptor cannot describe (a row
-stride that is not a multiple of 16 bytes, say) are copied into 16-byte-aligned buffers first (:func:`staging`),
-so every layout gets a TMA kernel on Hopper. The first call of a shape and layout makes a plan; later calls
-reuse it (see :func:`matmul`).
+measured ahead of time; nothing is timed at call time. Tiny products (fewer than 2^20 multiply-adds) take the
+blocked kernel, which needs no descriptors and no copies; empty products (M, N or K of 0) launch nothing.
+Operands a tensor descriptor cannot describe (a row stride that is not a multiple of 16 bytes, say) are copied
+into 16-byte-aligned buffers first (:func:`staging`), so every layout gets a TMA kernel on Hopper. The first
+call of a shape and layout makes a plan; later calls reuse it (see :func:`matmul`).
 
 Accumulation is always float32; the result is rounded once, to the output type, in the epilogue.
 
@@ -42,6 +43,7 @@ from typing import Any
 import triton
 import triton.language as tl
 
+from gpukb.arguments import real
 from gpukb.gemm.triton import tuning
 from gpukb.gemm.triton.configs import (
     BLOCKED_CONFIG,
@@ -436,12 +438,20 @@ def staging(a: Any, b: Any, out: Any, config: Config) -> dict[str, str | None]:
     (a row stride that is not a multiple of 16 bytes, a view with no unit stride, an fp8 operand not K-major)
     is first copied into a buffer whose rows are padded to 16 bytes; the persistent kernel also writes C
     through a descriptor, so an unaligned C is written to such a buffer and copied out. The blocked and
-    split-K kernels store C with plain pointers: any C."""
+    split-K kernels store C with plain pointers: any C. A configuration with ``pad_rows`` also copies A and B
+    where a descriptor could read them but their rows do not start on 128-byte lines."""
     none: dict[str, str | None] = {"A": None, "B": None, "C": None}
     if config.kernel == "blocked":
         return none
     a_layouts, b_layouts = _operand_layouts(a)
     result = {"A": _describable(a, a_layouts), "B": _describable(b, b_layouts), "C": None}
+    if config.pad_rows:
+        for name, t in (("A", a), ("B", b)):
+            if result[name] is None and not _on_lines(t):
+                result[name] = (
+                    f"rows of {_leading_stride(t, _layout(t)) * t.element_size()} bytes start off 128-byte lines "
+                    "(the configuration pads them)"
+                )
     if config.kernel == "tma":
         result["C"] = _describable(out, ("row",))
     return result
@@ -583,7 +593,8 @@ def matmul(
         config: Tiling and kernel; :func:`default_config` when omitted.
 
     Returns:
-        The M×N product (``out`` when given).
+        The M×N product (``out`` when given): for K = 0, zeros (the sum over nothing, as ``torch.matmul`` gives);
+        for M = 0 or N = 0, an empty matrix. Empty products launch no kernel and make no plan.
 
     Raises:
         TypeError: For a non-tensor, mixed or unsupported element types, a ``config`` that is not a Config.
@@ -591,6 +602,7 @@ def matmul(
             interpreter, an ``out`` of the wrong shape, type or device (or sharing memory with A or B), a
             TMA or split-K ``config`` on a GPU without TMA, fp8 with the blocked kernel or where unsupported.
     """
+    alpha = real("alpha", alpha)  # a NaN or infinite alpha would make every element NaN or infinite
     try:
         key = _plan_key(a, b, out, out_dtype, config)
         plan = _PLANS.get(key)
@@ -603,6 +615,12 @@ def matmul(
     m, n, k, out_dtype = _check(a, b, out, out_dtype)
     if config is not None and not isinstance(config, Config):
         raise TypeError(f"config must be a Config; got {type(config).__name__}")
+    if not (m and n and k):
+        # An empty product has nothing to tile (the tuning rules count tiles and K steps, and divide by them), so it
+        # makes no plan: M = 0 or N = 0 is an empty result, K = 0 the sum over nothing, zeros, as torch.matmul gives.
+        if out is None:
+            out = _torch().empty((m, n), dtype=out_dtype, device=a.device)
+        return out.zero_() if out.numel() else out
     plan = _Plan(a, b, out, out_dtype, config, m, n, k)
     if key is not None:
         if len(_PLANS) >= MAX_PLANS:
@@ -647,9 +665,18 @@ def rows_aligned(a: Any, b: Any, out: Any) -> bool:
     for t, layouts in ((a, a_layouts), (b, b_layouts), (out, ("row",))):
         if _describable(t, layouts) is not None:
             continue  # copied into a 128-byte-aligned buffer first
-        if (_leading_stride(t, _layout(t)) * t.element_size()) % ROW_PAD_BYTES:
+        if not _on_lines(t):
             return False
     return True
+
+
+def _on_lines(t: Any) -> bool:
+    """Whether the rows (columns, for a column-major tensor) of a tensor a descriptor can read start on 128-byte
+    lines. A single row or column counts as aligned: there is no second line start."""
+    rows, cols = t.shape
+    if (rows if _layout(t) == "row" else cols) <= 1:
+        return True
+    return (_leading_stride(t, _layout(t)) * t.element_size()) % ROW_PAD_BYTES == 0
 
 
 def _fast_descriptor(base: Any, shape: list[int], strides: list[int], block: list[int]) -> Any:
@@ -731,7 +758,7 @@ class _Plan:
 
     def __call__(self, a: Any, b: Any, out: Any, alpha: float) -> Any:
         torch = _torch()
-        m, n, k = self.m, self.n, self.k
+        m, n = self.m, self.n
         quick = self.quick
         if quick is not None and _no_launch_hooks():
             if out is None:
@@ -740,10 +767,6 @@ class _Plan:
             return out
         if out is None:
             out = torch.empty((m, n), dtype=self.out_dtype, device=a.device)
-        if m == 0 or n == 0:
-            return out
-        if k == 0:
-            return out.zero_()
         alpha = float(alpha)
         if self.interpret:
             with warnings.catch_warnings():
@@ -778,13 +801,34 @@ class _Plan:
     def _blocked(self, a: Any, b: Any, out: Any, alpha: float) -> Any:
         config, m, n, k = self.config, self.m, self.n, self.k
         grid = (triton.cdiv(m, config.block_m) * triton.cdiv(n, config.block_n),)
-        return _jitted("blocked")[grid](
-            a, b, out, m, n, k,
-            a.stride(0), a.stride(1), b.stride(0), b.stride(1), out.stride(0), out.stride(1), alpha,
-            BLOCK_M=config.block_m, BLOCK_N=config.block_n, BLOCK_K=config.block_k, GROUP_M=config.group_m,
-            OUT_DTYPE=self.tl_out, PRECISION="ieee" if _dtype_name(a.dtype) == "float32" else "tf32",
-            UPCAST=self.upcast, num_stages=config.num_stages, num_warps=config.num_warps,
-        )  # fmt: skip
+        static = (m, n, k, a.stride(0), a.stride(1), b.stride(0), b.stride(1), out.stride(0), out.stride(1))
+        constants = {
+            "BLOCK_M": config.block_m, "BLOCK_N": config.block_n, "BLOCK_K": config.block_k,
+            "GROUP_M": config.group_m, "OUT_DTYPE": self.tl_out,
+            "PRECISION": "ieee" if _dtype_name(a.dtype) == "float32" else "tf32", "UPCAST": self.upcast,
+        }  # fmt: skip
+        direct = self.fast and self.direct is not None and self.direct[0] is not None
+        self._launch("blocked", grid, (a, b, out, *static, alpha), constants, (config.num_stages, config.num_warps), 0)
+        if direct and self.fast_failed is None and self.quick is None:
+            # The direct launch worked: from now on a call is one launcher call with this call's tensors.
+            self._prepare_blocked_quick(grid[0], static, tuple(constants.values()))
+        self.fast = not self.interpret and self.fast_failed is None
+        return _LAST["kernel"]
+
+    def _prepare_blocked_quick(self, grid_x: int, static: tuple, constants: tuple) -> None:
+        """Set :attr:`quick` for the blocked kernel: pointers need no descriptors and no copies, so a call is the
+        launcher alone (the strides are the plan's: they are part of its key)."""
+        assert self.direct is not None
+        main = self.direct[0]
+        launcher, function, packed, kernel = main.launcher, main.function, main.packed, main.kernel
+        driver = triton.runtime.driver.active
+
+        def quick(a: Any, b: Any, out: Any, alpha: float) -> None:
+            stream = driver.get_current_stream(driver.get_current_device())
+            launcher(grid_x, 1, 1, stream, function, packed, None, None, None, a, b, out, *static, alpha, *constants)
+            _LAST["kernel"] = kernel
+
+        self.quick = quick
 
     def _descriptors(self, a: Any, b: Any, fast: bool) -> tuple[Any, Any, int, int]:
         from triton.tools.tensor_descriptor import TensorDescriptor

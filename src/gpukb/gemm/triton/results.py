@@ -459,17 +459,26 @@ def shared_memory_rows(record: TritonGemm) -> list[SharedMemoryRow]:
 
 # --- The shape sweep (bench/triton_gemm_sweep.py) -------------------------------------------------------------
 
-#: The committed shape sweep (a record id).
-SWEEP_RECORD_ID = "gemm/triton-gemm-sweep-h100"
+#: The committed shape sweep (a record id): the run after issue 29, with the random sweep.
+SWEEP_RECORD_ID = "gemm/triton-gemm-sweep-h100-issue29"
+#: The sweep before issue 29 (the first run of the page's sweep), kept to show what changed.
+SWEEP_BEFORE_ID = "gemm/triton-gemm-sweep-h100"
 
-#: The sweep's goals: the geometric mean of the ratio to cuBLAS for each 16-bit type, the lowest ratio of any
-#: 16-bit shape, the FP8 ratio to ``_scaled_mm`` (no fast accumulation) on shapes with every dimension ≥
-#: ``FP8_GOAL_MIN_DIM``, and the error relative to the peer's.
-SWEEP_GEOMEAN_GOAL = 0.90
-SWEEP_FLOOR_GOAL = 0.70
+#: The sweep's goals (issue 29): for each 16-bit type and each of the first and the random sweep, the geometric mean
+#: of the ratio to cuBLAS; no 16-bit product of at least ``FLOOR_MIN_MNK`` multiply-adds under ``SWEEP_FLOOR_GOAL``;
+#: tiny products (``TINY_MNK``) within twice cuBLAS's time (a ratio of at least ``TINY_GOAL``); the FP8 ratio to
+#: ``_scaled_mm`` (no fast accumulation) on shapes with every dimension ≥ ``FP8_GOAL_MIN_DIM``; the error relative
+#: to the peer's.
+SWEEP_GEOMEAN_GOAL = 0.95
+SWEEP_FLOOR_GOAL = 0.80
+FLOOR_MIN_MNK = 2**30
+TINY_GOAL = 0.5
 FP8_GOAL = 0.95
 FP8_GOAL_MIN_DIM = 1024
 ERROR_GOAL = 2.0
+
+#: The sets of shapes a sweep record's rows belong to (:attr:`SweepRow.sweep`).
+SweepName = Literal["first", "issue", "random", "tiny"]
 
 
 class SweepRow(StrictModel):
@@ -491,8 +500,13 @@ class SweepRow(StrictModel):
         error: Why the kernel's case failed; ``peer_error`` why the peer's did.
         peer_kernels: The GPU kernels one call of the peer launched, by name (``torch.profiler``, after all the
             timing; bf16 products with M ≤ 64 and the K-heavy ones only); ``kernels`` the same for ``matmul``.
+        sweep: Which set of shapes the row belongs to: ``"first"`` (the page's sweep), ``"issue"`` (the products
+            issue 29 reported), ``"random"`` (the seeded draw of :mod:`gpukb.gemm.triton.model_shapes`, made before the
+            tuning that serves it), ``"tiny"`` (fewer than 2^20 multiply-adds).
+        clocks: SM clock and power sampled while the row's rounds were timed (``None`` in earlier runs).
     """
 
+    sweep: SweepName = "first"
     dtype: str
     group: str
     label: str
@@ -518,6 +532,7 @@ class SweepRow(StrictModel):
     peer_error: str | None = None
     peer_kernels: list[str] | None = None
     kernels: list[str] | None = None
+    clocks: WindowClocks | None = None
 
     @property
     def error_ratio(self) -> float | None:
@@ -592,13 +607,14 @@ class TritonGemmSweep(Record):
     error_rows: int
     tuning: str
     host: HostPath | None
+    tiny_host: HostPath | None = None
     checks: list[LayoutCheck]
     rows: list[SweepRow]
 
 
-def sweep_committed() -> TritonGemmSweep:
-    """The committed shape sweep (:data:`SWEEP_RECORD_ID`)."""
-    return load(SWEEP_RECORD_ID, expect=TritonGemmSweep)
+def sweep_committed(record_id: str = SWEEP_RECORD_ID) -> TritonGemmSweep:
+    """A committed shape sweep (by default the latest, :data:`SWEEP_RECORD_ID`)."""
+    return load(record_id, expect=TritonGemmSweep)
 
 
 def _geomean(values: list[float]) -> float:
@@ -607,64 +623,101 @@ def _geomean(values: list[float]) -> float:
 
 @dataclass(frozen=True)
 class SweepGoalRow:
-    """The sweep's goal for one input type, from its measured rows.
+    """One goal of the sweep, from its measured rows.
 
     Attributes:
+        sweep: The set of shapes (:data:`SweepName`).
         dtype: The input type.
         scope: Which rows count, in words.
         rows: The rows that count (measured, with a ratio).
         geomean: Geometric mean of their ratios to the peer.
         lowest: The row with the lowest ratio.
+        lowest_large: The row with the lowest ratio among those of at least :data:`FLOOR_MIN_MNK` multiply-adds
+            (``None`` where there is none, or for FP8 and tiny products, whose goals are per row).
         goal: What is asked, in words; ``met`` whether the rows meet it.
-        worst_error_ratio: The largest kernel error over peer error among the type's rows.
+        worst_error_ratio: The largest kernel error over peer error among the rows.
         errors_met: Every row's error is within :data:`ERROR_GOAL` times the peer's.
     """
 
+    sweep: str
     dtype: str
     scope: str
     rows: tuple[SweepRow, ...]
     geomean: float
     lowest: SweepRow
+    lowest_large: SweepRow | None
     goal: str
     met: bool
     worst_error_ratio: float
     errors_met: bool
 
 
+#: The goals' order: (sweep, input type).
+GOAL_SETS = (
+    ("first", "bfloat16"),
+    ("first", "float16"),
+    ("random", "bfloat16"),
+    ("random", "float16"),
+    ("first", "float8_e4m3fn"),
+    ("tiny", "bfloat16"),
+    ("tiny", "float16"),
+)
+
+
+def _mnk(r: SweepRow) -> int:
+    return r.m * r.n * r.k
+
+
 def sweep_goal_rows(record: TritonGemmSweep) -> list[SweepGoalRow]:
-    """The goal per input type: bf16 and fp16 over all their rows (geometric mean ≥ :data:`SWEEP_GEOMEAN_GOAL`,
-    none below :data:`SWEEP_FLOOR_GOAL`); FP8 over the rows with every dimension ≥ :data:`FP8_GOAL_MIN_DIM`
-    (each ≥ :data:`FP8_GOAL`). Errors: every row of the type within :data:`ERROR_GOAL` times the peer's.
+    """The goals of :data:`GOAL_SETS` that the record has rows for: bf16 and fp16 on the first and the random sweep
+    (geometric mean ≥ :data:`SWEEP_GEOMEAN_GOAL`, no product of ≥ :data:`FLOOR_MIN_MNK` multiply-adds below
+    :data:`SWEEP_FLOOR_GOAL`); FP8 over the first sweep's rows with every dimension ≥ :data:`FP8_GOAL_MIN_DIM` (each
+    ≥ :data:`FP8_GOAL`); tiny products (each ≥ :data:`TINY_GOAL`: within twice cuBLAS's time). Errors: every row of
+    the set within :data:`ERROR_GOAL` times the peer's.
 
     Raises:
-        ValueError: If a type has no measured row.
+        ValueError: If the first sweep has no measured row of a type.
     """
     out = []
-    for dtype in ("bfloat16", "float16", "float8_e4m3fn"):
-        typed = [r for r in record.rows if r.dtype == dtype]
+    for sweep, dtype in GOAL_SETS:
+        typed = [r for r in record.rows if r.dtype == dtype and r.sweep == sweep]
         measured = [r for r in typed if r.ratio is not None]
-        fp8 = dtype == "float8_e4m3fn"
+        fp8, tiny = dtype == "float8_e4m3fn", sweep == "tiny"
         if fp8:
             counted = [r for r in measured if min(r.m, r.n, r.k) >= FP8_GOAL_MIN_DIM]
-            scope = f"shapes with every dimension ≥ {FP8_GOAL_MIN_DIM}"
-            goal = f"each ≥ {FP8_GOAL}"
+            scope, goal = f"shapes with every dimension ≥ {FP8_GOAL_MIN_DIM}", f"each ≥ {FP8_GOAL}"
+        elif tiny:
+            counted = measured
+            scope, goal = "every shape (M·N·K < 2^20)", f"each ≥ {TINY_GOAL} (within twice cuBLAS's time)"
         else:
             counted = measured
             scope = "every shape"
-            goal = f"geometric mean ≥ {SWEEP_GEOMEAN_GOAL}, none below {SWEEP_FLOOR_GOAL}"
+            goal = f"geometric mean ≥ {SWEEP_GEOMEAN_GOAL}, none of M·N·K ≥ 2^30 below {SWEEP_FLOOR_GOAL}"
         if not counted:
-            raise ValueError(f"the sweep of {record.run.date} has no measured {dtype} row")
+            if sweep == "first":
+                raise ValueError(f"the sweep of {record.run.date} has no measured {dtype} row")
+            continue
         ratios = [r.ratio for r in counted if r.ratio is not None]
         geomean = _geomean(ratios)
         lowest = min(counted, key=lambda r: r.ratio or 0.0)
+        large = [r for r in counted if _mnk(r) >= FLOOR_MIN_MNK and not fp8 and not tiny]
+        lowest_large = min(large, key=lambda r: r.ratio or 0.0) if large else None
         low = lowest.ratio or 0.0
-        met = low >= FP8_GOAL if fp8 else geomean >= SWEEP_GEOMEAN_GOAL and low >= SWEEP_FLOOR_GOAL
+        if fp8:
+            met = low >= FP8_GOAL
+        elif tiny:
+            met = low >= TINY_GOAL
+        else:
+            met = geomean >= SWEEP_GEOMEAN_GOAL and (
+                lowest_large is None or (lowest_large.ratio or 0.0) >= SWEEP_FLOOR_GOAL
+            )
         errors = [r.error_ratio for r in typed if r.error_ratio is not None]
         worst = max(errors) if errors else math.nan
         out.append(
             SweepGoalRow(
-                dtype=dtype, scope=scope, rows=tuple(counted), geomean=geomean, lowest=lowest, goal=goal, met=met,
-                worst_error_ratio=worst, errors_met=bool(errors) and worst <= ERROR_GOAL,
+                sweep=sweep, dtype=dtype, scope=scope, rows=tuple(counted), geomean=geomean, lowest=lowest,
+                lowest_large=lowest_large, goal=goal, met=met, worst_error_ratio=worst,
+                errors_met=bool(errors) and worst <= ERROR_GOAL,
             )
         )  # fmt: skip
     return out
@@ -674,3 +727,73 @@ def losing_rows(record: TritonGemmSweep, below: float = SWEEP_GEOMEAN_GOAL) -> l
     """The measured rows whose ratio to the peer is below ``below``, lowest first."""
     rows = [r for r in record.rows if r.ratio is not None and r.ratio < below]
     return sorted(rows, key=lambda r: r.ratio or 0.0)
+
+
+@dataclass(frozen=True)
+class TrialRow:
+    """One candidate the tuning run timed on a class's representative shape.
+
+    Attributes:
+        config: The configuration; ``split_k`` the slices it used (split-K only).
+        reads: How it reads the operands: ``"in place"`` (TMA descriptors over the operands as they are),
+            ``"padded copy"`` (``pad_rows``: copied into rows on 128-byte lines first) or ``"pointers"`` (the blocked
+            kernel's masked loads).
+        units: Programs' worth of work: output tiles, times the K slices of a split-K configuration.
+        rounds: How many rounds of ``units`` the GPU's multiprocessors take (the last one maybe part full).
+        ms: Its median time; ``ratio`` cuBLAS's time in the same run over it.
+    """
+
+    config: Config
+    split_k: int | None
+    reads: str
+    units: int
+    rounds: int
+    ms: float
+    ratio: float | None
+
+
+def class_trials(record_id: str, layout: str, shape: tuple[int, int, int], sms: int = 132) -> list[TrialRow]:
+    """Every timed candidate of the class tuned on ``shape`` in ``layout`` (bf16) of a tuning record, fastest first.
+
+    Raises:
+        ValueError: If the record tuned no class on that shape and layout.
+    """
+    from gpukb.gemm.triton.tuning import GemmTuning
+
+    record = load(record_id, expect=GemmTuning)
+    entry = next((c for c in record.classes if c.layout == layout and tuple(c.shape) == tuple(shape)), None)
+    if entry is None:
+        tuned = sorted({(c.layout, tuple(c.shape)) for c in record.classes})
+        raise ValueError(f"{record_id} tuned no class on {layout} {shape}; it tuned {tuned}")
+    m, n, _ = shape
+    rows = []
+    for t in sorted((t for t in entry.trials if t.ms is not None), key=lambda t: t.ms or 0.0):
+        c = t.config
+        reads = "pointers" if c.kernel == "blocked" else ("padded copy" if c.pad_rows else "in place")
+        units = -(-m // c.block_m) * -(-n // c.block_n) * (t.split_k or 1)
+        ms = float(t.ms or 0.0)
+        ratio = None if entry.cublas_ms is None else entry.cublas_ms / ms
+        rows.append(TrialRow(c, t.split_k, reads, units, -(-units // sms), ms, ratio))
+    return rows
+
+
+@dataclass(frozen=True)
+class ChangedRow:
+    """A shape of the first sweep measured before issue 29 and after it: its configuration and ratio in each."""
+
+    before: SweepRow
+    after: SweepRow
+
+
+def sweep_changes(before: TritonGemmSweep, after: TritonGemmSweep, threshold: float = 0.05) -> list[ChangedRow]:
+    """The first-sweep shapes (type, layout, M, N, K) both records measured whose configuration changed, or whose
+    ratio to the peer moved by more than ``threshold``, in the order of ``after``."""
+    old = {(r.dtype, r.layout, r.m, r.n, r.k): r for r in before.rows if r.ratio is not None}
+    out = []
+    for r in after.rows:
+        prior = old.get((r.dtype, r.layout, r.m, r.n, r.k))
+        if r.sweep != "first" or prior is None or r.ratio is None or prior.ratio is None:
+            continue
+        if prior.config != r.config or abs(r.ratio - prior.ratio) > threshold:
+            out.append(ChangedRow(prior, r))
+    return out

@@ -64,6 +64,48 @@ NT_SHAPES: tuple[Shape, ...] = (
 )
 
 
+#: The products issue 29 reported (a user's shapes, measured in the same process as cuBLAS): under-filled waves
+#: (GPT-2's MLP at 2304 tokens: 54 tiles of 128×256 for 132 multiprocessors), rows off 128-byte lines (2000³), a
+#: Llama-2 MLP with the weight transposed (``x @ w.t()``) and with A transposed. With their layouts.
+ISSUE_SHAPES: tuple[tuple[str, Shape], ...] = (
+    ("NN", ("issue", "GPT-2 MLP down 3072→768 at 2304 tokens, x @ W", 2304, 768, 3072)),
+    ("NT", ("issue", "GPT-2 MLP down 3072→768 at 2304 tokens, x @ w.t()", 2304, 768, 3072)),
+    ("NN", ("issue", "2000³", 2000, 2000, 2000)),
+    ("NT", ("issue", "Llama-2-7B MLP up 4096→11008, M=512, x @ w.t()", 512, 11008, 4096)),
+    ("TN", ("issue", "Llama-2-7B MLP up 4096→11008, M=512, A transposed", 512, 11008, 4096)),
+)
+
+#: What the issue-29 tuning run tuned on, one representative per class (``bench/triton_gemm_sweep.py --tune
+#: issue29``): the issue's products, a tiny product, rows off 128-byte lines at three sizes (the bf16 rows of
+#: 1000, 2000 and 5000 columns start 16, 32 and 16 bytes off a line), and the persistent kernel's large and
+#: decode products in the two transposed layouts. None is a shape of the random sweep.
+ISSUE_TUNING: tuple[tuple[str, tuple[int, int, int]], ...] = (
+    *((layout, (m, n, k)) for layout, (_, _, m, n, k) in ISSUE_SHAPES),
+    ("NN", (3, 5, 7)),
+    ("NN", (1000, 1000, 1000)),
+    ("NN", (5000, 5000, 5000)),
+    ("NT", (4096, 4096, 4096)),
+    ("TN", (4096, 4096, 4096)),
+    ("NT", (8, 14336, 4096)),
+    ("TN", (8, 14336, 4096)),
+)
+
+#: Tiny products (M·N·K < 2^20): timed against cuBLAS like the rest; their goal is within twice cuBLAS's time.
+TINY_SHAPES: tuple[Shape, ...] = (
+    ("tiny", "3×5×7", 3, 5, 7),
+    ("tiny", "17×33×65", 17, 33, 65),
+    ("tiny", "64³", 64, 64, 64),
+    ("tiny", "100³", 100, 100, 100),
+)
+
+
+def random_shapes() -> list[tuple[str, Shape]]:
+    """The random sweep (:func:`gpukb.gemm.triton.model_shapes.draw`, its fixed seed) as ``(layout, shape)`` pairs."""
+    from gpukb.gemm.triton.model_shapes import draw
+
+    return [(s.layout, ("random", s.label, s.m, s.n, s.k)) for s in draw()]
+
+
 def case_label(shape: Shape) -> str:
     """``"MxNxK"``, the case label of a kernel pair."""
     return f"{shape[2]}x{shape[3]}x{shape[4]}"

@@ -46,8 +46,16 @@ K_EDGES = (1024, 4096, 16384)
 #: Products with at most this many rows take the small-M path (64-row tiles: one warpgroup's MMA).
 SMALL_M = 64
 
-#: The committed table: a results record (an id for :func:`gpukb.records.load`).
-TABLE_RECORD = "gemm/triton-gemm-tuning-h100"
+#: Products with fewer multiply-adds than this are *tiny*: a class of their own per type and layout, whatever their
+#: sizes, since their time is the launch and one short tile loop, not throughput (3×5×7, 64³).
+TINY_MNK = 2**20
+
+#: The committed tables, results records (ids for :func:`gpukb.records.load`), first the one that wins where two
+#: tuned the same class: the second run (issue 29) tuned the classes the first sweep left out (tiny products,
+#: under-filled waves, rows off 128-byte lines, transposed operands) and nothing else.
+TABLE_RECORDS = ("gemm/triton-gemm-tuning-h100-issue29", "gemm/triton-gemm-tuning-h100")
+#: The first run's table (what the page's tuning table showed before issue 29).
+TABLE_RECORD = TABLE_RECORDS[-1]
 
 Layout = Literal["NN", "NT", "TN", "TT"]
 
@@ -68,6 +76,33 @@ CANDIDATES_16: tuple[Config, ...] = (
     Config("splitk", 64, 64, 128, num_stages=5, num_warps=4),
     Config("splitk", 64, 256, 64, num_stages=4, num_warps=4),
 )
+#: Added for issue 29's classes: tilings between 128×256 and 64×128 for products that fill less than one wave of
+#: 128×256 tiles, and a split-K tiling of 128×256 with its split chosen by the rule.
+CANDIDATES_16_WAVES: tuple[Config, ...] = (
+    Config("tma", 128, 128, 64, num_stages=5, num_warps=8),
+    Config("tma", 64, 256, 64, num_stages=4, num_warps=4),
+    Config("tma", 128, 64, 64, num_stages=5, num_warps=4),
+    Config("tma", 256, 128, 64, num_stages=3, num_warps=8),
+    Config("splitk", 128, 128, 64, num_stages=4, num_warps=8, split_k=2),
+)
+#: For rows that do not start on 128-byte lines: the TMA kernels on padded copies (``pad_rows``), and the blocked
+#: kernel, whose masked pointer loads read any rows where they are.
+CANDIDATES_16_UNALIGNED: tuple[Config, ...] = (
+    Config("tma", 128, 256, 64, num_stages=4, num_warps=8, epilogue_subtile=True, pad_rows=True),
+    Config("tma", 128, 128, 64, num_stages=4, num_warps=8, pad_rows=True),
+    Config("splitk", 128, 256, 64, num_stages=3, num_warps=8, pad_rows=True),
+    Config("blocked", 128, 256, 64, num_stages=3, num_warps=8),
+    Config("blocked", 128, 128, 64, num_stages=4, num_warps=8),
+)
+#: For tiny products: the blocked kernel with small tiles (one launch, no descriptors, no copies) and the smallest
+#: TMA tilings.
+CANDIDATES_16_TINY: tuple[Config, ...] = (
+    Config("blocked", 32, 32, 32, num_stages=2, num_warps=4),
+    Config("blocked", 64, 64, 32, num_stages=2, num_warps=4),
+    Config("blocked", 64, 64, 64, num_stages=2, num_warps=4),
+    Config("tma", 64, 128, 64, num_stages=4, num_warps=4),
+    Config("splitk", 64, 64, 128, num_stages=5, num_warps=4),
+)
 CANDIDATES_FP8: tuple[Config, ...] = (
     Config("tma", 128, 256, 128, num_stages=4, num_warps=8, epilogue_subtile=True),
     Config("tma", 128, 256, 128, num_stages=3, num_warps=8),
@@ -86,12 +121,19 @@ CANDIDATES_FP8: tuple[Config, ...] = (
 FP8_PROMOTE = 4096
 
 
-def candidates(dtype: str, m: int, k: int = 0) -> tuple[Config, ...]:
+def candidates(
+    dtype: str, m: int, k: int = 0, *, tiny: bool = False, aligned: bool = True, extended: bool = False
+) -> tuple[Config, ...]:
     """The candidates the tuning run tries for an input type, M and K: for M ≤ 64, only those with 64-row tiles;
     for fp8 with K > :data:`FP8_PROMOTE`, each with its partial sums promoted every :data:`FP8_PROMOTE` products.
-    (Rows that are not 128-byte aligned make a class of their own, with the same candidates.)"""
+    ``extended`` (the issue-29 run): 16-bit classes also try :data:`CANDIDATES_16_WAVES`, and, for rows that are
+    not 128-byte aligned, :data:`CANDIDATES_16_UNALIGNED`; a tiny 16-bit class tries :data:`CANDIDATES_16_TINY`."""
     fp8 = dtype == "float8_e4m3fn"
     pool = CANDIDATES_FP8 if fp8 else CANDIDATES_16
+    if tiny and not fp8:
+        return CANDIDATES_16_TINY
+    if extended and not fp8:
+        pool = pool + CANDIDATES_16_WAVES + (() if aligned else CANDIDATES_16_UNALIGNED)
     if m <= SMALL_M:
         pool = tuple(c for c in pool if c.block_m == 64)
     if fp8 and k > FP8_PROMOTE:
@@ -99,11 +141,13 @@ def candidates(dtype: str, m: int, k: int = 0) -> tuple[Config, ...]:
     return pool
 
 
-def trials(dtype: str, m: int, n: int, k: int, sms: int) -> tuple[Config, ...]:
+def trials(
+    dtype: str, m: int, n: int, k: int, sms: int, *, aligned: bool = True, extended: bool = False
+) -> tuple[Config, ...]:
     """What the tuning run times on a class's representative m×n×k product: the :func:`candidates`, and for each
     split-K one whose automatic split (:func:`~gpukb.gemm.triton.configs.split_for`) is above 1, the same tiling at
     half and at twice that split, so that the record shows what the rule's choice is worth."""
-    pool = candidates(dtype, m, k)
+    pool = candidates(dtype, m, k, tiny=m * n * k < TINY_MNK, aligned=aligned, extended=extended)
     extra = []
     for config in pool:
         if config.kernel != "splitk" or config.split_k is not None:
@@ -131,7 +175,8 @@ def bucket_label(index: int, edges: tuple[int, ...]) -> str:
 
 @dataclass(frozen=True)
 class ShapeClass:
-    """Input type, layout, the buckets of M, N and K, and whether the rows start on 128-byte lines."""
+    """Input type, layout, the buckets of M, N and K, and whether the rows start on 128-byte lines; or, for a tiny
+    product (fewer than :data:`TINY_MNK` multiply-adds), the type, the layout and ``tiny`` (buckets 0, aligned)."""
 
     dtype: str
     layout: str
@@ -139,15 +184,20 @@ class ShapeClass:
     n: int
     k: int
     aligned: bool = True
+    tiny: bool = False
 
     @classmethod
     def of(cls, dtype: str, layout: str, m: int, n: int, k: int, aligned: bool = True) -> ShapeClass:
         """The class of an m×n×k product."""
+        if m * n * k < TINY_MNK:
+            return cls(dtype, layout, 0, 0, 0, True, True)
         return cls(dtype, layout, bucket(m, M_EDGES), bucket(n, N_EDGES), bucket(k, K_EDGES), aligned)
 
     @property
     def label(self) -> str:
         """E.g. ``"bfloat16 NN, M ≤ 64, N 4097–16384, K 1025–4096"`` (``", rows not 128-byte aligned"`` after)."""
+        if self.tiny:
+            return f"{self.dtype} {self.layout}, tiny (M·N·K < 2^{TINY_MNK.bit_length() - 1})"
         return (
             f"{self.dtype} {self.layout}, M {bucket_label(self.m, M_EDGES)}, N {bucket_label(self.n, N_EDGES)}, "
             f"K {bucket_label(self.k, K_EDGES)}" + ("" if self.aligned else ", rows not 128-byte aligned")
@@ -178,6 +228,7 @@ class TunedClass(StrictModel):
     n_bucket: int = Field(ge=0)
     k_bucket: int = Field(ge=0)
     aligned: bool = True
+    tiny: bool = False
     shape: tuple[int, int, int]
     config: Config
     trials: list[Trial]
@@ -186,7 +237,7 @@ class TunedClass(StrictModel):
     @property
     def shape_class(self) -> ShapeClass:
         """The class this entry is for."""
-        return ShapeClass(self.dtype, self.layout, self.m_bucket, self.n_bucket, self.k_bucket, self.aligned)
+        return ShapeClass(self.dtype, self.layout, self.m_bucket, self.n_bucket, self.k_bucket, self.aligned, self.tiny)
 
 
 class GemmTuning(Record):
@@ -209,9 +260,9 @@ class GemmTuning(Record):
         return {c.shape_class: c.config for c in self.classes}
 
 
-def committed() -> GemmTuning:
-    """The committed tuning table (:data:`TABLE_RECORD`)."""
-    return load(TABLE_RECORD, expect=GemmTuning)
+def committed(record_id: str = TABLE_RECORD) -> GemmTuning:
+    """A committed tuning table (by default the first run's, :data:`TABLE_RECORD`)."""
+    return load(record_id, expect=GemmTuning)
 
 
 #: The table in use: the committed one, unless :func:`use_table` set another (``None``: none, rules only).
@@ -228,14 +279,18 @@ def use_table(table: GemmTuning | None) -> None:
 def active_table() -> dict[ShapeClass, TunedClass] | None:
     """The table :func:`choose` reads: the committed one (``None`` where the package has none)."""
     if "table" not in _ACTIVE:
-        if TABLE_RECORD not in record_ids():
-            _ACTIVE["table"] = None
-            return None
-        record = committed()
-        edges = {name: tuple(record.edges.get(name, ())) for name in ("m", "n", "k")}
-        if edges != {"m": M_EDGES, "n": N_EDGES, "k": K_EDGES}:
-            raise ValueError(f"the committed tuning table was made with bucket edges {record.edges}; the code's differ")
-        use_table(record)
+        merged: dict[ShapeClass, TunedClass] = {}
+        for record_id in reversed(TABLE_RECORDS):  # the later run's classes replace the earlier's
+            if record_id not in record_ids():
+                continue
+            record = committed(record_id)
+            edges = {name: tuple(record.edges.get(name, ())) for name in ("m", "n", "k")}
+            if edges != {"m": M_EDGES, "n": N_EDGES, "k": K_EDGES}:
+                raise ValueError(
+                    f"the tuning table {record_id} was made with bucket edges {record.edges}; the code's differ"
+                )
+            merged.update({c.shape_class: c for c in record.classes})
+        _ACTIVE["table"] = merged or None
     return _ACTIVE["table"]
 
 
@@ -277,6 +332,8 @@ def heuristic(dtype: str, m: int, n: int, k: int, sms: int) -> Config:
 def _rule(dtype: str, m: int, n: int, k: int, sms: int) -> Config:
     fp8 = dtype == "float8_e4m3fn"
     bk = 128 if fp8 else 64
+    if not fp8 and m * n * k < TINY_MNK:  # one launch, no descriptors or copies: latency is all a tiny product has
+        return Config("blocked", 64, 64, 32, num_stages=2, num_warps=4)
     if m <= SMALL_M:
         return Config("splitk", 64, 128, 2 * bk, num_stages=4, num_warps=4)
     large = DEFAULT_CONFIGS.get(dtype, DEFAULT_CONFIGS["bfloat16"])
@@ -291,11 +348,22 @@ def _rule(dtype: str, m: int, n: int, k: int, sms: int) -> Config:
 def lookup(dtype: str, layout: str, m: int, n: int, k: int, sms: int, aligned: bool = True) -> Config | None:
     """The table's configuration for a product: of the candidates timed for its class (its own; else the same
     buckets in another layout; else the same for the type that shares its tiles, :data:`SHARES`; for rows that are
-    not 128-byte aligned, then the same search among aligned classes), the one with the shortest
-    :func:`predicted_ms` on this shape; ``None`` where the table has no such class."""
+    not 128-byte aligned, then the same search among aligned classes; else a class one bucket away,
+    :func:`_neighbour`), the one with the shortest :func:`predicted_ms` on this shape; ``None`` where the table has
+    no such class. A tiny product takes its tiny class's configuration as it is."""
     table = active_table()
     if not table:
         return None
+    if m * n * k < TINY_MNK:
+        tiny = ShapeClass.of(dtype, layout, m, n, k)
+        search = [
+            replace(tiny, dtype=name, layout=other)
+            for name in (dtype, SHARES.get(dtype))
+            if name is not None
+            for other in dict.fromkeys((layout, "NN", "NT", "TN", "TT"))
+        ]
+        entry = next((table[cls] for cls in search if cls in table), None)
+        return None if entry is None else entry.config  # latency-bound: no carrying over of rates
     search = [
         ShapeClass.of(name, other, m, n, k, flag)
         for flag in dict.fromkeys((aligned, True))
@@ -305,11 +373,37 @@ def lookup(dtype: str, layout: str, m: int, n: int, k: int, sms: int, aligned: b
     ]
     entry = next((table[cls] for cls in search if cls in table), None)
     if entry is None:
+        entry = _neighbour(table, search[0])
+    if entry is None:
         return None
     timed = [t for t in entry.trials if t.ms is not None]
     if not timed:
         return entry.config
     return min(timed, key=lambda t: predicted_ms(entry, t, m, n, k, sms)).config
+
+
+def _neighbour(table: dict[ShapeClass, TunedClass], cls: ShapeClass) -> TunedClass | None:
+    """A tuned class one bucket away from ``cls`` (in M, N or K; same type or the type sharing its tiles, same
+    alignment, not tiny), preferring the same layout, then the smaller M, N, K buckets in that order; ``None``
+    where there is none. Its candidates' times are carried over to the shape by :func:`predicted_ms`."""
+    types = (cls.dtype, SHARES.get(cls.dtype))
+    near = [
+        c
+        for c in table
+        if c.dtype in types
+        and c.aligned == cls.aligned
+        and not c.tiny
+        and abs(c.m - cls.m) + abs(c.n - cls.n) + abs(c.k - cls.k) == 1
+        and (c.m > SMALL_M_BUCKET) == (cls.m > SMALL_M_BUCKET)  # never across the small-M (64-row) boundary
+    ]
+    if not near:
+        return None
+    best = min(near, key=lambda c: (c.layout != cls.layout, c.dtype != cls.dtype, c.m, c.n, c.k, c.layout))
+    return table[best]
+
+
+#: The last M bucket of the small-M path (M ≤ :data:`SMALL_M`).
+SMALL_M_BUCKET = bucket(SMALL_M, M_EDGES)
 
 
 def choose(dtype: str, layout: str, m: int, n: int, k: int, sms: int, aligned: bool = True) -> Config:

@@ -1,0 +1,158 @@
+"""The products a transformer's linear layers make, and the Triton GEMM's second sweep: products drawn at random,
+with a fixed seed, from model families (``gpukb/data/gemm/model_shapes.toml``) and token counts from 1 to 16384.
+
+The second sweep exists because a sweep chosen by the people who tune a kernel tends to contain the shapes they
+tuned for. This one was drawn (and committed) before the tuning it measures, and the tuning was not changed after
+it was measured: its figures are what a user of these models would see. Torch-free.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import random
+from functools import cache
+from importlib import resources
+from typing import Literal
+
+from pydantic import Field
+
+from gpukb.schema import StrictModel, parse_toml, validate_entries
+
+#: The file this module reads, under the ``gpukb.data`` package.
+FILE = "gemm/model_shapes.toml"
+
+#: The seed and size of the random sweep (drawn once, before the tuning it measures; never redrawn).
+RANDOM_SEED = 29
+RANDOM_COUNT = 24
+#: Token counts are drawn log-uniformly from this range (a decode step of one token to a 16k-token batch).
+TOKENS = (1, 16384)
+
+Pass = Literal["forward", "input-grad", "weight-grad"]
+
+#: How each pass multiplies, for a linear layer ``y = x @ W.t()`` with ``W`` of ``out × in`` (PyTorch's
+#: ``nn.Linear``): the layout code of ``matmul`` (``gpukb.gemm.triton.matmul.layout_code``) and the draw's weight.
+PASSES: dict[str, tuple[str, float]] = {
+    "forward": ("NT", 0.5),  # y = x @ W.t(): B is the transpose of the row-major weight
+    "input-grad": ("NN", 0.25),  # dx = dy @ W
+    "weight-grad": ("TN", 0.25),  # dW = dy.t() @ x: A is the transpose of the row-major dy
+}
+
+
+class Model(StrictModel):
+    """One model's sizes, as its ``config.json`` gives them."""
+
+    name: str = Field(min_length=1)
+    hidden: int = Field(gt=0)
+    ffn: int = Field(gt=0)
+    vocab: int = Field(gt=0)
+    heads: int = Field(gt=0)
+    kv_heads: int = Field(gt=0)
+    head_dim: int = Field(gt=0)
+    source: str = Field(pattern=r"^https://")
+
+    def projections(self) -> dict[str, tuple[int, int]]:
+        """The model's linear layers as ``name: (out, in)``: fused query/key/value, attention output, MLP up (and
+        gate, each of this size), MLP down, LM head."""
+        q, kv = self.heads * self.head_dim, self.kv_heads * self.head_dim
+        return {
+            "qkv": (q + 2 * kv, self.hidden),
+            "attention out": (self.hidden, q),
+            "MLP up": (self.ffn, self.hidden),
+            "MLP down": (self.hidden, self.ffn),
+            "LM head": (self.vocab, self.hidden),
+        }
+
+
+class ModelTable(StrictModel):
+    """The file: the day it was checked and the models."""
+
+    checked: dt.date
+    models: list[Model]
+
+
+def parse(text: str, file: str = FILE) -> ModelTable:
+    """Parse the model file.
+
+    Raises:
+        ValueError: Naming the file, the model and the field, for an unknown key, a wrong type or a repeated name.
+    """
+    data = parse_toml(text, file, ("checked", "model"))
+    if data.get("checked") is None:
+        raise ValueError(f"{file}: missing top-level key 'checked'")
+    models = validate_entries(Model, data.get("model"), file, "model", key="name")
+    return ModelTable(checked=data["checked"], models=models)
+
+
+@cache
+def load() -> ModelTable:
+    """The committed model file."""
+    return parse(resources.files("gpukb.data").joinpath(FILE).read_text(encoding="utf-8"))
+
+
+class DrawnShape(StrictModel):
+    """One product of the random sweep: which model, layer, pass and token count it comes from, and its
+    ``M×N×K`` and layout as ``matmul`` sees them."""
+
+    model: str
+    layer: str
+    phase: Pass
+    tokens: int = Field(gt=0)
+    layout: Literal["NN", "NT", "TN"]
+    m: int = Field(gt=0)
+    n: int = Field(gt=0)
+    k: int = Field(gt=0)
+
+    @property
+    def label(self) -> str:
+        """E.g. ``"Mistral-7B MLP down, forward, 37 tokens"``."""
+        return f"{self.model} {self.layer}, {self.phase}, {self.tokens} tokens"
+
+
+def product(model: Model, layer: str, phase: str, tokens: int) -> DrawnShape:
+    """The product one pass of one layer makes at ``tokens`` tokens.
+
+    Raises:
+        ValueError: For a layer the model does not have, an unknown pass, or tokens below 1.
+    """
+    layers = model.projections()
+    if layer not in layers:
+        raise ValueError(f"layer must be one of {list(layers)}; got {layer!r}")
+    if phase not in PASSES:
+        raise ValueError(f"phase must be one of {list(PASSES)}; got {phase!r}")
+    if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1:
+        raise ValueError(f"tokens must be an int ≥ 1; got {tokens!r}")
+    out, inp = layers[layer]
+    layout = PASSES[phase][0]
+    m, n, k = {"forward": (tokens, out, inp), "input-grad": (tokens, inp, out), "weight-grad": (out, inp, tokens)}[
+        phase
+    ]
+    return DrawnShape(model=model.name, layer=layer, phase=phase, tokens=tokens, layout=layout, m=m, n=n, k=k)  # type: ignore[arg-type]
+
+
+def draw(seed: int = RANDOM_SEED, count: int = RANDOM_COUNT, table: ModelTable | None = None) -> list[DrawnShape]:
+    """``count`` products drawn with ``random.Random(seed)``: a model, a layer and a pass uniformly (passes by
+    their weight in :data:`PASSES`), a token count log-uniformly from :data:`TOKENS`. The same seed gives the same
+    list on every Python since 3.2 (``random.Random`` with an int seed, ``random()`` and ``choices``).
+
+    Raises:
+        ValueError: For a count below 1 or a seed that is not an int.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ValueError(f"seed must be an int; got {seed!r}")
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ValueError(f"count must be an int ≥ 1; got {count!r}")
+    models = (table or load()).models
+    rng = random.Random(seed)
+    phases = list(PASSES)
+    weights = [PASSES[p][1] for p in phases]
+    lo, hi = math.log(TOKENS[0]), math.log(TOKENS[1] + 1)
+    out = []
+    for _ in range(count):
+        model = models[int(rng.random() * len(models))]
+        layers = list(model.projections())
+        layer = layers[int(rng.random() * len(layers))]
+        phase = rng.choices(phases, weights)[0]
+        tokens = min(TOKENS[1], int(math.exp(lo + (hi - lo) * rng.random())))
+        out.append(product(model, layer, phase, tokens))
+    return out

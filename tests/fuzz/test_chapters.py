@@ -1,0 +1,247 @@
+"""Fuzz, chapter by chapter: every public function of the cuda, cudnn, attention, sequences and distributed
+libraries, driven with NaN, infinities, negative, zero, huge, bool, string and None in place of each numeric
+argument. Each call, within a time bound, either raises ``ValueError``/``TypeError`` whose message names the value
+it was given, or returns a result that an independent formula (or invariant) confirms. The inputs are explicit
+lists, not drawn: the same on every run, and every one is tried (about 2,800 calls, in about a second).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pytest
+
+from gpukb.attention import costs, flash, reference
+from gpukb.cuda import host_memory, indexing, occupancy, overlap
+from gpukb.cudnn import cnn, convolution, descriptors
+from gpukb.distributed import collectives, memory
+from gpukb.sequences import bleu, embedding, lstm, rnn, seq2seq
+from tests.fuzz.common import attempt
+
+#: What goes in place of each numeric argument.
+BAD = [math.nan, -math.nan, math.inf, -math.inf, np.float64("nan"), -1, 0, 10**30, -(10**30), 2**31, True, False,
+       np.bool_(True), "3", "nan", None, 2.5, 1e308, -0.0, b"1", [1]]  # fmt: skip
+#: How long one call may take, in seconds.
+BOUND_S = 5.0
+
+
+def names(message: str, value: object) -> bool:
+    """Whether an error message shows the value it refuses (as repr, str, with thousands separators, or a list
+    as the tuple it was read into)."""
+    if isinstance(value, bool | np.bool_):
+        return str(bool(value)) in message
+    if isinstance(value, float | np.floating) and math.isnan(value):
+        return "nan" in message.lower()
+    if isinstance(value, float | np.floating) and math.isinf(value):
+        return "inf" in message
+    if isinstance(value, int) and abs(value) >= 10**15:
+        return str(value)[:15] in message or f"{value:,}"[:15] in message
+    shown = {repr(value), str(value)}
+    if isinstance(value, list):  # read as a tuple, or element by element
+        shown.add(repr(tuple(value)))
+        if all(f" {v}" in message for v in value):
+            return True
+    if isinstance(value, int):
+        shown.add(f"{value:,}")
+    if isinstance(value, float):
+        shown |= {f"{value:g}", repr(float(value))}
+    return any(s in message for s in shown)
+
+
+@dataclass
+class Case:
+    """A function, a valid call, the arguments to drive, and the check a returned result must pass."""
+
+    function: Callable[..., Any]
+    kwargs: dict[str, Any]
+    check: Callable[..., bool]
+    drive: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return getattr(self.function, "__qualname__", str(self.function))
+
+
+X = np.arange(24, dtype=float).reshape(2, 3, 4) / 10
+DEFAULT_SCALE = 1 / math.sqrt(X.shape[-1])
+
+
+def _x(v):
+    """The x component of a size or index given as an int or a list of up to three."""
+    return v[0] if isinstance(v, list) else v
+
+
+def _attention(q, k, v, scale, causal=False):
+    s = scale * q @ np.swapaxes(k, -1, -2)
+    if causal:
+        s = np.where(np.tril(np.ones(s.shape[-2:], bool)), s, -np.inf)
+    w = np.exp(s - s.max(-1, keepdims=True))
+    return (w / w.sum(-1, keepdims=True)) @ v
+
+
+def _layer_norm(x, eps):
+    return (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + eps)
+
+
+def _bmi(b, d, t, g):
+    b, d, t, g = (tuple(v) + (0 if v is b or v is t else 1,) * (3 - len(v)) for v in (b, d, t, g))
+    return (b[0] + b[1] * g[0] + b[2] * g[0] * g[1]) * d[0] * d[1] * d[2] + t[0] + t[1] * d[0] + t[2] * d[0] * d[1]
+
+
+CASES: dict[str, list[Case]] = {
+    "cuda": [
+        Case(indexing.global_index_1d, dict(block_idx=1, block_dim=32, thread_idx=3),
+             lambda r, block_idx, block_dim, thread_idx: r == _x(block_idx) * _x(block_dim) + _x(thread_idx)),
+        Case(lambda bx, by, tx, dx: indexing.global_coordinates((bx, by), (dx, 3), (tx, 1)),
+             dict(bx=1, by=1, tx=2, dx=4), lambda r, bx, by, tx, dx: r == (bx * dx + tx, by * 3 + 1, 0)),
+        Case(lambda bx, gx, dz: indexing.linear_index((bx, 1), (4, 3, dz), (2, 1), (gx, 2)), dict(bx=1, gx=3, dz=1),
+             lambda r, bx, gx, dz: r == (1 * 3 + 1) * gx * 4 + bx * 4 + 2),
+        Case(lambda bx, gx, tz, dz: indexing.block_major_index((bx, 1), (4, 3, dz), (2, 1, tz), (gx, 2)),
+             dict(bx=1, gx=3, tz=0, dz=2),
+             lambda r, bx, gx, tz, dz: r == _bmi((bx, 1), (4, 3, dz), (2, 1, tz), (gx, 2))),
+        Case(lambda gx, gz, bx, bz: indexing.launch_table((gx, 2, gz), (bx, 3, bz)), dict(gx=3, gz=1, bx=4, bz=1),
+             lambda r, gx, gz, bx, bz: len(r[1]) == gx * 2 * gz * bx * 3 * bz
+             and ("z" in r[0][0]) == (gz > 1 or bz > 1)),
+        Case(indexing.blocks_for, dict(n=50000, threads_per_block=256),
+             lambda r, n, threads_per_block: r == -(-n // threads_per_block)),
+        Case(occupancy.occupancy, dict(cc="9.0", threads=256, registers=64, static_shared=0, dynamic_shared=0),
+             lambda r, **kw: 0 <= r.active_warps <= r.max_warps
+             and r.active_warps == r.active_blocks * r.warps_per_block),
+        Case(occupancy.occupancy_table, dict(cc="9.0", registers=64, static_shared=0, dynamic_shared=0),
+             lambda r, **kw: [row[0] for row in r[1]] == [64, 128, 256, 512, 1024]),
+        Case(lambda a, b: overlap.sequential_time([a, 2.0], [1.0, b], [0.5, 0.5]), dict(a=1.0, b=1.0),
+             lambda r, a, b: math.isclose(r, a + b + 4.0)),
+        Case(lambda a, b: overlap.pipeline_bound([a, 2.0], [1.0, b], [0.5, 0.5]), dict(a=1.0, b=1.0),
+             lambda r, a, b: max(a + 2, 1 + b, 1) <= r <= a + b + 4.0),
+        Case(lambda chunk, start, end: overlap.engine_lanes([("H2D", chunk, start, end)]),
+             dict(chunk=0, start=1.0, end=2.0),
+             lambda r, chunk, start, end: r == {"H2D": [(chunk, start, end)], "kernel": [], "D2H": []}),
+        Case(host_memory.check_managed_size, dict(nbytes=1 << 20, free_bytes=1 << 30, share=0.5),
+             lambda r, nbytes, free_bytes, share: r == nbytes <= share * free_bytes),
+    ],
+    "cudnn": [
+        Case(lambda c, w: descriptors.tensor((1, c, 5, w), fmt="NHWC"), dict(c=64, w=4),
+             lambda r, c, w: r.strides == (c * 5 * w, 1, w * c, c)),
+        Case(lambda c: descriptors.packed_strides((2, c, 3, 4), "NCHW"), dict(c=64),
+             lambda r, c: r == (c * 12, 12, 4, 1)),
+        Case(lambda i, s: descriptors.offset((0, i, 0, 0), (1280, s, 4, 1)), dict(i=1, s=20),
+             lambda r, i, s: r == i * s),
+        Case(lambda c, s: descriptors.overlapping((1, c, 5, 4), (1280, s, 4, 1)), dict(c=64, s=20),
+             lambda r, c, s: isinstance(r, bool)),
+        Case(lambda c: descriptors.layout_grid((1, c, 2, 2), "NHWC"), dict(c=3),
+             lambda r, c: r.shape == (1, c, 2, 2) and sorted(r.ravel()) == list(range(4 * c))),
+        Case(convolution.output_size, dict(size=224, filter_size=7, pad=3, stride=2, dilation=1),
+             lambda r, size, filter_size, pad, stride, dilation: r
+             == (size + 2 * pad - (filter_size - 1) * dilation - 1) // stride + 1 >= 1),
+        Case(convolution.conv_descriptor, dict(pad=1, stride=2, dilation=1, groups=1),
+             lambda r, pad, stride, dilation, groups: (r.pad, r.stride, r.groups)
+             == ((pad,) * 2, (stride,) * 2, groups)),
+        Case(lambda pad, stride, c: convolution.output_dims((1, c, 8, 8), (2, c, 3, 3),
+                                                            convolution.conv_descriptor(pad, stride)),
+             dict(pad=1, stride=1, c=3),
+             lambda r, pad, stride, c: r == (1, 2, *((8 + 2 * pad - 3) // stride + 1,) * 2)),
+        Case(lambda size, stride: cnn.max_pool_nhwc(np.ones((1, 4, 4, 2)), size, stride), dict(size=2, stride=2),
+             lambda r, size, stride: r.shape == (1, (4 - size) // stride + 1, (4 - size) // stride + 1, 2)),
+    ],
+    "attention": [
+        Case(costs.attention_costs, dict(batch=4, heads=32, q_len=1024, kv_len=1024, head_dim=128, kv_heads=8),
+             lambda r, batch, heads, q_len, kv_len, head_dim, kv_heads: r.flops
+             == 4 * batch * heads * q_len * kv_len * head_dim and r.score_bytes == 2 * batch * heads * q_len * kv_len),
+        Case(costs.kv_cache_bytes, dict(layers=32, batch=1, seq=8192, kv_heads=8, head_dim=128),
+             lambda r, layers, batch, seq, kv_heads, head_dim: r == 2 * layers * batch * seq * kv_heads * head_dim * 2),
+        Case(costs.costs_table, dict(batch=4, heads=32, head_dim=128), lambda r, **kw: len(r[1]) == 6),
+        Case(costs.kv_cache_table, dict(layers=32, heads=32, head_dim=128, seq=8192, batch=1),
+             lambda r, **kw: len(r[1]) >= 2),
+        Case(costs.dot_product_statistics, dict(d=16, samples=100, keys=8, seed=0),
+             lambda r, **kw: all(math.isfinite(v) for v in r.values())),
+        Case(lambda scale: reference.attention(X, X, X, scale=scale)[0], dict(scale=0.5),
+             lambda r, scale: np.allclose(r, _attention(X, X, X, scale))),
+        Case(lambda scale: reference.scaled_dot_product_attention(X, X, X, causal=True, scale=scale), dict(scale=0.5),
+             lambda r, scale: np.allclose(r, _attention(X, X, X, DEFAULT_SCALE if scale is None else scale, True))),
+        Case(reference.causal_mask, dict(q_len=3, kv_len=4),
+             lambda r, q_len, kv_len: (r == np.tril(np.ones((q_len, kv_len or q_len), bool))).all()),
+        Case(lambda n, max_len: reference.padding_mask([1, n], max_len), dict(n=2, max_len=3),
+             lambda r, n, max_len: r.shape == (2, 1, 1, max_len) and r[1].sum() == n),
+        Case(lambda eps: reference.layer_norm(X, np.ones(4), np.zeros(4), eps=eps), dict(eps=1e-5),
+             lambda r, eps: np.allclose(r, _layer_norm(X, eps))),
+        Case(lambda axis: reference.softmax(X, axis=axis), dict(axis=-1),
+             lambda r, axis: np.allclose(r.sum(axis=axis), 1)),
+        Case(lambda block: flash.online_softmax(X[0], block)[0], dict(block=2),
+             lambda r, block: np.allclose(r, reference.softmax(X[0]))),
+        Case(lambda block_m, block_n, scale: flash.flash_forward(X, X, X, block_m, block_n, scale=scale)[0],
+             dict(block_m=2, block_n=2, scale=0.5),
+             lambda r, block_m, block_n, scale: np.allclose(r, _attention(X, X, X, DEFAULT_SCALE if scale is None
+                                                                          else scale))),
+    ],
+    "sequences": [
+        Case(lambda vocab_size: embedding.token_ids([0, 1, 2], vocab_size), dict(vocab_size=5),
+             lambda r, vocab_size: list(r) == [0, 1, 2]),
+        Case(lambda vocab_size: embedding.one_hot([0, 1, 2], vocab_size), dict(vocab_size=5),
+             lambda r, vocab_size: r.shape == (3, vocab_size) and (r.argmax(1) == [0, 1, 2]).all()),
+        Case(lambda n, seed: seq2seq.bottleneck_rows((2, n), seed), dict(n=5, seed=0),
+             lambda r, n, seed: [row[0] for row in r[1]] == [2, n]),
+        Case(lambda max_order: bleu.ngrams(["a", "b", "c"], max_order), dict(max_order=4),
+             lambda r, max_order: r == Counter(tuple("abc"[i : i + k]) for k in range(1, min(max_order, 3) + 1)
+                                                for i in range(4 - k))),
+        Case(lambda smooth_value: bleu.corpus_bleu(["a b c d"], [["a b c d"]], smooth="floor",
+                                                   smooth_value=smooth_value), dict(smooth_value=0.1),
+             lambda r, smooth_value: math.isclose(r.score, 100)),
+        Case(lambda smooth_value: bleu.sentence_bleu("a b c x", ["a b c d"], smooth="add-k", smooth_value=smooth_value),
+             dict(smooth_value=1), lambda r, smooth_value: 0 <= r.score <= 100),
+        Case(rnn.RNNParams.random, dict(input_size=3, hidden_size=4, seed=0),
+             lambda r, input_size, hidden_size, seed: r.weight_ih.shape == (hidden_size, input_size)),
+        Case(lstm.LSTMParams.random, dict(input_size=3, hidden_size=4, seed=0),
+             lambda r, input_size, hidden_size, seed: r.weight_ih.shape == (4 * hidden_size, input_size)),
+        Case(seq2seq.Seq2Seq.random, dict(vocab_size=12, embed=8, hidden=16, seed=0, scale=0.3),
+             lambda r, vocab_size, embed, hidden, seed, scale: r.embedding.shape == (vocab_size, embed)),
+    ],
+    "distributed": [
+        Case(memory.state_bytes_per_param, dict(scheme="zero3", world_size=8),
+             lambda r, scheme, world_size: math.isclose(r["total"], 16 / world_size)),
+        Case(memory.states_table, dict(world_size=8, parameters=7.5e9),
+             lambda r, world_size, parameters: len(r[1]) == len(memory.SCHEMES)
+             and float(r[1][0][-1]) == float(f"{16 * parameters / 1e9:.3g}")),
+        Case(memory.block_activation_bytes, dict(batch=1, seq=128, hidden=64, heads=4, element_bytes=2, stats_bytes=4),
+             lambda r, batch, seq, hidden, heads, element_bytes, stats_bytes: r
+             == element_bytes * (16 * batch * seq * hidden + heads * batch * seq**2) + 4 * batch * seq * stats_bytes),
+        Case(memory.checkpointed_block_bytes, dict(batch=1, seq=128, hidden=64, element_bytes=2),
+             lambda r, batch, seq, hidden, element_bytes: r == element_bytes * batch * seq * hidden),
+        Case(memory.korthikanti_bytes, dict(batch=1, seq=128, hidden=64, heads=4),
+             lambda r, batch, seq, hidden, heads: r == seq * batch * hidden * 34 + 5 * heads * seq**2 * batch),
+        Case(collectives.bus_factor, dict(op="all_reduce", ranks=8), lambda r, op, ranks: r == 2 * (ranks - 1) / ranks),
+        Case(collectives.bandwidths, dict(op="all_gather", size_bytes=1 << 20, seconds=1e-3, ranks=8),
+             lambda r, op, size_bytes, seconds, ranks: math.isclose(r[0], size_bytes / seconds)
+             and math.isclose(r[1], r[0] * (ranks - 1) / ranks)),
+        Case(lambda size_bytes, p: collectives.ring_traffic_table(size_bytes, [2, p]), dict(size_bytes=1 << 10, p=4),
+             lambda r, size_bytes, p: [row[2] for row in r[1]] == [int(2 * (q - 1) * size_bytes // q) for q in (2, p)]),
+    ],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("chapter", "case"),
+    [(chapter, case) for chapter, cases in CASES.items() for case in cases],
+    ids=[f"{chapter}-{case.name}-{i}" for chapter, cases in CASES.items() for i, case in enumerate(cases)],
+)
+def test_every_argument_refuses_what_it_does_not_model_or_answers_right(chapter: str, case: Case) -> None:
+    result, err = attempt(case.function, **case.kwargs, bound_s=BOUND_S)
+    assert err is None, f"the valid call itself: {err}"
+    assert case.check(result, **case.kwargs), f"the valid call itself: {result!r}"
+    failures = []
+    for param in case.drive or list(case.kwargs):
+        if isinstance(case.kwargs[param], str):  # names: fuzzed by test_names and the CLI tests
+            continue
+        for bad in BAD:
+            kwargs = {**case.kwargs, param: bad}
+            result, err = attempt(case.function, **kwargs, bound_s=BOUND_S)
+            if err is not None:
+                if not names(str(err), bad):
+                    failures.append(f"{param}={bad!r}: {type(err).__name__} does not show the value: {err}")
+            elif not case.check(result, **kwargs):
+                failures.append(f"{param}={bad!r}: returned {result!r:.120}, which the check refutes")
+    assert not failures, "\n".join(failures)
