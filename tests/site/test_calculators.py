@@ -255,6 +255,9 @@ def _format_cases(rng: np.random.Generator) -> tuple[list[dict], dict[str, int]]
         "96",  # 24 to 96: relative errors that tie at three digits
         "١٢.٥",  # digits of another script, which Python's Decimal reads
         "\u00a042\u3000",  # Unicode spaces around it
+        "-1e1000000000000000000",  # an exponent past what Python's decimal holds: refused
+        "1_0e99999999999999999999",  # the same with an underscore: refused as not a number
+        "0.001e1000000000000000002",  # the same exponent, but the value's is within it: overflows
     )
     for text in awkward:
         for rounding, saturate in (("nearest-even", False), ("toward-zero", True)):
@@ -572,6 +575,7 @@ BAD_INPUTS = [
     ("formats", "value", "", "empty"),
     ("formats", "value", "4 2", "not a number"),
     ("formats", "value", "1" * 2001, "too long"),
+    ("formats", "value", "1e1000000000000000000", "out of range"),
     ("formats", "bits", "", "empty"),
     ("formats", "bits", "-1", "negative"),
     ("formats", "bits", "0xzz", "not a number"),

@@ -1,5 +1,5 @@
 /* The bound of a layer: a port of gpukb.performance.layer_bound.layer_bound. The layer is counted as the library
- * counts it (counting.js), then bounded on the chosen GPU's datasheet ceilings and on the ceilings the H100
+ * counts it (counting.js: gpukb.measuring.counting), then bounded on the chosen GPU's datasheet ceilings and on the ceilings the H100
  * measured; GPU figures and measured ceilings come from the data island (gpu_specs.toml through
  * gpukb.performance.specs, the committed sweep through gpukb.performance.ceilings).
  */
@@ -7,7 +7,7 @@ import {
   choice, count, bytes, el, fieldValue, flag, gridTable, raw, real, reprFloat, resultTable, seconds, showLayerFields,
   valueError, wire, reprString,
 } from "./common.js";
-import { attentionCosts, conv2dCounts, elementBytes, gemmBytes, gemmFlops } from "./counting.js";
+import { attentionBytes, attentionFlops, conv2dCounts, elementBytes, gemmBytes, gemmFlops } from "./counting.js";
 
 /** Form field of each library argument where the two differ (the convolution's batch is "n", as is a GEMM's). */
 export const CONV_FIELDS = { n: "conv_n" };
@@ -23,8 +23,9 @@ export function layerWork(data, layer, dtype, s, flagOn) {
     const c = conv2dCounts(s.n, s.c_in, s.h, s.w, s.out_channels, s.kh, s.kw, s.stride, s.padding, flagOn);
     return [c.flops, c.bytes(elementBytes(table, dtype))];
   }
-  const a = attentionCosts(table, s.batch, s.heads, s.q_len, s.kv_len, s.head_dim, s.kv_heads, flagOn, dtype);
-  return [a.flops, a.io_bytes];
+  const flops = attentionFlops(s.batch, s.heads, s.q_len, s.kv_len, s.head_dim, flagOn);
+  const size = elementBytes(table, dtype);
+  return [flops, attentionBytes(s.batch, s.heads, s.q_len, s.kv_len, s.head_dim, size, s.kv_heads)];
 }
 
 function checkRate(name, value) {

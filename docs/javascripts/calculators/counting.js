@@ -68,6 +68,18 @@ export function attentionFlops(batch, heads, q, kv, d, causal) {
   return 4n * batch * heads * pairs * d;
 }
 
+/** counting.attention_bytes, grouped-query attention included. */
+export function attentionBytes(batch, heads, q, kv, d, elem, kvHeads) {
+  positive([["batch", batch], ["heads", heads], ["q_len", q], ["kv_len", kv], ["head_dim", d], ["elem_bytes", elem]]);
+  const g = kvHeads === null ? heads : positiveInt("kv_heads", kvHeads);
+  if (heads % g) {
+    const err = valueError(`kv_heads (${g}) must divide heads (${heads})`);
+    err.arg = "kv_heads";
+    throw err;
+  }
+  return batch * d * elem * (2n * heads * q + 2n * g * kv);
+}
+
 /** attention.costs.attention_costs. */
 export function attentionCosts(table, batch, heads, q, kv, d, kvHeads, causal, dtype) {
   kvHeads = kvHeads === null ? heads : positiveInt("kv_heads", kvHeads);

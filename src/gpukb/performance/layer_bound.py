@@ -1,7 +1,8 @@
 """The bound of one layer on one GPU: its operations and bytes, and the roofline floor on two sets of ceilings.
 
-A layer (a matrix product, a 2-D convolution or an attention forward pass) is counted by the site's counting
-conventions (:mod:`gpukb.measuring.counting`, :func:`gpukb.attention.costs.attention_costs` for attention), then
+A layer (a matrix product, a 2-D convolution or an attention forward pass, grouped-query included) is counted by
+the site's counting conventions (:mod:`gpukb.measuring.counting`; for attention the same counts as
+:func:`gpukb.attention.costs.attention_costs`), then
 bounded (:func:`gpukb.performance.roofline.bound`) on the GPU's datasheet ceilings (:mod:`gpukb.performance.specs`,
 dense tensor-core rate for the type and memory bandwidth) and on the ceilings the H100 measured
 (:func:`gpukb.performance.ceilings.measured_ceilings`: best product of the type, fastest large copy).
@@ -13,8 +14,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gpukb.arguments import choice, flag, given
-from gpukb.attention.costs import attention_costs
-from gpukb.measuring.counting import arithmetic_intensity, conv2d_counts, element_bytes, gemm_bytes, gemm_flops
+from gpukb.measuring.counting import (
+    arithmetic_intensity,
+    attention_bytes,
+    attention_flops,
+    conv2d_counts,
+    element_bytes,
+    gemm_bytes,
+    gemm_flops,
+)
 from gpukb.performance.ceilings import measured_ceilings
 from gpukb.performance.results import H100_SWEEP
 from gpukb.performance.roofline import bound, ridge_point
@@ -55,9 +63,9 @@ def layer_work(layer: str, dtype: str, sizes: Mapping[str, object], flag_on: boo
         counts = conv2d_counts((s["n"], s["c_in"], s["h"], s["w"]), s["out_channels"], (s["kh"], s["kw"]),
                                s["stride"], s["padding"], flag_on)  # fmt: skip
         return counts.flops, counts.bytes(element_bytes(dtype))
-    costs = attention_costs(s["batch"], s["heads"], s["q_len"], s["kv_len"], s["head_dim"], s["kv_heads"], flag_on,
-                            dtype)  # fmt: skip
-    return costs.flops, costs.io_bytes
+    flops = attention_flops(s["batch"], s["heads"], s["q_len"], s["kv_len"], s["head_dim"], flag_on)
+    size = element_bytes(dtype)
+    return flops, attention_bytes(s["batch"], s["heads"], s["q_len"], s["kv_len"], s["head_dim"], size, s["kv_heads"])
 
 
 @dataclass(frozen=True)
