@@ -150,6 +150,13 @@ def _compare(calc: str, cases: list[dict], shown: list[dict], expected: list[dic
     return problems
 
 
+def _report(record_property, line: str) -> None:
+    """Print a calculator's case counts, and record them for the run's summary (``tests/conftest.py`` lists them
+    after the tests, where pytest-xdist would hide a print)."""
+    print(f"\n{line}")
+    record_property("calculator cases", line)
+
+
 def _py(value: object) -> str:
     """A result as the page writes it into data-value: an int's digits, a float's repr, None as "None"."""
     if value is None:
@@ -281,7 +288,7 @@ def _format_expected(case: dict) -> dict:
     )
 
 
-def test_formats_calculator_matches_the_library(page) -> None:  # noqa: F811
+def test_formats_calculator_matches_the_library(page, record_property) -> None:  # noqa: F811
     cases, counts = _format_cases(np.random.default_rng(27))
     _, refused, problems = _check(
         page,
@@ -291,7 +298,10 @@ def test_formats_calculator_matches_the_library(page) -> None:  # noqa: F811
         lambda case, r: r["pattern"] if case["kind"] == "pattern" else r["rows"],
     )
     summary = ", ".join(f"{k} {v}" for k, v in counts.items())
-    print(f"\nformats calculator: {len(cases)} cases ({refused} refused): {summary}" + _bad_summary("formats"))
+    _report(
+        record_property,
+        f"formats calculator: {len(cases)} cases ({refused} refused): {summary}" + _bad_summary("formats"),
+    )
     assert all(counts[f"{n} values"] >= 1000 for n in ("fp16", "bf16", "fp32"))
     assert sum(counts[f"{f.name} patterns"] for f in formats().values() if f.bits <= 8) == sum(
         1 << f.bits for f in formats().values() if f.bits <= 8
@@ -364,12 +374,13 @@ def _occupancy_expected(case: dict) -> dict:
     return _library(run)
 
 
-def test_occupancy_calculator_matches_the_library(page) -> None:  # noqa: F811
+def test_occupancy_calculator_matches_the_library(page, record_property) -> None:  # noqa: F811
     cases = _occupancy_cases(np.random.default_rng(27))
     computed, refused, problems = _check(page, "occupancy", cases, _occupancy_expected, lambda case, r: r["values"])
-    print(
-        f"\noccupancy calculator: {len(cases)} configurations over {len(known())} compute capabilities "
-        f"({computed} computed, {refused} refused with the library's message)" + _bad_summary("occupancy")
+    _report(
+        record_property,
+        f"occupancy calculator: {len(cases)} configurations over {len(known())} compute capabilities "
+        f"({computed} computed, {refused} refused with the library's message)" + _bad_summary("occupancy"),
     )
     assert computed >= 300
     assert problems == [], f"{len(problems)} differences:\n" + "\n".join(problems[:30])
@@ -431,10 +442,13 @@ def _bound_expected(case: dict) -> dict:
     return _library(run)
 
 
-def test_bound_calculator_matches_the_library(page) -> None:  # noqa: F811
+def test_bound_calculator_matches_the_library(page, record_property) -> None:  # noqa: F811
     cases = _bound_cases(np.random.default_rng(27))
     computed, refused, problems = _check(page, "bound", cases, _bound_expected, lambda case, r: r["values"])
-    print(f"\nbound calculator: {len(cases)} layers ({computed} bounded, {refused} refused)" + _bad_summary("bound"))
+    _report(
+        record_property,
+        f"bound calculator: {len(cases)} layers ({computed} bounded, {refused} refused)" + _bad_summary("bound"),
+    )
     assert computed >= 200
     assert problems == [], f"{len(problems)} differences:\n" + "\n".join(problems[:30])
 
@@ -498,13 +512,14 @@ def _memory_expected(case: dict) -> dict:
     return _library(run)
 
 
-def test_memory_calculator_matches_the_library(page) -> None:  # noqa: F811
+def test_memory_calculator_matches_the_library(page, record_property) -> None:  # noqa: F811
     cases = _memory_cases(np.random.default_rng(27))
     computed, refused, problems = _check(page, "memory", cases, _memory_expected, lambda case, r: r["values"])
     matched = sum(any(k.startswith("match:") for k in _memory_expected(c).get("ok", {})) for c in cases)
-    print(
-        f"\nmemory calculator: {len(cases)} cases ({computed} computed, {refused} refused; "
-        f"{matched} shown beside a measured run)" + _bad_summary("memory")
+    _report(
+        record_property,
+        f"memory calculator: {len(cases)} cases ({computed} computed, {refused} refused; "
+        f"{matched} shown beside a measured run)" + _bad_summary("memory"),
     )
     assert computed >= 200
     assert matched >= 10
@@ -557,12 +572,13 @@ def _attention_expected(case: dict) -> dict:
     return _library(run)
 
 
-def test_attention_calculator_matches_the_library(page) -> None:  # noqa: F811
+def test_attention_calculator_matches_the_library(page, record_property) -> None:  # noqa: F811
     cases = _attention_cases(np.random.default_rng(27))
     computed, refused, problems = _check(page, "attention", cases, _attention_expected, lambda case, r: r["values"])
-    print(
-        f"\nattention calculator: {len(cases)} shapes ({computed} counted, {refused} refused)"
-        + _bad_summary("attention")
+    _report(
+        record_property,
+        f"attention calculator: {len(cases)} shapes ({computed} counted, {refused} refused)"
+        + _bad_summary("attention"),
     )
     assert computed >= 200
     assert problems == [], f"{len(problems)} differences:\n" + "\n".join(problems[:30])
