@@ -118,3 +118,19 @@ def built_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     if returncode != "0":
         pytest.fail(f"mkdocs build --strict failed:\n{log}")
     return site, log
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """List the case counts the calculator tests recorded (``tests/site/test_calculators.py``): a print inside a
+    test is hidden under pytest-xdist, a recorded property travels with the report."""
+    lines = [
+        value
+        for outcome in ("passed", "failed")
+        for report in terminalreporter.stats.get(outcome, [])
+        for name, value in getattr(report, "user_properties", [])
+        if name == "calculator cases"
+    ]
+    if lines:
+        terminalreporter.section("calculators checked against the library")
+        for line in lines:
+            terminalreporter.write_line(line)

@@ -35,6 +35,7 @@ FLOORS: dict[str, int] = {
     "tables": 0,
     "numerics": 0,
     "figures": 0,
+    "calculators": 0,
     "environment": 0,
     "data": 0,
     "chapters": 0,

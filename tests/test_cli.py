@@ -99,7 +99,7 @@ def test_format_list(capsys) -> None:
     [
         (["format", "1", "--as", "fp7"], "unknown format 'fp7'; known formats: fp64"),
         (["format", "0x1ff", "--as", "e4m3"], "does not fit e4m3"),
-        (["format", "ten", "--as", "e4m3"], "VALUE is a bit pattern"),
+        (["format", "ten", "--as", "e4m3"], "a bit pattern is written like 0x63, 0b1100011 or 99; got 'ten'"),
         (["format", "ten"], "'ten' is not a number"),
         (["format"], "give a VALUE, or --list"),
         (["format", "1", "--rounding", "up"], "invalid choice: 'up'"),

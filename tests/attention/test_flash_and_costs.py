@@ -167,3 +167,14 @@ def test_a_decoding_step_is_bound_by_memory() -> None:
     _, many = costs.decode_table(batch=16)
     assert [r[4] for r in one] == [r[4] for r in many]
     assert one[0][3] == pytest.approx(4 * one[1][3], rel=0.01)  # 8 kv heads instead of 32: a quarter of the bytes
+
+
+def test_attention_summary_is_the_costs_and_the_cache() -> None:
+    s = costs.attention_summary(4, 32, 8192, 8192, 128, kv_heads=8, causal=True, dtype="bf16", layers=32)
+    assert s.costs == costs.attention_costs(4, 32, 8192, 8192, 128, 8, True, "bf16")
+    assert s.kv_per_sequence == 2**30  # the page's example: 32 layers, 8 heads of 128, 8192 tokens, bf16
+    assert s.kv_per_token * 8192 == s.kv_per_sequence
+    assert s.kv_total == 4 * 2**30
+    assert costs.attention_summary(1, 4, 16, 16, 8).kv_per_token == 2 * 4 * 8 * 2  # kv_heads defaults to heads
+    with pytest.raises(ValueError, match="layers must be an int ≥ 1; got 0"):
+        costs.attention_summary(1, 4, 16, 16, 8, layers=0)

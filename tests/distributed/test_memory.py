@@ -80,3 +80,39 @@ def test_model_activation_parts() -> None:
 def test_bad_input(call, error, match) -> None:
     with pytest.raises(error, match=match):
         call()
+
+
+# --- training_memory: the calculator's function ------------------------------------------------------------------
+
+
+def test_training_memory_adds_states_and_activations() -> None:
+    config = ModelConfig()
+    ddp = memory.training_memory(config, 8, "ddp", 4)
+    n = config.parameter_count()
+    assert (ddp.parameters, ddp.states, ddp.params, ddp.optimizer) == (n, 16 * n, 2 * n, 12 * n)
+    assert isinstance(ddp.states, int)  # unsharded bytes per parameter stay exact ints
+    acts = memory.model_activation_bytes(config, 8, 2, False)
+    assert (ddp.blocks, ddp.head, ddp.recompute) == (acts["blocks"], acts["head"], 0)
+    assert ddp.peak == ddp.states + acts["total"]
+    fsdp = memory.training_memory(config, 8, "fsdp2", 2, "FULL", checkpointing=True)
+    assert fsdp.states == 8 * n
+    assert fsdp.activation_bytes == 4
+    assert fsdp.recompute == memory.block_activation_bytes(8, config.seq, config.hidden, config.heads, 4)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("fsdp2", 2, None), "scheme 'fsdp2' needs a mixed_precision mode"),
+        (("fsdp2", 2, "HALF"), "unknown mixed_precision 'HALF'"),
+        (("zero2", 2, "PURE"), "mixed_precision applies to scheme 'fsdp2' only"),
+        (("zero4", 2, None), "unknown scheme 'zero4'"),
+        (("ddp", 0, None), "world_size must be an int ≥ 1; got 0"),
+    ],
+)
+def test_training_memory_refuses(args, message) -> None:
+    scheme, world, mode = args
+    with pytest.raises(ValueError, match=message):
+        memory.training_memory(ModelConfig.tiny(), 2, scheme, world, mode)
+    with pytest.raises(TypeError, match="config must be a ModelConfig"):
+        memory.training_memory({"hidden": 8}, 2, "ddp", 1)

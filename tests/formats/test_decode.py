@@ -148,3 +148,22 @@ def test_to_fraction_reads_text_exactly_and_refuses_what_it_cannot() -> None:
     for beyond in (f"1e{DECIMAL_EXPONENT_LIMIT + 1}", f"-1e-{DECIMAL_EXPONENT_LIMIT + 1}"):
         with pytest.raises(ValueError, match=r"lies beyond 10\*\*±1000, the range read exactly"):
             to_fraction(beyond)
+
+
+@pytest.mark.parametrize(("text", "bits"), [("0x63", 99), ("0X7f", 127), ("0b1100011", 99), ("99", 99), (" 0o17 ", 15),
+                                            ("0x_FF", 255), ("0", 0), ("-1", -1)])  # fmt: skip
+def test_parse_bits_reads_integer_literals(text: str, bits: int) -> None:
+    from gpukb.formats.codec import parse_bits
+
+    assert parse_bits(text) == bits
+
+
+def test_parse_bits_refuses_what_is_not_a_pattern() -> None:
+    from gpukb.formats.codec import parse_bits
+
+    with pytest.raises(ValueError, match="a bit pattern is written like 0x63, 0b1100011 or 99; got '0xzz'"):
+        parse_bits("0xzz")
+    with pytest.raises(ValueError, match="bit pattern is 69 characters long; at most 68 are read"):
+        parse_bits("0b" + "1" * 67)
+    with pytest.raises(TypeError, match="bit pattern must be a string"):
+        parse_bits(99)

@@ -22,8 +22,13 @@ from tests.helpers import ROOT
 
 SRC = ROOT / "src"
 PACKAGE = SRC / "gpukb"
-#: The renderers: the one Markdown table writer and the one SVG writer, which page layers call.
-RENDERERS = {"gpukb/tables.py": "markdown_table", "gpukb/figures.py": "to_svg"}
+#: The renderers: the one Markdown table writer, the one SVG writer and the one calculator form, which page layers
+#: call.
+RENDERERS = {
+    "gpukb/tables.py": "markdown_table",
+    "gpukb/figures.py": "to_svg",
+    "gpukb/calculators.py": "calculator_html",
+}
 #: Calls that produce page markup, allowed only in a page layer or in the renderer that defines them.
 MARKUP_CALLS = set(RENDERERS.values())
 #: Folders under docs/ that hold assets, not pages.

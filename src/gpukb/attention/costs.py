@@ -18,7 +18,9 @@ from gpukb.measuring.counting import attention_flops, causal_pairs, element_byte
 
 __all__ = [
     "AttentionCosts",
+    "AttentionSummary",
     "attention_costs",
+    "attention_summary",
     "costs_table",
     "dot_product_statistics",
     "kv_cache_bytes",
@@ -215,6 +217,52 @@ def kv_cache_table(
         fp8 = kv_cache_bytes(layers, batch, seq, kv, head_dim, "fp8")
         rows.append([label, kv, round(bf16 / 2**30, 4), round(fp8 / 2**30, 4), round(bf16 / seq / batch / 2**10)])
     return headers, rows
+
+
+@dataclass(frozen=True)
+class AttentionSummary:
+    """The costs of one attention forward pass and of its key/value cache (see :func:`attention_summary`).
+
+    Attributes:
+        costs: The forward pass (:func:`attention_costs`).
+        kv_per_token: Cache bytes of one token over all layers.
+        kv_per_sequence: Cache bytes of one sequence of ``kv_len`` tokens over all layers.
+        kv_total: Cache bytes of the whole batch.
+    """
+
+    costs: AttentionCosts
+    kv_per_token: int
+    kv_per_sequence: int
+    kv_total: int
+
+
+# --8<-- [start:summary]
+def attention_summary(
+    batch: int,
+    heads: int,
+    q_len: int,
+    kv_len: int,
+    head_dim: int,
+    kv_heads: int | None = None,
+    causal: bool = False,
+    dtype: str = "bf16",
+    layers: int = 1,
+) -> AttentionSummary:
+    """One layer's forward pass (:func:`attention_costs`) and the key/value cache of ``layers`` such layers
+    (:func:`kv_cache_bytes`), per token, per sequence of ``kv_len`` tokens and for the batch.
+
+    Raises:
+        ValueError: As :func:`attention_costs`, and for ``layers`` below 1.
+    """
+    costs = attention_costs(batch, heads, q_len, kv_len, head_dim, kv_heads, causal, dtype)
+    kv = heads if kv_heads is None else kv_heads
+    return AttentionSummary(
+        costs=costs,
+        kv_per_token=kv_cache_bytes(layers, 1, 1, kv, head_dim, dtype),
+        kv_per_sequence=kv_cache_bytes(layers, 1, kv_len, kv, head_dim, dtype),
+        kv_total=kv_cache_bytes(layers, batch, kv_len, kv, head_dim, dtype),
+    )
+    # --8<-- [end:summary]
 
 
 def decode_table(

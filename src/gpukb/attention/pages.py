@@ -24,7 +24,9 @@ from gpukb.attention.results import (
     Timed,
 )
 from gpukb.attention.training import BF16_ROUNDOFF, steps_in_agreement
+from gpukb.calculators import Field, calculator_html
 from gpukb.figures import to_svg
+from gpukb.measuring.counting import ELEMENT_BYTES
 from gpukb.performance.ceilings import measured_ceilings, measured_ridge
 from gpukb.performance.results import H100_SWEEP
 from gpukb.problems import markdown as problems_markdown
@@ -274,3 +276,22 @@ def worked_problems() -> str:
 def flash_figure() -> str:
     """Inline SVG: the causal score matrix in the kernel's tiles, and one program's walk with its running state."""
     return to_svg(attention_figures.flash_figure())
+
+
+def attention_calculator() -> str:
+    """The attention-cost calculator: :func:`gpukb.attention.costs.attention_summary` computed in the browser, with
+    the element sizes exported from :data:`gpukb.measuring.counting.ELEMENT_BYTES`."""
+    data = {"element_bytes": dict(ELEMENT_BYTES)}
+    dtypes = [d for d in ELEMENT_BYTES if d.startswith(("fp", "tf", "bf"))]
+    fields = [
+        Field("batch", "batch", default="1"),
+        Field("heads", "heads", default="32"),
+        Field("kv_heads", "kv_heads", default="8", hint="empty: as many as heads"),
+        Field("q_len", "q_len", default="8192"),
+        Field("kv_len", "kv_len", default="8192"),
+        Field("head_dim", "head_dim", default="128"),
+        Field("causal", "causal", "checkbox", "on"),
+        Field("dtype", "dtype", "select", "bf16", [(d, d) for d in dtypes]),
+        Field("layers", "layers (for the cache)", default="32"),
+    ]
+    return calculator_html("attention", "The cost of one attention layer", fields, data)

@@ -7,6 +7,7 @@ calculator, the index arithmetic); every "measured on" sentence from :func:`gpuk
 from __future__ import annotations
 
 from gpukb import records
+from gpukb.calculators import Field, calculator_html
 from gpukb.cuda import banks, figures, indexing, limits, overlap, tables
 from gpukb.cuda.occupancy import occupancy_table
 from gpukb.cuda.problems import problems as chapter_problems
@@ -373,3 +374,22 @@ def hierarchy_figure() -> str:
 def launch_figure() -> str:
     """Inline SVG: an example launch from grid to blocks to warps to SMs, with its residency."""
     return to_svg(figures.launch_figure())
+
+
+def occupancy_calculator(cc: str = "9.0") -> str:
+    """The occupancy calculator: :func:`gpukb.cuda.occupancy.occupancy` computed in the browser, with every compute
+    capability's limits exported from ``cuda/limits.toml``."""
+    caps = [limits.capability(c) for c in reversed(limits.known())]
+    data = {"capabilities": [c.model_dump(exclude={"sources"}) for c in caps]}
+    fields = [
+        Field("cc", "compute capability", "select", cc, [(c.cc, f"{c.cc}: {c.name}") for c in caps]),
+        Field("threads", "threads per block", default="256"),
+        Field("registers", "registers per thread", default="64", hint="cudaFuncAttributes::numRegs"),
+        Field("static_shared", "static shared memory (bytes)", default="0"),
+        Field("dynamic_shared", "dynamic shared memory (bytes)", default="16384"),
+        Field("opt_in", "opted in above 48 KiB", "checkbox", "on", hint="cudaFuncAttributeMaxDynamicSharedMemorySize"),
+        Field("carveout", "carveout preference (%)", hint="empty: the default (largest)"),
+        Field("cluster_size", "cluster size", hint="empty: no cluster (9.0 only)"),
+        Field("nonportable_cluster", "non-portable cluster size allowed", "checkbox"),
+    ]
+    return calculator_html("occupancy", "Occupancy of one kernel launch", fields, data)

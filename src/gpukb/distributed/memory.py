@@ -18,8 +18,10 @@ elements, plus the LayerNorm statistics. With a checkpoint around each block onl
 
 from __future__ import annotations
 
-from gpukb.arguments import choice, flag, non_negative_int, positive_int, real
-from gpukb.distributed.model import ATTENTION
+from dataclasses import dataclass
+
+from gpukb.arguments import choice, flag, given, non_negative_int, positive_int, real
+from gpukb.distributed.model import ATTENTION, ModelConfig
 
 #: Bytes per element of each dtype name used here.
 DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2}
@@ -151,3 +153,106 @@ def model_activation_bytes(
     recompute = full if checkpointing else 0
     head = 2 * b * s * h * e + 2 * b * s * stats + b * s * v * 4 + (b * s + s) * 8
     return {"blocks": blocks, "recompute": recompute, "head": head, "total": blocks + recompute + head}
+
+
+#: The FSDP2 mixed-precision modes (Composer's names) and the bytes of the activations each computes in: FULL keeps
+#: float32, DEFAULT and PURE compute in bfloat16.
+FSDP2_ACTIVATION_BYTES = {"FULL": 4, "DEFAULT": 2, "PURE": 2}
+
+
+@dataclass(frozen=True)
+class TrainingMemory:
+    """Predicted bytes per GPU of one training step (see :func:`training_memory`).
+
+    Attributes:
+        parameters: The model's parameter count.
+        params: Bytes of parameters on each GPU (the scheme's bytes per parameter × ``parameters``).
+        grads: Bytes of gradients on each GPU.
+        optimizer: Bytes of optimizer state on each GPU.
+        states: ``params + grads + optimizer``, computed as the scheme's total bytes per parameter × ``parameters``.
+        blocks: Activations the blocks keep in forward (only their inputs when checkpointed).
+        head: The final LayerNorm, the float32 log-softmax of the loss and the int64 indices.
+        recompute: One block's activations, alive while it is recomputed in backward (0 without checkpointing).
+        activation_bytes: Bytes per element of the activations.
+    """
+
+    parameters: int
+    params: float
+    grads: float
+    optimizer: float
+    states: float
+    blocks: int
+    head: int
+    recompute: int
+    activation_bytes: int
+
+    @property
+    def kept(self) -> int:
+        """What one forward keeps: ``blocks + head``."""
+        return self.blocks + self.head
+
+    @property
+    def peak(self) -> float:
+        """The predicted peak: states + what forward keeps + one block recomputed."""
+        return self.states + self.kept + self.recompute
+
+
+def activation_element_bytes(scheme: str, mixed_precision: str | None) -> int:
+    """Bytes per activation element of a scheme: FSDP2 by its mixed-precision mode, ``ddp_fp32`` 4, and the ZeRO
+    paper's mixed-precision schemes (``ddp``, ``zero1``-``zero3``) 2.
+
+    Raises:
+        ValueError: For an unknown scheme, an FSDP2 run without a known mode, or a mode given to another scheme.
+    """
+    choice("scheme", scheme, tuple(SCHEMES))
+    if scheme == "fsdp2":
+        if mixed_precision is None:
+            raise ValueError(f"scheme 'fsdp2' needs a mixed_precision mode, one of {list(FSDP2_ACTIVATION_BYTES)}")
+        return FSDP2_ACTIVATION_BYTES[choice("mixed_precision", mixed_precision, tuple(FSDP2_ACTIVATION_BYTES))]
+    if mixed_precision is not None:
+        raise ValueError(f"mixed_precision applies to scheme 'fsdp2' only; scheme {scheme!r} got {mixed_precision!r}")
+    return 4 if scheme == "ddp_fp32" else 2
+
+
+# --8<-- [start:training-memory]
+def training_memory(
+    config: ModelConfig,
+    batch: int,
+    scheme: str,
+    world_size: int,
+    mixed_precision: str | None = None,
+    checkpointing: bool = False,
+) -> TrainingMemory:
+    """Bytes per GPU of one training step of :class:`~gpukb.distributed.model.Transformer`: model states by the
+    scheme (:func:`state_bytes_per_param`) and activations by the model's shape (:func:`model_activation_bytes`).
+
+    Args:
+        config: The model's sizes.
+        batch: Sequences per GPU.
+        scheme: One of :data:`SCHEMES`.
+        world_size: GPUs the states are sharded over.
+        mixed_precision: The FSDP2 mode (``"FULL"``, ``"DEFAULT"``, ``"PURE"``) for ``fsdp2``; ``None`` otherwise.
+        checkpointing: A checkpoint around each block.
+
+    Raises:
+        ValueError: For an unknown scheme or mode, a mode given to a scheme other than ``fsdp2``, or a size below 1.
+        TypeError: For a size that is not an int or a ``checkpointing`` that is not a bool.
+    """
+    if not isinstance(config, ModelConfig):
+        raise TypeError(f"config must be a ModelConfig; got {given(config)}")
+    per_param = state_bytes_per_param(scheme, world_size)
+    element = activation_element_bytes(scheme, mixed_precision)
+    acts = model_activation_bytes(config, positive_int("batch", batch), element, flag("checkpointing", checkpointing))
+    n = config.parameter_count()
+    return TrainingMemory(
+        parameters=n,
+        params=per_param["params"] * n,
+        grads=per_param["grads"] * n,
+        optimizer=per_param["optimizer"] * n,
+        states=per_param["total"] * n,
+        blocks=acts["blocks"],
+        head=acts["head"],
+        recompute=acts["recompute"],
+        activation_bytes=element,
+    )
+    # --8<-- [end:training-memory]

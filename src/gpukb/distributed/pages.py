@@ -13,6 +13,7 @@ import statistics
 from collections import Counter
 
 from gpukb import records
+from gpukb.calculators import Field, calculator_html
 from gpukb.cuda.tables import kib
 from gpukb.distributed import checkpointing, collectives, memory
 from gpukb.distributed import figures as distributed_figures
@@ -202,15 +203,18 @@ def transients_markdown() -> str:
 
 
 def prediction(record: FsdpTraining, run) -> dict[str, float]:
-    """The memory model for one recorded run: model states (16 bytes per parameter on one rank), what one forward
-    keeps (every block's activations or only its input, plus the head), and one block recomputed in backward."""
-    config = ModelConfig(**record.model)
-    element = 2 if (run.fsdp and run.mixed_precision != "FULL") else 4
-    acts = memory.model_activation_bytes(config, record.batch, element, run.checkpointing != "none")
-    scheme = "fsdp2" if run.fsdp else "ddp_fp32"
-    states = memory.state_bytes_per_param(scheme, record.world_size)["total"] * record.parameters
-    kept = acts["blocks"] + acts["head"]
-    return {"states": states, "kept": kept, "recompute": acts["recompute"], "peak": states + kept + acts["recompute"]}
+    """The memory model (:func:`gpukb.distributed.memory.training_memory`) for one recorded run: model states,
+    what one forward keeps (every block's activations or only its input, plus the head), and one block recomputed
+    in backward."""
+    m = memory.training_memory(
+        ModelConfig(**record.model),
+        record.batch,
+        "fsdp2" if run.fsdp else "ddp_fp32",
+        record.world_size,
+        run.mixed_precision if run.fsdp else None,
+        run.checkpointing != "none",
+    )
+    return {"states": m.states, "kept": m.kept, "recompute": m.recompute, "peak": m.peak}
 
 
 def _key(run: TrainingRun) -> tuple[bool, str | None, str, str | None]:
@@ -605,3 +609,73 @@ def ring_figure() -> str:
 def fsdp_figure() -> str:
     """Inline SVG: one FSDP training step, unit by unit, with the measured model's bytes per unit."""
     return to_svg(distributed_figures.fsdp_figure())
+
+
+# --- the calculator ------------------------------------------------------------------------------------------
+
+#: The memory runs a calculator's prediction is shown beside when its inputs match one (one GPU, two GPUs).
+MEMORY_RECORDS = ("distributed/fsdp-memory", "distributed/fsdp-memory-h100x2")
+
+
+def matching_runs(
+    config: ModelConfig,
+    batch: int,
+    scheme: str,
+    world_size: int,
+    mixed_precision: str | None,
+    checkpointing: bool,
+    record_ids: tuple[str, ...] = MEMORY_RECORDS,
+) -> list[tuple[str, TrainingRun]]:
+    """The recorded runs (without autocast) whose configuration the calculator's inputs match: the same model, batch
+    per GPU and number of GPUs, FSDP2 with the same mode (``fsdp2``) or plain/DDP float32 training (``ddp_fp32``),
+    and checkpointing on or off as they were; ``(record id, run)`` pairs."""
+    found = []
+    for record_id in record_ids:
+        record = records.load(record_id, FsdpTraining)
+        if (ModelConfig(**record.model), record.batch, record.world_size) != (config, batch, world_size):
+            continue
+        for run in record.runs:
+            if run.autocast is not None or (run.checkpointing != "none") != checkpointing:
+                continue
+            fsdp = scheme == "fsdp2" and run.fsdp and run.mixed_precision == mixed_precision
+            if fsdp or (scheme == "ddp_fp32" and not run.fsdp):
+                found.append((record_id, run))
+    return found
+
+
+def memory_calculator(record_ids: tuple[str, ...] = MEMORY_RECORDS) -> str:
+    """Training memory per GPU: :func:`gpukb.distributed.memory.training_memory` computed in the browser, with the
+    schemes and modes exported from :mod:`gpukb.distributed.memory` and the recorded memory runs shown beside a
+    prediction whose inputs match one."""
+    loaded = [records.load(r, FsdpTraining) for r in record_ids]
+    run_fields = ("name", "fsdp", "mixed_precision", "checkpointing", "autocast", "peak_bytes", "activation_bytes")
+    data = {
+        "schemes": list(memory.SCHEMES),
+        "fsdp2_activation_bytes": dict(memory.FSDP2_ACTIVATION_BYTES),
+        "records": [
+            {
+                "id": rid,
+                "gpu": f"{r.world_size}× {r.run.gpu.name}" if r.run.gpu else f"{r.world_size} GPU(s)",
+                "model": r.model,
+                "batch": r.batch,
+                "world_size": r.world_size,
+                "runs": [{f: getattr(run, f) for f in run_fields} for run in r.runs],
+            }
+            for rid, r in zip(record_ids, loaded, strict=True)
+        ],
+    }
+    model, record = ModelConfig(**loaded[-1].model), loaded[-1]
+    modes = [("", "none (not FSDP2)"), *((m, m) for m in memory.FSDP2_ACTIVATION_BYTES)]
+    fields = [
+        Field("scheme", "scheme", "select", "fsdp2", [(s, f"{s}: {text}") for s, text in memory.SCHEMES.items()]),
+        Field("mixed_precision", "mixed_precision (FSDP2)", "select", "DEFAULT", modes),
+        Field("world_size", "world_size (GPUs)", default=str(record.world_size)),
+        Field("checkpointing", "activation checkpointing", "checkbox"),
+        Field("batch", "batch (sequences per GPU)", default=str(record.batch)),
+        Field("vocab", "vocab", default=str(model.vocab)),
+        Field("seq", "seq", default=str(model.seq)),
+        Field("hidden", "hidden", default=str(model.hidden)),
+        Field("heads", "heads", default=str(model.heads)),
+        Field("layers", "layers", default=str(model.layers)),
+    ]
+    return calculator_html("memory", "Training memory per GPU", fields, data)

@@ -7,7 +7,7 @@ import re
 
 from gpukb import arguments
 from gpukb.formats import tables
-from gpukb.formats.codec import ROUNDING_MODES
+from gpukb.formats.codec import ROUNDING_MODES, parse_bits
 from gpukb.formats.spec import formats, get_format
 from gpukb.tables import text_table
 
@@ -67,15 +67,6 @@ def _format_names(text: str) -> list[str]:
     return names
 
 
-def _bit_pattern(text: str) -> int:
-    try:
-        return int(arguments.text("VALUE", text, max_length=64).strip(), 0)
-    except ValueError:
-        raise ValueError(
-            f"with --as, VALUE is a bit pattern such as 0x63, 0b1100011 or 99; got {text[:40]!r}"
-        ) from None
-
-
 def run(args: argparse.Namespace) -> int:
     parser: argparse.ArgumentParser = args.parser
     try:
@@ -90,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         if args.as_format is not None:
             _refuse_with(parser, "--as", args, "decodes one bit pattern of one format")
             fmt = get_format(arguments.text("--as", args.as_format, max_length=100))
-            print(text_table(*tables.pattern_table(_bit_pattern(args.value), fmt.name)))
+            print(text_table(*tables.pattern_table(parse_bits(args.value), fmt.name)))
             return 0
         names = _format_names(args.formats) if args.formats is not None else list(formats())
         headers, rows = tables.value_table(

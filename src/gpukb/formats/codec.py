@@ -29,7 +29,7 @@ from typing import Literal
 
 import numpy as np
 
-from gpukb.arguments import MAX_TEXT_LENGTH, choice, flag, given, random_generator
+from gpukb.arguments import MAX_TEXT_LENGTH, choice, flag, given, random_generator, text
 from gpukb.formats.spec import FloatFormat, get_format
 
 #: Decimal inputs are exact within ``10**±DECIMAL_EXPONENT_LIMIT``, a range far wider than any format's (FP64
@@ -96,6 +96,29 @@ def check_bits(bits: int, fmt: FloatFormat) -> int:
             f"bit pattern {bits:#x} does not fit {fmt.name} ({fmt.bits} bits: 0..{(1 << fmt.bits) - 1:#x})"
         )
     return bits
+
+
+#: The longest text read as a bit pattern (a 64-bit pattern in binary, ``0b`` and a sign fit).
+MAX_BITS_TEXT = 68
+
+
+def parse_bits(written: object) -> int:
+    """A bit pattern written as Python writes an integer: ``0x63``, ``0b1100011``, ``0o143`` or ``99``
+    (underscores between digits allowed). Whether it fits a format is :func:`check_bits`'s question.
+
+    Raises:
+        TypeError: If ``written`` is not a string.
+        ValueError: If it is longer than ``MAX_BITS_TEXT`` characters or is not an integer literal.
+
+    Example:
+        >>> parse_bits("0x63")
+        99
+    """
+    written = text("bit pattern", written, max_length=MAX_BITS_TEXT)
+    try:
+        return int(written.strip(), 0)
+    except ValueError:
+        raise ValueError(f"a bit pattern is written like 0x63, 0b1100011 or 99; got {_short(written)}") from None
 
 
 def decode(bits: int, fmt: str | FloatFormat) -> Decoded:

@@ -13,11 +13,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from gpukb import tables as render
+from gpukb.calculators import Field, calculator_html
 from gpukb.figures import to_svg
 from gpukb.formats import figures, mixed_precision, mx, nvfp4, tables
+from gpukb.formats.codec import ROUNDING_MODES
 from gpukb.formats.problems import problems as chapter_problems
 from gpukb.formats.results import CODEC_SPEED_ID, GPU_CHECKS_ID, CodecSpeed, GpuChecks
-from gpukb.formats.spec import name_sources
+from gpukb.formats.spec import formats, name_sources
 from gpukb.problems import markdown as problems_markdown
 from gpukb.records import load, measured_on
 
@@ -200,3 +202,24 @@ def worked_problems() -> str:
 def bit_layout_figure() -> str:
     """Inline SVG: the sign, exponent and mantissa bits of each format, with its bias and largest value."""
     return to_svg(figures.bit_layout_figure())
+
+
+# --- the calculator ------------------------------------------------------------------------------------------
+
+
+def format_calculator(value: str = "42.5", bits: str = "0x63", as_format: str = "e4m3") -> str:
+    """The number-format calculator: what ``gpukb format VALUE`` and ``gpukb format BITS --as FORMAT`` print, computed
+    in the browser by a port of :mod:`gpukb.formats.codec` and :func:`gpukb.formats.explain.explain`, with every
+    format's parameters exported from ``formats.toml``. Stochastic rounding is left out: its result is random."""
+    fmts = formats()
+    parameters = ("name", "exponent_bits", "mantissa_bits", "bias", "encoding")
+    data = {"formats": [{p: getattr(f, p) for p in parameters} for f in fmts.values()]}
+    choices = [(name, name) for name in fmts]
+    fields = [
+        Field("value", "value", default=value, hint="a decimal, read exactly: 0.1, -1e-3, 65504, inf, nan"),
+        Field("rounding", "rounding", "select", "nearest-even", [(r, r) for r in ROUNDING_MODES if r != "stochastic"]),
+        Field("saturate", "saturate overflow", "checkbox"),
+        Field("bits", "bit pattern", default=bits, hint="0x63, 0b1100011 or 99"),
+        Field("as_format", "read as", "select", as_format, choices),
+    ]
+    return calculator_html("formats", "A number in every format, a bit pattern in one", fields, data)

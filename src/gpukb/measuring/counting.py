@@ -92,10 +92,19 @@ def attention_flops(batch: int, heads: int, q_len: int, kv_len: int, head_dim: i
     return 4 * batch * heads * pairs * head_dim
 
 
-def attention_bytes(batch: int, heads: int, q_len: int, kv_len: int, head_dim: int, elem_bytes: int) -> int:
-    """Fewest bytes of the attention forward pass: read Q, K and V once, write the output once."""
+def attention_bytes(
+    batch: int, heads: int, q_len: int, kv_len: int, head_dim: int, elem_bytes: int, kv_heads: int | None = None
+) -> int:
+    """Fewest bytes of the attention forward pass: read Q, K and V once, write the output once.
+
+    With grouped-query attention K and V have ``kv_heads`` heads (``None``: as many as ``heads``), which must divide
+    ``heads``: Q and the output are counted over the query heads, K and V over theirs.
+    """
     _positive(batch=batch, heads=heads, q_len=q_len, kv_len=kv_len, head_dim=head_dim, elem_bytes=elem_bytes)
-    return batch * heads * head_dim * elem_bytes * (2 * q_len + 2 * kv_len)
+    kv = heads if kv_heads is None else positive_int("kv_heads", kv_heads)
+    if heads % kv:
+        raise ValueError(f"kv_heads ({kv}) must divide heads ({heads})")
+    return batch * head_dim * elem_bytes * (2 * heads * q_len + 2 * kv * kv_len)
 
 
 def copy_bytes(nbytes: int) -> int:

@@ -13,10 +13,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from gpukb.measuring.counting import element_bytes, intensity_examples
+from gpukb.calculators import Field, calculator_html
+from gpukb.measuring.counting import ELEMENT_BYTES, element_bytes, intensity_examples
 from gpukb.measuring.device import WindowClocks
 from gpukb.measuring.stats import Summary
-from gpukb.performance import specs
+from gpukb.performance import layer_bound, specs
 from gpukb.performance.ceilings import gemm_best, measured_ceilings, measured_ridge, sweep
 from gpukb.performance.problems import problems as chapter_problems
 from gpukb.performance.quantities import QUANTITIES, reconcile
@@ -691,3 +692,67 @@ def flush_note(record: Sweep = H100_SWEEP) -> str:
 def worked_problems() -> str:
     """The chapter's worked problems, each answer computed now and folded away (:mod:`gpukb.performance.problems`)."""
     return problems_markdown(chapter_problems())
+
+
+# --- the calculator ------------------------------------------------------------------------------------------
+
+
+def _ceiling_figure(gpu: specs.Gpu, quantity: str) -> float:
+    """A datasheet figure as :func:`~gpukb.performance.layer_bound.layer_bound` uses it: the dense rate, the
+    bandwidth as published."""
+    figure = gpu.figures[quantity]
+    return figure.value if quantity == "memory_bandwidth" else figure.dense
+
+
+def bound_calculator(gpu: str = "h100-sxm5", record: str = H100_SWEEP) -> str:
+    """The bound of a layer: :func:`gpukb.performance.layer_bound.layer_bound` computed in the browser, with the
+    datasheet figures exported from ``gpu_specs.toml`` and the measured ceilings from the committed sweep."""
+    sheet = specs.load()
+    quantities = [*specs.GEMM_QUANTITY.values(), "memory_bandwidth"]
+    gpus = {
+        g.id: {"name": g.name, "figures": {q: _ceiling_figure(g, q) for q in quantities if q in g.figures}}
+        for g in sheet.gpus.values()
+    }
+    data = {
+        "layers": {name: list(sizes) for name, sizes in layer_bound.LAYERS.items()},
+        "dtypes": list(specs.GEMM_QUANTITY),
+        "element_bytes": dict(ELEMENT_BYTES),
+        "gemm_quantity": dict(specs.GEMM_QUANTITY),
+        "quantity_labels": {q: specs.QUANTITIES[q][1] for q in quantities},
+        "file": specs.FILE,
+        "gpus": gpus,
+        "measured": {"record": record, "ceilings": measured_ceilings(record)},
+    }
+    gemm, conv, attention = ("gemm",), ("conv2d",), ("attention",)
+    fields = [
+        Field(
+            "layer",
+            "layer",
+            "select",
+            "gemm",
+            [("gemm", "matrix product (GEMM)"), ("conv2d", "2-D convolution"), ("attention", "attention forward pass")],
+        ),
+        Field("dtype", "dtype", "select", "bf16", [(d, d) for d in specs.GEMM_QUANTITY]),
+        Field("gpu", "GPU (datasheet)", "select", gpu, [(g.id, g.name) for g in sheet.gpus.values()]),
+        Field("m", "m", default="4096", hint="rows of A and C", only=gemm),
+        Field("n", "n", default="4096", hint="columns of B and C", only=gemm),
+        Field("k", "k", default="4096", hint="the shared dimension", only=gemm),
+        Field("conv_n", "n (batch)", default="1", only=conv),
+        Field("c_in", "c_in", default="3", only=conv),
+        Field("h", "h", default="416", only=conv),
+        Field("w", "w", default="480", only=conv),
+        Field("out_channels", "out_channels", default="16", only=conv),
+        Field("kh", "kh", default="3", only=conv),
+        Field("kw", "kw", default="3", only=conv),
+        Field("stride", "stride", default="2", only=conv),
+        Field("padding", "padding", default="1", only=conv),
+        Field("bias", "bias", "checkbox", "on", only=conv),
+        Field("batch", "batch", default="4", only=attention),
+        Field("heads", "heads", default="32", only=attention),
+        Field("kv_heads", "kv_heads", default="8", hint="empty: as many as heads", only=attention),
+        Field("q_len", "q_len", default="4096", only=attention),
+        Field("kv_len", "kv_len", default="4096", only=attention),
+        Field("head_dim", "head_dim", default="128", only=attention),
+        Field("causal", "causal", "checkbox", "on", only=attention),
+    ]
+    return calculator_html("bound", "The bound of one layer on one GPU", fields, data)
