@@ -130,8 +130,8 @@ def context_parallel(
     """One rank's ring traffic for a step of ``layers`` attention layers over ``cp`` sequence shards.
 
     Each of the ``cp − 1`` ring steps sends the key and the value shard, ``b·(s/cp)·h_kv`` elements each, to the next
-    rank (one message holding both); backward sends their gradients the other way as often. ``kv_hidden`` is the width of K and V (``hidden``
-    for multi-head attention, less under grouped-query attention).
+    rank (one message holding both); backward sends their gradients the other way as often. ``kv_hidden`` is the
+    width of K and V (``hidden`` for multi-head attention, less under grouped-query attention).
 
     Raises:
         ValueError: For a size below 1, or a sequence not divisible by ``cp``.
@@ -195,9 +195,8 @@ def expert_parallel(
     if s["experts"] % s["ep"] or s["top_k"] > s["experts"]:
         raise ValueError(f"experts must be divisible by ep and ≥ top_k; got experts {experts}, ep {ep}, top_k {top_k}")
     rows = s["tokens"] * s["top_k"]
-    if routed_away is None or routed_here is None:
-        if rows * (s["ep"] - 1) % s["ep"]:
-            raise ValueError(f"an even split of tokens·top_k = {rows} rows over ep = {ep} ranks is not whole")
+    if (routed_away is None or routed_here is None) and rows * (s["ep"] - 1) % s["ep"]:
+        raise ValueError(f"an even split of tokens·top_k = {rows} rows over ep = {ep} ranks is not whole")
     away = rows * (s["ep"] - 1) // s["ep"] if routed_away is None else non_negative_int("routed_away", routed_away)
     here = rows * (s["ep"] - 1) // s["ep"] if routed_here is None else non_negative_int("routed_here", routed_here)
     if away > rows:
@@ -211,9 +210,12 @@ def expert_parallel(
     ]
 
 
-def fsdp(parameters: int, dp: int, param_bytes: int = 2, grad_bytes: int | None = None) -> list[Traffic]:
-    """One rank's FSDP collectives for a step over ``parameters`` parameters sharded ``dp`` ways (resharded after
-    forward: gathered twice, gradients reduce-scattered once).
+def fsdp(
+    parameters: int, dp: int, param_bytes: int = 2, grad_bytes: int | None = None, reshard_after_forward: bool = True
+) -> list[Traffic]:
+    """One rank's FSDP collectives for a step over ``parameters`` parameters sharded ``dp`` ways: gathered for
+    forward, gathered again for backward if they were resharded after forward (FSDP2 never reshards the root
+    module, whose backward starts at once), gradients reduce-scattered once.
 
     Raises:
         ValueError: For a size below 1, or parameters not divisible by ``dp``.
@@ -223,7 +225,13 @@ def fsdp(parameters: int, dp: int, param_bytes: int = 2, grad_bytes: int | None 
     if s["parameters"] % s["dp"]:
         raise ValueError(f"parameters must be divisible by dp; got {parameters} parameters, dp {dp}")
     return [
-        Traffic("parameters, forward and backward", "all_gather", 2, s["parameters"] * s["param_bytes"], s["dp"]),
+        Traffic(
+            "parameters",
+            "all_gather",
+            2 if flag("reshard_after_forward", reshard_after_forward) else 1,
+            s["parameters"] * s["param_bytes"],
+            s["dp"],
+        ),
         Traffic("gradients", "reduce_scatter", 1, s["parameters"] * g, s["dp"]),
     ]
 
@@ -238,6 +246,7 @@ def fsdp_tp(
     tp: int,
     element_bytes: int = 2,
     layers: int = 1,
+    reshard_after_forward: bool = True,
 ) -> list[Traffic]:
     """One rank's collectives on a ``(dp, tp)`` mesh: tensor parallelism over the ``tp`` ranks of a replica
     (``batch`` is one replica's batch), FSDP over the ``dp`` ranks that hold the same tensor-parallel shard: the
@@ -250,6 +259,7 @@ def fsdp_tp(
     replicated = non_negative_int("replicated_parameters", replicated_parameters)
     if s["split_parameters"] % s["tp"]:
         raise ValueError(f"split_parameters must be divisible by tp; got {split_parameters}, tp {tp}")
-    return fsdp(s["split_parameters"] // s["tp"] + replicated, s["dp"], element_bytes) + tensor_parallel(
+    shard = s["split_parameters"] // s["tp"] + replicated
+    return fsdp(shard, s["dp"], element_bytes, reshard_after_forward=reshard_after_forward) + tensor_parallel(
         batch, seq, hidden, s["tp"], element_bytes, layers
     )

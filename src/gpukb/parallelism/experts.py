@@ -3,10 +3,11 @@
 A router scores each token against ``E`` experts; the token goes to its ``k`` best (top-k routing, Shazeer et al.
 2017; GShard and Switch), and the layer's output is the experts' outputs weighted by the softmax of those ``k``
 scores. Under expert parallelism rank ``r`` owns experts ``[r·E/p, (r+1)·E/p)`` and its own tokens: it sorts its
-``tokens·k`` (token, expert) rows by owner, tells every rank how many rows it will send for each of its experts (an all-to-all of counts), sends
-them (``all_to_all_single``, the dispatch), runs its experts on what arrived, and sends the results back (the
-combine). Both all-to-alls are differentiable (``torch.distributed.nn.functional.all_to_all_single``), so backward
-runs two more. No capacity limit: every row is kept, and the load of each expert is reported.
+``tokens·k`` (token, expert) rows by owner, tells every rank how many rows it will send to each of its experts (an
+all-to-all of counts), sends them (``all_to_all_single``, the dispatch), runs its experts on what arrived, and
+sends the results back (the combine). Both all-to-alls are differentiable
+(``torch.distributed.nn.functional.all_to_all_single``), so backward runs two more. No capacity limit: every row
+is kept, and the load of each expert is reported.
 """
 
 from __future__ import annotations

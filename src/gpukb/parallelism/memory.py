@@ -34,7 +34,8 @@ def activation_bytes_per_layer(
         ValueError: For a size below 1 or an unknown ``recompute`` (the message lists the choices).
     """
     s, b, h, a, t = (
-        positive_int(n, v) for n, v in (("seq", seq), ("batch", batch), ("hidden", hidden), ("heads", heads), ("tp", tp))
+        positive_int(n, v)
+        for n, v in (("seq", seq), ("batch", batch), ("hidden", hidden), ("heads", heads), ("tp", tp))
     )
     choice("recompute", recompute, RECOMPUTE)
     sbh = s * b * h

@@ -1,8 +1,8 @@
 """Ring attention (Liu et al. 2023) as a reference: causal attention over a sequence split in order across ranks.
 
 Rank ``r`` holds the ``r``-th block of queries, keys and values. For ``p`` steps it attends its queries to the key
-and value block it holds, then passes that pair of blocks to rank ``r + 1`` and receives one from rank ``r − 1`` (``p − 1``
-passes). Blocks are merged with their log-sum-exp, as FlashAttention merges tiles, so the result is exactly
+and value block it holds, then passes that pair of blocks to rank ``r + 1`` and receives one from rank ``r − 1``
+(``p − 1`` passes). Blocks are merged with their log-sum-exp, as FlashAttention merges tiles, so the result is exactly
 softmax attention over the whole sequence. Causality: block ``j`` is skipped by queries of an earlier block, masked
 within the diagonal block, and used whole by later ones. Autograd differentiates through the merge; the pass
 (:class:`_Pass`) sends gradients back around the ring.

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 #: Operator name (without namespace and overload) → (kind, where the whole is: the index of the argument or
-#: ``"out"``, the index of the input split sizes of an all-to-all). Signatures from ``torch/csrc/distributed/c10d/Ops.cpp``
-#: (``c10d::``) and ``Functional.cpp`` (``_c10d_functional::``).
+#: ``"out"``, the index of the input split sizes of an all-to-all). Signatures from
+#: ``torch/csrc/distributed/c10d/Ops.cpp`` (``c10d::``) and ``Functional.cpp`` (``_c10d_functional::``).
 OPERATORS: dict[str, tuple[str, int | str, int | None]] = {
     "all_reduce": ("all_reduce", 0, None),
     "allreduce_": ("all_reduce", 0, None),
