@@ -317,12 +317,11 @@ def fsdp_tp(rank: int, world: int, shape: BlockShape, tp: int = 2) -> dict:
 
 
 def hang(rank: int, world: int) -> None:
-    """Rank 0 returns; every other rank waits in an all-reduce that rank 0 never joins."""
+    """A deadlock: every rank waits to receive from the next one, and nobody sends."""
     import torch
     import torch.distributed as dist
 
-    if rank:
-        dist.all_reduce(torch.ones(1))
+    dist.recv(torch.empty(1), src=(rank + 1) % world)
 
 
 def run_two(rank: int, world: int) -> dict:

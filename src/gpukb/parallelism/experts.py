@@ -76,9 +76,13 @@ def imbalance(counts: list[int]) -> float:
 
     Raises:
         ValueError: For an empty list, a negative count or no load at all.
+        TypeError: For a count that is not an integer.
     """
-    if not counts or any(integer("count", c, minimum=0) < 0 for c in counts) or sum(counts) == 0:
-        raise ValueError(f"counts must be non-negative with a positive sum; got {counts!r}")
+    if not isinstance(counts, list | tuple) or not counts:
+        raise ValueError(f"counts must be a non-empty list of rows per expert; got {counts!r}")
+    counts = [integer("count", c, minimum=0) for c in counts]
+    if sum(counts) == 0:
+        raise ValueError(f"counts must have a positive sum; got {counts!r}")
     return max(counts) / (sum(counts) / len(counts))
 
 
