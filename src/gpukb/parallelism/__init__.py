@@ -19,6 +19,7 @@ CHAPTER = Chapter(
     "saves, PyTorch's engines run on CPU ranks against one process, and when to reach for which.",
     position=85,
     cli=False,
+    kinds={"parallelism.schemes": "gpukb.parallelism.results:ParallelismSchemes"},
     checks="tests.parallelism.test_page_tables",
 )
 # --8<-- [end:chapter]

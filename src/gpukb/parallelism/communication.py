@@ -125,26 +125,42 @@ def tp_all_reduces_per_block(naive_attention_plan: bool = False) -> dict[str, in
 
 
 def context_parallel(
-    batch: int, seq: int, hidden: int, cp: int, element_bytes: int = 2, layers: int = 1, kv_hidden: int | None = None
+    batch: int,
+    seq: int,
+    hidden: int,
+    cp: int,
+    element_bytes: int = 2,
+    layers: int = 1,
+    kv_hidden: int | None = None,
+    implementation: str = "reference",
 ) -> list[Traffic]:
     """One rank's ring traffic for a step of ``layers`` attention layers over ``cp`` sequence shards.
 
     Each of the ``cp − 1`` ring steps sends the key and the value shard, ``b·(s/cp)·h_kv`` elements each, to the next
-    rank (one message holding both); backward sends their gradients the other way as often. ``kv_hidden`` is the
-    width of K and V (``hidden`` for multi-head attention, less under grouped-query attention).
+    rank (one message holding both). Backward depends on the implementation: ``"reference"``
+    (:func:`gpukb.parallelism.ring_attention.ring_attention`, differentiated by autograd) sends their gradients the
+    other way ``cp − 1`` times; ``"pytorch"`` (``context_parallel`` with the all-to-all rotation,
+    ``_templated_ring_attention_backward`` in torch 2.13) passes K and V around again ``cp − 1`` times and the
+    gradients of K and V ``cp`` times. ``kv_hidden`` is the width of K and V (``hidden`` for multi-head attention,
+    less under grouped-query attention).
 
     Raises:
-        ValueError: For a size below 1, or a sequence not divisible by ``cp``.
+        ValueError: For a size below 1, a sequence not divisible by ``cp`` or an unknown implementation.
     """
     s = _sizes(batch=batch, seq=seq, hidden=hidden, cp=cp, element_bytes=element_bytes, layers=layers)
     kv = s["hidden"] if kv_hidden is None else positive_int("kv_hidden", kv_hidden)
+    choice("implementation", implementation, ("reference", "pytorch"))
     if s["seq"] % s["cp"]:
         raise ValueError(f"context parallelism needs seq divisible by cp; got seq {seq}, cp {cp}")
-    shard = s["batch"] * (s["seq"] // s["cp"]) * kv * s["element_bytes"]
+    pair = 2 * s["batch"] * (s["seq"] // s["cp"]) * kv * s["element_bytes"]
     steps = (s["cp"] - 1) * s["layers"]
+    rows = [Traffic("K and V shards, forward", "send", steps, pair, s["cp"])]
+    if implementation == "reference":
+        return [*rows, Traffic("their gradients, backward", "send", steps, pair, s["cp"])]
     return [
-        Traffic("K and V shards, forward", "send", steps, 2 * shard, s["cp"]),
-        Traffic("their gradients, backward", "send", steps, 2 * shard, s["cp"]),
+        *rows,
+        Traffic("K and V shards again, backward", "send", steps, pair, s["cp"]),
+        Traffic("their gradients, backward", "send", s["cp"] * s["layers"], pair, s["cp"]),
     ]
 
 

@@ -99,7 +99,7 @@ def expert_parallel_forward(layer, x):
     rank, world = dist.get_rank(), dist.get_world_size()
     per_rank = layer.w1.shape[0] // world
     weights, chosen = layer.route(x)
-    token = torch.arange(x.shape[0]).repeat_interleave(layer.top_k)
+    token = torch.arange(x.shape[0], device=x.device).repeat_interleave(layer.top_k)
     expert, weight = chosen.flatten(), weights.flatten()
     order = expert.argsort(stable=True)  # rows grouped by expert, hence by owning rank
     token, expert, weight = token[order], expert[order], weight[order]
@@ -108,14 +108,15 @@ def expert_parallel_forward(layer, x):
     receive_counts = torch.empty_like(send_counts)
     dist.all_to_all_single(receive_counts, send_counts)
     send_sizes, receive_sizes = send_counts.sum(1).tolist(), receive_counts.sum(1).tolist()
-    arrived = all_to_all_single(torch.empty(sum(receive_sizes), x.shape[1]), x[token], receive_sizes, send_sizes)
-    mine = torch.arange(rank * per_rank, (rank + 1) * per_rank)
+    inbox = x.new_empty(sum(receive_sizes), x.shape[1])
+    arrived = all_to_all_single(inbox, x[token], receive_sizes, send_sizes)
+    mine = torch.arange(rank * per_rank, (rank + 1) * per_rank, device=x.device)
     arrived_expert = mine.repeat(world).repeat_interleave(receive_counts.flatten())
     result = torch.zeros_like(arrived)
     for e in range(rank * per_rank, (rank + 1) * per_rank):  # this rank's experts
         rows = (arrived_expert == e).nonzero(as_tuple=True)[0]
         result = result.index_copy(0, rows, layer.expert(e, arrived[rows]))
-    back = all_to_all_single(torch.empty(len(token), x.shape[1]), result, send_sizes, receive_sizes)
+    back = all_to_all_single(x.new_empty(len(token), x.shape[1]), result, send_sizes, receive_sizes)
     out = torch.zeros_like(x).index_add(0, token, weight[:, None] * back)
     return out, send_sizes
     # --8<-- [end:dispatch]

@@ -28,7 +28,7 @@ def _pass_fn():
         def _shift(x, step):
             rank, world = dist.get_rank(), dist.get_world_size()
             x = x.contiguous()  # a gradient may arrive as an expanded view
-            received = torch.empty(x.shape, dtype=x.dtype)
+            received = torch.empty(x.shape, dtype=x.dtype, device=x.device)
             ops = [
                 dist.P2POp(dist.isend, x, (rank + step) % world),
                 dist.P2POp(dist.irecv, received, (rank - step) % world),
@@ -63,7 +63,7 @@ def ring_attention(q, k, v):
     scale = 1 / math.sqrt(q.shape[-1])
     kv = torch.stack([k, v])  # one pass per step: the backward passes then pair up in the same order on every rank
     out = torch.zeros_like(q)
-    lse = torch.full(q.shape[:-1], -math.inf, dtype=q.dtype)
+    lse = torch.full(q.shape[:-1], -math.inf, dtype=q.dtype, device=q.device)
     n = q.shape[-2]
     for step in range(world):
         source = (rank - step) % world  # whose keys and values this rank holds now
@@ -71,7 +71,7 @@ def ring_attention(q, k, v):
             k, v = kv[0], kv[1]
             scores = (q @ k.transpose(-2, -1)) * scale
             if source == rank:
-                scores = scores.masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), -math.inf)
+                scores = scores.masked_fill(torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1), -math.inf)
             block_lse = scores.logsumexp(-1)
             merged = torch.logaddexp(lse, block_lse)
             out = out * (lse - merged).exp().unsqueeze(-1) + (scores - merged.unsqueeze(-1)).exp() @ v
