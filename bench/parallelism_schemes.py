@@ -127,6 +127,7 @@ def main() -> int:
     dist.destroy_process_group()
     if rank != 0:
         return 0
+    print("rows:", [r.model_dump(mode="json") for r in rows], flush=True)  # kept in the log if the record fails
     record = ParallelismSchemes(
         run=finished(run, started),
         topology=topo,
