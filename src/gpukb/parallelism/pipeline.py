@@ -52,6 +52,31 @@ def in_flight(schedule: str, stages: int, micro_batches: int, stage: int = 0) ->
     return m if schedule == "GPipe" else min(m, p - r)
 
 
+def schedule_order(schedule: str, stages: int, micro_batches: int) -> list[list[str]]:
+    """The order in which each stage runs its forwards (``"F"``) and backwards (``"B"``).
+
+    GPipe: every forward, then every backward. 1F1B: stage ``r`` first runs ``min(p − 1 − r, m)`` forwards, then
+    alternates one forward and one backward while forwards remain, then the remaining backwards (the order
+    ``torch.distributed.pipelining``'s ``Schedule1F1B`` runs, which the chapter's tests record).
+    """
+    from gpukb.arguments import choice
+
+    choice("schedule", schedule, SCHEDULES)
+    p = positive_int("stages", stages)
+    m = positive_int("micro_batches", micro_batches)
+    orders = []
+    for r in range(p):
+        if schedule == "GPipe":
+            orders.append(["F"] * m + ["B"] * m)
+            continue
+        warmup = min(p - 1 - r, m)
+        order = ["F"] * warmup
+        for _ in range(m - warmup):
+            order += ["F", "B"]
+        orders.append(order + ["B"] * warmup)
+    return orders
+
+
 @dataclass(frozen=True)
 class Replay:
     """When each stage ran what, given the order it ran it in.
