@@ -70,7 +70,7 @@ def main() -> int:
     dist.all_gather_object(states, {s.name: (s.state_bytes, s.predicted_state_bytes) for s in schemes})
     routed = [None] * world
     ep = next(s for s in schemes if s.name.startswith("EP"))
-    dist.all_gather_object(routed, ep.extra["routed"].get("rows", []))
+    dist.all_gather_object(routed, readings[ep.name]["routed"])  # the routing of the step whose traffic was logged
     rows = []
     for scheme in schemes:
         got = readings[scheme.name]

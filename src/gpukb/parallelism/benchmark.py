@@ -319,21 +319,22 @@ def _context_parallel(rank: int, world: int, sizes: Sizes, device, mesh) -> Sche
     before = _allocated(device)
     model = _stack(sizes, device)
 
-    def forward(m=model):
-        buffer = x.clone()
-        with context_parallel(mesh, buffers=[buffer], buffer_seq_dims=[1]):
-            return _loss(m(buffer))
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=False)
 
-    def reduce_grads(m=model):
-        for p in m.parameters():
+    def step(m=model) -> None:
+        opt.zero_grad(set_to_none=True)
+        buffer = x.clone()
+        # backward inside the context: leaving it restores the buffer in place, which autograd saved
+        with context_parallel(mesh, buffers=[buffer], buffer_seq_dims=[1]):
+            _loss(m(buffer)).backward()
+        for p in m.parameters():  # the parameters are replicated: average their gradients as data parallelism does
             dist.all_reduce(p.grad)
             p.grad /= world
+        opt.step()
 
     formula = comm.context_parallel(b, s, h, world, 2, n, implementation="pytorch")
     formula += [comm.Traffic("gradients", "all_reduce", 1, p.numel() * 2, world) for p in model.parameters()]
-    scheme = _first_step(
-        Scheme(name, _trainer(model, forward, reduce_grads), b * s, True, predicted, formula), before, device
-    )
+    scheme = _first_step(Scheme(name, step, b * s, True, predicted, formula), before, device)
     if not scheme.active:  # on the CPU: PyTorch has no sharding rule for its attention kernel
         return scheme
     # the output, gathered back into sequence order, against the same model on one GPU
@@ -417,11 +418,13 @@ def measure(schemes: list[Scheme], device, rounds: int = 5, steps: int = 5, warm
                 scheme.step()
                 _sync(device)
             peak = torch.cuda.max_memory_allocated() - base if cuda else 0
+            routed = scheme.extra.get("routed", {}).get("rows")
         dist.barrier()
         out[scheme.name] = {
             "log": [] if log is None else [(c.kind, c.ranks, c.whole_bytes, c.sent_bytes) for c in log.collectives],
             "step_peak_bytes": peak,
             "seconds": [],
+            "routed": list(routed) if scheme.active and routed else [],  # the experts' routing of the logged step
         }
     for _ in range(rounds):
         for scheme in schemes:

@@ -56,7 +56,7 @@ def tensor_parallel_figure(tp: int = 2, sequence: bool = False) -> Figure:
             _box(ax, 0.9, y, 1.3, 0.7, "x (whole)", "none")
         _box(ax, 2.4, y, 1.6, 0.7, f"x · W1[:, {r + 1}/{t}]\n(columns)", c)
         _arrow(ax, (4.0, y + 0.35), (4.6, y + 0.35))
-        _box(ax, 4.6, y, 1.1, 0.7, f"GeLU\n(local)", c)
+        _box(ax, 4.6, y, 1.1, 0.7, "GeLU\n(local)", c)
         _arrow(ax, (5.7, y + 0.35), (6.3, y + 0.35))
         _box(ax, 6.3, y, 1.7, 0.7, f"· W2[{r + 1}/{t}, :]\n(rows): partial", c)
         _arrow(ax, (8.0, y + 0.35), (9.0, y + 0.35), "reduce-scatter" if sequence else "all-reduce")
