@@ -9,7 +9,7 @@ attention (:mod:`~gpukb.parallelism.ring_attention`) and a mixture-of-experts la
 (:mod:`~gpukb.parallelism.experts`) as references; the block they split (:mod:`~gpukb.parallelism.model`).
 """
 
-from gpukb.chapters import Chapter
+from gpukb.chapters import Chapter, DataFile
 
 # --8<-- [start:chapter]
 CHAPTER = Chapter(
@@ -20,6 +20,7 @@ CHAPTER = Chapter(
     position=85,
     cli=False,
     kinds={"parallelism.schemes": "gpukb.parallelism.results:ParallelismSchemes"},
+    data_files={"parallelism/sources.toml": DataFile("gpukb.parallelism.sources:parse", "source")},
     checks="tests.parallelism.test_page_tables",
 )
 # --8<-- [end:chapter]
