@@ -9,7 +9,7 @@ from fractions import Fraction
 import pytest
 
 from gpukb.parallelism import communication as comm
-from gpukb.parallelism.pipeline import bubble_fraction, in_flight, interleaved_bubble_fraction, replay
+from gpukb.parallelism.pipeline import bubble_fraction, in_flight, interleaved_bubble_fraction, replay, schedule_order
 
 MICRO, BATCH, HIDDEN, FP32 = 4, 8, 8, 4
 
@@ -33,6 +33,14 @@ def test_each_stage_sends_what_the_formula_says(request, group, schedule) -> Non
         formula = comm.pipeline_parallel(BATCH // MICRO, 1, HIDDEN, p, MICRO, r, FP32)
         assert comm.collective_counts(formula) == {"send": len(sends)}
         assert comm.sent_bytes(formula) == sum(row[3] for row in sends)
+
+
+@pytest.mark.parametrize("schedule", ["GPipe", "1F1B"])
+@pytest.mark.parametrize("group", ["two_ranks", "four_ranks"])
+def test_schedule_order_is_the_order_pytorch_ran(request, group, schedule) -> None:
+    # the page's timelines are drawn from schedule_order: it must be what torch.distributed.pipelining ran
+    ranks = request.getfixturevalue(group)
+    assert [r[schedule.lower()]["order"] for r in ranks] == schedule_order(schedule, len(ranks), MICRO)
 
 
 def test_the_engine_runs_gpipe_and_1f1b_in_their_orders(two_ranks, four_ranks) -> None:
