@@ -88,7 +88,9 @@ def tensor_parallel(
     """One rank's collectives for a training step of ``layers`` transformer blocks split ``tp`` ways.
 
     Args:
-        batch, seq, hidden: The activations ``b·s·h`` each collective moves (whole, before splitting).
+        batch: Sequences (``b``).
+        seq: Tokens per sequence (``s``).
+        hidden: Width (``h``); each collective moves the activations ``b·s·h`` (whole, before splitting).
         tp: The tensor-parallel degree.
         element_bytes: Bytes per activation element.
         layers: Blocks.
