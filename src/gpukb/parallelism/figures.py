@@ -84,7 +84,7 @@ def ring_figure(cp: int = 4) -> Figure:
     ax.set_ylim(p, 0)
     ax.set_xticks([i + 0.5 for i in range(p)], [f"K,V {i}" for i in range(p)], fontsize=7)
     ax.set_yticks([i + 0.5 for i in range(p)], [f"rank {i}: Q {i}" for i in range(p)], fontsize=7)
-    ax.set_title(f"ring attention, {p} ranks: K and V pass to the next rank after each step", fontsize=8)
+    ax.set_title(f"ring attention on {p} ranks: the pair computed at each step", fontsize=8)
     return fig
 
 
