@@ -54,6 +54,9 @@ def check_comparison(markdown: str, kwargs: dict[str, Any]) -> None:
     assert rows["PP (8), 1F1B, 32 micro-batches"]["model state per GPU"] == f"{16 * p / g / GIB:.2f} GiB"
     assert rows["CP (8)"]["model state per GPU"] == f"{16 * p / GIB:.2f} GiB"
     assert rows["TP (8)"]["model state per GPU"] == f"{(16 * split / g + 16 * repl) / GIB:.2f} GiB"
+    assert rows["TP + SP (8)"]["model state per GPU"] == rows["TP (8)"]["model state per GPU"]
+    assert rows["FSDP (4) + TP (2)"]["model state per GPU"] == f"{16 * (split / 2 + repl) / 4 / GIB:.2f} GiB"
+    assert rows["EP (8), 64 experts, top-2 (per MoE layer)"]["model state per GPU"] == "experts / 8"
     assert "7/39" not in rows["PP (8), 1F1B, 32 micro-batches"]["reach for it when"]
     assert f"{7 / 39:.0%}" in rows["PP (8), 1F1B, 32 micro-batches"]["reach for it when"]
 
@@ -72,6 +75,7 @@ def check_tp_traffic(markdown: str, kwargs: dict[str, Any]) -> None:
     assert rows[0]["sent per GPU"] == _mib(4 * 2 * (t - 1) * whole / t)
     assert rows[1]["sent per GPU"] == rows[2]["sent per GPU"] == _mib(4 * (t - 1) * whole / t)
     assert rows[3]["size of each"] == _mib(h * 2)
+    assert rows[3]["sent per GPU"] == _mib(4 * 2 * (t - 1) * h * 2 / t)
 
 
 def check_activations(markdown: str, kwargs: dict[str, Any]) -> None:
@@ -115,7 +119,11 @@ def check_cp_traffic(markdown: str, kwargs: dict[str, Any]) -> None:
 
 
 def check_worked_problems(markdown: str, kwargs: dict[str, Any]) -> None:
-    answers = [r["answer (computed)"] for r in _table(markdown)]
+    rows = _table(markdown)
+    answers = [r["answer (computed)"] for r in rows]
+    starts = ["How many all-reduces", "The same block with sequence", "Bubble fraction", "Activation memory",
+              "Model state per GPU", "Bytes each GPU sends per MoE", "Ring traffic"]  # fmt: skip
+    assert [r["question"][: len(s)] for r, s in zip(rows, starts, strict=True)] == starts
     whole = 2048 * 12288 * 2
     assert answers[0].startswith(f"4 per training step (2 forward, 2 backward), each of {_mib(whole)}")
     assert f"every GPU sends {_mib(2 * 3 * whole / 4)} per all-reduce, {_mib(4 * 2 * 3 * whole / 4)}" in answers[0]
@@ -148,6 +156,7 @@ def check_experts_load(markdown: str, kwargs: dict[str, Any]) -> None:
     with torch.no_grad():
         load = torch.bincount(router(x).topk(2, dim=-1).indices.flatten(), minlength=8).tolist()
     rows = _table(markdown)
+    assert [r["expert"] for r in rows] == [f"expert {e}" for e in range(8)] + ["busiest / mean"]
     assert [int(r["rows routed (4096 tokens, top-2)"]) for r in rows[:-1]] == load
     assert rows[-1]["rows routed (4096 tokens, top-2)"] == f"{max(load) / (sum(load) / 8):.3f}"
 
@@ -157,9 +166,10 @@ def check_topology(markdown: str, kwargs: dict[str, Any]) -> None:
     text = re.sub(r"\x1b\[[0-9;]*m", "", _record()["topology"])
     gpu_lines = [line.split("\t") for line in text.splitlines()[1:] if line.startswith("GPU")]  # after the header
     assert [r[""] for r in rows] == [line[0] for line in gpu_lines] == ["GPU0", "GPU1", "GPU2", "GPU3"]
-    for i, r in enumerate(rows):
+    for i, (r, line) in enumerate(zip(rows, gpu_lines, strict=True)):
         for j in range(4):
             assert r[f"GPU{j}"] == ("X" if i == j else "NV18")
+        assert [r["CPU Affinity"], r["NUMA Affinity"]] == [line[5].strip(), line[6].strip()] == ["0-63", "0"]
 
 
 def check_measured(markdown: str, kwargs: dict[str, Any]) -> None:

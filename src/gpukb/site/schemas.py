@@ -34,6 +34,7 @@ DATA_FILES = (
     ("cudnn/resnet50_layers.toml", "layer", "gpukb.cudnn.layers:Layer"),
     ("cudnn/small_cnn.toml", "example", "gpukb.cudnn.cnn:Network"),
     ("distributed/fsdp.toml", "", "gpukb.distributed.options:FsdpFacts"),  # distributed chapter
+    ("parallelism/sources.toml", "source", "gpukb.parallelism.sources:Source"),  # parallelism chapter
 )
 
 
