@@ -28,6 +28,12 @@ def _ranks(tmp_path_factory: pytest.TempPathFactory, name: str) -> list[dict]:
         if not outcome.exists():
             fn, world = GROUPS[name]
             fork = sys.platform == "linux" and not torch.cuda.is_initialized()
+            if fork:  # imported once here, inherited by every forked rank instead of imported by each
+                import torch.distributed.fsdp
+                import torch.distributed.pipelining
+                import torch.distributed.tensor.debug
+                import torch.distributed.tensor.experimental
+                import torch.distributed.tensor.parallel
             try:
                 result = ("ok", run_spawned(fn, world, "gloo", timeout=120, start_method="fork" if fork else "spawn"))
             except (RuntimeError, TimeoutError) as e:
