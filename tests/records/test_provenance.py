@@ -20,8 +20,9 @@ RECORDS = sorted(RESULTS.rglob("*.json"))
 
 #: What a recorded run's command may be: a bench script of this repository, the recorded pytest run of the GPU
 #: tests, or a gpukb module, each perhaps after environment assignments.
+#: ``torchrun --nproc_per_node=N bench/x.py`` is what :func:`gpukb.records.command_line` writes under torchrun.
 COMMAND = re.compile(
-    r"^(?:[A-Z_]+=\S+ )*(?:torchrun \S+ )?(?:python3?|torchrun)(?: -u)? "
+    r"^(?:[A-Z_]+=\S+ )*(?:torchrun(?: --\S+)* |(?:torchrun \S+ )?(?:python3?|torchrun)(?: -u)? )"
     r"(?:bench/[a-z0-9_]+\.py|-m (?:pytest|gpukb(?:\.[a-z_]+)*))(?: |$)"
 )
 PLACEHOLDER = re.compile(r"\b(fake|placeholder|dummy|made[- ]up)\b", re.IGNORECASE)
