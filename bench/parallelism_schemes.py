@@ -15,7 +15,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import subprocess
-import time
+
+from gpukb.records import Record
+from gpukb.records.script import Script, main
 
 
 def topology() -> str:
@@ -27,38 +29,34 @@ def topology() -> str:
     return proc.stdout.strip() if proc.returncode == 0 else f"not read: exit {proc.returncode}: {proc.stderr.strip()}"
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("output", help="write the parallelism.schemes record here (JSON)")
+def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--steps", type=int, default=6)
     parser.add_argument("--tiny", action="store_true", help="small sizes on CPU ranks (gloo): checks the script")
-    args = parser.parse_args()
 
+
+def parallelism_schemes(script: Script) -> Record | None:
+    args = script.args
     import torch.distributed as dist
 
-    from gpukb.distributed.launch import init_from_env
     from gpukb.measuring.stats import summarize
     from gpukb.parallelism import communication as comm
     from gpukb.parallelism.benchmark import STATE_BYTES_PER_PARAM, Sizes, build, measure
     from gpukb.parallelism.experts import imbalance
     from gpukb.parallelism.pipeline import bubble_fraction
     from gpukb.parallelism.results import ParallelismSchemes, SchemeRow
-    from gpukb.records import describe_run, finished, write
 
-    started = time.perf_counter()
-    rank, world, device = init_from_env("gloo" if args.tiny else None)
+    rank, world, device = script.rank, script.world, script.device
     sizes = Sizes.tiny() if args.tiny else Sizes()
-    run = describe_run(
-        notes=[
-            f"{world} ranks, {dist.get_backend()} process group, one GPU per rank; every model in bfloat16 "
-            f"(parameters, gradients, AdamW moments: {STATE_BYTES_PER_PARAM} bytes per parameter); "
-            f"{args.rounds} rounds, each timing {args.steps} steps of every scheme in turn after one warm-up step; "
-            "times are the slowest rank's.",
-            "Traffic: one step of each scheme logged with gpukb.parallelism.traffic.CollectiveLog on rank 0, the "
-            "bytes a rank sends under the ring algorithms.",
-        ]
-    )
+    for note in [
+        f"{world} ranks, {dist.get_backend()} process group, one GPU per rank; every model in bfloat16 "
+        f"(parameters, gradients, AdamW moments: {STATE_BYTES_PER_PARAM} bytes per parameter); "
+        f"{args.rounds} rounds, each timing {args.steps} steps of every scheme in turn after one warm-up step; "
+        "times are the slowest rank's.",
+        "Traffic: one step of each scheme logged with gpukb.parallelism.traffic.CollectiveLog on rank 0, the "
+        "bytes a rank sends under the ring algorithms.",
+    ]:
+        script.note(note)
     topo = topology() if rank == 0 and not args.tiny else "not read (CPU check)"
     if rank == 0:
         print(topo, flush=True)
@@ -124,12 +122,11 @@ def main() -> int:
                 flush=True,
             )
     dist.barrier()
-    dist.destroy_process_group()
     if rank != 0:
-        return 0
+        return None
     print("rows:", [r.model_dump(mode="json") for r in rows], flush=True)  # kept in the log if the record fails
     record = ParallelismSchemes(
-        run=finished(run, started),
+        run=script.finished(),
         topology=topo,
         world_size=world,
         sizes=dataclasses.asdict(sizes),
@@ -137,9 +134,12 @@ def main() -> int:
         steps=args.steps,
         rows=rows,
     )
-    print("wrote", write(record, args.output), flush=True)
-    return 0
+    return record
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(
+        main(
+            parallelism_schemes, __doc__, arguments, device="ranks", backend=lambda args: "gloo" if args.tiny else None
+        )
+    )

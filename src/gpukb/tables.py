@@ -60,3 +60,8 @@ def html_with_links(text: str) -> str:
         f'<a href="{html.escape(part, quote=True)}">{html.escape(part)}</a>' if i % 2 else html.escape(part)
         for i, part in enumerate(parts)
     )
+
+
+def mib_text(nbytes: float) -> str:
+    """Bytes in MiB with one decimal (``"96.0 MiB"``), or in KiB below one MiB (``"3.5 KiB"``)."""
+    return f"{float(nbytes) / 2**20:.1f} MiB" if nbytes >= 2**20 else f"{float(nbytes) / 1024:.1f} KiB"

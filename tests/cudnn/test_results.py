@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from gpukb.cudnn.convolution import output_size
 from gpukb.cudnn.pages import conv_measured_on
 from gpukb.cudnn.program import FWD_ALGOS, parse_example, parse_layers
@@ -84,7 +86,9 @@ def test_the_listing_comment_states_what_the_formula_gives_and_cudnn_refuses() -
     assert found, "the probe's comment no longer states the formula"
     filt, size, size_again, filt_again, said = (int(g) for g in found.groups())
     assert (size, filt) == (size_again, filt_again) == (2, 5)
-    assert said == output_size(size, filt) == -2
+    assert said == (size + 2 * 0 - filt) // 1 + 1 == -2  # the formula, as cuDNN's documentation writes it
+    with pytest.raises(ValueError, match=r"output size -2"):  # which the library refuses, naming the -2
+        output_size(size, filt)
     assert parse_example(record().example.stdout).probes["5x5 filter on 2x2 input"][0] == "CUDNN_STATUS_BAD_PARAM"
 
 

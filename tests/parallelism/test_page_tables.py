@@ -118,25 +118,6 @@ def check_cp_traffic(markdown: str, kwargs: dict[str, Any]) -> None:
         assert r["sent: PyTorch, all-to-all rotation"] == _mib((2 * (cp - 1) + cp) * pair)
 
 
-def check_worked_problems(markdown: str, kwargs: dict[str, Any]) -> None:
-    rows = _table(markdown)
-    answers = [r["answer (computed)"] for r in rows]
-    starts = ["How many all-reduces", "The same block with sequence", "Bubble fraction", "Activation memory",
-              "Model state per GPU", "Bytes each GPU sends per MoE", "Ring traffic"]  # fmt: skip
-    assert [r["question"][: len(s)] for r, s in zip(rows, starts, strict=True)] == starts
-    whole = 2048 * 12288 * 2
-    assert answers[0].startswith(f"4 per training step (2 forward, 2 backward), each of {_mib(whole)}")
-    assert f"every GPU sends {_mib(2 * 3 * whole / 4)} per all-reduce, {_mib(4 * 2 * 3 * whole / 4)}" in answers[0]
-    assert answers[2].startswith("3/11 = 27.3% under GPipe and 1F1B; 3/19 = 15.8%")
-    sbh = 2048 * 12288
-    assert answers[3] == f"{_mib(sbh * (10 + 3 + 5 * 96 * 2048 / (12288 * 8)))} with TP alone, " + (
-        f"{_mib(sbh / 8 * (34 + 5 * 96 * 2048 / 12288))} with TP + SP"
-    )
-    assert answers[4] == "43.75 GB (16 bytes × 175e9 / 64)"
-    assert answers[5] == _mib(4 * 4096 * 2 * 7 / 8 * 4096 * 2 + 7 * 64)
-    assert answers[6] == f"{_mib(2 * 7 * 2 * 131072 // 8 * 1024 * 2)} per GPU (the reference ring)"
-
-
 def check_sources(markdown: str, kwargs: dict[str, Any]) -> None:
     raw = tomllib.loads((ROOT / "src/gpukb/data/parallelism/sources.toml").read_text(encoding="utf-8"))["source"]
     rows = _table(markdown)
@@ -218,7 +199,6 @@ CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "activation_markdown": check_activations,
     "bubble_markdown": check_bubble,
     "cp_traffic_markdown": check_cp_traffic,
-    "worked_problems_markdown": check_worked_problems,
     "sources_markdown": check_sources,
     "experts_load_markdown": check_experts_load,
     "topology_markdown": check_topology,

@@ -17,9 +17,11 @@ from gpukb.parallelism import communication as comm
 from gpukb.parallelism import figures
 from gpukb.parallelism.memory import activation_bytes_per_layer, state_bytes_per_gpu
 from gpukb.parallelism.pipeline import bubble_fraction, in_flight, interleaved_bubble_fraction
+from gpukb.parallelism.problems import problems as chapter_problems
 from gpukb.parallelism.results import SCHEMES_ID, ParallelismSchemes
 from gpukb.parallelism.sources import sources
-from gpukb.tables import markdown_table
+from gpukb.problems import markdown as problems_markdown
+from gpukb.tables import markdown_table, mib_text
 
 MIB = 2**20
 GIB = 2**30
@@ -31,11 +33,6 @@ EXAMPLE = {"layers": 32, "hidden": 4096, "heads": 32, "seq": 4096, "batch": 32, 
 
 def _gib(n: float) -> str:
     return f"{float(n) / GIB:.2f} GiB"
-
-
-def _mib(n: float) -> str:
-    """Bytes in MiB, or in KiB below one MiB."""
-    return f"{float(n) / MIB:.1f} MiB" if n >= MIB else f"{float(n) / 1024:.1f} KiB"
 
 
 def _counts(traffic: list[comm.Traffic]) -> str:
@@ -135,7 +132,9 @@ def tp_traffic_markdown(batch: int = 1, seq: int = 2048, hidden: int = 12288, tp
     rows = []
     for label, sequence in (("TP", False), ("TP + SP", True)):
         for t in comm.tensor_parallel(batch, seq, hidden, tp, 2, 1, sequence=sequence):
-            rows.append([label, t.what, t.kind.replace("_", "-"), t.count, _mib(t.whole_bytes), _mib(t.sent_bytes)])
+            rows.append(
+                [label, t.what, t.kind.replace("_", "-"), t.count, mib_text(t.whole_bytes), mib_text(t.sent_bytes)]
+            )
     return markdown_table(["scheme", "what moves", "collective", "per step", "size of each", "sent per GPU"], rows)
 
 
@@ -145,7 +144,7 @@ def activation_markdown(seq: int = 2048, batch: int = 1, hidden: int = 12288, he
                ("TP", tp, False, "selective"), ("TP + SP", tp, True, "selective"),
                ("TP", tp, False, "full")]  # fmt: skip
     rows = [
-        [label, t, recompute, _mib(activation_bytes_per_layer(seq, batch, hidden, heads, t, sequence, recompute))]
+        [label, t, recompute, mib_text(activation_bytes_per_layer(seq, batch, hidden, heads, t, sequence, recompute))]
         for label, t, sequence, recompute in choices
     ]
     return markdown_table(["parallelism", "t", "recomputation", "activations per layer per GPU"], rows)
@@ -170,68 +169,14 @@ def cp_traffic_markdown(batch: int = 1, seq: int = 131072, hidden: int = 4096, k
     for cp in (2, 4, 8):
         ref = comm.context_parallel(batch, seq, hidden, cp, 2, 1, kv_hidden)
         torch_cp = comm.context_parallel(batch, seq, hidden, cp, 2, 1, kv_hidden, implementation="pytorch")
-        rows.append([cp, _mib(2 * batch * seq // cp * kv_hidden * 2), _mib(comm.sent_bytes(ref)),
-                     _mib(comm.sent_bytes(torch_cp))])  # fmt: skip
+        rows.append([cp, mib_text(2 * batch * seq // cp * kv_hidden * 2), mib_text(comm.sent_bytes(ref)),
+                     mib_text(comm.sent_bytes(torch_cp))])  # fmt: skip
     return markdown_table(["ring size", "K and V shard", "sent: reference", "sent: PyTorch, all-to-all rotation"], rows)
 
 
-def worked_problems() -> list[tuple[str, str]]:
-    """Each worked problem and its answer, computed."""
-    tp = comm.tensor_parallel(1, 2048, 12288, 4)
-    each = tp[0].whole_bytes
-    per = comm.sent_bytes(tp) // tp[0].count
-    seq = comm.tensor_parallel(1, 2048, 12288, 4, sequence=True)
-    act_tp = activation_bytes_per_layer(2048, 1, 12288, 96, 8)
-    act_sp = activation_bytes_per_layer(2048, 1, 12288, 96, 8, sequence=True)
-    state = state_bytes_per_gpu(175 * 10**9, tp=8, pp=8)
-    ep = comm.expert_parallel(4096, 4096, 8, 2, 64)
-    cp = comm.context_parallel(1, 131072, 4096, 8, 2, 1, 1024)
-    return [
-        (
-            "How many all-reduces per transformer block under TP = 4, and how many bytes each (b = 1, s = 2048, "
-            "h = 12288, bf16)?",
-            f"{comm.tp_all_reduces_per_block()['step']} per training step (2 forward, 2 backward), each of "
-            f"{_mib(each)}; every GPU sends {_mib(per)} per all-reduce, {_mib(comm.sent_bytes(tp))} per block and "
-            "step",
-        ),
-        (
-            "The same block with sequence parallelism?",
-            f"{_counts(seq)}; the activations' {_mib(sum(t.sent_bytes for t in seq if t.kind != 'all_reduce'))} are "
-            f"the same bytes, plus {_mib(sum(t.sent_bytes for t in seq if t.kind == 'all_reduce'))} of LayerNorm "
-            "gradients",
-        ),
-        (
-            "Bubble fraction for p = 4, m = 8?",
-            f"{bubble_fraction(4, 8)} = {float(bubble_fraction(4, 8)):.1%} under GPipe and 1F1B; "
-            f"{interleaved_bubble_fraction(4, 8, 2)} = {float(interleaved_bubble_fraction(4, 8, 2)):.1%} interleaved "
-            "with 2 chunks per stage",
-        ),
-        (
-            "Activation memory of one GPT-3 layer (s = 2048, b = 1, h = 12288, 96 heads) per GPU at t = 8, with and "
-            "without sequence parallelism?",
-            f"{_mib(act_tp)} with TP alone, {_mib(act_sp)} with TP + SP",
-        ),
-        (
-            "Model state per GPU for 175 billion parameters under TP = 8 and PP = 8, mixed-precision Adam, no "
-            "sharding across replicas?",
-            f"{float(state) / 10**9:.2f} GB (16 bytes × 175e9 / 64)",
-        ),
-        (
-            "Bytes each GPU sends per MoE layer and step: 4096 tokens per GPU, h = 4096, top-2 of 64 experts on 8 "
-            "GPUs, even routing, bf16?",
-            f"{_mib(comm.sent_bytes(ep))}",
-        ),
-        (
-            "Ring traffic per attention layer and step for a 131072-token sequence on 8 GPUs, K and V 1024 wide "
-            "(grouped-query attention), bf16?",
-            f"{_mib(comm.sent_bytes(cp))} per GPU (the reference ring)",
-        ),
-    ]
-
-
-def worked_problems_markdown() -> str:
-    """The worked problems as a table."""
-    return markdown_table(["question", "answer (computed)"], [list(p) for p in worked_problems()])
+def worked_problems() -> str:
+    """The chapter's worked problems, each answer computed now and folded away (:mod:`gpukb.parallelism.problems`)."""
+    return problems_markdown(chapter_problems())
 
 
 def sources_markdown() -> str:
