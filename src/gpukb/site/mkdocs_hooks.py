@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import html
+import logging
 import os
 import re
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 
+from gpukb.site import render_cache
+from gpukb.site.dirty_builds import DirtyBuilds
 from gpukb.site.mathml import render_math
+from gpukb.site.reference import rank_below_prose
+
+log = logging.getLogger("mkdocs.hooks.gpukb")
 
 
 def scripts_first_on_path() -> str:
@@ -24,9 +31,16 @@ def scripts_first_on_path() -> str:
     return scripts
 
 
-def on_startup(**kwargs) -> None:
-    """Before the build (or ``serve``) starts: make ``gpukb`` on ``PATH`` the one beside this MkDocs."""
+#: Set by ``mkdocs serve --dirty`` (``make serve``): only changed pages are rebuilt, unless more changed.
+_dirty: DirtyBuilds | None = None
+
+
+def on_startup(*, command: str, dirty: bool, **kwargs) -> None:
+    """Before the build (or ``serve``) starts: make ``gpukb`` on ``PATH`` the one beside this MkDocs; note a
+    dirty ``serve`` (``gpukb.site.dirty_builds``)."""
+    global _dirty
     scripts_first_on_path()
+    _dirty = DirtyBuilds(Path.cwd()) if dirty else None
 
 
 def repository_url(environ: Mapping[str, str] | None = None) -> str | None:
@@ -43,11 +57,15 @@ def repository_url(environ: Mapping[str, str] | None = None) -> str | None:
 
 
 def on_config(config, **kwargs):
-    """Put a plain link to the repository in every page's footer when the build knows it (see ``repository_url``).
+    """Put a plain link to the repository in every page's footer when the build knows it (see ``repository_url``),
+    and route the build-time code blocks through the cache of their output (``gpukb.site.render_cache``).
 
     A link, not ``repo_url``: Material would fetch the repository's star count from the GitHub API on every page
     view, and the site makes no request to any host but its own.
     """
+    root = Path(config["config_file_path"]).parent
+    render_cache.install(root, root / "src")
+    logging.getLogger("mkdocs.plugins.api-autonav").setLevel(logging.WARNING)  # not one line per module
     url = repository_url()
     if url:
         link = f'<a href="{html.escape(url)}">Source code: {html.escape(url)}</a>'
@@ -64,6 +82,34 @@ def on_files(files, config, **kwargs):
     for schema in schemas():
         files.append(File.generated(config, f"schemas/{schema.name}", content=schema.text))
     return files
+
+
+def on_pre_build(config, **kwargs) -> None:
+    """Let the cache see the source as it is now (in ``mkdocs serve``, drop modules whose code changed); in a
+    dirty ``serve``, rebuild every page when more than a page's Markdown changed."""
+    if render_cache.ACTIVE is not None:
+        render_cache.ACTIVE.begin_build()
+    if _dirty is not None:
+        _dirty.root = Path(config["config_file_path"]).parent
+        if _dirty.before_build(Path(config["site_dir"])):
+            log.info("code, snippets or configuration changed: every page is built again")
+
+
+def on_post_build(config, **kwargs) -> None:
+    """Say how many blocks the cache answered, and delete entries long unused."""
+    cache = render_cache.ACTIVE
+    if cache is not None:
+        cache.prune()
+        log.info(
+            "render cache %s: %d blocks from the cache, %d run, %d not cacheable",
+            cache.folder, cache.hits, cache.misses, cache.uncached,
+        )
+
+
+def on_page_markdown(markdown: str, *, page, **kwargs) -> str:
+    """Rank the generated API pages below prose in the search (see ``gpukb.site.reference``)."""
+    rank_below_prose(page.file.src_uri, page.meta)
+    return markdown
 
 
 def on_page_content(html: str, **kwargs) -> str:
