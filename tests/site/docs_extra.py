@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import tomllib
+from functools import cache
 from importlib import metadata
 from pathlib import Path
 
@@ -71,13 +72,16 @@ def allowed() -> set[str]:
     return names
 
 
-def hidden_modules() -> list[str]:
+@cache
+def hidden_modules() -> tuple[str, ...]:
     """Top-level modules installed here whose every distribution is outside :func:`allowed`."""
     keep = allowed()
-    return sorted(
-        top
-        for top, dists in metadata.packages_distributions().items()
-        if not any(_normal(d) in keep for d in dists) and top.isidentifier()
+    return tuple(
+        sorted(
+            top
+            for top, dists in metadata.packages_distributions().items()
+            if not any(_normal(d) in keep for d in dists) and top.isidentifier()
+        )
     )
 
 

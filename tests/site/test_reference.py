@@ -65,8 +65,10 @@ def test_every_module_has_its_page_without_source(built_site) -> None:
             with_source.append(module)
     assert missing == [], f"modules without their API page: {missing}"
     assert with_source == [], f"API pages showing source code: {with_source}"
-    generated = {p.parent.relative_to(site / reference.ROOT).as_posix().replace("/", ".")
-                 for p in (site / reference.ROOT).rglob("index.html")}
+    generated = {
+        p.parent.relative_to(site / reference.ROOT).as_posix().replace("/", ".")
+        for p in (site / reference.ROOT).rglob("index.html")
+    }
     assert generated == set(modules), f"pages of no module: {sorted(generated - set(modules))}"
 
 
@@ -75,7 +77,8 @@ def test_reference_pages_rank_below_prose_in_the_search(built_site) -> None:
     docs = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))["docs"]
     api = [d for d in docs if d["location"].startswith(reference.ROOT)]
     prose = [d for d in docs if not d["location"].startswith(reference.ROOT)]
-    assert len(api) >= len(_documented_modules()) and prose
+    assert len(api) >= len(_documented_modules())
+    assert prose
     assert {d.get("boost") for d in api} == {reference.SEARCH_BOOST}
     assert {d.get("boost") for d in prose} == {None}  # Material's default weight, 1
     assert reference.SEARCH_BOOST < 1

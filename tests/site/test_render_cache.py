@@ -61,48 +61,61 @@ def _cache(repo: Path) -> RenderCache:
 
 def test_an_edit_of_imported_code_runs_the_block_again_with_the_new_code(repo: Path) -> None:
     cache, runner = _cache(repo), _Counting()
-    assert _build(cache, runner) == "1\n" and runner.runs == 1
-    assert _build(cache, runner) == "1\n" and runner.runs == 1, "nothing changed: served from the cache"
+    assert _build(cache, runner) == "1\n"
+    assert runner.runs == 1
+    assert _build(cache, runner) == "1\n"
+    assert runner.runs == 1, "nothing changed: served from the cache"
     # b is imported by a, inside a function: an edit of b changes the key, and the module is imported afresh
     # (in the same process, as in `mkdocs serve`), so the new output is not the old one stored under a new key.
     _write(repo / "src/pkgx/b.py", "VALUE = 2\n")
-    assert _build(cache, runner) == "2\n" and runner.runs == 2
-    assert _build(cache, runner) == "2\n" and runner.runs == 2
+    assert _build(cache, runner) == "2\n"
+    assert runner.runs == 2
+    assert _build(cache, runner) == "2\n"
+    assert runner.runs == 2
     _write(repo / "src/pkgx/c.py", "OTHER = 2\n")  # imported by nobody
-    assert _build(cache, runner) == "2\n" and runner.runs == 2
+    assert _build(cache, runner) == "2\n"
+    assert runner.runs == 2
     _write(repo / "src/pkgx/data/table.toml", "x = 2\n")  # any data file of the package counts
-    assert _build(cache, runner) == "2\n" and runner.runs == 3
+    assert _build(cache, runner) == "2\n"
+    assert runner.runs == 3
     assert (cache.hits, cache.misses) == (0, 1)
 
 
 def test_a_new_process_sees_the_stored_output_and_its_changes(repo: Path) -> None:
     runner = _Counting()
     assert _build(_cache(repo), runner) == "1\n"
-    assert _build(_cache(repo), runner) == "1\n" and runner.runs == 1
+    assert _build(_cache(repo), runner) == "1\n"
+    assert runner.runs == 1
     _write(repo / "src/pkgx/a.py", "def f():\n    return 3\n")
-    assert _build(_cache(repo), runner) == "3\n" and runner.runs == 2
+    assert _build(_cache(repo), runner) == "3\n"
+    assert runner.runs == 2
 
 
 def test_files_a_block_reads_and_folders_it_lists_are_checked(repo: Path) -> None:
     cache, runner = _cache(repo), _Counting()
     code = "from pathlib import Path\nprint(Path('notes.txt').read_text().strip(), len(list(Path('src').iterdir())))"
     assert _build(cache, runner, code) == "first 1\n"
-    assert _build(cache, runner, code) == "first 1\n" and runner.runs == 1
+    assert _build(cache, runner, code) == "first 1\n"
+    assert runner.runs == 1
     _write(repo / "notes.txt", "second\n")
-    assert _build(cache, runner, code) == "second 1\n" and runner.runs == 2
+    assert _build(cache, runner, code) == "second 1\n"
+    assert runner.runs == 2
     _write(repo / "src/other.txt", "")  # a new entry in a folder the block listed
-    assert _build(cache, runner, code) == "second 2\n" and runner.runs == 3
+    assert _build(cache, runner, code) == "second 2\n"
+    assert runner.runs == 3
 
 
-def test_what_a_block_does_to_the_environment_is_done_again_on_a_hit(repo: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_what_a_block_does_to_the_environment_is_done_again_on_a_hit(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("GPUKB_TEST_FLAG", raising=False)
     cache, runner = _cache(repo), _Counting()
     code = "import os\nos.environ['GPUKB_TEST_FLAG'] = '1'\nprint('set')"
     _build(cache, runner, code)
     monkeypatch.delenv("GPUKB_TEST_FLAG")
     cache.begin_build()  # the key holds GPUKB_ variables: the flag must be unset again, as at the first build
-    assert cache.wrap("python", runner)(code) == "set\n" and runner.runs == 1
+    assert cache.wrap("python", runner)(code) == "set\n"
+    assert runner.runs == 1
     assert os.environ["GPUKB_TEST_FLAG"] == "1"
 
 
@@ -110,7 +123,8 @@ def test_sessions_failures_and_options(repo: Path) -> None:
     cache, runner = _cache(repo), _Counting()
     _build(cache, runner, "print(1)", session="s")
     _build(cache, runner, "print(1)", session="s")
-    assert runner.runs == 2 and cache.uncached == 1, "a block in a session shares state: never cached"
+    assert runner.runs == 2, "a block in a session shares state: never cached"
+    assert cache.uncached == 1
     with pytest.raises(markdown_exec.ExecutionError):
         _build(cache, runner, "raise SystemError('boom')")
     with pytest.raises(markdown_exec.ExecutionError):
@@ -134,27 +148,35 @@ def test_the_import_closure_follows_every_kind_of_import(repo: Path) -> None:
         SourceIndex.scan(repo, "pkgx")
 
 
-def test_a_rendered_heading_reaches_the_table_of_contents_from_the_cache(repo: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_rendered_heading_reaches_the_table_of_contents_from_the_cache(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Through Markdown and markdown-exec as MkDocs runs them: the cached output is converted like a fresh one."""
     for language in ("python", "console"):
         monkeypatch.setitem(markdown_exec.formatters, language, markdown_exec.formatters[language])
     monkeypatch.setattr(render_cache, "ACTIVE", None)
     monkeypatch.setenv(render_cache.CACHE_ENV, str(repo / "cache"))
     cache = render_cache.install(repo, repo / "src", "pkgx")
-    fence = {"name": "python", "class": "python", "validator": markdown_exec.validator,
-             "format": markdown_exec.formatter}
+    fence = {
+        "name": "python",
+        "class": "python",
+        "validator": markdown_exec.validator,
+        "format": markdown_exec.formatter,
+    }
     page = '```python exec="on"\nfrom pkgx.a import f\nprint(f"## Value {f()}")\n```\n'
     rendered = []
     for _ in range(2):
         markdown_exec.MarkdownConverter.counter = 0  # as the plugin does after each build
         cache.begin_build()
-        md = markdown.Markdown(extensions=["toc", "pymdownx.superfences"],
-                               extension_configs={"pymdownx.superfences": {"custom_fences": [fence]}})
+        md = markdown.Markdown(
+            extensions=["toc", "pymdownx.superfences"],
+            extension_configs={"pymdownx.superfences": {"custom_fences": [fence]}},
+        )
         rendered.append((md.convert(page), [t["name"] for t in md.toc_tokens]))
     assert (cache.misses, cache.hits) == (0, 1)
     assert rendered[0] == rendered[1]
-    assert "Value 1" in rendered[1][0] and rendered[1][1] == ["Value 1"]
+    assert "Value 1" in rendered[1][0]
+    assert rendered[1][1] == ["Value 1"]
 
 
 def test_the_cache_folder_and_turning_it_off(tmp_path: Path) -> None:

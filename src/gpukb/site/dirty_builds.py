@@ -8,6 +8,10 @@ between two builds (anything under :data:`WATCHED` whose size or modification ti
 removed) and empties the site folder, so that every page is built again (the render cache still answers the code
 blocks whose inputs did not change).
 
+MkDocs counts a page that a plugin generates (the API reference, ~145 pages) as changed in every build. Its
+content comes from the package alone, and a change there empties the site first, so while the site is kept
+:meth:`DirtyBuilds.keep_generated_pages` lets those pages stand as they were built.
+
 What a dirty build still does not redo after a prose edit: other pages' navigation (a changed page title shows in
 the other pages' nav after the next full build) and the link check of pages that link to the edited one. The
 strict ``mkdocs build`` of the tests and CI always builds everything.
@@ -17,8 +21,10 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 #: What the pages depend on besides their own Markdown, relative to the folder of ``mkdocs.yml``.
 WATCHED = ("src", "snippets", "mkdocs.yml", "pyproject.toml")
@@ -55,11 +61,14 @@ class DirtyBuilds:
 
     root: Path
     previous: str | None = None
+    #: Whether the coming build renders every page: the first of the session, or one after a watched change.
+    full: bool = True
 
     def before_build(self, site_dir: Path) -> bool:
         """Empty ``site_dir`` when a watched input changed since the previous build; return whether it did."""
         current = inputs_digest(self.root)
         changed = self.previous is not None and current != self.previous
+        self.full = self.previous is None or changed
         self.previous = current
         if changed and Path(site_dir).is_dir():
             for entry in Path(site_dir).iterdir():  # the folder itself stays: the server serves from it
@@ -68,3 +77,20 @@ class DirtyBuilds:
                 else:
                     entry.unlink()
         return changed
+
+    def keep_generated_pages(self, files: Iterable[Any]) -> int:
+        """Mark the generated pages (MkDocs ``File`` objects with ``generated_by`` set) that the kept site already
+        has as unchanged, so that a dirty build does not render them again; return how many. Does nothing in a
+        build that renders every page."""
+        if self.full:
+            return 0
+        kept = 0
+        for file in files:
+            if file.generated_by and file.is_documentation_page() and Path(file.abs_dest_path).is_file():
+                file.is_modified = _unchanged
+                kept += 1
+        return kept
+
+
+def _unchanged() -> bool:
+    return False

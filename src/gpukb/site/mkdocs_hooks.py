@@ -57,15 +57,11 @@ def repository_url(environ: Mapping[str, str] | None = None) -> str | None:
 
 
 def on_config(config, **kwargs):
-    """Put a plain link to the repository in every page's footer when the build knows it (see ``repository_url``),
-    and route the build-time code blocks through the cache of their output (``gpukb.site.render_cache``).
+    """Put a plain link to the repository in every page's footer when the build knows it (see ``repository_url``).
 
     A link, not ``repo_url``: Material would fetch the repository's star count from the GitHub API on every page
     view, and the site makes no request to any host but its own.
     """
-    root = Path(config["config_file_path"]).parent
-    render_cache.install(root, root / "src")
-    logging.getLogger("mkdocs.plugins.api-autonav").setLevel(logging.WARNING)  # not one line per module
     url = repository_url()
     if url:
         link = f'<a href="{html.escape(url)}">Source code: {html.escape(url)}</a>'
@@ -74,23 +70,30 @@ def on_config(config, **kwargs):
 
 
 def on_files(files, config, **kwargs):
-    """Publish the JSON Schemas of the results and data files under ``schemas/`` (see the page "Files and schemas")."""
+    """Publish the JSON Schemas of the results and data files under ``schemas/`` (see the page "Files and schemas");
+    in a dirty ``serve`` that keeps the site, leave the generated API pages as they were built."""
     from mkdocs.structure.files import File
 
     from gpukb.site.schemas import schemas
 
     for schema in schemas():
         files.append(File.generated(config, f"schemas/{schema.name}", content=schema.text))
+    if _dirty is not None:  # a dirty serve that keeps the site: the API pages stand as built (see dirty_builds)
+        _dirty.keep_generated_pages(files)
     return files
 
 
 def on_pre_build(config, **kwargs) -> None:
-    """Let the cache see the source as it is now (in ``mkdocs serve``, drop modules whose code changed); in a
-    dirty ``serve``, rebuild every page when more than a page's Markdown changed."""
-    if render_cache.ACTIVE is not None:
-        render_cache.ACTIVE.begin_build()
+    """Route the build-time code blocks through the cache of their output (``gpukb.site.render_cache``) and let
+    it see the source as it is now (in ``mkdocs serve``, drop modules whose code changed); in a dirty ``serve``,
+    rebuild every page when more than a page's Markdown changed."""
+    root = Path(config["config_file_path"]).parent
+    logging.getLogger("mkdocs.plugins.api-autonav").setLevel(logging.WARNING)  # not one line per module
+    cache = render_cache.install(root, root / "src")
+    if cache is not None:
+        cache.begin_build()
     if _dirty is not None:
-        _dirty.root = Path(config["config_file_path"]).parent
+        _dirty.root = root
         if _dirty.before_build(Path(config["site_dir"])):
             log.info("code, snippets or configuration changed: every page is built again")
 
@@ -102,8 +105,13 @@ def on_post_build(config, **kwargs) -> None:
         cache.prune()
         log.info(
             "render cache %s: %d blocks from the cache, %d run, %d not cacheable",
-            cache.folder, cache.hits, cache.misses, cache.uncached,
+            cache.folder,
+            cache.hits,
+            cache.misses,
+            cache.uncached,
         )
+        for seconds, label in sorted(cache.durations, reverse=True)[:5]:
+            log.info("  ran in %.1f s: %s", seconds, label)
 
 
 def on_page_markdown(markdown: str, *, page, **kwargs) -> str:

@@ -11,7 +11,7 @@ everything the output may depend on, and hands it back while none of that has ch
   module's parent packages, whose ``__init__`` runs first); a console block depends on the whole package;
 * every file under the package that is not Python (the data files and recorded results), all of them;
 * the interpreter, every installed distribution and its version, and the environment variables that steer
-  torch, Triton, numba and CUDA (:data:`ENVIRONMENT_PREFIXES`);
+  torch, Triton, numba and CUDA (:data:`ENVIRONMENT_PREFIXES`) as they are when the block runs;
 * the files and folder listings under the repository that the block read while it ran (seen through an audit
   hook), checked by content on every hit.
 
@@ -50,8 +50,23 @@ DEFAULT_FOLDER = Path(".cache") / "render"
 #: Environment variables that can change what a block prints, by prefix (plus ``PATH``, which picks the ``gpukb``
 #: a console block runs). Others (the terminal's, the shell's) are left out so that a new shell keeps the cache.
 ENVIRONMENT_PREFIXES = (
-    "TRITON_", "NUMBA_", "CUDA_", "TORCH", "PYTORCH_", "NVIDIA_", "OMP_", "MKL_", "OPENBLAS_", "GPUKB_", "PYTHON",
-    "LANG", "LC_", "TZ", "COLUMNS", "MPL", "GITHUB_",
+    "TRITON_",
+    "NUMBA_",
+    "CUDA_",
+    "TORCH",
+    "PYTORCH_",
+    "NVIDIA_",
+    "OMP_",
+    "MKL_",
+    "OPENBLAS_",
+    "GPUKB_",
+    "PYTHON",
+    "LANG",
+    "LC_",
+    "TZ",
+    "COLUMNS",
+    "MPL",
+    "GITHUB_",
 )
 #: Bump to drop every stored entry (a change of what an entry holds or of how keys are made).
 FORMAT = 1
@@ -195,13 +210,21 @@ class SourceIndex:
         return self.closure(_imports(tree, "__block__", False, self.package))
 
 
-def environment_digest(environ: Mapping[str, str] | None = None) -> str:
-    """A hash of what outside the repository can change a block's output: the interpreter, every installed
-    distribution with its version, and the environment variables named by :data:`ENVIRONMENT_PREFIXES`."""
-    env = os.environ if environ is None else environ
+def installed_digest() -> str:
+    """A hash of the interpreter and of every installed distribution with its version."""
     dists = sorted(f"{d.metadata['Name']}=={d.version}" for d in metadata.distributions() if d.metadata["Name"])
-    variables = sorted(f"{k}={v}" for k, v in env.items() if k == "PATH" or k.startswith(ENVIRONMENT_PREFIXES))
-    return _sha("\n".join([f"format {FORMAT}", sys.version, sys.platform, *dists, *variables]).encode())
+    return _sha("\n".join([f"format {FORMAT}", sys.version, sys.platform, *dists]).encode())
+
+
+def variables_digest(environ: Mapping[str, str] | None = None) -> str:
+    """A hash of the environment variables named by :data:`ENVIRONMENT_PREFIXES` (and ``PATH``), as they are when
+    a block runs (an earlier block may have set one)."""
+    env = os.environ if environ is None else environ
+    return _sha(
+        "\n".join(
+            sorted(f"{k}={v}" for k, v in env.items() if k == "PATH" or k.startswith(ENVIRONMENT_PREFIXES))
+        ).encode()
+    )
 
 
 class _Reads:
@@ -256,10 +279,12 @@ class RenderCache:
     misses: int = 0
     uncached: int = 0
     _used: set[str] = field(default_factory=set)
+    #: (seconds, title or first line) of each block this build ran, for the report of the slowest.
+    durations: list[tuple[float, str]] = field(default_factory=list)
     #: Variables that blocks set or removed, with their values from before the first change (None: unset).
     _environ_before: dict[str, str | None] = field(default_factory=dict)
 
-    def begin_build(self, environ: Mapping[str, str] | None = None) -> None:
+    def begin_build(self) -> None:
         """Before a build: re-read the package, and when its source may have changed since its modules were
         imported (the first build of this cache, or a change since the previous one), drop them from
         ``sys.modules`` so that the blocks import the code as it is now."""
@@ -269,9 +294,10 @@ class RenderCache:
             forget_modules(self.package)
         _apply_environ(self._environ_before)  # undo what blocks did: each build starts where the first one did
         self._environ_before = {}
-        self.environment = environment_digest(environ)
+        self.environment = installed_digest()
         self.hits = self.misses = self.uncached = 0
         self._used = set()
+        self.durations = []
         _Reads.install()
 
     def key(self, language: str, code: str, options: Mapping[str, Any]) -> str | None:
@@ -285,7 +311,8 @@ class RenderCache:
             modules = frozenset(self.index.modules)
         parts = [
             f"format {FORMAT}",
-            f"environment {self.environment}",
+            f"installed {self.environment}",
+            f"variables {variables_digest()}",
             f"data {self.index.data_digest}",
             f"language {language}",
             "options " + json.dumps(options, sort_keys=True, default=str),
@@ -347,8 +374,9 @@ class RenderCache:
     def wrap(self, language: str, run: Callable[..., str]) -> Callable[..., str]:
         """markdown-exec's ``run`` function for ``language``, answered from the cache where it can be."""
 
-        def cached_run(code: str, returncode: int | None = None, session: str | None = None,
-                       id: str | None = None, **extra: Any) -> str:  # noqa: A002 (markdown-exec's name)
+        def cached_run(
+            code: str, returncode: int | None = None, session: str | None = None, id: str | None = None, **extra: Any
+        ) -> str:
             options = {"returncode": returncode, "session": session, "id": id, **extra}
             key = self.key(language, code, options)
             before = dict(os.environ)
@@ -367,11 +395,14 @@ class RenderCache:
                 return entry["output"]
             self.misses += 1
             _Reads.active = reads = []
+            start = time.perf_counter()
             try:
                 output = run(code, returncode=returncode, session=session, id=id, **extra)
             finally:
                 _Reads.active = None
                 changes = self._environ_changed(before)
+            label = extra.get("title") or next((line for line in code.splitlines() if line.strip()), "")
+            self.durations.append((time.perf_counter() - start, f"{language}: {label.strip()[:100]}"))
             self.put(key, output, changes, reads)
             return output
 
@@ -456,8 +487,9 @@ def _route_formatters() -> None:
         return base_format(language="python", run=run_for("python", _run_python), **kwargs)
 
     def console(**kwargs: Any) -> Any:
-        return base_format(language="console", run=run_for("console", _run_sh), transform_source=_transform_source,
-                           **kwargs)
+        return base_format(
+            language="console", run=run_for("console", _run_sh), transform_source=_transform_source, **kwargs
+        )
 
     markdown_exec.formatters["python"] = python
     markdown_exec.formatters["console"] = console

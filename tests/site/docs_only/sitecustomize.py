@@ -1,8 +1,10 @@
 """Hide the packages that ``pip install -e .[docs]`` would not install (a test's site build puts this folder first on
 ``PYTHONPATH``; Python imports ``sitecustomize`` at start-up, in the ``gpukb`` processes of console blocks too).
 
-The names come from ``tests/site/docs_extra.py`` through the environment variable below: importing one fails as it
-would in an environment that has only the docs extra, naming the package and why.
+The names come from ``tests/site/docs_extra.py`` through the environment variable below. Every import finder is
+wrapped so that it does not find them: ``import pytest_codeblocks`` fails with "No module named
+'pytest_codeblocks'" and ``importlib.util.find_spec`` answers None, as in an environment with only the docs extra
+(a library that probes for an optional package, as nbconvert does for playwright, sees it missing).
 """
 
 import os
@@ -11,19 +13,20 @@ import sys
 HIDDEN = frozenset(filter(None, os.environ.get("GPUKB_DOCS_ONLY_HIDDEN", "").split(",")))
 
 
-class HideNonDocsPackages:
-    """A meta path finder that refuses the hidden top-level modules before any other finder sees them."""
+class HidingFinder:
+    """A meta path finder that answers as the one it wraps, except for the hidden top-level modules."""
 
-    @staticmethod
-    def find_spec(name, path=None, target=None):
+    def __init__(self, finder):
+        self.finder = finder
+
+    def find_spec(self, name, path=None, target=None):
         if name.partition(".")[0] in HIDDEN:
-            raise ModuleNotFoundError(
-                f"No module named {name!r}: the docs extra does not install it (pyproject.toml, "
-                "[project.optional-dependencies] docs), and the site must build with that extra alone",
-                name=name,
-            )
-        return None
+            return None
+        return self.finder.find_spec(name, path, target)
+
+    def __getattr__(self, attribute):  # invalidate_caches, find_distributions, ...
+        return getattr(self.finder, attribute)
 
 
 if HIDDEN:
-    sys.meta_path.insert(0, HideNonDocsPackages())
+    sys.meta_path[:] = [HidingFinder(f) if hasattr(f, "find_spec") else f for f in sys.meta_path]
