@@ -114,12 +114,8 @@ def on_post_build(config, **kwargs) -> None:
             log.info("  ran in %.1f s: %s", seconds, label)
 
 
-def on_page_markdown(markdown: str, *, page, **kwargs) -> str:
-    """Rank the generated API pages below prose in the search (see ``gpukb.site.reference``)."""
+def on_page_content(html: str, *, page, **kwargs) -> str:
+    """Render the page's math to MathML before the theme wraps it; rank the generated API pages below prose in the
+    search (``gpukb.site.reference``: the search indexes the page after this event)."""
     rank_below_prose(page.file.src_uri, page.meta)
-    return markdown
-
-
-def on_page_content(html: str, **kwargs) -> str:
-    """Render the page's math to MathML before the theme wraps it."""
     return render_math(html)
