@@ -113,7 +113,7 @@ def test_what_a_block_does_to_the_environment_is_done_again_on_a_hit(
     code = "import os\nos.environ['GPUKB_TEST_FLAG'] = '1'\nprint('set')"
     _build(cache, runner, code)
     monkeypatch.delenv("GPUKB_TEST_FLAG")
-    cache.begin_build()  # the key holds GPUKB_ variables: the flag must be unset again, as at the first build
+    cache.begin_build()  # the key holds GPUKB_ variables: unset again, as when the block first ran
     assert cache.wrap("python", runner)(code) == "set\n"
     assert runner.runs == 1
     assert os.environ["GPUKB_TEST_FLAG"] == "1"
@@ -187,3 +187,17 @@ def test_the_cache_folder_and_turning_it_off(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError, match=r"begin_build\(\) was not called"):
         cache.key("python", "print(1)", {})
     assert "pkgx" not in sys.modules
+
+
+def test_restore_environ_undoes_what_a_page_did(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GPUKB_TEST_KEPT", "1")
+    monkeypatch.setenv("GPUKB_TEST_REMOVED", "old")
+    monkeypatch.delenv("GPUKB_TEST_ADDED", raising=False)
+    snapshot = dict(os.environ)
+    os.environ["GPUKB_TEST_ADDED"] = "new"
+    os.environ["GPUKB_TEST_KEPT"] = "2"
+    del os.environ["GPUKB_TEST_REMOVED"]
+    changed = render_cache.restore_environ(snapshot)
+    assert changed == {"GPUKB_TEST_ADDED": "new", "GPUKB_TEST_KEPT": "2", "GPUKB_TEST_REMOVED": None}
+    assert dict(os.environ) == snapshot
+    assert render_cache.restore_environ(snapshot) == {}

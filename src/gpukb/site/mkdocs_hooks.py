@@ -33,6 +33,8 @@ def scripts_first_on_path() -> str:
 
 #: Set by ``mkdocs serve --dirty`` (``make serve``): only changed pages are rebuilt, unless more changed.
 _dirty: DirtyBuilds | None = None
+#: The environment when the build started; each page starts from it (``render_cache.restore_environ``).
+_build_environ: dict[str, str] = {}
 
 
 def on_startup(*, command: str, dirty: bool, **kwargs) -> None:
@@ -87,6 +89,8 @@ def on_pre_build(config, **kwargs) -> None:
     """Route the build-time code blocks through the cache of their output (``gpukb.site.render_cache``) and let
     it see the source as it is now (in ``mkdocs serve``, drop modules whose code changed); in a dirty ``serve``,
     rebuild every page when more than a page's Markdown changed."""
+    global _build_environ
+    _build_environ = dict(os.environ)
     root = Path(config["config_file_path"]).parent
     logging.getLogger("mkdocs.plugins.api-autonav").setLevel(logging.WARNING)  # not one line per module
     cache = render_cache.install(root, root / "src")
@@ -98,8 +102,16 @@ def on_pre_build(config, **kwargs) -> None:
             log.info("code, snippets or configuration changed: every page is built again")
 
 
+def on_pre_page(page, **kwargs):
+    """Start each page from the build's environment: what a page's code blocks set stays on that page."""
+    render_cache.restore_environ(_build_environ)
+    return page
+
+
 def on_post_build(config, **kwargs) -> None:
-    """Say how many blocks the cache answered, and delete entries long unused."""
+    """Leave the environment as the build found it; say how many blocks the cache answered, and delete entries
+    long unused."""
+    render_cache.restore_environ(_build_environ)
     cache = render_cache.ACTIVE
     if cache is not None:
         cache.prune()

@@ -16,13 +16,14 @@ everything the output may depend on, and hands it back while none of that has ch
   hook), checked by content on every hit.
 
 When in doubt the key changes: an edit to a docstring of an imported module re-runs the block. What a block did to
-``os.environ`` (a snippet that sets ``TRITON_INTERPRET``) is stored too and done again on a hit, so later blocks see
-the same environment as in an uncached build. A block in a markdown-exec ``session`` shares state with other blocks
-and is never cached; a block that fails is never stored.
+``os.environ`` (a snippet that sets ``TRITON_INTERPRET``) is stored too and done again on a hit, so later blocks of
+the page see the same environment as in an uncached build (the hooks undo it before the next page:
+:func:`restore_environ`). A block in a markdown-exec ``session`` shares state with other blocks and is never
+cached; a block that fails is never stored.
 
-In ``mkdocs serve`` the Python process lives on between builds: when the package's source has changed since the
-previous build, its modules are dropped from ``sys.modules`` before anything runs, so a block never runs old code
-(and never stores old output under a new key).
+In ``mkdocs serve`` the Python process lives on between builds: at its first build, and whenever the package's
+source has changed since the previous one, the package's modules are dropped from ``sys.modules`` before anything
+runs, so a block never runs old code (and never stores old output under a new key).
 
 ``GPUKB_RENDER_CACHE=off`` turns the cache off (the test suite's build does), ``GPUKB_RENDER_CACHE=/some/folder``
 moves it; by default it lives in ``.cache/render/`` beside ``mkdocs.yml`` (ignored by git).
@@ -292,8 +293,6 @@ class RenderCache:
     _used: set[str] = field(default_factory=set)
     #: (seconds, title or first line) of each block this build ran, for the report of the slowest.
     durations: list[tuple[float, str]] = field(default_factory=list)
-    #: Variables that blocks set or removed, with their values from before the first change (None: unset).
-    _environ_before: dict[str, str | None] = field(default_factory=dict)
 
     def begin_build(self) -> None:
         """Before a build: re-read the package, and when its source may have changed since its modules were
@@ -303,8 +302,6 @@ class RenderCache:
         self.index = SourceIndex.scan(self.src, self.package, previous)
         if previous is None or previous.digest != self.index.digest:
             forget_modules(self.package)
-        _apply_environ(self._environ_before)  # undo what blocks did: each build starts where the first one did
-        self._environ_before = {}
         self.environment = installed_digest()
         self.hits = self.misses = self.uncached = 0
         self._used = set()
@@ -396,13 +393,13 @@ class RenderCache:
                 try:
                     return run(code, returncode=returncode, session=session, id=id, **extra)
                 finally:
-                    self._environ_changed(before)
+                    _environ_changes(before)
             self._used.add(key)
             entry = self.get(key)
             if entry is not None:
                 self.hits += 1
                 _apply_environ(entry["environ"])
-                self._environ_changed(before)
+                _environ_changes(before)
                 return entry["output"]
             self.misses += 1
             _Reads.active = reads = []
@@ -411,21 +408,13 @@ class RenderCache:
                 output = run(code, returncode=returncode, session=session, id=id, **extra)
             finally:
                 _Reads.active = None
-                changes = self._environ_changed(before)
+                changes = _environ_changes(before)
             label = extra.get("title") or next((line for line in code.splitlines() if line.strip()), "")
             self.durations.append((time.perf_counter() - start, f"{language}: {label.strip()[:100]}"))
             self.put(key, output, changes, reads)
             return output
 
         return cached_run
-
-    def _environ_changed(self, before: Mapping[str, str]) -> dict[str, str | None]:
-        """What changed in ``os.environ`` since ``before`` (None: removed); remembered for the next build."""
-        changes: dict[str, str | None] = {k: v for k, v in os.environ.items() if before.get(k) != v}
-        changes.update({k: None for k in before if k not in os.environ})
-        for name in changes:
-            self._environ_before.setdefault(name, before.get(name))
-        return changes
 
     def prune(self, now: float | None = None) -> int:
         """Delete entries not used by this build and untouched for :data:`KEEP_SECONDS`; return how many."""
@@ -436,6 +425,26 @@ class RenderCache:
                 path.unlink(missing_ok=True)
                 removed += 1
         return removed
+
+
+def _environ_changes(before: Mapping[str, str]) -> dict[str, str | None]:
+    """What changed in ``os.environ`` since ``before`` (None: removed)."""
+    changes: dict[str, str | None] = {k: v for k, v in os.environ.items() if before.get(k) != v}
+    changes.update({k: None for k in before if k not in os.environ})
+    return changes
+
+
+def restore_environ(snapshot: Mapping[str, str]) -> dict[str, str | None]:
+    """Put ``os.environ`` back as it was in ``snapshot``; return what had changed (None: had been removed).
+
+    The hooks call it before each page and after the build: what one page's blocks do to the environment (a
+    snippet that sets ``TRITON_INTERPRET``) stays on that page. A page then prints the same in a full build, in
+    ``mkdocs serve``'s rebuild of that page alone and in a later build of the same process, and a block's key
+    (which holds the variables as they are when it runs) is the same in all three.
+    """
+    changed = _environ_changes(snapshot)
+    _apply_environ({k: snapshot.get(k) for k in changed})
+    return changed
 
 
 def _apply_environ(changes: Mapping[str, str | None]) -> None:
