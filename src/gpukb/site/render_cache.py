@@ -387,21 +387,17 @@ class RenderCache:
         ) -> str:
             options = {"returncode": returncode, "session": session, "id": id, **extra}
             key = self.key(language, code, options)
-            before = dict(os.environ)
             if key is None:
                 self.uncached += 1
-                try:
-                    return run(code, returncode=returncode, session=session, id=id, **extra)
-                finally:
-                    _environ_changes(before)
+                return run(code, returncode=returncode, session=session, id=id, **extra)
             self._used.add(key)
             entry = self.get(key)
             if entry is not None:
                 self.hits += 1
                 _apply_environ(entry["environ"])
-                _environ_changes(before)
                 return entry["output"]
             self.misses += 1
+            before = dict(os.environ)
             _Reads.active = reads = []
             start = time.perf_counter()
             try:
