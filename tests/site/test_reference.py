@@ -16,14 +16,14 @@ PACKAGE = ROOT / "src" / "gpukb"
 
 
 def _documented_modules() -> list[str]:
-    """Every module of gpukb a reader may import, found on disk (not from the generator): all but ``__main__``
-    and the packages that only hold data files."""
+    """Every module of gpukb a reader may import, found on disk (not from the generator): all but private ones
+    (``__main__``, ``_name``) and the packages that only hold data files."""
     names = []
     for path in sorted(PACKAGE.rglob("*.py")):
         parts = ["gpukb", *path.relative_to(PACKAGE).with_suffix("").parts]
         if parts[-1] == "__init__":
             parts.pop()
-        if "__pycache__" in path.parts or parts[-1] == "__main__" or parts[1:2] == ["data"]:
+        if "__pycache__" in path.parts or any(p.startswith("_") for p in parts) or parts[1:2] == ["data"]:
             continue
         names.append(".".join(parts))
     return names
