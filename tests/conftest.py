@@ -97,8 +97,12 @@ def built_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     With pytest-xdist (``make test``) every worker asks for it: the first builds into the run's shared temporary
     folder under a file lock, the others wait and read the same build. The build runs the way a reader runs
     ``.venv/bin/mkdocs build`` without activating the environment: this environment's scripts directory is taken off
-    ``PATH`` (the hooks put it back for the ``gpukb`` console blocks).
+    ``PATH`` (the hooks put it back for the ``gpukb`` console blocks). It runs as if only the docs extra were
+    installed (every other package hidden, see ``tests/site/docs_extra.py``), so a page that needs a test-only or
+    undeclared package fails it; and without the render cache, so every block runs.
     """
+    from tests.site import docs_extra
+
     shared = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         shared = shared.parent  # each worker's folder sits in the run's one folder
@@ -111,7 +115,7 @@ def built_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
                 capture_output=True,
                 text=True,
                 timeout=600,
-                env={**os.environ, "PATH": path_without_scripts()},
+                env={**os.environ, **docs_extra.build_environment(), "PATH": path_without_scripts()},
             )
             outcome.write_text(f"{proc.returncode}\n{proc.stdout}{proc.stderr}", encoding="utf-8")
     returncode, log = outcome.read_text(encoding="utf-8").split("\n", 1)

@@ -83,9 +83,9 @@ def test_api_reference_is_generated(built_site) -> None:
     """One page per module (``gpukb.site.reference``), docstrings without source code."""
     site, _ = built_site
     for page, name in [
-        ("reference/gpukb.formats.explain", "gpukb.formats.explain.explain"),
-        ("reference/gpukb.environment", "gpukb.environment.collect"),
-        ("reference/gpukb.errata", "gpukb.errata.load"),
+        ("reference/gpukb/formats/explain", "gpukb.formats.explain.explain"),
+        ("reference/gpukb/environment", "gpukb.environment.collect"),
+        ("reference/gpukb/errata", "gpukb.errata.load"),
     ]:
         html = _page(site, page)
         assert f'id="{name}"' in html, name

@@ -30,9 +30,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from markdown_it import MarkdownIt
-from pytest_codeblocks.main import extract_from_buffer
-
 from gpukb import chapters
 from gpukb.site.includes import BLOCK_MARKER, INCLUDE_LINE, include_problem, parse_target, sections
 
@@ -155,7 +152,11 @@ def open_containers(lines: list[str]) -> list[str]:
     return out
 
 
+# The parsers are imported where the lint runs, not when the module loads: the About page renders RULES at build
+# time, and the site builds with the docs extra alone, which has neither (pytest-codeblocks is a test dependency).
 def _parse(text: str) -> tuple[list[str], list[Any]]:
+    from markdown_it import MarkdownIt
+
     lines = open_containers(text.splitlines())
     tokens = MarkdownIt("commonmark").parse("\n".join(lines) + "\n")
     return lines, tokens
@@ -164,6 +165,8 @@ def _parse(text: str) -> tuple[list[str], list[Any]]:
 def _collected(text: str) -> dict[int, tuple[str | None, tuple[str, ...], bool]]:
     """What pytest-codeblocks collects from the text: line -> (language, marks, expected output)."""
     import io
+
+    from pytest_codeblocks.main import extract_from_buffer
 
     try:
         blocks = extract_from_buffer(io.StringIO(text))
