@@ -54,10 +54,16 @@ def transposed(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> tupl
 
 
 def html_with_links(text: str) -> str:
-    """Text for an HTML table cell: escaped, with each ``http(s)://`` address made a link to itself."""
+    """A source for an HTML table cell, escaped, its addresses made links that do not widen the cell: a trailing
+    ``label: https://...`` links the label; any other address is linked by its host name."""
+    label, sep, url = text.rpartition(": ")
+    if sep and re.fullmatch(r"https?://\S+", url):
+        return f'<a href="{html.escape(url, quote=True)}">{html.escape(label)}</a>'
     parts = re.split(r"(https?://[^\s<>\"]+?)(?=[.,;)]?(?:\s|$))", text)
     return "".join(
-        f'<a href="{html.escape(part, quote=True)}">{html.escape(part)}</a>' if i % 2 else html.escape(part)
+        f'<a href="{html.escape(part, quote=True)}">{html.escape(part.split("/")[2])}</a>'
+        if i % 2
+        else html.escape(part)
         for i, part in enumerate(parts)
     )
 
