@@ -64,6 +64,14 @@ def gpu_present() -> bool:
     return bool(torch.cuda.is_available())
 
 
+def triton_interpreting() -> bool:
+    """Whether Triton runs kernels on the CPU (``TRITON_INTERPRET=1``) rather than compiling them: the one answer
+    every Triton kernel of the project asks for."""
+    import triton
+
+    return bool(triton.knobs.runtime.interpret)
+
+
 @dataclass(frozen=True)
 class Environment:
     """A snapshot of the software and hardware a result came from.

@@ -49,6 +49,7 @@ import triton
 import triton.language as tl
 
 from gpukb.arguments import choice, flag
+from gpukb.environment import triton_interpreting as interpreting
 
 __all__ = [
     "ALIGNMENTS",
@@ -573,11 +574,6 @@ def _bwd_dq(
 _COMPILED: dict[tuple[bool, str], Any] = {}
 #: The compiled kernel of the most recent launch of each kind ("forward", "dkdv", "dq"): registers, spills.
 LAST: dict[str, Any] = {}
-
-
-def interpreting() -> bool:
-    """Whether Triton runs kernels on the CPU (``TRITON_INTERPRET=1``) rather than compiling them."""
-    return bool(triton.knobs.runtime.interpret)
 
 
 def _clone(fn: Any, **replace: Any) -> Any:

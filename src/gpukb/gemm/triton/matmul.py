@@ -44,6 +44,7 @@ import triton
 import triton.language as tl
 
 from gpukb.arguments import real
+from gpukb.environment import triton_interpreting as interpreting
 from gpukb.gemm.triton import tuning
 from gpukb.gemm.triton.configs import (
     BLOCKED_CONFIG,
@@ -324,11 +325,6 @@ _NOT_SPECIALIZED = {
 }
 _KERNELS = {"blocked": blocked_kernel, "tma": tma_kernel, "splitk": splitk_kernel, "reduce": reduce_kernel}
 _COMPILED: dict[bool, dict[str, Any]] = {}
-
-
-def interpreting() -> bool:
-    """Whether Triton runs kernels on the CPU (``TRITON_INTERPRET=1``) rather than compiling them."""
-    return bool(triton.knobs.runtime.interpret)
 
 
 def _jitted(name: str) -> Any:
