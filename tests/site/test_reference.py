@@ -30,8 +30,7 @@ def _documented_modules() -> list[str]:
 
 
 def _config() -> dict:
-    # mkdocs.yml has no !tags that safe_load would refuse (a test of its own would see one appear).
-    return yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    return mkdocs_config()
 
 
 def test_no_reference_page_is_committed() -> None:
