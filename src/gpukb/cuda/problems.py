@@ -56,7 +56,7 @@ def register_budget() -> Problem:
         title="How many registers keep every warp resident",
         question=f"What is the most registers per thread a {threads}-thread kernel may use and still keep all "
         f"{cap.max_warps_per_sm} warps of an H100 SM resident?",
-        answer=f"{full}. At {full + 1} the SM holds {over.active_blocks} blocks, {over.occupancy:.0%} occupancy "
+        answer=f"{full} registers per thread. At {full + 1} the SM holds {over.active_blocks} blocks, {over.occupancy:.0%} occupancy "
         f"(`__launch_bounds__({threads}, {cap.max_warps_per_sm * 32 // threads})` asks the compiler to stay "
         "within it).",
         working=(
@@ -72,22 +72,22 @@ def register_budget() -> Problem:
 
 
 def grid_for_a_vector() -> Problem:
-    n, threads = 10**8, 256
+    n, threads, registers = 10**8, 256, 32
     blocks = blocks_for(n, threads)
     sms = int(tables.device_value(tables.device_record(), "multiProcessorCount"))
-    fit = occupancy(CC, threads, 32)
+    fit = occupancy(CC, threads, registers)
     resident = fit.active_blocks
     waves = blocks / (sms * resident)
     return Problem(
         id="grid-size",
         title="A grid for 100 million elements",
-        question=f"An elementwise kernel over {n:,} elements uses {threads} threads per block, one element per "
-        f"thread. How many blocks does the grid need, and how many waves of resident blocks is that on an H100?",
+        question=f"An elementwise kernel over {n:,} elements uses {threads} threads per block and {registers} registers per "
+        f"thread, one element per thread. How many blocks does the grid need, and how many waves of resident blocks is that on an H100?",
         answer=f"{blocks:,} blocks; with {resident} resident per SM on {sms} SMs ({sms * resident:,} at once) that "
         f"is {waves:,.1f} waves.",
         working=(
             f"Blocks: ⌈{n:,} / {threads}⌉ = {blocks:,} (the last block's extra threads must skip: `if (i < n)`).",
-            f"At 32 registers per thread a {threads}-thread block uses {fit.warps_per_block} warps; {resident} blocks "
+            f"At {registers} registers per thread a {threads}-thread block uses {fit.warps_per_block} warps; {resident} blocks "
             f"({fit.occupancy:.0%} occupancy) are resident per SM, limited by {' and '.join(fit.limiting)}.",
             f"{blocks:,} / ({sms} SMs × {resident}) = {waves:,.1f}: hundreds of waves, so the tail of a partly full "
             "last wave costs little; a grid-stride loop over fewer blocks does the same work.",
