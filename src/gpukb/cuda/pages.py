@@ -129,9 +129,11 @@ def copy_width() -> str:
 def transfers() -> str:
     """Host↔device bandwidth by transfer size, pageable against pinned."""
     record = records.load(TRANSFERS_ID, Transfers)
+    # How the copies were timed decides what a small copy's time means: say it beside the table.
+    (method,) = [note for note in record.run.notes if "host clock" in note]
     return (
         markdown_table(*tables.transfers_table())
-        + f"\n\nLink: {record.link}. "
+        + f"\n\nTimed as: {method[0].lower()}{method[1:]} Link: {record.link}. "
         + records.measured_on(record.run)
         + "\n"
     )
@@ -159,8 +161,9 @@ def transfers_verdict() -> str:
     s = tables.transfers_summary()
     return (
         f"Pinned memory reached {s['pinned_best']:.1f} GB/s, pageable memory at best {s['pageable_best']:.1f} GB/s. "
-        f"A {tables.kib(int(s['smallest_bytes']))} copy takes about {s['smallest_us']:.0f} µs either way: small "
-        "copies cost their fixed overhead, so batch them into fewer, larger ones.\n"
+        f"A {tables.kib(int(s['smallest_bytes']))} copy takes about {s['smallest_us']:.0f} µs either way, as the "
+        "host sees it (launch and synchronization included): small copies cost their fixed overhead, so batch them "
+        "into fewer, larger ones.\n"
     )
 
 
