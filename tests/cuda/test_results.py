@@ -63,7 +63,7 @@ def test_what_the_memory_page_says_about_pageable_memory_and_small_copies() -> N
 
     page = (ROOT / "docs/cuda/memory.md").read_text(encoding="utf-8")
     reported = _record("device-h100")["properties"]["pageableMemoryAccess"]
-    assert "`pageableMemoryAccess` = 1; the H100 measured here reports " f"{reported}" in page
+    assert f"`pageableMemoryAccess` = 1; the H100 measured here reports {reported}" in page
     assert reported == 0
     (method,) = [n for n in _record("transfers-h100")["run"]["notes"] if "host clock" in n]
     assert "host clock around each synchronized copy" in method

@@ -56,9 +56,9 @@ def register_budget() -> Problem:
         title="How many registers keep every warp resident",
         question=f"What is the most registers per thread a {threads}-thread kernel may use and still keep all "
         f"{cap.max_warps_per_sm} warps of an H100 SM resident?",
-        answer=f"{full} registers per thread. At {full + 1} the SM holds {over.active_blocks} blocks, {over.occupancy:.0%} occupancy "
-        f"(`__launch_bounds__({threads}, {cap.max_warps_per_sm * 32 // threads})` asks the compiler to stay "
-        "within it).",
+        answer=f"{full} registers per thread. At {full + 1} the SM holds {over.active_blocks} blocks, "
+        f"{over.occupancy:.0%} occupancy (`__launch_bounds__({threads}, {cap.max_warps_per_sm * 32 // threads})` "
+        "asks the compiler to stay within it).",
         working=(
             f"Full occupancy is {cap.max_warps_per_sm} warps × 32 = {cap.max_warps_per_sm * 32:,} threads sharing "
             f"{cap.registers_per_sm:,} registers: {cap.registers_per_sm // (cap.max_warps_per_sm * 32)} each.",
@@ -81,14 +81,16 @@ def grid_for_a_vector() -> Problem:
     return Problem(
         id="grid-size",
         title="A grid for 100 million elements",
-        question=f"An elementwise kernel over {n:,} elements uses {threads} threads per block and {registers} registers per "
-        f"thread, one element per thread. How many blocks does the grid need, and how many waves of resident blocks is that on an H100?",
+        question=f"An elementwise kernel over {n:,} elements uses {threads} threads per block and {registers} "
+        "registers per thread, one element per thread. How many blocks does the grid need, and how many waves of "
+        "resident blocks is that on an H100?",
         answer=f"{blocks:,} blocks; with {resident} resident per SM on {sms} SMs ({sms * resident:,} at once) that "
         f"is {waves:,.1f} waves.",
         working=(
             f"Blocks: ⌈{n:,} / {threads}⌉ = {blocks:,} (the last block's extra threads must skip: `if (i < n)`).",
-            f"At {registers} registers per thread a {threads}-thread block uses {fit.warps_per_block} warps; {resident} blocks "
-            f"({fit.occupancy:.0%} occupancy) are resident per SM, limited by {' and '.join(fit.limiting)}.",
+            f"At {registers} registers per thread a {threads}-thread block uses {fit.warps_per_block} warps; "
+            f"{resident} blocks ({fit.occupancy:.0%} occupancy) are resident per SM, limited by "
+            f"{' and '.join(fit.limiting)}.",
             f"{blocks:,} / ({sms} SMs × {resident}) = {waves:,.1f}: hundreds of waves, so the tail of a partly full "
             "last wave costs little; a grid-stride loop over fewer blocks does the same work.",
         ),
