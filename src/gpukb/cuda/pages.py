@@ -324,8 +324,8 @@ def overlap_verdict() -> str:
         f"Issued whole on one stream the work took {medians[first.name]:.2f} ms; the fastest way, "
         f"{best.name}, took {medians[best.name]:.2f} ms ({medians[first.name] / medians[best.name]:.2f}× faster). "
         f"From the {b['chunks']} chunks' operations timed one at a time (the chunked one-stream run), the sum of "
-        f"all operations is {b['sequential_ms']:.2f} ms (copies in {b['h2d_ms']:.2f} ms, kernels "
-        f"{b['kernel_ms']:.2f} ms, copies out {b['d2h_ms']:.2f} ms), and the ideal bound for a pipeline of three "
+        f"all operations is {b['sequential_ms']:.3f} ms (copies in {b['h2d_ms']:.3f} ms, kernels "
+        f"{b['kernel_ms']:.3f} ms, copies out {b['d2h_ms']:.3f} ms), and the ideal bound for a pipeline of three "
         f"engines is {b['bound_ms']:.2f} ms: the fastest way reached {b['bound_ms'] / medians[best.name]:.0%} of "
         "the ideal speed.\n"
     )

@@ -108,9 +108,10 @@ def overlap_gain() -> Problem:
         answer=f"{b['sequential_ms']:.2f} ms one after another; at least {b['bound_ms']:.2f} ms overlapped, "
         f"{b['sequential_ms'] / b['bound_ms']:.2f}× faster at best.",
         working=(
-            f"Recorded totals over the {b['chunks']} chunks: host → device {b['h2d_ms']:.2f} ms, kernel "
-            f"{b['kernel_ms']:.2f} ms, device → host {b['d2h_ms']:.2f} ms; one after another they add up to "
-            f"{b['sequential_ms']:.2f} ms.",
+            # Three decimals, so that the three totals a reader adds up give the sum shown.
+            f"Recorded totals over the {b['chunks']} chunks: host → device {b['h2d_ms']:.3f} ms, kernel "
+            f"{b['kernel_ms']:.3f} ms, device → host {b['d2h_ms']:.3f} ms; one after another they add up to "
+            f"{b['sequential_ms']:.3f} ms.",
             "With one engine per stage the busiest engine's total is the floor, plus the first chunk's earlier "
             "stages and the last chunk's later ones (`gpukb.cuda.overlap.pipeline_bound`): "
             f"{b['bound_ms']:.2f} ms.",
