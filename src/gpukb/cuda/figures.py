@@ -65,7 +65,7 @@ def hierarchy_levels(record_id: str = DEVICE_ID, sweep_id: str = H100_SWEEP) -> 
         Level("registers", "private to a thread", int(p["regsPerMultiprocessor"]) * 4, sms),
         # The size is the most an SM can configure as shared memory; the L1 data cache takes the rest of the same
         # on-chip store (256 KB per SM on the H100, Hopper Tuning Guide), so the box must not be called "L1".
-        Level("shared memory (part of L1)", "shared by a block", int(p["sharedMemPerMultiprocessor"]), sms),
+        Level("shared memory", "shared by a block; carved from L1", int(p["sharedMemPerMultiprocessor"]), sms),
         Level("L2 cache", "shared by the whole GPU", int(p["l2CacheSize"]), 1),
         Level("device memory (HBM)", "the whole GPU; copied to and from the host", int(p["totalGlobalMem"]), 1, hbm),
         Level("host memory", "the CPU's", 0, 1, f"{pinned:,.1f} GB/s measured, pinned host → device copy"),
