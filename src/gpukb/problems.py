@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from gpukb.arguments import given
 
 _SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+# A line that starts "32. " or "32) " is an ordered-list item in Markdown, rendered as "1." without its number.
+_LIST_MARKER = re.compile(r"^(\d+)([.)])(\s)")
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,11 @@ class Problem:
         object.__setattr__(self, "sources", sources)
 
 
+def _literal(line: str) -> str:
+    """The line with a leading number and ``.`` or ``)`` escaped, so that Markdown keeps the number as text."""
+    return _LIST_MARKER.sub(r"\1\\\2\3", line)
+
+
 def markdown(problems: Sequence[Problem], intro: str = "") -> str:
     """The problems as Markdown: a heading per problem, the question, and the answer and working folded away.
 
@@ -78,7 +85,7 @@ def markdown(problems: Sequence[Problem], intro: str = "") -> str:
             raise ValueError(f"two problems have the id {problem.id!r}")
         seen.add(problem.id)
         lines += [f"### {number}. {problem.title} {{#problem-{problem.id}}}", "", problem.question, ""]
-        lines += ['??? note "Answer"', f"    {problem.answer}", "", "    Working:", ""]
+        lines += ['??? note "Answer"', f"    {_literal(problem.answer)}", "", "    Working:", ""]
         lines += [f"    - {step}" for step in problem.working]
         if problem.sources:
             cited = "; ".join(f"[{label}]({url})" for label, url in problem.sources)

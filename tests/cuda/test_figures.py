@@ -17,7 +17,7 @@ def test_hierarchy_sizes_and_bandwidths() -> None:
     levels = {lv.name: lv for lv in hierarchy_levels()}
     assert levels["registers"].size_bytes == device["regsPerMultiprocessor"] * 4
     assert levels["registers"].count == device["multiProcessorCount"]
-    assert levels["shared memory / L1"].size_bytes == device["sharedMemPerMultiprocessor"]
+    assert levels["shared memory"].size_bytes == device["sharedMemPerMultiprocessor"]
     assert levels["L2 cache"].size_bytes == device["l2CacheSize"]
     assert levels["device memory (HBM)"].size_bytes == device["totalGlobalMem"]
     specs = tomllib.loads((DATA / "gpu_specs.toml").read_text("utf-8"))

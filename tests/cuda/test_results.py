@@ -56,6 +56,20 @@ def test_pinned_memory_beats_pageable_for_large_transfers() -> None:
     assert max(small) < 0.05 * max(r["gbps"] for r in rows)  # a 4 KiB copy is all latency
 
 
+def test_what_the_memory_page_says_about_pageable_memory_and_small_copies() -> None:
+    """The page says the measured H100 cannot touch pageable memory from a kernel (``pageableMemoryAccess`` 0) and
+    that the transfer times are the host's around a synchronized copy; both come from the records."""
+    from gpukb.cuda.pages import transfers
+
+    page = (ROOT / "docs/cuda/memory.md").read_text(encoding="utf-8")
+    reported = _record("device-h100")["properties"]["pageableMemoryAccess"]
+    assert f"`pageableMemoryAccess` = 1; the H100 measured here reports {reported}" in page
+    assert reported == 0
+    (method,) = [n for n in _record("transfers-h100")["run"]["notes"] if "host clock" in n]
+    assert "host clock around each synchronized copy" in method
+    assert "host clock around each synchronized copy" in transfers()
+
+
 def test_every_recorded_kernel_was_checked_before_it_was_timed() -> None:
     rows = _record("kernels-h100")["rows"]
     assert rows

@@ -43,7 +43,9 @@ def test_occupancy(problems: dict[str, str]) -> None:
 
 def test_register_budget(problems: dict[str, str]) -> None:
     threads = HOPPER["max_warps_per_sm"] * 32
-    assert answer(problems["register-budget"]).startswith(f"{HOPPER['registers_per_sm'] // threads}.")
+    assert answer(problems["register-budget"]).startswith(
+        f"{HOPPER['registers_per_sm'] // threads} registers per thread."
+    )
 
 
 def test_grid_size(problems: dict[str, str]) -> None:

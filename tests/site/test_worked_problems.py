@@ -66,3 +66,16 @@ def test_the_answer_is_folded_and_the_sources_linked() -> None:
     assert text.splitlines()[0] == "### 1. T {#problem-a-b}"
     assert '??? note "Answer"\n    A.' in text
     assert "    Sources: [Spec](https://example.org/spec)." in text
+
+
+def test_an_answer_that_starts_with_a_number_keeps_it_when_rendered() -> None:
+    # "32. At 33 ..." is an ordered-list item to Markdown: the page showed "1. At 33 ..." and lost the answer.
+    import markdown as md
+
+    text = markdown([_problem(answer="32. At 33 it drops.")])
+    assert '??? note "Answer"\n    32\\. At 33 it drops.' in text
+    html = md.markdown(text, extensions=["admonition", "pymdownx.details", "attr_list"])
+    assert "<ol" not in html
+    assert "32. At 33 it drops." in html
+    unescaped = md.markdown(text.replace("32\\.", "32."), extensions=["admonition", "pymdownx.details", "attr_list"])
+    assert "<ol" in unescaped  # the check above can fail: without the escape the number is lost

@@ -63,7 +63,9 @@ def hierarchy_levels(record_id: str = DEVICE_ID, sweep_id: str = H100_SWEEP) -> 
     )
     return [
         Level("registers", "private to a thread", int(p["regsPerMultiprocessor"]) * 4, sms),
-        Level("shared memory / L1", "shared by a block", int(p["sharedMemPerMultiprocessor"]), sms),
+        # The size is the most an SM can configure as shared memory; the L1 data cache takes the rest of the same
+        # on-chip store (256 KB per SM on the H100, Hopper Tuning Guide), so the box must not be called "L1".
+        Level("shared memory", "shared by a block; carved from L1", int(p["sharedMemPerMultiprocessor"]), sms),
         Level("L2 cache", "shared by the whole GPU", int(p["l2CacheSize"]), 1),
         Level("device memory (HBM)", "the whole GPU; copied to and from the host", int(p["totalGlobalMem"]), 1, hbm),
         Level("host memory", "the CPU's", 0, 1, f"{pinned:,.1f} GB/s measured, pinned host → device copy"),
@@ -71,7 +73,7 @@ def hierarchy_levels(record_id: str = DEVICE_ID, sweep_id: str = H100_SWEEP) -> 
 
 
 def _size(n: int) -> str:
-    return tables.kib(n) if n else "the host's"
+    return tables.kib(n)
 
 
 def hierarchy_figure(levels: list[Level] | None = None) -> Figure:
@@ -89,7 +91,8 @@ def hierarchy_figure(levels: list[Level] | None = None) -> Figure:
         width = 5.1 * share
         y = top - (i + 1) * height - i * gap
         per = f"{_size(lv.size_bytes)} × {lv.count} SMs" if lv.count > 1 else _size(lv.size_bytes)
-        box(ax, centre - width / 2, y, width, height, f"{lv.name}: {per}\n{lv.scope}", COLOURS[i], fontsize=10)
+        title = f"{lv.name}: {per}" if lv.size_bytes else lv.name  # the host's size is not the GPU's to report
+        box(ax, centre - width / 2, y, width, height, f"{title}\n{lv.scope}", COLOURS[i], fontsize=10)
         if lv.bandwidth and i:
             arrow(ax, (0.35, y + height + gap - 0.03), (0.35, y + height + 0.03))
             ax.text(0.5, y + height + gap / 2, lv.bandwidth, fontsize=8.5, va="center", color="black", style="italic")

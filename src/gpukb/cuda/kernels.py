@@ -63,8 +63,10 @@ PER_THREAD = 4
 @cache
 def vector_add_unrolled(per_thread: int = PER_THREAD):
     """A kernel for ``c = a + b`` in which each thread adds ``per_thread`` elements, ``blockDim.x`` apart: a warp's
-    accesses stay consecutive (coalesced), and each thread has ``per_thread`` independent loads of each input in
-    flight. Launch ``ceil(n / (threads * per_thread))`` blocks."""
+    accesses stay consecutive (coalesced). Each element is stored right after it is loaded, and the compiler may not
+    move the next loads above that store (``c`` might overlap ``a`` or ``b``), so a thread still has one element's
+    loads in flight at a time: :func:`vector_add_ilp` loads first. Launch ``ceil(n / (threads * per_thread))``
+    blocks."""
 
     @cuda.jit
     def kernel(a, b, c):

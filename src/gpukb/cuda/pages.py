@@ -129,9 +129,11 @@ def copy_width() -> str:
 def transfers() -> str:
     """Host↔device bandwidth by transfer size, pageable against pinned."""
     record = records.load(TRANSFERS_ID, Transfers)
+    # How the copies were timed decides what a small copy's time means: say it beside the table.
+    (method,) = [note for note in record.run.notes if "host clock" in note]
     return (
         markdown_table(*tables.transfers_table())
-        + f"\n\nLink: {record.link}. "
+        + f"\n\nTimed as: {method[0].lower()}{method[1:]} Link: {record.link}. "
         + records.measured_on(record.run)
         + "\n"
     )
@@ -159,8 +161,9 @@ def transfers_verdict() -> str:
     s = tables.transfers_summary()
     return (
         f"Pinned memory reached {s['pinned_best']:.1f} GB/s, pageable memory at best {s['pageable_best']:.1f} GB/s. "
-        f"A {tables.kib(int(s['smallest_bytes']))} copy takes about {s['smallest_us']:.0f} µs either way: small "
-        "copies cost their fixed overhead, so batch them into fewer, larger ones.\n"
+        f"A {tables.kib(int(s['smallest_bytes']))} copy takes about {s['smallest_us']:.0f} µs either way, as the "
+        "host sees it (launch and synchronization included): small copies cost their fixed overhead, so batch them "
+        "into fewer, larger ones.\n"
     )
 
 
@@ -321,8 +324,8 @@ def overlap_verdict() -> str:
         f"Issued whole on one stream the work took {medians[first.name]:.2f} ms; the fastest way, "
         f"{best.name}, took {medians[best.name]:.2f} ms ({medians[first.name] / medians[best.name]:.2f}× faster). "
         f"From the {b['chunks']} chunks' operations timed one at a time (the chunked one-stream run), the sum of "
-        f"all operations is {b['sequential_ms']:.2f} ms (copies in {b['h2d_ms']:.2f} ms, kernels "
-        f"{b['kernel_ms']:.2f} ms, copies out {b['d2h_ms']:.2f} ms), and the ideal bound for a pipeline of three "
+        f"all operations is {b['sequential_ms']:.3f} ms (copies in {b['h2d_ms']:.3f} ms, kernels "
+        f"{b['kernel_ms']:.3f} ms, copies out {b['d2h_ms']:.3f} ms), and the ideal bound for a pipeline of three "
         f"engines is {b['bound_ms']:.2f} ms: the fastest way reached {b['bound_ms'] / medians[best.name]:.0%} of "
         "the ideal speed.\n"
     )

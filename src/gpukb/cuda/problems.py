@@ -56,9 +56,9 @@ def register_budget() -> Problem:
         title="How many registers keep every warp resident",
         question=f"What is the most registers per thread a {threads}-thread kernel may use and still keep all "
         f"{cap.max_warps_per_sm} warps of an H100 SM resident?",
-        answer=f"{full}. At {full + 1} the SM holds {over.active_blocks} blocks, {over.occupancy:.0%} occupancy "
-        f"(`__launch_bounds__({threads}, {cap.max_warps_per_sm * 32 // threads})` asks the compiler to stay "
-        "within it).",
+        answer=f"{full} registers per thread. At {full + 1} the SM holds {over.active_blocks} blocks, "
+        f"{over.occupancy:.0%} occupancy (`__launch_bounds__({threads}, {cap.max_warps_per_sm * 32 // threads})` "
+        "asks the compiler to stay within it).",
         working=(
             f"Full occupancy is {cap.max_warps_per_sm} warps × 32 = {cap.max_warps_per_sm * 32:,} threads sharing "
             f"{cap.registers_per_sm:,} registers: {cap.registers_per_sm // (cap.max_warps_per_sm * 32)} each.",
@@ -72,23 +72,25 @@ def register_budget() -> Problem:
 
 
 def grid_for_a_vector() -> Problem:
-    n, threads = 10**8, 256
+    n, threads, registers = 10**8, 256, 32
     blocks = blocks_for(n, threads)
     sms = int(tables.device_value(tables.device_record(), "multiProcessorCount"))
-    fit = occupancy(CC, threads, 32)
+    fit = occupancy(CC, threads, registers)
     resident = fit.active_blocks
     waves = blocks / (sms * resident)
     return Problem(
         id="grid-size",
         title="A grid for 100 million elements",
-        question=f"An elementwise kernel over {n:,} elements uses {threads} threads per block, one element per "
-        f"thread. How many blocks does the grid need, and how many waves of resident blocks is that on an H100?",
+        question=f"An elementwise kernel over {n:,} elements uses {threads} threads per block and {registers} "
+        "registers per thread, one element per thread. How many blocks does the grid need, and how many waves of "
+        "resident blocks is that on an H100?",
         answer=f"{blocks:,} blocks; with {resident} resident per SM on {sms} SMs ({sms * resident:,} at once) that "
         f"is {waves:,.1f} waves.",
         working=(
             f"Blocks: ⌈{n:,} / {threads}⌉ = {blocks:,} (the last block's extra threads must skip: `if (i < n)`).",
-            f"At 32 registers per thread a {threads}-thread block uses {fit.warps_per_block} warps; {resident} blocks "
-            f"({fit.occupancy:.0%} occupancy) are resident per SM, limited by {' and '.join(fit.limiting)}.",
+            f"At {registers} registers per thread a {threads}-thread block uses {fit.warps_per_block} warps; "
+            f"{resident} blocks ({fit.occupancy:.0%} occupancy) are resident per SM, limited by "
+            f"{' and '.join(fit.limiting)}.",
             f"{blocks:,} / ({sms} SMs × {resident}) = {waves:,.1f}: hundreds of waves, so the tail of a partly full "
             "last wave costs little; a grid-stride loop over fewer blocks does the same work.",
         ),
@@ -106,9 +108,10 @@ def overlap_gain() -> Problem:
         answer=f"{b['sequential_ms']:.2f} ms one after another; at least {b['bound_ms']:.2f} ms overlapped, "
         f"{b['sequential_ms'] / b['bound_ms']:.2f}× faster at best.",
         working=(
-            f"Recorded totals over the {b['chunks']} chunks: host → device {b['h2d_ms']:.2f} ms, kernel "
-            f"{b['kernel_ms']:.2f} ms, device → host {b['d2h_ms']:.2f} ms; one after another they add up to "
-            f"{b['sequential_ms']:.2f} ms.",
+            # Three decimals, so that the three totals a reader adds up give the sum shown.
+            f"Recorded totals over the {b['chunks']} chunks: host → device {b['h2d_ms']:.3f} ms, kernel "
+            f"{b['kernel_ms']:.3f} ms, device → host {b['d2h_ms']:.3f} ms; one after another they add up to "
+            f"{b['sequential_ms']:.3f} ms.",
             "With one engine per stage the busiest engine's total is the floor, plus the first chunk's earlier "
             "stages and the last chunk's later ones (`gpukb.cuda.overlap.pipeline_bound`): "
             f"{b['bound_ms']:.2f} ms.",
