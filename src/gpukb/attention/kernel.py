@@ -99,7 +99,7 @@ class FlashConfig:
     """How the kernel is tiled and scheduled.
 
     Attributes:
-        block_m: Query rows per program (a power of two ≥ 16).
+        block_m: Query rows per program (a power of two from 16 to :data:`MAX_BLOCK`).
         block_n: Keys per step of the loop (a power of two ≥ 16 that divides ``block_m``, so the causal
             diagonal of a query block is a whole number of key blocks).
         num_warps: Warps per program (4 or 8).

@@ -117,8 +117,9 @@ def parse_bits(written: object) -> int:
     written = text("bit pattern", written, max_length=MAX_BITS_TEXT)
     stripped = written.strip()
     try:
-        # a pattern has no sign, and Python's literals have ASCII digits only (int() would also read '٣' as 3)
-        if not stripped.isascii() or stripped[:1] in ("-", "+"):
+        # Python's literals have ASCII digits only (int() would also read '٣' as 3); a sign is read, and
+        # check_bits refuses a negative pattern with the format's range
+        if not stripped.isascii():
             raise ValueError
         return int(stripped, 0)
     except ValueError:
