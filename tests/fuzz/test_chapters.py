@@ -23,7 +23,7 @@ from gpukb.cuda import host_memory, indexing, occupancy, overlap
 from gpukb.cudnn import cnn, convolution, descriptors
 from gpukb.distributed import collectives, memory
 from gpukb.gemm.triton import model_shapes
-from gpukb.parallelism import communication, pipeline, traffic
+from gpukb.parallelism import communication, experts, pipeline, traffic
 from gpukb.parallelism import memory as parallel_memory
 from gpukb.sequences import bleu, embedding, lstm, rnn, seq2seq
 from tests.fuzz.common import attempt
@@ -97,6 +97,12 @@ def _ints(*values) -> bool:
 def _real(value) -> bool:
     """Whether ``value`` is a finite real number (a bool is not)."""
     return isinstance(value, int | float | np.number) and not isinstance(value, bool | np.bool_) and math.isfinite(value)
+
+
+def _torch():
+    import torch
+
+    return torch
 
 
 def _layer_norm(x, eps):
@@ -278,6 +284,8 @@ CASES: dict[str, list[Case]] = {
         Case(lambda to_others: communication.Traffic("x", "all_to_all", 3, 1024, 4, to_others),
              dict(to_others=100), lambda r, to_others: (to_others is None or _ints(to_others) and to_others >= 0)
              and r.sent_bytes == 3 * (3 * 1024 // 4 if to_others is None else to_others)),
+        Case(lambda n: experts.load(_torch().tensor([[0, 1], [1, 2]]), n), dict(n=4),
+             lambda r, n: r == [1, 2, 1] + [0] * (n - 3)),
         Case(lambda to_others: traffic.ring_sent_bytes("all_reduce", 1024, 4, to_others), dict(to_others=None),
              lambda r, to_others: to_others is None and r == 1536),  # to_others applies to an all-to-all only
     ],
