@@ -13,7 +13,8 @@ from functools import cache
 
 from pydantic import Field, field_validator
 
-from gpukb.arguments import given, text as text_arg
+from gpukb.arguments import given
+from gpukb.arguments import text as text_arg
 from gpukb.data import data_text
 from gpukb.schema import StrictModel, parse_toml, validate_entries
 

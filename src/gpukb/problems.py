@@ -54,8 +54,12 @@ class Problem:
             raise TypeError(f"sources are (label, https URL) pairs; got {given(self.sources)}")
         sources = tuple(tuple(s) if isinstance(s, tuple | list) else (s,) for s in self.sources)
         if not all(
-            len(s) == 2 and all(isinstance(part, str) for part in s) and s[0].strip() and len(s[1]) > len("https://")
-            and s[1].startswith("https://") and not any(c.isspace() for c in s[1])
+            len(s) == 2
+            and all(isinstance(part, str) for part in s)
+            and s[0].strip()
+            and len(s[1]) > len("https://")
+            and s[1].startswith("https://")
+            and not any(c.isspace() for c in s[1])
             for s in sources
         ):
             raise ValueError(f"sources are (label, https URL) pairs; got {given(self.sources)}")

@@ -1,6 +1,7 @@
 """Fuzz, chapter by chapter: every public function of the cuda, cudnn, attention, sequences, distributed and
-parallelism libraries (and the site's shared helpers and the GEMM sweep's shape draw), driven with NaN, infinities, negative, zero, huge, bool, string and None in place of each numeric
-argument. Each call, within a time bound, either raises ``ValueError``/``TypeError`` whose message names the value
+parallelism libraries (and the site's shared helpers and the GEMM sweep's shape draw), driven with NaN,
+infinities, negative, zero, huge, bool, string and None in place of each numeric argument. Each call, within a
+time bound, either raises ``ValueError``/``TypeError`` whose message names the value
 it was given, or returns a result that an independent formula (or invariant) confirms. The inputs are explicit
 lists, not drawn: the same on every run, and every one is tried (about 3,700 calls, in about two seconds).
 """
@@ -96,7 +97,8 @@ def _ints(*values) -> bool:
 
 def _real(value) -> bool:
     """Whether ``value`` is a finite real number (a bool is not)."""
-    return isinstance(value, int | float | np.number) and not isinstance(value, bool | np.bool_) and math.isfinite(value)
+    real = isinstance(value, int | float | np.number) and not isinstance(value, bool | np.bool_)
+    return real and math.isfinite(value)
 
 
 def _torch():
@@ -282,7 +284,7 @@ CASES: dict[str, list[Case]] = {
              lambda r, whole_bytes, ranks: r == 2 * (ranks - 1) * whole_bytes // ranks
              and 2 * (ranks - 1) * whole_bytes % ranks == 0),
         Case(lambda to_others: communication.Traffic("x", "all_to_all", 3, 1024, 4, to_others),
-             dict(to_others=100), lambda r, to_others: (to_others is None or _ints(to_others) and to_others >= 0)
+             dict(to_others=100), lambda r, to_others: (to_others is None or (_ints(to_others) and to_others >= 0))
              and r.sent_bytes == 3 * (3 * 1024 // 4 if to_others is None else to_others)),
         Case(lambda n: experts.load(_torch().tensor([[0, 1], [1, 2]]), n), dict(n=4),
              lambda r, n: r == [1, 2, 1] + [0] * (n - 3)),

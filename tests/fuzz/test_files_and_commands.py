@@ -261,7 +261,8 @@ def test_a_data_file_reads_as_its_file_and_a_missing_one_is_named() -> None:
 
     assert data_text("glossary.toml") == (Path(gpukb.data.__file__).parent / "glossary.toml").read_text("utf-8")
     _, err = _outcome(data_text, "nope/missing.toml")
-    assert isinstance(err, FileNotFoundError) and "gpukb/data/nope/missing.toml: no such data file" in str(err)
+    assert isinstance(err, FileNotFoundError)
+    assert "gpukb/data/nope/missing.toml: no such data file" in str(err)
 
 
 @pytest.mark.parametrize(
@@ -275,11 +276,13 @@ def test_a_bench_script_refuses_a_bad_output_before_it_measures(files, kind, mes
     measured: list[int] = []
     with time_bound(5), pytest.raises(SystemExit) as stop:
         script.main(lambda s: measured.append(1), "Doc.", device="cpu", argv=[str(files[kind])], prog="bench.py")
-    assert stop.value.code == 2 and not measured
+    assert stop.value.code == 2
+    assert not measured
     assert f"bench.py: error: {files[kind]}: {message}" in capsys.readouterr().err
     with time_bound(5), pytest.raises(SystemExit):  # an output folder that is a file or a pipe
         script.main(lambda s: measured.append(1), "Doc.", output="folder", device="cpu", argv=[str(files["fifo"])])
-    assert not measured and "not a folder" in capsys.readouterr().err
+    assert not measured
+    assert "not a folder" in capsys.readouterr().err
 
 
 def _rerecord():
@@ -299,18 +302,22 @@ def test_the_maintenance_commands_refuse_what_is_not_their_file_in_one_line(file
     with time_bound(5), pytest.raises(SystemExit) as stop:
         mutation_scope.main(["--write", str(path)])
     err = capsys.readouterr().err.strip().splitlines()[-1]
-    assert stop.value.code == 2 and err.startswith(f"python -m gpukb.site.mutation_scope: error: {path}: "), err
+    assert stop.value.code == 2
+    assert err.startswith(f"python -m gpukb.site.mutation_scope: error: {path}: "), err
     if kind in ("fifo", "binary"):  # rerecord's OUT_DIR must be a folder (or nothing yet)
         with time_bound(5), pytest.raises(SystemExit) as stop:
             _rerecord().main([str(path)])
-        assert stop.value.code == 2 and f"{path}: not a folder" in capsys.readouterr().err
+        assert stop.value.code == 2
+        assert f"{path}: not a folder" in capsys.readouterr().err
 
 
 def test_rerecord_refuses_a_run_named_twice_or_unknown(tmp_path, capsys) -> None:
     rerecord = _rerecord()
     name = next(iter(rerecord.declared()))
-    for argv, shown in (([name, name], f"a run is named twice: {name}"), (["nope"], "no declared GPU run is named nope")):
+    twice, unknown = [name, name], ["nope"]
+    for argv, shown in ((twice, f"a run is named twice: {name}"), (unknown, "no declared GPU run is named nope")):
         with pytest.raises(SystemExit) as stop:
             rerecord.main([str(tmp_path / "out"), *argv])
-        assert stop.value.code == 2 and shown in capsys.readouterr().err
+        assert stop.value.code == 2
+        assert shown in capsys.readouterr().err
     assert not (tmp_path / "out").exists()  # nothing was run or made

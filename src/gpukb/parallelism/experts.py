@@ -75,12 +75,11 @@ def load(chosen, experts: int) -> list[int]:
 
     e = positive_int("experts", experts)
     array_size("the load of every expert", (e,))
-    if not isinstance(chosen, torch.Tensor) or chosen.is_floating_point() or chosen.is_complex() or (
-        chosen.dtype == torch.bool
-    ):
+    integral = isinstance(chosen, torch.Tensor) and not (chosen.is_floating_point() or chosen.is_complex())
+    if not integral or chosen.dtype == torch.bool:
         raise TypeError(f"chosen must be a tensor of expert indices (integers); got {type(chosen).__name__}")
     flat = chosen.flatten().long()
-    if flat.numel() and not (0 <= int(flat.min()) and int(flat.max()) < e):
+    if flat.numel() and not (int(flat.min()) >= 0 and int(flat.max()) < e):
         raise ValueError(f"chosen holds expert indices from {int(flat.min())} to {int(flat.max())}; "
                          f"the layer has experts 0 to {e - 1}")  # fmt: skip
     return torch.bincount(flat, minlength=e).tolist()

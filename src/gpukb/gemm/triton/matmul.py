@@ -44,9 +44,6 @@ import triton
 import triton.language as tl
 
 from gpukb.arguments import real
-
-#: The largest float32: the kernel multiplies its float32 accumulator by ``alpha``.
-FLOAT32_MAX = 3.4028234663852886e38
 from gpukb.gemm.triton import tuning
 from gpukb.gemm.triton.configs import (
     BLOCKED_CONFIG,
@@ -63,6 +60,9 @@ from gpukb.gemm.triton.configs import (
     split_for,
     waves,
 )
+
+#: The largest float32: the kernel multiplies its float32 accumulator by ``alpha``.
+FLOAT32_MAX = 3.4028234663852886e38
 
 __all__ = [
     "BLOCKED_CONFIG",
