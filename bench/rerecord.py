@@ -46,7 +46,15 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [name for name in args.runs if name not in runs]
     if unknown:
         parser.error(f"no declared GPU run is named {', '.join(unknown)}; runs: {', '.join(runs)}")
-    args.out.mkdir(parents=True, exist_ok=True)
+    repeated = sorted({name for name in args.runs if args.runs.count(name) > 1})
+    if repeated:
+        parser.error(f"a run is named twice: {', '.join(repeated)}; each run is run once")
+    if os.path.lexists(args.out) and not args.out.is_dir():
+        parser.error(f"{args.out}: not a folder; OUT_DIR is the folder for the new results files and the log")
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        parser.error(f"{args.out}: cannot make the folder ({err.strerror or err})")
     log = args.out / "log.txt"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     steps = [

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from gpukb.arguments import given
+from gpukb.arguments import given, text
 
 #: Text longer than this (after stripping) is not read as a number: it reaches the library as text.
 FIELD_MAX = 100
@@ -73,10 +73,29 @@ class Field:
     hint: str = ""
     only: Sequence[str] = ()
 
+    def __post_init__(self) -> None:
+        for name in ("name", "label", "default", "hint"):
+            text(name, getattr(self, name))
+        if not self.name.isidentifier():
+            raise ValueError(f"a field's name is a word the script reads as a key; got {given(self.name)}")
+        if self.kind not in ("text", "select", "checkbox"):
+            raise ValueError(f"a field's kind is 'text', 'select' or 'checkbox'; got {given(self.kind)}")
+        for name in ("options", "only"):
+            if isinstance(getattr(self, name), str | bytes) or not isinstance(getattr(self, name), Sequence):
+                raise TypeError(f"{name} must be a sequence; got {given(getattr(self, name))}")
+        for option in self.options:
+            if not isinstance(option, tuple | list) or len(option) != 2 or not all(isinstance(s, str) for s in option):
+                raise TypeError(f"a select's options are (value, label) pairs of strings; got {given(option)}")
+        for value in self.only:
+            text("an item of only", value)
+
 
 def _json_island(data: Mapping[str, object]) -> str:
     # Inside <script> nothing may close the element: escape <, > and & as JSON's \\u escapes.
-    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    try:
+        text = json.dumps(data, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as err:  # NaN, infinity, a set, an object: nothing the script could read
+        raise type(err)(f"a calculator's data must be JSON (finite numbers, strings, lists, objects): {err}") from None
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
@@ -117,10 +136,21 @@ def calculator_html(calc: str, title: str, fields: Sequence[Field], data: Mappin
         data: What the script needs, exported from the library and its data files (JSON-serialisable).
 
     Raises:
-        ValueError: For a name that is not a lowercase word, or two fields with one name.
+        TypeError: For a name or title that is not a string, a field that is not a :class:`Field`, or data that is
+            not a mapping.
+        ValueError: For a name that is not a lowercase word, two fields with one name, or data that JSON cannot
+            hold (NaN, infinity, a set).
     """
-    if not calc.isidentifier() or not calc.islower():
+    if not text("calc", calc).isidentifier() or not calc.islower() or calc.startswith("_"):
         raise ValueError(f"a calculator's name is a lowercase word; got {calc!r}")
+    text("title", title)
+    if isinstance(fields, str | bytes) or not isinstance(fields, Sequence):
+        raise TypeError(f"fields must be a list of Field; got {given(fields)}")
+    for field in fields:
+        if not isinstance(field, Field):
+            raise TypeError(f"fields must hold Field objects; got {given(field)}")
+    if not isinstance(data, Mapping):
+        raise TypeError(f"data must be a mapping (the JSON object the script reads); got {given(data)}")
     names = [f.name for f in fields]
     if len(set(names)) != len(names):
         raise ValueError(f"calculator {calc!r} names a field twice: {names}")

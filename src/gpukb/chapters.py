@@ -15,12 +15,33 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
 import gpukb
+from gpukb.arguments import flag, given, integer, text
+
+#: ``"module:attribute"``: a dotted module path and an attribute name.
+_TARGET = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*")
+#: A chapter's name: one lowercase word (a folder under docs/, snippets/, tests/ and a package under gpukb/).
+_NAME = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def _target(name: str, value: object) -> str:
+    value = text(name, value, max_length=200)
+    if not _TARGET.fullmatch(value):
+        raise ValueError(f"{name} must be 'module:attribute' (e.g. 'gpukb.tables:mib_text'); got {given(value)}")
+    return value
+
+
+def _strings(name: str, value: object) -> None:
+    if isinstance(value, str | bytes) or not isinstance(value, tuple | list):
+        raise TypeError(f"{name} must be a tuple of strings; got {given(value)}")
+    for item in value:
+        text(f"an item of {name}", item)
 
 
 @dataclass(frozen=True)
@@ -39,6 +60,17 @@ class DataFile:
     table: str
     schemas: tuple[tuple[str, str], ...] = ()
 
+    def __post_init__(self) -> None:
+        _target("parser", self.parser)
+        text("table", self.table)
+        if isinstance(self.schemas, str | bytes) or not isinstance(self.schemas, tuple | list):
+            raise TypeError(f"schemas must be (table, 'module:Model') pairs; got {given(self.schemas)}")
+        for pair in self.schemas:
+            if not isinstance(pair, tuple | list) or len(pair) != 2:
+                raise TypeError(f"schemas must be (table, 'module:Model') pairs; got {given(pair)}")
+            text("a schema's table", pair[0])
+            _target("a schema's model", pair[1])
+
 
 @dataclass(frozen=True)
 class GpuRun:
@@ -53,6 +85,14 @@ class GpuRun:
     command: str
     record: str
     limit_s: int
+
+    def __post_init__(self) -> None:
+        if "{out}" not in text("command", self.command):
+            raise ValueError(f"a GPU run's command writes its output to {{out}}; got {given(self.command)}")
+        record = text("record", self.record, max_length=200)
+        if not re.fullmatch(r"[a-z0-9_-]+(/[a-z0-9_.-]+)+", record) or ".." in record.split("/"):
+            raise ValueError(f"record must be a results id such as 'gemm/fp8-h100'; got {given(record)}")
+        integer("limit_s", self.limit_s, minimum=1, maximum=600)
 
 
 @dataclass(frozen=True)
@@ -99,6 +139,29 @@ class Chapter:
     gpu_runs: Mapping[str, GpuRun] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if not _NAME.fullmatch(text("name", self.name, max_length=40)):
+            raise ValueError(f"a chapter's name is one lowercase word (e.g. 'formats'); got {given(self.name)}")
+        for name in ("title", "summary", "start", "package"):
+            text(name, getattr(self, name))
+        integer("position", self.position)
+        flag("cli", self.cli)
+        for name in ("page_layers", "mutation", "mutation_tests"):
+            _strings(name, getattr(self, name))
+        for name in ("checks", "kernel_pairs"):
+            if getattr(self, name) is not None:
+                text(name, getattr(self, name))
+        if self.kernel_pairs is not None:
+            _target("kernel_pairs", self.kernel_pairs)
+        for name, kind in (("kinds", str), ("data_files", DataFile), ("gpu_runs", GpuRun)):
+            mapping = getattr(self, name)
+            if not isinstance(mapping, Mapping):
+                raise TypeError(f"{name} must be a mapping; got {given(mapping)}")
+            for key, value in mapping.items():
+                text(f"a key of {name}", key)
+                if not isinstance(value, kind):
+                    raise TypeError(f"{name}[{key!r}] must be a {kind.__name__}; got {given(value)}")
+        for target in self.kinds.values():
+            _target("a kind's model", target)
         if not self.package:
             object.__setattr__(self, "package", f"gpukb.{self.name}")
         if not self.page_layers:
@@ -110,11 +173,20 @@ class Chapter:
 
 
 def resolve(target: str) -> Any:
-    """``"module:attribute"`` → the object (imported now)."""
-    module, _, attribute = target.partition(":")
-    if not attribute:
-        raise ValueError(f"expected 'module:attribute'; got {target!r}")
-    return getattr(importlib.import_module(module), attribute)
+    """``"module:attribute"`` → the object (imported now).
+
+    Raises:
+        TypeError: If ``target`` is not a string.
+        ValueError: If it is not ``"module:attribute"``, or no such module or attribute exists (naming it).
+    """
+    module, _, attribute = _target("target", target).partition(":")
+    try:
+        found = importlib.import_module(module)
+    except ModuleNotFoundError as err:
+        raise ValueError(f"{target!r}: no module {err.name!r} to import") from None
+    if not hasattr(found, attribute):
+        raise ValueError(f"{target!r}: module {module!r} has no attribute {attribute!r}")
+    return getattr(found, attribute)
 
 
 @cache
@@ -143,8 +215,10 @@ def chapter(name: str) -> Chapter:
     """The chapter declared under ``name``.
 
     Raises:
+        TypeError: If ``name`` is not a string.
         ValueError: For a name no package declares (the message lists the names there are).
     """
+    text("name", name, max_length=200)
     for declared in chapters():
         if declared.name == name:
             return declared

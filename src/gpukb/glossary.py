@@ -13,6 +13,8 @@ from functools import cache
 
 from pydantic import Field, field_validator
 
+from gpukb.arguments import given
+from gpukb.arguments import text as text_arg
 from gpukb.data import data_text
 from gpukb.schema import StrictModel, parse_toml, validate_entries
 
@@ -63,8 +65,11 @@ def parse(text: str, file: str = DATA_FILE) -> tuple[Term, ...]:
     """Validate the glossary file's text.
 
     Raises:
+        TypeError: If ``text`` or ``file`` is not a string.
         ValueError: Naming the file, the entry and the field; for a repeated id, or a form two entries claim.
     """
+    text_arg("file", file)
+    text_arg("text", text, max_length=10_000_000)
     data = parse_toml(text, file, ("term",))
     terms = tuple(validate_entries(Term, data.get("term"), file, "term", key="id"))
     owner: dict[str, str] = {}
@@ -84,6 +89,12 @@ def load() -> tuple[Term, ...]:
 
 def hover_texts(terms: tuple[Term, ...] | None = None) -> dict[str, str]:
     """Each form of each term → the text shown on hover (``"SM: streaming multiprocessor (SM): The unit ..."``),
-    the glossary the abbreviation extension applies to every page."""
+    the glossary the abbreviation extension applies to every page.
+
+    Raises:
+        TypeError: If ``terms`` is neither ``None`` nor a tuple or list of :class:`Term`.
+    """
     terms = load() if terms is None else terms
+    if not isinstance(terms, tuple | list) or not all(isinstance(t, Term) for t in terms):
+        raise TypeError(f"terms must be a tuple of glossary Terms (or None: the packaged glossary); got {given(terms)}")
     return {form: f"{t.term}: {t.definition}" for t in terms for form in t.forms}

@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gpukb.arguments import given
+from gpukb.arguments import given, text
 
 _SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 # A line that starts "32. " or "32) " is an ordered-list item in Markdown, rendered as "1." without its number.
@@ -46,12 +46,24 @@ class Problem:
             value = getattr(self, name)
             if not isinstance(value, str) or not value.strip() or "\n" in value:
                 raise ValueError(f"a problem's {name} is one non-empty line of text; got {given(value)}")
+        if isinstance(self.working, str | bytes) or not isinstance(self.working, tuple | list):
+            raise TypeError(f"a problem's working is a tuple of lines; got {given(self.working)}")
         working = tuple(self.working)
         if not working or not all(isinstance(w, str) and w.strip() and "\n" not in w for w in working):
             raise ValueError(f"a problem's working is one or more non-empty lines; got {given(self.working)}")
         object.__setattr__(self, "working", working)
-        sources = tuple(tuple(s) for s in self.sources)
-        if not all(len(s) == 2 and str(s[1]).startswith("https://") for s in sources):
+        if isinstance(self.sources, str | bytes) or not isinstance(self.sources, tuple | list):
+            raise TypeError(f"sources are (label, https URL) pairs; got {given(self.sources)}")
+        sources = tuple(tuple(s) if isinstance(s, tuple | list) else (s,) for s in self.sources)
+        if not all(
+            len(s) == 2
+            and all(isinstance(part, str) for part in s)
+            and s[0].strip()
+            and len(s[1]) > len("https://")
+            and s[1].startswith("https://")
+            and not any(c.isspace() for c in s[1])
+            for s in sources
+        ):
             raise ValueError(f"sources are (label, https URL) pairs; got {given(self.sources)}")
         object.__setattr__(self, "sources", sources)
 
@@ -72,6 +84,7 @@ def markdown(problems: Sequence[Problem], intro: str = "") -> str:
         TypeError: If an item is not a :class:`Problem`.
         ValueError: For no problems or a repeated id.
     """
+    intro = text("intro", intro)
     if isinstance(problems, str | bytes) or not isinstance(problems, Sequence):
         raise TypeError(f"problems must be a list of Problem; got {given(problems)}")
     if not problems:

@@ -6,6 +6,8 @@ import html
 import re
 from collections.abc import Sequence
 
+from gpukb import arguments
+
 
 def _cells(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> list[list[str]]:
     width = len(headers)
@@ -55,7 +57,12 @@ def transposed(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> tupl
 
 def html_with_links(text: str) -> str:
     """A source for an HTML table cell, escaped, its addresses made links that do not widen the cell: a trailing
-    ``label: https://...`` links the label; any other address is linked by its host name."""
+    ``label: https://...`` links the label; any other address is linked by its host name.
+
+    Raises:
+        TypeError: If ``text`` is not a string.
+    """
+    text = arguments.text("text", text, max_length=100_000)
     label, sep, url = text.rpartition(": ")
     if sep and re.fullmatch(r"https?://\S+", url):
         return f'<a href="{html.escape(url, quote=True)}">{html.escape(label)}</a>'
@@ -69,5 +76,11 @@ def html_with_links(text: str) -> str:
 
 
 def mib_text(nbytes: float) -> str:
-    """Bytes in MiB with one decimal (``"96.0 MiB"``), or in KiB below one MiB (``"3.5 KiB"``)."""
+    """Bytes in MiB with one decimal (``"96.0 MiB"``), or in KiB below one MiB (``"3.5 KiB"``).
+
+    Raises:
+        TypeError: If ``nbytes`` is not a real number (a bool or a string is not).
+        ValueError: If it is negative, NaN or infinite.
+    """
+    nbytes = arguments.real("nbytes", nbytes, minimum=0)
     return f"{float(nbytes) / 2**20:.1f} MiB" if nbytes >= 2**20 else f"{float(nbytes) / 1024:.1f} KiB"

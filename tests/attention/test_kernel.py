@@ -120,12 +120,27 @@ def test_bad_input_is_named() -> None:
         flash_attention(q, k, v, causal=True, align="diagonal")
     with pytest.raises(TypeError, match="backward_config must be a BackwardConfig; got FlashConfig"):
         flash_attention(q, k, v, backward_config=FlashConfig(16, 16))
-    with pytest.raises(ValueError, match="block_n2 must be a power of two ≥ 16; got 8"):
+    with pytest.raises(ValueError, match="block_n2 must be a power of two from 16 to 1024; got 8"):
         BackwardConfig(16, 16, 16, 8)
     with pytest.raises(ValueError, match=r"block_n \(32\) must divide block_m \(16\)"):
         FlashConfig(16, 32)
-    with pytest.raises(ValueError, match="block_m must be a power of two ≥ 16; got 48"):
+    with pytest.raises(ValueError, match="block_m must be a power of two from 16 to 1024; got 48"):
         FlashConfig(48, 16)
+    # a scale that is not a finite float32 would make every score NaN; an alignment applies to a causal mask only
+    for scale, error in ((float("nan"), ValueError), (float("inf"), ValueError), (1e39, ValueError),
+                         (True, TypeError), ("0.5", TypeError)):  # fmt: skip
+        with pytest.raises(error, match="scale must be"):
+            flash_attention(q, k, v, scale=scale)
+    with pytest.raises(ValueError, match=r"align='bottom-right' .* applies only with causal=True"):
+        flash_attention(q, k, v, align="bottom-right")
+    with pytest.raises(ValueError, match=r"head_dim must be one of \(16, 32, 64, 128, 256\); got 24"):
+        fa.default_config(24, False)
+    with pytest.raises(TypeError, match="head_dim must be an int ≥ 1; got '64'"):
+        fa.default_backward_config("64")
+    with pytest.raises(ValueError, match="num_warps must be in"):
+        FlashConfig(16, 16, num_warps=True)
+    with pytest.raises(ValueError, match="block_m must be a power of two from 16 to 1024; got 2048"):
+        FlashConfig(2048, 16)
     with pytest.raises(ValueError, match="asks for the TMA kernel, but q must be contiguous"):
         flash_attention(q.transpose(1, 2).contiguous().transpose(1, 2), k, v, config=FlashConfig(16, 16, tma=True))
 

@@ -13,6 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from gpukb import calculators, chapters, glossary, problems, tables
+from gpukb.data import data_text
 from gpukb.datasets import catalog
 from gpukb.datasets import tables as dataset_tables
 from gpukb.formats import arrays, codec, explain, library_casts, mixed_precision, mx, properties, spec
@@ -137,6 +139,27 @@ CALLS: list[tuple[Callable[..., Any], dict[str, Any], set[str]]] = [
     (dataset_tables.dataset_table, {"domain": "eeg", "entries": _EEG.datasets[:2]}, set()),
     (dataset_tables.paper_table, {"domain": "eeg"}, set()),
     (dataset_tables.resource_table, {"domain": "eeg"}, set()),
+    # the site's shared layer: chapter declarations, data files, glossary, worked problems, tables, calculators
+    (chapters.chapter, {"name": "formats"}, set()),
+    (chapters.resolve, {"target": "gpukb.tables:mib_text"}, set()),
+    (chapters.Chapter, {"name": "x", "title": "X", "summary": "s", "position": 3, "cli": False,
+                        "page_layers": ("gpukb.x.pages",), "kinds": {"x.a": "gpukb.x.results:A"}}, {"cli"}),
+    (chapters.DataFile, {"parser": "gpukb.glossary:parse", "table": "term", "schemas": (("term", "m:T"),)}, set()),
+    (chapters.GpuRun, {"command": "python3 bench/x.py {out}", "record": "gemm/x-h100", "limit_s": 60}, set()),
+    (data_text, {"path": "glossary.toml"}, set()),
+    (glossary.parse, {"text": '[[term]]\nid = "a"\nterm = "A"\ndefinition = "d"\npage = "a/b.md"\nsource = "s"\n',
+                      "file": "g.toml"}, set()),
+    (glossary.hover_texts, {"terms": ()}, set()),
+    (problems.Problem, {"id": "a-b", "title": "T", "question": "Q?", "answer": "A.", "working": ("w",),
+                        "sources": (("spec", "https://example.org/spec"),)}, set()),
+    (problems.markdown, {"problems": [problems.Problem("a", "T", "Q?", "A.", ("w",))], "intro": "Try them."}, set()),
+    (tables.mib_text, {"nbytes": 3 * 2**20}, set()),
+    (tables.html_with_links, {"text": "spec: https://example.org/spec"}, set()),
+    (calculators.field_value, {"text": " 12 "}, set()),
+    (calculators.Field, {"name": "m", "label": "m", "kind": "select", "default": "a", "options": (("a", "A"),),
+                         "hint": "h", "only": ("gemm",)}, set()),
+    (calculators.calculator_html, {"calc": "bound", "title": "T", "fields": [calculators.Field("m", "m")],
+                                   "data": {"x": 1}}, set()),
 ]  # fmt: skip
 
 

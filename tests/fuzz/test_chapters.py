@@ -1,8 +1,9 @@
-"""Fuzz, chapter by chapter: every public function of the cuda, cudnn, attention, sequences and distributed
-libraries, driven with NaN, infinities, negative, zero, huge, bool, string and None in place of each numeric
-argument. Each call, within a time bound, either raises ``ValueError``/``TypeError`` whose message names the value
+"""Fuzz, chapter by chapter: every public function of the cuda, cudnn, attention, sequences, distributed and
+parallelism libraries (and the site's shared helpers and the GEMM sweep's shape draw), driven with NaN,
+infinities, negative, zero, huge, bool, string and None in place of each numeric argument. Each call, within a
+time bound, either raises ``ValueError``/``TypeError`` whose message names the value
 it was given, or returns a result that an independent formula (or invariant) confirms. The inputs are explicit
-lists, not drawn: the same on every run, and every one is tried (about 2,800 calls, in about a second).
+lists, not drawn: the same on every run, and every one is tried (about 3,700 calls, in about two seconds).
 """
 
 from __future__ import annotations
@@ -11,15 +12,20 @@ import math
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 import pytest
 
-from gpukb.attention import costs, flash, reference
+from gpukb import tables
+from gpukb.attention import costs, flash, kernel, reference, training
 from gpukb.cuda import host_memory, indexing, occupancy, overlap
 from gpukb.cudnn import cnn, convolution, descriptors
 from gpukb.distributed import collectives, memory
+from gpukb.gemm.triton import model_shapes
+from gpukb.parallelism import communication, experts, pipeline, traffic
+from gpukb.parallelism import memory as parallel_memory
 from gpukb.sequences import bleu, embedding, lstm, rnn, seq2seq
 from tests.fuzz.common import attempt
 
@@ -82,6 +88,23 @@ def _attention(q, k, v, scale, causal=False):
         s = np.where(np.tril(np.ones(s.shape[-2:], bool)), s, -np.inf)
     w = np.exp(s - s.max(-1, keepdims=True))
     return (w / w.sum(-1, keepdims=True)) @ v
+
+
+def _ints(*values) -> bool:
+    """Whether every value is an int proper (a bool or a float of integral value is not)."""
+    return all(isinstance(v, int | np.integer) and not isinstance(v, bool) for v in values)
+
+
+def _real(value) -> bool:
+    """Whether ``value`` is a finite real number (a bool is not)."""
+    real = isinstance(value, int | float | np.number) and not isinstance(value, bool | np.bool_)
+    return real and math.isfinite(value)
+
+
+def _torch():
+    import torch
+
+    return torch
 
 
 def _layer_norm(x, eps):
@@ -173,6 +196,16 @@ CASES: dict[str, list[Case]] = {
              lambda r, axis: np.allclose(r.sum(axis=axis), 1)),
         Case(lambda block: flash.online_softmax(X[0], block)[0], dict(block=2),
              lambda r, block: np.allclose(r, reference.softmax(X[0]))),
+        Case(lambda tolerance: training.steps_in_agreement([1.0, 2.0], [1.0, 2.5], tolerance), dict(tolerance=0.01),
+             lambda r, tolerance: r == (2 if tolerance >= 0.2 else 1) and _real(tolerance) and tolerance > 0),
+        Case(kernel.FlashConfig, dict(block_m=32, block_n=16, num_warps=4, num_stages=2),
+             lambda r, block_m, block_n, num_warps, num_stages: (r.block_m, r.block_n, r.num_warps, r.num_stages)
+             == (block_m, block_n, num_warps, num_stages) and _ints(block_m, block_n, num_warps, num_stages)
+             and block_m <= 1024),  # a Triton tile holds at most 2^20 elements
+        Case(lambda block: kernel.BackwardConfig(block, 16, 16, block), dict(block=32),
+             lambda r, block: r.block_m1 == r.block_n2 == block and _ints(block) and block <= 1024),
+        Case(kernel.default_config, dict(head_dim=64, causal=False),
+             lambda r, head_dim, causal: r in (kernel.INTERPRETER_CONFIG, kernel.DEFAULT_CONFIGS[(head_dim, causal)])),
         Case(lambda block_m, block_n, scale: flash.flash_forward(X, X, X, block_m, block_n, scale=scale)[0],
              dict(block_m=2, block_n=2, scale=0.5),
              lambda r, block_m, block_n, scale: np.allclose(r, _attention(X, X, X, DEFAULT_SCALE if scale is None
@@ -219,6 +252,51 @@ CASES: dict[str, list[Case]] = {
              and math.isclose(r[1], r[0] * (ranks - 1) / ranks)),
         Case(lambda size_bytes, p: collectives.ring_traffic_table(size_bytes, [2, p]), dict(size_bytes=1 << 10, p=4),
              lambda r, size_bytes, p: [row[2] for row in r[1]] == [int(2 * (q - 1) * size_bytes // q) for q in (2, p)]),
+    ],
+    "parallelism": [
+        Case(pipeline.bubble_fraction, dict(stages=4, micro_batches=8),
+             lambda r, stages, micro_batches: r == Fraction(stages - 1, micro_batches + stages - 1)),
+        Case(pipeline.interleaved_bubble_fraction, dict(stages=4, micro_batches=8, chunks=2),
+             lambda r, stages, micro_batches, chunks: r == Fraction(stages - 1, chunks * micro_batches + stages - 1)),
+        Case(lambda stages, micro_batches, stage: pipeline.in_flight("1F1B", stages, micro_batches, stage),
+             dict(stages=4, micro_batches=8, stage=1),
+             lambda r, stages, micro_batches, stage: r == min(micro_batches, stages - stage)),
+        Case(lambda stages, micro_batches: pipeline.schedule_order("1F1B", stages, micro_batches),
+             dict(stages=3, micro_batches=5),
+             lambda r, stages, micro_batches: len(r) == stages
+             and all(o.count("F") == o.count("B") == micro_batches for o in r)),
+        Case(lambda forward, backward: pipeline.replay(pipeline.schedule_order("GPipe", 2, 2), forward, backward),
+             dict(forward=1, backward=2),
+             lambda r, forward, backward: r.bubble == Fraction(1, 3)),  # (p − 1)/(m + p − 1) for any t_f, t_b
+        Case(parallel_memory.state_bytes_per_gpu, dict(parameters=1000, tp=2, pp=2, dp=2),
+             lambda r, parameters, tp, pp, dp: r == Fraction(16 * parameters, tp * pp)),
+        Case(lambda seq, batch, hidden, heads, tp: parallel_memory.activation_bytes_per_layer(seq, batch, hidden,
+                                                                                                heads, tp),
+             dict(seq=128, batch=1, hidden=64, heads=4, tp=2),
+             lambda r, seq, batch, hidden, heads, tp: r
+             == Fraction(seq * batch * hidden * (10 + 24 * Fraction(1, tp) + 5 * Fraction(heads * seq, hidden * tp)))),
+        Case(communication.tensor_parallel, dict(batch=1, seq=128, hidden=64, tp=2, element_bytes=2, layers=3),
+             lambda r, batch, seq, hidden, tp, element_bytes, layers: [(t.kind, t.count, t.whole_bytes, t.ranks)
+                                                                       for t in r]
+             == [("all_reduce", 4 * layers, batch * seq * hidden * element_bytes, tp)]),
+        Case(lambda whole_bytes, ranks: traffic.ring_sent_bytes("all_reduce", whole_bytes, ranks),
+             dict(whole_bytes=1024, ranks=4),
+             lambda r, whole_bytes, ranks: r == 2 * (ranks - 1) * whole_bytes // ranks
+             and 2 * (ranks - 1) * whole_bytes % ranks == 0),
+        Case(lambda to_others: communication.Traffic("x", "all_to_all", 3, 1024, 4, to_others),
+             dict(to_others=100), lambda r, to_others: (to_others is None or (_ints(to_others) and to_others >= 0))
+             and r.sent_bytes == 3 * (3 * 1024 // 4 if to_others is None else to_others)),
+        Case(lambda n: experts.load(_torch().tensor([[0, 1], [1, 2]]), n), dict(n=4),
+             lambda r, n: r == [1, 2, 1] + [0] * (n - 3)),
+        Case(lambda to_others: traffic.ring_sent_bytes("all_reduce", 1024, 4, to_others), dict(to_others=None),
+             lambda r, to_others: to_others is None and r == 1536),  # to_others applies to an all-to-all only
+    ],
+    "shared": [
+        Case(tables.mib_text, dict(nbytes=3 * 2**20),
+             lambda r, nbytes: _real(nbytes) and nbytes >= 0
+             and r == (f"{nbytes / 2**20:.1f} MiB" if nbytes >= 2**20 else f"{nbytes / 1024:.1f} KiB")),
+        Case(model_shapes.draw, dict(seed=29, count=3),
+             lambda r, seed, count: len(r) == count and r == model_shapes.draw(seed, count)),
     ],
 }  # fmt: skip
 

@@ -238,3 +238,86 @@ def test_a_named_pipe_in_place_of_a_file_is_refused_not_read(tmp_path) -> None:
         assert status == 2, (argv, last)
         assert last.startswith(f"gpukb {argv[0]}: error: "), last
         assert "not a regular file (it is a named pipe)" in last, last
+
+
+# --- paths into the package's data, the bench skeleton's output, and the maintenance commands' files ---------
+
+
+@pytest.mark.parametrize(
+    "bad", ["..", "../chapters.py", "results/../../chapters.py", "/etc/passwd", "", "a//b", "./glossary.toml",
+            "formats\\spec.toml", "glossary.toml/", "results"],
+)  # fmt: skip
+def test_data_files_are_read_only_inside_the_package(bad) -> None:
+    from gpukb.data import data_text
+
+    _, err = _outcome(data_text, bad)
+    assert isinstance(err, ValueError), (bad, err)
+    assert repr(bad) in str(err) or f"gpukb/data/{bad}" in str(err), err
+
+
+def test_a_data_file_reads_as_its_file_and_a_missing_one_is_named() -> None:
+    import gpukb.data
+    from gpukb.data import data_text
+
+    assert data_text("glossary.toml") == (Path(gpukb.data.__file__).parent / "glossary.toml").read_text("utf-8")
+    _, err = _outcome(data_text, "nope/missing.toml")
+    assert isinstance(err, FileNotFoundError)
+    assert "gpukb/data/nope/missing.toml: no such data file" in str(err)
+
+
+@pytest.mark.parametrize(
+    ("kind", "message"),
+    [("folder", "something other than a regular file is there"), ("fifo", "something other than a regular file"),
+     ("binary", "a results file is already there"), ("not json", "a results file is already there")],
+)  # fmt: skip
+def test_a_bench_script_refuses_a_bad_output_before_it_measures(files, kind, message, capsys) -> None:
+    from gpukb.records import script
+
+    measured: list[int] = []
+    with time_bound(5), pytest.raises(SystemExit) as stop:
+        script.main(lambda s: measured.append(1), "Doc.", device="cpu", argv=[str(files[kind])], prog="bench.py")
+    assert stop.value.code == 2
+    assert not measured
+    assert f"bench.py: error: {files[kind]}: {message}" in capsys.readouterr().err
+    with time_bound(5), pytest.raises(SystemExit):  # an output folder that is a file or a pipe
+        script.main(lambda s: measured.append(1), "Doc.", output="folder", device="cpu", argv=[str(files["fifo"])])
+    assert not measured
+    assert "not a folder" in capsys.readouterr().err
+
+
+def _rerecord():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("rerecord", Path(__file__).parents[2] / "bench" / "rerecord.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("kind", ["folder.json", "fifo", "binary", "missing"])
+def test_the_maintenance_commands_refuse_what_is_not_their_file_in_one_line(files, kind, capsys) -> None:
+    from gpukb.site import mutation_scope
+
+    path = files["folder"] if kind == "folder.json" else files[kind]
+    with time_bound(5), pytest.raises(SystemExit) as stop:
+        mutation_scope.main(["--write", str(path)])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert stop.value.code == 2
+    assert err.startswith(f"python -m gpukb.site.mutation_scope: error: {path}: "), err
+    if kind in ("fifo", "binary"):  # rerecord's OUT_DIR must be a folder (or nothing yet)
+        with time_bound(5), pytest.raises(SystemExit) as stop:
+            _rerecord().main([str(path)])
+        assert stop.value.code == 2
+        assert f"{path}: not a folder" in capsys.readouterr().err
+
+
+def test_rerecord_refuses_a_run_named_twice_or_unknown(tmp_path, capsys) -> None:
+    rerecord = _rerecord()
+    name = next(iter(rerecord.declared()))
+    twice, unknown = [name, name], ["nope"]
+    for argv, shown in ((twice, f"a run is named twice: {name}"), (unknown, "no declared GPU run is named nope")):
+        with pytest.raises(SystemExit) as stop:
+            rerecord.main([str(tmp_path / "out"), *argv])
+        assert stop.value.code == 2
+        assert shown in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()  # nothing was run or made

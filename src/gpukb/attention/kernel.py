@@ -48,7 +48,7 @@ from typing import Any
 import triton
 import triton.language as tl
 
-from gpukb.arguments import choice, flag
+from gpukb.arguments import choice, flag, integer, positive_int, real
 from gpukb.environment import triton_interpreting as interpreting
 
 __all__ = [
@@ -77,10 +77,22 @@ INPUT_DTYPES = ("float16", "bfloat16")
 LOG2_E = 1.0 / math.log(2.0)
 
 
+#: The largest block: a block_m × block_n score tile of Triton holds at most 2^20 elements (1024 × 1024).
+MAX_BLOCK = 1024
+#: The largest float32 (a scale beyond it becomes infinity in the kernel, and every score NaN).
+_FLOAT32_MAX = 3.4028234663852886e38
+
+
 def _power_of_two(name: str, value: object) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 16 or value & (value - 1):
-        raise ValueError(f"{name} must be a power of two ≥ 16; got {value!r}")
+    if not isinstance(value, int) or isinstance(value, bool) or not 16 <= value <= MAX_BLOCK or value & (value - 1):
+        raise ValueError(f"{name} must be a power of two from 16 to {MAX_BLOCK}; got {value!r}")
     return value
+
+
+def _warps_and_stages(num_warps: object, num_stages: object) -> None:
+    if isinstance(num_warps, bool) or not isinstance(num_warps, int) or num_warps not in (1, 2, 4, 8, 16):
+        raise ValueError(f"num_warps must be in (1, 2, 4, 8, 16); got {num_warps!r}")
+    integer("num_stages", num_stages, minimum=1, maximum=8)
 
 
 @dataclass(frozen=True)
@@ -88,7 +100,7 @@ class FlashConfig:
     """How the kernel is tiled and scheduled.
 
     Attributes:
-        block_m: Query rows per program (a power of two ≥ 16).
+        block_m: Query rows per program (a power of two from 16 to :data:`MAX_BLOCK`).
         block_n: Keys per step of the loop (a power of two ≥ 16 that divides ``block_m``, so the causal
             diagonal of a query block is a whole number of key blocks).
         num_warps: Warps per program (4 or 8).
@@ -108,10 +120,7 @@ class FlashConfig:
             _power_of_two(name, getattr(self, name))
         if self.block_m % self.block_n:
             raise ValueError(f"block_n ({self.block_n}) must divide block_m ({self.block_m})")
-        if self.num_warps not in (1, 2, 4, 8, 16):
-            raise ValueError(f"num_warps must be in (1, 2, 4, 8, 16); got {self.num_warps!r}")
-        if not isinstance(self.num_stages, int) or not 1 <= self.num_stages <= 8:
-            raise ValueError(f"num_stages must be an int from 1 to 8; got {self.num_stages!r}")
+        _warps_and_stages(self.num_warps, self.num_stages)
         if not isinstance(self.tma, bool):
             raise TypeError(f"tma must be a bool; got {self.tma!r}")
 
@@ -165,10 +174,7 @@ class BackwardConfig:
     def __post_init__(self) -> None:
         for name in ("block_m1", "block_n1", "block_m2", "block_n2"):
             _power_of_two(name, getattr(self, name))
-        if self.num_warps not in (1, 2, 4, 8, 16):
-            raise ValueError(f"num_warps must be in (1, 2, 4, 8, 16); got {self.num_warps!r}")
-        if not isinstance(self.num_stages, int) or not 1 <= self.num_stages <= 8:
-            raise ValueError(f"num_stages must be an int from 1 to 8; got {self.num_stages!r}")
+        _warps_and_stages(self.num_warps, self.num_stages)
 
     @property
     def label(self) -> str:
@@ -194,10 +200,21 @@ DEFAULT_BACKWARD_CONFIGS = {
 
 def default_backward_config(head_dim: int) -> BackwardConfig:
     """The backward configuration :func:`flash_attention` uses when none is given (the interpreter's, on the
-    CPU)."""
+    CPU).
+
+    Raises:
+        ValueError: For a head dimension the kernel does not take (:data:`HEAD_DIMS`).
+    """
+    _head_dim(head_dim)
     if interpreting():
         return INTERPRETER_BACKWARD_CONFIG
     return DEFAULT_BACKWARD_CONFIGS[head_dim]
+
+
+def _head_dim(head_dim: object) -> int:
+    if positive_int("head_dim", head_dim) not in HEAD_DIMS:
+        raise ValueError(f"head_dim must be one of {HEAD_DIMS}; got {head_dim}")
+    return head_dim
 
 
 # tl.max and tl.sum are themselves jitted functions, which triton 3.6's interpreter cannot call when
@@ -617,10 +634,17 @@ def _name(dtype: Any) -> str:
 
 
 def default_config(head_dim: int, causal: bool) -> FlashConfig:
-    """The configuration :func:`flash_attention` uses when none is given (the interpreter's, on the CPU)."""
+    """The configuration :func:`flash_attention` uses when none is given (the interpreter's, on the CPU).
+
+    Raises:
+        ValueError: For a head dimension the kernel does not take (:data:`HEAD_DIMS`).
+        TypeError: For a ``causal`` that is not a bool.
+    """
+    _head_dim(head_dim)
+    causal = flag("causal", causal)
     if interpreting():
         return INTERPRETER_CONFIG
-    return DEFAULT_CONFIGS[(head_dim, bool(causal))]
+    return DEFAULT_CONFIGS[(head_dim, causal)]
 
 
 def _check(q: Any, k: Any, v: Any) -> tuple[int, int, int, int, int, int]:
@@ -803,14 +827,18 @@ def flash_attention(
     Raises:
         TypeError: For non-tensors, mixed or unsupported element types, configs of the wrong type.
         ValueError: For shapes that do not agree, a head dimension the kernel does not take, key/value heads
-            that do not divide query heads, an unknown alignment, tensors on different devices, CPU tensors
+            that do not divide query heads, an unknown alignment (or one other than top-left without ``causal``), a
+            scale that is not a finite float32, tensors on different devices, CPU tensors
             without the interpreter.
     """
     torch = _torch()
     b, h, _hkv, sq, sk, d = _check(q, k, v)
     causal = flag("causal", causal)
     align = choice("align", align, ALIGNMENTS)
-    scale = 1.0 / math.sqrt(d) if scale is None else float(scale)
+    if align != "top-left" and not causal:
+        raise ValueError(f"align={align!r} places the causal mask's diagonal; it applies only with causal=True")
+    # the kernel scales in float32: a scale beyond its range would make every score infinite, then NaN
+    scale = 1.0 / math.sqrt(d) if scale is None else real("scale", scale, minimum=-_FLOAT32_MAX, maximum=_FLOAT32_MAX)
     if config is None:
         config = default_config(d, causal)
         if config.tma and tma_refusal(q, k, v) is not None:  # the same tiling with pointer loads

@@ -14,13 +14,16 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from gpukb.arguments import positive_int
+from gpukb.arguments import array_size, given, integer, non_negative_int, positive_int, real, text
 
 __all__ = ["BF16_ROUNDOFF", "previous_token_batch", "steps_in_agreement", "train_losses"]
 
 #: bf16's unit roundoff, 2⁻⁸ (8 significand bits): two losses whose relative difference is below it are equal to
 #: within one bf16 rounding.
 BF16_ROUNDOFF = 2.0**-8
+
+#: The most training steps one call runs (the chapter's runs take a few hundred).
+MAX_STEPS = 100_000
 
 #: An attention function: ``(q, k, v) -> out`` on (batch, heads, length, head_dim) tensors, causal.
 Attention = Callable[[Any, Any, Any], Any]
@@ -47,6 +50,9 @@ def previous_token_batch(batch: int, seq: int, vocab: int, generator: Any) -> tu
     batch, seq, vocab = positive_int("batch", batch), positive_int("seq", seq), positive_int("vocab", vocab)
     if seq < 2:
         raise ValueError(f"seq must be ≥ 2; got {seq}")
+    array_size("a batch of tokens", (batch, seq))
+    if not isinstance(generator, torch.Generator) or generator.device.type != "cpu":
+        raise TypeError(f"generator must be a torch.Generator on the CPU; got {given(generator)}")
     tokens = torch.randint(0, vocab, (batch, seq), generator=generator)
     return tokens[:, 1:], tokens[:, :-1]
 
@@ -104,15 +110,34 @@ def train_losses(
     depend only on ``seed``, so two attention functions see the same model and the same data.
 
     Raises:
-        ValueError: If ``d_model`` is not a multiple of ``heads`` or ``kv_heads`` does not divide ``heads``.
+        TypeError: For an ``attention`` that is not callable, a size or seed that is not an int, an ``lr`` that is
+            not a real number, a ``device`` that is not a string.
+        ValueError: If ``d_model`` is not a multiple of ``heads`` or ``kv_heads`` does not divide ``heads``, for
+            a size below 1 (``seq`` below 2), more than :data:`MAX_STEPS` steps, a negative seed, an ``lr`` that is
+            not positive and finite, a device torch does not know, or a model or batch too large to build.
     """
     import torch
 
-    steps, heads, kv_heads = (
-        positive_int("steps", steps),
-        positive_int("heads", heads),
-        positive_int("kv_heads", kv_heads),
-    )
+    if not callable(attention):
+        raise TypeError(f"attention must be a function (q, k, v) -> out; got {given(attention)}")
+    steps = integer("steps", steps, minimum=1, maximum=MAX_STEPS)
+    heads, kv_heads = positive_int("heads", heads), positive_int("kv_heads", kv_heads)
+    batch, seq = positive_int("batch", batch), positive_int("seq", seq)
+    d_model, vocab = positive_int("d_model", d_model), positive_int("vocab", vocab)
+    seed = non_negative_int("seed", seed)
+    integer("seed", seed, maximum=2**63 - 2)  # torch.manual_seed takes a 64-bit seed; batches use seed + 1
+    lr = real("lr", lr, positive=True)
+    try:
+        device = torch.device(text("device", device, max_length=40))
+    except RuntimeError as err:
+        raise ValueError(f"device must be one torch knows (e.g. 'cuda', 'cpu'); got {device!r} ({err})") from None
+    if device.type == "cuda" and (not torch.cuda.is_available() or (device.index or 0) >= torch.cuda.device_count()):
+        raise ValueError(f"device {str(device)!r}: no such CUDA device here ({torch.cuda.device_count()} GPUs)")
+    if device.type not in ("cpu", "cuda"):
+        raise ValueError(f"device must be a CPU or a CUDA device; got {str(device)!r}")
+    for what, shape in (("the embedding", (vocab, d_model)), ("the attention weights", (d_model, d_model)),
+                        ("a batch of activations", (batch, seq, d_model))):  # fmt: skip
+        array_size(what, shape)
     if d_model % heads or heads % kv_heads:
         raise ValueError(f"need heads | d_model and kv_heads | heads; got d_model {d_model}, heads {heads}, "
                          f"kv_heads {kv_heads}")  # fmt: skip
@@ -142,12 +167,17 @@ def steps_in_agreement(losses: Sequence[float], reference: Sequence[float], tole
     fast (a loss that drops), then drift apart. The count says for how long they agreed.
 
     Raises:
-        ValueError: If the sequences differ in length or the tolerance is not positive.
+        TypeError: If either is not a sequence of real numbers, or the tolerance is not a real number.
+        ValueError: If the sequences differ in length or the tolerance is not positive and finite.
     """
+    tolerance = real("tolerance", tolerance, positive=True)
+    for name, values in (("losses", losses), ("reference", reference)):
+        if isinstance(values, str | bytes) or not isinstance(values, Sequence):
+            raise TypeError(f"{name} must be a sequence of losses; got {given(values)}")
+        for i, value in enumerate(values):
+            real(f"{name}[{i}]", value, finite=False)  # a NaN loss is a loss (it agrees with nothing)
     if len(losses) != len(reference):
         raise ValueError(f"losses and reference must have one length; got {len(losses)} and {len(reference)}")
-    if not tolerance > 0:
-        raise ValueError(f"tolerance must be > 0; got {tolerance!r}")
     for step, (a, b) in enumerate(zip(losses, reference, strict=True)):
         if not abs(a - b) <= tolerance * abs(b):
             return step

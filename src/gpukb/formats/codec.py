@@ -115,8 +115,13 @@ def parse_bits(written: object) -> int:
         99
     """
     written = text("bit pattern", written, max_length=MAX_BITS_TEXT)
+    stripped = written.strip()
     try:
-        return int(written.strip(), 0)
+        # Python's literals have ASCII digits only (int() would also read '٣' as 3); a sign is read, and
+        # check_bits refuses a negative pattern with the format's range
+        if not stripped.isascii():
+            raise ValueError
+        return int(stripped, 0)
     except ValueError:
         raise ValueError(f"a bit pattern is written like 0x63, 0b1100011 or 99; got {_short(written)}") from None
 

@@ -50,6 +50,8 @@ class Traffic:
         non_negative_int("count", self.count)
         non_negative_int("whole_bytes", self.whole_bytes)
         positive_int("ranks", self.ranks)
+        if self.to_others is not None:  # checked now, not when the bytes are first added up
+            ring_sent_bytes(self.kind, self.whole_bytes, self.ranks, self.to_others)
 
     @property
     def sent_bytes(self) -> int:

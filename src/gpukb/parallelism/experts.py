@@ -12,7 +12,7 @@ is kept, and the load of each expert is reported.
 
 from __future__ import annotations
 
-from gpukb.arguments import integer, positive_int
+from gpukb.arguments import array_size, integer, positive_int
 
 
 def _modules():
@@ -65,10 +65,24 @@ def moe(hidden: int, experts: int, top_k: int, seed: int = 0):
 
 
 def load(chosen, experts: int) -> list[int]:
-    """Rows routed to each expert (``chosen``: ``(tokens, k)`` expert indices)."""
+    """Rows routed to each expert (``chosen``: ``(tokens, k)`` expert indices).
+
+    Raises:
+        TypeError: If ``chosen`` is not an integer torch tensor.
+        ValueError: For an index outside ``0 .. experts - 1`` (it would count an expert the layer does not have).
+    """
     import torch
 
-    return torch.bincount(chosen.flatten(), minlength=positive_int("experts", experts)).tolist()
+    e = positive_int("experts", experts)
+    array_size("the load of every expert", (e,))
+    integral = isinstance(chosen, torch.Tensor) and not (chosen.is_floating_point() or chosen.is_complex())
+    if not integral or chosen.dtype == torch.bool:
+        raise TypeError(f"chosen must be a tensor of expert indices (integers); got {type(chosen).__name__}")
+    flat = chosen.flatten().long()
+    if flat.numel() and not (int(flat.min()) >= 0 and int(flat.max()) < e):
+        raise ValueError(f"chosen holds expert indices from {int(flat.min())} to {int(flat.max())}; "
+                         f"the layer has experts 0 to {e - 1}")  # fmt: skip
+    return torch.bincount(flat, minlength=e).tolist()
 
 
 def imbalance(counts: list[int]) -> float:

@@ -17,10 +17,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from gpukb.arguments import positive_int
+from gpukb.arguments import array_size, positive_int
 
 #: The schedules this module knows.
 SCHEDULES = ("GPipe", "1F1B")
+#: The most steps (forwards and backwards of all stages) a schedule is listed or replayed with: far beyond any
+#: pipeline run (a few dozen stages, hundreds of micro-batches), and small enough to list in a second.
+MAX_STEPS = 1 << 20
 
 
 def bubble_fraction(stages: int, micro_batches: int) -> Fraction:
@@ -58,12 +61,16 @@ def schedule_order(schedule: str, stages: int, micro_batches: int) -> list[list[
     GPipe: every forward, then every backward. 1F1B: stage ``r`` first runs ``min(p − 1 − r, m)`` forwards, then
     alternates one forward and one backward while forwards remain, then the remaining backwards (the order
     ``torch.distributed.pipelining``'s ``Schedule1F1B`` runs, which the chapter's tests record).
+
+    Raises:
+        ValueError: For an unknown schedule, a size below 1, or a schedule of more than :data:`MAX_STEPS` steps.
     """
     from gpukb.arguments import choice
 
     choice("schedule", schedule, SCHEDULES)
     p = positive_int("stages", stages)
     m = positive_int("micro_batches", micro_batches)
+    array_size(f"a schedule of {p} stages and {m} micro-batches", (p, 2 * m), MAX_STEPS)
     orders = []
     for r in range(p):
         if schedule == "GPipe":
@@ -103,13 +110,21 @@ def _check_orders(orders: list[list[str]]) -> int:
     if not isinstance(orders, list) or not orders:
         raise ValueError(f"orders must be a non-empty list of lists of 'F'/'B'; got {orders!r}")
     counts = set()
+    total = 0
     for r, order in enumerate(orders):
         if not isinstance(order, list) or any(a not in ("F", "B") for a in order):
-            raise ValueError(f"orders[{r}] must be a list of 'F' and 'B'; got {order!r}")
-        f, b = order.count("F"), order.count("B")
-        if f != b or any(order[: i + 1].count("B") > order[: i + 1].count("F") for i in range(len(order))):
-            raise ValueError(f"orders[{r}] runs a backward before its forward or leaves one out: {order}")
-        counts.add(f)
+            raise ValueError(f"orders[{r}] must be a list of 'F' and 'B'; got {order!r:.200}")
+        total += len(order)
+        if total > MAX_STEPS:
+            raise ValueError(f"orders hold more than {MAX_STEPS:,} steps; at most {MAX_STEPS:,} are replayed here")
+        ahead = 0  # forwards run less backwards run so far: never negative in a valid order
+        for a in order:
+            ahead += 1 if a == "F" else -1
+            if ahead < 0:
+                break
+        if ahead != 0:
+            raise ValueError(f"orders[{r}] runs a backward before its forward or leaves one out: {order!r:.200}")
+        counts.add(order.count("F"))
     if len(counts) != 1 or 0 in counts:
         raise ValueError(f"every stage must run the same number (≥ 1) of micro-batches; got {sorted(counts)}")
     return counts.pop()

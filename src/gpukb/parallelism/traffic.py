@@ -65,13 +65,17 @@ def ring_sent_bytes(kind: str, whole_bytes: int, ranks: int, to_others: int | No
     keeps); without it the split is taken as even. A ``recv`` sends nothing.
 
     Raises:
-        ValueError: For an unknown kind, or a size that is not a whole number of bytes per rank's share.
+        TypeError: For a size or ``to_others`` that is not an int.
+        ValueError: For an unknown kind, a size that is not a whole number of bytes per rank's share, or
+            ``to_others`` given for a collective other than an all-to-all (where it does not apply).
     """
     from gpukb.arguments import choice, non_negative_int, positive_int
 
     choice("kind", kind, KINDS)
     s = non_negative_int("whole_bytes", whole_bytes)
     p = positive_int("ranks", ranks)
+    if to_others is not None and kind != "all_to_all":
+        raise ValueError(f"to_others applies to an all_to_all only; got to_others={to_others!r} for {kind}")
     if kind == "recv":
         return 0
     if kind == "send":

@@ -41,7 +41,7 @@ from typing import Any, Literal
 from gpukb.arguments import choice, positive_int
 from gpukb.measuring.timing import Budget, EventTimer, HostTimer, L2Flusher, Marks, Measurement, Timer, benchmark
 from gpukb.records.run import Run, describe_run, finished
-from gpukb.records.store import Record, rerecord_option, write
+from gpukb.records.store import Record, check_output, rerecord_option, write
 
 #: What the positional argument names: a results file (``"file"``), a results file that may be left out
 #: (``"optional"``: the script then only prints), or a folder for several records (``"folder"``).
@@ -80,6 +80,9 @@ def parser(
     """
     choice("output", output, OUTPUTS)
     choice("device", device, DEVICES)
+    for name, value in (("doc", doc), ("prog", prog)):
+        if value is not None and not isinstance(value, str):
+            raise TypeError(f"{name} must be a string or None; got {type(value).__name__}")
     if arguments is not None and not callable(arguments):
         raise TypeError(f"arguments must be a function that adds options to a parser; got {type(arguments).__name__}")
     made = argparse.ArgumentParser(prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -288,6 +291,22 @@ class Script:
         return written
 
 
+def _check_output(made: argparse.ArgumentParser, args: argparse.Namespace, output: str) -> None:
+    """Refuse a bad output as a usage error before anything is measured (a GPU run's minutes are not spent on a
+    record that could not be written): a results file :func:`~gpukb.records.store.write` would refuse, or an output
+    folder that is something else."""
+    if args.output is None:
+        return
+    if output == "folder":
+        if os.path.lexists(args.output) and not args.output.is_dir():
+            made.error(f"{args.output}: not a folder; give the folder to write the results files into")
+        return
+    try:
+        check_output(args.output, replace=bool(args.rerecord))
+    except (TypeError, ValueError) as err:
+        made.error(str(err))
+
+
 def main(
     measure: Callable[[Script], Record | int | None],
     doc: str | None,
@@ -317,9 +336,14 @@ def main(
 
     Returns:
         The exit status: 0, :data:`NOTHING_MEASURED` when the device is missing, or what ``measure`` returned.
+        A bad command line, or an output the record could not be written to, exits with status 2 before anything
+        is measured.
     """
+    if not isinstance(budget, Budget):
+        raise TypeError(f"budget must be a gpukb.measuring.timing.Budget; got {type(budget).__name__}")
     made = parser(doc, arguments, output, device, prog)
     args = made.parse_args(argv)
+    _check_output(made, args, output)
     if device == "cuda":
         reason = cuda_missing()
         if reason is not None:

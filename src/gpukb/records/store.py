@@ -222,6 +222,46 @@ def _committed_id(target: Path, given: Path) -> str | None:
     return None
 
 
+def _checked_output(path: str | Path, replace: bool, kind: str | None) -> tuple[Path, Path]:
+    """``(the path as given, where it resolves)`` once every check of :func:`write` that needs no record has passed
+    (and, with ``kind``, the id's folder)."""
+    given = arguments.path("path", path)
+    if ".." in given.parts:
+        raise ValueError(f"{given}: a results path may not climb out of its folder ('..'); give it directly")
+    if given.suffix != ".json":
+        raise ValueError(f"{given}: a results file is named <id>.json; got a {given.suffix or 'suffix-less'} name")
+    _check_id(given.stem)
+    if given.is_symlink():
+        raise ValueError(f"{given}: is a link; write the file itself, not through a link")
+    target = given.resolve()
+    record_id = _committed_id(target, given)
+    if record_id is not None:
+        _check_id(record_id)
+        if kind is not None:
+            _check_folder(record_id, kind, str(given))
+    if os.path.lexists(target):
+        if not target.is_file():
+            raise ValueError(f"{given}: something other than a regular file is there; not replaced")
+        if not replace:
+            raise ValueError(
+                f"{given}: a results file is already there; recorded results are replaced only on purpose "
+                f"(replace=True; the scripts and commands take --rerecord)"
+            )
+    return given, target
+
+
+def check_output(path: str | Path, *, replace: bool = False) -> Path:
+    """Check a results path the way :func:`write` will, before there is a record to write: a bench script calls
+    it before it measures, so a bad output is refused at once instead of after the run. The record's kind (and
+    the kind of a file it replaces) is checked when it is written.
+
+    Raises:
+        TypeError: For a path that is not a string or a ``Path``.
+        ValueError: As :func:`write`, for a path it would refuse whatever the record.
+    """
+    return _checked_output(path, arguments.flag("replace", replace), None)[0]
+
+
 def write(record: Record, path: str | Path, *, replace: bool = False) -> Path:
     """Validate a record and write it as JSON (one space of indent, keys in model order); returns the path.
 
@@ -243,29 +283,11 @@ def write(record: Record, path: str | Path, *, replace: bool = False) -> Path:
             file of another kind, or something other than a regular file in the way.
     """
     replace = arguments.flag("replace", replace)
-    given = arguments.path("path", path)
+    arguments.path("path", path)
     if record.kind not in KINDS:
         raise ValueError(f"{type(record).__name__} has kind {record.kind!r}, which is not registered in KINDS")
-    if ".." in given.parts:
-        raise ValueError(f"{given}: a results path may not climb out of its folder ('..'); give it directly")
-    if given.suffix != ".json":
-        raise ValueError(f"{given}: a results file is named <id>.json; got a {given.suffix or 'suffix-less'} name")
-    _check_id(given.stem)
-    if given.is_symlink():
-        raise ValueError(f"{given}: is a link; write the file itself, not through a link")
-    target = given.resolve()
-    record_id = _committed_id(target, given)
-    if record_id is not None:
-        _check_id(record_id)
-        _check_folder(record_id, record.kind, str(given))
+    given, target = _checked_output(path, replace, record.kind)
     if os.path.lexists(target):
-        if not target.is_file():
-            raise ValueError(f"{given}: something other than a regular file is there; not replaced")
-        if not replace:
-            raise ValueError(
-                f"{given}: a results file is already there; recorded results are replaced only on purpose "
-                f"(replace=True; the scripts and commands take --rerecord)"
-            )
         try:
             old = _read(target, str(given), None)
         except (ValueError, OSError, UnicodeDecodeError) as err:

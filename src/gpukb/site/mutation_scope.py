@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from gpukb import chapters
+from gpukb import arguments, chapters
 
 #: Layers below the chapters in the scope: the argument checks, tested by the fuzz tests and the CLI's.
 BASE_FILES = ("src/gpukb/arguments.py",)
@@ -30,8 +30,18 @@ def _toml_list(key: str, values: list[str]) -> str:
 
 
 def write(pyproject: Path) -> bool:
-    """Write the scope into ``pyproject``'s ``[tool.mutmut]``; returns whether the file changed."""
-    text = pyproject.read_text(encoding="utf-8")
+    """Write the scope into ``pyproject``'s ``[tool.mutmut]``; returns whether the file changed.
+
+    Raises:
+        FileNotFoundError: If there is no file at ``pyproject``.
+        ValueError: If something other than a regular file is there (a folder, a named pipe: refused before it is
+            opened), it is not UTF-8 text, or it has no ``[tool.mutmut]`` lists to replace.
+    """
+    pyproject = arguments.regular_file("pyproject", pyproject)
+    try:
+        text = pyproject.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{pyproject}: not UTF-8 text ({err.reason})") from None
     files, tests = scope()
     new = text
     for key, values in (("only_mutate", files), ("pytest_add_cli_args_test_selection", tests)):
@@ -48,8 +58,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m gpukb.site.mutation_scope", description=__doc__)
     parser.add_argument("--write", type=Path, nargs="?", const=Path("pyproject.toml"), help="the pyproject.toml")
     args = parser.parse_args(argv)
-    if args.write:
-        print(f"{args.write}: {'updated' if write(args.write) else 'already up to date'}")
+    if args.write is not None:
+        try:
+            changed = write(args.write)
+        except (ValueError, OSError) as err:  # a missing file, a folder, a pipe, another TOML: one line, status 2
+            parser.error(str(err))
+        print(f"{args.write}: {'updated' if changed else 'already up to date'}")
         return 0
     files, tests = scope()
     print(_toml_list("only_mutate", files) + _toml_list("pytest_add_cli_args_test_selection", tests), end="")

@@ -595,9 +595,11 @@ def test_compiled_summary_needs_a_compiler(interpret) -> None:
 
 
 @pytest.mark.parametrize(("alpha", "error"), [(float("nan"), ValueError), (float("inf"), ValueError),
-                                              (True, TypeError), ("0.5", TypeError), (None, TypeError)])  # fmt: skip
+                                              (True, TypeError), ("0.5", TypeError), (None, TypeError),
+                                              (1e39, ValueError), (-1e308, ValueError)])  # fmt: skip
 def test_an_alpha_that_is_not_a_finite_number_is_refused(alpha, error) -> None:
-    """A NaN or infinite alpha would make every element NaN or infinite, silently."""
+    """A NaN or infinite alpha would make every element NaN or infinite, silently; so would one beyond float32's
+    range (about 3.4e38), where the kernel scales its accumulator."""
     a = torch.ones(16, 16, dtype=torch.float16)
     with pytest.raises(error, match="alpha must be"):
         matmul(a, a, alpha=alpha)

@@ -65,11 +65,15 @@ class Config:
             raise ValueError(f"kernel must be one of {list(KERNELS)}; got {self.kernel!r}")
         for name in ("block_m", "block_n", "block_k"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 16 or value & (value - 1):
-                raise ValueError(f"{name} must be a power of two ≥ 16 (tl.dot's smallest tile); got {value!r}")
+            # a tile of Triton holds at most 2^20 elements: 1024 × 1024
+            if isinstance(value, bool) or not isinstance(value, int) or not 16 <= value <= 1024 or value & (value - 1):
+                raise ValueError(
+                    f"{name} must be a power of two ≥ 16 (tl.dot's smallest tile) and ≤ 1024 (Triton's largest "
+                    f"tile is 2^20 elements); got {value!r}"
+                )
         for name, allowed in (("group_m", range(1, 65)), ("num_stages", range(1, 9)), ("num_warps", (4, 8, 16))):
             value = getattr(self, name)
-            if isinstance(value, bool) or value not in allowed:
+            if isinstance(value, bool) or not isinstance(value, int) or value not in allowed:
                 raise ValueError(f"{name} must be in {_describe(allowed)}; got {value!r}")
         if self.kernel == "blocked" and (self.warp_specialize or self.epilogue_subtile or self.fp8_imprecise_acc):
             raise ValueError("warp_specialize, epilogue_subtile and fp8_imprecise_acc apply to the 'tma' kernel only")

@@ -62,6 +62,9 @@ from gpukb.gemm.triton.configs import (
     waves,
 )
 
+#: The largest float32: the kernel multiplies its float32 accumulator by ``alpha``.
+FLOAT32_MAX = 3.4028234663852886e38
+
 __all__ = [
     "BLOCKED_CONFIG",
     "CANDIDATES",
@@ -598,7 +601,8 @@ def matmul(
             interpreter, an ``out`` of the wrong shape, type or device (or sharing memory with A or B), a
             TMA or split-K ``config`` on a GPU without TMA, fp8 with the blocked kernel or where unsupported.
     """
-    alpha = real("alpha", alpha)  # a NaN or infinite alpha would make every element NaN or infinite
+    # a NaN or infinite alpha (or one beyond float32, where the kernel scales) would make every element NaN or inf
+    alpha = real("alpha", alpha, minimum=-FLOAT32_MAX, maximum=FLOAT32_MAX)
     try:
         key = _plan_key(a, b, out, out_dtype, config)
         plan = _PLANS.get(key)

@@ -17,6 +17,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from gpukb.arguments import given, integer
 from gpukb.schema import StrictModel, parse_toml, validate_entries
 
 #: The file this module reads, under the ``gpukb.data`` package.
@@ -25,6 +26,8 @@ FILE = "gemm/model_shapes.toml"
 #: The seed and size of the random sweep (drawn once, before the tuning it measures; never redrawn).
 RANDOM_SEED = 29
 RANDOM_COUNT = 24
+#: The most products one call draws (a sweep measures a few dozen; a million is drawn in seconds).
+MAX_COUNT = 1_000_000
 #: Token counts are drawn log-uniformly from this range (a decode step of one token to a 16k-token batch).
 TOKENS = (1, 16384)
 
@@ -136,12 +139,19 @@ def draw(seed: int = RANDOM_SEED, count: int = RANDOM_COUNT, table: ModelTable |
     list on every Python since 3.2 (``random.Random`` with an int seed, ``random()`` and ``choices``).
 
     Raises:
-        ValueError: For a count below 1 or a seed that is not an int.
+        ValueError: For a count below 1 or above :data:`MAX_COUNT`, a seed that is not an int, or a negative seed
+            (``random.Random`` seeds with its absolute value, so ``-1`` would draw what ``1`` draws).
+        TypeError: For a ``table`` that is not a :class:`ModelTable`.
     """
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ValueError(f"seed must be an int; got {seed!r}")
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+    if seed < 0:
+        raise ValueError(f"seed must be ≥ 0 (random.Random draws the same for -s as for s); got {seed}")
+    if isinstance(count, bool) or not isinstance(count, int):
         raise ValueError(f"count must be an int ≥ 1; got {count!r}")
+    integer("count", count, minimum=1, maximum=MAX_COUNT)
+    if table is not None and not isinstance(table, ModelTable):
+        raise TypeError(f"table must be a ModelTable (or None: the packaged table); got {given(table)}")
     models = (table or load()).models
     rng = random.Random(seed)
     phases = list(PASSES)
