@@ -266,7 +266,9 @@ const INT_LITERAL = /^([+-]?)(?:0[xX]((?:_?[0-9a-fA-F])+)|0[oO]((?:_?[0-7])+)|0[
 export function parseBits(text) {
   const n = [...text].length;
   if (n > MAX_BITS_TEXT) throw valueError(`bit pattern is ${n.toLocaleString("en-US")} characters long; at most ${MAX_BITS_TEXT} are read`);
-  const m = INT_LITERAL.exec(asciiDigits(text.replace(/^[\s\x1c-\x1f\x85]+|[\s\x1c-\x1f\x85]+$/gu, "")));
+  const stripped = text.replace(/^[\s\x1c-\x1f\x85]+|[\s\x1c-\x1f\x85]+$/gu, "");
+  // as codec.parse_bits: a literal of ASCII digits only (Python's int() alone would read '٣' as 3)
+  const m = /^[\x00-\x7f]*$/.test(stripped) ? INT_LITERAL.exec(stripped) : null;
   if (!m) throw valueError(`a bit pattern is written like 0x63, 0b1100011 or 99; got ${shortText(text)}`);
   const [, sign, hex, oct, bin, zero, dec] = m;
   let value;
