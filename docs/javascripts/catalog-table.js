@@ -77,7 +77,7 @@
           shown += 1;
         }
       });
-      count.textContent = shown + " of " + rows.length + " datasets";
+      count.textContent = shown + " of " + rows.length + " " + (container.getAttribute("data-noun") || "datasets");
     }
 
     function sortBy(index) {

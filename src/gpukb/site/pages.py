@@ -42,7 +42,7 @@ def errata_summary(entries: list[errata_data.Erratum] | None = None) -> str:
     )
     return (
         f"<div class=\"gpukb-catalog\" data-menu='{html.escape(menu, quote=True)}' data-menu-label=\"Chapter\" "
-        'data-placeholder="Filter: any word of a claim or its correction">\n'
+        'data-noun="claims" data-placeholder="Filter: any word of a claim or its correction">\n'
         "<table>\n<thead><tr><th>the claim</th><th>what is true</th><th>chapter</th></tr></thead>\n<tbody>\n"
         + body
         + "\n</tbody>\n</table>\n</div>"
@@ -232,7 +232,7 @@ def glossary(terms: tuple[glossary_data.Term, ...] | None = None) -> str:
         )
     return (
         f"<div class=\"gpukb-catalog\" data-menu='{html.escape(menu, quote=True)}' data-menu-label=\"Chapter\" "
-        'data-placeholder="Filter: a term or any word of its definition">\n'
+        'data-noun="terms" data-placeholder="Filter: a term or any word of its definition">\n'
         "<table>\n<thead><tr><th>term</th><th>what it means</th><th>shown in</th><th>source</th></tr></thead>\n"
         "<tbody>\n" + "\n".join(rows) + "\n</tbody>\n</table>\n</div>"
     )
