@@ -9,12 +9,14 @@ from __future__ import annotations
 import functools
 import http.server
 import os
+import re
 import shutil
 import threading
 from urllib.parse import urlparse
 
 import pytest
 
+from gpukb import chapters
 from gpukb.site.includes import sections
 from tests.helpers import ROOT, require
 
@@ -97,6 +99,42 @@ def test_home_page_loads(page) -> None:
     assert page.title() == "GPU KB"
     assert page.locator("article h1").first.inner_text().rstrip("¶") == "GPU KB"
     assert page.locator("nav.md-tabs").is_visible()
+
+
+# --- the first screen answers --------------------------------------------------------------------------------
+
+#: The text on the first screen (1400 × 900): every text node of the article that is drawn above the fold.
+_FIRST_SCREEN = """() => {
+  const walker = document.createTreeWalker(document.querySelector('article.md-content__inner'), NodeFilter.SHOW_TEXT);
+  const out = [];
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const range = document.createRange();
+    range.selectNodeContents(node);
+    const box = range.getBoundingClientRect();
+    if (box.height > 0 && box.top < window.innerHeight) out.push(node.textContent);
+  }
+  return out.join(' ');
+}"""
+#: What a first screen must not lead with: provenance (a run's line, a record id, a driver) and project language.
+_NOT_ON_THE_FIRST_SCREEN = re.compile(
+    r"Measured on an? NVIDIA|\bdriver (?:version )?\d|schema_version|\b[a-z]+/(?:[a-z0-9-]*-)?h[12]00[a-z0-9-]*\b"
+    r"|\bgoals? (?:is|was|were)? ?met\b"
+)
+FIRST_PAGES = ["/"] + [
+    f"/{c.name}/" + c.start.removesuffix("index.md").removesuffix(".md") + ("/" if c.start != "index.md" else "")
+    for c in chapters.chapters()
+]
+
+
+@pytest.mark.parametrize("path", FIRST_PAGES)
+def test_the_first_screen_says_what_the_page_answers(page, path: str) -> None:
+    """The home page and each chapter's first page open with prose that says what they answer, and no run id,
+    driver version or "goal met" above it (issue 25's reader test)."""
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.goto(path)
+    text = page.evaluate(_FIRST_SCREEN)
+    assert len(text.split()) >= 40, (path, text[:200])  # prose, not only a heading or a table
+    assert not _NOT_ON_THE_FIRST_SCREEN.search(text), (path, _NOT_ON_THE_FIRST_SCREEN.search(text).group(0))
 
 
 def test_search_finds_the_right_page(page) -> None:
