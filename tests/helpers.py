@@ -49,6 +49,12 @@ def markdown_tables(text: str) -> list[list[dict[str, str]]]:
     return tables
 
 
+def outside_tables(text: str) -> list[str]:
+    """The non-blank lines of a rendered Markdown text that are not part of a pipe table, stripped: what a check
+    reads besides the tables (a table-only render block must have none)."""
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("|")]
+
+
 def mkdocs_config() -> dict:
     """``mkdocs.yml`` as plain data; its tags (``!ENV SITE_URL``, ``!!python/name:...``) read as ``None``."""
     import yaml

@@ -38,6 +38,17 @@ def answer(text: str) -> str:
     return next(line.strip() for line in body.splitlines() if line.strip())
 
 
+def question(text: str) -> str:
+    """The question of one rendered problem (the text between its heading and its answer)."""
+    return text.split('??? note "Answer"', 1)[0].strip()
+
+
+def working(text: str) -> list[str]:
+    """The working steps of one rendered problem, one string per step (without the list marker)."""
+    body = text.split("    Working:", 1)[1].split("    Sources:", 1)[0]
+    return [line.strip().removeprefix("- ") for line in body.splitlines() if line.strip().startswith("- ")]
+
+
 def numbers(text: str) -> list[float]:
     """Every number written in a text (``1,234.5``, ``-3``, ``8.19e-05``), in order."""
     return [float(m.group().replace(",", "")) for m in _NUMBER.finditer(text)]

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from gpukb.sequences.embedding import lookup, lookup_by_product, lookup_grad, one_hot, vocabulary
+from gpukb.sequences.lstm import LSTMParams
 from gpukb.sequences.seq2seq import Seq2Seq, bottleneck_rows, capacity_rows
 
 
@@ -123,3 +124,57 @@ def test_a_context_of_h_numbers_cannot_tell_apart_more_than_h_input_numbers() ->
     assert rows[0][5] is rows[0][6] is None
     with pytest.raises(ValueError, match=r"length must be an int ≥ 1; got 0"):
         capacity_rows(lengths=(0,))
+
+
+def test_greedy_decoding_is_torchs_rnn_step_by_step() -> None:
+    """Each step feeds ``[embedding of the previous word; c]`` to torch.nn.RNN from the last state (``s_0 = c``) and
+    picks the highest-scoring word; the default first word is id 0."""
+    model = Seq2Seq.random(seed=4)
+    c = model.encode([3, 4, 5])
+    V, E = model.embedding.shape
+    H = model.decoder.hidden_size
+    rnn = torch.nn.RNN(E + H, H, dtype=torch.float64)
+    with torch.no_grad():
+        for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+            getattr(rnn, f"{name}_l0").copy_(torch.from_numpy(getattr(model.decoder, name)))
+
+    def greedy(start: int, steps: int) -> list[int]:
+        h, word, words = torch.from_numpy(c)[None, None, :], start, []
+        context = torch.from_numpy(c)
+        with torch.no_grad():
+            for _ in range(steps):
+                step = torch.cat([torch.from_numpy(model.embedding[word]), context])[None, None, :]
+                _, h = rnn(step, h)
+                word = int(torch.argmax(torch.from_numpy(model.out) @ h[0, 0]))
+                words.append(word)
+        return words
+
+    assert model.decode(c, 6) == greedy(0, 6)
+    assert model.decode(c, 6, start=7) == greedy(7, 6)
+    assert greedy(0, 6) != greedy(7, 6)  # the first word matters here, so the default is seen
+
+
+def test_lstm_weights_are_drawn_as_torch_draws_them() -> None:
+    """torch.nn.LSTM's layout (4H rows, gates stacked) and its init, uniform in ±1/sqrt(H)."""
+    p = LSTMParams.random(3, 25, seed=1)
+    lstm = torch.nn.LSTM(3, 25)
+    k = 1 / np.sqrt(25)
+    for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+        values = getattr(p, name)
+        assert values.shape == tuple(getattr(lstm, f"{name}_l0").shape), name
+        assert -k <= values.min() < -0.8 * k and 0.8 * k < values.max() <= k, name  # spans the whole interval
+
+
+@pytest.mark.parametrize(
+    ("call", "argument"),
+    [
+        (lambda: LSTMParams.random(0, 2), "input_size"),
+        (lambda: LSTMParams.random(2, 0), "hidden_size"),
+        (lambda: LSTMParams.random(2, 2, seed=-1), "seed"),
+        (lambda: capacity_rows(embed=0), "embed"),
+        (lambda: capacity_rows(hidden=0), "hidden"),
+    ],
+)
+def test_a_refused_size_names_its_argument(call: object, argument: str) -> None:
+    with pytest.raises(ValueError, match=rf"^{argument} must be an int ≥ [01]; got -?\d"):
+        call()

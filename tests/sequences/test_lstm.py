@@ -200,3 +200,21 @@ def test_rnn_checks_its_shapes_and_nonlinearity() -> None:
         ValueError, match=r"grad_final has shape \(2,\); it must match the output it belongs to, \(3,\)"
     ):
         rnn_backward(p, rnn_forward(p, np.zeros((4, 2))), grad_final=np.zeros(2))
+
+
+def test_rnn_unbatched_gradients_match_torch_and_keep_their_shapes() -> None:
+    """One sequence without a batch axis, as torch.nn.RNN takes it: the gradients of x and h0 come back unbatched."""
+    torch.manual_seed(6)
+    rnn = torch.nn.RNN(2, 3).double()
+    x = torch.randn(5, 2, dtype=torch.float64, requires_grad=True)
+    h0 = torch.randn(1, 3, dtype=torch.float64, requires_grad=True)
+    out, _ = rnn(x, h0)
+    g = torch.randn_like(out)
+    (out * g).sum().backward()
+    params = RNNParams(_np(rnn.weight_ih_l0), _np(rnn.weight_hh_l0), _np(rnn.bias_ih_l0), _np(rnn.bias_hh_l0))
+    grads = rnn_backward(params, rnn_forward(params, _np(x), _np(h0[0])), _np(g))
+    assert grads.x.shape == (5, 2) and grads.h0.shape == (3,)
+    _close(grads.x, x.grad)
+    _close(grads.h0, h0.grad[0])
+    with pytest.raises(ValueError, match=r"^grad_outputs has shape \(5, 2\); it must match"):
+        rnn_backward(params, rnn_forward(params, _np(x)), np.zeros((5, 2)))

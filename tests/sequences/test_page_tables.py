@@ -15,7 +15,7 @@ import pytest
 import sacrebleu
 import torch
 
-from tests.helpers import ROOT, markdown_tables
+from tests.helpers import ROOT, markdown_tables, outside_tables
 from tests.page_calls import page_calls
 
 _LSTM_FILE = tomllib.loads((ROOT / "src/gpukb/data/sequences/lstm_example.toml").read_text(encoding="utf-8"))
@@ -113,6 +113,7 @@ def _index(key: str, where: str) -> tuple[int, ...]:
 
 def check_lstm_example(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
+    assert outside_tables(markdown) == []  # the block prints the table alone
     exact = _torch_example()
     part = kwargs["args"][0] if kwargs["args"] else kwargs["part"]
     expected_keys = {
@@ -146,6 +147,13 @@ def check_lstm_example_setup(markdown: str, kwargs: dict[str, Any]) -> None:
         assert int(row["torch row"]) == "ifgo".index(torch_name[gate])
         assert [float(row["W (x1)"]), float(row["W (x2)"])] == ex["W"][k]
         assert (float(row["U"]), float(row["b"])) == (ex["U"][k], ex["b"][k])
+    # the sentence under the table: the inputs, labels and learning rate of the data file, and its source
+    xs = ", ".join(f"x{t} = ({', '.join(f'{v:g}' for v in x)})" for t, x in enumerate(ex["x"]))
+    ys = ", ".join(f"y{t} = {y:g}" for t, y in enumerate(ex["labels"]))
+    assert outside_tables(markdown) == [
+        f"Inputs {xs}; labels {ys}; learning rate λ = {ex['learning_rate']:g}. Source: {ex['author']}, "
+        f"[{ex['title']}]({ex['url']}), {ex['published']:%d %B %Y} (read {ex['checked']})."
+    ]
 
 
 def check_bottleneck(markdown: str, kwargs: dict[str, Any]) -> None:
@@ -153,6 +161,7 @@ def check_bottleneck(markdown: str, kwargs: dict[str, Any]) -> None:
     from gpukb.sequences.seq2seq import Seq2Seq
 
     (table,) = markdown_tables(markdown)
+    assert outside_tables(markdown) == []  # the block prints the table alone
     model = Seq2Seq.random(seed=0)
     rnn = torch.nn.RNN(model.encoder.input_size, model.encoder.hidden_size).double()
     with torch.no_grad():
@@ -181,6 +190,7 @@ def check_bottleneck(markdown: str, kwargs: dict[str, Any]) -> None:
 
 def check_bleu_defaults(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
+    assert outside_tables(markdown) == []  # the block prints the table alone
     corpus = inspect.signature(sacrebleu.corpus_bleu).parameters
     sentence = inspect.signature(sacrebleu.sentence_bleu).parameters
     yes = {True: "yes", False: "no"}
@@ -198,6 +208,7 @@ def check_bleu_tokenization(markdown: str, kwargs: dict[str, Any]) -> None:
     from sacrebleu.metrics.bleu import _get_tokenizer
 
     (table,) = markdown_tables(markdown)
+    assert outside_tables(markdown) == []  # the block prints the table alone
     ex = BLEU_RAW[kwargs["args"][0]]
     assert [r["tokenizer"] for r in table] == ["13a", "none"]
     for row in table:
@@ -210,6 +221,7 @@ def check_bleu_tokenization(markdown: str, kwargs: dict[str, Any]) -> None:
 
 def check_bleu_segments(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
+    assert outside_tables(markdown) == []  # the block prints the table alone
     ex = BLEU_RAW[kwargs["args"][0]]
     refs = list(zip(*ex["references"], strict=True))
     for tok in ("13a", "none"):
@@ -233,6 +245,7 @@ def check_bleu_smoothing(markdown: str, kwargs: dict[str, Any]) -> None:
     from sacrebleu.metrics import BLEU
 
     (table,) = markdown_tables(markdown)
+    assert outside_tables(markdown) == []  # the block prints the table alone
     ex = BLEU_RAW[kwargs["args"][0]]
     assert len(table) == len(ex["scores"])
     defaults = {"floor": "0.1 (default)", "add-k": "1 (default)"}
@@ -246,10 +259,24 @@ def check_bleu_smoothing(markdown: str, kwargs: dict[str, Any]) -> None:
         assert float(row["the source expects"]) == s["score"]
 
 
+def check_bleu_published(markdown: str, kwargs: dict[str, Any]) -> None:
+    """sacreBLEU's own score line for the example, then the line and signature its source printed (raw data)."""
+    ex = BLEU_RAW[kwargs["args"][0]]
+    score = sacrebleu.corpus_bleu(ex["hypotheses"], ex["references"])
+    printed = ex["published"]
+    assert markdown.splitlines() == [
+        f"- gpukb: `{score}`",
+        f"- printed by the source ([{ex['source']}]({ex['url']}), read {ex['checked']}): `{printed['line']}`, "
+        f"signature `{printed['signature']}`",
+    ]
+    assert markdown.endswith("`\n")
+
+
 def check_capacity(markdown: str, kwargs: dict[str, Any]) -> None:
     """Counting, not the function's own numbers: the null space is T·E − H where positive, the first input's
     influence is the same at every length, and the pair's contexts agree to rounding."""
     (table,) = markdown_tables(markdown)
+    assert outside_tables(markdown) == []  # the block prints the table alone
     assert [int(r["input length T"]) for r in table] == [1, 2, 3, 4, 8]
     assert len({r["‖∂c/∂x₁‖"] for r in table}) == 1
     for r in table:
@@ -266,6 +293,7 @@ def check_capacity(markdown: str, kwargs: dict[str, Any]) -> None:
 
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "capacity": check_capacity,
+    "bleu_published": check_bleu_published,
     "bleu_smoothing": check_bleu_smoothing,
     "lstm_example": check_lstm_example,
     "lstm_example_setup": check_lstm_example_setup,

@@ -7,7 +7,9 @@ import tomllib
 import pytest
 
 from tests.helpers import ROOT
-from tests.worked_problems import answer, assert_shows, rendered_problems
+import math
+
+from tests.worked_problems import answer, assert_shows, numbers, question, rendered_problems, working
 
 torch = pytest.importorskip("torch")
 
@@ -48,3 +50,57 @@ def test_embedding_gradient(problems: dict[str, str]) -> None:
     assert f"rows {' and '.join(map(str, touched))}" in text
     for i in touched:
         assert f"row {i} gets [{', '.join(f'{v:g}' for v in grad[i].tolist())}]" in text
+
+
+def test_lstm_parameters_working(problems: dict[str, str]) -> None:
+    """Each step's numbers, from torch's own LSTM: the gate rows, the two weight matrices, the two biases."""
+    lstm = torch.nn.LSTM(input_size=256, hidden_size=512)
+    rows, inputs = lstm.weight_ih_l0.shape
+    hidden = lstm.weight_hh_l0.shape[1]
+    weights = lstm.weight_ih_l0.numel() + lstm.weight_hh_l0.numel()
+    biases = lstm.bias_ih_l0.numel() + lstm.bias_hh_l0.numel()
+    gates, product, bias = working(problems["lstm-parameters"])
+    assert numbers(question(problems["lstm-parameters"])) == [inputs, hidden]
+    assert "(i, f, g, o)" in gates  # torch.nn.LSTM's documented order: W_ii | W_if | W_ig | W_io
+    assert numbers(gates) == [4, rows]
+    assert numbers(product) == [4, 4, rows, inputs, rows, hidden, weights]
+    assert numbers(bias) == [lstm.bias_ih_l0.numel(), biases, weights + biases]
+
+
+def test_bleu_working(problems: dict[str, str]) -> None:
+    """The precisions, their geometric mean and the brevity penalty, from sacreBLEU; the README's line verbatim."""
+    sacrebleu = pytest.importorskip("sacrebleu")
+    examples = tomllib.loads((ROOT / "src/gpukb/data/sequences/bleu_examples.toml").read_text("utf-8"))
+    (ex,) = [e for e in examples["example"] if e["id"] == "sacrebleu-readme"]
+    corpus = sacrebleu.corpus_bleu(ex["hypotheses"], ex["references"])
+    mean = sum(
+        sacrebleu.sentence_bleu(h, [stream[i] for stream in ex["references"]]).score
+        for i, h in enumerate(ex["hypotheses"])
+    ) / len(ex["hypotheses"])
+    geometric = 100 * math.exp(sum(math.log(p / 100) for p in corpus.precisions) / 4)
+    c, r = corpus.sys_len, corpus.ref_len
+    assert math.isclose(corpus.bp, math.exp(1 - r / c))  # c < r: the penalty applies
+    precisions, penalty, product = working(problems["bleu"])
+
+    def rounded(*values: float, digits: int) -> list[float]:
+        return [round(v, digits) for v in values]
+
+    assert numbers(precisions) == [*rounded(*corpus.precisions, digits=1), 1, 4, 13]
+    assert numbers(penalty) == [round(geometric, 2), c, r, 1, r, c, round(corpus.bp, 3)]
+    readme = f"`{ex['published']['line']}`"
+    assert readme in product
+    before, after = product.split(readme)
+    assert numbers(before) == [round(corpus.bp, 3), round(geometric, 2), round(corpus.score, 2)]
+    assert numbers(after) == [round(mean, 2)]
+
+
+def test_embedding_gradient_working(problems: dict[str, str]) -> None:
+    """The question's ids, table size and upstream rows, and the repeated token's sum, from torch autograd."""
+    ids, upstream = [2, 0, 2], [[1.0, 2.0], [0.5, -1.0], [3.0, 1.0]]
+    table = torch.nn.Embedding(4, 2)
+    (table(torch.tensor(ids)) * torch.tensor(upstream)).sum().backward()
+    assert numbers(question(problems["embedding-gradient"])) == [*ids, 4, 2, *(v for row in upstream for v in row)]
+    (twice,) = [t for t in set(ids) if ids.count(t) == 2]
+    uses = [row for i, row in zip(ids, upstream, strict=True) if i == twice]
+    _, repeated, _ = working(problems["embedding-gradient"])
+    assert numbers(repeated) == [twice, *uses[0], *uses[1], *table.weight.grad[twice].tolist()]

@@ -129,9 +129,26 @@ def check_fuzz_budget(markdown: str, kwargs: dict[str, Any]) -> None:
 
 
 def check_mutation_score(markdown: str, kwargs: dict[str, Any]) -> None:
-    *run_tables, survivors = markdown_tables(markdown)
+    per_chapter, *run_tables, survivors = markdown_tables(markdown)
     raw = _toml("mutation.toml")
     assert f"Tool: {raw['tool']}, run as `{raw['command']}`" in markdown
+    # each chapter's last run: the last run of each chapter named in the file, after the last whole-scope run
+    last: dict[str | None, dict[str, Any]] = {}
+    for r in raw["run"]:
+        last[r.get("chapter")] = r
+    expected = [last[None]] + [r for c, r in last.items() if c is not None]
+    assert [row["run"] for row in per_chapter] == [r["id"] for r in expected]
+    for row, r in zip(per_chapter, expected, strict=True):
+        if "chapter" in r:
+            assert row["chapter"] == r["chapter"]
+        else:  # the chapters whose declared files the whole run mutated
+            named = [c.name for c in chapters.chapters() if set(c.mutation) & set(r["scope"])]
+            assert row["chapter"] == f"{', '.join(named)} and the argument checks, in one run"
+        assert row["date"] == r["date"].isoformat()
+        assert (int(row["mutants"]), int(row["killed (timeouts too)"]), int(row["survived"]),
+                int(row["no test calls it"]), int(row["timeouts"])) == (
+            r["mutants"], r["killed"] + r["timeout"], r["survived"], r["no_tests"], r["timeout"])  # fmt: skip
+        assert row["score"] == f"{100 * (r['killed'] + r['timeout']) / r['mutants']:.1f}%", row
     scopes = re.findall(r"^Mutated: (.*)\.$", markdown, flags=re.MULTILINE)
     assert len(scopes) == len(run_tables)
     rows = []  # each table row with the files its table says were mutated
@@ -148,14 +165,16 @@ def check_mutation_score(markdown: str, kwargs: dict[str, Any]) -> None:
             r["mutants"], killed, r["survived"], r["no_tests"])  # fmt: skip
         score = 100 * killed / r["mutants"]
         assert row["score"] == f"{score:.1f}%", (row, score)
-    assert f"Survivors of the last run (`{raw['run'][-1]['id']}`)" in markdown
-    assert [(row["kind"], int(row["survived"]), row["what they change"]) for row in survivors] == [
-        (s["kind"], s["survived"], " ".join(s["why"].split())) for s in raw.get("survivor", [])
+    ids = ", ".join(f"`{r['id']}`" for r in expected)
+    assert f"Survivors of the last runs ({ids})" in markdown
+    assert [(row["run"], row["kind"], int(row["survived"]), row["what they change"]) for row in survivors] == [
+        (s["run"], s["kind"], s["survived"], " ".join(s["why"].split())) for s in raw.get("survivor", [])
     ]
     for row, s in zip(survivors, raw.get("survivor", []), strict=True):
         shown = [f"gpukb.{_code(f)}" for f in row["functions (in gpukb)"].split(", ")]
         assert shown == s["functions"], row["kind"]
-    assert sum(int(row["survived"]) for row in survivors) == raw["run"][-1]["survived"]
+    for r in expected:  # every survivor of each last run is listed
+        assert sum(int(row["survived"]) for row in survivors if row["run"] == r["id"]) == r["survived"], r["id"]
     for kind in {s["kind"] for s in raw.get("survivor", [])}:
         assert f"- **{kind}**: " in markdown  # each kind is explained
 

@@ -41,7 +41,8 @@ def test_every_fuzz_target_is_a_test_module_and_every_module_has_a_budget() -> N
 
 def test_the_page_shows_the_mutation_runs() -> None:
     m = mutation()
-    *run_tables, survivors = markdown_tables(pages.mutation_score())
+    per_chapter, *run_tables, survivors = markdown_tables(pages.mutation_score())
+    assert [row["run"] for row in per_chapter] == [r.id for r in m.last_runs()]
     rows = [row for table in run_tables for row in table]
     assert [row["run"] for row in rows] == [r.id for r in m.run]
     assert len(run_tables) == len({tuple(r.scope) for r in m.run})  # one table per set of mutated files
@@ -50,12 +51,17 @@ def test_the_page_shows_the_mutation_runs() -> None:
         assert int(row["killed (timeouts too)"]) == run.killed + run.timeout
         assert int(row["survived"]) == run.survived
         assert row["score"] == f"{(run.killed + run.timeout) / run.mutants:.1%}"
-    assert sum(int(row["survived"]) for row in survivors) == m.run[-1].survived
+    for r in m.last_runs():
+        assert sum(int(row["survived"]) for row in survivors if row["run"] == r.id) == r.survived, r.id
 
 
 def test_the_mutation_runs_improve_and_match_the_config() -> None:
-    """Runs over the same files kill more each time; the last run is what pyproject.toml's [tool.mutmut] runs."""
+    """Runs over the same files kill more each time; the whole scope's runs only widen it; a chapter's run mutates
+    that chapter's declared files with its declared tests; together the last runs are what pyproject.toml's
+    [tool.mutmut] runs."""
     import tomllib
+
+    from gpukb.site.mutation_scope import scope as declared_scope
 
     m = mutation()
     assert m.run[0].id == "before"
@@ -63,12 +69,24 @@ def test_the_mutation_runs_improve_and_match_the_config() -> None:
     for scope in {tuple(r.scope) for r in m.run}:
         scores = [r.score for r in m.run if tuple(r.scope) == scope]
         assert scores == sorted(set(scores)), (scope, scores)
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mutmut"]
-    # the same files and tests (their order in pyproject follows the chapters' declarations and means nothing)
-    assert sorted(config["only_mutate"]) == sorted(m.run[-1].scope)
-    assert sorted(config["pytest_add_cli_args_test_selection"]) == sorted(m.run[-1].tests)
-    for earlier, later in itertools.pairwise(m.run):
+    whole = [r for r in m.run if r.chapter is None]
+    for earlier, later in itertools.pairwise(whole):
         assert set(earlier.scope) <= set(later.scope), later.id  # the scope only grows
+    last = m.last_runs()
+    for r in last[1:]:  # each chapter's last run is its declared part (their order in pyproject means nothing)
+        files, tests = declared_scope(r.chapter)
+        assert (sorted(r.scope), sorted(r.tests)) == (sorted(files), sorted(tests)), r.id
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mutmut"]
+    assert sorted(config["only_mutate"]) == sorted({f for r in last for f in r.scope})
+    assert sorted(config["pytest_add_cli_args_test_selection"]) == sorted({t for r in last for t in r.tests})
+
+
+def test_survivors_are_listed_for_the_last_runs_only() -> None:
+    text = (ROOT / "src" / "gpukb" / "data" / "mutation.toml").read_text(encoding="utf-8")
+    with pytest.raises(ValueError, match=r"survivors of run 'cell-checks': survivors are listed for the last runs"):
+        parse_mutation(text.replace('run = "library-checks"', 'run = "cell-checks"', 1))
+    with pytest.raises(ValueError, match=r"run 'library-checks': \d+ survivors listed by kind, but survived = 1199"):
+        parse_mutation(text.replace("survived = 38\n", "survived = 39\n", 1))
 
 
 def test_mutation_counts_must_add_up() -> None:

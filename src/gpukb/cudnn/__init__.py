@@ -20,4 +20,22 @@ CHAPTER = Chapter(
         ),
     },
     checks="tests.cudnn.test_page_tables",
+    mutation=(
+        "src/gpukb/cudnn/descriptors.py",
+        "src/gpukb/cudnn/convolution.py",
+        "src/gpukb/cudnn/program.py",
+        "src/gpukb/cudnn/cnn.py",
+        "src/gpukb/cudnn/layers.py",
+        "src/gpukb/cudnn/facts.py",
+        "src/gpukb/cudnn/problems.py",
+        "src/gpukb/cudnn/pages.py",
+    ),
+    mutation_tests=(
+        "tests/cudnn/test_descriptors.py",
+        "tests/cudnn/test_convolution.py",
+        "tests/cudnn/test_conv_program.py",
+        "tests/cudnn/test_worked_problems.py",
+        "tests/cudnn/test_page_tables.py",
+        "tests/site/test_page_tables.py",  # renders the pages and runs the chapter's cell checks on them
+    ),
 )

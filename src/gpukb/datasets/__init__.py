@@ -17,4 +17,25 @@ CHAPTER = Chapter(
         ),
     },
     checks="tests.datasets.test_page_tables",
+    mutation=(
+        "src/gpukb/datasets/catalog.py",
+        "src/gpukb/datasets/coco.py",
+        "src/gpukb/datasets/odgt.py",
+        "src/gpukb/datasets/eeg_files.py",
+        "src/gpukb/datasets/tables.py",
+        "src/gpukb/datasets/problems.py",
+        "src/gpukb/datasets/pages.py",
+    ),
+    mutation_tests=(
+        "tests/datasets/test_catalog.py",
+        "tests/datasets/test_coco.py",
+        "tests/datasets/test_odgt.py",
+        "tests/datasets/test_eeg_files.py",
+        "tests/datasets/test_tables.py",
+        "tests/datasets/test_people_catalog.py",
+        "tests/datasets/test_pages.py",
+        "tests/datasets/test_worked_problems.py",
+        "tests/datasets/test_page_tables.py",
+        "tests/site/test_page_tables.py",  # renders the pages and runs the chapter's cell checks on them
+    ),
 )

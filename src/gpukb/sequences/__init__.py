@@ -19,4 +19,23 @@ CHAPTER = Chapter(
         ),
     },
     checks="tests.sequences.test_page_tables",
+    mutation=(
+        "src/gpukb/sequences/rnn.py",
+        "src/gpukb/sequences/lstm.py",
+        "src/gpukb/sequences/embedding.py",
+        "src/gpukb/sequences/seq2seq.py",
+        "src/gpukb/sequences/bleu.py",
+        "src/gpukb/sequences/worked_example.py",
+        "src/gpukb/sequences/problems.py",
+        "src/gpukb/sequences/pages.py",
+    ),
+    mutation_tests=(
+        "tests/sequences/test_lstm.py",
+        "tests/sequences/test_embedding_seq2seq.py",
+        "tests/sequences/test_bleu.py",
+        "tests/sequences/test_worked_example.py",
+        "tests/sequences/test_worked_problems.py",
+        "tests/sequences/test_page_tables.py",
+        "tests/site/test_page_tables.py",  # renders the pages and runs the chapter's cell checks on them
+    ),
 )

@@ -35,8 +35,12 @@ class MutationRun(StrictModel):
         id: ``before`` (the tests of the mutated modules only), then one id per later run (``after``: with the
             page-table checks added to kill survivors; ``cell-checks``: with every formats and GEMM table checked;
             ``library``: the scope widened to the number codec, argument parsing and two more page layers;
-            ``library-checks``: with the tests that run showed missing).
+            ``library-checks``: with the tests that run showed missing; ``<chapter>``, ``<chapter>-checks``: one
+            chapter's part of the scope, before and after the tests its survivors showed missing).
         date: When it ran.
+        chapter: The chapter whose part of the scope alone the run mutated (``python -m
+            gpukb.site.mutation_scope --chapter NAME`` writes it into the copy's ``pyproject.toml``); ``None`` for a
+            run over the whole scope as it then was.
         scope: The files mutated (mutmut's ``only_mutate``).
         tests: The test files and folders the runner selected.
         mutants: Mutants generated.
@@ -48,6 +52,7 @@ class MutationRun(StrictModel):
 
     id: str
     date: datetime.date
+    chapter: str | None = None
     scope: list[str] = Field(min_length=1)
     tests: list[str] = Field(min_length=1)
     mutants: int = Field(ge=0)
@@ -80,9 +85,11 @@ SURVIVOR_KINDS = {
 
 
 class Survivor(StrictModel):
-    """Mutants of the last run that survived for one reason (:data:`SURVIVOR_KINDS`), the functions they are in,
-    how many, and what they change."""
+    """Mutants of one run that survived for one reason (:data:`SURVIVOR_KINDS`), the functions they are in, how
+    many, and what they change. The survivors listed are those of the last run over the whole scope and of each
+    chapter's last run."""
 
+    run: str
     kind: str
     functions: list[str] = Field(min_length=1)
     survived: int = Field(ge=1)
@@ -96,12 +103,31 @@ class Survivor(StrictModel):
 
 
 class Mutation(StrictModel):
-    """The mutation testing of the library and the page layers: tool, command, runs, survivors of the last run."""
+    """The mutation testing of the library and the page layers: tool, command, runs, survivors of the last runs."""
 
     tool: str
     command: str
     run: list[MutationRun] = Field(min_length=1)
     survivor: list[Survivor] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _survivors_of_a_last_run(self) -> Mutation:
+        last = {r.id for r in self.last_runs()}
+        for s in self.survivor:
+            if s.run not in last:
+                raise ValueError(f"survivors of run {s.run!r}: survivors are listed for the last runs only, {sorted(last)}")
+        for r in self.last_runs():
+            listed = sum(s.survived for s in self.survivor if s.run == r.id)
+            if listed != r.survived:  # every survivor of a last run is read and sorted by why it survives
+                raise ValueError(f"run {r.id!r}: {listed} survivors listed by kind, but survived = {r.survived}")
+        return self
+
+    def last_runs(self) -> list[MutationRun]:
+        """The last run over the whole scope, then each chapter's last run (in the order chapters were first run)."""
+        last: dict[str | None, MutationRun] = {}
+        for r in self.run:
+            last[r.chapter] = r  # a dict keeps the order keys were first set in
+        return [r for c, r in last.items() if c is None] + [r for c, r in last.items() if c is not None]
 
 
 def parse_mutation(text: str, file: str = MUTATION_FILE) -> Mutation:

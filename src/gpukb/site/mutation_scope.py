@@ -16,12 +16,37 @@ from gpukb import arguments, chapters
 #: Layers below the chapters in the scope: the argument checks, tested by the fuzz tests and the CLI's.
 BASE_FILES = ("src/gpukb/arguments.py",)
 BASE_TESTS = ("tests/fuzz", "tests/test_cli.py")
+#: Layers below the chapters run on their own like a chapter (``--chapter records``): name → (files, tests).
+LAYERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "records": (
+        ("src/gpukb/records/run.py", "src/gpukb/records/store.py", "src/gpukb/records/script.py"),
+        ("tests/records/test_records.py", "tests/records/test_write_safety.py", "tests/records/test_script.py"),
+    ),
+}
 
 
-def scope() -> tuple[list[str], list[str]]:
-    """``(files to mutate, tests to run)``, each in declaration order without repeats."""
-    files = [*BASE_FILES, *(f for c in chapters.chapters() for f in c.mutation)]
-    tests = [*BASE_TESTS, *(t for c in chapters.chapters() for t in c.mutation_tests)]
+def parts() -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+    """Each chapter with a mutation scope, then each layer of :data:`LAYERS`: name → (files, tests)."""
+    declared = {c.name: (c.mutation, c.mutation_tests) for c in chapters.chapters() if c.mutation}
+    return {**declared, **LAYERS}
+
+
+def scope(chapter: str | None = None) -> tuple[list[str], list[str]]:
+    """``(files to mutate, tests to run)``, each in declaration order without repeats.
+
+    Args:
+        chapter: A chapter's (or a layer's) name for its part alone (its files, the base tests and its own tests:
+            what a run of one chapter mutates and selects), or ``None`` for the whole scope.
+
+    Raises:
+        ValueError: For a name that is not a chapter with a mutation scope nor a layer (naming those there are).
+    """
+    named = parts()
+    if chapter is not None and chapter not in named:
+        raise ValueError(f"chapter must be one with a mutation scope, one of {list(named)}; got {arguments.given(chapter)}")
+    chosen = list(named.values()) if chapter is None else [named[chapter]]
+    files = [*(BASE_FILES if chapter is None else ()), *(f for fs, _ in chosen for f in fs)]
+    tests = [*BASE_TESTS, *(t for _, ts in chosen for t in ts)]
     return list(dict.fromkeys(files)), list(dict.fromkeys(tests))
 
 
@@ -29,8 +54,9 @@ def _toml_list(key: str, values: list[str]) -> str:
     return f"{key} = [\n" + "".join(f'    "{v}",\n' for v in values) + "]\n"
 
 
-def write(pyproject: Path) -> bool:
-    """Write the scope into ``pyproject``'s ``[tool.mutmut]``; returns whether the file changed.
+def write(pyproject: Path, chapter: str | None = None) -> bool:
+    """Write the scope (of one chapter, see :func:`scope`) into ``pyproject``'s ``[tool.mutmut]``; returns whether
+    the file changed.
 
     Raises:
         FileNotFoundError: If there is no file at ``pyproject``.
@@ -42,7 +68,7 @@ def write(pyproject: Path) -> bool:
         text = pyproject.read_text(encoding="utf-8")
     except UnicodeDecodeError as err:
         raise ValueError(f"{pyproject}: not UTF-8 text ({err.reason})") from None
-    files, tests = scope()
+    files, tests = scope(chapter)
     new = text
     for key, values in (("only_mutate", files), ("pytest_add_cli_args_test_selection", tests)):
         new, count = re.subn(rf"^{key} = \[\n?(?:.*\n)*?\]\n", _toml_list(key, values), new, count=1, flags=re.M)
@@ -57,15 +83,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Print the scope, or write it into ``pyproject.toml`` with ``--write``."""
     parser = argparse.ArgumentParser(prog="python -m gpukb.site.mutation_scope", description=__doc__)
     parser.add_argument("--write", type=Path, nargs="?", const=Path("pyproject.toml"), help="the pyproject.toml")
+    parser.add_argument(
+        "--chapter", help="one chapter's part only (for a run of that chapter in a copy of the checkout)"
+    )
     args = parser.parse_args(argv)
-    if args.write is not None:
-        try:
-            changed = write(args.write)
-        except (ValueError, OSError) as err:  # a missing file, a folder, a pipe, another TOML: one line, status 2
-            parser.error(str(err))
-        print(f"{args.write}: {'updated' if changed else 'already up to date'}")
-        return 0
-    files, tests = scope()
+    try:
+        if args.write is not None:  # a missing file, a folder, a pipe, another TOML, a chapter: one line, status 2
+            changed = write(args.write, args.chapter)
+            print(f"{args.write}: {'updated' if changed else 'already up to date'}")
+            return 0
+        files, tests = scope(args.chapter)
+    except (ValueError, OSError) as err:
+        parser.error(str(err))
     print(_toml_list("only_mutate", files) + _toml_list("pytest_add_cli_args_test_selection", tests), end="")
     return 0
 

@@ -131,41 +131,48 @@ def fuzz_budget() -> str:
 
 
 def mutation_score() -> str:
-    """The mutation runs (``gpukb/data/mutation.toml``): one table per set of mutated files, the score of each run,
-    and the survivors of the last run."""
-    from gpukb.site.breaking import SURVIVOR_KINDS, mutation
+    """The mutation runs (``gpukb/data/mutation.toml``): the score of each chapter's last run, one table per set of
+    mutated files with the score of each run, and the survivors of the last runs."""
+    from gpukb.site.breaking import SURVIVOR_KINDS, MutationRun, mutation
 
     m = mutation()
-    headers = [
-        "run",
-        "date",
-        "tests selected",
-        "mutants",
-        "killed (timeouts too)",
-        "survived",
-        "no test calls it",
-        "score",
-    ]
+    counts = ["mutants", "killed (timeouts too)", "survived", "no test calls it", "score"]
+
+    def numbers(r: MutationRun) -> list[object]:
+        return [r.mutants, r.killed + r.timeout, r.survived, r.no_tests, f"{r.score:.1%}"]
+
+    def chapter(r: MutationRun) -> str:
+        if r.chapter is not None:
+            return r.chapter
+        named = [c.name for c in chapters.chapters() if any(f in r.scope for f in c.mutation)]
+        return f"{', '.join(named)} and the argument checks, in one run"
+
+    per_chapter = markdown_table(
+        ["chapter", "run", "date", *counts[:-1], "timeouts", counts[-1]],
+        [[chapter(r), r.id, str(r.date), *numbers(r)[:-1], r.timeout, numbers(r)[-1]] for r in m.last_runs()],
+    )
+    headers = ["run", "date", "tests selected", *counts]
     scopes: dict[tuple[str, ...], list[list[object]]] = {}  # runs grouped by what they mutated, in order
     for r in m.run:
         scopes.setdefault(tuple(r.scope), []).append(
-            [r.id, str(r.date), ", ".join(f"`{t}`" for t in r.tests), r.mutants, r.killed + r.timeout, r.survived,
-             r.no_tests, f"{r.score:.1%}"]
+            [r.id, str(r.date), ", ".join(f"`{t}`" for t in r.tests), *numbers(r)]
         )  # fmt: skip
     groups = "\n\n".join(
         f"Mutated: {', '.join(f'`{s}`' for s in scope)}.\n\n{markdown_table(headers, rows)}"
         for scope, rows in scopes.items()
     )
     survivors = markdown_table(
-        ["kind", "survived", "what they change", "functions (in gpukb)"],
-        [[s.kind, s.survived, s.why, ", ".join(f"`{f.removeprefix('gpukb.')}`" for f in s.functions)]
+        ["run", "kind", "survived", "what they change", "functions (in gpukb)"],
+        [[s.run, s.kind, s.survived, s.why, ", ".join(f"`{f.removeprefix('gpukb.')}`" for f in s.functions)]
          for s in m.survivor],
     )  # fmt: skip
     kinds = "\n".join(f"- **{kind}**: {meaning}" for kind, meaning in SURVIVOR_KINDS.items())
+    last = ", ".join(f"`{r.id}`" for r in m.last_runs())
     return (
-        f"Tool: {m.tool}, run as `{m.command}`.\n\n{groups}\n\n"
+        f"Tool: {m.tool}, run as `{m.command}`.\n\nThe score of each chapter, from its last run:\n\n{per_chapter}\n\n"
+        f"Every run, by the files it mutated:\n\n{groups}\n\n"
         "The score is killed over all mutants; it compares runs over the same files only. "
-        f"Survivors of the last run (`{m.run[-1].id}`), by why they survive:\n\n{kinds}\n\n{survivors}"
+        f"Survivors of the last runs ({last}), by why they survive:\n\n{kinds}\n\n{survivors}"
     )
 
 
