@@ -162,7 +162,8 @@ def test_a_missing_reference_is_none_and_sacrebleu_counts_an_empty_one_as_length
         (lambda: bleu.corpus_bleu("a", [["a"]]), TypeError, "hypotheses must be a list of strings"),
         (lambda: bleu.corpus_bleu(["a"], [[3]]), TypeError, r"references\[0\]\[0\] must be a string or None; got 3"),
         (lambda: bleu.sentence_bleu("a", []), ValueError, "references is empty: BLEU needs at least one reference"),
-        (lambda: bleu.sentence_bleu("a", "a"), TypeError, "references must be a list of reference strings"),
+        (lambda: bleu.sentence_bleu("a", "a"), TypeError, "references must be a list of reference strings; got 'a'"),
+        (lambda: bleu.sentence_bleu("a", ["b", 3]), TypeError, r"^references\[1\] must be a string; got 3"),
         (lambda: bleu.corpus_bleu(["a"], [["a"]], tokenize_method="intl"), ValueError, r"of \[.13a., .none.\]"),
         (lambda: bleu.corpus_bleu(["a"], [["a"]], smooth="laplace"), ValueError, "unknown smooth 'laplace'"),
         (lambda: bleu.corpus_bleu([None], [["a"]]), TypeError, "a segment must be a string; got None"),
@@ -212,3 +213,18 @@ def test_lowercasing_does_not_match_t_cedilla_with_t_comma() -> None:
     assert first_hyp != first_ref
     lowered = bleu.sentence_bleu(hyp, [ref], lowercase=True)
     assert lowered.stats.matches == bleu.sentence_bleu(hyp, [ref]).stats.matches == (5, 2, 0, 0)
+
+
+def test_sentence_bleu_is_case_sensitive_unless_asked_as_sacrebleu_is() -> None:
+    hyp, refs = "The Cat sat on the Mat.", ["the cat sat on the mat."]
+    for lowercase in (False, True):
+        ours = bleu.sentence_bleu(hyp, refs, lowercase=lowercase).score
+        assert ours == pytest.approx(sacrebleu.sentence_bleu(hyp, refs, lowercase=lowercase).score, rel=1e-13)
+    assert bleu.sentence_bleu(hyp, refs).stats.matches == (4, 2, 1, 0)  # "The", "Cat", "Mat" do not match
+    assert bleu.sentence_bleu(hyp, refs, lowercase=True).stats.matches == (7, 6, 5, 4)  # the default stays off
+
+
+@pytest.mark.parametrize("rows", [bleu.tokenization_rows, bleu.segment_rows, bleu.smoothing_rows])
+def test_an_unknown_example_is_refused_by_name(rows) -> None:
+    with pytest.raises(ValueError, match=r"^unknown example 'nope'; choose one of \['sacrebleu-readme', "):
+        rows("nope")

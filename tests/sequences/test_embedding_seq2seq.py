@@ -5,13 +5,15 @@
 from __future__ import annotations
 
 import itertools
+import re
 
 import numpy as np
 import pytest
 import torch
 
-from gpukb.sequences.embedding import lookup, lookup_by_product, lookup_grad, one_hot, vocabulary
+from gpukb.sequences.embedding import lookup, lookup_by_product, lookup_grad, one_hot, token_ids, vocabulary
 from gpukb.sequences.lstm import LSTMParams
+from gpukb.sequences.rnn import RNNParams, rnn_forward
 from gpukb.sequences.seq2seq import Seq2Seq, bottleneck_rows, capacity_rows
 
 
@@ -165,16 +167,74 @@ def test_lstm_weights_are_drawn_as_torch_draws_them() -> None:
         assert -k <= values.min() < -0.8 * k and 0.8 * k < values.max() <= k, name  # spans the whole interval
 
 
-@pytest.mark.parametrize(
-    ("call", "argument"),
-    [
-        (lambda: LSTMParams.random(0, 2), "input_size"),
-        (lambda: LSTMParams.random(2, 0), "hidden_size"),
-        (lambda: LSTMParams.random(2, 2, seed=-1), "seed"),
-        (lambda: capacity_rows(embed=0), "embed"),
-        (lambda: capacity_rows(hidden=0), "hidden"),
-    ],
-)
-def test_a_refused_size_names_its_argument(call: object, argument: str) -> None:
-    with pytest.raises(ValueError, match=rf"^{argument} must be an int ≥ [01]; got -?\d"):
+def test_seq2seq_weights_are_uniform_in_plus_minus_scale() -> None:
+    """The weights of both RNNs and of the output layer span ±scale, as documented (the word vectors are N(0, 1))."""
+    model = Seq2Seq.random(vocab_size=30, embed=8, hidden=16, scale=0.05)
+    arrays = {"out": model.out}
+    for rnn in ("encoder", "decoder"):
+        arrays |= {f"{rnn}.{n}": getattr(getattr(model, rnn), n) for n in ("weight_ih", "weight_hh")}
+    for name, values in arrays.items():
+        assert -0.05 <= values.min() < -0.03 and 0.03 < values.max() <= 0.05, name
+    assert model.out.shape == (30, 16) and model.decoder.input_size == 8 + 16
+
+
+def test_rnn_params_store_float_arrays_under_their_names() -> None:
+    """Lists are taken and kept as float64 arrays in the fields torch's names give them."""
+    p = RNNParams([[1, 2]], [[3]], [4], [5])
+    for name, value in [("weight_ih", [[1.0, 2.0]]), ("weight_hh", [[3.0]]), ("bias_ih", [4.0]), ("bias_hh", [5.0])]:
+        field = getattr(p, name)
+        assert isinstance(field, np.ndarray) and field.dtype == np.float64, name
+        np.testing.assert_array_equal(field, value)
+    assert (p.input_size, p.hidden_size) == (2, 1)
+
+
+#: Each public function of the chapter with one refused argument, and the name its message must give
+#: ("<name> must ..."): the argument checks are shared, so a swapped name would blame the wrong argument.
+REFUSED = [
+    (lambda: LSTMParams.random(0, 2), "input_size"),
+    (lambda: LSTMParams.random(2, 0), "hidden_size"),
+    (lambda: LSTMParams.random(2, 2, seed=-1), "seed"),
+    (lambda: capacity_rows(embed=0), "embed"),
+    (lambda: capacity_rows(hidden=0), "hidden"),
+    (lambda: RNNParams.random(0, 2), "input_size"),
+    (lambda: RNNParams.random(2, 0), "hidden_size"),
+    (lambda: RNNParams.random(2, 2, seed=-1), "seed"),
+    (lambda: RNNParams.random(2, 2, scale=-1.0), "scale"),
+    (lambda: RNNParams([[1.0]], [[1.0, 2.0]], [0.0], [0.0]), "weight_hh"),
+    (lambda: RNNParams([1.0], [[1.0]], [0.0], [0.0]), "weight_ih"),
+    (lambda: RNNParams([[1.0]], [[1.0]], [0.0, 1.0], [0.0]), "bias_ih"),
+    (lambda: RNNParams([[1.0]], [[1.0]], [0.0], [0.0, 1.0]), "bias_hh"),
+    (lambda: Seq2Seq.random(vocab_size=0), "vocab_size"),
+    (lambda: Seq2Seq.random(embed=0), "embed"),
+    (lambda: Seq2Seq.random(hidden=0), "hidden"),
+    (lambda: Seq2Seq.random(seed=-1), "seed"),
+    (lambda: Seq2Seq.random(scale=0.0), "scale"),
+    (lambda: bottleneck_rows(lengths=(2, 0)), r"lengths\[1\]"),
+    (lambda: bottleneck_rows(lengths=(100_001,)), r"lengths\[0\]"),
+    (lambda: bottleneck_rows(seed=-1), "seed"),
+    (lambda: token_ids([1], 0), "vocab_size"),
+    (lambda: lookup([1.0], [0]), "weight"),
+    (lambda: lookup_by_product([1.0], [0]), "weight"),
+    (lambda: rnn_forward(RNNParams.random(2, 3), [[0.0, 0.0]], [0.0]), "h0"),
+]
+
+
+@pytest.mark.parametrize(("call", "argument"), REFUSED, ids=[re.sub(r"\W", "", a) for _, a in REFUSED])
+def test_each_refused_argument_is_named(call: object, argument: str) -> None:
+    with pytest.raises((ValueError, TypeError), match=rf"^{argument} (must|has)"):
         call()
+
+
+def test_token_ids_take_one_int_and_refuse_a_bool_as_given() -> None:
+    np.testing.assert_array_equal(token_ids(3, 5), [3])
+    with pytest.raises(TypeError, match=r"^token ids must be integers; got True \(bool\) with dtype bool$"):
+        token_ids(True, 5)
+    with pytest.raises(ValueError, match=r"^one-hot rows would hold 1,000,000,000 elements"):
+        one_hot([0], 10**9)  # refused before anything is allocated
+
+
+def test_bottleneck_lengths_run_from_one_word() -> None:
+    _, rows = bottleneck_rows(lengths=(1, 3))
+    assert [r[0] for r in rows] == [1, 3]
+    with pytest.raises(TypeError, match=r"^lengths must be a non-empty tuple of ints; got \[\] \(list\)"):
+        bottleneck_rows(lengths=[])

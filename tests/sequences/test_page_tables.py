@@ -6,6 +6,7 @@ torch autograd for the LSTM example and the encoder, sacreBLEU for BLEU, the raw
 from __future__ import annotations
 
 import inspect
+import re
 import tomllib
 from collections.abc import Callable
 from typing import Any
@@ -134,6 +135,27 @@ def check_lstm_example(markdown: str, kwargs: dict[str, Any]) -> None:
         assert float(row["printed − computed"]) == pytest.approx(printed - computed, rel=0.06, abs=1e-12), row
         rounded = round(computed, 5) == printed or round(computed, 4) == printed
         assert row["correctly rounded"] == ("yes" if rounded else "no"), row
+
+
+def check_lstm_example_summary(markdown: str, kwargs: dict[str, Any]) -> None:
+    """The counts and the largest gap over every printed number of the data file, against torch's exact values,
+    rounded as the table's check rounds them."""
+    exact = _torch_example()
+    seen = []  # (|printed - exact|, correctly rounded) for every printed number
+    for key, printed in LSTM_RAW["printed"].items():
+        for index, p in np.ndenumerate(np.asarray(printed, dtype=float)):
+            c = float(exact[key][index])
+            seen.append((abs(p - c), round(c, 5) == p or round(c, 4) == p))
+    same = sum(ok for _, ok in seen)
+    gap = max(g for g, ok in seen if not ok)
+    found = re.fullmatch(
+        r"(\d+) of the (\d+) printed numbers are the exact values correctly rounded; the other (\d+) differ in the "
+        r"last printed digit, by at most (\S+) \((.+)\)\.\n",
+        markdown,
+    )
+    assert found, markdown
+    assert [int(n) for n in found.groups()[:3]] == [same, len(seen), len(seen) - same]
+    assert found[4] == f"{gap:.1e}"
 
 
 def check_lstm_example_setup(markdown: str, kwargs: dict[str, Any]) -> None:
@@ -272,6 +294,28 @@ def check_bleu_published(markdown: str, kwargs: dict[str, Any]) -> None:
     assert markdown.endswith("`\n")
 
 
+def check_sequences_errata(markdown: str, kwargs: dict[str, Any]) -> None:
+    """One folded note per erratum named, in the data file's order, each with its claim, its deciding test and the
+    link to its entry; the errata file read raw."""
+    raw = tomllib.loads((ROOT / "src/gpukb/data/errata.toml").read_text(encoding="utf-8"))["erratum"]
+    named = [e for e in raw if e["id"] in kwargs["args"]]
+    assert len(named) == len(kwargs["args"]) and all(e["topic"] == "sequences" for e in named)
+    blocks = markdown.split("\n\n")
+    assert len(blocks) == 2 * len(named)
+    for e, note, decided in zip(named, blocks[::2], blocks[1::2], strict=True):
+        head, truth = note.split("\n", 1)
+        assert head == f'??? note "A claim you may meet: {e["claim"]}"'
+        assert truth == f"    {e['truth']}"
+        assert decided.strip("\n") == f"    Decided by `{e['test']}`; [errata entry](../../about/errata/#{e['id']})."
+
+
+def check_versions(markdown: str, kwargs: dict[str, Any]) -> None:
+    from importlib import metadata
+
+    shown = ", ".join(f"{p} {metadata.version(p)}" for p in ("numpy", "torch", "sacrebleu"))
+    assert markdown == f"Built with {shown}; everything on these pages runs on the CPU."
+
+
 def check_capacity(markdown: str, kwargs: dict[str, Any]) -> None:
     """Counting, not the function's own numbers: the null space is T·E − H where positive, the first input's
     influence is the same at every length, and the pair's contexts agree to rounding."""
@@ -294,6 +338,9 @@ def check_capacity(markdown: str, kwargs: dict[str, Any]) -> None:
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "capacity": check_capacity,
     "bleu_published": check_bleu_published,
+    "sequences_errata": check_sequences_errata,
+    "versions": check_versions,
+    "lstm_example_summary": check_lstm_example_summary,
     "bleu_smoothing": check_bleu_smoothing,
     "lstm_example": check_lstm_example,
     "lstm_example_setup": check_lstm_example_setup,

@@ -167,3 +167,9 @@ def test_a_corrupted_copy_fails_naming_file_and_field(old: str, new: str, messag
 def test_unknown_part_is_refused() -> None:
     with pytest.raises(ValueError, match=r"unknown part 'sideways'; choose one of \['forward', 'backward'"):
         we.comparison("sideways")
+
+
+def test_a_repeated_example_is_refused_naming_the_file_given() -> None:
+    doubled = TEXT + TEXT[TEXT.index("\n[[example]]") :]
+    with pytest.raises(ValueError, match=r"^copy\.toml: example entry 2 \(two-step-lstm\): id 'two-step-lstm' repeats"):
+        we.parse(doubled, "copy.toml")

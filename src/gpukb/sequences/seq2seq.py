@@ -46,7 +46,8 @@ class Seq2Seq:
     def random(
         cls, vocab_size: int = 12, embed: int = 8, hidden: int = 16, seed: int = 0, scale: float = 0.3
     ) -> Seq2Seq:
-        """Random weights, uniform in ``±scale``, from ``seed``."""
+        """Random weights from ``seed``: word vectors from N(0, 1) (as ``torch.nn.Embedding`` draws them), the two
+        RNNs and the output layer uniform in ``±scale``."""
         vocab_size, embed, hidden = (
             positive_int(n, v) for n, v in (("vocab_size", vocab_size), ("embed", embed), ("hidden", hidden))
         )
