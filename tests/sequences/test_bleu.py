@@ -41,6 +41,8 @@ def test_13a_tokens_equal_sacrebleus() -> None:
         '"Quoted," she said (twice).',
         "e.g. U.S.A. 10.5% 7.",
         "tab\tand  spaces  ",
+        "<skipped> a hyphen-\nated line\nbroken",  # 13a drops <skipped>, joins "-\n" and turns "\n" into a space
+        "&quot;quoted&quot; &amp;quot;",
     ]
     for line in lines:
         assert bleu.tokenize(line) == Tokenizer13a()(line.rstrip()).split(), line
@@ -228,3 +230,14 @@ def test_sentence_bleu_is_case_sensitive_unless_asked_as_sacrebleu_is() -> None:
 def test_an_unknown_example_is_refused_by_name(rows) -> None:
     with pytest.raises(ValueError, match=r"^unknown example 'nope'; choose one of \['sacrebleu-readme', "):
         rows("nope")
+
+
+def test_corpus_bleu_defaults_score_as_sacrebleus() -> None:
+    """Case kept and no effective order by default, as ``sacrebleu.corpus_bleu``: a two-word segment whose case
+    differs scores what sacreBLEU gives it, not 100."""
+    hyps, refs = ["The Cat", "a dog ran far"], [["the cat", "a dog ran far"]]
+    ours = bleu.corpus_bleu(hyps, refs)
+    theirs = sacrebleu.corpus_bleu(hyps, refs)
+    assert ours.stats.matches == tuple(theirs.counts) and ours.score == pytest.approx(theirs.score, rel=1e-13)
+    one = bleu.corpus_bleu(["cat"], [["cat"]])  # one token: no 2- to 4-grams, so effective order would give 100
+    assert one.score == pytest.approx(sacrebleu.corpus_bleu(["cat"], [["cat"]]).score, rel=1e-13) and one.score < 100

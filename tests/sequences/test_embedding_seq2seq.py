@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from gpukb.sequences.embedding import lookup, lookup_by_product, lookup_grad, one_hot, token_ids, vocabulary
-from gpukb.sequences.lstm import LSTMParams
+from gpukb.sequences.lstm import LSTMParams, lstm_backward, lstm_forward
 from gpukb.sequences.rnn import RNNParams, rnn_forward
 from gpukb.sequences.seq2seq import Seq2Seq, bottleneck_rows, capacity_rows
 
@@ -156,36 +156,22 @@ def test_greedy_decoding_is_torchs_rnn_step_by_step() -> None:
     assert greedy(0, 6) != greedy(7, 6)  # the first word matters here, so the default is seen
 
 
-def test_lstm_weights_are_drawn_as_torch_draws_them() -> None:
-    """torch.nn.LSTM's layout (4H rows, gates stacked) and its init, uniform in ±1/sqrt(H)."""
-    p = LSTMParams.random(3, 25, seed=1)
-    lstm = torch.nn.LSTM(3, 25)
-    k = 1 / np.sqrt(25)
+@pytest.mark.parametrize(
+    ("ours", "theirs", "bound"),
+    [
+        (lambda: LSTMParams.random(3, 25, seed=1), lambda: torch.nn.LSTM(3, 25), 1 / np.sqrt(25)),
+        (lambda: RNNParams.random(3, 25, seed=1), lambda: torch.nn.RNN(3, 25), 1 / np.sqrt(25)),
+        (lambda: RNNParams.random(3, 25, seed=1, scale=0.05), lambda: torch.nn.RNN(3, 25), 0.05),
+    ],
+    ids=["lstm", "rnn", "rnn-scale"],
+)
+def test_weights_are_drawn_as_torch_draws_them(ours: object, theirs: object, bound: float) -> None:
+    """torch's layout (gates stacked in 4H rows for the LSTM) and its init, uniform in ±1/sqrt(H), or ±scale."""
+    p, module = ours(), theirs()
     for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
         values = getattr(p, name)
-        assert values.shape == tuple(getattr(lstm, f"{name}_l0").shape), name
-        assert -k <= values.min() < -0.8 * k and 0.8 * k < values.max() <= k, name  # spans the whole interval
-
-
-def test_seq2seq_weights_are_uniform_in_plus_minus_scale() -> None:
-    """The weights of both RNNs and of the output layer span ±scale, as documented (the word vectors are N(0, 1))."""
-    model = Seq2Seq.random(vocab_size=30, embed=8, hidden=16, scale=0.05)
-    arrays = {"out": model.out}
-    for rnn in ("encoder", "decoder"):
-        arrays |= {f"{rnn}.{n}": getattr(getattr(model, rnn), n) for n in ("weight_ih", "weight_hh")}
-    for name, values in arrays.items():
-        assert -0.05 <= values.min() < -0.03 and 0.03 < values.max() <= 0.05, name
-    assert model.out.shape == (30, 16) and model.decoder.input_size == 8 + 16
-
-
-def test_rnn_params_store_float_arrays_under_their_names() -> None:
-    """Lists are taken and kept as float64 arrays in the fields torch's names give them."""
-    p = RNNParams([[1, 2]], [[3]], [4], [5])
-    for name, value in [("weight_ih", [[1.0, 2.0]]), ("weight_hh", [[3.0]]), ("bias_ih", [4.0]), ("bias_hh", [5.0])]:
-        field = getattr(p, name)
-        assert isinstance(field, np.ndarray) and field.dtype == np.float64, name
-        np.testing.assert_array_equal(field, value)
-    assert (p.input_size, p.hidden_size) == (2, 1)
+        assert values.shape == tuple(getattr(module, f"{name}_l0").shape), name
+        assert -bound <= values.min() < -0.8 * bound and 0.8 * bound < values.max() <= bound, name  # the whole span
 
 
 #: Each public function of the chapter with one refused argument, and the name its message must give
@@ -216,7 +202,18 @@ REFUSED = [
     (lambda: lookup([1.0], [0]), "weight"),
     (lambda: lookup_by_product([1.0], [0]), "weight"),
     (lambda: rnn_forward(RNNParams.random(2, 3), [[0.0, 0.0]], [0.0]), "h0"),
+    (lambda: rnn_forward(RNNParams.random(2, 3), [[True, False]]), "x"),
+    (lambda: LSTMParams(np.zeros((4, 2)), np.zeros((4, 2)), np.zeros(4), np.zeros(4)), "weight_hh"),
+    (lambda: LSTMParams(np.zeros((4, 2)), np.zeros((4, 1)), np.zeros(3), np.zeros(4)), "bias_ih"),
+    (lambda: LSTMParams(np.zeros((4, 2)), np.zeros((4, 1)), np.zeros(4), np.zeros(3)), "bias_hh"),
+    (lambda: _lstm_backward_of_one(grad_final_h=np.zeros(2)), "grad_final_h"),
+    (lambda: _lstm_backward_of_one(grad_final_c=np.zeros(2)), "grad_final_c"),
 ]
+
+
+def _lstm_backward_of_one(**grads: object) -> object:
+    p = LSTMParams.random(2, 3)
+    return lstm_backward(p, lstm_forward(p, np.zeros((4, 2))), **grads)
 
 
 @pytest.mark.parametrize(("call", "argument"), REFUSED, ids=[re.sub(r"\W", "", a) for _, a in REFUSED])

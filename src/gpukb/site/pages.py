@@ -147,9 +147,15 @@ def mutation_score() -> str:
         named = [c.name for c in chapters.chapters() if any(f in r.scope for f in c.mutation)]
         return f"{', '.join(named)} and the argument checks, in one run"
 
+    from gpukb.site.mutation_scope import parts
+
+    whole = [r for r in m.run if r.chapter is None]
+    ran = {r.chapter for r in m.run} | {n for n, (files, _) in parts().items() if set(files) & set(whole[-1].scope)}
+    not_run = [name for name in parts() if name not in ran]  # declared, not mutated yet: shown, not hidden
     per_chapter = markdown_table(
         ["chapter", "run", "date", *counts[:-1], "timeouts", counts[-1]],
-        [[chapter(r), r.id, str(r.date), *numbers(r)[:-1], r.timeout, numbers(r)[-1]] for r in m.last_runs()],
+        [[chapter(r), r.id, str(r.date), *numbers(r)[:-1], r.timeout, numbers(r)[-1]] for r in m.last_runs()]
+        + [[name, "not run yet", "–", "–", "–", "–", "–", "–", "–"] for name in not_run],
     )
     headers = ["run", "date", "tests selected", *counts]
     scopes: dict[tuple[str, ...], list[list[object]]] = {}  # runs grouped by what they mutated, in order
