@@ -58,7 +58,8 @@ SWEEP_RESERVE_S = 150
 HOST_SHAPES, HOST_CALLS = ((64, 64, 64), (3, 5, 7)), 1000
 
 # The shapes live with the kernel (gpukb.gemm.triton.sweep), where `gpukb bench` finds them too.
-from gpukb.gemm.triton.sweep import (  # noqa: E402  # noqa: E402
+from gpukb.dtypes import torch_dtype  # noqa: E402
+from gpukb.gemm.triton.sweep import (  # noqa: E402
     ISSUE_SHAPES,
     ISSUE_TUNING,
     TINY_SHAPES,
@@ -142,9 +143,9 @@ def _aligned(torch: Any, dtype: str, layout: str, m: int, n: int, k: int) -> boo
     from gpukb.gemm.triton.matmul import rows_aligned
 
     meta = torch.device("meta")
-    a = torch.empty((m, k) if layout[0] == "N" else (k, m), device=meta, dtype=getattr(torch, dtype))
-    b = torch.empty((k, n) if layout[1] == "N" else (n, k), device=meta, dtype=getattr(torch, dtype))
-    c = torch.empty((m, n), device=meta, dtype=torch.bfloat16 if dtype == "float8_e4m3fn" else getattr(torch, dtype))
+    a = torch.empty((m, k) if layout[0] == "N" else (k, m), device=meta, dtype=torch_dtype(dtype))
+    b = torch.empty((k, n) if layout[1] == "N" else (n, k), device=meta, dtype=torch_dtype(dtype))
+    c = torch.empty((m, n), device=meta, dtype=torch.bfloat16 if dtype == "float8_e4m3fn" else torch_dtype(dtype))
     return rows_aligned(a if layout[0] == "N" else a.t(), b if layout[1] == "N" else b.t(), c)
 
 
@@ -176,7 +177,7 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep") -> dict
         if budget.left() < SWEEP_RESERVE_S:
             print(f"tune: stopping, {budget.left():.0f} s left", flush=True)
             break
-        tdtype = getattr(torch, dtype)
+        tdtype = torch_dtype(dtype)
         a, b = _operands(torch, tdtype, m, n, k, layout)
         assert layout_code(a, b) == layout
         out_dtype = torch.bfloat16 if dtype == "float8_e4m3fn" else tdtype
@@ -438,7 +439,7 @@ def sweep(torch: Any, out_dir: Path, budget: Budget, tuned_shapes: set) -> list[
         }  # fmt: skip
         a = b = c = c_peer = None
         try:
-            tdtype = getattr(torch, dtype)
+            tdtype = torch_dtype(dtype)
             a, b = _operands(torch, tdtype, m, n, k, layout)
             out_dtype = torch.bfloat16 if fp8 else tdtype
             c = torch.full((m, n), math.nan, device="cuda", dtype=out_dtype)

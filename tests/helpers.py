@@ -49,6 +49,16 @@ def markdown_tables(text: str) -> list[list[dict[str, str]]]:
     return tables
 
 
+def size_text(n: float) -> str:
+    """A size as the pages print it, spelled out here for the checks (not read from ``gpukb.tables.bytes_text``): the
+    largest binary unit the size fills, whole when exact and to one decimal otherwise; under 1 KiB, bytes."""
+    for unit, shift in (("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        whole, rest = divmod(n, 2**shift)
+        if whole >= 1:
+            return f"{int(whole)} {unit}" if rest == 0 else f"{n / 2**shift:.1f} {unit}"
+    return f"{int(n):,} B" if n == int(n) else f"{n:,.1f} B"
+
+
 def mkdocs_config() -> dict:
     """``mkdocs.yml`` as plain data; its tags (``!ENV SITE_URL``, ``!!python/name:...``) read as ``None``."""
     import yaml

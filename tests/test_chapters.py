@@ -34,6 +34,7 @@ FLOORS: dict[str, int] = {
     "schema": 0,
     "tables": 0,
     "numerics": 0,
+    "dtypes": 0,
     "figures": 0,
     "calculators": 0,
     "environment": 0,

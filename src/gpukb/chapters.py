@@ -33,7 +33,7 @@ _NAME = re.compile(r"[a-z][a-z0-9_]*")
 def _target(name: str, value: object) -> str:
     value = text(name, value, max_length=200)
     if not _TARGET.fullmatch(value):
-        raise ValueError(f"{name} must be 'module:attribute' (e.g. 'gpukb.tables:mib_text'); got {given(value)}")
+        raise ValueError(f"{name} must be 'module:attribute' (e.g. 'gpukb.tables:bytes_text'); got {given(value)}")
     return value
 
 

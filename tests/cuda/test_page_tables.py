@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import ROOT, markdown_tables
+from tests.helpers import ROOT, markdown_tables, size_text
 
 RESULTS = ROOT / "src/gpukb/data/results/cuda"
 
@@ -28,12 +28,6 @@ def _int(cell: str) -> int:
 
 def _bytes_in(cell: str) -> int:
     return _int(re.search(r"\(([\d,]+) B\)", cell).group(1))
-
-
-def _size(n: int) -> str:
-    """Bytes in the largest binary unit they fill: whole, else to one decimal (``32768000`` → ``31.2 MiB``)."""
-    unit, size = next((u, s) for u, s in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10), ("B", 1)) if n >= s)
-    return f"{n // size} {unit}" if n % size == 0 else f"{n / size:.1f} {unit}"
 
 
 #: What the device-facts table calls each runtime field (the label of its row), in the table's order.
@@ -75,7 +69,7 @@ def check_device_facts(markdown: str, kwargs: dict[str, Any]) -> None:
             assert row["value"] == f"{values['major']}.{values['minor']}"
         elif "(" in row["value"] and row["value"].endswith("B)"):
             assert _bytes_in(row["value"]) == values[field], row
-            assert row["value"] == f"{_size(values[field])} ({values[field]:,} B)", row
+            assert row["value"] == f"{size_text(values[field])} ({values[field]:,} B)", row
         elif row["value"].endswith("MHz"):
             assert row["value"] == f"{values[field] / 1000:,.0f} MHz", row
         elif row["value"].endswith("bits"):
@@ -210,7 +204,7 @@ def check_transfers(markdown: str, kwargs: dict[str, Any]) -> None:
     assert len(table) == len(data["rows"]) // 2
     # one row per size, smallest first, host to device then back
     order = [(size, direction) for size in sorted({b for (_, _, b) in by}) for direction in ("H2D", "D2H")]
-    assert [(row["transfer"], row["direction"]) for row in table] == [(_size(b), d) for b, d in order]
+    assert [(row["transfer"], row["direction"]) for row in table] == [(size_text(b), d) for b, d in order]
     for row, (size, direction) in zip(table, order, strict=True):
         gbps = {}
         for memory in ("pageable", "pinned"):

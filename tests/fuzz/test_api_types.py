@@ -141,7 +141,7 @@ CALLS: list[tuple[Callable[..., Any], dict[str, Any], set[str]]] = [
     (dataset_tables.resource_table, {"domain": "eeg"}, set()),
     # the site's shared layer: chapter declarations, data files, glossary, worked problems, tables, calculators
     (chapters.chapter, {"name": "formats"}, set()),
-    (chapters.resolve, {"target": "gpukb.tables:mib_text"}, set()),
+    (chapters.resolve, {"target": "gpukb.tables:bytes_text"}, set()),
     (chapters.Chapter, {"name": "x", "title": "X", "summary": "s", "position": 3, "cli": False,
                         "page_layers": ("gpukb.x.pages",), "kinds": {"x.a": "gpukb.x.results:A"}}, {"cli"}),
     (chapters.DataFile, {"parser": "gpukb.glossary:parse", "table": "term", "schemas": (("term", "m:T"),)}, set()),
@@ -153,7 +153,7 @@ CALLS: list[tuple[Callable[..., Any], dict[str, Any], set[str]]] = [
     (problems.Problem, {"id": "a-b", "title": "T", "question": "Q?", "answer": "A.", "working": ("w",),
                         "sources": (("spec", "https://example.org/spec"),)}, set()),
     (problems.markdown, {"problems": [problems.Problem("a", "T", "Q?", "A.", ("w",))], "intro": "Try them."}, set()),
-    (tables.mib_text, {"nbytes": 3 * 2**20}, set()),
+    (tables.bytes_text, {"nbytes": 3 * 2**20}, set()),
     (tables.html_with_links, {"text": "spec: https://example.org/spec"}, set()),
     (calculators.field_value, {"text": " 12 "}, set()),
     (calculators.Field, {"name": "m", "label": "m", "kind": "select", "default": "a", "options": (("a", "A"),),

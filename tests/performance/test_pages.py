@@ -40,12 +40,14 @@ def test_the_run_table_comes_from_the_run_description() -> None:
     assert rows["command"] == f"`{RUN.run.command}`"
 
 
-def test_run_line() -> None:
-    run = RUN.run
-    assert measuring_page.run_line() == (
-        f"NVIDIA H100 80GB HBM3, full mode: {run.duration_s:.0f} s of measuring on {run.date.isoformat()} (torch "
-        f"{run.versions.torch}, driver {run.gpu.driver}), with `{run.command}`."
+def test_a_sweep_says_its_mode_its_duration_and_where_it_was_measured() -> None:
+    """The sweep's own facts, then the one provenance sentence (gpukb.records.measured_on), not a second one."""
+    from gpukb.records import measured_on
+
+    assert measuring_page.sweep_measured_on() == f"Full mode, {RUN.run.duration_s:.0f} s of measuring. " + measured_on(
+        RUN.run
     )
+    assert measuring_page.sweep_measured_on("performance/h100-sweep-quick").startswith("Quick mode, ")
 
 
 def test_gemm_peaks_are_the_best_records_of_the_file() -> None:

@@ -22,12 +22,13 @@ from tests.helpers import ROOT
 
 SRC = ROOT / "src"
 PACKAGE = SRC / "gpukb"
-#: The renderers: the one Markdown table writer, the one SVG writer and the one calculator form, which page layers
-#: call.
+#: The renderers: the one Markdown table writer (and the one for a table of recorded results with its provenance),
+#: the one SVG writer and the one calculator form, which page layers call.
 RENDERERS = {
     "gpukb/tables.py": "markdown_table",
     "gpukb/figures.py": "to_svg",
     "gpukb/calculators.py": "calculator_html",
+    "gpukb/records/run.py": "measured_table",
 }
 #: Calls that produce page markup, allowed only in a page layer or in the renderer that defines them.
 MARKUP_CALLS = set(RENDERERS.values())

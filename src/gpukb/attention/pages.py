@@ -30,7 +30,7 @@ from gpukb.measuring.counting import ELEMENT_BYTES
 from gpukb.performance.ceilings import measured_ceilings, measured_ridge
 from gpukb.performance.results import H100_SWEEP
 from gpukb.problems import markdown as problems_markdown
-from gpukb.records import load, measured_on
+from gpukb.records import load, measured_table
 from gpukb.tables import markdown_table
 
 # --- the math (docs/attention/cost.md) ------------------------------------------------------------------------
@@ -178,7 +178,7 @@ def training_steps() -> str:
                              _fmt(t.ms.median if t.ms else None, 3), _fmt(t.tflops), gain])  # fmt: skip
                 previous = t.tflops
     headers = ["pass", "causal", "step", "implementation", "median ms", "TFLOP/s", "× previous step"]
-    return markdown_table(headers, rows) + "\n\n" + measured_on(rec.run)
+    return measured_table(headers, rows, rec.run)
 
 
 def training_sweep(direction: str = "forward") -> str:
@@ -197,7 +197,7 @@ def training_sweep(direction: str = "forward") -> str:
                      f"{max(differences):.1e}" if differences else "-"])  # fmt: skip
     headers = ["shape", "kernel tiling", "kernel", *BACKENDS, "kernel ÷ fastest", "kernel SM MHz (min)",
                "largest difference from kernel"]  # fmt: skip
-    return markdown_table(headers, rows) + "\n\n" + measured_on(rec.run)
+    return measured_table(headers, rows, rec.run)
 
 
 def training_ratios() -> str:
@@ -245,7 +245,7 @@ def training_losses() -> str:
         f"{control}. Mean loss over the last {last} steps: kernel {mean['kernel']:.3f}, SDPA {mean['sdpa']:.3f}, "
         f"SDPA math {mean['control']:.3f}. Model: {tr.model}."
     )
-    return markdown_table(headers, rows) + "\n\n" + summary + "\n\n" + measured_on(rec.run)
+    return measured_table(headers, rows, rec.run, summary + "\n\n")
 
 
 def training_tuning() -> str:

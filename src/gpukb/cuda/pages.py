@@ -22,13 +22,13 @@ from gpukb.cuda.results import (
 )
 from gpukb.figures import to_svg
 from gpukb.problems import markdown as problems_markdown
-from gpukb.tables import markdown_table
+from gpukb.tables import bytes_text, markdown_table
 
 
 def device_facts() -> str:
     """The GPU's architecture facts as the CUDA runtime reported them, and where."""
     record = tables.device_record()
-    return markdown_table(*tables.device_table()) + "\n\n" + records.measured_on(record.run) + "\n"
+    return records.measured_table(*tables.device_table(), record.run) + "\n"
 
 
 def memory_hierarchy() -> str:
@@ -90,17 +90,15 @@ def triton_limit() -> str:
     if t is None:
         return "The recorded run has no Triton refusal.\n"
     same = "equals" if t.limit == t.shared_mem_per_block_optin else "differs from"
-    return markdown_table(
-        ["what", "bytes"],
-        [
-            ["shared memory the kernel needed (Triton's `Required`)", f"{t.required:,}"],
-            ["Triton's `Hardware limit`", f"{t.limit:,}"],
-            ["`sharedMemPerBlockOptin` of the device", f"{t.shared_mem_per_block_optin:,}"],
-        ],
-    ) + (
-        f"\n\nThe kernel: {t.kernel}. Triton's limit {same} the per-block opt-in figure. Its message: "
-        f"``{t.message}``\n\n" + records.measured_on(record.run) + "\n"
+    rows = [
+        ["shared memory the kernel needed (Triton's `Required`)", f"{t.required:,}"],
+        ["Triton's `Hardware limit`", f"{t.limit:,}"],
+        ["`sharedMemPerBlockOptin` of the device", f"{t.shared_mem_per_block_optin:,}"],
+    ]
+    note = (
+        f"The kernel: {t.kernel}. Triton's limit {same} the per-block opt-in figure. Its message: ``{t.message}``\n\n"
     )
+    return records.measured_table(["what", "bytes"], rows, record.run, note) + "\n"
 
 
 def launch_grid() -> str:
@@ -120,9 +118,13 @@ def copy_width() -> str:
     """Copy throughput by element width, against torch's copy."""
     record = records.load(COPY_WIDTH_ID, CopyWidth)
     return (
-        markdown_table(*tables.copy_width_table())
-        + f"\n\nBuffers of {tables.kib(record.buffer_bytes)}; torch's `copy_` of the same bytes: "
-        f"{record.torch_copy_gbps:,.0f} GB/s. " + records.measured_on(record.run) + "\n"
+        records.measured_table(
+            *tables.copy_width_table(),
+            record.run,
+            f"Buffers of {bytes_text(record.buffer_bytes)}; torch's `copy_` of the same bytes: "
+            f"{record.torch_copy_gbps:,.0f} GB/s. ",
+        )
+        + "\n"
     )
 
 
@@ -132,9 +134,9 @@ def transfers() -> str:
     # How the copies were timed decides what a small copy's time means: say it beside the table.
     (method,) = [note for note in record.run.notes if "host clock" in note]
     return (
-        markdown_table(*tables.transfers_table())
-        + f"\n\nTimed as: {method[0].lower()}{method[1:]} Link: {record.link}. "
-        + records.measured_on(record.run)
+        records.measured_table(
+            *tables.transfers_table(), record.run, f"Timed as: {method[0].lower()}{method[1:]} Link: {record.link}. "
+        )
         + "\n"
     )
 
@@ -142,7 +144,7 @@ def transfers() -> str:
 def kernels(group: str | None = None) -> str:
     """The chapter's kernels against their peers, timed in one run."""
     record = records.load(KERNELS_ID, KernelBench)
-    return markdown_table(*tables.kernels_table(group=group)) + "\n\n" + records.measured_on(record.run) + "\n"
+    return records.measured_table(*tables.kernels_table(group=group), record.run) + "\n"
 
 
 def copy_width_verdict() -> str:
@@ -161,7 +163,7 @@ def transfers_verdict() -> str:
     s = tables.transfers_summary()
     return (
         f"Pinned memory reached {s['pinned_best']:.1f} GB/s, pageable memory at best {s['pageable_best']:.1f} GB/s. "
-        f"A {tables.kib(int(s['smallest_bytes']))} copy takes about {s['smallest_us']:.0f} µs either way, as the "
+        f"A {bytes_text(int(s['smallest_bytes']))} copy takes about {s['smallest_us']:.0f} µs either way, as the "
         "host sees it (launch and synchronization included): small copies cost their fixed overhead, so batch them "
         "into fewer, larger ones.\n"
     )
@@ -209,9 +211,11 @@ def host_memory() -> str:
     record = tables.host_memory_record()
     apis = "; ".join(f"{kind}: {api}" for kind, api in sorted(record.apis.items()))
     return (
-        markdown_table(*tables.host_memory_table())
-        + f"\n\nEach cell: the median time of the timed window and the size divided by it. Allocations: {apis}. "
-        + records.measured_on(record.run)
+        records.measured_table(
+            *tables.host_memory_table(),
+            record.run,
+            f"Each cell: the median time of the timed window and the size divided by it. Allocations: {apis}. ",
+        )
         + "\n"
     )
 
@@ -238,7 +242,7 @@ def host_memory_figure() -> str:
 def host_memory_verdict() -> str:
     """What the host-memory table shows at its largest size, in words, with figures from the record."""
     s = tables.host_memory_summary()
-    size = tables.kib(int(s["bytes"]))
+    size = bytes_text(int(s["bytes"]))
     parts = [f"At {size}:"]
     named = {
         "pinned-copy": "a pinned copy alone moved {:.1f} GB/s",
@@ -306,10 +310,14 @@ def overlap_timings() -> str:
     """The variants' totals, and where they were measured."""
     record = tables.overlap_record()
     return (
-        markdown_table(*tables.overlap_table())
-        + f"\n\nBuffer: {tables.kib(record.total_bytes)} of float32; kernel: {record.kernel}; "
-        f"{record.variants[0].ms.n} runs of each. The device reports "
-        f"`asyncEngineCount` = {record.async_engine_count}. " + records.measured_on(record.run) + "\n"
+        records.measured_table(
+            *tables.overlap_table(),
+            record.run,
+            f"Buffer: {bytes_text(record.total_bytes)} of float32; kernel: {record.kernel}; "
+            f"{record.variants[0].ms.n} runs of each. The device reports "
+            f"`asyncEngineCount` = {record.async_engine_count}. ",
+        )
+        + "\n"
     )
 
 

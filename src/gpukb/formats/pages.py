@@ -21,7 +21,7 @@ from gpukb.formats.problems import problems as chapter_problems
 from gpukb.formats.results import CODEC_SPEED_ID, GPU_CHECKS_ID, CodecSpeed, GpuChecks
 from gpukb.formats.spec import formats, name_sources
 from gpukb.problems import markdown as problems_markdown
-from gpukb.records import load, measured_on
+from gpukb.records import load, measured_table
 
 # --- tables computed from the formats ------------------------------------------------------------------------
 
@@ -152,8 +152,8 @@ def tf32_check(record_id: str = GPU_CHECKS_ID) -> str:
         ["TF32 matmul vs exact product of the FP32 inputs", f"{t.tf32_vs_exact:.2e}"],
         ["FP32 matmul (TF32 off) vs exact product", f"{t.fp32_vs_exact:.2e}"],
     ]  # fmt: skip
-    table = render.markdown_table(["comparison", "relative error (Frobenius)"], rows)
-    return f"{table}\n\n{t.n}×{t.n} matrices, {t.inputs} inputs. {measured_on(record.run, command=False)}"
+    note = f"{t.n}×{t.n} matrices, {t.inputs} inputs. "
+    return measured_table(["comparison", "relative error (Frobenius)"], rows, record.run, note, command=False)
 
 
 def cuda_casts(record_id: str = GPU_CHECKS_ID) -> str:
@@ -167,8 +167,8 @@ def cuda_casts(record_id: str = GPU_CHECKS_ID) -> str:
     )
     probe = record.e4m3_overflow
     probe_rows = [[value, probe.cuda[value], probe.cpu[value]] for value in probe.cuda]
-    probe_table = render.markdown_table(["float32 input", "E4M3 on CUDA", "E4M3 on CPU"], probe_rows)
-    return f"{table}\n\n{probe_table}\n\n{measured_on(record.run, command=False)}"
+    probe_headers = ["float32 input", "E4M3 on CUDA", "E4M3 on CPU"]
+    return f"{table}\n\n" + measured_table(probe_headers, probe_rows, record.run, command=False)
 
 
 def codec_speed(record_id: str = CODEC_SPEED_ID) -> str:
@@ -188,9 +188,12 @@ def codec_speed(record_id: str = CODEC_SPEED_ID) -> str:
     headers = ["format", "encode, gpukb (ms)", "encode, ml_dtypes (ms)", "decode, gpukb (ms)", "decode, ml_dtypes (ms)",
                "round trip, gpukb / ml_dtypes"]  # fmt: skip
     n = record.rows[0].n if record.rows else 0
-    return (
-        f"{render.markdown_table(headers, rows)}\n\n{n:,} float32 values, medians of {record.repeats} runs after a "
-        f"warm-up, one CPU core ({record.run.cpu_count} present). {measured_on(record.run)}"
+    return measured_table(
+        headers,
+        rows,
+        record.run,
+        f"{n:,} float32 values, medians of {record.repeats} runs after a warm-up, one CPU core "
+        f"({record.run.cpu_count} present). ",
     )
 
 

@@ -17,7 +17,7 @@ from typing import TextIO
 from gpukb.performance.results import SUITES, SweepRecord, file_name
 from gpukb.performance.suites import Stopwatch, first_line
 from gpukb.records import ClockReading, Run, clock_reading, describe_run, finished, read, rerecord_option, write
-from gpukb.records.script import cuda_missing
+from gpukb.records.script import Script, cuda_missing
 
 #: Exit status when nothing could be measured or a suite failed (argparse uses 2 for usage errors).
 FAILURE = 1
@@ -86,7 +86,7 @@ def run(
         ValueError: For an unknown suite or mode.
     """
     from gpukb.measuring import device
-    from gpukb.measuring.timing import BUDGETS, EventTimer, L2Flusher
+    from gpukb.measuring.timing import BUDGETS
     from gpukb.performance.suites import Context, attention, copy, gemm, host_device, kernels, mistakes
 
     if mode not in BUDGETS:
@@ -106,18 +106,10 @@ def run(
     gpu = described.gpu
     if gpu is None:
         raise RuntimeError("torch sees a CUDA GPU, but the run description found none")
-    flush = L2Flusher(torch, gpu.l2_bytes)
-    monitor = device.sampler()
-    ctx = Context(
-        torch=torch,
-        mode=mode,
-        budget=BUDGETS[mode],
-        timer=EventTimer(torch),
-        flush=flush,
-        progress=progress,
-        monitor=monitor,
-    )
-    if monitor is None:
+    # the sweep times the way every bench script does: one Script (no output of its own; the runner writes)
+    script = Script(argparse.Namespace(output=None, rerecord=False), None, described, started, budget=BUDGETS[mode])
+    ctx = Context(script=script, mode=mode, progress=progress)
+    if script.monitor is None:
         ctx.notes.append("clocks: neither pynvml nor nvidia-smi answered; no clocks were sampled during timed calls")
     modules = {
         "mistakes": mistakes,
@@ -143,7 +135,7 @@ def run(
         torch.cuda.empty_cache()
     return SweepRecord(
         run=finished(described, started, clocks=clocks, notes=[*described.notes, *ctx.notes]),
-        l2_flush=flush.method,
+        l2_flush=script.flush.method,
         mode=mode,
         suites=names,
         **sections,

@@ -13,7 +13,7 @@ import re
 from gpukb import chapters
 from gpukb import errata as errata_data
 from gpukb import glossary as glossary_data
-from gpukb.records import load, measured_on, record_ids
+from gpukb.records import load, measured_table, record_ids
 from gpukb.site.gpu_tests import RECORD_ID, GpuTestRun
 from gpukb.site.snippet_runs import recorded_output
 from gpukb.site.schemas import schemas
@@ -41,7 +41,7 @@ def errata_summary(entries: list[errata_data.Erratum] | None = None) -> str:
         for e in chosen
     )
     return (
-        f"<div class=\"gpukb-catalog\" data-menu='{html.escape(menu, quote=True)}' data-menu-label=\"Chapter\" "
+        f'<div class="gpukb-catalog" data-menu=\'{html.escape(menu, quote=True)}\' data-menu-label="Chapter" '
         'data-noun="claims" data-placeholder="Filter: any word of a claim or its correction">\n'
         "<table>\n<thead><tr><th>the claim</th><th>what is true</th><th>chapter</th></tr></thead>\n<tbody>\n"
         + body
@@ -77,7 +77,7 @@ def gpu_test_run(record_id: str = RECORD_ID) -> str:
     run = load(record_id, expect=GpuTestRun)
     rows = [[f"`{t.node}`", t.outcome, f"{t.seconds:.1f}"] for t in run.tests]
     line = ", ".join(f"{n} {outcome}" for outcome, n in run.counts().items() if n)
-    return f"{markdown_table(['test', 'outcome', 'seconds'], rows)}\n\n{line}. {measured_on(run.run)}"
+    return measured_table(["test", "outcome", "seconds"], rows, run.run, f"{line}. ")
     # --8<-- [end:gpu-test-run]
 
 
@@ -227,11 +227,11 @@ def glossary(terms: tuple[glossary_data.Term, ...] | None = None) -> str:
         href = folder + (f"#{anchor}" if anchor else "")
         rows.append(
             f'<tr id="{t.id}" data-status="{chapter}"><td><strong>{html.escape(t.term)}</strong></td>'
-            f"<td>{html.escape(t.definition)}</td><td><a href=\"{href}\">{html.escape(_page_label(t.page, titles))}</a></td>"
+            f'<td>{html.escape(t.definition)}</td><td><a href="{href}">{html.escape(_page_label(t.page, titles))}</a></td>'
             f"<td>{html_with_links(t.source)}</td></tr>"
         )
     return (
-        f"<div class=\"gpukb-catalog\" data-menu='{html.escape(menu, quote=True)}' data-menu-label=\"Chapter\" "
+        f'<div class="gpukb-catalog" data-menu=\'{html.escape(menu, quote=True)}\' data-menu-label="Chapter" '
         'data-noun="terms" data-placeholder="Filter: a term or any word of its definition">\n'
         "<table>\n<thead><tr><th>term</th><th>what it means</th><th>shown in</th><th>source</th></tr></thead>\n"
         "<tbody>\n" + "\n".join(rows) + "\n</tbody>\n</table>\n</div>"

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from gpukb.performance.pages import h100 as page
-from tests.helpers import markdown_tables
+from tests.helpers import markdown_tables, size_text
 from tests.performance.pages import (
     DASH,
     MARK,
@@ -29,14 +29,6 @@ from tests.performance.pages import (
 )
 
 DTYPES = ("fp32", "tf32", "fp16", "bf16", "fp8")
-
-
-def _size(nbytes: int) -> str:
-    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
-        if nbytes >= 1 << shift:
-            value = nbytes / (1 << shift)
-            return f"{int(value) if value.is_integer() else value} {unit}"
-    return f"{nbytes} B"
 
 
 def _spread(cell: str, ms: dict[str, Any]) -> None:
@@ -136,7 +128,7 @@ def check_copy_sizes(markdown: str, kwargs: dict[str, Any]) -> None:
     for r in raw["copy"]:
         if r["method"] == "memcpy" and r["dtype"] == "uint8":
             first.setdefault(r["bytes"], r)
-    assert [row["copied"] for row in table] == [_size(n) for n in first]
+    assert [row["copied"] for row in table] == [size_text(n) for n in first]
     for row, r in zip(table, first.values(), strict=True):
         assert _rounds(row["median µs"], r["ms"]["median"] * 1e3, 1), row
         rate = _gbps(r["bytes"], r["ms"]["median"])
@@ -152,7 +144,7 @@ def check_copy_widths(markdown: str, kwargs: dict[str, Any]) -> None:
     copies = _raw(_record(kwargs))["copy"]
     nbytes = next(r["bytes"] for r in copies if r["method"] == "elementwise")
     header = next(iter(table[0]))
-    assert header == f"element ({_size(nbytes)} per copy)"
+    assert header == f"element ({size_text(nbytes)} per copy)"
     width = {"uint8": 1, "int16": 2, "int32": 4, "int64": 8}
     assert [row[header] for row in table] == [d for d in width if any(r["dtype"] == d for r in copies)]
     for row in table:
@@ -166,7 +158,7 @@ def check_host_device(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
     records = _raw(_record(kwargs))["host_device"]
     sizes = sorted({r["bytes"] for r in records})
-    assert [row["copied"] for row in table] == [_size(n) for n in sizes]
+    assert [row["copied"] for row in table] == [size_text(n) for n in sizes]
     columns = {"host→device pageable": ("h2d", "pageable"), "host→device pinned": ("h2d", "pinned"),
                "device→host pageable": ("d2h", "pageable"), "device→host pinned": ("d2h", "pinned")}  # fmt: skip
     assert list(table[0])[1:] == list(columns)

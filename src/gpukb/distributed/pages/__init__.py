@@ -23,7 +23,6 @@ from gpukb.distributed.results import (
     FsdpTraining,
     TrainingRun,
 )
-from gpukb.tables import markdown_table
 
 GIB = 2**30
 
@@ -98,7 +97,7 @@ def memory_markdown(record_id: str = FSDP_SINGLE_GPU_ID, one_gpu_id: str | None 
     ]
     if one_gpu_id:
         headers += ["saved vs one GPU, predicted (GiB)", "saved vs one GPU, measured (GiB)"]
-    return markdown_table(headers, rows) + "\n\n" + records.measured_on(record.run)
+    return records.measured_table(headers, rows, record.run)
 
 
 def throughput_markdown(record_id: str = FSDP_SINGLE_GPU_ID, one_gpu_id: str | None = None) -> str:
@@ -142,7 +141,7 @@ def throughput_markdown(record_id: str = FSDP_SINGLE_GPU_ID, one_gpu_id: str | N
     if one_gpu_id:
         counts = sorted({len(r.tokens_per_s) for r in single.values()})
         intro += f" The one-GPU medians are of {' or '.join(map(str, counts))} repeats."
-    return intro + "\n\n" + markdown_table(headers, rows) + "\n\n" + records.measured_on(record.run)
+    return intro + "\n\n" + records.measured_table(headers, rows, record.run)
 
 
 def interleaved_markdown(record_id: str = FSDP_INTERLEAVED_ID) -> str:
@@ -169,7 +168,7 @@ def interleaved_markdown(record_id: str = FSDP_INTERLEAVED_ID) -> str:
         "median",
         f"vs {reference.name.split(' / ')[0]}+autocast, per round",
     ]
-    return markdown_table(headers, rows) + "\n\n" + records.measured_on(record.run)
+    return records.measured_table(headers, rows, record.run)
 
 
 #: H100's NVLink between two GPUs, as NCCL's Sylvain Jeaugey put it (NVIDIA/nccl-tests#212, 2024-05-06): 450 GB/s

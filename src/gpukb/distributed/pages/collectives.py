@@ -5,13 +5,12 @@ bandwidth of NCCL's collectives against the links.
 from __future__ import annotations
 
 from gpukb import records
-from gpukb.cuda.tables import kib
 from gpukb.distributed import collectives
 from gpukb.distributed import figures as distributed_figures
 from gpukb.distributed.pages import H100_NVLINKS, nvlinks
 from gpukb.distributed.results import CollectiveBandwidth
 from gpukb.figures import to_svg
-from gpukb.tables import markdown_table
+from gpukb.tables import bytes_text, markdown_table
 
 
 def ring_traffic_markdown(size_bytes: int = 1 << 20, ranks: tuple[int, ...] = (2, 4, 8, 16)) -> str:
@@ -56,7 +55,7 @@ def collective_bandwidth_markdown(record_id: str, factor: int = 4) -> str:
     sizes = sorted({r.size_bytes for r in record.rows})
     rows = []
     for s in _powers_of(factor, sizes):
-        row = [kib(s)]
+        row = [bytes_text(s)]
         for op in ops:
             r = by[op, s]
             row += [f"{r.ms.median * 1e3:.1f}", f"{r.algbw / 1e9:.2f}", f"{r.busbw / 1e9:.2f}"]
@@ -68,9 +67,9 @@ def collective_bandwidth_markdown(record_id: str, factor: int = 4) -> str:
     how = (
         f"{record.dtype}, {record.world_size} ranks, {record.backend.upper()}; {record.warmup} warm-up calls, then "
         f"the mean of {record.iters} calls of the slowest rank{windows}. Measured at {len(sizes)} sizes from "
-        f"{kib(sizes[0])} to {kib(sizes[-1])}; shown: each size {factor} times the one before. "
+        f"{bytes_text(sizes[0])} to {bytes_text(sizes[-1])}; shown: each size {factor} times the one before. "
     )
-    return markdown_table(headers, rows) + "\n\n" + how + records.measured_on(record.run)
+    return records.measured_table(headers, rows, record.run, how)
 
 
 def alpha_beta_markdown(record_id: str) -> str:
@@ -88,15 +87,15 @@ def alpha_beta_markdown(record_id: str) -> str:
                   for r, s in zip(measured, seconds, strict=True)]  # fmt: skip
         worst, at = max(errors, key=lambda e: abs(e[0]))
         rows.append([_OP_NAMES[op], f"{alpha * 1e6:.1f}", f"{bandwidth / 1e9:.0f}",
-                     f"{alpha * bandwidth / factor / 2**20:.1f}", f"{worst:+.0%} at {kib(at)}"])  # fmt: skip
+                     f"{alpha * bandwidth / factor / 2**20:.1f}", f"{worst:+.0%} at {bytes_text(at)}"])  # fmt: skip
     headers = ["collective", "α (µs)", "B (GB/s)", "S½ (MiB)", "worst error of the model"]
     first = min(r.size_bytes for r in record.rows)
     sizes = sorted({r.size_bytes for r in record.rows})
     return (
         markdown_table(headers, rows)
-        + f"\n\nFitted to the {len(sizes) - 1} sizes from {kib(sizes[1])} to {kib(sizes[-1])} of each collective "
-        f"({kib(first)} left out: the run's first call, an all-reduce of that size, was slower than the calls after "
-        "it).\n"
+        + f"\n\nFitted to the {len(sizes) - 1} sizes from {bytes_text(sizes[1])} to {bytes_text(sizes[-1])} of each "
+        f"collective ({bytes_text(first)} left out: the run's first call, an all-reduce of that size, was slower than "
+        "the calls after it).\n"
     )
 
 
@@ -119,7 +118,7 @@ def link_comparison_markdown(record_id: str) -> str:
             rows.append(
                 [
                     _OP_NAMES[r.op],
-                    kib(r.size_bytes),
+                    bytes_text(r.size_bytes),
                     f"{busbw:.1f}",
                     f"{100 * busbw / line:.0f}%",
                     f"{100 * busbw / NCCL_H100_NVLINK_GBPS:.0f}%",
@@ -153,7 +152,7 @@ def collective_figure(record_id: str) -> str:
     )
     ax.set_xscale("log", base=2)
     ticks = _powers_of(16, sorted({r.size_bytes for r in record.rows}))
-    ax.set_xticks(ticks, [kib(t) for t in ticks])
+    ax.set_xticks(ticks, [bytes_text(t) for t in ticks])
     ax.set_xlabel("size S")
     ax.set_ylabel("busbw (GB/s)")
     ax.legend(loc="center left")

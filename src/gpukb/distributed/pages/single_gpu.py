@@ -5,7 +5,6 @@ from __future__ import annotations
 from gpukb import records
 from gpukb.distributed import memory
 from gpukb.distributed.results import FSDP_SINGLE_GPU_ID, FsdpTraining
-from gpukb.tables import markdown_table
 
 
 def block_check_markdown() -> str:
@@ -21,4 +20,4 @@ def block_check_markdown() -> str:
             [b.dtype, f"{b.batch} × {b.seq} × {b.hidden}, {b.heads} heads", saved, formula, f"{saved / formula:.4f}"]
         )
     headers = ["dtype", "shape", "saved bytes (measured)", "formula", "measured / formula"]
-    return markdown_table(headers, rows) + "\n\n" + records.measured_on(record.run)
+    return records.measured_table(headers, rows, record.run)

@@ -7,7 +7,6 @@ from collections import Counter
 from gpukb import records
 from gpukb.distributed.pages import GIB, _key, _same_configurations
 from gpukb.distributed.results import FsdpDtypes, FsdpTraining
-from gpukb.tables import markdown_table
 
 
 def ddp_buckets_markdown(record_id: str, one_gpu_id: str) -> str:
@@ -60,4 +59,4 @@ def fsdp_dtypes_markdown(record_id: str) -> str:
         "sharded grads (optimizer)",
     ]
     where = f"{record.world_size} ranks, {record.backend.upper()}, device {record.device}. "
-    return markdown_table(headers, rows) + "\n\n" + where + records.measured_on(record.run)
+    return records.measured_table(headers, rows, record.run, where)

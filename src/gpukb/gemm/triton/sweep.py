@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpukb.dtypes import torch_dtype
+
 #: Llama-3-8B's projections as (name, N, K): the MLP's up/gate and down, and the LM head.
 LLAMA = (
     ("Llama-3-8B MLP up/gate 4096→14336", 14336, 4096),
@@ -119,7 +121,7 @@ def _inputs(dtype_name: str) -> Any:
 
         m, n, k = parse_case(case)
         fp8 = dtype_name == "float8_e4m3fn"
-        base = torch.bfloat16 if fp8 else getattr(torch, dtype_name)
+        base = torch.bfloat16 if fp8 else torch_dtype(dtype_name)
         a = torch.randn(m, k, device="cuda", dtype=base)
         b = torch.randn(n, k, device="cuda", dtype=base).t() if fp8 else torch.randn(k, n, device="cuda", dtype=base)
         if fp8:

@@ -17,14 +17,8 @@ from gpukb.performance.results import GEMM_DTYPES, H100_SWEEP
 from gpukb.performance.roofline import fraction, measured_points
 from gpukb.performance.suites.gemm import row_alignment
 from gpukb.records import clock_text
+from gpukb.tables import bytes_text
 from gpukb.tables import markdown_table as table
-
-
-def _size(nbytes: int) -> str:
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if nbytes >= scale:
-            return f"{nbytes / scale:g} {unit}"
-    return f"{nbytes} B"
 
 
 def _spread(ms: Summary | None) -> str:
@@ -132,7 +126,7 @@ def copy_sizes(record: Sweep = H100_SWEEP) -> str:
             continue
         seen.add(r.bytes)
         share = "–" if bw is None else _pct(fraction(r.gbps, bw.value))
-        rows.append((_size(r.bytes), f"{r.ms.median * 1e3:,.1f}", _num(r.gbps, 0), share))
+        rows.append((bytes_text(r.bytes), f"{r.ms.median * 1e3:,.1f}", _num(r.gbps, 0), share))
     return table(["copied", "median µs", "GB/s (read + write)", "of datasheet bandwidth"], rows)
 
 
@@ -152,7 +146,7 @@ def copy_widths(record: Sweep = H100_SWEEP) -> str:
         for dtype in ("uint8", "int16", "int32", "int64")
         if dtype in cells
     ]
-    return table([f"element ({_size(nbytes)} per copy)", "bytes", "copy_ GB/s", "bitwise_not GB/s"], rows)
+    return table([f"element ({bytes_text(nbytes)} per copy)", "bytes", "copy_ GB/s", "bitwise_not GB/s"], rows)
 
 
 def host_device_table(record: Sweep = H100_SWEEP) -> str:
@@ -161,7 +155,7 @@ def host_device_table(record: Sweep = H100_SWEEP) -> str:
     for r in sweep(record).host_device:
         cells.setdefault(r.bytes, {})[(r.direction, r.memory)] = r.gbps
     keys = [("h2d", "pageable"), ("h2d", "pinned"), ("d2h", "pageable"), ("d2h", "pinned")]
-    rows = [(_size(n), *(_num(cells[n].get(k)) for k in keys)) for n in sorted(cells)]
+    rows = [(bytes_text(n), *(_num(cells[n].get(k)) for k in keys)) for n in sorted(cells)]
     headers = ["copied", "host→device pageable", "host→device pinned", "device→host pageable", "device→host pinned"]
     return table(headers, rows)
 

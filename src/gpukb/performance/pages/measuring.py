@@ -13,6 +13,7 @@ from gpukb.performance.pages import Sweep, _datasheet, _pct, quantity
 from gpukb.performance.quantities import QUANTITIES, reconcile
 from gpukb.performance.results import H100_SWEEP
 from gpukb.performance.roofline import fraction
+from gpukb.records import measured_on
 from gpukb.tables import markdown_table as table
 
 #: The header of a column of :func:`window_text` cells.
@@ -28,15 +29,12 @@ def window_text(clocks: WindowClocks | None) -> str:
     return f"{clocks.sm_mhz_min:.0f} / {clocks.sm_mhz_median:.0f} MHz{power}"
 
 
-def run_line(record: Sweep = H100_SWEEP) -> str:
-    """One sentence naming a run: GPU, mode, how long the measuring took, the date and the command."""
+def sweep_measured_on(record: Sweep = H100_SWEEP) -> str:
+    """A sweep's mode and how long its measuring took, then where it was measured
+    (:func:`gpukb.records.measured_on`)."""
     record = sweep(record)
-    run = record.run
-    duration = "an unrecorded time" if run.duration_s is None else f"{run.duration_s:.0f} s"
-    return (
-        f"{run.gpu.name}, {record.mode} mode: {duration} of measuring on {run.date.isoformat()} "
-        f"(torch {run.versions.torch}, driver {run.gpu.driver or 'not readable'}), with `{run.command}`."
-    )
+    duration = "an unrecorded time" if record.run.duration_s is None else f"{record.run.duration_s:.0f} s"
+    return f"{record.mode.capitalize()} mode, {duration} of measuring. {measured_on(record.run)}"
 
 
 def mistake_table(mistake: str, record: Sweep = H100_SWEEP) -> str:
