@@ -60,6 +60,8 @@ MOVED = {
     "tests/gemm/test_page_tables.py": "tests/gemm/pages",
     "src/gpukb/performance/pages.py": "src/gpukb/performance/pages/*",
     "tests/performance/test_page_tables.py": "tests/performance/pages",
+    "src/gpukb/formats/pages.py": "src/gpukb/formats/pages/*",
+    "tests/formats/test_page_tables.py": "tests/formats/pages",
 }
 
 
