@@ -1,7 +1,5 @@
 """The formats chapter's page layer: one module per page (``pages.<page>`` renders ``docs/formats/<page>.md``), and
-here what several of its pages share.
-
-The formats chapter's page layer: the only code that returns Markdown or SVG for ``docs/formats/``.
+here what several of its pages share: the only code of the chapter that returns Markdown or SVG.
 
 Library modules return values or ``(headers, rows)`` (``gpukb.formats.tables``, ``mx.error_table``, ...) and
 figures as matplotlib figures (``gpukb.formats.figures``); the functions here render them, and load recorded
