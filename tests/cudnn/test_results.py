@@ -11,7 +11,7 @@ import re
 import pytest
 
 from gpukb.cudnn.convolution import output_size
-from gpukb.cudnn.pages import conv_measured_on
+from gpukb.cudnn.pages.h100 import conv_measured_on
 from gpukb.cudnn.program import FWD_ALGOS, parse_example, parse_layers
 from gpukb.cudnn.results import CONV_H100, ConvForward
 from gpukb.records import load

@@ -3,6 +3,11 @@ convolutions in numpy, and the records of real cuDNN runs on a GPU."""
 
 from gpukb.chapters import Chapter, DataFile
 
+#: One page module per page: ``docs/cudnn/<page>.md`` is rendered by ``gpukb.cudnn.pages.<page>``, whose tables
+#: ``tests/cudnn/pages/test_<page>.py`` checks; what pages share is ``gpukb.cudnn.pages``'s, checked by
+#: ``tests.cudnn.pages``.
+_PAGES = ("convolution", "descriptors", "h100", "index")
+
 CHAPTER = Chapter(
     name="cudnn",
     title="cuDNN",
@@ -19,5 +24,12 @@ CHAPTER = Chapter(
             "gpukb.cudnn.cnn:parse", "example", schemas=(("example", "gpukb.cudnn.cnn:Network"),)
         ),
     },
-    checks="tests.cudnn.test_page_tables",
+    page_layers=("gpukb.cudnn.pages", *(f"gpukb.cudnn.pages.{page}" for page in _PAGES)),
+    checks={
+        "gpukb.cudnn.pages": "tests.cudnn.pages",
+        **{
+            f"gpukb.cudnn.pages.{page}": f"tests.cudnn.pages.test_{page}"
+            for page in ("convolution", "descriptors", "h100")
+        },
+    },
 )

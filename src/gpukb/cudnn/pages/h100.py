@@ -1,208 +1,18 @@
-"""The cuDNN chapter's page layer: the only code that turns its models, data and records into Markdown.
-
-Pages call these functions with literal arguments (``from gpukb.cudnn.pages import format_strides``); each computes
-or loads what it renders. Library modules (:mod:`gpukb.cudnn.descriptors`, :mod:`gpukb.cudnn.convolution`,
-:mod:`gpukb.cudnn.cnn`, :mod:`gpukb.cudnn.program`) return values; labels a reader sees live here.
-"""
+"""The page “cuDNN on the H100” (docs/cudnn/h100.md): its tables, figures and text."""
 
 from __future__ import annotations
 
 import re
 import statistics
-from collections.abc import Sequence
 
-import numpy as np
-
-from gpukb.cudnn import cnn, descriptors, facts, layers
-from gpukb.cudnn import figures as cudnn_figures
-from gpukb.cudnn.convolution import conv2d_direct, conv_descriptor, output_dims
-from gpukb.cudnn.figures import layout_figure
-from gpukb.cudnn.problems import problems as chapter_problems
+from gpukb.cudnn import layers
+from gpukb.cudnn.pages import _bound_us
 from gpukb.cudnn.program import parse_example, parse_unsupported
 from gpukb.cudnn.results import CONV_H100, ConvForward, LayerTiming
-from gpukb.figures import to_svg
 from gpukb.performance.ceilings import measured_ceilings
 from gpukb.performance.results import H100_SWEEP
-from gpukb.performance.roofline import bound
-from gpukb.problems import markdown as problems_markdown
 from gpukb.records import load, measured_on
 from gpukb.tables import markdown_table
-
-# --- tensor descriptors (docs/cudnn/descriptors.md) -------------------------------------------------------------
-
-
-def _tuple(values: Sequence[int]) -> str:
-    return "(" + ", ".join(str(v) for v in values) + ")"
-
-
-def format_strides(dims: Sequence[int] = (1, 64, 5, 4)) -> str:
-    """Every named format of a 4-D or 5-D shape: its packed strides in logical order, and where a few elements land."""
-    dims = tuple(dims)
-    letters = descriptors.logical_letters(len(dims))
-    last = tuple(d - 1 for d in dims)
-    second_channel = (0, 1) + (0,) * (len(dims) - 2)
-    next_w = (0,) * (len(dims) - 1) + (1,)
-    rows = []
-    for fmt in descriptors.FORMATS[len(dims)]:
-        desc = descriptors.tensor(dims, fmt=fmt)
-        rows.append([f"`{fmt}`", f"`{_tuple(desc.strides)}`", str(desc.offset(second_channel)),
-                     str(desc.offset(next_w)), f"{desc.offset(last):,}"])  # fmt: skip
-    headers = [
-        "format",
-        f"strides ({', '.join(letters)})",
-        f"offset of {_tuple(second_channel)}",
-        f"offset of {_tuple(next_w)}",
-        f"offset of {_tuple(last)}",
-    ]
-    return markdown_table(headers, rows)
-
-
-def memory_layout() -> str:
-    """The layout figure: element offsets of N=1, C=64, H=5, W=4 in NCHW and NHWC, drawn at build time."""
-    return to_svg(layout_figure())
-
-
-def fact_table(topic: str) -> str:
-    """The cited facts of one topic (tensor, convolution, math, algorithm)."""
-    headers, rows = facts.facts_table(topic)
-    table = markdown_table(headers, [[text, source, status, f"`{test}`"] for text, source, status, test in rows])
-    cited = "\n".join(f"- **{key}**: {text}" for key, text in facts.sources_cited(topic))
-    return table + "\n\nSources:\n\n" + cited + "\n"
-
-
-#: Impossible descriptors the pages show, as (what is asked, dims, strides, dtype); the error is computed.
-BAD_TENSORS = (
-    ("two dimensions", (64, 20), (20, 1), "fp32"),
-    ("nine dimensions", (2,) * 9, (256, 128, 64, 32, 16, 8, 4, 2, 1), "fp32"),
-    ("a dimension of 0", (1, 0, 5, 4), (0, 20, 4, 1), "fp32"),
-    ("a negative stride (W mirrored)", (1, 64, 5, 4), (1280, 20, 4, -1), "fp32"),
-    ("fewer strides than dims", (1, 64, 5, 4), (1280, 20, 4), "fp16"),
-)
-
-
-def descriptor_errors() -> str:
-    """What :func:`gpukb.cudnn.descriptors.tensor` says to impossible descriptors, and to an overlapping output."""
-    rows = []
-    for label, dims, strides, dtype in BAD_TENSORS:
-        try:
-            descriptors.tensor(dims, strides, dtype)
-        except (ValueError, TypeError) as err:
-            rows.append([label, f"`{_tuple(dims)}`", f"`{_tuple(strides)}`", str(err)])
-        else:
-            raise AssertionError(f"{label}: accepted")
-    overlap = descriptors.tensor((1, 2, 3, 4), (12, 6, 2, 1))
-    try:
-        overlap.check_output()
-    except ValueError as err:
-        rows.append(["an output whose H and W overlap", f"`{_tuple(overlap.dims)}`", f"`{_tuple(overlap.strides)}`",
-                     str(err)])  # fmt: skip
-    return markdown_table(["asked for", "dims", "strides", "error"], rows)
-
-
-# --- convolution (docs/cudnn/convolution.md) --------------------------------------------------------------------
-
-
-#: Convolutions whose output size the page computes: (label, input NCHW, filter KCRS, pad, stride, dilation, groups).
-OUTPUT_CASES = (
-    ("ResNet-50 stem", (32, 3, 224, 224), (64, 3, 7, 7), 3, 2, 1, 1),
-    ("3×3, same padding", (32, 64, 56, 56), (64, 64, 3, 3), 1, 1, 1, 1),
-    ("3×3, stride 2", (32, 128, 56, 56), (128, 128, 3, 3), 1, 2, 1, 1),
-    ("3×3, dilation 2, groups 2", (2, 6, 11, 9), (4, 3, 3, 3), 1, 2, 2, 2),
-    ("depthwise 3×3", (8, 32, 28, 28), (32, 1, 3, 3), 1, 1, 1, 32),
-    ("5×5 on 2×2, no padding", (1, 1, 2, 2), (1, 1, 5, 5), 0, 1, 1, 1),
-)
-
-
-def output_sizes() -> str:
-    """Output dims of a few convolutions by the formula, and the error a filter that does not fit gets."""
-    rows = []
-    for label, x, w, pad, stride, dilation, groups in OUTPUT_CASES:
-        conv = conv_descriptor(pad, stride, dilation, groups)
-        try:
-            out = f"`{_tuple(output_dims(x, w, conv))}`"
-        except ValueError as err:
-            out = str(err)
-        rows.append([label, f"`{_tuple(x)}`", f"`{_tuple(w)}`", str(pad), str(stride), str(dilation), str(groups), out])
-    return markdown_table(["case", "input N, C, H, W", "filter K, C/G, R, S", "pad", "stride", "dilation", "groups",
-                           "output N, K, H, W"], rows)  # fmt: skip
-
-
-#: The page's small example of the two modes: a 4×4 input and an asymmetric 3×3 filter.
-MODE_INPUT = np.array([[1.0, 0, 2, 1], [3, 1, 0, 2], [0, 2, 1, 3], [2, 1, 3, 0]]).reshape(1, 1, 4, 4)
-MODE_FILTER = np.array([[1.0, 2.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, -1.0]]).reshape(1, 1, 3, 3)
-
-
-def mode_example() -> str:
-    """Cross-correlation and convolution of the same input and filter, side by side."""
-    out = {mode: conv2d_direct(MODE_INPUT, MODE_FILTER, conv_descriptor(mode=mode))[0, 0]
-           for mode in ("cross_correlation", "convolution")}  # fmt: skip
-    rows = []
-    for i in range(out["convolution"].shape[0]):
-        for j in range(out["convolution"].shape[1]):
-            cc, cv = out["cross_correlation"][i, j], out["convolution"][i, j]
-            rows.append([f"({i}, {j})", f"{cc:g}", f"{cv:g}", f"{cv - cc:g}"])
-    return markdown_table(["output (h, w)", "CUDNN_CROSS_CORRELATION", "CUDNN_CONVOLUTION", "difference"], rows)
-
-
-def _bound_us(layer: layers.Layer, dtype: str, ceilings: dict[str, float]) -> tuple[float, str, float, float]:
-    c = layers.counts(layer)
-    nbytes = c.bytes(2)
-    b = bound(c.flops, nbytes, ceilings[dtype] * 1e12, ceilings["bandwidth"] * 1e9)
-    return b.time_s * 1e6, b.limiter, c.flops, nbytes
-
-
-def layer_bounds(dtype: str = "fp16") -> str:
-    """The timed ResNet-50 layers: output, work, bytes, intensity and the bound on the measured H100 ceilings."""
-    ceilings = measured_ceilings(H100_SWEEP)
-    rows = []
-    table = layers.load()
-    for layer in table.layers:
-        c = layers.counts(layer)
-        us, limiter, flops, nbytes = _bound_us(layer, dtype, ceilings)
-        rows.append([layer.name, f"{layer.c}→{layer.k}, {layer.kernel}×{layer.kernel}/{layer.stride}, {layer.hw}²",
-                     f"`{_tuple(c.output_shape)}`", f"{flops / 1e9:.2f}", f"{nbytes / 2**20:.1f}",
-                     f"{flops / nbytes:.0f}", f"{us:.1f}", limiter])  # fmt: skip
-    return markdown_table(["layer", "C→K, filter/stride, input", "output", "GFLOP", f"MiB moved ({dtype})",
-                           "FLOP/byte", "bound (µs)", "limited by"], rows)  # fmt: skip
-
-
-def layer_ceilings(dtype: str = "fp16") -> str:
-    """The one sentence naming the ceilings the bounds use."""
-    ceilings = measured_ceilings(H100_SWEEP)
-    return (f"Bounds use the H100's measured ceilings: {ceilings[dtype]:.0f} TFLOP/s for {dtype} products and "
-            f"{ceilings['bandwidth']:.0f} GB/s of copy bandwidth ([the H100 run](../../performance/h100/)); "
-            f"batch {layers.load().batch}, no bias.")  # fmt: skip
-
-
-def small_cnn() -> str:
-    """The small CNN's stages: shape after each and trainable parameters, with the total."""
-    rows = [[name, f"`{_tuple(shape)}`", str(params)] for name, shape, params in cnn.stages()]
-    rows.append(["**total**", "", f"**{cnn.parameters()}**"])
-    return markdown_table(["stage", "shape (N, H, W, C)", "parameters"], rows)
-
-
-def small_cnn_example() -> str:
-    """The small CNN example's numbers recomputed from its convolution output."""
-    s = cnn.example_stages()
-    data = cnn.load()
-
-    def nhwc(a: np.ndarray) -> str:
-        return "; ".join(f"c={ch}: {a[0, :, :, ch].astype(int).tolist()}" for ch in range(a.shape[3]))
-
-    rows = [
-        ["convolution output (given)", nhwc(s["conv"])],
-        ["after ReLU", nhwc(s["relu"])],
-        ["after 2×2 max pooling, stride 1", nhwc(s["pool"])],
-        ["flattened in memory order (N, H, W, C)", str(s["flat_nhwc"][0].astype(int).tolist())],
-        ["flattened channel by channel (N, C, H, W)", str(s["flat_nchw"][0].astype(int).tolist())],
-        ["softmax of the channel-by-channel vector", ", ".join(f"{v:.4g}" for v in s["softmax_of_flat"])],
-        ["the example's softmax", ", ".join(f"{v:.4g}" for v in data.claimed_softmax)],
-        ["parameters with 2 dense units / with 10", f"{cnn.parameters()} / {cnn.parameters(dense_units=10)}"],
-    ]
-    return markdown_table(["stage", "values"], rows)
-
-
-# --- real cuDNN on the H100 (docs/cudnn/h100.md) ----------------------------------------------------------------
 
 
 def _record(record_id: str) -> ConvForward:
@@ -428,13 +238,3 @@ def gpu_tests(record_id: str = CONV_H100) -> str:
         return "The GPU tests did not run with this record."
     summary = next((line for line in reversed(t.stdout.splitlines()) if " in " in line), "no summary")
     return f"`{t.command}` on the same machine: {summary.strip()} (exit status {t.returncode})."
-
-
-def worked_problems() -> str:
-    """The chapter's worked problems, each answer computed now and folded away (:mod:`gpukb.cudnn.problems`)."""
-    return problems_markdown(chapter_problems())
-
-
-def algorithms_figure() -> str:
-    """Inline SVG: direct, GEMM, Winograd and FFT convolution, with a ResNet-50 layer's numbers."""
-    return to_svg(cudnn_figures.algorithms_figure())
