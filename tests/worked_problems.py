@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 
+from gpukb import chapters
 from tests.page_calls import page_calls, rendered
 
 _HEADING = re.compile(r"^### \d+\. (?P<title>.+?) \{#problem-(?P<id>[a-z0-9-]+)\}$", re.M)
@@ -23,7 +24,8 @@ def rendered_problems(chapter: str) -> dict[str, str]:
     Raises:
         AssertionError: If no page of the chapter renders its worked problems, or more than one does.
     """
-    calls = [c for c in page_calls() if c.function == "worked_problems" and c.module == f"gpukb.{chapter}.pages"]
+    layers = chapters.chapter(chapter).page_layers
+    calls = [c for c in page_calls() if c.function == "worked_problems" and c.module in layers]
     assert len(calls) == 1, f"the {chapter} chapter renders its worked problems {len(calls)} times"
     text = rendered(calls[0])
     heads = list(_HEADING.finditer(text))

@@ -15,7 +15,8 @@ CHAPTERS = [c.name for c in chapters.chapters() if c.package == f"gpukb.{c.name}
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_chapter_ends_with_worked_problems(chapter: str) -> None:
-    (call,) = [c for c in page_calls() if c.function == "worked_problems" and c.module == f"gpukb.{chapter}.pages"]
+    layers = chapters.chapter(chapter).page_layers
+    (call,) = [c for c in page_calls() if c.function == "worked_problems" and c.module in layers]
     page = (ROOT / call.page).read_text(encoding="utf-8")
     tail = page.rsplit("\n## ", 1)[1]
     assert tail.startswith("Worked problems\n"), f"{call.page}: the worked problems are not its last section"

@@ -2,6 +2,10 @@
 
 from gpukb.chapters import Chapter, DataFile
 
+#: One page module per page: ``docs/sequences/<page>.md`` is rendered by ``gpukb.sequences.pages.<page>``, whose
+#: tables ``tests/sequences/pages/test_<page>.py`` checks; the errata two pages show are ``gpukb.sequences.pages``'s.
+_PAGES = ("bleu", "index", "lstm", "seq2seq")
+
 CHAPTER = Chapter(
     name="sequences",
     title="Sequence models",
@@ -18,5 +22,8 @@ CHAPTER = Chapter(
             "gpukb.sequences.bleu:parse_examples", "example", schemas=(("example", "gpukb.sequences.bleu:BleuExample"),)
         ),
     },
-    checks="tests.sequences.test_page_tables",
+    page_layers=("gpukb.sequences.pages", *(f"gpukb.sequences.pages.{page}" for page in _PAGES)),
+    checks={
+        f"gpukb.sequences.pages.{page}": f"tests.sequences.pages.test_{page}" for page in ("bleu", "lstm", "seq2seq")
+    },
 )

@@ -1,4 +1,4 @@
-"""The cell checks of docs/attention/kernel.md (``gpukb.attention.page.kernel``)."""
+"""The cell checks of docs/attention/kernel.md (``gpukb.attention.pages.kernel``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The cell checks of docs/cuda/index.md (``gpukb.cuda.page.index``)."""
+"""The cell checks of docs/cuda/index.md (``gpukb.cuda.pages.index``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The cell checks of docs/formats/anatomy.md (``gpukb.formats.page.anatomy``)."""
+"""The cell checks of docs/formats/anatomy.md (``gpukb.formats.pages.anatomy``)."""
 
 from __future__ import annotations
 

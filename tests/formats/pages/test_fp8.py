@@ -1,4 +1,4 @@
-"""The cell checks of docs/formats/fp8.md (``gpukb.formats.page.fp8``)."""
+"""The cell checks of docs/formats/fp8.md (``gpukb.formats.pages.fp8``)."""
 
 from __future__ import annotations
 
@@ -135,3 +135,19 @@ def test_a_mislabelled_fnuz_row_fails_the_check() -> None:
     markdown = page.reinterpretation_table([0x80, 0x63], ["e4m3", "e4m3fnuz"])
     with pytest.raises(AssertionError):
         check_reinterpretation(markdown.replace("| e4m3 | e4m3fnuz |", "| e4m3fnuz | e4m3 |"), {})
+
+
+def test_a_halved_fp8_scale_fails_the_snippet_check() -> None:
+    """The snippet check compares the scale the page prints with its own recomputation, so halving it fails."""
+    import re
+
+    from gpukb.site.snippets import run_snippet
+    from tests.formats.test_snippets import check_fp8_scaling
+    from tests.helpers import ROOT
+
+    out = run_snippet(ROOT / "snippets" / "formats" / "fp8_scaling.py")
+    check_fp8_scaling(out)
+    halved = re.sub(r"scale (\S+)", lambda m: f"scale {float(m.group(1)) / 2:.3g}", out, count=1)
+    assert halved != out
+    with pytest.raises(AssertionError):
+        check_fp8_scaling(halved)

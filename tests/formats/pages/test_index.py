@@ -1,4 +1,4 @@
-"""The cell checks of docs/formats/index.md (``gpukb.formats.page.index``)."""
+"""The cell checks of docs/formats/index.md (``gpukb.formats.pages.index``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The cell checks of docs/formats/mixed-precision.md (``gpukb.formats.page.mixed_precision``)."""
+"""The cell checks of docs/formats/mixed-precision.md (``gpukb.formats.pages.mixed_precision``)."""
 
 from __future__ import annotations
 

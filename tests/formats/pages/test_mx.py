@@ -1,4 +1,4 @@
-"""The cell checks of docs/formats/mx.md (``gpukb.formats.page.mx``)."""
+"""The cell checks of docs/formats/mx.md (``gpukb.formats.pages.mx``)."""
 
 from __future__ import annotations
 
