@@ -8,7 +8,7 @@ from gpukb.chapters import Chapter
 
 #: One page module per page: ``docs/attention/<page>.md`` is rendered by ``gpukb.attention.pages.<page>``
 #: ("-" → "_"), whose tables ``tests/attention/pages/test_<page>.py`` checks.
-_PAGES = ("cost", "flash", "index", "kernel")
+_PAGES = ("cost", "flash", "opening", "kernel")
 
 CHAPTER = Chapter(
     name="attention",

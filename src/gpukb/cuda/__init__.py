@@ -10,7 +10,7 @@ from gpukb.chapters import Chapter, DataFile
 
 #: One page module per page: ``docs/cuda/<page>.md`` is rendered by ``gpukb.cuda.pages.<page>``, whose tables
 #: ``tests/cuda/pages/test_<page>.py`` checks.
-_PAGES = ("execution", "index", "kernels", "memory")
+_PAGES = ("execution", "opening", "kernels", "memory")
 
 CHAPTER = Chapter(
     name="cuda",

@@ -6,7 +6,7 @@ from gpukb.chapters import Chapter, DataFile
 #: One page module per page: ``docs/cudnn/<page>.md`` is rendered by ``gpukb.cudnn.pages.<page>``, whose tables
 #: ``tests/cudnn/pages/test_<page>.py`` checks; what pages share is ``gpukb.cudnn.pages``'s, checked by
 #: ``tests.cudnn.pages``.
-_PAGES = ("convolution", "descriptors", "h100", "index")
+_PAGES = ("convolution", "descriptors", "h100", "opening")
 
 CHAPTER = Chapter(
     name="cudnn",

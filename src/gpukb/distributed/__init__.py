@@ -15,7 +15,7 @@ from gpukb.chapters import Chapter, DataFile
 #: One page module per page: ``docs/distributed/<page>.md`` is rendered by ``gpukb.distributed.pages.<page>`` ("-" →
 #: "_"), whose tables ``tests/distributed/pages/test_<page>.py`` checks; the tables the one-GPU and two-GPU pages
 #: share are ``gpukb.distributed.pages``'s, checked by ``tests.distributed.pages``.
-_PAGES = ("index", "options", "demonstrations", "memory", "single_gpu", "two_gpus", "collectives")
+_PAGES = ("opening", "options", "demonstrations", "memory", "single_gpu", "two_gpus", "collectives")
 
 CHAPTER = Chapter(
     name="distributed",

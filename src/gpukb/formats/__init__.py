@@ -5,7 +5,7 @@ from gpukb.chapters import Chapter, DataFile
 #: One page module per page: ``docs/formats/<page>.md`` is rendered by ``gpukb.formats.pages.<page>`` ("-" → "_"),
 #: whose tables ``tests/formats/pages/test_<page>.py`` checks; what pages share (the properties table) is
 #: ``gpukb.formats.pages``'s, checked by ``tests.formats.pages``.
-_PAGES = ("anatomy", "fp8", "index", "mixed_precision", "mx")
+_PAGES = ("anatomy", "fp8", "opening", "mixed_precision", "mx")
 
 # --8<-- [start:chapter]
 CHAPTER = Chapter(

@@ -4,7 +4,7 @@ from gpukb.chapters import Chapter, DataFile
 
 #: One page module per page: ``docs/sequences/<page>.md`` is rendered by ``gpukb.sequences.pages.<page>``, whose
 #: tables ``tests/sequences/pages/test_<page>.py`` checks; the errata two pages show are ``gpukb.sequences.pages``'s.
-_PAGES = ("bleu", "index", "lstm", "seq2seq")
+_PAGES = ("bleu", "opening", "lstm", "seq2seq")
 
 CHAPTER = Chapter(
     name="sequences",

@@ -1,4 +1,4 @@
-"""The cell checks of docs/cuda/index.md (``gpukb.cuda.pages.index``)."""
+"""The cell checks of docs/cuda/index.md (``gpukb.cuda.pages.opening``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The cell checks of docs/formats/index.md (``gpukb.formats.pages.index``)."""
+"""The cell checks of docs/formats/index.md (``gpukb.formats.pages.opening``)."""
 
 from __future__ import annotations
 
