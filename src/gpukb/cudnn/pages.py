@@ -21,8 +21,7 @@ from gpukb.cudnn.problems import problems as chapter_problems
 from gpukb.cudnn.program import parse_example, parse_unsupported
 from gpukb.cudnn.results import CONV_H100, ConvForward, LayerTiming
 from gpukb.figures import to_svg
-from gpukb.performance.ceilings import measured_ceilings
-from gpukb.performance.results import H100_SWEEP
+from gpukb.performance.ceilings import H100_CEILING_QUANTITIES, h100_ceilings
 from gpukb.performance.roofline import bound
 from gpukb.problems import markdown as problems_markdown
 from gpukb.records import load, measured_on
@@ -153,7 +152,7 @@ def _bound_us(layer: layers.Layer, dtype: str, ceilings: dict[str, float]) -> tu
 
 def layer_bounds(dtype: str = "fp16") -> str:
     """The timed ResNet-50 layers: output, work, bytes, intensity and the bound on the measured H100 ceilings."""
-    ceilings = measured_ceilings(H100_SWEEP)
+    ceilings = h100_ceilings()
     rows = []
     table = layers.load()
     for layer in table.layers:
@@ -168,9 +167,14 @@ def layer_bounds(dtype: str = "fp16") -> str:
 
 def layer_ceilings(dtype: str = "fp16") -> str:
     """The one sentence naming the ceilings the bounds use."""
-    ceilings = measured_ceilings(H100_SWEEP)
-    return (f"Bounds use the H100's measured ceilings: {ceilings[dtype]:.0f} TFLOP/s for {dtype} products and "
-            f"{ceilings['bandwidth']:.0f} GB/s of copy bandwidth ([the H100 run](../../performance/h100/)); "
+    from gpukb.performance.pages import quantity
+
+    ceilings = h100_ceilings()
+    rate = quantity(H100_CEILING_QUANTITIES[dtype]) if dtype in H100_CEILING_QUANTITIES else f"{ceilings[dtype]:.0f}"
+    return (f"Bounds use the H100's measured ceilings: {rate} TFLOP/s for {dtype} products and "
+            f"{quantity(H100_CEILING_QUANTITIES['bandwidth'])} GB/s of copy bandwidth, each the median of rounds "
+            "interleaved in one run "
+            "([the H100's ceilings](../../performance/h100/#the-h100s-ceilings-one-figure-each)); "
             f"batch {layers.load().batch}, no bias.")  # fmt: skip
 
 
@@ -328,7 +332,7 @@ def layer_timings(dtype: str = "fp16", record_id: str = CONV_H100) -> str:
     """Per layer and layout: cuDNN's chosen algorithm and workspace; the program's time per call (one call between
     two events, host included) and from a CUDA graph (the GPU alone); torch's two times alike; and the fraction of the
     roofline bound (bound time over measured time) the GPU-only times reach."""
-    ceilings = measured_ceilings(H100_SWEEP)
+    ceilings = h100_ceilings()
     rows = []
     for t in _tensor_op(_record(record_id)):
         if t.dtype != dtype:

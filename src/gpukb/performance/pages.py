@@ -9,6 +9,7 @@ the datasheet table :mod:`gpukb.performance.specs`. Pages call these functions w
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 
 import numpy as np
@@ -18,14 +19,14 @@ from gpukb.measuring.counting import ELEMENT_BYTES, element_bytes, intensity_exa
 from gpukb.measuring.device import WindowClocks
 from gpukb.measuring.stats import Summary
 from gpukb.performance import layer_bound, specs
-from gpukb.performance.ceilings import gemm_best, measured_ceilings, measured_ridge, sweep
+from gpukb.performance.ceilings import gemm_best, h100_ceilings, measured_ceilings, measured_ridge, sweep
 from gpukb.performance.problems import problems as chapter_problems
 from gpukb.performance.quantities import QUANTITIES, reconcile
-from gpukb.performance.results import GEMM_DTYPES, H100_SWEEP, SweepRecord
+from gpukb.performance.results import GEMM_DTYPES, H100_CEILINGS, H100_SWEEP, CeilingsRecord, SweepRecord
 from gpukb.performance.roofline import fraction, measured_points
 from gpukb.performance.suites.gemm import row_alignment
 from gpukb.problems import markdown as problems_markdown
-from gpukb.records import clock_text
+from gpukb.records import clock_text, load
 from gpukb.tables import markdown_table as table
 
 Sweep = SweepRecord | str
@@ -289,11 +290,45 @@ def one_run_table(record: Sweep = H100_SWEEP) -> str:
 
 
 # --- ceilings and datasheets --------------------------------------------------------------------------------
+def _ceilings(record: Sweep) -> dict[str, float]:
+    """A run's measured ceilings as the pages quote them: for the committed H100 sweep, the H100's one figure per
+    ceiling (:func:`~gpukb.performance.ceilings.h100_ceilings`); for another sweep, its own best rates."""
+    return h100_ceilings() if record == H100_SWEEP else measured_ceilings(record)
+
+
+def fp16_bf16_note() -> str:
+    """What the interleaved ceilings run says about fp16 against bf16: the rate of each at both shapes, the
+    median SM clock while each ran, and why the dense peak does not differ."""
+    record = load(H100_CEILINGS, CeilingsRecord)
+
+    def clock(dtype: str) -> float:
+        return statistics.median(
+            t.clocks.sm_mhz_median for t in record.timings if t.item.startswith(f"gemm-{dtype}-") and t.clocks
+        )
+
+    shapes = sorted({t.item.split("-", 2)[2] for t in record.timings if t.item.startswith("gemm-")})
+    rates = {
+        (d, shape): statistics.median(record.rates(f"gemm-{d}-{shape}")) for d in ("fp16", "bf16") for shape in shapes
+    }
+    ratios = ", ".join(
+        f"{shape.replace('x', '×')}: bf16 {rates[('bf16', shape)]:.1f}, fp16 {rates[('fp16', shape)]:.1f} TFLOP/s"
+        for shape in shapes
+    )
+    return (
+        f"In every one of the {record.rounds} rounds bf16 ran a little faster than fp16 ({ratios}; medians of the "
+        f"rounds). The median SM clock while the fp16 products ran was {clock('fp16'):.0f} MHz, against "
+        f"{clock('bf16'):.0f} MHz for bf16: the H100 lowers its SM clock when it reaches its power limit, and the "
+        "products ran at the clock the limit left them. NVIDIA's datasheet gives fp16 and bf16 one and the same dense "
+        "tensor-core rate, so a few percent between them in one run is the clock and the operands, not the format's "
+        "peak; pages that bound fp16 work use the fp16 figure and bf16 work the bf16 figure, both from this run.\n"
+    )
+
+
 def ceilings_table(record: Sweep = H100_SWEEP) -> str:
     """Measured ceilings next to the datasheet's, with the ridge point each pair implies."""
+    measured = _ceilings(record)
     record = sweep(record)
     gpu = _datasheet(record)
-    measured = measured_ceilings(record)
     sheet_bw = None if gpu is None else gpu.figure("memory_bandwidth")
     rows = []
     if "bandwidth" in measured:
@@ -327,10 +362,10 @@ def ceilings_table(record: Sweep = H100_SWEEP) -> str:
 
 def spec_table(record: Sweep = H100_SWEEP, gpu_ids: Sequence[str] = DATASHEET_GPUS) -> str:
     """Datasheet figures of several GPUs, with the measured values of a run's GPU next to them."""
+    measured = _ceilings(record)
     record = sweep(record)
     sheet = specs.load()
     gpus = [sheet.gpu(g) for g in gpu_ids]
-    measured = measured_ceilings(record)
     gpu = record.run.gpu
     measured_of = {
         "sm_count": f"{gpu.sm_count}",
@@ -365,7 +400,7 @@ def intensity_table(record: Sweep = H100_SWEEP) -> str:
     """The example operations' intensities and what limits each: on a V100 (datasheet FP16 tensor-core rate
     and bandwidth) and on the GPU of a run (its measured bf16 ceiling and copy bandwidth)."""
     v100_ridge = specs.datasheet_ridge(specs.load().gpu("v100-sxm2"), "fp16")
-    h100_ridge = measured_ridge(measured_ceilings(record), "bf16")
+    h100_ridge = measured_ridge(_ceilings(record), "bf16")
     rows = []
     for name, flops, nbytes in intensity_examples():
         intensity = flops / nbytes
@@ -507,9 +542,9 @@ def roofline_figure(record: Sweep = H100_SWEEP) -> str:
     """Inline SVG: measured and datasheet rooflines (bf16 and fp32), with the measured operations on them."""
     from gpukb.figures import new_figure, to_svg
 
+    measured = _ceilings(record)
     record = sweep(record)
     gpu = _datasheet(record)
-    measured = measured_ceilings(record)
     fig, ax = new_figure(7.0, 4.8)
     x = np.logspace(-1, 4, 200)
     bandwidth = measured.get("bandwidth")
