@@ -68,7 +68,7 @@ def _markup_violations(path: Path, root: Path = ROOT) -> list[str]:
     problems = []
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            if node.name.endswith("_markdown"):
+            if node.name.endswith("_markdown") and not node.name.startswith("on_"):  # on_*: MkDocs names its hooks
                 problems.append(f"{where}:{node.lineno}: def {node.name} (a *_markdown function)")
             returns = ast.unparse(node.returns) if node.returns else ""
             if node.name.endswith(("_table", "_figure")) and returns == "str":
