@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from gpukb.performance import pages
-from tests.helpers import ROOT, markdown_tables
+from tests.helpers import ROOT, h100_ceilings_json, markdown_tables
 
 H100 = "performance/h100-sweep"
 DTYPES = ("fp32", "tf32", "fp16", "bf16", "fp8")
@@ -101,24 +101,15 @@ def _record(kwargs: dict[str, Any]) -> str:
     return kwargs.get("record") or next((a for a in args if isinstance(a, str) and "/" in a), H100)
 
 
-#: The interleaved ceilings run: for the H100 sweep, the pages quote its copy and fp16/bf16 ceilings instead.
-H100_CEILINGS = "performance/ceilings-h100"
-CEILING_SHAPE = "4096x4096x8192"
-
-
 def _ceilings(record_id: str, raw: dict[str, Any]) -> tuple[dict[str, float], float | None]:
     """The rate per type and the copy bandwidth a page shows for a sweep: the sweep's best, except that for the
     H100 sweep the copy, fp16 and bf16 ceilings are the medians of the ceilings run's rounds (read from its JSON)."""
     rates = {d: r["tflops"] for d, r in _best(raw).items()}
     if record_id != H100:
         return rates, _bandwidth(raw)
-    timings = _raw(H100_CEILINGS)["timings"]
-
-    def median(item: str) -> float:
-        return statistics.median(t["rate"] for t in timings if t["item"] == item)
-
-    rates.update(fp16=median(f"gemm-fp16-{CEILING_SHAPE}"), bf16=median(f"gemm-bf16-{CEILING_SHAPE}"))
-    return rates, median("copy-1gib")
+    quoted = h100_ceilings_json()
+    rates.update(fp16=quoted["fp16"], bf16=quoted["bf16"])
+    return rates, quoted["bandwidth"]
 
 
 def _best(raw: dict[str, Any]) -> dict[str, dict[str, Any]]:

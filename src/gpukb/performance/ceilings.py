@@ -77,3 +77,9 @@ def h100_ceilings() -> dict[str, float]:
     out = measured_ceilings(H100_SWEEP)
     out.update({key: reconcile(quantity_id).value for key, quantity_id in H100_CEILING_QUANTITIES.items()})
     return out
+
+
+def quoted_ceilings(record: SweepRecord | str) -> dict[str, float]:
+    """The ceilings the pages quote for a sweep: for the committed H100 sweep (named by its id) the H100's one figure
+    per ceiling (:func:`h100_ceilings`), for any other sweep its own best rates (:func:`measured_ceilings`)."""
+    return h100_ceilings() if record == H100_SWEEP else measured_ceilings(record)

@@ -19,7 +19,7 @@ from gpukb.measuring.counting import ELEMENT_BYTES, element_bytes, intensity_exa
 from gpukb.measuring.device import WindowClocks
 from gpukb.measuring.stats import Summary
 from gpukb.performance import layer_bound, specs
-from gpukb.performance.ceilings import gemm_best, h100_ceilings, measured_ceilings, measured_ridge, sweep
+from gpukb.performance.ceilings import gemm_best, measured_ridge, quoted_ceilings, sweep
 from gpukb.performance.problems import problems as chapter_problems
 from gpukb.performance.quantities import QUANTITIES, reconcile
 from gpukb.performance.results import GEMM_DTYPES, H100_CEILINGS, H100_SWEEP, CeilingsRecord, SweepRecord
@@ -290,12 +290,6 @@ def one_run_table(record: Sweep = H100_SWEEP) -> str:
 
 
 # --- ceilings and datasheets --------------------------------------------------------------------------------
-def _ceilings(record: Sweep) -> dict[str, float]:
-    """A run's measured ceilings as the pages quote them: for the committed H100 sweep, the H100's one figure per
-    ceiling (:func:`~gpukb.performance.ceilings.h100_ceilings`); for another sweep, its own best rates."""
-    return h100_ceilings() if record == H100_SWEEP else measured_ceilings(record)
-
-
 def fp16_bf16_note() -> str:
     """What the interleaved ceilings run says about fp16 against bf16: the rate of each at both shapes, the
     median SM clock while each ran, and why the dense peak does not differ."""
@@ -326,7 +320,7 @@ def fp16_bf16_note() -> str:
 
 def ceilings_table(record: Sweep = H100_SWEEP) -> str:
     """Measured ceilings next to the datasheet's, with the ridge point each pair implies."""
-    measured = _ceilings(record)
+    measured = quoted_ceilings(record)
     record = sweep(record)
     gpu = _datasheet(record)
     sheet_bw = None if gpu is None else gpu.figure("memory_bandwidth")
@@ -362,7 +356,7 @@ def ceilings_table(record: Sweep = H100_SWEEP) -> str:
 
 def spec_table(record: Sweep = H100_SWEEP, gpu_ids: Sequence[str] = DATASHEET_GPUS) -> str:
     """Datasheet figures of several GPUs, with the measured values of a run's GPU next to them."""
-    measured = _ceilings(record)
+    measured = quoted_ceilings(record)
     record = sweep(record)
     sheet = specs.load()
     gpus = [sheet.gpu(g) for g in gpu_ids]
@@ -400,7 +394,7 @@ def intensity_table(record: Sweep = H100_SWEEP) -> str:
     """The example operations' intensities and what limits each: on a V100 (datasheet FP16 tensor-core rate
     and bandwidth) and on the GPU of a run (its measured bf16 ceiling and copy bandwidth)."""
     v100_ridge = specs.datasheet_ridge(specs.load().gpu("v100-sxm2"), "fp16")
-    h100_ridge = measured_ridge(_ceilings(record), "bf16")
+    h100_ridge = measured_ridge(quoted_ceilings(record), "bf16")
     rows = []
     for name, flops, nbytes in intensity_examples():
         intensity = flops / nbytes
@@ -542,7 +536,7 @@ def roofline_figure(record: Sweep = H100_SWEEP) -> str:
     """Inline SVG: measured and datasheet rooflines (bf16 and fp32), with the measured operations on them."""
     from gpukb.figures import new_figure, to_svg
 
-    measured = _ceilings(record)
+    measured = quoted_ceilings(record)
     record = sweep(record)
     gpu = _datasheet(record)
     fig, ax = new_figure(7.0, 4.8)
@@ -756,7 +750,7 @@ def bound_calculator(gpu: str = "h100-sxm5", record: str = H100_SWEEP) -> str:
         "quantity_labels": {q: specs.QUANTITIES[q][1] for q in quantities},
         "file": specs.FILE,
         "gpus": gpus,
-        "measured": {"record": record, "ceilings": measured_ceilings(record)},
+        "measured": {"record": record, "ceilings": quoted_ceilings(record)},
     }
     gemm, conv, attention = ("gemm",), ("conv2d",), ("attention",)
     fields = [
