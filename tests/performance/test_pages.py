@@ -164,3 +164,17 @@ def test_notes_list_holds_the_suites_notes() -> None:
     lines = pages.notes_list().splitlines()
     assert [line.split(":", 1)[0] for line in lines] == [f"- {note.split(':', 1)[0]}" for note in RUN.suite_notes()]
     assert {"- mistakes", "- gemm"} <= {line.split(":", 1)[0] for line in lines}
+
+
+def test_the_answer_states_the_quoted_ceilings_against_the_datasheet() -> None:
+    """The page's opening answer: the quoted ceilings (read from their record here) as shares of the datasheet."""
+    from tests.helpers import h100_ceilings_json
+
+    quoted = h100_ceilings_json()
+    text = re.sub(r"<[^>]+>", "", pages.h100_answer())
+    sheet = specs.load().gpu("h100-sxm5")
+    bandwidth, peak = sheet.figure("memory_bandwidth").value, sheet.figure("bf16_tensor").dense
+    assert f"{quoted['bandwidth']:.0f} GB/s ({100 * quoted['bandwidth'] / bandwidth:.0f}% of the datasheet's" in text
+    assert f"bf16 matrices at {quoted['bf16']:.1f} TFLOP/s and fp16 at {quoted['fp16']:.1f} TFLOP/s" in text
+    assert f"({100 * quoted['bf16'] / peak:.0f}% and {100 * quoted['fp16'] / peak:.0f}% of the dense peak" in text
+    assert sheet.figure("fp16_tensor").dense == peak  # "the dense peak the datasheet gives both"

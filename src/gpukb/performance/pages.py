@@ -290,6 +290,25 @@ def one_run_table(record: Sweep = H100_SWEEP) -> str:
 
 
 # --- ceilings and datasheets --------------------------------------------------------------------------------
+def h100_answer() -> str:
+    """The page's answer in two sentences: the H100's copy and bf16/fp16 ceilings (the quoted figures, marked) as
+    fractions of its datasheet's bandwidth and dense peak."""
+    from gpukb.performance.ceilings import H100_CEILING_QUANTITIES
+
+    gpu = _datasheet(sweep(H100_SWEEP))
+    ceilings = quoted_ceilings(H100_SWEEP)
+    bandwidth, peak = gpu.figure("memory_bandwidth"), specs.datasheet_peak(gpu, "bf16")
+    return (
+        f"It copies device memory at {quantity(H100_CEILING_QUANTITIES['bandwidth'], unit=True)} "
+        f"({_pct(fraction(ceilings['bandwidth'], bandwidth.value))} of the datasheet's {bandwidth.value:,.0f} GB/s), "
+        f"and cuBLAS multiplies dense bf16 matrices at {quantity(H100_CEILING_QUANTITIES['bf16'], unit=True)} and "
+        f"fp16 at {quantity(H100_CEILING_QUANTITIES['fp16'], unit=True)} "
+        f"({_pct(fraction(ceilings['bf16'], peak.dense))} and {_pct(fraction(ceilings['fp16'], peak.dense))} of "
+        f"the dense peak of {peak.dense:,.1f} TFLOP/s the datasheet gives both). Small products, small copies and "
+        "sizes that are not multiples of 8 fall far below these ceilings; the tables below show by how much.\n"
+    )
+
+
 def fp16_bf16_note() -> str:
     """What the interleaved ceilings run says about fp16 against bf16: the rate of each at both shapes, the
     median SM clock while each ran, and why the dense peak does not differ."""
