@@ -83,7 +83,7 @@ def test_every_chapter_that_prints_a_table_has_a_check_module() -> None:
 def test_checked_chapters_cover_what_they_claim() -> None:
     """The "How we try to break this site" page names only check modules that exist and are registered here, each
     for a page layer the site renders, and names the list of tables still waiting while it holds any."""
-    page = (ROOT / "docs" / "about" / "breaking.md").read_text(encoding="utf-8")
+    page = (ROOT / "docs" / "contributing" / "breaking.md").read_text(encoding="utf-8")
     section = page.split("## Numbers computed but not checked", 1)[1].split("\n## ", 1)[0]
     named = set(re.findall(r"`(tests/\w+/test_\w+\.py)`", section)) - {"tests/site/test_page_tables.py"}
     for folder in re.findall(r"`(tests/\w+/pages/)`", section):  # a chapter checked page by page

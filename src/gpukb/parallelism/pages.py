@@ -293,8 +293,8 @@ def context_parallel_check_markdown() -> str:
     formula = ", ".join(f"{n} {k}" for k, n in row.formula_collectives.items())
     return (
         f"Largest difference from the one-GPU output: {error:g} where the largest output was {largest:g} "
-        f"({error / largest:.1%} of it; bfloat16 keeps 8 significant bits, a step of {2 ** -7:.1%} to "
-        f"{2 ** -8:.1%} of a value). Collectives rank 0's log saw: {seen}; the formula's: {formula}."
+        f"({error / largest:.1%} of it; bfloat16 keeps 8 significant bits, a step of {2**-7:.1%} to "
+        f"{2**-8:.1%} of a value). Collectives rank 0's log saw: {seen}; the formula's: {formula}."
     )
 
 
