@@ -144,6 +144,61 @@ def blocked_kernel(
     # --8<-- [end:blocked]
 
 
+# --8<-- [start:helpers]
+def grouped_tile(tile_id, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
+    # Grouped ordering (as in the blocked kernel): GROUP_M tiles down a column of C before moving right.
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = (tile_id // num_pid_in_group) * GROUP_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + (tile_id % group_size_m)
+    pid_n = (tile_id % num_pid_in_group) // group_size_m
+    return pid_m, pid_n
+
+
+def load_k_step(a, b, offs_am, offs_bn, offs_k,
+                A_ROW_MAJOR: tl.constexpr, B_ROW_MAJOR: tl.constexpr, UPCAST: tl.constexpr):  # fmt: skip
+    # One K step's tiles of A (BLOCK_M × BLOCK_K) and B (BLOCK_K × BLOCK_N) through their descriptors. A
+    # column-major operand is read as the transpose of a row-major one and transposed back in shared memory;
+    # boxes that hang over the edge of a tensor are filled with zeros by the copy engine: no masks.
+    if A_ROW_MAJOR:
+        a_tile = a.load([offs_am, offs_k])
+    else:
+        a_tile = a.load([offs_k, offs_am]).T
+    if B_ROW_MAJOR:
+        b_tile = b.load([offs_k, offs_bn])
+    else:
+        b_tile = b.load([offs_bn, offs_k]).T
+    if UPCAST:  # the interpreter multiplies bf16 bit patterns as integers; exact products in fp32 instead
+        a_tile = a_tile.to(tl.float32)
+        b_tile = b_tile.to(tl.float32)
+    return a_tile, b_tile
+
+
+def k_loop(a, b, offs_am, offs_bn, k_start, steps,
+           BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+           A_ROW_MAJOR: tl.constexpr, B_ROW_MAJOR: tl.constexpr, UPCAST: tl.constexpr,
+           MAX_IMPRECISE_ACC: tl.constexpr, PROMOTE_STEPS: tl.constexpr):  # fmt: skip
+    # The float32 sum over `steps` K steps from k_start, for one output tile (the last step may pass K: zeros).
+    acc = tl.full((BLOCK_M, BLOCK_N), 0.0, dtype=tl.float32)
+    if PROMOTE_STEPS:
+        # fp8: chunks of PROMOTE_STEPS K steps, each summed in the tensor cores' fast mode into `part`, then
+        # added to `acc` in float32 (a separate loop, so that the plain loop below stays as the pipeliner likes)
+        for k0 in range(0, steps, PROMOTE_STEPS):
+            part = tl.full((BLOCK_M, BLOCK_N), 0.0, dtype=tl.float32)
+            for ki in range(k0, tl.minimum(k0 + PROMOTE_STEPS, steps)):
+                a_tile, b_tile = load_k_step(a, b, offs_am, offs_bn, k_start + ki * BLOCK_K, True, False, False)
+                part = tl.dot(a_tile, b_tile, part)
+            acc += part
+    else:
+        for ki in range(steps):
+            a_tile, b_tile = load_k_step(
+                a, b, offs_am, offs_bn, k_start + ki * BLOCK_K, A_ROW_MAJOR, B_ROW_MAJOR, UPCAST
+            )
+            acc = tl.dot(a_tile, b_tile, acc, max_num_imprecise_acc=MAX_IMPRECISE_ACC)
+    return acc
+    # --8<-- [end:helpers]
+
+
 # --8<-- [start:tma]
 def tma_kernel(
     a, b, c, M, N, K, lda, ldb, ldc, alpha,
@@ -177,50 +232,17 @@ def tma_kernel(
     num_pid_n = (N + BLOCK_N - 1) // BLOCK_N
     k_tiles = (K + BLOCK_K - 1) // BLOCK_K
     num_tiles = num_pid_m * num_pid_n
-    num_pid_in_group = GROUP_M * num_pid_n
     tile_id_c = start_pid - NUM_SMS  # the epilogue's own tile counter, as in the tutorial
 
     for tile_id in tl.range(start_pid, num_tiles, NUM_SMS, flatten=FLATTEN, warp_specialize=WARP_SPECIALIZE):
-        first_pid_m = (tile_id // num_pid_in_group) * GROUP_M
-        group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
-        pid_m = first_pid_m + (tile_id % group_size_m)
-        pid_n = (tile_id % num_pid_in_group) // group_size_m
-        offs_am = pid_m * BLOCK_M
-        offs_bn = pid_n * BLOCK_N
-
-        acc = tl.full((BLOCK_M, BLOCK_N), 0.0, dtype=tl.float32)
-        if PROMOTE_STEPS:
-            # fp8: chunks of PROMOTE_STEPS K steps, each summed in the tensor cores' fast mode into `part`, then
-            # added to `acc` in float32 (a separate loop, so that the main loop below stays as the pipeliner likes)
-            for k0 in range(0, k_tiles, PROMOTE_STEPS):
-                part = tl.full((BLOCK_M, BLOCK_N), 0.0, dtype=tl.float32)
-                for ki in range(k0, tl.minimum(k0 + PROMOTE_STEPS, k_tiles)):
-                    a_tile = a_desc.load([offs_am, ki * BLOCK_K])  # fp8 operands are K-major
-                    b_tile = b_desc.load([offs_bn, ki * BLOCK_K]).T
-                    part = tl.dot(a_tile, b_tile, part)
-                acc += part
-        else:
-            for ki in range(k_tiles):
-                offs_k = ki * BLOCK_K
-                # Boxes that hang over the edge of a tensor are filled with zeros by the copy engine: no masks.
-                if A_ROW_MAJOR:
-                    a_tile = a_desc.load([offs_am, offs_k])
-                else:
-                    a_tile = a_desc.load([offs_k, offs_am]).T
-                if B_ROW_MAJOR:
-                    b_tile = b_desc.load([offs_k, offs_bn])
-                else:
-                    b_tile = b_desc.load([offs_bn, offs_k]).T
-                if UPCAST:
-                    a_tile = a_tile.to(tl.float32)
-                    b_tile = b_tile.to(tl.float32)
-                acc = tl.dot(a_tile, b_tile, acc, max_num_imprecise_acc=MAX_IMPRECISE_ACC)
+        pid_m, pid_n = grouped_tile(tile_id, num_pid_m, num_pid_n, GROUP_M)
+        acc = k_loop(a_desc, b_desc, pid_m * BLOCK_M, pid_n * BLOCK_N, 0, k_tiles, BLOCK_M, BLOCK_N, BLOCK_K,
+                     A_ROW_MAJOR, B_ROW_MAJOR, UPCAST, MAX_IMPRECISE_ACC, PROMOTE_STEPS)  # fmt: skip
 
         tile_id_c += NUM_SMS
-        first_pid_m = (tile_id_c // num_pid_in_group) * GROUP_M
-        group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
-        offs_cm = (first_pid_m + (tile_id_c % group_size_m)) * BLOCK_M
-        offs_cn = ((tile_id_c % num_pid_in_group) // group_size_m) * BLOCK_N
+        pid_cm, pid_cn = grouped_tile(tile_id_c, num_pid_m, num_pid_n, GROUP_M)
+        offs_cm = pid_cm * BLOCK_M
+        offs_cn = pid_cn * BLOCK_N
         acc = acc * alpha
         # Stores that hang over the edge are clipped by the copy engine.
         if EPILOGUE_SUBTILE:
@@ -241,43 +263,14 @@ def splitk_kernel(
 ):  # fmt: skip
     # One program per (output tile, K slice): the second grid axis cuts K into slices of K_PER (a multiple of
     # BLOCK_K), so a product with few output tiles and a long K still gives every multiprocessor work.
-    pid = tl.program_id(axis=0)
     pid_k = tl.program_id(axis=1)
     num_pid_m = (M + BLOCK_M - 1) // BLOCK_M
     num_pid_n = (N + BLOCK_N - 1) // BLOCK_N
-    num_pid_in_group = GROUP_M * num_pid_n
-    first_pid_m = (pid // num_pid_in_group) * GROUP_M
-    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
-    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
-    pid_n = (pid % num_pid_in_group) // group_size_m
+    pid_m, pid_n = grouped_tile(tl.program_id(axis=0), num_pid_m, num_pid_n, GROUP_M)
     offs_am = pid_m * BLOCK_M
     offs_bn = pid_n * BLOCK_N
-    k_start = pid_k * K_PER
-
-    acc = tl.full((BLOCK_M, BLOCK_N), 0.0, dtype=tl.float32)
-    if PROMOTE_STEPS:  # fp8 promotion in chunks, as in tma_kernel (the last slice may step past K: zeros there)
-        for k0 in range(0, STEPS, PROMOTE_STEPS):
-            part = tl.full((BLOCK_M, BLOCK_N), 0.0, dtype=tl.float32)
-            for ki in range(k0, tl.minimum(k0 + PROMOTE_STEPS, STEPS)):
-                a_tile = a.load([offs_am, k_start + ki * BLOCK_K])
-                b_tile = b.load([offs_bn, k_start + ki * BLOCK_K]).T
-                part = tl.dot(a_tile, b_tile, part)
-            acc += part
-    else:
-        for ki in range(0, STEPS):
-            offs_k = k_start + ki * BLOCK_K  # the last slice may step past K: the copy engine reads zeros there
-            if A_ROW_MAJOR:
-                a_tile = a.load([offs_am, offs_k])
-            else:
-                a_tile = a.load([offs_k, offs_am]).T
-            if B_ROW_MAJOR:
-                b_tile = b.load([offs_k, offs_bn])
-            else:
-                b_tile = b.load([offs_bn, offs_k]).T
-            if UPCAST:
-                a_tile = a_tile.to(tl.float32)
-                b_tile = b_tile.to(tl.float32)
-            acc = tl.dot(a_tile, b_tile, acc, max_num_imprecise_acc=MAX_IMPRECISE_ACC)
+    acc = k_loop(a, b, offs_am, offs_bn, pid_k * K_PER, STEPS, BLOCK_M, BLOCK_N, BLOCK_K,
+                 A_ROW_MAJOR, B_ROW_MAJOR, UPCAST, MAX_IMPRECISE_ACC, PROMOTE_STEPS)  # fmt: skip
 
     # Plain masked stores: C may have any strides (a slice's float32 partial sums go to a workspace instead).
     offs_cm = offs_am + tl.arange(0, BLOCK_M)
@@ -330,12 +323,23 @@ _KERNELS = {"blocked": blocked_kernel, "tma": tma_kernel, "splitk": splitk_kerne
 _COMPILED: dict[bool, dict[str, Any]] = {}
 
 
+#: The device functions the kernels call, by the global name they call them by.
+_HELPERS = {"grouped_tile": grouped_tile, "load_k_step": load_k_step, "k_loop": k_loop}
+
+
 def _jitted(name: str) -> Any:
-    """The kernel, jitted for the mode Triton is in now (compiled or interpreted), built once per mode."""
+    """The kernel, jitted for the mode Triton is in now (compiled or interpreted), built once per mode. The
+    helpers it calls are jitted for that mode too and bound to the global names the kernels call them by."""
     mode = interpreting()
     table = _COMPILED.setdefault(mode, {})
     if name not in table:
+        for helper, fn in _HELPERS.items():
+            if helper not in table:
+                table[helper] = triton.jit(fn)
         table[name] = triton.jit(_KERNELS[name], do_not_specialize=_NOT_SPECIALIZED[name])
+    for helper in _HELPERS:
+        if globals()[helper] is not table[helper]:
+            globals()[helper] = table[helper]
     return table[name]
 
 

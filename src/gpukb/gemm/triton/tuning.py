@@ -33,6 +33,7 @@ from gpukb.gemm.triton.configs import (
     Config,
     pick_by_waves,
     split_for,
+    tail_rounds,
 )
 from gpukb.records import Record, load, record_ids
 from gpukb.schema import StrictModel
@@ -299,9 +300,12 @@ def efficiency(m: int, n: int, k: int, config: Config, sms: int) -> float:
     tiles, times the K slices of a split-K configuration) over the slots of the rounds they take on ``sms``
     multiprocessors, times the fraction of the tiles' area inside C."""
     tiles = -(-m // config.block_m) * -(-n // config.block_n)
+    area = (m * n) / (tiles * config.block_m * config.block_n)
+    if config.split_tail:  # rounds of whole tiles: a tail slice counts as its share of one
+        return tiles / (tail_rounds(m, n, k, config, sms) * sms) * area
     units = tiles * (split_for(m, n, k, config, sms) if config.kernel == "splitk" else 1)
     rounds = -(-units // sms)
-    return units / (rounds * sms) * (m * n) / (tiles * config.block_m * config.block_n)
+    return units / (rounds * sms) * area
 
 
 def predicted_ms(entry: TunedClass, trial: Trial, m: int, n: int, k: int, sms: int) -> float:
