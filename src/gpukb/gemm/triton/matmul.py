@@ -38,6 +38,7 @@ from __future__ import annotations
 import contextlib
 import warnings
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import triton
@@ -59,6 +60,7 @@ from gpukb.gemm.triton.configs import (
     Config,
     pick_by_waves,
     split_for,
+    tail_rows,
     waves,
 )
 
@@ -625,7 +627,7 @@ def matmul(
         if out is None:
             out = _torch().empty((m, n), dtype=out_dtype, device=a.device)
         return out.zero_() if out.numel() else out
-    plan = _Plan(a, b, out, out_dtype, config, m, n, k)
+    plan = _make_plan(a, b, out, out_dtype, config, m, n, k)
     if key is not None:
         if len(_PLANS) >= MAX_PLANS:
             _PLANS.pop(next(iter(_PLANS)))
@@ -690,6 +692,73 @@ def _fast_descriptor(base: Any, shape: list[int], strides: list[int], block: lis
     desc = object.__new__(TensorDescriptor)
     desc.base, desc.shape, desc.strides, desc.block_shape, desc.padding = base, shape, strides, block, "zero"
     return desc
+
+
+def _make_plan(a: Any, b: Any, out: Any, out_dtype: Any, config: Config | None, m: int, n: int, k: int) -> Any:
+    """A :class:`_Plan`, or for a ``split_tail`` configuration whose tail helps (:func:`tail_rows`) and whose
+    operands need no copies, a :class:`_TailPlan` of two."""
+    if config is None:
+        config = default_config(a, b, out if out is not None else _OutShape(m, n, out_dtype))
+    if config.split_tail:
+        plain = replace(config, split_tail=False)
+        rows, split = tail_rows(m, n, k, config, _sm_count(a.device))
+        out_like = out if out is not None else _OutShape(m, n, out_dtype)
+        copies = any(staging(a, b, out_like, plain).values())
+        if rows >= m or copies:
+            return _Plan(a, b, out, out_dtype, plain, m, n, k)
+        return _TailPlan(a, b, out, out_dtype, config, m, n, k, rows, split)
+    return _Plan(a, b, out, out_dtype, config, m, n, k)
+
+
+class _TailPlan:
+    """A ``split_tail`` product in two plans: rows ``[0, rows)`` of C on the persistent kernel, the rest on the
+    split-K kernel with ``split`` K slices (:func:`~gpukb.gemm.triton.configs.tail_rows`). Each is a :class:`_Plan`
+    of a row slice of A and C (views: nothing is copied)."""
+
+    def __init__(self, a: Any, b: Any, out: Any, out_dtype: Any, config: Config, m: int, n: int, k: int,
+                 rows: int, split: int):  # fmt: skip
+        self.config, self.rows, self.split, self.m, self.n, self.out_dtype = config, rows, split, m, n, out_dtype
+        self.extents = (_extent(a), _extent(b), 0 if out is None else _extent(out))
+        torch = _torch()
+        head_cfg = replace(config, split_tail=False)
+        tail_cfg = Config(
+            "splitk", config.block_m, config.block_n, config.block_k, group_m=config.group_m,
+            num_stages=config.num_stages, num_warps=config.num_warps, fp8_imprecise_acc=config.fp8_imprecise_acc,
+            split_k=split,
+        )  # fmt: skip
+        like = out if out is not None else torch.empty((m, n), dtype=out_dtype, device="meta")
+        self.head = None
+        if rows:
+            self.head = _Plan(a[:rows], b, _view_like(like[:rows], out), out_dtype, head_cfg, rows, n, k)
+        self.tail = _Plan(a[rows:], b, _view_like(like[rows:], out), out_dtype, tail_cfg, m - rows, n, k)
+        self.staged = self.tail.staged
+
+    @property
+    def direct(self) -> list[Any] | None:
+        return (self.head or self.tail).direct
+
+    @property
+    def fast_failed(self) -> str | None:
+        return (self.head or self.tail).fast_failed
+
+    @property
+    def compiled(self) -> list[Any] | None:
+        return (self.head or self.tail).compiled
+
+    def __call__(self, a: Any, b: Any, out: Any, alpha: float) -> Any:
+        if out is None:
+            out = _torch().empty((self.m, self.n), dtype=self.out_dtype, device=a.device)
+        rows = self.rows
+        if self.head is not None:
+            self.head(a[:rows], b, out[:rows], alpha)
+        self.tail(a[rows:], b, out[rows:], alpha)
+        return out
+
+
+def _view_like(view: Any, out: Any) -> Any:
+    """``view`` where it is a slice of a real output; ``None`` (the plan then assumes a contiguous output of its
+    own) where the product allocates its output (a ``meta`` stand-in was sliced)."""
+    return view if out is not None else None
 
 
 class _Plan:

@@ -478,7 +478,7 @@ FP8_GOAL_MIN_DIM = 1024
 ERROR_GOAL = 2.0
 
 #: The sets of shapes a sweep record's rows belong to (:attr:`SweepRow.sweep`).
-SweepName = Literal["first", "issue", "random", "tiny"]
+SweepName = Literal["first", "issue", "random", "held-out", "tiny"]
 
 
 class SweepRow(StrictModel):
@@ -502,7 +502,8 @@ class SweepRow(StrictModel):
             timing; bf16 products with M ≤ 64 and the K-heavy ones only); ``kernels`` the same for ``matmul``.
         sweep: Which set of shapes the row belongs to: ``"first"`` (the page's sweep), ``"issue"`` (the products
             issue 29 reported), ``"random"`` (the seeded draw of :mod:`gpukb.gemm.triton.model_shapes`, made before the
-            tuning that serves it), ``"tiny"`` (fewer than 2^20 multiply-adds).
+            issue-29 tuning), ``"held-out"`` (a second draw, made before the last tuning and measured only after it),
+            ``"tiny"`` (fewer than 2^20 multiply-adds).
         clocks: SM clock and power sampled while the row's rounds were timed (``None`` in earlier runs).
     """
 
@@ -598,6 +599,7 @@ class TritonGemmSweep(Record):
         error_rows: Rows of C sampled for the errors against float64.
         tuning: The tuning table in use, as the run named it (the committed one is the record
             ``gemm/triton-gemm-tuning-h100``): made earlier in the same run, or, with ``--table``, by an earlier run.
+        held_out: The held-out draw the run measured (seed, count and the commit that fixed it), if any.
     """
 
     kind: Literal["gemm.triton-gemm-sweep"] = "gemm.triton-gemm-sweep"
@@ -610,6 +612,7 @@ class TritonGemmSweep(Record):
     tiny_host: HostPath | None = None
     checks: list[LayoutCheck]
     rows: list[SweepRow]
+    held_out: str | None = None
 
 
 def sweep_committed(record_id: str = SWEEP_RECORD_ID) -> TritonGemmSweep:
@@ -658,6 +661,8 @@ GOAL_SETS = (
     ("first", "float16"),
     ("random", "bfloat16"),
     ("random", "float16"),
+    ("held-out", "bfloat16"),
+    ("held-out", "float16"),
     ("first", "float8_e4m3fn"),
     ("tiny", "bfloat16"),
     ("tiny", "float16"),

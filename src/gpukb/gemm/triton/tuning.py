@@ -104,6 +104,26 @@ CANDIDATES_16_TINY: tuple[Config, ...] = (
     Config("tma", 64, 128, 64, num_stages=4, num_warps=4),
     Config("splitk", 64, 64, 128, num_stages=5, num_warps=4),
 )
+#: Added for the third run's classes (the random sweep's losers): the large tilings with a split tail
+#: (``split_tail``: whole rounds of tiles on the persistent kernel, the rows left over split along K) ...
+CANDIDATES_16_TAIL: tuple[Config, ...] = (
+    Config("tma", 128, 256, 64, num_stages=4, num_warps=8, epilogue_subtile=True, split_tail=True),
+    Config("tma", 128, 256, 64, num_stages=3, num_warps=8, split_tail=True),
+    Config("tma", 128, 128, 64, num_stages=5, num_warps=8, split_tail=True),
+    Config("tma", 256, 128, 64, num_stages=3, num_warps=8, split_tail=True),
+)
+#: ... and, for decode (M ≤ 64, where B's bytes are the time), narrow tiles along N, so that more programs stream
+#: B at once without cutting K as finely (no partial sums to add where one slice suffices).
+CANDIDATES_16_DECODE: tuple[Config, ...] = (
+    Config("splitk", 64, 32, 128, num_stages=4, num_warps=4),
+    Config("splitk", 64, 32, 256, num_stages=3, num_warps=4),
+    Config("splitk", 64, 16, 256, num_stages=4, num_warps=4),
+    Config("splitk", 64, 64, 64, num_stages=6, num_warps=4),
+    Config("splitk", 64, 64, 128, num_stages=4, num_warps=4, split_k=1),
+    Config("splitk", 64, 32, 128, num_stages=4, num_warps=4, split_k=1),
+    Config("tma", 64, 64, 64, num_stages=5, num_warps=4),
+    Config("tma", 64, 32, 128, num_stages=4, num_warps=4),
+)
 CANDIDATES_FP8: tuple[Config, ...] = (
     Config("tma", 128, 256, 128, num_stages=4, num_warps=8, epilogue_subtile=True),
     Config("tma", 128, 256, 128, num_stages=3, num_warps=8),
@@ -123,18 +143,28 @@ FP8_PROMOTE = 4096
 
 
 def candidates(
-    dtype: str, m: int, k: int = 0, *, tiny: bool = False, aligned: bool = True, extended: bool = False
+    dtype: str,
+    m: int,
+    k: int = 0,
+    *,
+    tiny: bool = False,
+    aligned: bool = True,
+    extended: bool = False,
+    losers: bool = False,
 ) -> tuple[Config, ...]:
     """The candidates the tuning run tries for an input type, M and K: for M ≤ 64, only those with 64-row tiles;
     for fp8 with K > :data:`FP8_PROMOTE`, each with its partial sums promoted every :data:`FP8_PROMOTE` products.
     ``extended`` (the issue-29 run): 16-bit classes also try :data:`CANDIDATES_16_WAVES`, and, for rows that are
-    not 128-byte aligned, :data:`CANDIDATES_16_UNALIGNED`; a tiny 16-bit class tries :data:`CANDIDATES_16_TINY`."""
+    not 128-byte aligned, :data:`CANDIDATES_16_UNALIGNED`; a tiny 16-bit class tries :data:`CANDIDATES_16_TINY`.
+    ``losers`` (the third run): as ``extended``, and :data:`CANDIDATES_16_TAIL` and :data:`CANDIDATES_16_DECODE`."""
     fp8 = dtype == "float8_e4m3fn"
     pool = CANDIDATES_FP8 if fp8 else CANDIDATES_16
     if tiny and not fp8:
         return CANDIDATES_16_TINY
-    if extended and not fp8:
+    if (extended or losers) and not fp8:
         pool = pool + CANDIDATES_16_WAVES + (() if aligned else CANDIDATES_16_UNALIGNED)
+    if losers and not fp8:
+        pool = pool + CANDIDATES_16_TAIL + (CANDIDATES_16_DECODE if m <= SMALL_M else ())
     if m <= SMALL_M:
         pool = tuple(c for c in pool if c.block_m == 64)
     if fp8 and k > FP8_PROMOTE:
@@ -143,12 +173,20 @@ def candidates(
 
 
 def trials(
-    dtype: str, m: int, n: int, k: int, sms: int, *, aligned: bool = True, extended: bool = False
+    dtype: str,
+    m: int,
+    n: int,
+    k: int,
+    sms: int,
+    *,
+    aligned: bool = True,
+    extended: bool = False,
+    losers: bool = False,
 ) -> tuple[Config, ...]:
     """What the tuning run times on a class's representative m×n×k product: the :func:`candidates`, and for each
     split-K one whose automatic split (:func:`~gpukb.gemm.triton.configs.split_for`) is above 1, the same tiling at
     half and at twice that split, so that the record shows what the rule's choice is worth."""
-    pool = candidates(dtype, m, k, tiny=m * n * k < TINY_MNK, aligned=aligned, extended=extended)
+    pool = candidates(dtype, m, k, tiny=m * n * k < TINY_MNK, aligned=aligned, extended=extended, losers=losers)
     extra = []
     for config in pool:
         if config.kernel != "splitk" or config.split_k is not None:
