@@ -144,15 +144,16 @@ def _write_scratch(path: Path, data: Any) -> None:
     path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
 
 
-def _aligned(torch: Any, dtype: str, layout: str, m: int, n: int, k: int) -> bool:
-    """Whether the sweep's operands of this shape have 128-byte-aligned rows (the tuning class's ``aligned``)."""
+def _aligned(torch: Any, dtype: str, layout: str, m: int, n: int, k: int, line: int = 128) -> bool:
+    """Whether the sweep's operands of this shape have 128-byte-aligned rows (the tuning class's ``aligned``;
+    ``line=32``: its ``sectors``)."""
     from gpukb.gemm.triton.matmul import rows_aligned
 
     meta = torch.device("meta")
     a = torch.empty((m, k) if layout[0] == "N" else (k, m), device=meta, dtype=getattr(torch, dtype))
     b = torch.empty((k, n) if layout[1] == "N" else (n, k), device=meta, dtype=getattr(torch, dtype))
     c = torch.empty((m, n), device=meta, dtype=torch.bfloat16 if dtype == "float8_e4m3fn" else getattr(torch, dtype))
-    return rows_aligned(a if layout[0] == "N" else a.t(), b if layout[1] == "N" else b.t(), c)
+    return rows_aligned(a if layout[0] == "N" else a.t(), b if layout[1] == "N" else b.t(), c, line)
 
 
 def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve: float = SWEEP_RESERVE_S) -> dict:
@@ -174,7 +175,9 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
         sources = [("bfloat16", "NN", s[2:]) for s in shapes()]
         sources += [("float8_e4m3fn", "NT", s[2:]) for s in fp8_shapes()]
     for dtype, layout, (m, n, k) in sources:
-        cls = tuning.ShapeClass.of(dtype, layout, m, n, k, _aligned(torch, dtype, layout, m, n, k))
+        cls = tuning.ShapeClass.of(
+            dtype, layout, m, n, k, _aligned(torch, dtype, layout, m, n, k), _aligned(torch, dtype, layout, m, n, k, 32)
+        )
         if cls not in seen:
             seen.add(cls)
             work.append((dtype, layout, (m, n, k)))

@@ -479,7 +479,8 @@ def default_config(a: Any, b: Any, out: Any) -> Config:
     if name not in DEFAULT_CONFIGS or _hopper_refusal(a) is not None:
         return BLOCKED_CONFIG
     (m, k), n = a.shape, b.shape[1]
-    return tuning.choose(name, layout_code(a, b), m, n, k, _sm_count(a.device), rows_aligned(a, b, out))
+    aligned, sectors = rows_aligned(a, b, out), rows_aligned(a, b, out, tuning.SECTOR_BYTES)
+    return tuning.choose(name, layout_code(a, b), m, n, k, _sm_count(a.device), aligned, sectors)
 
 
 def layout_code(a: Any, b: Any) -> str:
@@ -664,25 +665,26 @@ def _aligned_copy(t: Any, col_major: bool) -> Any:
     return view
 
 
-def rows_aligned(a: Any, b: Any, out: Any) -> bool:
+def rows_aligned(a: Any, b: Any, out: Any, line: int = ROW_PAD_BYTES) -> bool:
     """Whether every operand the TMA kernels read or write as it is (not copied first: :func:`staging`) has rows
-    (columns, for a column-major one) that start on 128-byte lines: the tuning table's ``aligned`` classes."""
+    (columns, for a column-major one) that start on 128-byte lines (``line`` bytes: 32 for the tuning table's
+    ``sectors``): the tuning table's ``aligned`` classes."""
     a_layouts, b_layouts = _operand_layouts(a)
     for t, layouts in ((a, a_layouts), (b, b_layouts), (out, ("row",))):
         if _describable(t, layouts) is not None:
             continue  # copied into a 128-byte-aligned buffer first
-        if not _on_lines(t):
+        if not _on_lines(t, line):
             return False
     return True
 
 
-def _on_lines(t: Any) -> bool:
+def _on_lines(t: Any, line: int = ROW_PAD_BYTES) -> bool:
     """Whether the rows (columns, for a column-major tensor) of a tensor a descriptor can read start on 128-byte
-    lines. A single row or column counts as aligned: there is no second line start."""
+    lines (``line`` bytes). A single row or column counts as aligned: there is no second line start."""
     rows, cols = t.shape
     if (rows if _layout(t) == "row" else cols) <= 1:
         return True
-    return (_leading_stride(t, _layout(t)) * t.element_size()) % ROW_PAD_BYTES == 0
+    return (_leading_stride(t, _layout(t)) * t.element_size()) % line == 0
 
 
 def _fast_descriptor(base: Any, shape: list[int], strides: list[int], block: list[int]) -> Any:
