@@ -4,6 +4,7 @@ tomllib), the committed records (read with json) or arithmetic done here, not by
 from __future__ import annotations
 
 import json
+import math
 import re
 import statistics
 import tomllib
@@ -436,7 +437,37 @@ def check_alpha_beta(markdown: str, kwargs: dict[str, Any]) -> None:
         assert row["worst error of the model"].endswith(("at 4 MiB", "at 8 MiB"))
 
 
+def _binomial_interval(values: list[float]) -> tuple[float, float]:
+    """The sign-test interval for the median, written out: the largest j with 1 - 2·P(Bin(n, 1/2) < j) ≥ 0.95."""
+    n = len(values)
+    js = [j for j in range(1, n // 2 + 1) if 1 - 2 * sum(math.comb(n, i) for i in range(j)) / 2**n >= 0.95]
+    ordered = sorted(values)
+    return ordered[max(js) - 1], ordered[n - max(js)]
+
+
+def check_modes(markdown: str, kwargs: dict[str, Any]) -> None:
+    """Each round's tokens/s and ratio, the alternating order, the medians and the interval, from the record."""
+    rows = _table(markdown)
+    raw = _by_id(_arg(kwargs, "record_id", 0, "distributed/fsdp-modes-h100x4"))
+    runs = {r["mixed_precision"]: r["tokens_per_s"] for r in raw["runs"]}
+    default, pure = runs["DEFAULT"], runs["PURE"]
+    ratios = [p / d for p, d in zip(pure, default, strict=True)]
+    assert [r["round"] for r in rows] == [str(i + 1) for i in range(len(default))] + ["median"]
+    for i, row in enumerate(rows[:-1]):
+        assert row["order"] == ("DEFAULT, PURE" if i % 2 == 0 else "PURE, DEFAULT")
+        assert int(row["DEFAULT tokens/s"].replace(",", "")) == round(default[i])
+        assert int(row["PURE tokens/s"].replace(",", "")) == round(pure[i])
+        assert float(row["PURE / DEFAULT"]) == pytest.approx(ratios[i], abs=0.0005)
+    low, high = _binomial_interval(ratios)
+    assert rows[-1]["PURE / DEFAULT"] == (
+        f"{statistics.median(ratios):.3f} (96% interval {low:.3f} to {high:.3f})"  # 12 rounds: j = 3 covers 96.1%
+    )
+    flops = 6 * raw["parameters"] * statistics.median(default + pure) / raw["world_size"] / 1e12
+    assert f"at least {flops:,.0f} TFLOP/s" in markdown
+
+
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
+    "modes_markdown": check_modes,
     "alpha_beta_markdown": check_alpha_beta,
     "ddp_buckets_markdown": check_ddp_buckets,
     "interleaved_markdown": check_interleaved,

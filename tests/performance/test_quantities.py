@@ -151,13 +151,13 @@ def test_the_flush_and_clock_sentences_come_from_the_record() -> None:
 
 
 def test_the_triton_page_sets_its_ratio_against_the_drift() -> None:
-    from gpukb.gemm import pages as gemm_pages
+    from gpukb.gemm.pages import triton as triton_page
     from gpukb.gemm.triton.results import committed, goal_rows, measured_ceiling
 
     big = next(r for r in goal_rows(committed(), measured_ceiling()) if r.size == 8192)
     cublas = reconcile("h100-cublas-bf16-8192")
-    text = gemm_pages.triton_drift()
+    text = triton_page.triton_drift()
     assert f"8192³: {big.ratio:.3f}" in text
     assert f"is {'inside' if cublas.inside_drift(big.ratio) else 'outside'} that drift" in text
     assert pages.quantity("h100-cublas-bf16-8192", unit=True) in text
-    assert gemm_pages.triton_defaults_note().startswith("The code's defaults")
+    assert triton_page.triton_defaults_note().startswith("The code's defaults")

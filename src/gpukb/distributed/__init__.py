@@ -16,7 +16,7 @@ CHAPTER = Chapter(
     name="distributed",
     title="Distributed training",
     summary="FSDP's options and what each costs, memory per GPU, ring collectives and their bandwidth, "
-    "demonstrated on CPU ranks and measured on one and two H100s.",
+    "demonstrated on CPU ranks and measured on one, two and four H100s.",
     position=80,
     kinds={
         "distributed.collectives": "gpukb.distributed.results:CollectiveBandwidth",
