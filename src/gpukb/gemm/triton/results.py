@@ -459,8 +459,12 @@ def shared_memory_rows(record: TritonGemm) -> list[SharedMemoryRow]:
 
 # --- The shape sweep (bench/triton_gemm_sweep.py) -------------------------------------------------------------
 
-#: The committed shape sweep (a record id): the run after issue 29, with the random sweep.
-SWEEP_RECORD_ID = "gemm/triton-gemm-sweep-h100-issue29"
+#: The committed shape sweep (a record id): the run after the third tuning, with the held-out sweep (H100).
+SWEEP_RECORD_ID = "gemm/triton-gemm-sweep-h100-held-out"
+#: The same code and tables on an H200 in an earlier call of the same session (the device the lease gave first).
+SWEEP_H200_ID = "gemm/triton-gemm-sweep-h200-held-out"
+#: The run after issue 29's tuning (the random sweep's first measurement), kept to show what the third tuning changed.
+SWEEP_ISSUE29_ID = "gemm/triton-gemm-sweep-h100-issue29"
 #: The sweep before issue 29 (the first run of the page's sweep), kept to show what changed.
 SWEEP_BEFORE_ID = "gemm/triton-gemm-sweep-h100"
 
@@ -802,3 +806,71 @@ def sweep_changes(before: TritonGemmSweep, after: TritonGemmSweep, threshold: fl
         if prior.config != r.config or abs(r.ratio - prior.ratio) > threshold:
             out.append(ChangedRow(prior, r))
     return out
+
+
+#: A kernel round this many times its row's fastest marks a row whose median the host may have decided: the same
+#: kernel on the same inputs, timed three times in one run (see :func:`uneven_rows`).
+UNEVEN_ROUNDS = 1.5
+
+
+def uneven_rows(record: TritonGemmSweep, factor: float = UNEVEN_ROUNDS) -> list[SweepRow]:
+    """The measured rows whose slowest kernel round took more than ``factor`` times their fastest, in record order."""
+    return [r for r in record.rows if r.ratio is not None and max(r.kernel_ms) > factor * min(r.kernel_ms)]
+
+
+@dataclass(frozen=True)
+class ArcStep:
+    """One step of the page's arc: a change to the kernel or its tuning, and what it measured.
+
+    Attributes:
+        change: What changed, in words.
+        config: The configuration measured on the squares (steps 1–4), else ``None``.
+        squares: Its ratio to cuBLAS on bf16 4096³ and 8192³ (``gemm/triton-gemm-h100``), where measured.
+        sweeps: The bf16 geometric mean of the ratio to cuBLAS on each set of shapes the step's run measured.
+        record: The record the figures come from.
+    """
+
+    change: str
+    config: Config | None
+    squares: tuple[float | None, float | None]
+    sweeps: dict[str, float]
+    record: str
+
+
+#: The arc's steps on the squares: what changed, and the configuration that measured it.
+ARC_CONFIGS: tuple[tuple[str, Config], ...] = (
+    ("one program per tile of C, masked pointer loads (tutorial 03), 128×128 tiles",
+     Config("blocked", 128, 128, 64, num_stages=4, num_warps=4)),
+    ("tiles of 128×256, two warpgroups", Config("blocked", 128, 256, 64, num_stages=3, num_warps=8)),
+    ("TMA descriptors and a persistent grid (tutorial 09)", Config("tma", 128, 256, 64, num_stages=3, num_warps=8)),
+    ("a fourth pipeline stage, the output stored in halves (the default)",
+     Config("tma", 128, 256, 64, num_stages=4, num_warps=8, epilogue_subtile=True)),
+)  # fmt: skip
+
+#: The arc's steps across shapes: what changed, and the sweep record that measured it.
+ARC_SWEEPS: tuple[tuple[str, str], ...] = (
+    ("a tuning table by shape class; split-K for few tiles; copies for unaligned rows", SWEEP_BEFORE_ID),
+    ("classes for under-filled waves, rows off 128-byte lines, transposed operands, tiny products", SWEEP_ISSUE29_ID),
+    ("classes tuned on the random sweep's products: narrow decode tiles, rows off 32-byte sectors", SWEEP_RECORD_ID),
+)
+
+
+def arc_steps(kernel_record: TritonGemm | None = None) -> list[ArcStep]:
+    """The page's arc, step by step: each change with its measured ratio to cuBLAS (bf16), on the squares of the
+    first run (``gemm/triton-gemm-h100``) and, for the tuning steps, the geometric mean on each set of shapes.
+
+    Raises:
+        ValueError: If the kernel record did not time one of :data:`ARC_CONFIGS` on both squares.
+    """
+    record = kernel_record or load("gemm/triton-gemm-h100", expect=TritonGemm)
+    steps = []
+    for change, config in ARC_CONFIGS:
+        cases = [record.sweep.case(config, size) for size in (4096, 8192)]
+        if any(c is None for c in cases):
+            raise ValueError(f"the kernel record has no 4096³ and 8192³ result for {config.label!r}")
+        steps.append(ArcStep(change, config, (cases[0].ratio, cases[1].ratio), {}, "gemm/triton-gemm-h100"))  # type: ignore[union-attr]
+    for change, record_id in ARC_SWEEPS:
+        sweep = sweep_committed(record_id)
+        means = {g.sweep: g.geomean for g in sweep_goal_rows(sweep) if g.dtype == "bfloat16" and g.sweep != "tiny"}
+        steps.append(ArcStep(change, None, (None, None), means, record_id))
+    return steps
