@@ -18,7 +18,14 @@ from typing import Literal
 
 from pydantic import Field
 
-from gpukb.gemm.triton.configs import CANDIDATES, TUNED_ON, Config, current_choice, shared_memory_model
+from gpukb.gemm.triton.configs import (
+    CANDIDATES,
+    TUNED_ON,
+    Config,
+    current_choice,
+    shared_memory_model,
+    tail_rows,
+)
 from gpukb.measuring.device import WindowClocks
 from gpukb.measuring.stats import Summary
 from gpukb.performance.ceilings import measured_ceilings
@@ -747,8 +754,10 @@ class TrialRow:
         reads: How it reads the operands: ``"in place"`` (TMA descriptors over the operands as they are),
             ``"padded copy"`` (``pad_rows``: copied into rows on 128-byte lines first) or ``"pointers"`` (the blocked
             kernel's masked loads).
-        units: Programs' worth of work: output tiles, times the K slices of a split-K configuration.
-        rounds: How many rounds of ``units`` the GPU's multiprocessors take (the last one maybe part full).
+        units: Programs' worth of work: output tiles, times the K slices of a split-K configuration (a split tail:
+            the persistent part's tiles plus the tail's tiles times its slices).
+        rounds: How many rounds of ``units`` the GPU's multiprocessors take (the last one maybe part full; a split
+            tail: the persistent part's rounds plus the tail's, each a round of short programs).
         ms: Its median time; ``ratio`` cuBLAS's time in the same run over it.
     """
 
@@ -780,9 +789,15 @@ def class_trials(record_id: str, layout: str, shape: tuple[int, int, int], sms: 
         c = t.config
         reads = "pointers" if c.kernel == "blocked" else ("padded copy" if c.pad_rows else "in place")
         units = -(-m // c.block_m) * -(-n // c.block_n) * (t.split_k or 1)
+        rounds = -(-units // sms)
+        if c.split_tail:  # whole tiles on the persistent kernel, then the tail's tiles times its K slices
+            rows_head, split = tail_rows(m, n, shape[2], c, sms)
+            head = -(-rows_head // c.block_m) * -(-n // c.block_n)
+            tail = -(-(m - rows_head) // c.block_m) * -(-n // c.block_n) * split
+            units, rounds = head + tail, -(-head // sms) + -(-tail // sms)
         ms = float(t.ms or 0.0)
         ratio = None if entry.cublas_ms is None else entry.cublas_ms / ms
-        rows.append(TrialRow(c, t.split_k, reads, units, -(-units // sms), ms, ratio))
+        rows.append(TrialRow(c, t.split_k, reads, units, rounds, ms, ratio))
     return rows
 
 
