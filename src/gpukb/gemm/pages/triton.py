@@ -606,9 +606,10 @@ def triton_sweep_run(record: TritonSweepRecord | None = None) -> str:
         for record_id in triton_tuning.TABLE_RECORDS
         for t in (triton_tuning.committed(record_id),)
     )
+    held_out = f" The held-out draw: {record.held_out}." if record.held_out else ""
     return (
         f"The sweep: {measured_on(record.run)} Timing: {record.timing}. Inputs: {record.inputs}. Errors on "
-        f"{record.error_rows} sampled rows of C. {tables}"
+        f"{record.error_rows} sampled rows of C.{held_out} {tables}"
     )
 
 
