@@ -854,7 +854,7 @@ class ArcStep:
 
 #: The arc's steps on the squares: what changed, and the configuration that measured it.
 ARC_CONFIGS: tuple[tuple[str, Config], ...] = (
-    ("one program per tile of C, masked pointer loads (tutorial 03), 128×128 tiles",
+    ("one program per tile of C, masked pointer loads (as in tutorial 03), 128×128 tiles",
      Config("blocked", 128, 128, 64, num_stages=4, num_warps=4)),
     ("tiles of 128×256, two warpgroups", Config("blocked", 128, 256, 64, num_stages=3, num_warps=8)),
     ("TMA descriptors and a persistent grid (tutorial 09)", Config("tma", 128, 256, 64, num_stages=3, num_warps=8)),
