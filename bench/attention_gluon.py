@@ -55,9 +55,14 @@ CHECK_SECONDS = 150
 DESCRIPTIONS = {
     "plain": "one partition: TMA copies K and V, then wgmma and the online softmax",
     "ws": "a producer warp fills a 2-stage ring of K/V buffers (mbarriers); 8 consumer warps compute",
-    "ws-pingpong": "two consumer warpgroups in their own partitions (64 rows each) share the ring",
-    "ws-pingpong-overlap": "and each issues the next Q·Kᵀ before the current softmax (FA3's intra-warpgroup overlap)",
+    "ws-2wg": "two consumer warpgroups in partitions of their own (64 rows each) share the ring",
+    "ws-2wg-overlap": "each consumer issues the next Q·Kᵀ before the current softmax (FA3's intra-warpgroup overlap)",
+    "ws-pingpong": "the two consumers take turns on the tensor cores: one's softmax runs during the other's products",
 }
+#: Implementations profiled with Nsight Compute at the standard shape (not causal), when ncu is on the PATH.
+PROFILED = ("ws-2wg", "ws-pingpong", "cudnn")
+#: Nsight Compute sections read (their names as ``ncu --list-sections`` gives them).
+SECTIONS = ("SpeedOfLight", "WarpStateStats", "ComputeWorkloadAnalysis", "Occupancy")
 
 
 def first_line(err: BaseException) -> str:
@@ -101,9 +106,11 @@ def check_step(step: str, queue: Any) -> None:
             q, k, v = _inputs(torch, 2, 8, hkv, sq, sk, d, dtype)
             out = gf.gluon_attention(q, k, v, causal=causal, align=align, config=config)
             torch.cuda.synchronize()
-            kern = gf.LAST["kernel"]
-            row["registers"], row["spills"] = int(kern.n_regs), int(kern.n_spills)
-            row["shared_bytes"] = int(kern.metadata.shared)
+            if "registers" not in row:  # the first case: head dim 128, not causal
+                kern = gf.LAST["kernel"]
+                row["registers"], row["spills"] = int(kern.n_regs), int(kern.n_spills)
+                row["shared_bytes"] = int(kern.metadata.shared)
+                row["ptxas"] = ptxas_notes(kern.asm["ptx"])
             mask = torch.from_numpy(causal_mask(sq, sk, align)).cuda() if causal else None
             kr, vr = (t.double().repeat_interleave(8 // hkv, dim=1) for t in (k, v))
             ref = F.scaled_dot_product_attention(q.double(), kr, vr, attn_mask=mask)
@@ -121,6 +128,60 @@ def check_step(step: str, queue: Any) -> None:
     except Exception as err:  # recorded, and the step is not timed
         row["failure"] = first_line(err)
     queue.put(row)
+
+
+def ptxas_notes(ptx: str) -> list[str]:
+    """What ``ptxas -v`` says of a kernel's PTX for sm_90a: its "info" lines about performance and registers."""
+    import subprocess
+    import tempfile
+
+    from triton.backends.nvidia.compiler import get_ptxas
+
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "kernel.ptx"
+        src.write_text(ptx)
+        done = subprocess.run([get_ptxas(90).path, "-arch=sm_90a", "-v", str(src), "-o", str(Path(tmp) / "k.cubin")],
+                              capture_output=True, text=True, timeout=120)  # fmt: skip
+    lines = (done.stdout + done.stderr).splitlines()
+    return [" ".join(x.split()) for x in lines if "Performance" in x or "Used" in x or "spill" in x][:8]
+
+
+def profiled(name: str) -> dict[str, str]:
+    """Nsight Compute's readings of one implementation's first launch at the standard shape (not causal)."""
+    import re
+    import shutil
+    import subprocess
+
+    ncu = shutil.which("ncu")
+    if ncu is None:
+        return {}
+    command = [
+        ncu,
+        "--clock-control",
+        "none",
+        *(x for s in SECTIONS for x in ("--section", s)),
+        "-k",
+        "regex:_forward|sdpa|fprop|fmha",
+        "--launch-count",
+        "1",
+        sys.executable,
+        __file__,
+        "--profile",
+        name,
+    ]
+    try:
+        text = subprocess.run(command, capture_output=True, text=True, timeout=90).stdout
+    except subprocess.TimeoutExpired:
+        return {"error": "ncu took longer than 90 s"}
+    found: dict[str, str] = {}
+    for line in text.splitlines():
+        head = re.match(r"^  (\S+) \(\d+, \d+, \d+\)x\((\d+), 1, 1\)", line)
+        if head and "kernel" not in found:
+            found["kernel"], found["threads per block"] = head.group(1)[:120], head.group(2)
+        row = re.match(r"^    (\S.*?\S)\s{2,}(\S+)?\s+([-\d.,]+)$", line)
+        if row and "kernel" in found:
+            found[row.group(1)] = f"{row.group(3)} {row.group(2) or ''}".strip()
+    return found
 
 
 def builds(steps: list[str]) -> list[dict[str, Any]]:
@@ -214,7 +275,7 @@ def measure(script: Script) -> Any:
         q, k, v = _inputs(torch, b, h, hkv, s, s, d, torch.bfloat16)
         flops = attention_flops(b, h, s, s, d, causal)
         gqa = h != hkv
-        steps = passed if group == "standard" else [x for x in passed if x == default]
+        steps = passed if group == "standard" else [x for x in passed if x in ("ws-2wg", default)]
         contenders: dict[str, tuple[Any, Any]] = {
             "tl": (lambda q=q, k=k, v=v, causal=causal: fa.flash_attention(q, k, v, causal=causal), None)
         }
@@ -222,8 +283,8 @@ def measure(script: Script) -> Any:
             contenders[f"gluon {step}"] = (lambda q=q, k=k, v=v, causal=causal, c=gf.STEPS[step]: gf.gluon_attention(
                 q, k, v, causal=causal, config=c), None)  # fmt: skip
         for name in BACKENDS:
-            contenders[name] = (lambda q=q, k=k, v=v, causal=causal: sdpa(q, k, v, is_causal=causal,
-                                                                           enable_gqa=gqa), kinds[name])  # fmt: skip
+            contenders[name] = (lambda q=q, k=k, v=v, causal=causal, gqa=gqa: sdpa(
+                q, k, v, is_causal=causal, enable_gqa=gqa), kinds[name])  # fmt: skip
         results: dict[str, dict[str, Any]] = {}
         order = []
         ours = None
@@ -262,7 +323,13 @@ def measure(script: Script) -> Any:
         print(f"{group} b={b} h={h}/{hkv} s={s} d={d} causal={causal}: {text}", flush=True)
         del q, k, v, ours
         save()
-    save()
+    profile_readings = {}
+    for name in PROFILED:
+        if name in ("tl", "cudnn") or name in passed:
+            profile_readings[name] = profiled(name)
+            print(f"ncu {name}: {json.dumps(profile_readings[name])}", flush=True)
+    record = save()
+    script.write(record.model_copy(update={"profile": profile_readings}))
     print(f"wrote {args.output} in {time.perf_counter() - script.started:.0f} s", flush=True)
     return None
 

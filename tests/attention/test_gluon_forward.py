@@ -32,10 +32,10 @@ def _inputs(b, h, hkv, sq, sk, d, dtype, device="cpu", seed=0):
 
 
 def test_configs_name_what_they_refuse() -> None:
-    assert gf.DEFAULT_GLUON_CONFIG.label == "ws 128 s2 c2 overlap"
+    assert gf.DEFAULT_GLUON_CONFIG.label == "ws 128 s2 c2 pingpong"
     assert [c.label for c in gf.STEPS.values()] == ["plain 128", "ws 128 s2 c1", "ws 128 s2 c2",
-                                                   "ws 128 s2 c2 overlap"]  # fmt: skip
-    with pytest.raises(ValueError, match="unknown variant .fa3.; choose one of"):
+                                                   "ws 128 s2 c2 overlap", "ws 128 s2 c2 pingpong"]  # fmt: skip
+    with pytest.raises(ValueError, match=r"unknown variant .fa3.; choose one of"):
         gf.GluonConfig("fa3")
     with pytest.raises(ValueError, match="block_n must be 64 or 128; got 96"):
         gf.GluonConfig(block_n=96)
@@ -45,6 +45,8 @@ def test_configs_name_what_they_refuse() -> None:
         gf.GluonConfig(consumers=3)
     with pytest.raises(ValueError, match="the 'plain' variant has one partition"):
         gf.GluonConfig("plain", 128, 1, consumers=2)
+    with pytest.raises(ValueError, match=r"pingpong .* needs consumers=2 and overlap=False; got consumers=1"):
+        gf.GluonConfig(pingpong=True)
 
 
 def test_bad_input_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -86,7 +88,8 @@ def test_key_blocks_cover_every_visible_key_and_mask_only_where_needed(causal: b
         for q_start in range(0, sq, 128):
             rows = visible[q_start : q_start + 128]
             n_total, n_full = gf.key_blocks(q_start, 128, sk, offset, block_n, causal)
-            assert 1 <= n_total and 0 <= n_full <= n_total
+            assert n_total >= 1
+            assert 0 <= n_full <= n_total
             cols = np.flatnonzero(rows.any(axis=0))
             assert cols.size == 0 or cols.max() < n_total * block_n  # no visible key is left out
             if rows.shape[0] == 128:  # (a last, partial block of queries has rows the kernel masks anyway)
@@ -114,7 +117,8 @@ def test_kernel_compiles_for_hopper_on_the_cpu() -> None:
                  "out_ptr": "*bf16", "qk_scale": "fp32", "heads": "i32", "group": "i32", "q_len": "i32",
                  "kv_len": "i32", "offset": "i32"}  # fmt: skip
     constants = {"HEAD_DIM": 128, "BLOCK_N": config.block_n, "STAGES": config.num_stages,
-                 "CONSUMERS": config.consumers, "CAUSAL": True, "OVERLAP": config.overlap}  # fmt: skip
+                 "CONSUMERS": config.consumers, "CAUSAL": True, "OVERLAP": config.overlap,
+                 "PINGPONG": config.pingpong}  # fmt: skip
     signature.update(dict.fromkeys(constants, "constexpr"))
     source = GluonASTSource(gf._KERNELS["ws"], signature, constants)
     kernel = triton_compile(source, target=GPUTarget("cuda", 90, 32),
@@ -150,7 +154,9 @@ def test_every_step_matches_float64_attention_on_gpu(step, dtype, d, causal, ali
     mask = torch.from_numpy(causal_mask(sq, sk, align)).cuda() if causal else None
     kr, vr = (t.double().repeat_interleave(8 // hkv, dim=1) for t in (k, v))
     ref = F.scaled_dot_product_attention(q.double(), kr, vr, attn_mask=mask)
-    assert out.shape == q.shape and out.dtype == dtype and torch.isfinite(out).all()
+    assert out.shape == q.shape
+    assert out.dtype == dtype
+    assert torch.isfinite(out).all()
     if causal and align == "bottom-right" and sq > sk:
         seen = mask.any(-1)
         assert (out[:, :, ~seen] == 0).all()  # rows that see no key: 0, FlashAttention's convention

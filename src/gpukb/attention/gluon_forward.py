@@ -84,6 +84,8 @@ class GluonConfig:
         consumers: Consumer warpgroups per program: 1 (8 warps on 128 query rows) or 2 (two partitions of
             4 warps on 64 rows each); ``"plain"`` takes 1.
         overlap: Issue the next block's ``Q Kᵀ`` before the current block's softmax (``"ws"`` only).
+        pingpong: The two consumers take turns on the tensor cores (mbarriers hand the turn over), so that one's
+            softmax runs while the other's products do (``consumers=2``, not with ``overlap``).
     """
 
     variant: str = "ws"
@@ -91,6 +93,7 @@ class GluonConfig:
     num_stages: int = 2
     consumers: int = 1
     overlap: bool = False
+    pingpong: bool = False
 
     def __post_init__(self) -> None:
         choice("variant", self.variant, VARIANTS)
@@ -99,6 +102,12 @@ class GluonConfig:
         integer("num_stages", self.num_stages, minimum=1, maximum=4)
         integer("consumers", self.consumers, minimum=1, maximum=2)
         flag("overlap", self.overlap)
+        flag("pingpong", self.pingpong)
+        if self.pingpong and (self.consumers != 2 or self.overlap):
+            raise ValueError(
+                "pingpong hands the tensor cores between two consumers: it needs consumers=2 and overlap=False; "
+                f"got consumers={self.consumers}, overlap={self.overlap}"
+            )
         if self.variant == "plain" and (self.consumers != 1 or self.overlap or self.num_stages != 1):
             raise ValueError(
                 "the 'plain' variant has one partition and one buffer: consumers=1, overlap=False, num_stages=1; "
@@ -115,7 +124,7 @@ class GluonConfig:
         """``"ws 128 s2 c2 overlap"``: variant, key block, stages, consumers, overlap."""
         if self.variant == "plain":
             return f"plain {self.block_n}"
-        tail = " overlap" if self.overlap else ""
+        tail = " overlap" if self.overlap else " pingpong" if self.pingpong else ""
         return f"ws {self.block_n} s{self.num_stages} c{self.consumers}{tail}"
 
 
@@ -123,11 +132,12 @@ class GluonConfig:
 STEPS = {
     "plain": GluonConfig("plain", 128, 1),
     "ws": GluonConfig("ws", 128, 2),
-    "ws-pingpong": GluonConfig("ws", 128, 2, consumers=2),
-    "ws-pingpong-overlap": GluonConfig("ws", 128, 2, consumers=2, overlap=True),
+    "ws-2wg": GluonConfig("ws", 128, 2, consumers=2),
+    "ws-2wg-overlap": GluonConfig("ws", 128, 2, consumers=2, overlap=True),
+    "ws-pingpong": GluonConfig("ws", 128, 2, consumers=2, pingpong=True),
 }
 #: The configuration used when none is given.
-DEFAULT_GLUON_CONFIG = STEPS["ws-pingpong-overlap"]
+DEFAULT_GLUON_CONFIG = STEPS["ws-pingpong"]
 
 
 def key_blocks(q_start: int, q_rows: int, kv_len: int, offset: int, block_n: int, causal: bool) -> tuple[int, int]:
@@ -183,21 +193,24 @@ def _softmax(s, m_i, l_i, acc, qk_scale, q_pos, k_start, kv_len, offset, MASK: g
     and the accumulator rescaled to the new maximum."""
     s_layout: gl.constexpr = s.type.layout
     o_layout: gl.constexpr = acc.type.layout
-    s = s * qk_scale  # scores in base-2 units: exp2(s) = exp(score · scale)
     if MASK:
+        s = s * qk_scale  # scores in base-2 units: exp2(s) = exp(score · scale)
         BLOCK_N: gl.constexpr = s.shape[1]
         cols = k_start + gl.arange(0, BLOCK_N, layout=gl.SliceLayout(0, s_layout))
         visible = gl.expand_dims(cols < kv_len, 0)
         if CAUSAL:
             visible = visible & (gl.expand_dims(cols, 0) <= gl.expand_dims(q_pos + offset, 1))
         s = gl.where(visible, s, -float("inf"))
-    m_new = gl.maximum(m_i, gl.max(s, 1))
-    if MASK:  # a row that has seen no key yet keeps m = -inf; subtract 0 instead, so exp2 gives 0, not NaN
+        m_new = gl.maximum(m_i, gl.max(s, 1))
+        # a row that has seen no key yet keeps m = -inf; subtract 0 instead, so exp2 gives 0, not NaN
         m_use = gl.where(m_new == -float("inf"), 0.0, m_new)
+        p = gl.exp2(s - gl.expand_dims(m_use, 1))
     else:
+        # the scale (positive: the host makes it so) folds into one multiply-add per score: exp2(s·c - m)
+        m_new = gl.maximum(m_i, gl.max(s, 1) * qk_scale)
         m_use = m_new
+        p = gl.exp2(s * qk_scale - gl.expand_dims(m_new, 1))
     alpha = gl.exp2(m_i - m_use)
-    p = gl.exp2(s - gl.expand_dims(m_use, 1))
     l_i = l_i * alpha + gl.sum(p, 1)
     acc = acc * gl.expand_dims(gl.convert_layout(alpha, gl.SliceLayout(1, o_layout)), 1)
     return p, m_new, l_i, acc
@@ -374,12 +387,42 @@ def _overlap_blocks(j0, j1, n_total, s, q_smem, k_bufs, v_bufs, k_ready, v_ready
 
 
 @gluon.jit
-def _consumer(q_bufs, k_bufs, v_bufs, q_bar, k_ready, v_ready, k_empty, v_empty, out_ptr, qk_scale, q_start,
-              out_base, q_len, kv_len, offset, n_total, n_full, PART: gl.constexpr, HEAD_DIM: gl.constexpr,
-              CAUSAL: gl.constexpr, OVERLAP: gl.constexpr):  # fmt: skip
+def _pingpong_blocks(j0, j1, p, q_smem, k_bufs, v_bufs, k_ready, v_ready, k_empty, v_empty, turn_me, turn_other,
+                     FIRST: gl.constexpr, m_i, l_i, acc, qk_scale, q_pos, kv_len, offset, MASK: gl.constexpr,
+                     CAUSAL: gl.constexpr):  # fmt: skip
+    """Key blocks ``j0 .. j1 - 1`` in FA3's ping-pong: at its turn a consumer runs ``P_{j-1} V_{j-1}`` and
+    ``Q K_jᵀ`` on the tensor cores, hands the turn to the other consumer, and computes block j's softmax while the
+    other's products run. ``p`` holds ``P_{j-1}`` on entry."""
+    ROWS: gl.constexpr = acc.shape[0]
+    STAGES: gl.constexpr = k_bufs.shape[0]
+    BLOCK_N: gl.constexpr = k_bufs.shape[1]
+    s_layout: gl.constexpr = _mma_layout(BLOCK_N, gl.num_warps())
+    o_layout: gl.constexpr = acc.type.layout
+    zero = gl.zeros([ROWS, BLOCK_N], gl.float32, s_layout)
+    for j in range(j0, j1):
+        idx = j % STAGES
+        prev = (j - 1) % STAGES
+        mbarrier.wait(turn_me, (j & 1) ^ FIRST)  # turn j; the first consumer's turn 0 passes at once
+        mbarrier.wait(v_ready.index(prev), ((j - 1) // STAGES) & 1)
+        acc = warpgroup_mma(p, v_bufs.index(prev), acc)
+        mbarrier.arrive(v_empty.index(prev), count=1)
+        mbarrier.wait(k_ready.index(idx), (j // STAGES) & 1)
+        s = warpgroup_mma(q_smem, k_bufs.index(idx).permute((1, 0)), zero, use_acc=False)
+        mbarrier.arrive(k_empty.index(idx), count=1)
+        mbarrier.arrive(turn_other, count=1)
+        p, m_i, l_i, acc = _softmax(s, m_i, l_i, acc, qk_scale, q_pos, j * BLOCK_N, kv_len, offset, MASK, CAUSAL)
+        p = _as_operand(p, v_bufs, o_layout)
+    return p, m_i, l_i, acc
+
+
+@gluon.jit
+def _consumer(q_bufs, k_bufs, v_bufs, q_bar, k_ready, v_ready, k_empty, v_empty, turns, out_ptr, qk_scale,
+              q_start, out_base, q_len, kv_len, offset, n_total, n_full, PART: gl.constexpr, HEAD_DIM: gl.constexpr,
+              CAUSAL: gl.constexpr, OVERLAP: gl.constexpr, PINGPONG: gl.constexpr):  # fmt: skip
     """A consumer partition: rows ``q_start + PART · ROWS ..`` of the program's query block."""
     WARPS: gl.constexpr = gl.num_warps()
     ROWS: gl.constexpr = q_bufs.shape[1]
+    STAGES: gl.constexpr = k_bufs.shape[0]
     BLOCK_N: gl.constexpr = k_bufs.shape[1]
     s_layout: gl.constexpr = _mma_layout(BLOCK_N, WARPS)
     o_layout: gl.constexpr = _mma_layout(HEAD_DIM, WARPS)
@@ -390,7 +433,32 @@ def _consumer(q_bufs, k_bufs, v_bufs, q_bar, k_ready, v_ready, k_empty, v_empty,
     acc = gl.zeros([ROWS, HEAD_DIM], gl.float32, o_layout)
     q_smem = q_bufs.index(PART)
     mbarrier.wait(q_bar, 0)
-    if OVERLAP:
+    if PINGPONG:
+        turn_me = turns.index(PART)
+        turn_other = turns.index(1 - PART)
+        FIRST: gl.constexpr = 1 - PART
+        mbarrier.wait(turn_me, FIRST)  # turn 0: Q K_0ᵀ
+        mbarrier.wait(k_ready.index(0), 0)
+        s = warpgroup_mma(q_smem, k_bufs.index(0).permute((1, 0)), gl.zeros([ROWS, BLOCK_N], gl.float32, s_layout),
+                          use_acc=False)  # fmt: skip
+        mbarrier.arrive(k_empty.index(0), count=1)
+        mbarrier.arrive(turn_other, count=1)
+        # block 0 takes the masked path whatever it needs (one block of n_total: cheap, and always right)
+        p, m_i, l_i, acc = _softmax(s, m_i, l_i, acc, qk_scale, q_pos, 0, kv_len, offset, True, CAUSAL)
+        p = _as_operand(p, v_bufs, o_layout)
+        p, m_i, l_i, acc = _pingpong_blocks(1, n_full, p, q_smem, k_bufs, v_bufs, k_ready, v_ready, k_empty,
+                                            v_empty, turn_me, turn_other, FIRST, m_i, l_i, acc, qk_scale, q_pos,
+                                            kv_len, offset, False, CAUSAL)  # fmt: skip
+        p, m_i, l_i, acc = _pingpong_blocks(gl.maximum(n_full, 1), n_total, p, q_smem, k_bufs, v_bufs, k_ready,
+                                            v_ready, k_empty, v_empty, turn_me, turn_other, FIRST, m_i, l_i, acc,
+                                            qk_scale, q_pos, kv_len, offset, True, CAUSAL)  # fmt: skip
+        last = (n_total - 1) % STAGES
+        mbarrier.wait(turn_me, (n_total & 1) ^ FIRST)  # turn n_total: the last P V
+        mbarrier.wait(v_ready.index(last), ((n_total - 1) // STAGES) & 1)
+        acc = warpgroup_mma(p, v_bufs.index(last), acc)
+        mbarrier.arrive(v_empty.index(last), count=1)
+        mbarrier.arrive(turn_other, count=1)
+    elif OVERLAP:
         mbarrier.wait(k_ready.index(0), 0)
         s = warpgroup_mma(q_smem, k_bufs.index(0).permute((1, 0)), gl.zeros([ROWS, BLOCK_N], gl.float32, s_layout),
                           use_acc=False)  # fmt: skip
@@ -413,7 +481,7 @@ def _consumer(q_bufs, k_bufs, v_bufs, q_bar, k_ready, v_ready, k_empty, v_empty,
 # --8<-- [start:ws]
 def _forward_ws(q_desc, k_desc, v_desc, out_ptr, qk_scale, heads, group, q_len, kv_len, offset,
                 HEAD_DIM: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr, CONSUMERS: gl.constexpr,
-                CAUSAL: gl.constexpr, OVERLAP: gl.constexpr):  # fmt: skip
+                CAUSAL: gl.constexpr, OVERLAP: gl.constexpr, PINGPONG: gl.constexpr):  # fmt: skip
     ROWS: gl.constexpr = q_desc.block_type.shape[0]  # rows per consumer
     pid = gl.program_id(0)
     if CAUSAL:
@@ -423,15 +491,19 @@ def _forward_ws(q_desc, k_desc, v_desc, out_ptr, qk_scale, heads, group, q_len, 
     q_start = pid * (CONSUMERS * ROWS)
     n_total, n_full = _key_blocks(q_start, kv_len, offset, CONSUMERS * ROWS, BLOCK_N, CAUSAL)
 
-    q_bufs = gl.allocate_shared_memory(q_desc.dtype, [CONSUMERS] + q_desc.block_type.shape, q_desc.layout)
-    k_bufs = gl.allocate_shared_memory(k_desc.dtype, [STAGES] + k_desc.block_type.shape, k_desc.layout)
-    v_bufs = gl.allocate_shared_memory(v_desc.dtype, [STAGES] + v_desc.block_type.shape, v_desc.layout)
+    # (list concatenation: Gluon's code generator takes no starred expressions)
+    q_bufs = gl.allocate_shared_memory(q_desc.dtype, [CONSUMERS] + q_desc.block_type.shape, q_desc.layout)  # noqa: RUF005
+    k_bufs = gl.allocate_shared_memory(k_desc.dtype, [STAGES] + k_desc.block_type.shape, k_desc.layout)  # noqa: RUF005
+    v_bufs = gl.allocate_shared_memory(v_desc.dtype, [STAGES] + v_desc.block_type.shape, v_desc.layout)  # noqa: RUF005
     q_bar = gl.allocate_shared_memory(gl.int64, [1], mbarrier.MBarrierLayout())
     k_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     v_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     k_empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     v_empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    turns = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())  # whose turn on the tensor cores
     mbarrier.init(q_bar, count=1)
+    mbarrier.init(turns.index(0), count=1)
+    mbarrier.init(turns.index(1), count=1)
     for i in gl.static_range(STAGES):
         mbarrier.init(k_ready.index(i), count=1)
         mbarrier.init(v_ready.index(i), count=1)
@@ -442,17 +514,20 @@ def _forward_ws(q_desc, k_desc, v_desc, out_ptr, qk_scale, heads, group, q_len, 
     # The tuples are written in the call: Gluon takes each partition as a (function, arguments) literal.
     if CONSUMERS == 1:
         gl.warp_specialize([
-            (_consumer, (q_bufs, k_bufs, v_bufs, q_bar, k_ready, v_ready, k_empty, v_empty, out_ptr, qk_scale,
-                         q_start, out_base, q_len, kv_len, offset, n_total, n_full, 0, HEAD_DIM, CAUSAL, OVERLAP)),
+            (_consumer, (q_bufs, k_bufs, v_bufs, q_bar, k_ready, v_ready, k_empty, v_empty, turns, out_ptr, qk_scale,
+                         q_start, out_base, q_len, kv_len, offset, n_total, n_full, 0, HEAD_DIM, CAUSAL, OVERLAP,
+                         PINGPONG)),
             (_producer, (q_desc, k_desc, v_desc, q_bufs, k_bufs, v_bufs, q_bar, k_ready, v_ready, k_empty, v_empty,
                          bh * q_len + q_start, kv_row, n_total)),
         ], [1], [_PRODUCER_REGISTERS])  # fmt: skip
     else:
         gl.warp_specialize([
-            (_consumer, (q_bufs, k_bufs, v_bufs, q_bar, k_ready, v_ready, k_empty, v_empty, out_ptr, qk_scale,
-                         q_start, out_base, q_len, kv_len, offset, n_total, n_full, 0, HEAD_DIM, CAUSAL, OVERLAP)),
-            (_consumer, (q_bufs, k_bufs, v_bufs, q_bar, k_ready, v_ready, k_empty, v_empty, out_ptr, qk_scale,
-                         q_start, out_base, q_len, kv_len, offset, n_total, n_full, 1, HEAD_DIM, CAUSAL, OVERLAP)),
+            (_consumer, (q_bufs, k_bufs, v_bufs, q_bar, k_ready, v_ready, k_empty, v_empty, turns, out_ptr, qk_scale,
+                         q_start, out_base, q_len, kv_len, offset, n_total, n_full, 0, HEAD_DIM, CAUSAL, OVERLAP,
+                         PINGPONG)),
+            (_consumer, (q_bufs, k_bufs, v_bufs, q_bar, k_ready, v_ready, k_empty, v_empty, turns, out_ptr, qk_scale,
+                         q_start, out_base, q_len, kv_len, offset, n_total, n_full, 1, HEAD_DIM, CAUSAL, OVERLAP,
+                         PINGPONG)),
             (_producer, (q_desc, k_desc, v_desc, q_bufs, k_bufs, v_bufs, q_bar, k_ready, v_ready, k_empty, v_empty,
                          bh * q_len + q_start, kv_row, n_total)),
         ], [4, 1], [_CONSUMER_REGISTERS, _PRODUCER_REGISTERS])  # fmt: skip
@@ -523,7 +598,7 @@ def gluon_attention(
             the kernel cannot run (:func:`gluon_refusal`).
     """
     torch = _torch()
-    b, h, hkv, sq, sk, d = _check(q, k, v, where=False)
+    b, h, _hkv, sq, sk, d = _check(q, k, v, where=False)
     if d not in GLUON_HEAD_DIMS:
         raise ValueError(f"the Gluon kernel takes head_dim in {GLUON_HEAD_DIMS}; got {d}")
     causal = flag("causal", causal)
@@ -568,6 +643,8 @@ def _launch(q: Any, k: Any, v: Any, causal: bool, offset: int, scale: float, con
         layout = gl.NVMMASharedLayout.get_default_for([block, d], element)
         return TensorDescriptor(flat, list(flat.shape), list(flat.stride()), [block, d], layout)
 
+    if scale < 0:  # the kernel folds a positive scale into exp2's argument; q·(-k)·|scale| = q·k·scale
+        k, scale = -k, -scale
     grid = (triton.cdiv(sq, config.block_m), b * h)
     args = (desc(q, rows), desc(k, config.block_n), desc(v, config.block_n), out, scale * LOG2_E, h, h // hkv, sq,
             sk, offset)  # fmt: skip
@@ -579,6 +656,7 @@ def _launch(q: Any, k: Any, v: Any, causal: bool, offset: int, scale: float, con
         else:
             LAST["kernel"] = _KERNELS["ws"][grid](
                 *args, HEAD_DIM=d, BLOCK_N=config.block_n, STAGES=config.num_stages, CONSUMERS=config.consumers,
-                CAUSAL=causal, OVERLAP=config.overlap, num_warps=8 // config.consumers, maxnreg=_MAX_REGISTERS,
+                CAUSAL=causal, OVERLAP=config.overlap, PINGPONG=config.pingpong, num_warps=8 // config.consumers,
+                maxnreg=_MAX_REGISTERS,
             )  # fmt: skip
     return out

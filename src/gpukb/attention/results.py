@@ -194,6 +194,8 @@ class GluonBuild(StrictModel):
     registers: int | None = None
     spills: int | None = None
     shared_bytes: int | None = None
+    #: What ptxas said of the kernel (``-v``, head dim 128, not causal): its performance notes and register use.
+    ptxas: list[str] = Field(default_factory=list)
     #: Largest relative error against float64 attention over the check shapes, and SDPA's on the same inputs.
     error: float | None = Field(default=None, ge=0)
     sdpa_error: float | None = Field(default=None, ge=0)
@@ -225,5 +227,6 @@ class GluonForward(Record):
     flops: str
     builds: list[GluonBuild]
     cases: list[GluonCase]
-    #: Nsight Compute's readings (section: metric: value) per kernel, when it ran.
+    #: Nsight Compute's readings per implementation at the standard shape, not causal (the kernel's name under
+    #: ``"kernel"``, then metric → "value unit"), when ncu was there to run.
     profile: dict[str, dict[str, str]] = Field(default_factory=dict)
