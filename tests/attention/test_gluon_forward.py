@@ -34,7 +34,8 @@ def _inputs(b, h, hkv, sq, sk, d, dtype, device="cpu", seed=0):
 def test_configs_name_what_they_refuse() -> None:
     assert gf.DEFAULT_GLUON_CONFIG.label == "ws 128 s2 c2 pingpong"
     assert [c.label for c in gf.STEPS.values()] == ["plain 128", "ws 128 s2 c1", "ws 128 s2 c2",
-                                                   "ws 128 s2 c2 overlap", "ws 128 s2 c2 pingpong"]  # fmt: skip
+                                                   "ws 128 s2 c2 overlap qk-pv", "ws 128 s2 c2 overlap qk",
+                                                   "ws 128 s2 c2 pingpong"]  # fmt: skip
     with pytest.raises(ValueError, match=r"unknown variant .fa3.; choose one of"):
         gf.GluonConfig("fa3")
     with pytest.raises(ValueError, match="block_n must be 64 or 128; got 96"):
@@ -45,7 +46,7 @@ def test_configs_name_what_they_refuse() -> None:
         gf.GluonConfig(consumers=3)
     with pytest.raises(ValueError, match="the 'plain' variant has one partition"):
         gf.GluonConfig("plain", 128, 1, consumers=2)
-    with pytest.raises(ValueError, match=r"pingpong .* needs consumers=2 and overlap=False; got consumers=1"):
+    with pytest.raises(ValueError, match=r"pingpong .* needs consumers=2 and overlap='none'; got consumers=1"):
         gf.GluonConfig(pingpong=True)
 
 
@@ -117,7 +118,7 @@ def test_kernel_compiles_for_hopper_on_the_cpu() -> None:
                  "out_ptr": "*bf16", "qk_scale": "fp32", "heads": "i32", "group": "i32", "q_len": "i32",
                  "kv_len": "i32", "offset": "i32"}  # fmt: skip
     constants = {"HEAD_DIM": 128, "BLOCK_N": config.block_n, "STAGES": config.num_stages,
-                 "CONSUMERS": config.consumers, "CAUSAL": True, "OVERLAP": config.overlap,
+                 "CONSUMERS": config.consumers, "CAUSAL": True, "OVERLAP": gf.OVERLAPS.index(config.overlap),
                  "PINGPONG": config.pingpong}  # fmt: skip
     signature.update(dict.fromkeys(constants, "constexpr"))
     source = GluonASTSource(gf._KERNELS["ws"], signature, constants)

@@ -11,10 +11,13 @@ arXiv:2407.08608), each one a :class:`GluonConfig`:
 * ``"ws"``: warp-specialized. A producer warp issues the TMA copies of K and V into a ring of ``num_stages``
   shared-memory buffers, each guarded by a "ready" and an "empty" mbarrier; the consumer warps only compute, so
   the copies of later blocks run while the current one is multiplied.
-* ``consumers=2``: two consumer warpgroups (64 query rows each) in two partitions, sharing the ring: while one
-  computes its softmax, the other's matrix products can run (FA3's "ping-pong", left to the warp scheduler).
-* ``overlap=True``: inside a consumer, ``S_{j+1} = Q K_{j+1}ᵀ`` is issued asynchronously before the softmax of
-  block ``j``, so the exponentials run while the tensor cores work (FA3's intra-warpgroup overlap).
+* ``consumers=2``: two consumer warpgroups (64 query rows each) in partitions of their own, sharing the ring:
+  while one computes its softmax, the other's matrix products can run, as the warp scheduler finds them.
+* ``overlap="qk"``: inside a consumer, ``S_{j+1} = Q K_{j+1}ᵀ`` is issued asynchronously before the softmax of
+  block ``j``, so the exponentials run while the tensor cores work (FA3's intra-warpgroup overlap);
+  ``"qk-pv"`` leaves ``P V`` in flight too, which ptxas answers by serializing the wgmmas.
+* ``pingpong=True``: the two consumers take turns on the tensor cores, handing the turn over through mbarriers, so
+  that one's softmax runs while the other's products do (FA3's inter-warpgroup ping-pong, scheduled explicitly).
 
 The inputs and the semantics are those of :func:`gpukb.attention.kernel.flash_attention` (its checks are reused):
 SDPA's layout, fp16 or bf16, GQA, causal masks aligned top-left or bottom-right. Head dims 64 and 128. The forward
@@ -53,6 +56,7 @@ from gpukb.environment import triton_interpreting
 __all__ = [
     "DEFAULT_GLUON_CONFIG",
     "GLUON_HEAD_DIMS",
+    "OVERLAPS",
     "STEPS",
     "VARIANTS",
     "GluonConfig",
@@ -65,6 +69,8 @@ __all__ = [
 GLUON_HEAD_DIMS = (64, 128)
 #: ``"plain"``: one partition that loads, then computes; ``"ws"``: a TMA producer warp and consumer warpgroups.
 VARIANTS = ("plain", "ws")
+#: What a consumer overlaps with its softmax: nothing, the next block's ``Q Kᵀ``, or that and its own ``P V``.
+OVERLAPS = ("none", "qk", "qk-pv")
 #: Registers per thread of the whole program when warp-specialized: 12 warps (8 consumer warps and the producer's
 #: warpgroup) × 32 threads × 168 = 64,512 of the SM's 65,536 registers.
 _MAX_REGISTERS = 168
@@ -83,7 +89,8 @@ class GluonConfig:
         num_stages: Shared-memory buffers in the ring of K and V blocks (``"ws"``; ``"plain"`` has one).
         consumers: Consumer warpgroups per program: 1 (8 warps on 128 query rows) or 2 (two partitions of
             4 warps on 64 rows each); ``"plain"`` takes 1.
-        overlap: Issue the next block's ``Q Kᵀ`` before the current block's softmax (``"ws"`` only).
+        overlap: One of :data:`OVERLAPS` (``"ws"`` only): ``"qk"`` issues the next block's ``Q Kᵀ`` before the
+            current block's softmax; ``"qk-pv"`` also leaves each ``P V`` in flight into the next step.
         pingpong: The two consumers take turns on the tensor cores (mbarriers hand the turn over), so that one's
             softmax runs while the other's products do (``consumers=2``, not with ``overlap``).
     """
@@ -92,7 +99,7 @@ class GluonConfig:
     block_n: int = 128
     num_stages: int = 2
     consumers: int = 1
-    overlap: bool = False
+    overlap: str = "none"
     pingpong: bool = False
 
     def __post_init__(self) -> None:
@@ -101,16 +108,16 @@ class GluonConfig:
             raise ValueError(f"block_n must be 64 or 128; got {self.block_n!r}")
         integer("num_stages", self.num_stages, minimum=1, maximum=4)
         integer("consumers", self.consumers, minimum=1, maximum=2)
-        flag("overlap", self.overlap)
+        choice("overlap", self.overlap, OVERLAPS)
         flag("pingpong", self.pingpong)
-        if self.pingpong and (self.consumers != 2 or self.overlap):
+        if self.pingpong and (self.consumers != 2 or self.overlap != "none"):
             raise ValueError(
-                "pingpong hands the tensor cores between two consumers: it needs consumers=2 and overlap=False; "
+                "pingpong hands the tensor cores between two consumers: it needs consumers=2 and overlap='none'; "
                 f"got consumers={self.consumers}, overlap={self.overlap}"
             )
-        if self.variant == "plain" and (self.consumers != 1 or self.overlap or self.num_stages != 1):
+        if self.variant == "plain" and (self.consumers != 1 or self.overlap != "none" or self.num_stages != 1):
             raise ValueError(
-                "the 'plain' variant has one partition and one buffer: consumers=1, overlap=False, num_stages=1; "
+                "the 'plain' variant has one partition and one buffer: consumers=1, overlap='none', num_stages=1; "
                 f"got consumers={self.consumers}, overlap={self.overlap}, num_stages={self.num_stages}"
             )
 
@@ -124,7 +131,7 @@ class GluonConfig:
         """``"ws 128 s2 c2 overlap"``: variant, key block, stages, consumers, overlap."""
         if self.variant == "plain":
             return f"plain {self.block_n}"
-        tail = " overlap" if self.overlap else " pingpong" if self.pingpong else ""
+        tail = f" overlap {self.overlap}" if self.overlap != "none" else " pingpong" if self.pingpong else ""
         return f"ws {self.block_n} s{self.num_stages} c{self.consumers}{tail}"
 
 
@@ -133,7 +140,8 @@ STEPS = {
     "plain": GluonConfig("plain", 128, 1),
     "ws": GluonConfig("ws", 128, 2),
     "ws-2wg": GluonConfig("ws", 128, 2, consumers=2),
-    "ws-2wg-overlap": GluonConfig("ws", 128, 2, consumers=2, overlap=True),
+    "ws-2wg-overlap-qk-pv": GluonConfig("ws", 128, 2, consumers=2, overlap="qk-pv"),
+    "ws-2wg-overlap": GluonConfig("ws", 128, 2, consumers=2, overlap="qk"),
     "ws-pingpong": GluonConfig("ws", 128, 2, consumers=2, pingpong=True),
 }
 #: The configuration used when none is given.
@@ -354,35 +362,47 @@ def _consume_blocks(j0, j1, q_smem, k_bufs, v_bufs, k_ready, v_ready, k_empty, v
 
 @gluon.jit
 def _overlap_blocks(j0, j1, n_total, s, q_smem, k_bufs, v_bufs, k_ready, v_ready, k_empty, v_empty, m_i, l_i, acc,
-                    qk_scale, q_pos, kv_len, offset, MASK: gl.constexpr, CAUSAL: gl.constexpr):  # fmt: skip
+                    qk_scale, q_pos, kv_len, offset, MASK: gl.constexpr, CAUSAL: gl.constexpr,
+                    ASYNC_PV: gl.constexpr):  # fmt: skip
     """Key blocks ``j0 .. j1 - 1`` with FA3's intra-warpgroup overlap: ``s`` holds block j's scores on entry;
-    block j+1's ``Q Kᵀ`` is issued before block j's softmax and waited for after block j's ``P V`` is issued."""
-    ROWS: gl.constexpr = acc.shape[0]
+    block j+1's ``Q Kᵀ`` is issued, asynchronously, before block j's softmax, which runs while it does.
+
+    With ``ASYNC_PV`` block j's ``P V`` is left in flight too, across the loop's back edge, and waited for only
+    before the next rescale; ptxas then serializes every wgmma of the kernel (its note C7514, which
+    ``bench/attention_gluon.py`` records). Without it ``P V`` is synchronous and nothing is serialized."""
     STAGES: gl.constexpr = k_bufs.shape[0]
     BLOCK_N: gl.constexpr = k_bufs.shape[1]
+    ROWS: gl.constexpr = acc.shape[0]
     s_layout: gl.constexpr = _mma_layout(BLOCK_N, gl.num_warps())
     o_layout: gl.constexpr = acc.type.layout
     zero = gl.zeros([ROWS, BLOCK_N], gl.float32, s_layout)
-    acc = warpgroup_mma_init(acc)  # the loop carries an accumulator whose product may still be in flight
+    if ASYNC_PV:
+        acc = warpgroup_mma_init(acc)  # the loop carries an accumulator whose product may still be in flight
     for j in range(j0, j1):
         idx = j % STAGES
         nxt = gl.minimum(j + 1, n_total - 1)  # the last block recomputes its own scores instead of branching
         nidx = nxt % STAGES
         mbarrier.wait(k_ready.index(nidx), (nxt // STAGES) & 1)
         s_next = warpgroup_mma(q_smem, k_bufs.index(nidx).permute((1, 0)), zero, use_acc=False, is_async=True)
-        # in flight: P V of block j-1, then Q Kᵀ of block j+1; wait for the first (wgmma groups retire in order)
-        acc = warpgroup_mma_wait(1, deps=(acc,))
-        prev = (j + STAGES - 1) % STAGES
-        mbarrier.arrive(v_empty.index(prev), count=1, pred=j > j0)
+        if ASYNC_PV:
+            # in flight: P V of block j-1, then Q Kᵀ of block j+1; wait for the first (groups retire in order)
+            acc = warpgroup_mma_wait(1, deps=(acc,))
+            mbarrier.arrive(v_empty.index((j + STAGES - 1) % STAGES), count=1, pred=j > j0)
         p, m_i, l_i, acc = _softmax(s, m_i, l_i, acc, qk_scale, q_pos, j * BLOCK_N, kv_len, offset, MASK, CAUSAL)
         v_smem = v_bufs.index(idx)
         mbarrier.wait(v_ready.index(idx), (j // STAGES) & 1)
-        acc = warpgroup_mma(_as_operand(p, v_smem, o_layout), v_smem, acc, is_async=True)
-        s = warpgroup_mma_wait(1, deps=(s_next,))
+        if ASYNC_PV:
+            acc = warpgroup_mma(_as_operand(p, v_smem, o_layout), v_smem, acc, is_async=True)
+            s = warpgroup_mma_wait(1, deps=(s_next,))
+        else:
+            acc = warpgroup_mma(_as_operand(p, v_smem, o_layout), v_smem, acc)  # waits for both products
+            mbarrier.arrive(v_empty.index(idx), count=1)
+            s = warpgroup_mma_wait(0, deps=(s_next,))
         mbarrier.arrive(k_empty.index(nidx), count=1, pred=j + 1 < n_total)
-    acc = warpgroup_mma_wait(0, deps=(acc,))
-    # the V slot of the last block of this range is free now
-    mbarrier.arrive(v_empty.index((j1 + STAGES - 1) % STAGES), count=1, pred=j1 > j0)
+    if ASYNC_PV:
+        acc = warpgroup_mma_wait(0, deps=(acc,))
+        # the V slot of the last block of this range is free now
+        mbarrier.arrive(v_empty.index((j1 + STAGES - 1) % STAGES), count=1, pred=j1 > j0)
     return s, m_i, l_i, acc
 
 
@@ -458,17 +478,17 @@ def _consumer(q_bufs, k_bufs, v_bufs, q_bar, k_ready, v_ready, k_empty, v_empty,
         acc = warpgroup_mma(p, v_bufs.index(last), acc)
         mbarrier.arrive(v_empty.index(last), count=1)
         mbarrier.arrive(turn_other, count=1)
-    elif OVERLAP:
+    elif OVERLAP > 0:
         mbarrier.wait(k_ready.index(0), 0)
         s = warpgroup_mma(q_smem, k_bufs.index(0).permute((1, 0)), gl.zeros([ROWS, BLOCK_N], gl.float32, s_layout),
                           use_acc=False)  # fmt: skip
         mbarrier.arrive(k_empty.index(0), count=1)
         s, m_i, l_i, acc = _overlap_blocks(0, n_full, n_total, s, q_smem, k_bufs, v_bufs, k_ready, v_ready,
                                            k_empty, v_empty, m_i, l_i, acc, qk_scale, q_pos, kv_len, offset, False,
-                                           CAUSAL)  # fmt: skip
+                                           CAUSAL, OVERLAP == 2)  # fmt: skip
         s, m_i, l_i, acc = _overlap_blocks(n_full, n_total, n_total, s, q_smem, k_bufs, v_bufs, k_ready, v_ready,
                                            k_empty, v_empty, m_i, l_i, acc, qk_scale, q_pos, kv_len, offset, True,
-                                           CAUSAL)  # fmt: skip
+                                           CAUSAL, OVERLAP == 2)  # fmt: skip
     else:
         m_i, l_i, acc = _consume_blocks(0, n_full, q_smem, k_bufs, v_bufs, k_ready, v_ready, k_empty, v_empty, m_i,
                                         l_i, acc, qk_scale, q_pos, kv_len, offset, False, CAUSAL)  # fmt: skip
@@ -656,7 +676,7 @@ def _launch(q: Any, k: Any, v: Any, causal: bool, offset: int, scale: float, con
         else:
             LAST["kernel"] = _KERNELS["ws"][grid](
                 *args, HEAD_DIM=d, BLOCK_N=config.block_n, STAGES=config.num_stages, CONSUMERS=config.consumers,
-                CAUSAL=causal, OVERLAP=config.overlap, PINGPONG=config.pingpong, num_warps=8 // config.consumers,
-                maxnreg=_MAX_REGISTERS,
+                CAUSAL=causal, OVERLAP=OVERLAPS.index(config.overlap), PINGPONG=config.pingpong,
+                num_warps=8 // config.consumers, maxnreg=_MAX_REGISTERS,
             )  # fmt: skip
     return out
