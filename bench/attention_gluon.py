@@ -178,9 +178,13 @@ def profiled(name: str) -> dict[str, str]:
         return {"error": "ncu took longer than 90 s"}
     found: dict[str, str] = {}
     for line in text.splitlines():
-        head = re.match(r"^  (\S+) \(\d+, \d+, \d+\)x\((\d+), 1, 1\)", line)
+        head = re.match(r"^  (\S+) (\(\d+, \d+, \d+\))x\((\d+), 1, 1\)", line)
         if head and "kernel" not in found:
-            found["kernel"], found["threads per block"] = head.group(1)[:120], head.group(2)
+            found["kernel"], found["grid"], found["threads per block"] = (
+                head.group(1)[:120],
+                head.group(2),
+                head.group(3),
+            )
         row = re.match(r"^    (\S.*?\S)\s{2,}(\S+)?\s+([-\d.,]+)$", line)
         if row and "kernel" in found:
             found[row.group(1)] = f"{row.group(3)} {row.group(2) or ''}".strip()

@@ -406,6 +406,7 @@ def _overlap_blocks(j0, j1, n_total, s, q_smem, k_bufs, v_bufs, k_ready, v_ready
     return s, m_i, l_i, acc
 
 
+# --8<-- [start:pingpong]
 @gluon.jit
 def _pingpong_blocks(j0, j1, p, q_smem, k_bufs, v_bufs, k_ready, v_ready, k_empty, v_empty, turn_me, turn_other,
                      FIRST: gl.constexpr, m_i, l_i, acc, qk_scale, q_pos, kv_len, offset, MASK: gl.constexpr,
@@ -433,6 +434,7 @@ def _pingpong_blocks(j0, j1, p, q_smem, k_bufs, v_bufs, k_ready, v_ready, k_empt
         p, m_i, l_i, acc = _softmax(s, m_i, l_i, acc, qk_scale, q_pos, j * BLOCK_N, kv_len, offset, MASK, CAUSAL)
         p = _as_operand(p, v_bufs, o_layout)
     return p, m_i, l_i, acc
+    # --8<-- [end:pingpong]
 
 
 @gluon.jit
