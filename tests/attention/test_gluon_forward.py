@@ -32,7 +32,7 @@ def _inputs(b, h, hkv, sq, sk, d, dtype, device="cpu", seed=0):
 
 
 def test_configs_name_what_they_refuse() -> None:
-    assert gf.DEFAULT_GLUON_CONFIG.label == "ws 128 s2 c2 pingpong"
+    assert gf.DEFAULT_GLUON_CONFIG.label == "ws 128 s2 c2 overlap qk"
     assert [c.label for c in gf.STEPS.values()] == ["plain 128", "ws 128 s2 c1", "ws 128 s2 c2",
                                                    "ws 128 s2 c2 overlap qk-pv", "ws 128 s2 c2 overlap qk",
                                                    "ws 128 s2 c2 pingpong"]  # fmt: skip

@@ -16,7 +16,7 @@ from tests.helpers import ROOT, markdown_tables
 
 RECORD = ROOT / "src" / "gpukb" / "data" / "results" / "attention" / "flash-forward-h100.json"
 TRAINING = ROOT / "src" / "gpukb" / "data" / "results" / "attention" / "flash-training-h100.json"
-GLUON = ROOT / "src" / "gpukb" / "data" / "results" / "attention" / "gluon-forward-h100.json"
+GLUON = ROOT / "src" / "gpukb" / "data" / "results" / "attention" / "gluon-forward-h200.json"
 BACKENDS = ("flash", "efficient", "cudnn")
 
 
@@ -340,10 +340,21 @@ def check_gluon_steps(markdown: str, kwargs: dict[str, Any]) -> None:
             assert r["what it adds"] == build["description"]
             assert r["compiled (D=128)"] == (f"{build['registers']} regs, {build['spills']} spills, "
                                              f"{build['shared_bytes'] // 1024} KiB shared")  # fmt: skip
-            serialized = any("C7514" in n for n in build["ptxas"])
-            assert ("C7514" in r["ptxas note"]) == serialized
+            serialized = any("C7514" in n and "serialized" in n for n in build["ptxas"])
+            assert (r["ptxas note"] == "C7514: wgmma.mma_async instructions are serialized") == serialized
         else:
             assert r["what it adds"] == "-"
+    # what the page says of the steps, in both columns: each of the first three steps gains; leaving P·V in
+    # flight loses to the synchronous P·V it was meant to improve on, and is the step ptxas serializes; the
+    # intra-warpgroup overlap of Q·Kᵀ alone is the fastest step; the explicit ping-pong does not beat the two
+    # free-running consumers
+    for rate in rates.values():
+        assert rate["gluon plain"] < rate["gluon ws"] < rate["gluon ws-2wg"] < rate["gluon ws-2wg-overlap"]
+        assert rate["gluon ws-2wg-overlap-qk-pv"] < rate["gluon ws-2wg"]
+        assert rate["gluon ws-pingpong"] < rate["gluon ws-2wg"]
+        assert max(v for n, v in rate.items() if n.startswith("gluon ")) == rate["gluon ws-2wg-overlap"]
+        assert rate["gluon ws-2wg-overlap"] < rate["cudnn"]
+    assert [b["step"] for b in raw["builds"] if any("C7514" in n for n in b["ptxas"])] == ["ws-2wg-overlap-qk-pv"]
     assert "Measured on" in markdown
 
 
@@ -378,6 +389,22 @@ def check_gluon_profile(markdown: str, kwargs: dict[str, Any]) -> None:
             assert r[name] == readings.get(r["reading"], "-")
     for name, readings in profile.items():
         assert f"{name}: `{readings['kernel']}`" in markdown
+
+    # what the page says of these readings: the same 384 threads a program; cuDNN issues more instructions a cycle
+    # and waits fewer cycles between two, with no more resident warps; its grid is one program per SM
+    def number(name: str, reading: str) -> float:
+        return float(profile[name][reading].split()[0].replace(",", ""))
+
+    gluon = [n for n in profile if n != "cudnn"]
+    assert {profile[n]["threads per block"] for n in profile} == {"384"}
+    for name in gluon:
+        assert number("cudnn", "Issued Ipc Active") > number(name, "Issued Ipc Active")
+        assert number("cudnn", "Warp Cycles Per Issued Instruction") < number(
+            name, "Warp Cycles Per Issued Instruction"
+        )
+        assert number("cudnn", "Achieved Occupancy") <= number(name, "Achieved Occupancy")
+        assert profile[name]["grid"] == "(32, 128, 1)"  # 4096 / 128 query blocks × 4 · 32 heads
+    assert profile["cudnn"]["grid"] == f"({_gluon()['run']['gpu']['sm_count']}, 1, 1)"
 
 
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {

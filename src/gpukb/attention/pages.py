@@ -329,6 +329,13 @@ def gluon_answer() -> str:
     return "\n".join(lines)
 
 
+def _ptxas_note(line: str) -> str:
+    """``"C7514: wgmma.mma_async instructions are serialized"`` from ptxas's performance note."""
+    code = line.split("(", 1)[1].split(")", 1)[0] if "(" in line else ""
+    what = line.split("Performance Loss: ", 1)[-1].split(" due to", 1)[0]
+    return f"{code}: {what}" if code else what
+
+
 def gluon_steps() -> str:
     """The Gluon steps at the standard shape: what each adds, how it compiled (registers per thread of the whole
     program, spills, shared memory, ptxas's performance note), its rate and its ratio to cuDNN, causal and not;
@@ -347,7 +354,7 @@ def gluon_steps() -> str:
         if build is None:
             rows.append([name, "-", "-", "-", *cells])
             continue
-        notes = [n.split(": ", 1)[1].split(" Potential")[0] for n in build.ptxas if "Performance" in n]
+        notes = [_ptxas_note(n) for n in build.ptxas if "Performance" in n]
         compiled = f"{build.registers} regs, {build.spills} spills, {build.shared_bytes // 1024} KiB shared"
         rows.append([name, build.description, compiled, ", ".join(notes) or "-", *cells])
     headers = ["implementation", "what it adds", "compiled (D=128)", "ptxas note", "TFLOP/s", "÷ cuDNN",

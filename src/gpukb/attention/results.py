@@ -180,8 +180,9 @@ class FlashTraining(Record):
 
 # --- the Gluon forward, step by step: bench/attention_gluon.py ---------------------------------------------------
 
-#: Id of the committed Gluon-forward benchmark file the pages render.
-GLUON_FORWARD_ID = "attention/gluon-forward-h100"
+#: Id of the committed Gluon-forward benchmark file the pages render (its run landed on an H200: the device
+#: machine lends an H100 or an H200; every comparison in it is within the one run).
+GLUON_FORWARD_ID = "attention/gluon-forward-h200"
 
 
 class GluonBuild(StrictModel):
