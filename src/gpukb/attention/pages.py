@@ -326,7 +326,8 @@ def gluon_answer() -> str:
         kind = "causal" if case.causal else "non-causal"
         lines.append(f"- Forward, {kind}: {rate:.0f} TFLOP/s ({best.removeprefix('gluon ')}), {rate / cudnn:.2f}× "
                      f"cuDNN ({cudnn:.0f}), {rate / tl:.2f}× the Triton kernel ({tl:.0f}).")  # fmt: skip
-    return "\n".join(lines)
+    gpu = rec.run.gpu.name if rec.run.gpu else "an unrecorded GPU"
+    return "\n".join(lines) + f"\n\nAll of them timed in one run, on an {gpu}."
 
 
 def _ptxas_note(line: str) -> str:
