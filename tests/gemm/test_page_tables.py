@@ -19,7 +19,7 @@ import pytest
 
 from gpukb.gemm import pages
 from gpukb.gemm.triton import configs
-from tests.helpers import ROOT, markdown_tables
+from tests.helpers import ROOT, h100_ceilings_json, markdown_tables
 
 #: The FP8 encoding of each architecture, as the vendors document it: AMD's MI300 (gfx942) has the FNUZ
 #: variants; MI355X (gfx950) and NVIDIA's Ada, Hopper and Blackwell have OCP E4M3/E5M2.
@@ -1153,10 +1153,8 @@ def _sweep_case(config: dict[str, Any], size: int) -> dict[str, Any]:
 
 
 def _bf16_ceiling() -> float:
-    """The best bf16 rate of cuBLAS in the project's harness run on the H100 (the performance chapter's record)."""
-    path = ROOT / "src" / "gpukb" / "data" / "results" / "performance" / "h100-sweep.json"
-    raw = json.loads(path.read_text(encoding="utf-8"))
-    return max(r["tflops"] for r in raw["gemm"] if r["dtype"] == "bf16" and r["tflops"] is not None)
+    """The H100's bf16 ceiling every page quotes (the median of the interleaved ceilings run's rounds)."""
+    return h100_ceilings_json()["bf16"]
 
 
 def check_triton_goal(markdown: str, kwargs: dict[str, Any]) -> None:

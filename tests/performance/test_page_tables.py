@@ -481,13 +481,32 @@ def check_kernels_summary(markdown: str, kwargs: dict[str, Any]) -> None:
             assert row[column] == f"{ratios[case]:.2f}× ({case})", (name, column)
 
 
-# --- the quantities: readings found in three records, each read raw --------------------------------------------
+# --- the quantities: readings found in four records, each read raw ---------------------------------------------
 SIZE = 8192
+H100_CEILINGS = "performance/ceilings-h100"
+#: The quantities read from the ceilings run, by the run's item.
+CEILING_ITEMS = {
+    "h100-copy-256mib": "copy-256mib",
+    "h100-copy-1gib": "copy-1gib",
+    "h100-cublas-fp16-ceiling": "gemm-fp16-4096x4096x8192",
+    "h100-cublas-bf16-ceiling": "gemm-bf16-4096x4096x8192",
+}
+#: How the quantities table shows each figure: (unit, decimals).
+SHOWN = {"h100-copy-256mib": ("GB/s", 0), "h100-copy-1gib": ("GB/s", 0), "h100-cublas-fp16-ceiling": ("TFLOP/s", 1),
+         "h100-cublas-bf16-ceiling": ("TFLOP/s", 1), "h100-copy-u16-over-u32": ("×", 2)}  # fmt: skip
 
 
 def _readings(quantity_id: str) -> list[tuple[str, float, dict[str, Any] | None]]:
     """(record id, value, clocks) of every run of a quantity, read from the raw records."""
     out: list[tuple[str, float, dict[str, Any] | None]] = []
+    if quantity_id in CEILING_ITEMS:  # the interleaved ceilings run: one reading per round
+        timings = sorted(_raw(H100_CEILINGS)["timings"], key=lambda t: t["round"])
+        return [(H100_CEILINGS, t["rate"], t["clocks"]) for t in timings if t["item"] == CEILING_ITEMS[quantity_id]]
+    if quantity_id == "h100-copy-u16-over-u32":
+        timings = sorted(_raw(H100_CEILINGS)["timings"], key=lambda t: t["round"])
+        u32 = {t["round"]: t["rate"] for t in timings if t["item"] == "copy-one-per-thread-u32"}
+        return [(H100_CEILINGS, u32[t["round"]] / t["rate"], None) for t in timings
+                if t["item"] == "copy-one-per-thread-u16"]  # fmt: skip
     if quantity_id == "h100-cublas-bf16-8192":
         sweep = _raw(H100)
         out += [(H100, r["tflops"], r["clocks"]) for r in sweep["gemm"]
@@ -532,9 +551,11 @@ def check_quantities(markdown: str, kwargs: dict[str, Any]) -> None:
         quantity_id = row["quantity"].strip("`")
         figure, low, high, n, clocks, records = _figure_of(quantity_id)
         cell = row["figure (median of runs)"]
+        unit, digits = SHOWN.get(quantity_id, ("TFLOP/s", 0))
         assert f'data-quantity="{quantity_id}"' in cell, cell
-        assert _span(cell) == f"{figure:.0f} TFLOP/s", (cell, figure)
-        assert row["runs' range (drift)"] == f"{low:.0f}–{high:.0f} ({100 * (high - low) / figure:.0f}%)", row
+        assert _span(cell) == f"{figure:.{digits}f} {unit}", (cell, figure)
+        drift = f"{100 * (high - low) / figure:.0f}%"
+        assert row["runs' range (drift)"] == f"{low:.{digits}f}–{high:.{digits}f} ({drift})", row
         assert int(row["runs"]) == n
         assert row["runs' median SM MHz"] == (DASH if clocks is None else f"{clocks[0]:.0f}–{clocks[1]:.0f}")
         assert row["records"] == ", ".join(f"`{r}`" for r in records)
