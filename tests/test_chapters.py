@@ -19,7 +19,7 @@ import pytest
 from gpukb import chapters
 from gpukb.chapters import Chapter
 from gpukb.records import Record
-from gpukb.site.fences import NO_PAGE_LAYER
+from gpukb.site.fences import NO_PAGE_LAYER, classify, iter_fences, render_imports
 from tests.helpers import ROOT, mkdocs_config
 
 PACKAGE = ROOT / "src" / "gpukb"
@@ -140,8 +140,9 @@ def test_a_declaration_names_only_what_exists(chapter: Chapter) -> None:
     assert chapter.summary.endswith(".")
     for layer in chapter.page_layers:
         importlib.import_module(layer)
-    if chapter.checks:
-        assert isinstance(importlib.import_module(chapter.checks).CHECKS, dict)
+    checks = chapters.check_modules()
+    for module in {checks[layer] for layer in chapter.page_layers if layer in checks}:
+        assert isinstance(importlib.import_module(module).CHECKS, dict)
     if chapter.cli:
         assert callable(importlib.import_module(f"{chapter.package}.cli").add_parser)
     for kind, target in chapter.kinds.items():
@@ -161,6 +162,22 @@ def test_a_declaration_names_only_what_exists(chapter: Chapter) -> None:
         script = run.command.split()[1]
         assert (ROOT / script).is_file(), f"GPU run {name}: {script} is missing"
         assert (PACKAGE / "data" / "results" / f"{run.record}.json").is_file(), f"GPU run {name}: no {run.record}"
+
+
+@pytest.mark.parametrize("chapter", DECLARED, ids=NAMES)
+def test_one_page_module_per_page(chapter: Chapter) -> None:
+    """A page module ``<package>.pages.<page>`` renders ``docs/<name>/<page>.md`` ("_" → "-"), and that page's
+    render blocks import no other page module of the chapter (what pages share stays in ``pages/__init__.py``,
+    imported by the page modules, not by the page)."""
+    prefix = f"{chapter.package}.pages."
+    own = {m for m in chapter.page_layers if m.startswith(prefix)}
+    for module in own:
+        page = module.removeprefix(prefix).replace("_", "-")
+        assert (ROOT / "docs" / chapter.name / f"{page}.md").is_file(), f"{module}: no docs/{chapter.name}/{page}.md"
+    for page in sorted((ROOT / "docs" / chapter.name).glob("*.md")) if own else []:
+        wanted = prefix + page.stem.replace("-", "_")
+        imported = {m for f in iter_fences(page) if classify(f) == "render" for m in render_imports(f)}
+        assert sorted((imported & own) - {wanted}) == [], f"{page.name} imports another page's module"
 
 
 def test_every_results_folder_and_kind_belongs_to_a_chapter() -> None:

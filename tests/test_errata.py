@@ -11,7 +11,7 @@ import pytest
 
 from gpukb import chapters
 from gpukb.errata import load, parse, topics
-from gpukb.gemm.pages import type_notes_errata
+from gpukb.gemm.pages.type_tables import type_notes_errata
 from gpukb.site import pages
 from tests.helpers import ROOT
 
@@ -123,7 +123,7 @@ def _texts() -> list[tuple[str, str]]:
         out += [(f"erratum {e.id}: {field}", getattr(e, field)) for field in ("claimed_in", "claim", "truth", "source")]
     out += [
         ("gpukb.site.pages.errata()", pages.errata()),
-        ("gpukb.gemm.pages.type_notes_errata()", type_notes_errata()),
+        ("gpukb.gemm.pages.type_tables.type_notes_errata()", type_notes_errata()),
     ]
     return out
 

@@ -114,7 +114,9 @@ class Chapter:
         package: The Python package; ``gpukb.<name>`` unless the chapter's code lives elsewhere.
         page_layers: The modules that return Markdown for the chapter's pages (the only modules a render block on
             them may import).
-        checks: The test module whose ``CHECKS`` verify the cells of the page layers' tables, or ``None``.
+        checks: The test module whose ``CHECKS`` verify the cells of the page layers' tables; or, for a chapter with
+            one page module per page, each page layer → its own check module (``tests/<name>/pages/test_<page>.py``
+            beside ``<package>.pages.<page>``); ``None`` for a chapter whose pages print no table.
         cli: Whether ``<package>.cli`` registers a subcommand through ``add_parser(subparsers)``.
         kinds: Results kinds (``"<name>.<kind>"``) → ``"module:Model"``.
         data_files: Data files (path under ``gpukb/data/``) → how each is read.
@@ -133,7 +135,7 @@ class Chapter:
     position: int = 100
     package: str = ""
     page_layers: tuple[str, ...] = ()
-    checks: str | None = None
+    checks: str | Mapping[str, str] | None = None
     cli: bool = True
     kinds: Mapping[str, str] = field(default_factory=dict)
     data_files: Mapping[str, DataFile] = field(default_factory=dict)
@@ -156,9 +158,14 @@ class Chapter:
                 raise ValueError(f"a chapter's docs folder is one lowercase word (e.g. 'about'); got {given(folder)}")
         if len(set(self.folders)) != len(self.folders):
             raise ValueError(f"chapter {self.name!r} names a docs folder twice: {list(self.folders)}")
-        for name in ("checks", "kernel_pairs"):
-            if getattr(self, name) is not None:
-                text(name, getattr(self, name))
+        if self.kernel_pairs is not None:
+            text("kernel_pairs", self.kernel_pairs)
+        if isinstance(self.checks, Mapping):
+            for layer, module in self.checks.items():
+                text("a key of checks", layer)
+                text(f"checks[{layer!r}]", module)
+        elif self.checks is not None:
+            text("checks", self.checks)
         if self.kernel_pairs is not None:
             _target("kernel_pairs", self.kernel_pairs)
         for name, kind in (("kinds", str), ("data_files", DataFile), ("gpu_runs", GpuRun)):
@@ -179,6 +186,9 @@ class Chapter:
             object.__setattr__(self, "package", f"gpukb.{self.name}")
         if not self.page_layers:
             object.__setattr__(self, "page_layers", (f"{self.package}.pages",))
+        if isinstance(self.checks, Mapping) and not set(self.checks) <= set(self.page_layers):
+            unknown = sorted(set(self.checks) - set(self.page_layers))
+            raise ValueError(f"chapter {self.name!r}: checks name modules that are no page layer: {unknown}")
         prefix = self.package.rsplit(".", 1)[-1]
         for kind in self.kinds:
             if not kind.startswith(f"{prefix}."):
@@ -260,7 +270,13 @@ def docs_folders() -> dict[str, str]:
 
 def check_modules() -> dict[str, str]:
     """Each page layer → the test module that checks the cells of its tables."""
-    return {layer: c.checks for c in chapters() if c.checks for layer in c.page_layers}
+    found: dict[str, str] = {}
+    for c in chapters():
+        if isinstance(c.checks, Mapping):
+            found.update(c.checks)
+        elif c.checks:
+            found.update(dict.fromkeys(c.page_layers, c.checks))
+    return found
 
 
 def kinds() -> dict[str, str]:

@@ -15,7 +15,7 @@ from gpukb.gemm.blas import (
     growth,
     trsm,
 )
-from gpukb.gemm.pages import blas_examples, blas_roofline
+from gpukb.gemm.pages.ground_up import blas_examples, blas_roofline
 from gpukb.measuring.counting import gemm_bytes, gemm_flops
 
 

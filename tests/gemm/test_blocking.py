@@ -18,7 +18,7 @@ from gpukb.gemm.blocking import (
     slides_moves,
     traffic_rows,
 )
-from gpukb.gemm.pages import blocking_capacity, blocking_levels, blocking_traffic
+from gpukb.gemm.pages.ground_up import blocking_capacity, blocking_levels, blocking_traffic
 
 TILINGS = [
     ((16, 16, 16), 4),

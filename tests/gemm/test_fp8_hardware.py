@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from gpukb.gemm import fp8_hardware as hw
-from gpukb.gemm import pages
 from gpukb.gemm.emulator import FP8_TYPES
+from gpukb.gemm.pages import accuracy as accuracy_page
 from gpukb.gemm.results import Fp8Hardware, fp8_h100
 
 torch = pytest.importorskip("torch")
@@ -238,17 +238,22 @@ def test_recorded_tf32_error_is_its_input_rounding(recorded: Fp8Hardware) -> Non
 
 
 def test_page_tables_render_from_the_recorded_file() -> None:
-    assert "NVIDIA H100 80GB HBM3" in pages.fp8_measured_on()
-    acceptance = pages.fp8_acceptance()
+    assert "NVIDIA H100 80GB HBM3" in accuracy_page.fp8_measured_on()
+    acceptance = accuracy_page.fp8_acceptance()
     assert "| e4m3 | e5m2 | e5m2 | yes | yes | yes | yes | refused |" in acceptance
     assert "`` RuntimeError: CUDA error: CUBLAS_STATUS_NOT_SUPPORTED" in acceptance
-    assert pages.fp8_layout().count("refused") == 3
-    assert "scale_result was" in pages.fp8_output()
-    assert "| 131072 | 2147483648 | 2147483647 |" in pages.fp8_overflow()
-    for render in (pages.fp8_agreement, pages.fp8_accumulation, pages.fp8_scale_result, pages.fp8_tf32):
+    assert accuracy_page.fp8_layout().count("refused") == 3
+    assert "scale_result was" in accuracy_page.fp8_output()
+    assert "| 131072 | 2147483648 | 2147483647 |" in accuracy_page.fp8_overflow()
+    for render in (
+        accuracy_page.fp8_agreement,
+        accuracy_page.fp8_accumulation,
+        accuracy_page.fp8_scale_result,
+        accuracy_page.fp8_tf32,
+    ):
         assert render().startswith("|")
     with pytest.raises(ValueError, match=r"holds a 'formats\.codec-speed' record; expected 'gemm\.fp8-hardware'"):
-        pages.fp8_acceptance("formats/codec-speed")
+        accuracy_page.fp8_acceptance("formats/codec-speed")
 
 
 def test_requested_scale_errors_need_an_fp8_d(recorded: Fp8Hardware) -> None:

@@ -11,7 +11,9 @@ from typing import get_args
 import pytest
 
 from gpukb import records
-from gpukb.gemm import pages
+from gpukb.gemm.pages import accuracy as accuracy_page
+from gpukb.gemm.pages import ground_up as ground_up_page
+from gpukb.gemm.pages import timing as timing_page
 from gpukb.gemm.results import (
     FP8_H100,
     GROUND_UP_H100,
@@ -58,50 +60,50 @@ def test_torch_products_were_checked() -> None:
 
 
 def test_cublaslt_table_shows_the_snippet_next_to_torch() -> None:
-    table = pages.cublaslt_speed()
+    table = ground_up_page.cublaslt_speed()
     for size in (4096, 8192):
         rates = [p.tflops for p in (run.parsed() for run in DATA.cublaslt.runs[1:]) if p.m == size]
         cell = f"{statistics.median(rates):.0f} ({min(rates):.0f}–{max(rates):.0f})"
         assert f"| {size}×{size}×{size} | 3 | {cell} |" in table
-    build = pages.cublaslt_build()
+    build = ground_up_page.cublaslt_build()
     assert build.startswith("```text")
     assert "-lcublasLt" in build
-    assert pages.cublaslt_output().endswith("PASS\n(exit status 0)\n```")
+    assert ground_up_page.cublaslt_output().endswith("PASS\n(exit status 0)\n```")
 
 
 def test_batched_records_agree_and_table_covers_every_case() -> None:
     cases = DATA.batched_cases()
-    assert {x.variant for x in DATA.batched} == set(pages.BATCHED_LABELS)
+    assert {x.variant for x in DATA.batched} == set(ground_up_page.BATCHED_LABELS)
     assert all(x.max_abs_diff <= 2**-7 * x.max_abs_out for x in DATA.batched)  # the forms computed the same thing
-    table = pages.batched_table()
+    table = ground_up_page.batched_table()
     assert len(table.splitlines()) == 2 + len(cases)
     by = DATA.batched_by_variant(32, 4096)
     assert f"| {by['loop'].ms.median / by['bmm'].ms.median:,.0f}× |" in table
     assert DATA.loop_over_bmm(32, 4096) == by["loop"].ms.median / by["bmm"].ms.median
-    assert pages.batched_figure().startswith('<div class="gpukb-figure"><svg')
+    assert ground_up_page.batched_figure().startswith('<div class="gpukb-figure"><svg')
 
 
 def test_timing_tables() -> None:
     cases = set(DATA.gpu_cases())
     assert cases == {("fp32", 2000), ("fp32", 4000), ("fp32", 6000), ("tf32", 6000), ("bf16", 8192)}
-    table = pages.timing_table(dtype="fp32", n=6000)
+    table = timing_page.timing_table(dtype="fp32", n=6000)
     assert "| lab: first call, host clock, no synchronize |" in table
     assert "| warm calls, CUDA events (median) |" in table
     assert "| 30 calls back to back, one synchronize at the end (mean) |" in table
-    assert len(pages.timing_summary().splitlines()) == 2 + len(cases)
-    assert len(pages.cpu_lab_table().splitlines()) == 2 + 6
-    assert "| numpy, host clock (median of 3 after it) |" in pages.cpu_lab_table()
-    first = pages.first_call_table()
+    assert len(timing_page.timing_summary().splitlines()) == 2 + len(cases)
+    assert len(timing_page.cpu_lab_table().splitlines()) == 2 + 6
+    assert "| numpy, host clock (median of 3 after it) |" in timing_page.cpu_lab_table()
+    first = timing_page.first_call_table()
     assert len(first.splitlines()) == 2 + len(cases)
     assert first.splitlines()[2].startswith("| fp32, n = 2,000 |")  # in the order run
     with pytest.raises(ValueError, match=r"no timing of fp16 at n=6000 in gemm/ground-up-h100; it has \[\('bf16'"):
-        pages.timing_table(dtype="fp16", n=6000)
+        timing_page.timing_table(dtype="fp16", n=6000)
 
 
 def test_every_timing_method_has_a_label() -> None:
-    assert set(pages.TIMING_LABELS) == set(get_args(TimingMethod))
+    assert set(timing_page.TIMING_LABELS) == set(get_args(TimingMethod))
     for entry in DATA.timing:
-        assert pages.timing_label(entry)
+        assert timing_page.timing_label(entry)
 
 
 def test_rates_follow_from_the_medians() -> None:
@@ -113,12 +115,12 @@ def test_rates_follow_from_the_medians() -> None:
 
 
 def test_measured_on_is_the_records_sentence() -> None:
-    line = pages.ground_up_measured_on()
+    line = ground_up_page.ground_up_measured_on()
     assert line == records.measured_on(DATA.run)
     assert line.startswith(f"Measured on an {DATA.run.gpu.name} (132 SMs")
     assert "nvcc 13.0" in line
-    assert pages.fp8_measured_on() == records.measured_on(fp8_h100().run)
-    assert "cuBLASLt 13.1.0" in pages.fp8_measured_on()
+    assert accuracy_page.fp8_measured_on() == records.measured_on(fp8_h100().run)
+    assert "cuBLASLt 13.1.0" in accuracy_page.fp8_measured_on()
 
 
 def test_the_records_load_by_id_as_their_kinds() -> None:

@@ -13,7 +13,8 @@ import pytest
 from gpukb.cli import main
 from gpukb.errata import load as load_errata
 from gpukb.formats.spec import get_format
-from gpukb.gemm import pages, type_tables
+from gpukb.gemm import type_tables
+from gpukb.gemm.pages import type_tables as type_tables_page
 from gpukb.gemm.types import INTEGER_TYPES, LIBRARIES, canonical_type, check, nearest, parse, table
 
 CHECKED = "2026-11-22"
@@ -331,7 +332,7 @@ def test_every_gemm_type_erratum_is_on_the_page() -> None:
     entries = [e for e in load_errata() if e.topic == "gemm" and e.claimed_in.startswith(type_tables.NOTES_SECTION)]
     # Five are decided by the type tables (this file); the FP8 accumulator one by the H100 record.
     assert len([e for e in entries if e.test.startswith("tests/gemm/test_types.py::")]) == 5
-    rendered = pages.type_notes_errata()
+    rendered = type_tables_page.type_notes_errata()
     for e in entries:
         # a render block's output is not rewritten by MkDocs: the link is the URL as the built page resolves it
         assert f"(../../about/errata/#{e.id})" in rendered
@@ -521,7 +522,7 @@ def test_cli_errors_exit_2(argv, message, capsys) -> None:
 
 
 def test_quick_answers_come_from_check() -> None:
-    text = pages.type_answers()
+    text = type_tables_page.type_answers()
     lines = {line.split(" | ")[0].strip("| "): line.split(" | ")[1:] for line in text.splitlines()[2:]}
     mi300, mi355, h100 = lines["A E4M3, B E5M2, D BF16"]
     assert mi300 == "yes: e4m3fnuz × e5m2fnuz → bf16"  # the ROCm 6.2 API reference states every field
@@ -533,7 +534,7 @@ def test_quick_answers_come_from_check() -> None:
 
 def test_comparison_counts_add_up() -> None:
     pairs = type_tables.comparison()
-    summary = pages.type_comparison().splitlines()[0]
+    summary = type_tables_page.type_comparison().splitlines()[0]
     total, both, hip_only, cu_only = map(int, re.findall(r"\d+", summary))
     assert total == len(pairs) == both + hip_only + cu_only
     assert both == sum(all(libs.values()) for libs in pairs.values())
@@ -555,11 +556,11 @@ def test_merge_ab_writes_products_and_pairs() -> None:
 
 def test_library_tables_render_every_row() -> None:
     for library in LIBRARIES:
-        text = pages.type_library(library)
+        text = type_tables_page.type_library(library)
         counts = map(int, re.findall(r"^\*\*.+?\*\* \((\d+) combinations\)", text, re.M))
         assert sum(counts) == len(table(library).rows)
     with pytest.raises(ValueError, match=r"unknown group\(s\) \['fp9'\] of cuBLASLt; groups: general, fp8"):
-        pages.type_library("cublaslt", ["fp9"])
+        type_tables_page.type_library("cublaslt", ["fp9"])
 
 
 def test_what_the_notes_get_right_and_the_page_says() -> None:

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from gpukb.performance import pages
+from gpukb.performance.pages import h100 as h100_page
+from gpukb.performance.pages import measuring as measuring_page
 from gpukb.performance.quantities import QUANTITIES, Quantity, Reading, Reconciled, quantity, reconcile
 
 NUMBER = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?")
@@ -178,26 +180,26 @@ def test_the_flush_and_clock_sentences_come_from_the_record() -> None:
 
     run = load(H100_SWEEP, SweepRecord)
     rates = {r.variant: r.rate for r in run.mistake("l2_cache")}
-    text = pages.flush_effect()
+    text = measuring_page.flush_effect()
     assert f"{rates[f'copy 16 MiB, {FLUSHED}']:,.0f} after a read flush" in text
     assert f"after a write flush it measured {rates[f'copy 16 MiB, {WRITE_FLUSHED}']:,.0f}" in text
     largest = max((r for r in run.gemm if r.dtype == "bf16" and r.sweep == "square"), key=lambda r: r.m)
-    assert f"{largest.m}³ at a median {largest.clocks.sm_mhz_median:.0f} MHz" in pages.sustained_clocks()
-    assert pages.flush_note().startswith("This run flushed L2 by reading")
-    assert pages.flush_note(H200_SWEEP).startswith("This run flushed L2 by reading")
+    assert f"{largest.m}³ at a median {largest.clocks.sm_mhz_median:.0f} MHz" in h100_page.sustained_clocks()
+    assert h100_page.flush_note().startswith("This run flushed L2 by reading")
+    assert h100_page.flush_note(H200_SWEEP).startswith("This run flushed L2 by reading")
     older = run.model_copy(update={"l2_flush": "write"})  # records made before 2026-11-23 flushed by writing
-    assert pages.flush_note(older).startswith("This run predates the read flush")
-    assert pages.window_text(None) == "–"
+    assert h100_page.flush_note(older).startswith("This run predates the read flush")
+    assert measuring_page.window_text(None) == "–"
 
 
 def test_the_triton_page_sets_its_ratio_against_the_drift() -> None:
-    from gpukb.gemm import pages as gemm_pages
+    from gpukb.gemm.pages import triton as triton_page
     from gpukb.gemm.triton.results import committed, goal_rows, measured_ceiling
 
     big = next(r for r in goal_rows(committed(), measured_ceiling()) if r.size == 8192)
     cublas = reconcile("h100-cublas-bf16-8192")
-    text = gemm_pages.triton_drift()
+    text = triton_page.triton_drift()
     assert f"8192³: {big.ratio:.3f}" in text
     assert f"is {'inside' if cublas.inside_drift(big.ratio) else 'outside'} that drift" in text
     assert pages.quantity("h100-cublas-bf16-8192", unit=True) in text
-    assert gemm_pages.triton_defaults_note().startswith("The code's defaults")
+    assert triton_page.triton_defaults_note().startswith("The code's defaults")

@@ -82,8 +82,10 @@ def _markup_violations(path: Path, root: Path = ROOT) -> list[str]:
 
 
 def test_only_page_layers_return_markdown() -> None:
-    """No module outside a ``pages.py`` (and the renderers) defines ``*_markdown`` or calls ``markdown_table``."""
-    allowed = _page_layer_files() | {f"src/{r}" for r in RENDERERS}
+    """No module outside a page layer (a ``pages.py``, or a ``pages/`` package of one module per page) or the
+    renderers defines ``*_markdown`` or calls ``markdown_table``."""
+    shared = {_rel(p) for p in PACKAGE.rglob("pages/__init__.py")}  # what a chapter's page modules share
+    allowed = _page_layer_files() | shared | {f"src/{r}" for r in RENDERERS}
     problems = [p for path in _python_files(PACKAGE) if _rel(path) not in allowed for p in _markup_violations(path)]
     assert problems == [], "\n".join(problems)
 

@@ -86,6 +86,8 @@ def test_checked_chapters_cover_what_they_claim() -> None:
     page = (ROOT / "docs" / "contributing" / "breaking.md").read_text(encoding="utf-8")
     section = page.split("## Numbers computed but not checked", 1)[1].split("\n## ", 1)[0]
     named = set(re.findall(r"`(tests/\w+/test_\w+\.py)`", section)) - {"tests/site/test_page_tables.py"}
+    for folder in re.findall(r"`(tests/\w+/pages/)`", section):  # a chapter checked page by page
+        named |= {p.relative_to(ROOT).as_posix() for p in (ROOT / folder).glob("test_*.py")}
     registered = {module.replace(".", "/") + ".py": layer for layer, module in CHECK_MODULES.items()}
     assert named, "the page names no check module"
     assert sorted(named - set(registered)) == [], "named on the page but not registered in CHECK_MODULES"

@@ -15,6 +15,7 @@ CHAPTER = Chapter(
     kinds={
         "attention.flash-forward": "gpukb.attention.results:FlashForward",
         "attention.flash-training": "gpukb.attention.results:FlashTraining",
+        "attention.gluon-forward": "gpukb.attention.results:GluonForward",
     },
     checks="tests.attention.test_page_tables",
 )

@@ -3,6 +3,10 @@ Triton GEMM (:mod:`gpukb.gemm.triton`), measured against cuBLAS."""
 
 from gpukb.chapters import Chapter, DataFile, GpuRun
 
+#: One page module per page: ``docs/gemm/<page>.md`` is rendered by ``gpukb.gemm.pages.<page>`` ("-" → "_"), whose
+#: tables ``tests/gemm/pages/test_<page>.py`` checks (the opening page prints no table).
+_PAGES = ("index", "type_tables", "accuracy", "ground_up", "timing", "triton")
+
 CHAPTER = Chapter(
     name="gemm",
     title="GEMM and BLAS",
@@ -30,11 +34,12 @@ CHAPTER = Chapter(
         ),
     },
     kernel_pairs="gpukb.gemm.triton.pairs:pairs",
-    checks="tests.gemm.test_page_tables",
-    mutation=("src/gpukb/gemm/type_tables.py", "src/gpukb/gemm/pages.py"),
+    page_layers=tuple(f"gpukb.gemm.pages.{page}" for page in _PAGES),
+    checks={f"gpukb.gemm.pages.{page}": f"tests.gemm.pages.test_{page}" for page in _PAGES if page != "index"},
+    mutation=("src/gpukb/gemm/type_tables.py", *(f"src/gpukb/gemm/pages/{page}.py" for page in _PAGES)),
     mutation_tests=(
         "tests/gemm/test_types.py",
-        "tests/gemm/test_page_tables.py",
+        "tests/gemm/pages",
         "tests/gemm/test_results.py",
         "tests/gemm/test_fp8_hardware.py",
         "tests/gemm/triton/test_results.py",

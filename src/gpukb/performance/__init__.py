@@ -9,12 +9,18 @@ which measures the GPU that is present and records a sweep. Modules, one concept
 * ``suites``: what is measured: matrix products, device and host-device copies, attention, the chapters' kernels
   against their peers, classic mistakes.
 * ``runner``: runs the suites, reports progress and writes the sweep record (``gpukb bench``).
-* ``pages``: the chapter's page layer: the only module here that returns Markdown or SVG.
+* ``pages``: the chapter's page layer, one module per page (``pages.<page>`` renders ``docs/performance/<page>.md``)
+  and what several pages share (a quantity's one figure): the only modules here that return Markdown or SVG.
 
 How a call is timed, counted and described lives one floor down, in :mod:`gpukb.measuring`.
 """
 
 from gpukb.chapters import Chapter, DataFile, GpuRun
+
+#: One page module per page: ``docs/performance/<page>.md`` is rendered by ``gpukb.performance.pages.<page>``, whose
+#: tables ``tests/performance/pages/test_<page>.py`` checks; ``gpukb.performance.pages`` itself holds what pages of
+#: any chapter quote (a quantity's one figure) and prints no table.
+_PAGES = ("measuring", "bounding", "datasheets", "h100")
 
 CHAPTER = Chapter(
     name="performance",
@@ -37,11 +43,15 @@ CHAPTER = Chapter(
             ),
         )
     },
-    checks="tests.performance.test_page_tables",
-    mutation=("src/gpukb/performance/pages.py",),
+    page_layers=("gpukb.performance.pages", *(f"gpukb.performance.pages.{page}" for page in _PAGES)),
+    checks={f"gpukb.performance.pages.{page}": f"tests.performance.pages.test_{page}" for page in _PAGES},
+    mutation=(
+        "src/gpukb/performance/pages/__init__.py",
+        *(f"src/gpukb/performance/pages/{page}.py" for page in _PAGES),
+    ),
     mutation_tests=(
         "tests/performance/test_pages.py",
-        "tests/performance/test_page_tables.py",
+        "tests/performance/pages",
         "tests/performance/test_quantities.py",
         "tests/performance/test_measured.py",
     ),

@@ -178,7 +178,7 @@ def execute(args: argparse.Namespace, parser: argparse.ArgumentParser, out: Text
     A results file for ``--show`` that is missing, unreadable or invalid is a usage error: exit status 2, with
     ``gpukb bench: error: ...`` naming the file and what is wrong.
     """
-    from gpukb.performance import pages
+    from gpukb.performance.pages import h100 as h100_page
 
     out = out if out is not None else sys.stdout
     if args.show is not None:
@@ -192,7 +192,7 @@ def execute(args: argparse.Namespace, parser: argparse.ArgumentParser, out: Text
             parser.error(f"{args.show}: not a results file (JSON text in UTF-8)")
         except (OSError, ValueError) as err:  # missing, a folder, unreadable, or not a valid results file
             parser.error(str(err))
-        print(pages.run_summary(record), file=out)
+        print(h100_page.run_summary(record), file=out)
         return 0
     if args.output is not None and args.output.exists() and not args.rerecord:
         parser.error(f"{args.output} exists; pass --rerecord to replace it (with a record of the same kind)")
@@ -214,7 +214,7 @@ def execute(args: argparse.Namespace, parser: argparse.ArgumentParser, out: Text
         raw.write_text(record.model_dump_json(indent=1) + "\n", encoding="utf-8")
         print(f"{parser.prog}: error: the results do not fit the schema ({err}); raw data in {raw}", file=sys.stderr)
         return FAILURE
-    print(pages.run_summary(record), file=out)
+    print(h100_page.run_summary(record), file=out)
     print(f"\nwrote {path}", file=out)
     if record.failed():
         print(f"{parser.prog}: some suites failed: {record.failed()}", file=sys.stderr)

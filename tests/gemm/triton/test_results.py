@@ -75,7 +75,7 @@ def test_the_default_configs_are_the_ones_the_sweep_chose() -> None:
     assert configs.DEFAULT_CONFIGS["bfloat16"] == configs.DEFAULT_CONFIGS["float16"] == chosen.large.config
     assert configs.SMALL_CONFIGS["bfloat16"] == configs.SMALL_CONFIGS["float16"] == chosen.small.config
     # FP8: the code's default and the run's choice may differ by less than the run-to-run drift of the ratios
-    # (the Triton page says so, from the record: gpukb.gemm.pages.triton_defaults_note)
+    # (the Triton page says so, from the record: gpukb.gemm.pages.triton.triton_defaults_note)
     record = committed()
     code = configs.DEFAULT_CONFIGS["float8_e4m3fn"]
     if code != chosen.fp8.config:
@@ -132,42 +132,42 @@ def test_the_shared_memory_count_matches_the_compiler() -> None:
 
 
 def test_pages_render_the_record() -> None:
-    from gpukb.gemm import pages
+    from gpukb.gemm.pages import triton as triton_page
     from gpukb.records import clock_text
 
     record = committed()
     ceiling = measured_ceiling()
-    goal = pages.triton_goal()
+    goal = triton_page.triton_goal()
     assert f"of the measured ceiling ({ceiling:.0f} TFLOP/s)" in goal
     row = goal_rows(record, ceiling)[0]
     assert (
         f"| {row.size}³ | `{row.config.label}` | {row.kernel_tflops:.0f} | {row.cublas_tflops:.0f} | {row.ratio:.3f} "
         f"| {100 * row.of_ceiling:.0f}% | met |"
     ) in goal
-    assert f"`{record.chosen.large.config.label}` (chosen: large)" in pages.triton_sweep()
+    assert f"`{record.chosen.large.config.label}` (chosen: large)" in triton_page.triton_sweep()
     assert "OutOfResources: out of resource: shared memory, Required: 262176, Hardware limit: 232448" in (
-        pages.triton_sweep()
+        triton_page.triton_sweep()
     )
-    assert pages.triton_mismatch_note() == (
+    assert triton_page.triton_mismatch_note() == (
         "Every row of the comparison measured the configuration the code picks today."
     )
     overhead = record.compare.host_overhead
-    assert f"| checks and picking a configuration | {overhead.checks_and_config:.1f} |" in pages.triton_overhead()
-    run = pages.triton_run()
+    assert f"| checks and picking a configuration | {overhead.checks_and_config:.1f} |" in triton_page.triton_overhead()
+    run = triton_page.triton_run()
     assert f"| date (UTC) | {record.run.started.isoformat()} |" in run
     assert f"| clocks, start of sweep | {clock_text(record.run.clocks['sweep_start'])} |" in run
-    assert f"`{configs.DEFAULT_CONFIGS['float8_e4m3fn'].label}` (" in pages.triton_fp8()
-    assert f"`{record.chosen.fp8.config.label}` (chosen by this run" in pages.triton_fp8()
-    assert "| fits (232,448 bytes) |" in pages.triton_shared_memory()
-    assert f"| bfloat16 | 8192³ | `{configs.DEFAULT_CONFIGS['bfloat16'].label}` |" in pages.triton_compiled()
+    assert f"`{configs.DEFAULT_CONFIGS['float8_e4m3fn'].label}` (" in triton_page.triton_fp8()
+    assert f"`{record.chosen.fp8.config.label}` (chosen by this run" in triton_page.triton_fp8()
+    assert "| fits (232,448 bytes) |" in triton_page.triton_shared_memory()
+    assert f"| bfloat16 | 8192³ | `{configs.DEFAULT_CONFIGS['bfloat16'].label}` |" in triton_page.triton_compiled()
 
 
 def test_a_record_without_a_comparison_says_so() -> None:
-    from gpukb.gemm import pages
+    from gpukb.gemm.pages import triton as triton_page
 
     record = committed().model_copy(update={"compare": None})
     with pytest.raises(ValueError, match="has no comparison phase"):
-        pages.triton_compare(record)
+        triton_page.triton_compare(record)
 
 
 # --- malformed files ------------------------------------------------------------------------------------

@@ -1,47 +1,25 @@
-"""The performance chapter's page layer: every table (Markdown) and figure (inline SVG) its pages show.
-
-The numbers come from committed ``gpukb bench`` sweeps, read by id through :mod:`gpukb.records`
-(:data:`~gpukb.performance.results.H100_SWEEP` unless a page names another), the analysis in
-:mod:`gpukb.performance.ceilings`, :mod:`gpukb.performance.roofline` and :mod:`gpukb.measuring.counting`, and
-the datasheet table :mod:`gpukb.performance.specs`. Pages call these functions with no paths; ``gpukb bench`` prints
-:func:`run_summary` after a run and for ``--show FILE``.
+"""The H100 page (docs/performance/h100.md): what the committed sweep measured (products, copies, attention, the
+project's kernels) against the datasheet, and the figures. ``gpukb bench`` prints :func:`run_summary` after a run
+and for ``--show FILE``.
 """
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
 
 import numpy as np
 
-from gpukb.calculators import Field, calculator_html
-from gpukb.measuring.counting import ELEMENT_BYTES, element_bytes, intensity_examples
-from gpukb.measuring.device import WindowClocks
+from gpukb.measuring.counting import element_bytes
 from gpukb.measuring.stats import Summary
-from gpukb.performance import layer_bound, specs
+from gpukb.performance import specs
 from gpukb.performance.ceilings import gemm_best, measured_ridge, quoted_ceilings, sweep
-from gpukb.performance.problems import problems as chapter_problems
-from gpukb.performance.quantities import QUANTITIES, reconcile
-from gpukb.performance.results import GEMM_DTYPES, H100_CEILINGS, H100_SWEEP, CeilingsRecord, SweepRecord
+from gpukb.performance.pages import STATUS_MARK, Sweep, _datasheet, _num, _pct, quantity
+from gpukb.performance.pages.measuring import mistake_table, one_run_table
+from gpukb.performance.results import GEMM_DTYPES, H100_CEILINGS, H100_SWEEP, CeilingsRecord
 from gpukb.performance.roofline import fraction, measured_points
 from gpukb.performance.suites.gemm import row_alignment
-from gpukb.problems import markdown as problems_markdown
 from gpukb.records import clock_text, load
 from gpukb.tables import markdown_table as table
-
-Sweep = SweepRecord | str
-
-STATUS_MARK = {"confirmed": "", "secondary": " †", "unconfirmed": " ?"}
-#: The GPUs the datasheet page compares.
-DATASHEET_GPUS = ("v100-sxm2", "a100-sxm4-40gb", "h100-sxm5", "h200-sxm", "b200-hgx", "mi300x")
-
-
-def _num(value: float | None, digits: int = 1) -> str:
-    return "–" if value is None else f"{value:,.{digits}f}"
-
-
-def _pct(value: float | None) -> str:
-    return "–" if value is None else f"{100 * value:.0f}%"
 
 
 def _size(nbytes: int) -> str:
@@ -55,24 +33,6 @@ def _spread(ms: Summary | None) -> str:
     return "–" if ms is None else f"±{50 * ms.spread:.1f}%"
 
 
-def _datasheet(record: SweepRecord) -> specs.Gpu | None:
-    return specs.datasheet_for(record.run.gpu.name)
-
-
-#: The header of a column of :func:`window_text` cells.
-CLOCKS_HEADER = "SM MHz (min / median), W during the calls"
-
-
-def window_text(clocks: WindowClocks | None) -> str:
-    """The clocks sampled during a measurement's timed calls, as a table cell: ``"1485 / 1545 MHz, 767 W"``
-    (the median power); a dash where none were sampled (runs recorded before clocks were)."""
-    if clocks is None:
-        return "–"
-    power = "" if clocks.power_w_median is None else f", {clocks.power_w_median:.0f} W"
-    return f"{clocks.sm_mhz_min:.0f} / {clocks.sm_mhz_median:.0f} MHz{power}"
-
-
-# --- what the run was ---------------------------------------------------------------------------------------
 def meta_table(record: Sweep = H100_SWEEP) -> str:
     """The GPU, software, clocks, date and command of a run."""
     record = sweep(record)
@@ -103,23 +63,11 @@ def meta_table(record: Sweep = H100_SWEEP) -> str:
     return table(["item", "value"], rows)
 
 
-def run_line(record: Sweep = H100_SWEEP) -> str:
-    """One sentence naming a run: GPU, mode, how long the measuring took, the date and the command."""
-    record = sweep(record)
-    run = record.run
-    duration = "an unrecorded time" if run.duration_s is None else f"{run.duration_s:.0f} s"
-    return (
-        f"{run.gpu.name}, {record.mode} mode: {duration} of measuring on {run.date.isoformat()} "
-        f"(torch {run.versions.torch}, driver {run.gpu.driver or 'not readable'}), with `{run.command}`."
-    )
-
-
 def notes_list(record: Sweep = H100_SWEEP) -> str:
     """The suites' notes of a run (what each suite called and how), as a Markdown list."""
     return "\n".join(f"- {note}" for note in sweep(record).suite_notes())
 
 
-# --- matrix products ----------------------------------------------------------------------------------------
 def gemm_peaks(record: Sweep = H100_SWEEP) -> str:
     """Per element type: the best rate measured, its shape, and the fraction of the datasheet's dense peak."""
     record = sweep(record)
@@ -174,7 +122,6 @@ def alignment_table(record: Sweep = H100_SWEEP) -> str:
     return table(["N (M = N = K, bf16)", "multiple of 8", "row alignment", "TFLOP/s", "spread"], rows)
 
 
-# --- memory -------------------------------------------------------------------------------------------------
 def copy_sizes(record: Sweep = H100_SWEEP) -> str:
     """Bandwidth of ``copy_`` (a device-to-device memcpy) by size, L2 flushed before each call."""
     record = sweep(record)
@@ -221,7 +168,6 @@ def host_device_table(record: Sweep = H100_SWEEP) -> str:
     return table(headers, rows)
 
 
-# --- attention ----------------------------------------------------------------------------------------------
 def attention_table(head_dim: int = 128, causal: bool = False, record: Sweep = H100_SWEEP) -> str:
     """TFLOP/s of each SDPA backend by sequence length, for one head dimension and mask."""
     cells: dict[int, dict[str, str]] = {}
@@ -248,48 +194,6 @@ def attention_errors(record: Sweep = H100_SWEEP) -> str:
     return "\n".join(f"- `{err}` ({len(cases)} cases, e.g. {cases[0]})" for err, cases in reasons.items())
 
 
-# --- mistakes -----------------------------------------------------------------------------------------------
-def mistake_table(mistake: str, record: Sweep = H100_SWEEP) -> str:
-    """One classic mistake next to the right way: median time, the rate it implies and its share of the
-    datasheet ceiling (fp32 for the lab's fp32 product, bf16 for bf16 products, bandwidth for copies)."""
-    record = sweep(record)
-    gpu = _datasheet(record)
-    rows = []
-    for r in record.mistake(mistake):
-        if gpu is None:
-            ceiling = None
-        elif r.unit == "GB/s":
-            ceiling = gpu.figure("memory_bandwidth")
-        else:
-            ceiling = specs.datasheet_peak(gpu, "bf16" if "bf16" in r.variant else "fp32")
-        share = "–" if ceiling is None else _pct(fraction(r.rate, ceiling.dense))
-        rows.append((r.variant, f"{r.ms.median:,.4g}", f"{r.rate:,.4g} {r.unit}", share, r.ms.n, window_text(r.clocks)))
-    headers = ["how it was timed", "median ms", "implied rate", "of datasheet ceiling", "samples", CLOCKS_HEADER]
-    return table(headers, rows)
-
-
-def one_run_table(record: Sweep = H100_SWEEP) -> str:
-    """How far single timed calls land from the median of many."""
-    rows = []
-    for r in sweep(record).mistake("one_run"):
-        samples = np.asarray(r.samples or [r.ms.median])
-        median = float(np.median(samples))
-        off = np.abs(samples - median) / median
-        rows.append(
-            (
-                r.variant,
-                len(samples),
-                f"{median * 1e3:,.1f}",
-                f"{samples.min() * 1e3:,.1f} – {samples.max() * 1e3:,.1f}",
-                f"{np.percentile(samples, 5) * 1e3:,.1f} – {np.percentile(samples, 95) * 1e3:,.1f}",
-                _pct(float((off > 0.05).mean())),
-            )
-        )
-    headers = ["timed calls", "n", "median µs", "min – max µs", "5th – 95th percentile µs", "calls > 5% off"]
-    return table(headers, rows)
-
-
-# --- ceilings and datasheets --------------------------------------------------------------------------------
 def h100_answer() -> str:
     """The page's answer in two sentences: the H100's copy and bf16/fp16 ceilings (the quoted figures, marked) as
     fractions of its datasheet's bandwidth and dense peak."""
@@ -373,71 +277,6 @@ def ceilings_table(record: Sweep = H100_SWEEP) -> str:
     return table(headers, rows)
 
 
-def spec_table(record: Sweep = H100_SWEEP, gpu_ids: Sequence[str] = DATASHEET_GPUS) -> str:
-    """Datasheet figures of several GPUs, with the measured values of a run's GPU next to them."""
-    measured = quoted_ceilings(record)
-    record = sweep(record)
-    sheet = specs.load()
-    gpus = [sheet.gpu(g) for g in gpu_ids]
-    gpu = record.run.gpu
-    measured_of = {
-        "sm_count": f"{gpu.sm_count}",
-        "memory": f"{gpu.memory_bytes / 2**30:.1f} GiB",
-        "l2_cache": f"{gpu.l2_bytes / 2**20:g} MiB",
-        "memory_bandwidth": _num(measured.get("bandwidth"), 0),
-        **{specs.GEMM_QUANTITY[d]: _num(measured.get(d)) for d in GEMM_DTYPES if d in measured},
-    }
-    rows = []
-    for quantity, (unit, label) in specs.QUANTITIES.items():
-        figures = [g.figure(quantity) for g in gpus]
-        if all(f is None for f in figures):
-            continue
-        cells = ["–" if f is None else f"{f.dense:,g}{STATUS_MARK[f.status]}" for f in figures]
-        rows.append((f"{label}{f' ({unit})' if unit else ''}", *cells, measured_of.get(quantity, "–")))
-    headers = ["figure", *[g.name for g in gpus], f"measured on this {gpu.name}"]
-    return table(headers, rows)
-
-
-def spec_sources(gpu_ids: Sequence[str] = DATASHEET_GPUS) -> str:
-    """Sources of the datasheet figures, the date checked, and where figures were read when not in the source."""
-    sheet = specs.load()
-    used = {f.source for g in gpu_ids for f in sheet.gpu(g).figures.values()}
-    lines = [f"Checked {sheet.checked}. Sources:", ""]
-    lines += [f"- [{s.title}]({s.url})" for sid, s in sorted(sheet.sources.items()) if sid in used]
-    lines += ["", "Where the figures were read:", ""]
-    lines += [f"- **{sheet.gpu(g).name}**: {sheet.gpu(g).evidence}" for g in gpu_ids]
-    return "\n".join(lines)
-
-
-def intensity_table(record: Sweep = H100_SWEEP) -> str:
-    """The example operations' intensities and what limits each: on a V100 (datasheet FP16 tensor-core rate
-    and bandwidth) and on the GPU of a run (its measured bf16 ceiling and copy bandwidth)."""
-    v100_ridge = specs.datasheet_ridge(specs.load().gpu("v100-sxm2"), "fp16")
-    h100_ridge = measured_ridge(quoted_ceilings(record), "bf16")
-    rows = []
-    for name, flops, nbytes in intensity_examples():
-        intensity = flops / nbytes
-        rows.append(
-            (
-                name,
-                f"{flops:,}",
-                f"{nbytes:,}",
-                f"{intensity:,.2f}",
-                "compute" if intensity > v100_ridge else "memory",
-                "compute" if intensity > h100_ridge else "memory",
-            )
-        )
-    headers = [
-        "operation",
-        "FLOPs",
-        "bytes",
-        "FLOP/B",
-        f"limit on V100 (ridge {v100_ridge:.0f})",
-        f"limit on this H100 (ridge {h100_ridge:.0f})",
-    ]
-    return table(headers, rows)
-
-
 def kernels_table(record: Sweep = H100_SWEEP) -> str:
     """Each registered project kernel against its peer, or a sentence saying there are none yet."""
     records = sweep(record).kernels
@@ -506,7 +345,6 @@ def run_summary(record: Sweep) -> str:
     return "\n\n".join(parts)
 
 
-# --- figures ------------------------------------------------------------------------------------------------
 def gemm_figure(record: Sweep = H100_SWEEP) -> str:
     """Inline SVG: TFLOP/s of square matrix products against N, one line per element type."""
     from gpukb.figures import new_figure, to_svg
@@ -592,104 +430,6 @@ def roofline_figure(record: Sweep = H100_SWEEP) -> str:
     return to_svg(fig)
 
 
-# --- one figure per quantity -------------------------------------------------------------------------------
-def quantity(quantity_id: str, unit: bool = False) -> str:
-    """A quantity's one figure (:func:`gpukb.performance.quantities.reconcile`) as inline HTML that marks what it is:
-    ``<span class="gpukb-q" data-quantity="h100-cublas-bf16-8192">722</span>``. The site's tests check that
-    every page gives one id one figure."""
-    r = reconcile(quantity_id)
-    shown = f"{r.text()} {r.quantity.unit}" if unit else r.text()
-    return f'<span class="gpukb-q" data-quantity="{r.quantity.id}">{shown}</span>'
-
-
-def quantity_sentence(quantity_id: str) -> str:
-    """One sentence: the quantity, its figure, the spread of its runs and the SM clocks they ran at, and how it is
-    timed."""
-    r = reconcile(quantity_id)
-    q = r.quantity
-    digits = q.digits
-    clocks = r.clock_range()
-    if len(r.readings) == 1:
-        clock = "" if clocks is None else f"; median SM clock {clocks[0]:.0f} MHz"
-        runs = f"one run (`{r.readings[0].record_id}`{clock})"
-    else:
-        clock = "" if clocks is None else f"; the runs' median SM clocks {clocks[0]:.0f}–{clocks[1]:.0f} MHz"
-        runs = (
-            f"the median of {len(r.readings)} runs' medians (range {r.low:.{digits}f}–{r.high:.{digits}f}, a drift "
-            f"of {100 * r.drift:.0f}%{clock})"
-        )
-    return f"{q.title}: **{quantity(quantity_id, unit=True)}**, {runs}. Timed by {q.method}."
-
-
-def quantity_list(*quantity_ids: str) -> str:
-    """A Markdown list of :func:`quantity_sentence` for each id."""
-    return "\n".join(f"- {quantity_sentence(q)}" for q in quantity_ids)
-
-
-def quantities_table() -> str:
-    """Every quantity the pages quote: its figure, the range of its runs, how many, from which records."""
-    rows = []
-    for quantity_id, q in QUANTITIES.items():
-        r = reconcile(quantity_id)
-        clocks = r.clock_range()
-        rows.append(
-            (
-                f"`{quantity_id}`",
-                q.method,
-                quantity(quantity_id, unit=True),
-                f"{r.low:.{q.digits}f}–{r.high:.{q.digits}f} ({100 * r.drift:.0f}%)",
-                len(r.readings),
-                "–" if clocks is None else f"{clocks[0]:.0f}–{clocks[1]:.0f}",
-                ", ".join(f"`{record_id}`" for record_id in r.records),
-            )
-        )
-    headers = ["quantity", "method", "figure (median of runs)", "runs' range (drift)", "runs", "runs' median SM MHz",
-               "records"]  # fmt: skip
-    return table(headers, rows)
-
-
-def quantity_runs(quantity_id: str) -> str:
-    """Every run of one quantity: where it is recorded, its median, and the clocks during it."""
-    r = reconcile(quantity_id)
-    rows = [
-        (f"`{x.record_id}`", x.where, f"{x.value:,.{r.quantity.digits}f}", window_text(x.clocks)) for x in r.readings
-    ]
-    return table(["record", "run", r.quantity.unit, CLOCKS_HEADER], rows)
-
-
-# --- the flush and the clocks, in words ----------------------------------------------------------------------
-def flush_effect(record: Sweep = H100_SWEEP) -> str:
-    """What each L2 flush made of the work that fits in L2, from the ``l2_cache`` records: the warm cache, the
-    read flush the harness uses and the write flush it replaced, as one sentence per case."""
-    from gpukb.performance.suites.mistakes import FLUSHED, WRITE_FLUSHED
-
-    record = sweep(record)
-    by_case: dict[str, dict[str, object]] = {}
-    for r in record.mistake("l2_cache"):
-        what, how = r.variant.split(", ", 1)
-        by_case.setdefault(what, {})[how] = r
-    sentences = []
-    for what, hows in by_case.items():
-        warm = hows.get("cache warm (GPU kept busy between calls)")
-        read, write = hows.get(FLUSHED), hows.get(WRITE_FLUSHED)
-        if warm is None or read is None:
-            continue
-        text = (
-            f"“{what}” ran at {warm.rate:,.0f} {warm.unit} with the cache warm and {read.rate:,.0f} after a "
-            f"read flush, so the warm cache flattered it by {100 * (warm.rate / read.rate - 1):.0f}%"
-        )
-        if write is not None:
-            text += (
-                f"; after a write flush it measured {write.rate:,.0f}, {100 * (1 - write.rate / read.rate):.0f}% "
-                "below the read-flushed figure: the cost of writing back the flush's own dirty lines"
-            )
-        sentences.append(text)
-    if not sentences:
-        return "This run has no L2 records."
-    gpu = record.run.gpu.name if record.run.gpu else "the GPU"
-    return f"On the {gpu} ({record.run.date.isoformat()}): " + "; ".join(sentences) + "."
-
-
 def sustained_clocks(record: Sweep = H100_SWEEP, dtype: str = "bf16") -> str:
     """The SM clock and power sampled during the timed calls of the smallest and the largest square products of
     one type: what a sustained load did to the clock, in one sentence."""
@@ -735,72 +475,3 @@ def flush_note(record: Sweep = H100_SWEEP) -> str:
         "low; see [caches that flatter](../measuring/#caches-that-flatter). No clocks were sampled during its "
         "timed calls."
     )
-
-
-def worked_problems() -> str:
-    """The chapter's worked problems, each answer computed now and folded away (:mod:`gpukb.performance.problems`)."""
-    return problems_markdown(chapter_problems())
-
-
-# --- the calculator ------------------------------------------------------------------------------------------
-
-
-def _ceiling_figure(gpu: specs.Gpu, quantity: str) -> float:
-    """A datasheet figure as :func:`~gpukb.performance.layer_bound.layer_bound` uses it: the dense rate, the
-    bandwidth as published."""
-    figure = gpu.figures[quantity]
-    return figure.value if quantity == "memory_bandwidth" else figure.dense
-
-
-def bound_calculator(gpu: str = "h100-sxm5", record: str = H100_SWEEP) -> str:
-    """The bound of a layer: :func:`gpukb.performance.layer_bound.layer_bound` computed in the browser, with the
-    datasheet figures exported from ``gpu_specs.toml`` and the measured ceilings from the committed sweep."""
-    sheet = specs.load()
-    quantities = [*specs.GEMM_QUANTITY.values(), "memory_bandwidth"]
-    gpus = {
-        g.id: {"name": g.name, "figures": {q: _ceiling_figure(g, q) for q in quantities if q in g.figures}}
-        for g in sheet.gpus.values()
-    }
-    data = {
-        "layers": {name: list(sizes) for name, sizes in layer_bound.LAYERS.items()},
-        "dtypes": list(specs.GEMM_QUANTITY),
-        "element_bytes": dict(ELEMENT_BYTES),
-        "gemm_quantity": dict(specs.GEMM_QUANTITY),
-        "quantity_labels": {q: specs.QUANTITIES[q][1] for q in quantities},
-        "file": specs.FILE,
-        "gpus": gpus,
-        "measured": {"record": record, "ceilings": quoted_ceilings(record)},
-    }
-    gemm, conv, attention = ("gemm",), ("conv2d",), ("attention",)
-    fields = [
-        Field(
-            "layer",
-            "layer",
-            "select",
-            "gemm",
-            [("gemm", "matrix product (GEMM)"), ("conv2d", "2-D convolution"), ("attention", "attention forward pass")],
-        ),
-        Field("dtype", "dtype", "select", "bf16", [(d, d) for d in specs.GEMM_QUANTITY]),
-        Field("gpu", "GPU (datasheet)", "select", gpu, [(g.id, g.name) for g in sheet.gpus.values()]),
-        Field("m", "m", default="4096", hint="rows of A and C", only=gemm),
-        Field("n", "n", default="4096", hint="columns of B and C", only=gemm),
-        Field("k", "k", default="4096", hint="the shared dimension", only=gemm),
-        Field("conv_n", "n (batch)", default="1", only=conv),
-        Field("c_in", "c_in", default="3", only=conv),
-        Field("h", "h", default="416", only=conv),
-        Field("w", "w", default="480", only=conv),
-        Field("out_channels", "out_channels", default="16", only=conv),
-        Field("kh", "kh", default="3", only=conv),
-        Field("kw", "kw", default="3", only=conv),
-        Field("stride", "stride", default="2", only=conv),
-        Field("padding", "padding", default="1", only=conv),
-        Field("bias", "bias", "checkbox", "on", only=conv),
-        Field("batch", "batch", default="4", only=attention),
-        Field("heads", "heads", default="32", only=attention),
-        Field("kv_heads", "kv_heads", default="8", hint="empty: as many as heads", only=attention),
-        Field("q_len", "q_len", default="4096", only=attention),
-        Field("kv_len", "kv_len", default="4096", only=attention),
-        Field("head_dim", "head_dim", default="128", only=attention),
-        Field("causal", "causal", "checkbox", "on", only=attention),
-    ]
-    return calculator_html("bound", "The bound of one layer on one GPU", fields, data)

@@ -1,0 +1,819 @@
+"""The Triton GEMM page (docs/gemm/triton.md): the kernel's run against cuBLAS, its sweep, tuning and
+figures (records ``gemm/triton-gemm-*``, ``gemm/triton-tuning-*``).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+from gpukb.figures import to_svg
+from gpukb.gemm import figures as gemm_figures
+from gpukb.gemm.triton import results as triton_results
+from gpukb.gemm.triton import tuning as triton_tuning
+from gpukb.gemm.triton.configs import DEFAULT_CONFIGS, current_choice
+from gpukb.gemm.triton.results import Compare, SweepRow, TritonGemm
+from gpukb.gemm.triton.results import TritonGemmSweep as TritonSweepRecord
+from gpukb.records import clock_text, measured_on
+from gpukb.tables import markdown_table
+
+
+def _triton(record: TritonGemm | None) -> TritonGemm:
+    return triton_results.committed() if record is None else record
+
+
+def _triton_tflops(value: float | None) -> str:
+    return "–" if value is None or math.isnan(value) else f"{value:.0f}"
+
+
+def _triton_ratio(value: float | None) -> str:
+    return "–" if value is None or math.isnan(value) else f"{value:.3f}"
+
+
+def triton_goal(record: TritonGemm | None = None) -> str:
+    """The goal (≥ 0.95 of cuBLAS at bf16 4096³ and 8192³), what was measured, and whether it was met."""
+    ceiling = triton_results.measured_ceiling()
+    rows = [
+        (
+            f"{r.size}³",
+            f"`{r.config.label}`",
+            _triton_tflops(r.kernel_tflops),
+            _triton_tflops(r.cublas_tflops),
+            _triton_ratio(r.ratio),
+            f"{100 * r.of_ceiling:.0f}%",
+            "met" if r.met else "**not met**",
+        )
+        for r in triton_results.goal_rows(_triton(record), ceiling)
+    ]
+    headers = [
+        "bf16 size",
+        "configuration",
+        "Triton TFLOP/s",
+        "cuBLAS TFLOP/s",
+        "Triton / cuBLAS",
+        f"of the measured ceiling ({ceiling:.0f} TFLOP/s)",
+        f"goal ≥ {triton_results.GOAL}",
+    ]
+    return markdown_table(headers, rows)
+
+
+def triton_sweep(record: TritonGemm | None = None) -> str:
+    """Every configuration tried: its check against float64, and its rate and ratio to cuBLAS at each size."""
+    record = _triton(record)
+    sizes = record.sweep.sizes
+    chosen = {c.config: name for name, c in (("large", record.chosen.large), ("small", record.chosen.small)) if c}
+    rows = []
+    for entry in record.sweep.configs:
+        label = f"`{entry.config.label}`" + (f" (chosen: {chosen[entry.config]})" if entry.config in chosen else "")
+        if entry.error:
+            rows.append((label, "–", *["–"] * len(sizes), entry.error.split(". ")[0]))
+            continue
+        cells = []
+        for size in sizes:
+            case = entry.case(size)
+            cells.append("–" if case is None else f"{_triton_tflops(case.tflops)} ({_triton_ratio(case.ratio)})")
+        check = entry.check
+        error = "–" if check is None else f"{check.rel_error:.3g} / {check.rel_error_of_rounded_reference:.3g}"
+        rows.append((label, error, *cells, ""))
+    headers = ["configuration", "error / floor", *[f"{s}³ TFLOP/s (÷ cuBLAS)" for s in sizes], "note"]
+    return markdown_table(headers, rows)
+
+
+def _triton_compare(record: TritonGemm) -> Compare:
+    if record.compare is None:
+        raise ValueError(f"the Triton GEMM run of {record.run.date} has no comparison phase")
+    return record.compare
+
+
+def triton_compare(record: TritonGemm | None = None) -> str:
+    """``matmul``'s default path against cuBLAS per size, eager and as CUDA-graph replays, with the
+    configuration each row measured next to the one the code picks now."""
+    record = _triton(record)
+    rows = []
+    for r in _triton_compare(record).records:
+        if r.error or r.config is None:
+            rows.append((r.dtype, r.layout, f"{r.m}³", "–", "–", "–", "–", "–", "–", r.error or ""))
+            continue
+        now = current_choice(r.m, record.sm_count)
+        picked = f"`{r.config.label}`" + ("" if now == r.config else f" (now: `{now.label}`)")
+        rows.append(
+            (
+                r.dtype,
+                r.layout,
+                f"{r.m}³",
+                picked,
+                _triton_tflops(r.kernel_tflops),
+                _triton_tflops(r.cublas_tflops),
+                _triton_ratio(r.ratio),
+                _triton_ratio(r.graph_ratio),
+                "yes" if r.identical_to_cublas else "no",
+                "",
+            )
+        )
+    headers = [
+        "type",
+        "B",
+        "size",
+        "configuration measured",
+        "Triton TFLOP/s",
+        "cuBLAS TFLOP/s",
+        "Triton / cuBLAS",
+        "same, graph replays",
+        "output identical to cuBLAS's",
+        "note",
+    ]
+    return markdown_table(headers, rows)
+
+
+def triton_mismatch_note(record: TritonGemm | None = None) -> str:
+    """A sentence naming the comparison's sizes that measured a tiling the code no longer picks, or saying none
+    did."""
+    record = _triton(record)
+    compare, sms = _triton_compare(record), record.sm_count
+    sizes = compare.mismatched_sizes(sms)
+    if not sizes:
+        return "Every row of the comparison measured the configuration the code picks today."
+    measured = sorted({r.config.label for r in compare.records if r.config is not None and r.m in sizes})
+    now = sorted({current_choice(size, sms).label for size in sizes})
+    listed = ", ".join(f"{s}³" for s in sizes)
+    text = (
+        f"The rows for {listed} measured `{'`, `'.join(measured)}`: the run used an earlier rule that counted rounds "
+        f"of tiles without weighing the small tiles' lower rate. The rule now picks `{'`, `'.join(now)}` there."
+    )
+    swept = [s for s in sizes if record.sweep.case(current_choice(s, sms), s)]
+    if swept:
+        text += f" For {', '.join(f'{s}³' for s in swept)} the sweep above measured it against cuBLAS in the same run."
+    return text
+
+
+def triton_fp8(record: TritonGemm | None = None) -> str:
+    """FP8 (E4M3, bf16 out) configurations against ``torch._scaled_mm`` in the same accumulation mode."""
+    record = _triton(record)
+    if record.fp8 is None:
+        raise ValueError(f"the Triton GEMM run of {record.run.date} has no FP8 phase")
+    fp8 = record.fp8
+    chosen = record.chosen.fp8.config if record.chosen.fp8 else None
+    default = DEFAULT_CONFIGS.get("float8_e4m3fn")
+    rows = []
+    for entry in fp8.configs:
+        marks = [m for m, c in (("chosen by this run", chosen), ("the code's default", default)) if entry.config == c]
+        label = f"`{entry.config.label}`" + (f" ({', '.join(marks)})" if marks else "")
+        acc = entry.config.fp8_imprecise_acc
+        mode = "fast" if acc is None else f"promoted every {acc}"
+        if entry.error:
+            rows.append((label, mode, "–", "–", "–", "–", "–", "–"))
+            continue
+        for r in entry.results:
+            peer = fp8.peer_for(r.m, r.peer_use_fast_accum)
+            rows.append(
+                (
+                    label,
+                    mode,
+                    f"{r.m}³",
+                    _triton_tflops(r.tflops),
+                    _triton_tflops(r.peer_tflops),
+                    _triton_ratio(r.ratio),
+                    f"{r.rel_error:.3g}",
+                    f"{peer.rel_error:.3g} (floor {peer.rel_error_of_rounded_reference:.3g})",
+                )
+            )
+    headers = [
+        "configuration",
+        "accumulation",
+        "size",
+        "Triton TFLOP/s",
+        "_scaled_mm TFLOP/s",
+        "Triton / _scaled_mm",
+        "Triton error",
+        "_scaled_mm error, same mode",
+    ]
+    return markdown_table(headers, rows)
+
+
+def triton_compiled(record: TritonGemm | None = None) -> str:
+    """What Triton compiled: registers, spills, shared memory, and the Hopper instructions in the PTX."""
+    rows = []
+    for c in _triton_compare(_triton(record)).compiled:
+        if c.error or c.config is None or c.ptx is None or c.shared_bytes is None:
+            rows.append((c.dtype, f"{c.m}³", "–", "–", "–", "–", "–", "–", "–"))
+            continue
+        rows.append(
+            (
+                c.dtype,
+                f"{c.m}³",
+                f"`{c.config.label}`",
+                c.registers,
+                c.spills,
+                f"{c.shared_bytes / 1024:.0f}",
+                c.ptx["wgmma.mma_async"],
+                c.ptx["cp.async.bulk.tensor"],
+                "yes" if c.warp_specialized else "no",
+            )
+        )
+    headers = [
+        "type",
+        "size",
+        "configuration",
+        "registers / thread",
+        "spills",
+        "shared KiB",
+        "`wgmma.mma_async` in PTX",
+        "`cp.async.bulk.tensor` in PTX",
+        "warp-specialized IR",
+    ]
+    return markdown_table(headers, rows)
+
+
+def triton_overhead(record: TritonGemm | None = None) -> str:
+    """Host time per call of a small product, split into the wrapper's parts, against ``torch.matmul``."""
+    compare = _triton_compare(_triton(record))
+    h = compare.host_overhead
+    if h is None:
+        return f"The host time was not measured: {compare.host_overhead_error}."
+    parts = [
+        ("`matmul` (whole call)", h.matmul),
+        ("checks and picking a configuration", h.checks_and_config),
+        ("building three tensor descriptors", h.descriptors),
+        ("Triton launch, TMA kernel, descriptors prebuilt", h.triton_launch_tma),
+        ("Triton launch, blocked kernel", h.triton_launch_blocked),
+        ("`torch.matmul` (cuBLAS)", h.torch_matmul),
+    ]
+    return markdown_table(["host work per call", "µs"], [(name, f"{us:.1f}") for name, us in parts])
+
+
+def triton_run(record: TritonGemm | None = None) -> str:
+    """The GPU, software, date, exact command and clocks of the run."""
+    record = _triton(record)
+    run, v = record.run, record.run.versions
+
+    def clocks(key: str) -> str:
+        return clock_text(run.clocks[key]) if key in run.clocks else "not read"
+
+    gpu = run.gpu
+    rows = [
+        (
+            "GPU",
+            "none" if gpu is None else f"{gpu.name} ({gpu.sm_count} SMs, compute capability {gpu.compute_capability})",
+        ),
+        ("driver", "–" if gpu is None or gpu.driver is None else gpu.driver),
+        ("torch / CUDA", f"{v.torch} / {v.torch_cuda}"),
+        ("triton", v.triton),
+        ("python", v.python),
+        ("date (UTC)", run.started.isoformat() if run.started else run.date.isoformat()),
+        ("command", f"`{run.command}`"),
+        ("timing", record.timing),
+        ("inputs", record.inputs),
+        ("clocks, start of sweep", clocks("sweep_start")),
+        ("clocks, end of comparison", clocks("compare_end")),
+    ]
+    return markdown_table(["", ""], rows)
+
+
+def triton_shared_memory(record: TritonGemm | None = None) -> str:
+    """For the TMA candidates: shared memory by count, what the compiler reported (when it refused a
+    configuration, or in the compiled kernels of the comparison), and the limit."""
+    record = _triton(record)
+    limit = record.sweep.compiler_limit()
+    rows = [
+        (
+            f"`{r.config.label}`",
+            f"{r.by_count:,}",
+            "–" if r.reported is None else f"{r.reported:,}",
+            "–" if r.fits is None else ("yes" if r.fits else "no"),
+        )
+        for r in triton_results.shared_memory_rows(record)
+    ]
+    limit_text = "unknown" if limit is None else f"{limit:,} bytes"
+    return markdown_table(
+        ["configuration", "bytes by count", "bytes the compiler reported", f"fits ({limit_text})"], rows
+    )
+
+
+def triton_drift(record: TritonGemm | None = None) -> str:
+    """What the goal's ratios mean next to the run-to-run drift of cuBLAS's own rate, and what clocks the goal's
+    pairs ran at, from the record (the sampled SM clock and power of each paired window)."""
+    from gpukb.performance.pages import quantity
+    from gpukb.performance.quantities import reconcile
+
+    record = _triton(record)
+    rows = triton_results.goal_rows(record, triton_results.measured_ceiling())
+    cublas = reconcile("h100-cublas-bf16-8192")
+    parts = []
+    for r in rows:
+        case = record.sweep.case(r.config, r.size)
+        clocks = case.clocks if case is not None else None
+        where = (
+            ""
+            if clocks is None
+            else f", its pairs at a median SM clock of {clocks.sm_mhz_median:.0f} MHz (lowest {clocks.sm_mhz_min:.0f})"
+            + ("" if clocks.power_w_median is None else f" and {clocks.power_w_median:.0f} W")
+        )
+        parts.append(f"{r.size}³: {r.ratio:.3f}{where}")
+    big = next((r for r in rows if r.size == 8192), None)
+    text = "Triton / cuBLAS in the goal's pairs: " + "; ".join(parts) + ". "
+    if big is not None:
+        inside = cublas.inside_drift(big.ratio)
+        text += (
+            f"cuBLAS's own bf16 8192³ rate is {quantity('h100-cublas-bf16-8192', unit=True)} over "
+            f"{len(cublas.readings)} runs, which ranged {cublas.low:.0f}–{cublas.high:.0f} (a drift of "
+            f"{100 * cublas.drift:.0f}%; [how](../../performance/measuring/#one-figure-per-quantity)). The goal's "
+            f"{big.ratio:.3f} at 8192³ is {'inside' if inside else 'outside'} that drift"
+            + (
+                ": set against a cuBLAS figure from another run it would mean nothing. It stands because kernel "
+                "and cuBLAS were timed in alternation, each pair at the same clock."
+                if inside
+                else "."
+            )
+        )
+        if record.compare is not None:
+            ratios = [
+                p.ratio
+                for row in record.compare.records
+                if row.m == 8192 and row.dtype == "bfloat16" and row.error is None
+                for p in row.rounds
+            ]
+            if ratios:
+                text += (
+                    f" The comparison's {len(ratios)} rounds at bf16 8192³ (eager calls, both layouts) gave "
+                    f"{min(ratios):.3f}–{max(ratios):.3f}."
+                )
+    return text
+
+
+def triton_defaults_note(record: TritonGemm | None = None) -> str:
+    """Whether the code's default configurations and ``SMALL_RATE`` are this run's choices, and where one is
+    not, how far apart the two are in the run's own ratios."""
+    from gpukb.gemm.triton.configs import SMALL_CONFIGS, SMALL_RATE
+
+    record = _triton(record)
+    chosen = record.chosen
+    notes = []
+    for name, code, choice in (
+        ("16-bit default", DEFAULT_CONFIGS["bfloat16"], chosen.large),
+        ("small tiling", SMALL_CONFIGS["bfloat16"], chosen.small),
+    ):
+        if choice is not None and code != choice.config:
+            notes.append(f"the {name} in the code is `{code.label}`, this run chose `{choice.config.label}`")
+    fp8_code, fp8_choice = DEFAULT_CONFIGS.get("float8_e4m3fn"), chosen.fp8
+    if fp8_choice is not None and record.fp8 is not None and fp8_code != fp8_choice.config:
+        ratios = [c.ratio for e in record.fp8.configs if e.config == fp8_code for c in e.results]
+        mean = statistics.geometric_mean(ratios) if ratios else None
+        notes.append(
+            f"the FP8 default in the code is `{fp8_code.label}` (chosen by an earlier run), this run chose "
+            f"`{fp8_choice.config.label}`: geometric means of the ratio to `_scaled_mm` "
+            + ("–" if mean is None else f"{mean:.3f}")
+            + f" against {fp8_choice.geomean_ratio:.3f}"
+            + ("" if mean is None else f", {100 * (fp8_choice.geomean_ratio / mean - 1):.1f}% apart")
+        )
+    if chosen.small_rate is not None and abs(chosen.small_rate - SMALL_RATE) >= 0.005:
+        notes.append(
+            f"`SMALL_RATE` in the code is {SMALL_RATE:g} (from an earlier run); this run measured "
+            f"{chosen.small_rate:.3f}"
+        )
+    if not notes:
+        return "The code's defaults are this run's choices."
+    return "The code's defaults and this run's choices: " + "; ".join(notes) + "."
+
+
+_DTYPE_SHORT = {"bfloat16": "bf16", "float16": "fp16", "float8_e4m3fn": "FP8 E4M3"}
+
+
+def _sweep(record: TritonSweepRecord | None) -> TritonSweepRecord:
+    return triton_results.sweep_committed() if record is None else record
+
+
+def _shape(r: SweepRow) -> str:
+    return f"{r.m}×{r.n}×{r.k}"
+
+
+def _config_cell(r: SweepRow) -> str:
+    if r.config is None:
+        return "–"
+    text = f"`{r.config.label}`"
+    if r.config.kernel == "splitk" and r.config.split_k is None and r.split_k is not None:
+        text = text.replace("split auto", f"split {r.split_k}")
+    if r.staged:
+        text += f", copied: {', '.join(r.staged)}"
+    return text
+
+
+#: How the page names the sets of shapes of a sweep record (:data:`gpukb.gemm.triton.results.SweepName`).
+_SWEEP_NAMES = {
+    "first": "first sweep",
+    "issue": "issue 29's products",
+    "random": "random sweep",
+    "held-out": "held-out sweep",
+    "tiny": "tiny",
+}
+
+
+def triton_sweep_goal(record: TritonSweepRecord | None = None) -> str:
+    """The sweep's goals per set of shapes and input type: the ratio to the peer (geometric mean, lowest, lowest of
+    the large products) and the error ratio."""
+    rows = []
+    for g in triton_results.sweep_goal_rows(_sweep(record)):
+        large = g.lowest_large
+        rows.append(
+            (
+                _SWEEP_NAMES[g.sweep],
+                _DTYPE_SHORT[g.dtype],
+                len(g.rows),
+                f"{g.geomean:.3f}",
+                f"{g.lowest.ratio:.3f} ({_shape(g.lowest)})",
+                "–" if large is None else f"{large.ratio:.3f} ({_shape(large)})",
+                g.goal,
+                "met" if g.met else "**not met**",
+                f"{g.worst_error_ratio:.2f}",
+                "met" if g.errors_met else "**not met**",
+            )
+        )
+    headers = [
+        "shapes",
+        "type",
+        "count",
+        "geometric mean of Triton / peer",
+        "lowest (M×N×K)",
+        "lowest with M·N·K ≥ 2^30",
+        "speed goal",
+        "speed",
+        "largest error / peer's error",
+        f"error goal ≤ {triton_results.ERROR_GOAL:g}×",
+    ]
+    return markdown_table(headers, rows)
+
+
+def triton_sweep_figure(record: TritonSweepRecord | None = None) -> str:
+    """Inline SVG: the ratio to the peer of every measured shape, one point per shape and type, by group."""
+    from gpukb.figures import new_figure, to_svg
+
+    record = _sweep(record)
+    labels: list[str] = []
+    index: dict[tuple[str, str], int] = {}
+    for r in record.rows:
+        key = (r.label, r.layout)
+        if key not in index:
+            index[key] = len(labels)
+            labels.append(r.label.replace("Llama-3-8B ", "") + (f" ({r.layout})" if r.layout != "NN" else ""))
+    fig, ax = new_figure(9.0, 4.2)
+    for dtype, marker in (("bfloat16", "o"), ("float16", "s"), ("float8_e4m3fn", "^")):
+        points = [(index[(r.label, r.layout)], r.ratio) for r in record.rows if r.dtype == dtype and r.ratio]
+        if points:
+            ax.scatter(*zip(*points, strict=True), marker=marker, s=18, label=_DTYPE_SHORT[dtype])
+    ax.axhline(1.0, color="grey", linestyle=":")
+    ax.axhline(triton_results.SWEEP_GEOMEAN_GOAL, color="grey", linestyle="--", linewidth=0.8)
+    ax.axhline(triton_results.SWEEP_FLOOR_GOAL, color="grey", linestyle="-.", linewidth=0.8)
+    ax.set_xticks(range(len(labels)), labels, rotation=90, fontsize=6)
+    ax.set_yscale("log")
+    ax.set_ylabel("peer time / Triton time")
+    ax.set_title("The Triton GEMM against cuBLAS (bf16, fp16) and _scaled_mm (FP8), H100")
+    ax.legend(fontsize=8)
+    return to_svg(fig)
+
+
+def triton_sweep_table(dtype: str = "bfloat16", sweep: str = "first", record: TritonSweepRecord | None = None) -> str:
+    """Every measured shape of one input type and set of shapes (``"first"``, ``"issue"``, ``"random"``,
+    ``"held-out"``, ``"tiny"``): the configuration chosen, the rates, the ratio, the errors."""
+    if sweep not in _SWEEP_NAMES:
+        raise ValueError(f"sweep must be one of {list(_SWEEP_NAMES)}; got {sweep!r}")
+    record = _sweep(record)
+    rows = []
+    for r in record.rows:
+        if r.dtype != dtype or r.sweep != sweep:
+            continue
+        rows.append(
+            (
+                r.group,
+                f"{r.label} (tuned)" if r.tuned_on else r.label,
+                _shape(r),
+                r.layout,
+                _config_cell(r),
+                _triton_tflops(r.kernel_tflops),
+                _triton_tflops(r.peer_tflops),
+                "–" if r.ratio is None else f"{r.ratio:.3f}",
+                ("–" if r.rel_error is None else f"{r.rel_error:.3g}")
+                + " / "
+                + ("–" if r.peer_rel_error is None else f"{r.peer_rel_error:.3g}"),
+                r.error or r.peer_error or "",
+            )
+        )
+    peer = "_scaled_mm" if dtype == "float8_e4m3fn" else "cuBLAS"
+    headers = [
+        "group",
+        "shape",
+        "M×N×K",
+        "layout",
+        "configuration (split, copies)",
+        "Triton TFLOP/s",
+        f"{peer} TFLOP/s",
+        f"Triton / {peer}",
+        f"error, Triton / {peer}",
+        "note",
+    ]
+    if not any(row[-1] for row in rows):  # an empty column would only widen the table past the page
+        headers, rows = headers[:-1], [row[:-1] for row in rows]
+    return markdown_table(headers, rows)
+
+
+def triton_sweep_losses(
+    record: TritonSweepRecord | None = None, below: float = triton_results.SWEEP_GEOMEAN_GOAL
+) -> str:
+    """The shapes below ``below`` (by default the geometric-mean goal), lowest first, as a list (rendered from the
+    record)."""
+    record = _sweep(record)
+    losing = triton_results.losing_rows(record, below)
+    if not losing:
+        return f"No shape of the sweep ran below {below} of its peer."
+    items = [
+        f"- {_SWEEP_NAMES[r.sweep]}, {_DTYPE_SHORT[r.dtype]} {r.label} ({_shape(r)}, {r.layout}): {r.ratio:.3f}, "
+        f"with {_config_cell(r)}"
+        for r in losing
+    ]
+    return f"The shapes below {below} of their peer, lowest first:\n\n" + "\n".join(items)
+
+
+def triton_host_path(tiny: bool = False, record: TritonSweepRecord | None = None) -> str:
+    """Host time per call of a tiny product of a shape seen before, against ``torch.matmul``: 64³, or with ``tiny``
+    the run's second host measurement (3×5×7, whose rows are not 16-byte aligned)."""
+    record = _sweep(record)
+    host = record.tiny_host if tiny else record.host
+    if host is None:
+        return "The host path was not measured in this run."
+    rows = [
+        (f"`{h.what}`", f"{h.wall_us:.1f}", f"{h.enqueue_us:.1f}", f"{h.kernel_us:.1f}", f"{h.host_us:.1f}")
+        for h in host.rows
+    ]
+    headers = [
+        f"call ({host.calls} back to back, {_DTYPE_SHORT[host.dtype]} {host.shape[0]}×{host.shape[1]}×{host.shape[2]})",
+        "wall µs per call",
+        "µs per call until the last returned",
+        "device µs per call",
+        "wall − device, µs",
+    ]
+    return markdown_table(headers, rows)
+
+
+def triton_tuning_table(record_id: str = triton_tuning.TABLE_RECORD) -> str:
+    """A committed tuning table (one of ``tuning.TABLE_RECORDS``): each class, its representative shape, the fastest
+    candidate and the runner-up."""
+    if record_id not in triton_tuning.TABLE_RECORDS:
+        raise ValueError(f"record_id must be one of {list(triton_tuning.TABLE_RECORDS)}; got {record_id!r}")
+    record = triton_tuning.committed(record_id)
+    rows = []
+    for c in record.classes:
+        timed = sorted((t for t in c.trials if t.ms is not None), key=lambda t: t.ms or 0.0)
+        best = timed[0]
+        second = timed[1] if len(timed) > 1 else None
+        rows.append(
+            (
+                c.shape_class.label,
+                f"{c.shape[0]}×{c.shape[1]}×{c.shape[2]}",
+                f"`{c.config.label}`" + (f" (split {best.split_k})" if best.split_k else ""),
+                f"{best.ms:.4f}",
+                "–" if second is None else f"`{second.config.label}` {second.ms:.4f}",
+                "–" if c.cublas_ms is None else f"{c.cublas_ms:.4f}",
+                len(c.trials),
+            )
+        )
+    headers = ["class", "tuned on", "fastest", "ms", "runner-up, ms", "peer ms", "candidates"]
+    return markdown_table(headers, rows)
+
+
+def triton_layout_checks(record: TritonSweepRecord | None = None) -> str:
+    """Products in every layout, strided views and unaligned operands on the GPU, against float64 and cuBLAS."""
+    rows = []
+    for c in _sweep(record).checks:
+        rows.append(
+            (
+                c.what,
+                _DTYPE_SHORT.get(c.dtype, c.dtype),
+                "–" if c.config is None else f"`{c.config.label}`",
+                ", ".join(c.staged) or "none",
+                "–" if c.all_written is None else ("yes" if c.all_written else "**no**"),
+                "–" if c.rel_error is None else f"{c.rel_error:.3g}",
+                "–" if c.peer_rel_error is None else f"{c.peer_rel_error:.3g}",
+                c.error or "",
+            )
+        )
+    headers = ["product", "type", "configuration", "copied", "every element written", "error", "peer error", "note"]
+    return markdown_table(headers, rows)
+
+
+def triton_sweep_run(record: TritonSweepRecord | None = None) -> str:
+    """Where and how the sweep and its tuning tables were measured."""
+    record = _sweep(record)
+    tables = " ".join(
+        f"The tuning table `{record_id}`: {measured_on(t.run)} Timing: {t.timing}."
+        for record_id in triton_tuning.TABLE_RECORDS
+        for t in (triton_tuning.committed(record_id),)
+    )
+    held_out = f" The held-out draw: {record.held_out}." if record.held_out else ""
+    return (
+        f"The sweep: {measured_on(record.run)} Timing: {record.timing}. Inputs: {record.inputs}. Errors on "
+        f"{record.error_rows} sampled rows of C.{held_out} {tables}"
+    )
+
+
+def triton_trials(layout: str, m: int, n: int, k: int, record_id: str | None = None) -> str:
+    """Every candidate a tuning run timed on one class's representative (bf16), fastest first: how it reads the
+    operands, its work units and rounds on the H100's multiprocessors, its time and cuBLAS's over it. The run is
+    ``record_id``, else the latest of ``tuning.TABLE_RECORDS`` that tuned a class on that shape and layout."""
+    if record_id is None:
+        record_id = next(
+            (
+                r
+                for r in triton_tuning.TABLE_RECORDS
+                if any(c.layout == layout and tuple(c.shape) == (m, n, k) for c in triton_tuning.committed(r).classes)
+            ),
+            triton_tuning.TABLE_RECORDS[0],
+        )
+    rows = [
+        (
+            f"`{t.config.label}`"
+            + (
+                f" (split {t.split_k})"
+                if t.split_k and t.config.split_k is None and t.config.kernel == "splitk"
+                else ""
+            )
+            + (f" (tail split {t.split_k})" if t.config.split_tail else ""),
+            t.reads,
+            t.units,
+            t.rounds,
+            f"{t.ms * 1e3:.1f}",
+            "–" if t.ratio is None else f"{t.ratio:.3f}",
+        )
+        for t in triton_results.class_trials(record_id, layout, (m, n, k))
+    ]
+    headers = ["configuration", "reads A and B", "tiles × slices", "rounds on 132 SMs", "µs", "cuBLAS / Triton"]
+    return markdown_table(headers, rows)
+
+
+def triton_sweep_changes(before_id: str = triton_results.SWEEP_ISSUE29_ID) -> str:
+    """The first sweep's shapes whose configuration changed between the run ``before_id`` and the committed one, or
+    whose ratio to the peer moved by more than 0.05, before and after (two runs, each against cuBLAS in its own
+    process)."""
+    before = triton_results.sweep_committed(before_id)
+    after = _sweep(None)
+    rows = [
+        (
+            _DTYPE_SHORT[c.after.dtype],
+            c.after.label,
+            c.after.layout,
+            _config_cell(c.before),
+            f"{c.before.ratio:.3f}",
+            _config_cell(c.after),
+            f"{c.after.ratio:.3f}",
+        )
+        for c in triton_results.sweep_changes(before, after)
+    ]
+    headers = ["type", "shape", "layout", "before: configuration", "before", "after: configuration", "after"]
+    return markdown_table(headers, rows)
+
+
+def triton_sweep_kernels(record: TritonSweepRecord | None = None) -> str:
+    """The GPU kernels each side launched for the profiled rows (bf16, M ≤ 64 and K-heavy), by name."""
+    rows = []
+    for r in _sweep(record).rows:
+        if r.kernels is None and r.peer_kernels is None:
+            continue
+        peer = [name for name in (r.peer_kernels or []) if not name.startswith("Memset")]
+        rows.append(
+            (
+                r.label,
+                _shape(r),
+                "–" if r.ratio is None else f"{r.ratio:.3f}",
+                ", ".join(f"`{name}`" for name in r.kernels or []) or "–",
+                ", ".join(f"`{name.split('<')[0]}`" for name in peer) or "–",
+            )
+        )
+    return markdown_table(["shape", "M×N×K", "Triton / cuBLAS", "Triton's kernels", "cuBLAS's kernels"], rows)
+
+
+def triton_sweep_notes(record: TritonSweepRecord | None = None) -> str:
+    """What the record says beyond the ratios: rows whose error exceeds twice the peer's, and bf16/fp16 twins (same
+    shape, same configuration) whose ratios differ by more than 0.2, a sign of noise in one of them."""
+    record = _sweep(record)
+    items = []
+    over = [r for r in record.rows if r.error_ratio is not None and r.error_ratio > triton_results.ERROR_GOAL]
+    for r in over:
+        items.append(
+            f"- {_DTYPE_SHORT[r.dtype]} {r.label} ({_shape(r)}): error {r.rel_error:.3g}, {r.error_ratio:.2f}× the "
+            f"peer's {r.peer_rel_error:.3g}."
+        )
+    by_shape = {(r.m, r.n, r.k, r.layout, r.dtype): r for r in record.rows if r.ratio is not None}
+    for (m, n, k, layout, dtype), r in by_shape.items():
+        twin = by_shape.get((m, n, k, layout, "float16")) if dtype == "bfloat16" else None
+        if twin is None or twin.config != r.config or r.ratio is None or twin.ratio is None:
+            continue
+        if abs(r.ratio - twin.ratio) > 0.2:
+            items.append(
+                f"- {_shape(r)} ran the same configuration in bf16 and fp16, at {r.ratio:.3f} and {twin.ratio:.3f} "
+                "of cuBLAS: the same kernel on the same element size, so the gap says more about the measurement "
+                "than about the kernel."
+            )
+    if not items:
+        return "No row's error exceeds twice its peer's, and no bf16/fp16 pair of one shape disagrees by over 0.2."
+    return "\n".join(items)
+
+
+def tiling_figure() -> str:
+    """Inline SVG: one tile of C, the strips of A and B it reads and one K step, for the default bf16 tiling."""
+    return to_svg(gemm_figures.tiling_figure())
+
+
+def pipeline_figure() -> str:
+    """Inline SVG: the software-pipelined K loop with the default bf16 configuration's stages, and with two."""
+    return to_svg(gemm_figures.pipeline_figure())
+
+
+def triton_arc() -> str:
+    """The page's arc as one table: each change, its ratio to cuBLAS on bf16 4096³ and 8192³ (the first run), and
+    for the tuning steps the bf16 geometric mean on each set of shapes their run measured."""
+    rows = []
+    for i, step in enumerate(triton_results.arc_steps(), start=1):
+        rows.append(
+            (
+                i,
+                step.change,
+                "–" if step.config is None else f"`{step.config.label}`",
+                *("–" if x is None else f"{x:.3f}" for x in step.squares),
+                *(
+                    f"{step.sweeps[name]:.3f}" if name in step.sweeps else "–"
+                    for name in ("first", "random", "held-out")
+                ),
+            )
+        )
+    headers = ["step", "change", "configuration", "4096³", "8192³", "first sweep", "random sweep", "held-out sweep"]
+    return markdown_table(headers, rows)
+
+
+def triton_random_before_after(dtype: str = "bfloat16") -> str:
+    """Every product of the random sweep, before the third tuning (issue 29's run) and after it (the committed run):
+    configuration and ratio to cuBLAS in each (two runs, each against cuBLAS in its own process)."""
+    before = {
+        (r.layout, r.m, r.n, r.k): r
+        for r in triton_results.sweep_committed(triton_results.SWEEP_ISSUE29_ID).rows
+        if r.sweep == "random" and r.dtype == dtype
+    }
+    rows = []
+    for r in _sweep(None).rows:
+        old = before.get((r.layout, r.m, r.n, r.k))
+        if r.sweep != "random" or r.dtype != dtype or old is None:
+            continue
+        rows.append(
+            (
+                r.label,
+                _shape(r),
+                r.layout,
+                _config_cell(old),
+                "–" if old.ratio is None else f"{old.ratio:.3f}",
+                _config_cell(r),
+                "–" if r.ratio is None else f"{r.ratio:.3f}",
+            )
+        )
+    headers = ["product", "M×N×K", "layout", "before: configuration", "before", "after: configuration", "after"]
+    return markdown_table(headers, rows)
+
+
+def triton_uneven_rows(record_id: str = triton_results.SWEEP_RECORD_ID) -> str:
+    """The rows of a sweep whose slowest kernel round took over :data:`~gpukb.gemm.triton.results.UNEVEN_ROUNDS`
+    times their fastest: the three rounds' medians of each side and the ratio the row reports."""
+    record = triton_results.sweep_committed(record_id)
+    rows = [
+        (
+            _SWEEP_NAMES[r.sweep],
+            _DTYPE_SHORT[r.dtype],
+            _shape(r),
+            r.layout,
+            ", ".join(f"{x * 1e3:.1f}" for x in r.kernel_ms),
+            ", ".join(f"{x * 1e3:.1f}" for x in r.peer_ms),
+            f"{r.ratio:.3f}",
+            f"{min(r.peer_ms) / min(r.kernel_ms):.3f}",
+        )
+        for r in triton_results.uneven_rows(record)
+    ]
+    if not rows:
+        return f"No row's slowest kernel round took over {triton_results.UNEVEN_ROUNDS:g} times its fastest."
+    headers = ["shapes", "type", "M×N×K", "layout", "Triton µs, 3 rounds", "cuBLAS µs, 3 rounds", "ratio (medians)",
+               "fastest / fastest"]  # fmt: skip
+    return markdown_table(headers, rows)
+
+
+def triton_cards() -> str:
+    """The same code and tables on the H100 (the committed run) and on an H200: the geometric mean of the ratio to
+    the peer on each set of shapes and type, each against its peer on its own card."""
+    h100 = {(g.sweep, g.dtype): g for g in triton_results.sweep_goal_rows(_sweep(None))}
+    h200_record = triton_results.sweep_committed(triton_results.SWEEP_H200_ID)
+    h200 = {(g.sweep, g.dtype): g for g in triton_results.sweep_goal_rows(h200_record)}
+    rows = [
+        (
+            _SWEEP_NAMES[key[0]],
+            _DTYPE_SHORT[key[1]],
+            f"{g.geomean:.3f}",
+            f"{g.lowest.ratio:.3f}",
+            "–" if key not in h200 else f"{h200[key].geomean:.3f}",
+            "–" if key not in h200 else f"{h200[key].lowest.ratio:.3f}",
+        )
+        for key, g in h100.items()
+    ]
+    headers = ["shapes", "type", "H100: geometric mean", "H100: lowest", "H200: geometric mean", "H200: lowest"]
+    return markdown_table(headers, rows)

@@ -1,0 +1,767 @@
+"""The Triton GEMM page's tables and prose checked against the ``gemm/triton-gemm-*`` and tuning records, read raw."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import statistics
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+
+import pytest
+
+from gpukb.gemm.triton import configs
+from tests.helpers import ROOT, h100_ceilings_json, markdown_tables
+
+_SHORT = {"bfloat16": "bf16", "float16": "fp16", "float8_e4m3fn": "FP8 E4M3"}
+
+
+@cache
+def _sweep_raw(name: str = "triton-gemm-sweep-h100-held-out") -> dict[str, Any]:
+    path = ROOT / "src" / "gpukb" / "data" / "results" / "gemm" / f"{name}.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@cache
+def _tuning_raw(record_id: str = "gemm/triton-gemm-tuning-h100") -> dict[str, Any]:
+    path = ROOT / "src" / "gpukb" / "data" / "results" / f"{record_id}.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _kwarg(kwargs: dict[str, Any], name: str, position: int, default: Any) -> Any:
+    """A render call's argument, given by name or by position."""
+    if name in kwargs:
+        return kwargs[name]
+    args = kwargs.get("args") or ()
+    return args[position] if len(args) > position else default
+
+
+def _label(config: dict[str, Any]) -> str:
+    """A configuration's label, rebuilt from its JSON fields (not through gpukb's Config)."""
+    flags = (
+        ("ws", config["warp_specialize"]), ("sub", config["epilogue_subtile"]), ("pad", config.get("pad_rows")),
+        ("tail", config.get("split_tail")),
+    )  # fmt: skip
+    extras = [f for f, on in flags if on]
+    if config["kernel"] == "tma" and not config["flatten"]:
+        extras.append("noflat")
+    if config["fp8_imprecise_acc"] is not None:
+        extras.append(f"acc{config['fp8_imprecise_acc']}")
+    if config["kernel"] == "splitk":
+        extras.append("split auto" if config.get("split_k") is None else f"split {config['split_k']}")
+    shape = f"{config['block_m']}x{config['block_n']}x{config['block_k']}"
+    parts = [config["kernel"], shape, f"g{config['group_m']}", f"s{config['num_stages']}", f"w{config['num_warps']}"]
+    return " ".join(parts + extras)
+
+
+def check_triton_sweep_table(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    dtype = _kwarg(kwargs, "dtype", 0, "bfloat16")
+    sweep = _kwarg(kwargs, "sweep", 1, "first")
+    raw = [r for r in _sweep_raw()["rows"] if r["dtype"] == dtype and r.get("sweep", "first") == sweep]
+    assert len(table) == len(raw) > 0
+    peer = "_scaled_mm" if dtype == "float8_e4m3fn" else "cuBLAS"
+    for row, r in zip(table, raw, strict=True):
+        assert row["M×N×K"] == f"{r['m']}×{r['n']}×{r['k']}", row
+        assert row["layout"] == r["layout"], row
+        assert row["shape"] == (f"{r['label']} (tuned)" if r["tuned_on"] else r["label"])
+        assert row["group"] == r["group"]
+        if r["ratio"] is None:
+            assert row[f"Triton / {peer}"] == "–"
+            continue
+        k_ms = statistics.median(r["kernel_ms"])  # the middle round (the mean of two, in older records)
+        p_ms = statistics.median(r["peer_ms"])
+        assert float(row[f"Triton / {peer}"]) == pytest.approx(p_ms / k_ms, abs=6e-4), row
+        flops = 2 * r["m"] * r["n"] * r["k"]
+        assert float(row["Triton TFLOP/s"]) == pytest.approx(flops / (k_ms * 1e-3) / 1e12, abs=0.51), row
+        assert float(row[f"{peer} TFLOP/s"]) == pytest.approx(flops / (p_ms * 1e-3) / 1e12, abs=0.51), row
+        ours, theirs = row[f"error, Triton / {peer}"].split(" / ")
+        assert float(ours) == pytest.approx(r["rel_error"], rel=5e-3)
+        assert float(theirs) == pytest.approx(r["peer_rel_error"], rel=5e-3)
+        label = _label(r["config"])
+        if r["config"]["kernel"] == "splitk" and r["config"].get("split_k") is None:
+            label = label.replace("split auto", f"split {r['split_k']}")
+        assert row["configuration (split, copies)"].startswith(f"`{label}`"), row
+        assert ("copied: " + ", ".join(r["staged"]) in row["configuration (split, copies)"]) == bool(r["staged"])
+
+
+def check_triton_sweep_goal(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    rows = _sweep_raw()["rows"]
+    names = {"first sweep": "first", "random sweep": "random", "held-out sweep": "held-out", "tiny": "tiny"}
+    expected = [("first sweep", "bf16"), ("first sweep", "fp16"), ("random sweep", "bf16"), ("random sweep", "fp16"),
+                ("held-out sweep", "bf16"), ("held-out sweep", "fp16"), ("first sweep", "FP8 E4M3"), ("tiny", "bf16"),
+                ("tiny", "fp16")]  # fmt: skip
+    assert [(row["shapes"], row["type"]) for row in table] == expected
+    for row in table:
+        dtype = {v: k for k, v in _SHORT.items()}[row["type"]]
+        sweep = names[row["shapes"]]
+        typed = [r for r in rows if r["dtype"] == dtype and r["sweep"] == sweep]
+        counted = [r for r in typed if r["ratio"] is not None]
+        if dtype == "float8_e4m3fn":
+            counted = [r for r in counted if min(r["m"], r["n"], r["k"]) >= 1024]
+        ratios = [r["ratio"] for r in counted]
+        assert int(row["count"]) == len(counted)
+        geomean = statistics.geometric_mean(ratios)
+        assert float(row["geometric mean of Triton / peer"]) == pytest.approx(geomean, abs=6e-4)
+        assert float(row["lowest (M×N×K)"].split(" ")[0]) == pytest.approx(min(ratios), abs=6e-4)
+        large = [r["ratio"] for r in counted if r["m"] * r["n"] * r["k"] >= 2**30]
+        if dtype == "float8_e4m3fn":
+            met = min(ratios) >= 0.95
+        elif sweep == "tiny":
+            met = min(ratios) >= 0.5  # within twice cuBLAS's time
+        else:
+            assert float(row["lowest with M·N·K ≥ 2^30"].split(" ")[0]) == pytest.approx(min(large), abs=6e-4)
+            met = geomean >= 0.95 and min(large) >= 0.80
+        assert row["speed"] == ("met" if met else "**not met**"), row
+        errors = [
+            r["rel_error"] / r["peer_rel_error"] for r in typed if r["rel_error"] is not None and r["peer_rel_error"]
+        ]
+        assert float(row["largest error / peer's error"]) == pytest.approx(max(errors), abs=6e-3)
+        assert row["error goal ≤ 2×"] == ("met" if max(errors) <= 2 else "**not met**")
+
+
+def check_triton_host_path(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    host = _sweep_raw()["tiny_host" if _kwarg(kwargs, "tiny", 0, False) else "host"]
+    m, n, k = host["shape"]
+    first = f"call ({host['calls']} back to back, {_SHORT[host['dtype']]} {m}×{n}×{k})"
+    assert list(table[0]) == [first, "wall µs per call", "µs per call until the last returned", "device µs per call",
+                              "wall − device, µs"]  # fmt: skip
+    assert len(table) == len(host["rows"])
+    for row, h in zip(table, host["rows"], strict=True):
+        assert row[first] == f"`{h['what']}`"
+        assert float(row["wall µs per call"]) == pytest.approx(h["wall_us"], abs=0.051)
+        assert float(row["µs per call until the last returned"]) == pytest.approx(h["enqueue_us"], abs=0.051)
+        assert float(row["device µs per call"]) == pytest.approx(h["kernel_us"], abs=0.051)
+        assert float(row["wall − device, µs"]) == pytest.approx(h["wall_us"] - h["kernel_us"], abs=0.051)
+
+
+def _class_holds(label: str, c: dict[str, Any]) -> None:
+    """A class label (``bfloat16 NN, M 65–256, N ≤ 1024, K ≤ 1024``, maybe ``, rows not 128-byte aligned``) names
+    the class's type, layout and alignment, and ranges of M, N and K that hold its representative shape."""
+    tiny = re.fullmatch(r"(\w+) (NN|NT|TN|TT), tiny \(M·N·K < 2\^20\)", label)
+    if tiny:
+        assert tiny.groups() == (c["dtype"], c["layout"]), label
+        assert c["shape"][0] * c["shape"][1] * c["shape"][2] < 2**20, label
+        return
+    match = re.fullmatch(
+        r"(\w+) (NN|NT|TN|TT), M ([^,]+), N ([^,]+), K ([^,]+)(, rows not 128-byte aligned)?( nor on 32-byte sectors)?",
+        label,
+    )
+    assert match, label
+    dtype, layout, *ranges, unaligned, off_sectors = match.groups()
+    assert (dtype, layout, unaligned is None) == (c["dtype"], c["layout"], c["aligned"]), label
+    if off_sectors:  # every row of the representative's contiguous bf16 operands read in place: 16 but not 32 bytes
+        m, n, k = c["shape"]
+        rows = [k if layout[0] == "N" else m, n if layout[1] == "N" else k, n]
+        assert any((2 * x) % 16 == 0 and (2 * x) % 32 for x in rows), label
+    for text, size in zip(ranges, c["shape"], strict=True):
+        if text.startswith("≤ "):
+            assert size <= int(text[2:]), label
+        elif text.startswith("> "):
+            assert size > int(text[2:]), label
+        else:
+            low, high = map(int, text.split("–"))
+            assert low <= size <= high, label
+
+
+def check_triton_tuning_table(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    classes = _tuning_raw(_kwarg(kwargs, "record_id", 0, "gemm/triton-gemm-tuning-h100"))["classes"]
+    assert len(table) == len(classes)
+    for row, c in zip(table, classes, strict=True):
+        assert row["tuned on"] == "×".join(str(x) for x in c["shape"])
+        _class_holds(row["class"], c)
+        timed = sorted((t for t in c["trials"] if t["ms"] is not None), key=lambda t: t["ms"])
+        assert row["fastest"].startswith(f"`{_label(c['config'])}`")
+        assert timed[0]["config"] == c["config"]
+        assert float(row["ms"]) == pytest.approx(timed[0]["ms"], abs=6e-5)
+        assert int(row["candidates"]) == len(c["trials"])
+        if len(timed) > 1:
+            assert row["runner-up, ms"] == f"`{_label(timed[1]['config'])}` {timed[1]['ms']:.4f}"
+
+
+def check_triton_layout_checks(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    checks = _sweep_raw()["checks"]
+    assert [row["product"] for row in table] == [c["what"] for c in checks]
+    for row, c in zip(table, checks, strict=True):
+        if c["error"] is not None:
+            assert row["note"] == c["error"]
+            continue
+        assert row["every element written"] == ("yes" if c["all_written"] else "**no**")
+        assert float(row["error"]) == pytest.approx(c["rel_error"], rel=5e-3)
+        assert float(row["peer error"]) == pytest.approx(c["peer_rel_error"], rel=5e-3)
+        assert row["copied"] == (", ".join(c["staged"]) or "none")
+
+
+def check_triton_sweep_kernels(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    profiled = [r for r in _sweep_raw()["rows"] if r.get("kernels") is not None or r.get("peer_kernels") is not None]
+    assert len(table) == len(profiled) > 0
+    for row, r in zip(table, profiled, strict=True):
+        assert (row["shape"], row["M×N×K"]) == (r["label"], f"{r['m']}×{r['n']}×{r['k']}")
+        if r["ratio"] is None:
+            assert row["Triton / cuBLAS"] == "–"
+        else:
+            ratio = statistics.median(r["peer_ms"]) / statistics.median(r["kernel_ms"])
+            assert float(row["Triton / cuBLAS"]) == pytest.approx(ratio, abs=6e-4), row
+        assert row["Triton's kernels"] == (", ".join(f"`{k}`" for k in r["kernels"] or []) or "–")
+        peer = [k.split("<")[0] for k in r["peer_kernels"] or [] if not k.startswith("Memset")]
+        assert row["cuBLAS's kernels"] == (", ".join(f"`{k}`" for k in peer) or "–")
+
+
+#: The tuning records, latest first: a trials table is of the latest that tuned a class on its shape.
+_TUNING_IDS = (
+    "gemm/triton-gemm-tuning-h100-losers",
+    "gemm/triton-gemm-tuning-h100-issue29",
+    "gemm/triton-gemm-tuning-h100",
+)
+
+
+def check_triton_trials(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    layout, *shape = (_kwarg(kwargs, name, i, None) for i, name in enumerate(("layout", "m", "n", "k")))
+    given = _kwarg(kwargs, "record_id", 4, None)
+    found = [
+        [c for c in _tuning_raw(record_id)["classes"] if c["layout"] == layout and c["shape"] == shape]
+        for record_id in ((given,) if given else _TUNING_IDS)
+    ]
+    (c,) = next(f for f in found if f)
+    timed = sorted((t for t in c["trials"] if t["ms"] is not None), key=lambda t: t["ms"])
+    assert len(table) == len(timed) > 0
+    m, n, _ = shape
+    for row, t in zip(table, timed, strict=True):
+        config = t["config"]
+        assert row["configuration"].startswith(f"`{_label(config)}`"), row
+        reads = (
+            "pointers" if config["kernel"] == "blocked" else ("padded copy" if config.get("pad_rows") else "in place")
+        )
+        assert row["reads A and B"] == reads
+        units = -(-m // config["block_m"]) * -(-n // config["block_n"]) * (t["split_k"] or 1)
+        rounds = -(-units // 132)
+        if config.get("split_tail"):
+            assert row["configuration"].endswith(f"(tail split {t['split_k']})"), row
+            head_rows, split = configs.tail_rows(m, n, shape[2], configs.Config(**config), 132)
+            head = -(-head_rows // config["block_m"]) * -(-n // config["block_n"])
+            tail = -(-(m - head_rows) // config["block_m"]) * -(-n // config["block_n"]) * split
+            units, rounds = head + tail, -(-head // 132) + -(-tail // 132)
+        assert int(row["tiles × slices"]) == units
+        assert int(row["rounds on 132 SMs"]) == rounds
+        assert float(row["µs"]) == pytest.approx(t["ms"] * 1e3, abs=0.051)
+        assert float(row["cuBLAS / Triton"]) == pytest.approx(c["cublas_ms"] / t["ms"], abs=6e-4)
+
+
+def check_triton_sweep_changes(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    before_id = _kwarg(kwargs, "before_id", 0, "gemm/triton-gemm-sweep-h100-issue29")
+    before = {
+        (r["dtype"], r["layout"], r["m"], r["n"], r["k"]): r
+        for r in _sweep_raw(before_id.removeprefix("gemm/"))["rows"]
+    }
+    changed = []
+    for r in _sweep_raw()["rows"]:
+        old = before.get((r["dtype"], r["layout"], r["m"], r["n"], r["k"]))
+        if r["sweep"] != "first" or old is None or r["ratio"] is None or old["ratio"] is None:
+            continue
+        if not _same_config(old["config"], r["config"]) or abs(r["ratio"] - old["ratio"]) > 0.05:
+            changed.append((old, r))
+    assert len(table) == len(changed)
+    for row, (old, new) in zip(table, changed, strict=True):
+        assert (row["shape"], row["layout"], row["type"]) == (new["label"], new["layout"], _SHORT[new["dtype"]])
+        assert float(row["before"]) == pytest.approx(old["ratio"], abs=6e-4)
+        assert float(row["after"]) == pytest.approx(new["ratio"], abs=6e-4)
+        for side, r in (("before", old), ("after", new)):
+            label = _label(r["config"])
+            if r["config"]["kernel"] == "splitk" and r["config"].get("split_k") is None:
+                label = label.replace("split auto", f"split {r['split_k']}")
+            assert row[f"{side}: configuration"].startswith(f"`{label}`"), row
+
+
+@cache
+def _triton_raw() -> dict[str, Any]:
+    """The Triton GEMM tuning run (sweep of candidates, comparison, FP8 phase), read with json."""
+    path = ROOT / "src" / "gpukb" / "data" / "results" / "gemm" / "triton-gemm-h100.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _paired(cell_ratio: str, cell_kernel: str, cell_peer: str, r: dict[str, Any]) -> None:
+    """A ratio and two rates printed from one paired case: the ratio of the median times (peer / kernel) and each
+    side's 2mnk over its median time, in TFLOP/s."""
+    k_ms, p_ms = r["kernel_ms"]["median"], r["cublas_ms"]["median"]
+    assert float(cell_ratio) == pytest.approx(p_ms / k_ms, abs=6e-4), (cell_ratio, r)
+    flops = 2 * r["m"] * r["n"] * r["k"]
+    assert float(cell_kernel) == pytest.approx(flops / (k_ms * 1e-3) / 1e12, abs=0.51), (cell_kernel, r)
+    assert float(cell_peer) == pytest.approx(flops / (p_ms * 1e-3) / 1e12, abs=0.51), (cell_peer, r)
+
+
+def _same_config(x: dict[str, Any], y: dict[str, Any]) -> bool:
+    """Two configurations as JSON, equal once the fields added later (``pad_rows``, ``split_tail``) take their
+    defaults."""
+    later = {"pad_rows": False, "split_tail": False}
+    return {**later, **x} == {**later, **y}
+
+
+def _code_label(config: Any) -> str:
+    """The label of a configuration the code holds (a dataclass), rebuilt from its fields."""
+    return _label(dataclasses.asdict(config))
+
+
+def _sweep_case(config: dict[str, Any], size: int) -> dict[str, Any]:
+    (entry,) = [e for e in _triton_raw()["sweep"]["configs"] if _same_config(e["config"], config)]
+    (case,) = [r for r in entry["results"] if r["m"] == size]
+    return case
+
+
+def _bf16_ceiling() -> float:
+    """The H100's bf16 product ceiling as every page quotes it (the interleaved ceilings run's median)."""
+    return h100_ceilings_json()["bf16"]
+
+
+def check_triton_goal(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    raw = _triton_raw()
+    config = raw["chosen"]["large"]["config"]
+    ceiling = _bf16_ceiling()
+    assert list(table[0])[5] == f"of the measured ceiling ({ceiling:.0f} TFLOP/s)"
+    assert list(table[0])[6] == "goal ≥ 0.95"  # the issue's goal: 0.95 of cuBLAS at bf16 4096³ and 8192³
+    assert [row["bf16 size"] for row in table] == ["4096³", "8192³"]
+    for row, size in zip(table, (4096, 8192), strict=True):
+        case = _sweep_case(config, size)
+        assert row["configuration"] == f"`{_label(config)}`"
+        _paired(row["Triton / cuBLAS"], row["Triton TFLOP/s"], row["cuBLAS TFLOP/s"], case)
+        assert row[list(row)[5]] == f"{100 * case['tflops'] / ceiling:.0f}%"
+        met = case["cublas_ms"]["median"] / case["kernel_ms"]["median"] >= 0.95
+        assert row["goal ≥ 0.95"] == ("met" if met else "**not met**")
+
+
+def check_triton_sweep(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    raw = _triton_raw()
+    sizes = raw["sweep"]["sizes"]
+    assert list(table[0]) == ["configuration", "error / floor", *[f"{s}³ TFLOP/s (÷ cuBLAS)" for s in sizes], "note"]
+    chosen = {name: raw["chosen"][name]["config"] for name in ("large", "small") if raw["chosen"].get(name)}
+    assert len(table) == len(raw["sweep"]["configs"])
+    for row, entry in zip(table, raw["sweep"]["configs"], strict=True):
+        marks = [name for name, config in chosen.items() if config == entry["config"]]
+        assert row["configuration"] == f"`{_label(entry['config'])}`" + (f" (chosen: {marks[0]})" if marks else "")
+        if entry["error"]:
+            assert row["error / floor"] == "–"
+            assert row["note"] == entry["error"].split(". ")[0]
+            assert all(row[f"{s}³ TFLOP/s (÷ cuBLAS)"] == "–" for s in sizes)
+            continue
+        check = entry["check"]
+        ours, floor = row["error / floor"].split(" / ")
+        assert float(ours) == pytest.approx(check["rel_error"], rel=5e-3)
+        assert float(floor) == pytest.approx(check["rel_error_of_rounded_reference"], rel=5e-3)
+        for size in sizes:
+            cell = row[f"{size}³ TFLOP/s (÷ cuBLAS)"]
+            case = next((r for r in entry["results"] if r["m"] == size), None)
+            if case is None:
+                assert cell == "–"
+                continue
+            match = re.fullmatch(r"(\d+) \((\d\.\d{3})\)", cell)
+            assert match, cell
+            rate, ratio = match.groups()
+            _paired(ratio, rate, f"{case['cublas_tflops']:.0f}", case)
+
+
+SIDES = ("kernel_ms", "cublas_ms")
+
+
+def check_triton_compare(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    raw = _triton_raw()
+    records = raw["compare"]["records"]
+    sms = raw["run"]["gpu"]["sm_count"]
+    assert len(table) == len(records)
+    for row, r in zip(table, records, strict=True):
+        assert (row["type"], row["B"], row["size"]) == (r["dtype"], r["layout"], f"{r['m']}³")
+        assert r["m"] == r["n"] == r["k"]
+        if r["error"] or r["config"] is None:
+            assert row["note"] == (r["error"] or "")
+            continue
+        now = _code_label(configs.current_choice(r["m"], sms))
+        measured = _label(r["config"])
+        assert row["configuration measured"] == f"`{measured}`" + ("" if now == measured else f" (now: `{now}`)")
+        # Three rounds each, eager and graph replays: the times are the middle of the rounds' medians.
+        eager, graph = (
+            {side: {"median": statistics.median(x[side]["median"] for x in rounds)} for side in SIDES}
+            for rounds in (r["rounds"], r["graph_rounds"])
+        )
+        _paired(row["Triton / cuBLAS"], row["Triton TFLOP/s"], row["cuBLAS TFLOP/s"], {**r, **eager})
+        ratio = graph["cublas_ms"]["median"] / graph["kernel_ms"]["median"]
+        assert float(row["same, graph replays"]) == pytest.approx(ratio, abs=6e-4), r
+        assert row["output identical to cuBLAS's"] == ("yes" if r["identical_to_cublas"] else "no")
+        assert r["identical_to_cublas"] == (r["diff_vs_cublas"] == 0)
+
+
+def check_triton_fp8(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    raw = _triton_raw()
+    fp8 = raw["fp8"]
+    chosen = raw["chosen"]["fp8"]["config"] if raw["chosen"].get("fp8") else None
+    default = dataclasses.asdict(configs.DEFAULT_CONFIGS["float8_e4m3fn"])
+    expected = []
+    for entry in fp8["configs"]:
+        named = (("chosen by this run", chosen), ("the code's default", default))
+        marks = [m for m, c in named if c is not None and _same_config(entry["config"], c)]
+        label = f"`{_label(entry['config'])}`" + (f" ({', '.join(marks)})" if marks else "")
+        acc = entry["config"]["fp8_imprecise_acc"]
+        mode = "fast" if acc is None else f"promoted every {acc}"
+        for r in [None] if entry["error"] else entry["results"]:
+            expected.append((label, mode, r))
+    assert len(table) == len(expected)
+    for row, (label, mode, r) in zip(table, expected, strict=True):
+        assert (row["configuration"], row["accumulation"]) == (label, mode)
+        if r is None:
+            assert row["size"] == "–"
+            continue
+        assert row["size"] == f"{r['m']}³"
+        # The peer ran in the kernel's own accumulation mode: fast accumulation against fast, promoted against not.
+        assert r["peer_use_fast_accum"] == (mode == "fast")
+        _paired(row["Triton / _scaled_mm"], row["Triton TFLOP/s"], row["_scaled_mm TFLOP/s"], r)  # peer: cublas_ms
+        assert float(row["Triton error"]) == pytest.approx(r["rel_error"], rel=5e-3)
+        (peer,) = [p for p in fp8["peer"] if p["m"] == r["m"] and p["use_fast_accum"] == r["peer_use_fast_accum"]]
+        match = re.fullmatch(r"(\S+) \(floor (\S+)\)", row["_scaled_mm error, same mode"])
+        assert match, row
+        error, floor = match.groups()
+        assert float(error) == pytest.approx(peer["rel_error"], rel=5e-3)
+        assert float(floor) == pytest.approx(peer["rel_error_of_rounded_reference"], rel=5e-3)
+
+
+def check_triton_compiled(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    compiled = _triton_raw()["compare"]["compiled"]
+    assert len(table) == len(compiled)
+    for row, c in zip(table, compiled, strict=True):
+        assert (row["type"], row["size"]) == (c["dtype"], f"{c['m']}³")
+        if c["error"] or c["config"] is None or c["ptx"] is None or c["shared_bytes"] is None:
+            assert row["configuration"] == "–"
+            continue
+        assert row["configuration"] == f"`{_label(c['config'])}`"
+        assert (int(row["registers / thread"]), int(row["spills"])) == (c["registers"], c["spills"])
+        assert int(row["shared KiB"]) == round(c["shared_bytes"] / 1024)
+        assert int(row["`wgmma.mma_async` in PTX"]) == c["ptx"]["wgmma.mma_async"]
+        assert int(row["`cp.async.bulk.tensor` in PTX"]) == c["ptx"]["cp.async.bulk.tensor"]
+        assert row["warp-specialized IR"] == ("yes" if c["warp_specialized"] else "no")
+
+
+def check_triton_overhead(markdown: str, kwargs: dict[str, Any]) -> None:
+    compare = _triton_raw()["compare"]
+    h = compare["host_overhead"]
+    if h is None:
+        assert markdown == f"The host time was not measured: {compare['host_overhead_error']}."
+        return
+    (table,) = markdown_tables(markdown)
+    keys = ["matmul", "checks_and_config", "descriptors", "triton_launch_tma", "triton_launch_blocked", "torch_matmul"]
+    assert [row["host work per call"] for row in table] == [
+        "`matmul` (whole call)",
+        "checks and picking a configuration",
+        "building three tensor descriptors",
+        "Triton launch, TMA kernel, descriptors prebuilt",
+        "Triton launch, blocked kernel",
+        "`torch.matmul` (cuBLAS)",
+    ]
+    assert [float(row["µs"]) for row in table] == pytest.approx([h[k] for k in keys], abs=0.051)
+
+
+def _clock_words(c: dict[str, Any]) -> str:
+    return (
+        f"SM {c['sm_mhz']:.0f}/{c['max_sm_mhz']:.0f} MHz, memory {c['mem_mhz']:.0f} MHz, "
+        f"{c['power_w']:.0f} W of {c['power_limit_w']:.0f} W, {c['temperature_c']:.0f} °C, {c['pstate']}"
+    )
+
+
+def check_triton_run(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    raw = _triton_raw()
+    run, gpu, v = raw["run"], raw["run"]["gpu"], raw["run"]["versions"]
+    cells = [tuple(row.values()) for row in table]
+    assert cells == list(
+        {
+            "GPU": f"{gpu['name']} ({gpu['sm_count']} SMs, compute capability {gpu['compute_capability']})",
+            "driver": gpu["driver"],
+            "torch / CUDA": f"{v['torch']} / {v['torch_cuda']}",
+            "triton": v["triton"],
+            "python": v["python"],
+            "date (UTC)": run["started"].replace("Z", "+00:00"),
+            "command": f"`{run['command']}`",
+            "timing": raw["timing"],
+            "inputs": raw["inputs"],
+            "clocks, start of sweep": _clock_words(run["clocks"]["sweep_start"]),
+            "clocks, end of comparison": _clock_words(run["clocks"]["compare_end"]),
+        }.items()
+    )
+
+
+def check_triton_shared_memory(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    raw = _triton_raw()
+    limits = {int(m) for e in raw["sweep"]["configs"] for m in re.findall(r"Hardware limit: (\d+)", e["error"] or "")}
+    (limit,) = limits
+    assert list(table[0])[3] == f"fits ({limit:,} bytes)"
+    reported = {}
+    for e in raw["sweep"]["configs"]:
+        for m in re.findall(r"Required: (\d+)", e["error"] or ""):
+            reported[_label(e["config"])] = int(m)
+    for c in raw["compare"]["compiled"]:
+        if c["config"] is not None and c["shared_bytes"] is not None and c["dtype"] != "float8_e4m3fn":
+            reported[_label(c["config"])] = c["shared_bytes"]
+    # The rows are the code's TMA candidates, which must be the ones the run swept.
+    tma = [c for c in raw["candidates"] if c["kernel"] == "tma"]
+    assert [_code_label(c) for c in configs.CANDIDATES if c.kernel == "tma"] == [_label(c) for c in tma]
+    assert len(table) == len(tma)
+    for row, c in zip(table, tma, strict=True):
+        label = _label(c)
+        assert row["configuration"] == f"`{label}`"
+        # num_stages buffers of an A tile and a B tile, and the output tile (half of it with a subtiled epilogue)
+        count = 2 * (c["num_stages"] * (c["block_m"] + c["block_n"]) * c["block_k"])
+        count += 2 * c["block_m"] * (c["block_n"] // 2 if c["epilogue_subtile"] else c["block_n"])
+        assert row["bytes by count"] == f"{count:,}"
+        assert row["bytes the compiler reported"] == (f"{reported[label]:,}" if label in reported else "–")
+        assert row[list(row)[3]] == ("yes" if count <= limit else "no")
+        if label in reported:  # the count is the compiler's figure to within its barriers (under 64 bytes)
+            assert 0 <= reported[label] - count < 64, label
+
+
+def _trials(layout: str, shape: list[int]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A class of the issue-29 tuning record (read with json) and its timed trials, fastest first."""
+    (c,) = [c for c in _tuning_raw("gemm/triton-gemm-tuning-h100-issue29")["classes"]
+            if c["layout"] == layout and c["shape"] == shape]  # fmt: skip
+    return c, sorted((t for t in c["trials"] if t["ms"] is not None), key=lambda t: t["ms"])
+
+
+def _geomean(rows: list[dict[str, Any]]) -> float:
+    return statistics.geometric_mean([r["ratio"] for r in rows if r["ratio"] is not None])
+
+
+def check_triton_arc(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    assert [int(row["step"]) for row in table] == list(range(1, 8))
+    for row in table[:4]:  # the kernel on the squares of the first run
+        label = row["configuration"].strip("`")
+        (entry,) = [e for e in _triton_raw()["sweep"]["configs"] if _label(e["config"]) == label]
+        for size in (4096, 8192):
+            (case,) = [r for r in entry["results"] if r["m"] == size]
+            assert float(row[f"{size}³"]) == pytest.approx(case["ratio"], abs=6e-4), row
+        assert (row["first sweep"], row["random sweep"], row["held-out sweep"]) == ("–", "–", "–")
+    assert [row["configuration"] for row in table[:4]] == [
+        "`blocked 128x128x64 g8 s4 w4`", "`blocked 128x256x64 g8 s3 w8`", "`tma 128x256x64 g8 s3 w8`",
+        "`tma 128x256x64 g8 s4 w8 sub`",
+    ]  # fmt: skip
+    for row, name in zip(table[4:], ("triton-gemm-sweep-h100", "triton-gemm-sweep-h100-issue29",
+                                      "triton-gemm-sweep-h100-held-out"), strict=True):  # fmt: skip
+        rows = _sweep_raw(name)["rows"]
+        for column, sweep in (("first sweep", "first"), ("random sweep", "random"), ("held-out sweep", "held-out")):
+            chosen = [r for r in rows if r["dtype"] == "bfloat16" and r.get("sweep", "first") == sweep]
+            if not chosen:
+                assert row[column] == "–"
+            else:
+                assert float(row[column]) == pytest.approx(_geomean(chosen), abs=6e-4), (row, column)
+
+
+def check_triton_random_before_after(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    dtype = _kwarg(kwargs, "dtype", 0, "bfloat16")
+    before = {(r["layout"], r["m"], r["n"], r["k"]): r for r in _sweep_raw("triton-gemm-sweep-h100-issue29")["rows"]
+              if r["sweep"] == "random" and r["dtype"] == dtype}  # fmt: skip
+    after = [r for r in _sweep_raw()["rows"] if r["sweep"] == "random" and r["dtype"] == dtype]
+    assert len(table) == len(after) == len(before) > 0
+    for row, r in zip(table, after, strict=True):
+        old = before[(r["layout"], r["m"], r["n"], r["k"])]
+        assert (row["product"], row["M×N×K"], row["layout"]) == (r["label"], f"{r['m']}×{r['n']}×{r['k']}", r["layout"])
+        assert float(row["before"]) == pytest.approx(old["ratio"], abs=6e-4)
+        assert float(row["after"]) == pytest.approx(r["ratio"], abs=6e-4)
+        assert row["before: configuration"].startswith(f"`{_label(old['config']).split(' split')[0]}")
+        assert row["after: configuration"].startswith(f"`{_label(r['config']).split(' split')[0]}")
+
+
+def check_triton_uneven_rows(markdown: str, kwargs: dict[str, Any]) -> None:
+    record_id = _kwarg(kwargs, "record_id", 0, "gemm/triton-gemm-sweep-h100-held-out")
+    rows = _sweep_raw(record_id.removeprefix("gemm/"))["rows"]
+    uneven = [r for r in rows if r["ratio"] is not None and max(r["kernel_ms"]) > 1.5 * min(r["kernel_ms"])]
+    tables = markdown_tables(markdown)
+    if not uneven:
+        assert tables == []
+        assert "No row" in markdown
+        return
+    (table,) = tables
+    assert len(table) == len(uneven)
+    for row, r in zip(table, uneven, strict=True):
+        assert row["M×N×K"] == f"{r['m']}×{r['n']}×{r['k']}"
+        assert [float(x) for x in row["Triton µs, 3 rounds"].split(", ")] == pytest.approx(
+            [x * 1e3 for x in r["kernel_ms"]], abs=0.051
+        )
+        assert float(row["ratio (medians)"]) == pytest.approx(r["ratio"], abs=6e-4)
+        assert float(row["fastest / fastest"]) == pytest.approx(min(r["peer_ms"]) / min(r["kernel_ms"]), abs=6e-4)
+
+
+def check_triton_cards(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    names = {"first sweep": "first", "random sweep": "random", "held-out sweep": "held-out", "tiny": "tiny"}
+    h100, h200 = _sweep_raw(), _sweep_raw("triton-gemm-sweep-h200-held-out")
+    assert h100["run"]["gpu"]["name"].startswith("NVIDIA H100")
+    assert h200["run"]["gpu"]["name"] == "NVIDIA H200"
+    assert len(table) == 9
+    for row in table:
+        dtype = {v: k for k, v in _SHORT.items()}[row["type"]]
+        sweep = names[row["shapes"]]
+        for card, raw in (("H100", h100), ("H200", h200)):
+            chosen = [r for r in raw["rows"] if r["dtype"] == dtype and r["sweep"] == sweep and r["ratio"] is not None]
+            if dtype == "float8_e4m3fn":
+                chosen = [r for r in chosen if min(r["m"], r["n"], r["k"]) >= 1024]
+            assert float(row[f"{card}: geometric mean"]) == pytest.approx(_geomean(chosen), abs=6e-4), (row, card)
+            assert float(row[f"{card}: lowest"]) == pytest.approx(min(r["ratio"] for r in chosen), abs=6e-4)
+
+
+CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
+    "triton_sweep_table": check_triton_sweep_table,
+    "triton_sweep_goal": check_triton_sweep_goal,
+    "triton_host_path": check_triton_host_path,
+    "triton_tuning_table": check_triton_tuning_table,
+    "triton_layout_checks": check_triton_layout_checks,
+    "triton_sweep_kernels": check_triton_sweep_kernels,
+    "triton_trials": check_triton_trials,
+    "triton_sweep_changes": check_triton_sweep_changes,
+    "triton_goal": check_triton_goal,
+    "triton_sweep": check_triton_sweep,
+    "triton_compare": check_triton_compare,
+    "triton_fp8": check_triton_fp8,
+    "triton_compiled": check_triton_compiled,
+    "triton_overhead": check_triton_overhead,
+    "triton_run": check_triton_run,
+    "triton_shared_memory": check_triton_shared_memory,
+    "triton_arc": check_triton_arc,
+    "triton_random_before_after": check_triton_random_before_after,
+    "triton_uneven_rows": check_triton_uneven_rows,
+    "triton_cards": check_triton_cards,
+}
+
+
+def test_the_triton_page_prose_matches_the_issue_29_records() -> None:
+    """What docs/gemm/triton.md says in words about the issue-29 runs, checked against the records."""
+    # Tiny products: the blocked kernel won on 3×5×7.
+    assert _trials("NN", [3, 5, 7])[1][0]["config"]["kernel"] == "blocked"
+    # Under-filled waves: 128×128 tiles won in both layouts; every split-K candidate lost.
+    for layout in ("NN", "NT"):
+        _, timed = _trials(layout, [2304, 768, 3072])
+        assert (timed[0]["config"]["block_m"], timed[0]["config"]["block_n"]) == (128, 128)
+        assert timed[0]["config"]["kernel"] == "tma"
+    # Rows off 128-byte lines: in place fastest at 2000³, the pointer kernel next among the other two ways, both
+    # near cuBLAS; the padded copy wins at 5000³, every option well short of cuBLAS there.
+    c, timed = _trials("NN", [2000, 2000, 2000])
+    ways = [("blocked" if t["config"]["kernel"] == "blocked" else "pad" if t["config"].get("pad_rows") else "in place")
+            for t in timed]  # fmt: skip
+    assert ways[0] == "in place"
+    assert ways.index("blocked") < ways.index("pad")
+    assert c["cublas_ms"] / timed[0]["ms"] > 0.95
+    assert c["cublas_ms"] / next(t for t, w in zip(timed, ways, strict=True) if w == "blocked")["ms"] > 0.9
+    c, timed = _trials("NN", [5000, 5000, 5000])
+    assert timed[0]["config"].get("pad_rows")
+    assert c["cublas_ms"] / timed[0]["ms"] < 0.8
+    assert (4000 % 32, 6000 % 32, 6000 % 16) == (0, 16, 0)  # 2000 and 3000 bf16 columns
+    # Transposed operands: 128×128 won both; Triton ran NT and TN at the same rate (within 2 %), cuBLAS NT faster.
+    (nt, nt_timed), (tn, tn_timed) = _trials("NT", [512, 11008, 4096]), _trials("TN", [512, 11008, 4096])
+    assert nt_timed[0]["config"] == tn_timed[0]["config"]
+    assert (nt_timed[0]["config"]["block_m"], nt_timed[0]["config"]["block_n"]) == (128, 128)
+    assert abs(nt_timed[0]["ms"] / tn_timed[0]["ms"] - 1) < 0.02
+    assert nt["cublas_ms"] < tn["cublas_ms"]
+    # Issue 29's run: the first sweep's geometric means held and 3000³ was under the floor; the random sweep missed
+    # both.
+    rows = _sweep_raw("triton-gemm-sweep-h100-issue29")["rows"]
+    for dtype in ("bfloat16", "float16"):
+        first = [r for r in rows if r["sweep"] == "first" and r["dtype"] == dtype]
+        random = [r for r in rows if r["sweep"] == "random" and r["dtype"] == dtype]
+        assert statistics.geometric_mean([r["ratio"] for r in first]) >= 0.95
+        under = [r for r in first if r["m"] * r["n"] * r["k"] >= 2**30 and r["ratio"] < 0.8]
+        assert [(r["m"], r["n"], r["k"]) for r in under] == [(3000, 3000, 3000)]
+        assert statistics.geometric_mean([r["ratio"] for r in random]) < 0.95
+        assert min(r["ratio"] for r in random if r["m"] * r["n"] * r["k"] >= 2**30) < 0.8
+        # Forward products at about ten thousand tokens, and weight gradients of large layers, near cuBLAS.
+        near = [r for r in random if (r["label"].endswith(" tokens") and ("forward" in r["label"] and r["m"] > 8000))
+                or ("weight-grad" in r["label"] and r["m"] >= 8192)]  # fmt: skip
+        assert near
+        assert all(r["ratio"] > 0.94 for r in near), [(r["label"], r["ratio"]) for r in near]
+        # 1481×13824×5120 ran under the floor with the split-K tiling of its class; BERT-large's weight gradient
+        # took the small tiles.
+        (big,) = [r for r in random if (r["m"], r["n"], r["k"]) == (1481, 13824, 5120)]
+        assert big["ratio"] < 0.8
+        assert big["config"]["kernel"] == "splitk"
+        (bert,) = [r for r in random if r["label"].startswith("BERT-large attention out, weight-grad")]
+        assert (bert["config"]["block_m"], bert["config"]["block_n"]) == (64, 128)
+    # 3000³ got slower than in the first run.
+    before = {(r["dtype"], r["m"]): r for r in _sweep_raw("triton-gemm-sweep-h100")["rows"] if r["m"] == 3000}
+    for r in rows:
+        if r["m"] == 3000 and r["sweep"] == "first":
+            assert r["ratio"] < before[(r["dtype"], 3000)]["ratio"]
+
+
+def _losers_trials(layout: str, shape: list[int]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A class of the third tuning record (read with json) and its timed trials, fastest first."""
+    (c,) = [c for c in _tuning_raw("gemm/triton-gemm-tuning-h100-losers")["classes"]
+            if c["layout"] == layout and c["shape"] == shape]  # fmt: skip
+    return c, sorted((t for t in c["trials"] if t["ms"] is not None), key=lambda t: t["ms"])
+
+
+def test_the_triton_page_prose_matches_the_third_tuning_and_the_held_out_run() -> None:
+    """What docs/gemm/triton.md says in words about step 7 and the arc, checked against the records."""
+    # Step 2 of the arc: the blocked kernel with 128×256 tiles reaches cuBLAS on 8192³ (within 0.5 %).
+    (entry,) = [e for e in _triton_raw()["sweep"]["configs"] if _label(e["config"]) == "blocked 128x256x64 g8 s3 w8"]
+    assert next(r for r in entry["results"] if r["m"] == 8192)["ratio"] > 0.995
+    # ... and with TMA and a persistent grid (step 3) it is level with cuBLAS on both squares (within 2 %).
+    (entry,) = [e for e in _triton_raw()["sweep"]["configs"] if _label(e["config"]) == "tma 128x256x64 g8 s3 w8"]
+    assert all(r["ratio"] > 0.98 for r in entry["results"] if r["m"] in (4096, 8192))
+    # Decode: a narrow (≤ 64 columns) split-K tile with one slice won on 29×4096×1024.
+    c, timed = _losers_trials("NT", [29, 4096, 1024])
+    assert timed[0]["config"]["kernel"] == "splitk"
+    assert timed[0]["config"]["block_n"] <= 64
+    assert timed[0]["split_k"] == 1
+    # The split tail: wherever a tail trial split (split > 1) it was slower than the class's best plain trial, and
+    # 172 tiles of 128×256 for 512×11008 take two rounds of 132, the second under a third full.
+    # Where the rule put the whole product on the split-K kernel (no persistent rows), only 512×512×16384, it won.
+    split_any, whole = False, []
+    for cls in _tuning_raw("gemm/triton-gemm-tuning-h100-losers")["classes"]:
+        timed = [t for t in cls["trials"] if t["ms"] is not None]
+        plain = min(t["ms"] for t in timed if not t["config"].get("split_tail"))
+        m, n, k = cls["shape"]
+        for t in timed:
+            if t["config"].get("split_tail") and t["split_k"] > 1:
+                head_rows, _ = configs.tail_rows(m, n, k, configs.Config(**t["config"]), 132)
+                if head_rows == 0:
+                    whole.append((cls["shape"], t["ms"] < plain))
+                    continue
+                split_any = True
+                assert t["ms"] > plain, (cls["shape"], t)
+    assert split_any
+    assert [shape for shape, won in whole if won] == [[512, 512, 16384]]
+    assert (-(-512 // 128) * -(-11008 // 256), (172 - 132) / 132 < 1 / 3) == (172, True)
+    # 3000³: every candidate well short of cuBLAS (under 0.7), the pointer kernel the slowest; 288 tiles, 3 rounds.
+    c, timed = _losers_trials("NN", [3000, 3000, 3000])
+    assert all(c["cublas_ms"] / t["ms"] < 0.7 for t in timed)
+    assert timed[-1]["config"]["kernel"] == "blocked"
+    assert (-(-3000 // 128) * -(-3000 // 256), -(-288 // 132)) == (288, 3)
+    assert (3000 % 16, 2000 % 16) == (8, 0)  # Triton's divisibility-by-16 specialization of a pointer stride
+    # The held-out run: the held-out misses below 0.85 whose rounds agree are small-N, long-K products and one K-heavy
+    # input gradient; none had a class of its own in any tuning record.
+    rows = _sweep_raw()["rows"]
+    even = [r for r in rows if r["sweep"] == "held-out" and r["ratio"] < 0.85
+            and max(r["kernel_ms"]) <= 1.5 * min(r["kernel_ms"]) and r["m"] * r["n"] * r["k"] >= 2**30]  # fmt: skip
+    assert even
+    assert all(r["n"] < 1000 or r["k"] > 16384 for r in even), [(r["m"], r["n"], r["k"]) for r in even]
+    from gpukb.gemm.triton import tuning
+
+    active = tuning.active_table()
+    for r in even:
+        assert tuning.ShapeClass.of(r["dtype"], r["layout"], r["m"], r["n"], r["k"]) not in active
+        assert tuning.ShapeClass.of("bfloat16", r["layout"], r["m"], r["n"], r["k"]) not in active
+    # Uneven rounds: the Triton side only; the H200 run had none.
+    uneven = [r for r in rows if r["ratio"] and max(r["kernel_ms"]) > 1.5 * min(r["kernel_ms"])]
+    assert uneven
+    h200 = _sweep_raw("triton-gemm-sweep-h200-held-out")["rows"]
+    assert not [r for r in h200 if r["ratio"] and max(r["kernel_ms"]) > 1.5 * min(r["kernel_ms"])]
+    # The held-out draw was fixed by a commit named in the record, and the goal rows are not met on it.
+    assert re.fullmatch(r"seed 909044, 32 products, fixed by commit [0-9a-f]{40}", _sweep_raw()["held_out"])
