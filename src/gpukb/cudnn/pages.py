@@ -358,8 +358,9 @@ def findings(record_id: str = CONV_H100) -> str:
         f"- **NHWC or NCHW?** NHWC. On the GPU alone, torch's NHWC convolution beat its NCHW one in "
         f"{len(pairs) - sum(1 for _, nchw, nhwc in pairs if nhwc.torch_graph_ms >= nchw.torch_graph_ms)} of "
         f"{len(pairs)} layer-and-type cases{but}; NCHW took a median {statistics.median(ratios):.2f}× as long "
-        f"({ratios[0]:.2f}–{ratios[-1]:.2f}×). Quote the torch columns of [the ratio table](../h100/#nchw-over-nhwc): the "
-        "program's columns and every per-call time also hold the legacy API's host time.",
+        f"({ratios[0]:.2f}–{ratios[-1]:.2f}×). Quote the torch columns of "
+        "[the ratio table](../h100/#nchw-over-nhwc): the program's columns and every per-call time also hold the "
+        "legacy API's host time.",
         f"- **How close to the roofline?** torch's fp16 NHWC convolutions reached {shares[0]:.0%} to {shares[-1]:.0%} "
         f"of their roofline bound on the GPU alone (median {statistics.median(shares):.0%}), bounded by the H100's "
         "measured ceilings.",
