@@ -3,6 +3,7 @@ off/reentrant/non-reentrant, and plain training of the same model; check block a
 what torch.utils.checkpoint does without use_reentrant.
 
 Usage: PYTHONPATH=src python bench/distributed_fsdp.py OUTPUT.json [--steps 8] [--repeats 3] [--batch 8]
+       [--model gpt-small|gpu-bound] [--configs DEFAULT:none,PURE:none] [--rounds N]
        PYTHONPATH=src NCCL_NVLS_ENABLE=0 torchrun --nproc_per_node=N bench/distributed_fsdp.py OUTPUT.json
 
 Alone, one process and a NCCL process group of world size 1 (``fully_shard`` needs a mesh): no collective moves
@@ -65,6 +66,13 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--tiny", action="store_true", help="the tiny model on the CPU with gloo (a smoke test)")
     parser.add_argument(
+        "--model",
+        choices=("gpt-small", "gpu-bound"),
+        default="gpt-small",
+        help="gpt-small: ModelConfig.gpt_small (110M parameters); gpu-bound: ModelConfig.gpu_bound (875M), whose "
+        "step an H100 spends in matmuls",
+    )
+    parser.add_argument(
         "--configs",
         help="comma-separated MODE:CHECKPOINTING[:bf16] (MODE FULL, DEFAULT, PURE or plain), default: all twelve",
     )
@@ -94,7 +102,7 @@ def fsdp(script: Script) -> FsdpTraining | None:
         "(torch default)."
         + (
             f" Interleaved: {args.rounds} rounds, each configuration trained afresh once per round, the "
-            "configurations alternating within a round."
+            "configurations in the given order in odd rounds and reversed in even ones."
             if args.rounds > 1
             else ""
         ),
@@ -103,7 +111,15 @@ def fsdp(script: Script) -> FsdpTraining | None:
     blocks = [] if args.tiny or rank != 0 else block_checks(device)
     if rank == 0:
         print("checkpoint without use_reentrant:", warning, flush=True)
-    config = ModelConfig.tiny() if args.tiny else ModelConfig.gpt_small()
+    if args.tiny and args.model != "gpt-small":
+        raise SystemExit(f"--tiny trains the tiny model; --model {args.model} does not apply")
+    config = (
+        ModelConfig.tiny()
+        if args.tiny
+        else ModelConfig.gpu_bound()
+        if args.model == "gpu-bound"
+        else ModelConfig.gpt_small()
+    )
     if args.configs:
         configs = []
         for item in args.configs.split(","):
@@ -115,7 +131,9 @@ def fsdp(script: Script) -> FsdpTraining | None:
     repeats = 1 if args.rounds > 1 else args.repeats
     runs = []
     by_name: dict[str, dict] = {}
-    for mode, impl, autocast in [c for _ in range(args.rounds) for c in configs]:
+    # Odd rounds run the configurations in reverse (A B, B A, ...) so that neither always goes first.
+    order = [c for r in range(args.rounds) for c in (configs if r % 2 == 0 else configs[::-1])]
+    for mode, impl, autocast in order:
         p = (
             None
             if mode is None

@@ -1,9 +1,12 @@
-"""Helpers the tests share: where the repository is, the skip-or-fail rule for missing tools, a bare PATH."""
+"""Helpers the tests share: where the repository is, the skip-or-fail rule for missing tools, a bare PATH, the
+H100's quoted ceilings read straight from their record."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import statistics
 import sys
 from pathlib import Path
 
@@ -68,3 +71,21 @@ def mkdocs_config() -> dict:
 
     _Loader.add_multi_constructor("", lambda loader, suffix, node: None)
     return yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_Loader)
+
+
+def h100_ceilings_json() -> dict[str, float]:
+    """The H100 ceilings every page quotes, read straight from the interleaved run's JSON without the library:
+    the median over rounds of the 1 GiB ``copy_`` (GB/s) and of the fp16 and bf16 products at 4096×4096×8192
+    (TFLOP/s). What the tests check the library's figures against."""
+    path = ROOT / "src/gpukb/data/results/performance/ceilings-h100.json"
+    timings = json.loads(path.read_text(encoding="utf-8"))["timings"]
+
+    def median(item: str) -> float:
+        return statistics.median(t["rate"] for t in timings if t["item"] == item)
+
+    shape = "4096x4096x8192"
+    return {
+        "bandwidth": median("copy-1gib"),
+        "fp16": median(f"gemm-fp16-{shape}"),
+        "bf16": median(f"gemm-bf16-{shape}"),
+    }

@@ -116,7 +116,22 @@ def test_chapters_are_found() -> None:
 
 def test_every_docs_folder_is_a_declared_chapter() -> None:
     folders = {d.name for d in (ROOT / "docs").iterdir() if d.is_dir() and any(d.glob("*.md"))}
-    assert sorted(folders - set(NAMES) - set(NO_PAGE_LAYER)) == [], "declare a Chapter in the package's __init__"
+    declared = chapters.docs_folders()
+    assert sorted(folders - set(declared) - set(NO_PAGE_LAYER)) == [], "declare a Chapter in the package's __init__"
+    assert sorted(set(declared) - folders) == [], "a declared docs folder holds no page"
+
+
+def test_a_chapters_folders_start_with_its_name() -> None:
+    assert chapters.chapter("about").folders == ("about", "contributing")
+    assert chapters.chapter("formats").folders == ("formats",)
+    with pytest.raises(ValueError, match=r"first docs folder is its name; got \['contributing', 'demo'\]"):
+        Chapter(name="demo", title="Demo", summary="A demo.", folders=("contributing", "demo"))
+    with pytest.raises(ValueError, match=r"one lowercase word .*got 'Docs/x'"):
+        Chapter(name="demo", title="Demo", summary="A demo.", folders=("demo", "Docs/x"))
+    with pytest.raises(ValueError, match=r"names a docs folder twice"):
+        Chapter(name="demo", title="Demo", summary="A demo.", folders=("demo", "demo"))
+    with pytest.raises(TypeError, match=r"folders must be a tuple of strings"):
+        Chapter(name="demo", title="Demo", summary="A demo.", folders="demo")
 
 
 @pytest.mark.parametrize("chapter", DECLARED, ids=NAMES)

@@ -11,11 +11,26 @@ from __future__ import annotations
 import math
 import re
 
-from gpukb import chapters
 from tests.page_calls import page_calls, rendered
 
 _HEADING = re.compile(r"^### \d+\. (?P<title>.+?) \{#problem-(?P<id>[a-z0-9-]+)\}$", re.M)
 _NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?")
+
+
+def problems_call(chapter: str):
+    """The one render block that prints the chapter's worked problems (from its page layer, one module or a package
+    of per-page modules).
+
+    Raises:
+        AssertionError: If no page of the chapter renders its worked problems, or more than one does.
+    """
+    calls = [
+        c
+        for c in page_calls()
+        if c.function == "worked_problems" and (c.module + ".").startswith(f"gpukb.{chapter}.pages.")
+    ]
+    assert len(calls) == 1, f"the {chapter} chapter renders its worked problems {len(calls)} times"
+    return calls[0]
 
 
 def rendered_problems(chapter: str) -> dict[str, str]:
@@ -24,10 +39,7 @@ def rendered_problems(chapter: str) -> dict[str, str]:
     Raises:
         AssertionError: If no page of the chapter renders its worked problems, or more than one does.
     """
-    layers = chapters.chapter(chapter).page_layers
-    calls = [c for c in page_calls() if c.function == "worked_problems" and c.module in layers]
-    assert len(calls) == 1, f"the {chapter} chapter renders its worked problems {len(calls)} times"
-    text = rendered(calls[0])
+    text = rendered(problems_call(chapter))
     heads = list(_HEADING.finditer(text))
     assert heads, f"no problem headings in the {chapter} chapter's worked problems"
     ends = [h.start() for h in heads[1:]] + [len(text)]

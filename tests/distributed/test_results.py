@@ -380,3 +380,17 @@ def test_the_committed_collectives_record_says_how_it_was_converted() -> None:
     assert (raw["schema_version"], raw["repeats"]) == (2, 1)
     assert raw["run"]["notes"][-1] == CONVERSION_NOTE
     assert all(r["ms"]["n"] == 1 for r in raw["rows"])
+
+
+def test_pure_gain_on_four_gpus_is_below_five_percent() -> None:
+    """The four-H100 record answers the "5-15% faster" claim: PURE is not slower than DEFAULT, and the 95%
+    interval of the per-round ratio's median ends below 1.05 (the sign-test interval, written out here)."""
+    raw = json.loads((ROOT / "src/gpukb/data/results/distributed/fsdp-modes-h100x4.json").read_text("utf-8"))
+    runs = {r["mixed_precision"]: r for r in raw["runs"]}
+    ratios = sorted(p / d for p, d in zip(runs["PURE"]["tokens_per_s"], runs["DEFAULT"]["tokens_per_s"], strict=True))
+    assert len(ratios) == 12
+    assert raw["world_size"] == 4
+    # P(Bin(12, 1/2) <= 2) = 79/4096: the 3rd smallest and 3rd largest bound the median with 96.1%
+    low, high = ratios[2], ratios[-3]
+    assert 1.0 < low <= statistics.median(ratios) <= high < 1.05
+    assert runs["PURE"]["peak_bytes"] == runs["DEFAULT"]["peak_bytes"]

@@ -52,8 +52,18 @@ def check_memory_budget(out: str) -> None:
     assert (full / 2**30, fused / 2**30) == (pytest.approx(1.5, abs=0.005), pytest.approx(0.5, abs=0.005))
 
 
+def check_median_interval(out: str) -> None:
+    lines = out.splitlines()
+    # n = 12: P(X <= 2) = (1 + 12 + 66) / 4096 for X ~ Binomial(12, 1/2), so j = 3 covers 1 - 2 * 79/4096 = 0.9614;
+    # j = 4 would cover 1 - 2 * 299/4096 = 0.854, under 95%
+    assert lines[0] == f"median interval: 1.0 to 1.03, coverage {1 - 2 * 79 / 4096:.4f}"
+    assert lines[1] == f"1 - 2 P(Binomial(12, 1/2) < 3) = {1 - 2 * 79 / 4096:.4f}"
+    assert lines[2] == "sorted: [0.98, 0.99, 1.0, 1.01, 1.01, 1.01, 1.02, 1.02, 1.02, 1.03, 1.03, 1.04]"
+
+
 CHECKS: dict[str, Callable[[str], None]] = {
     "snippets/distributed/fsdp_config.py": check_fsdp_config,
     "snippets/distributed/ring_allreduce.py": check_ring_allreduce,
     "snippets/distributed/memory_budget.py": check_memory_budget,
+    "snippets/distributed/median_interval.py": check_median_interval,
 }

@@ -9,7 +9,7 @@ import pytest
 
 from gpukb.formats.pages import anatomy as anatomy_page
 from gpukb.formats.pages import fp8 as fp8_page
-from gpukb.formats.pages import index as index_page
+from gpukb.formats.pages import opening as index_page
 from gpukb.formats.results import CODEC_SPEED_ID, GPU_CHECKS_ID, CodecSpeed, GpuChecks
 from gpukb.records import load, measured_on, read
 

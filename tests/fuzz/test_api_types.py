@@ -142,7 +142,7 @@ CALLS: list[tuple[Callable[..., Any], dict[str, Any], set[str]]] = [
     # the site's shared layer: chapter declarations, data files, glossary, worked problems, tables, calculators
     (chapters.chapter, {"name": "formats"}, set()),
     (chapters.resolve, {"target": "gpukb.tables:bytes_text"}, set()),
-    (chapters.Chapter, {"name": "x", "title": "X", "summary": "s", "position": 3, "cli": False,
+    (chapters.Chapter, {"name": "x", "title": "X", "summary": "s", "folders": ("x", "y"), "position": 3, "cli": False,
                         "page_layers": ("gpukb.x.pages",), "kinds": {"x.a": "gpukb.x.results:A"}}, {"cli"}),
     (chapters.DataFile, {"parser": "gpukb.glossary:parse", "table": "term", "schemas": (("term", "m:T"),)}, set()),
     (chapters.GpuRun, {"command": "python3 bench/x.py {out}", "record": "gemm/x-h100", "limit_s": 60}, set()),

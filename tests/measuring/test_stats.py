@@ -7,7 +7,7 @@ import math
 import pytest
 from pydantic import TypeAdapter
 
-from gpukb.measuring.stats import PartialSummary, RecordedSummary, Summary, summarize
+from gpukb.measuring.stats import PartialSummary, RecordedSummary, Summary, median_interval, summarize
 
 
 def test_quartiles_interpolate_linearly() -> None:
@@ -77,3 +77,40 @@ def test_a_recorded_timing_is_read_as_whichever_it_is() -> None:
     assert isinstance(read('{"median": 1, "n": 20}'), PartialSummary)
     with pytest.raises(ValueError, match="q1"):  # a summary with some quartiles is neither
         read('{"median": 1, "q1": 1}')
+
+
+# median_interval: the sign-test interval. Coverage values from the binomial distribution written out by hand:
+# n = 6: j = 1 covers 1 - 2/64 = 0.96875; n = 12: j = 3 covers 1 - 2·79/4096; n = 20: j = 6 covers
+# 1 - 2·(1 + 20 + 190 + 1140 + 4845 + 15504)/2^20 = 0.9586 (j = 7 would cover 0.8847).
+@pytest.mark.parametrize(
+    ("n", "rank", "coverage"),
+    [(6, 1, 1 - 2 / 64), (12, 3, 1 - 2 * 79 / 4096), (20, 6, 1 - 2 * 21700 / 2**20)],
+)
+def test_median_interval_takes_the_widest_rank_with_enough_coverage(n, rank, coverage) -> None:
+    values = [float(10 * i) for i in range(n)][::-1]  # order of input does not matter
+    low, high, got = median_interval(values)
+    assert (low, high) == (10.0 * (rank - 1), 10.0 * (n - rank))
+    assert got == pytest.approx(coverage, rel=1e-12)
+
+
+def test_median_interval_at_lower_confidence_is_narrower() -> None:
+    values = list(range(20))
+    assert median_interval(values, confidence=0.80)[:2] == (6, 13)  # j = 7 covers 0.8847 >= 0.80; j = 8 0.7368
+
+
+@pytest.mark.parametrize(
+    ("samples", "confidence", "error", "message"),
+    [
+        ([1.0] * 5, 0.95, ValueError, "needs at least 6 samples; got 5"),
+        ([], 0.95, ValueError, "got 0"),
+        ([1.0] * 8 + [float("nan")], 0.95, ValueError, "finite"),
+        ([1.0] * 8, 1.0, ValueError, "strictly between 0 and 1"),
+        ([1.0] * 8, float("nan"), ValueError, "strictly between 0 and 1"),
+        ([1.0] * 8, True, TypeError, "confidence"),
+        ([1.0] * 7 + ["2"], 0.95, TypeError, "real numbers"),
+        ("123456", 0.95, TypeError, "not str"),
+    ],
+)
+def test_median_interval_refuses(samples, confidence, error, message) -> None:
+    with pytest.raises(error, match=message):
+        median_interval(samples, confidence)

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from gpukb.performance import specs
-from gpukb.performance.ceilings import measured_ceilings
+from gpukb.performance.ceilings import h100_ceilings, measured_ceilings
 from gpukb.performance.pages import bounding as bounding_page
 from gpukb.performance.pages import datasheets as datasheets_page
 from gpukb.performance.pages import h100 as h100_page
@@ -68,8 +68,9 @@ def test_square_table_has_one_row_per_size() -> None:
 
 def test_ceilings_table_and_ridges() -> None:
     rows = {row[0]: row for row in _rows(h100_page.ceilings_table())}
-    measured = measured_ceilings(RUN)
+    measured = h100_ceilings()  # the H100's copy and fp16/bf16 ceilings are the interleaved run's
     assert rows["memory bandwidth (GB/s)"][1] == f"{measured['bandwidth']:,.0f}"
+    assert rows["fp32 matrix product (TFLOP/s)"][1] == f"{measured_ceilings(RUN)['fp32']:,.1f}"  # the sweep's best
     sheet = specs.load().gpu("h100-sxm5").figure("bf16_tensor").dense
     ridge = measured["bf16"] * 1e3 / measured["bandwidth"]
     assert rows["bf16 matrix product (TFLOP/s)"][1:4] == [f"{measured['bf16']:,.1f}", f"{sheet:,.1f} †",
@@ -86,7 +87,7 @@ def test_spec_table_puts_the_measurement_next_to_the_datasheets() -> None:
     bf16 = rows["BF16 tensor core, dense (TFLOP/s)"]
     assert bf16[1] == "–"  # V100 has no bf16
     assert bf16[3] == "989.5 †"  # H100 SXM5: 1979 with sparsity, halved; † = read in copies of the datasheet
-    assert bf16[-1] == f"{measured_ceilings(RUN)['bf16']:,.1f}"  # the last column: the measured value
+    assert bf16[-1] == f"{h100_ceilings()['bf16']:,.1f}"  # the last column: the measured value
     assert rows["FP16 tensor core, dense (TFLOP/s)"][1] == "125"  # confirmed in NVIDIA's own text: no mark
 
 
@@ -136,7 +137,7 @@ def test_intensity_table_recomputes_the_notes_examples() -> None:
     assert [row[3] for row in rows] == ["315.08", "1.00", "2.00", "0.25"]
     assert rows[0][4:] == ["compute", "compute"]
     assert "limit on V100 (ridge 139)" in table
-    measured = measured_ceilings(RUN)
+    measured = h100_ceilings()
     assert f"limit on this H100 (ridge {measured['bf16'] * 1e3 / measured['bandwidth']:.0f})" in table
 
 
@@ -169,3 +170,17 @@ def test_notes_list_holds_the_suites_notes() -> None:
     lines = h100_page.notes_list().splitlines()
     assert [line.split(":", 1)[0] for line in lines] == [f"- {note.split(':', 1)[0]}" for note in RUN.suite_notes()]
     assert {"- mistakes", "- gemm"} <= {line.split(":", 1)[0] for line in lines}
+
+
+def test_the_answer_states_the_quoted_ceilings_against_the_datasheet() -> None:
+    """The page's opening answer: the quoted ceilings (read from their record here) as shares of the datasheet."""
+    from tests.helpers import h100_ceilings_json
+
+    quoted = h100_ceilings_json()
+    text = re.sub(r"<[^>]+>", "", h100_page.h100_answer())
+    sheet = specs.load().gpu("h100-sxm5")
+    bandwidth, peak = sheet.figure("memory_bandwidth").value, sheet.figure("bf16_tensor").dense
+    assert f"{quoted['bandwidth']:.0f} GB/s ({100 * quoted['bandwidth'] / bandwidth:.0f}% of the datasheet's" in text
+    assert f"bf16 matrices at {quoted['bf16']:.1f} TFLOP/s and fp16 at {quoted['fp16']:.1f} TFLOP/s" in text
+    assert f"({100 * quoted['bf16'] / peak:.0f}% and {100 * quoted['fp16'] / peak:.0f}% of the dense peak" in text
+    assert sheet.figure("fp16_tensor").dense == peak  # "the dense peak the datasheet gives both"

@@ -249,7 +249,7 @@ def test_an_installed_wheel_finds_and_renders_its_records(tmp_path) -> None:
         f"assert gpukb.__file__.startswith({str(installed)!r}), gpukb.__file__; "
         "ids = r.record_ids(); print(len(ids)); "
         "print('\\n'.join(r.measured_on(r.load(i).run) for i in ids)); "
-        "from gpukb.formats.pages import tf32_check; print(tf32_check())"
+        "from gpukb.formats.pages.anatomy import tf32_check; print(tf32_check())"
     )
     proc = subprocess.run(
         [sys.executable, "-c", script],
@@ -264,7 +264,7 @@ def test_an_installed_wheel_finds_and_renders_its_records(tmp_path) -> None:
     count = int(lines[0])
     assert count == len(records.record_ids()) > 0
     assert all(line.startswith("Measured on ") for line in lines[1 : 1 + count])
-    from gpukb.formats.pages import tf32_check  # the same recorded table, rendered from the checkout
+    from gpukb.formats.pages.anatomy import tf32_check  # the same recorded table, rendered from the checkout
 
     assert "\n".join(lines[1 + count :]) == tf32_check()
 

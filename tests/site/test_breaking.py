@@ -111,17 +111,17 @@ def test_every_corruption_on_the_page_is_a_test() -> None:
     assert [row["test"].strip("`") for row in table] == list(CORRUPTIONS)
 
 
-def test_the_page_is_in_the_about_tab() -> None:
+def test_the_page_is_in_the_contributing_tab() -> None:
     text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
-    about = text.split("  - About:", 1)[1].split("\n  - ", 1)[0]
-    assert "about/breaking.md" in about
+    contributing = text.split("  - Contributing:", 1)[1].split("\n  - ", 1)[0]
+    assert "contributing/breaking.md" in contributing
 
 
 def test_the_tests_the_page_names_exist() -> None:
     """Each test file, folder and test function the page says re-runs an attack is there."""
     import re
 
-    text = (ROOT / "docs" / "about" / "breaking.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "contributing" / "breaking.md").read_text(encoding="utf-8")
     paths = set(re.findall(r"`(tests/[\w/.]*)`", text))
     assert {"tests/fuzz/", "tests/site/test_fences.py", "tests/site/test_table_mutations.py",
             "tests/site/test_data_files.py"} <= paths  # fmt: skip

@@ -7,16 +7,14 @@ import pytest
 from gpukb import chapters
 from gpukb.problems import Problem, markdown
 from tests.helpers import ROOT
-from tests.page_calls import page_calls
-from tests.worked_problems import answer, rendered_problems
+from tests.worked_problems import answer, problems_call, rendered_problems
 
 CHAPTERS = [c.name for c in chapters.chapters() if c.package == f"gpukb.{c.name}"]
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_chapter_ends_with_worked_problems(chapter: str) -> None:
-    layers = chapters.chapter(chapter).page_layers
-    (call,) = [c for c in page_calls() if c.function == "worked_problems" and c.module in layers]
+    call = problems_call(chapter)
     page = (ROOT / call.page).read_text(encoding="utf-8")
     tail = page.rsplit("\n## ", 1)[1]
     assert tail.startswith("Worked problems\n"), f"{call.page}: the worked problems are not its last section"

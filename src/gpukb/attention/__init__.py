@@ -19,6 +19,7 @@ CHAPTER = Chapter(
     kinds={
         "attention.flash-forward": "gpukb.attention.results:FlashForward",
         "attention.flash-training": "gpukb.attention.results:FlashTraining",
+        "attention.gluon-forward": "gpukb.attention.results:GluonForward",
     },
     page_layers=tuple(f"gpukb.attention.pages.{page}" for page in _PAGES),
     checks={f"gpukb.attention.pages.{page}": f"tests.attention.pages.test_{page}" for page in ("cost", "kernel")},

@@ -8,8 +8,8 @@ Modules: :mod:`gpukb.cuda.limits` (per compute capability limits, sourced data),
 
 from gpukb.chapters import Chapter, DataFile
 
-#: One page module per page: ``docs/cuda/<page>.md`` is rendered by ``gpukb.cuda.pages.<page>``, whose tables
-#: ``tests/cuda/pages/test_<page>.py`` checks.
+#: One page module per page: ``docs/cuda/<page>.md`` is rendered by ``gpukb.cuda.pages.<page>`` (``index.md`` by
+#: ``opening``), whose tables ``tests/cuda/pages/test_<page>.py`` checks.
 _PAGES = ("execution", "opening", "kernels", "memory")
 
 CHAPTER = Chapter(

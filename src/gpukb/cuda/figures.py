@@ -50,7 +50,7 @@ def hierarchy_levels(record_id: str = DEVICE_ID, sweep_id: str = H100_SWEEP) -> 
     sms = int(p["multiProcessorCount"])
     gpu = specs.datasheet_for(record.run.gpu.name) if record.run.gpu else None
     sheet = gpu.figure("memory_bandwidth") if gpu else None
-    copy = ceilings.measured_ceilings(sweep_id).get("bandwidth")
+    copy = ceilings.quoted_ceilings(sweep_id).get("bandwidth")
     host = ceilings.sweep(sweep_id).host_device
     largest = max(r.bytes for r in host)
     pinned = next(r.gbps for r in host if r.direction == "h2d" and r.memory == "pinned" and r.bytes == largest)

@@ -3,9 +3,9 @@ convolutions in numpy, and the records of real cuDNN runs on a GPU."""
 
 from gpukb.chapters import Chapter, DataFile
 
-#: One page module per page: ``docs/cudnn/<page>.md`` is rendered by ``gpukb.cudnn.pages.<page>``, whose tables
-#: ``tests/cudnn/pages/test_<page>.py`` checks; what pages share is ``gpukb.cudnn.pages``'s, checked by
-#: ``tests.cudnn.pages``.
+#: One page module per page: ``docs/cudnn/<page>.md`` is rendered by ``gpukb.cudnn.pages.<page>`` (``index.md`` by
+#: ``opening``), whose tables ``tests/cudnn/pages/test_<page>.py`` checks; what pages share is
+#: ``gpukb.cudnn.pages``'s, checked by ``tests.cudnn.pages``.
 _PAGES = ("convolution", "descriptors", "h100", "opening")
 
 CHAPTER = Chapter(

@@ -15,13 +15,13 @@ from gpukb.chapters import Chapter, DataFile
 #: One page module per page: ``docs/distributed/<page>.md`` is rendered by ``gpukb.distributed.pages.<page>`` ("-" →
 #: "_"), whose tables ``tests/distributed/pages/test_<page>.py`` checks; the tables the one-GPU and two-GPU pages
 #: share are ``gpukb.distributed.pages``'s, checked by ``tests.distributed.pages``.
-_PAGES = ("opening", "options", "demonstrations", "memory", "single_gpu", "two_gpus", "collectives")
+_PAGES = ("opening", "options", "demonstrations", "memory", "single_gpu", "two_gpus", "four_gpus", "collectives")
 
 CHAPTER = Chapter(
     name="distributed",
     title="Distributed training",
     summary="FSDP's options and what each costs, memory per GPU, ring collectives and their bandwidth, "
-    "demonstrated on CPU ranks and measured on one and two H100s.",
+    "demonstrated on CPU ranks and measured on one, two and four H100s.",
     position=80,
     kinds={
         "distributed.collectives": "gpukb.distributed.results:CollectiveBandwidth",

@@ -36,6 +36,12 @@ class ModelConfig:
         return cls()
 
     @classmethod
+    def gpu_bound(cls) -> ModelConfig:
+        """A model whose step an H100 spends in matmuls, not in the host (875M parameters, d=2048, 16 layers):
+        the size at which FSDP's precision modes are compared for throughput."""
+        return cls(hidden=2048, heads=16, layers=16)
+
+    @classmethod
     def tiny(cls) -> ModelConfig:
         """A model for CPU tests (0.1M parameters)."""
         return cls(vocab=64, seq=16, hidden=32, heads=4, layers=2)

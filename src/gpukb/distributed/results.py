@@ -102,6 +102,9 @@ class CollectiveBandwidth(Record):
 #: Id of the committed interleaved rerun of the bfloat16 configurations on one GPU.
 FSDP_INTERLEAVED_ID = "distributed/fsdp-interleaved"
 
+#: Id of the committed comparison of DEFAULT and PURE on four H100s, in paired rounds (``ModelConfig.gpu_bound``).
+FSDP_MODES_ID = "distributed/fsdp-modes-h100x4"
+
 
 class CollectiveCall(StrictModel):
     """One collective FSDP2 called during a capture: its ``torch.distributed`` name and its input's dtype."""

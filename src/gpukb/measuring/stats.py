@@ -4,6 +4,7 @@ A single timing is a sample of a noisy process; a benchmark reports the median o
 range as its spread, and keeps the extremes so that outliers stay visible. :class:`Summary` is also the model of
 every timing stored in a results file (``gpukb.records``); :class:`PartialSummary` holds what records made before
 that rule kept (a median, sometimes other percentiles), converted without inventing the rest.
+:func:`median_interval` says how far the median of paired rounds can be trusted.
 """
 
 from __future__ import annotations
@@ -117,3 +118,50 @@ def summarize(samples: Sequence[float]) -> Summary:
     array = np.asarray(values, dtype=np.float64)
     q1, median, q3 = (float(x) for x in np.percentile(array, [25, 50, 75]))
     return Summary(median=median, q1=q1, q3=q3, min=float(array.min()), max=float(array.max()), n=len(values))
+
+
+def median_interval(samples: Sequence[float], confidence: float = 0.95) -> tuple[float, float, float]:
+    """A distribution-free confidence interval for the median of independent samples.
+
+    The interval runs from the j-th smallest to the j-th largest sample, with j the largest rank whose coverage
+    ``1 - 2·P(Binomial(n, 1/2) < j)`` is still at least ``confidence`` (the sign-test interval: it assumes nothing
+    about the shape of the noise, only that rounds are independent). Use it on per-round ratios of two
+    configurations measured in the same round, so that drift common to both cancels.
+
+    Args:
+        samples: At least 6 finite numbers (fewer cannot give 95% coverage with the extremes).
+        confidence: The least coverage wanted, strictly between 0 and 1.
+
+    Returns:
+        ``(low, high, coverage)``: the interval's ends and the coverage it actually has (≥ ``confidence``).
+
+    Raises:
+        TypeError: If ``samples`` is a string or holds something that is not a real number.
+        ValueError: If a sample is not finite, ``confidence`` is outside (0, 1), or there are too few samples for
+            it (the message says how many are needed).
+    """
+    if isinstance(samples, str | bytes):
+        raise TypeError(f"median_interval expects a sequence of numbers, not {type(samples).__name__}")
+    values = list(samples)
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, int | float | np.floating | np.integer):
+            raise TypeError(f"samples must be real numbers; got {value!r} ({type(value).__name__})")
+        if not math.isfinite(value):
+            raise ValueError(f"samples must be finite; got {value!r}")
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float):
+        raise TypeError(f"confidence must be a number between 0 and 1; got {confidence!r}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be strictly between 0 and 1; got {confidence!r}")
+    n = len(values)
+
+    def coverage(j: int) -> float:  # P(x_(j) <= median <= x_(n+1-j)) for a continuous distribution
+        return 1 - 2 * sum(math.comb(n, i) for i in range(j)) / 2**n
+
+    if n == 0 or coverage(1) < confidence:
+        need = next(m for m in range(1, 200) if 1 - 2 / 2**m >= confidence)
+        raise ValueError(f"a {confidence:.0%} interval for the median needs at least {need} samples; got {n}")
+    j = 1
+    while j + 1 <= n // 2 and coverage(j + 1) >= confidence:
+        j += 1
+    ordered = sorted(float(v) for v in values)
+    return ordered[j - 1], ordered[n - j], coverage(j)

@@ -339,7 +339,8 @@ def _context_parallel(rank: int, world: int, sizes: Sizes, device, mesh) -> Sche
         return scheme
     # the output, gathered back into sequence order, against the same model on one GPU
     try:
-        from torch.distributed.tensor.experimental import context_parallel_unshard
+        # public in later releases; in torch 2.11 to 2.13 it is only in the private module
+        from torch.distributed.tensor.experimental._attention import context_parallel_unshard
 
         with torch.no_grad():
             want = model(x[:1])

@@ -281,6 +281,23 @@ def measured_markdown() -> str:
     )  # fmt: skip
 
 
+def context_parallel_check_markdown() -> str:
+    """How far the context-parallel output, gathered back into sequence order, was from the same model on one GPU,
+    and which collectives rank 0's log saw against the formula's."""
+    record = _record()
+    row = None if record is None else next((r for r in record.rows if r.name.startswith("CP")), None)
+    if row is None or "max_abs_error" not in row.extra:
+        return "Pending: no context-parallel output check recorded."
+    error, largest = row.extra["max_abs_error"], row.extra["max_abs_output"]
+    seen = ", ".join(f"{n} {k}" for k, n in row.collectives.items()) or "none"
+    formula = ", ".join(f"{n} {k}" for k, n in row.formula_collectives.items())
+    return (
+        f"Largest difference from the one-GPU output: {error:g} where the largest output was {largest:g} "
+        f"({error / largest:.1%} of it; bfloat16 keeps 8 significant bits, a step of {2**-7:.1%} to "
+        f"{2**-8:.1%} of a value). Collectives rank 0's log saw: {seen}; the formula's: {formula}."
+    )
+
+
 def pipeline_measured_markdown() -> str:
     """The pipelines' step, one stage's micro-batch alone, and the bubble measured against (p − 1)/(m + p − 1)."""
     record = _record()

@@ -29,7 +29,10 @@ CHAPTER = Chapter(
     "measured against its datasheet.",
     start="measuring.md",
     position=30,
-    kinds={"performance.sweep": "gpukb.performance.results:SweepRecord"},
+    kinds={
+        "performance.sweep": "gpukb.performance.results:SweepRecord",
+        "performance.ceilings": "gpukb.performance.results:CeilingsRecord",
+    },
     data_files={
         "gpu_specs.toml": DataFile(
             "gpukb.performance.specs:parse",
@@ -55,5 +58,6 @@ CHAPTER = Chapter(
     gpu_runs={
         "sweep-quick": GpuRun("python3 bench/gpu_sweep.py --quick {out}", "performance/h100-sweep-quick", 90),
         "sweep": GpuRun("python3 bench/gpu_sweep.py {out}", "performance/h100-sweep", 240),
+        "ceilings": GpuRun("python3 bench/performance_ceilings.py {out}", "performance/ceilings-h100", 240),
     },
 )

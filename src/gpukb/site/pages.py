@@ -85,7 +85,7 @@ def schema_table() -> str:
     """Every published JSON Schema: a link to it, what it describes and the model that reads it; and, for each
     results kind, the committed records of that kind.
 
-    The link is written as the browser resolves it from the built page (``about/schemas/``): the output of a render
+    The link is written as the browser resolves it from the built page (``contributing/schemas/``): the output of a render
     block is not rewritten by MkDocs the way links in the page's own Markdown are.
     """
     ids_by_kind: dict[str, list[str]] = {}
@@ -100,7 +100,7 @@ def schema_table() -> str:
     return markdown_table(["schema", "describes", "model", "committed records"], rows)
 
 
-# --- "How we try to break this site" (docs/about/breaking.md) ---------------------------------------------------
+# --- "How we try to break this site" (docs/contributing/breaking.md) ---------------------------------------------------
 
 
 def lint_rules() -> str:

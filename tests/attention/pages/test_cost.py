@@ -1,4 +1,4 @@
-"""The cell checks of docs/attention/cost.md (``gpukb.attention.pages.cost``)."""
+"""The cell checks of docs/attention/cost.md (``gpukb.attention.page.cost``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The cell checks of docs/attention/kernel.md (``gpukb.attention.pages.kernel``)."""
+"""The cell checks of docs/attention/kernel.md (``gpukb.attention.page.kernel``)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,9 @@ RECORD = ROOT / "src" / "gpukb" / "data" / "results" / "attention" / "flash-forw
 TRAINING = ROOT / "src" / "gpukb" / "data" / "results" / "attention" / "flash-training-h100.json"
 
 
+GLUON = ROOT / "src" / "gpukb" / "data" / "results" / "attention" / "gluon-forward-h200.json"
+
+
 BACKENDS = ("flash", "efficient", "cudnn")
 
 
@@ -28,6 +31,10 @@ def _raw() -> dict[str, Any]:
 
 def _training() -> dict[str, Any]:
     return json.loads(TRAINING.read_text(encoding="utf-8"))
+
+
+def _gluon() -> dict[str, Any]:
+    return json.loads(GLUON.read_text(encoding="utf-8"))
 
 
 def _flops(case: dict[str, Any], direction: str) -> float:
@@ -245,6 +252,102 @@ def check_training_tuning(markdown: str, kwargs: dict[str, Any]) -> None:
     assert len(chosen) == 2 + len(used_b)
 
 
+def _rates(case: dict[str, Any]) -> dict[str, float | None]:
+    """Each implementation's rate on a Gluon-record case, each checked against its median time."""
+    flops = _flops({**case, "causal": case["causal"]}, "forward")
+    return {t["name"]: _rate_checked(t, flops) for t in case["timings"]}
+
+
+def check_gluon_steps(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    raw = _gluon()
+    standard = {c["causal"]: c for c in raw["cases"] if c["group"] == "standard"}
+    assert (standard[False]["batch"], standard[False]["heads"], standard[False]["seq"],
+            standard[False]["head_dim"]) == (4, 32, 4096, 128)  # fmt: skip
+    rates = {causal: _rates(case) for causal, case in standard.items()}
+    builds = {b["step"]: b for b in raw["builds"]}
+    assert [r["implementation"] for r in table] == [t["name"] for t in standard[False]["timings"]]
+    for r in table:
+        name = r["implementation"]
+        for causal, suffix in ((False, ""), (True, " causal")):
+            rate, cudnn = rates[causal][name], rates[causal]["cudnn"]
+            assert r["TFLOP/s" + suffix] == f"{rate:.0f}"
+            assert r["÷ cuDNN" + suffix] == f"{rate / cudnn:.2f}"
+        build = builds.get(name.removeprefix("gluon "))
+        if name.startswith("gluon "):
+            assert build is not None
+            assert build["failure"] is None
+            assert build["error"] <= 1.5 * build["sdpa_error"] + 1e-4  # every timed step was checked
+            assert r["what it adds"] == build["description"]
+            assert r["compiled (D=128)"] == (f"{build['registers']} regs, {build['spills']} spills, "
+                                             f"{build['shared_bytes'] // 1024} KiB shared")  # fmt: skip
+            serialized = any("C7514" in n and "serialized" in n for n in build["ptxas"])
+            assert (r["ptxas note"] == "C7514: wgmma.mma_async instructions are serialized") == serialized
+        else:
+            assert r["what it adds"] == "-"
+    # what the page says of the steps, in both columns: each of the first three steps gains; leaving P·V in
+    # flight loses to the synchronous P·V it was meant to improve on, and is the step ptxas serializes; the
+    # intra-warpgroup overlap of Q·Kᵀ alone is the fastest step; the explicit ping-pong does not beat the two
+    # free-running consumers
+    for rate in rates.values():
+        assert rate["gluon plain"] < rate["gluon ws"] < rate["gluon ws-2wg"] < rate["gluon ws-2wg-overlap"]
+        assert rate["gluon ws-2wg-overlap-qk-pv"] < rate["gluon ws-2wg"]
+        assert rate["gluon ws-pingpong"] < rate["gluon ws-2wg"]
+        assert max(v for n, v in rate.items() if n.startswith("gluon ")) == rate["gluon ws-2wg-overlap"]
+        assert rate["gluon ws-2wg-overlap"] < rate["cudnn"]
+    assert [b["step"] for b in raw["builds"] if any("C7514" in n for n in b["ptxas"])] == ["ws-2wg-overlap-qk-pv"]
+    assert "Measured on" in markdown
+
+
+def check_gluon_sweep(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    cases = [c for c in _gluon()["cases"] if c["group"] == "sweep"]
+    assert len(table) == len(cases) >= 20
+    ratios = []
+    for r, c in zip(table, cases, strict=True):
+        assert r["shape"] == _shape(c)
+        rates = _rates(c)
+        gluon = {n.removeprefix("gluon "): v for n, v in rates.items() if n.startswith("gluon ")}
+        assert len(gluon) >= 1
+        for name, rate in gluon.items():
+            assert r[name] == f"{rate:.0f}"
+        for name in ("tl", *BACKENDS):
+            assert r[name] == ("-" if rates[name] is None else f"{rates[name]:.0f}")
+        ratio = max(gluon.values()) / rates["cudnn"]
+        assert r["fastest Gluon ÷ cuDNN"] == f"{ratio:.2f}"
+        ratios.append(ratio)
+    geomean = math.exp(sum(map(math.log, ratios)) / len(ratios))
+    assert f"geometric mean {geomean:.2f}, lowest {min(ratios):.2f}, highest {max(ratios):.2f}" in markdown
+
+
+def check_gluon_profile(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    profile = _gluon()["profile"]
+    assert {"cudnn", "ws-pingpong"} <= set(profile)
+    assert [r["reading"] for r in table] == list(page.PROFILE_METRICS)
+    for r in table:
+        for name, readings in profile.items():
+            assert r[name] == readings.get(r["reading"], "-")
+    for name, readings in profile.items():
+        assert f"{name}: `{readings['kernel']}`" in markdown
+
+    # what the page says of these readings: the same 384 threads a program; cuDNN issues more instructions a cycle
+    # and waits fewer cycles between two, with no more resident warps; its grid is one program per SM
+    def number(name: str, reading: str) -> float:
+        return float(profile[name][reading].split()[0].replace(",", ""))
+
+    gluon = [n for n in profile if n != "cudnn"]
+    assert {profile[n]["threads per block"] for n in profile} == {"384"}
+    for name in gluon:
+        assert number("cudnn", "Issued Ipc Active") > number(name, "Issued Ipc Active")
+        assert number("cudnn", "Warp Cycles Per Issued Instruction") < number(
+            name, "Warp Cycles Per Issued Instruction"
+        )
+        assert number("cudnn", "Achieved Occupancy") <= number(name, "Achieved Occupancy")
+        assert profile[name]["grid"] == "(32, 128, 1)"  # 4096 / 128 query blocks × 4 · 32 heads
+    assert profile["cudnn"]["grid"] == f"({_gluon()['run']['gpu']['sm_count']}, 1, 1)"
+
+
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "flash_tuning": check_flash_tuning,
     "flash_defaults": check_flash_defaults,
@@ -254,6 +357,9 @@ CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "training_ratios": check_training_ratios,
     "training_losses": check_training_losses,
     "training_tuning": check_training_tuning,
+    "gluon_steps": check_gluon_steps,
+    "gluon_sweep": check_gluon_sweep,
+    "gluon_profile": check_gluon_profile,
 }
 
 
@@ -274,3 +380,30 @@ def test_the_answer_states_each_backend_ratio_at_the_standard_shape() -> None:
 def test_a_sweep_direction_that_does_not_exist_is_refused() -> None:
     with pytest.raises(ValueError, match="direction must be 'forward' or 'backward'; got 'sideways'"):
         page.training_sweep("sideways")
+
+
+def test_the_gluon_answer_states_the_fastest_step_against_cudnn_and_the_triton_kernel() -> None:
+    text = page.gluon_answer()
+    lines = [line for line in text.splitlines() if line.startswith("- ")]
+    assert text.endswith(f"All of them timed in one run, on an {_gluon()['run']['gpu']['name']}.")
+    standard = [c for c in _gluon()["cases"] if c["group"] == "standard"]
+    assert len(lines) == len(standard) == 2
+    for line, c in zip(lines, standard, strict=True):
+        rates = _rates(c)
+        best = max((n for n in rates if n.startswith("gluon ")), key=lambda n: rates[n])
+        rate, cudnn, tl = rates[best], rates["cudnn"], rates["tl"]
+        kind = "causal" if c["causal"] else "non-causal"
+        assert line == (
+            f"- Forward, {kind}: {rate:.0f} TFLOP/s ({best.removeprefix('gluon ')}), "
+            f"{rate / cudnn:.2f}× cuDNN ({cudnn:.0f}), {rate / tl:.2f}× the Triton kernel ({tl:.0f})."
+        )
+
+
+def test_the_gluon_default_is_the_fastest_step_recorded_at_the_standard_shape() -> None:
+    """``DEFAULT_GLUON_CONFIG`` is the step with the best geometric mean over the standard shape, causal and not."""
+    from gpukb.attention.gluon_forward import DEFAULT_GLUON_CONFIG, STEPS
+
+    standard = [_rates(c) for c in _gluon()["cases"] if c["group"] == "standard"]
+    steps = [n for n in standard[0] if n.startswith("gluon ")]
+    best = max(steps, key=lambda n: math.prod(r[n] for r in standard))
+    assert STEPS[best.removeprefix("gluon ")] == DEFAULT_GLUON_CONFIG

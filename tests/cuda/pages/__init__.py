@@ -1,5 +1,5 @@
-"""The cell checks of the cuda pages, one module per page (``test_<page>.py`` checks ``gpukb.cuda.pages.<page>``);
-this package holds what several of them read: the records, read raw with ``json``.
+"""The cell checks of the cuda pages, one module per page (``test_<page>.py`` checks ``gpukb.cuda.pages.<page>``); this
+package holds what several of them read, and the checks of what the pages share (``gpukb.cuda.pages``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The cell checks of docs/cuda/execution.md (``gpukb.cuda.pages.execution``)."""
+"""The cell checks of docs/cuda/execution.md (``gpukb.cuda.page.execution``)."""
 
 from __future__ import annotations
 

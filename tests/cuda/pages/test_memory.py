@@ -1,4 +1,4 @@
-"""The cell checks of docs/cuda/memory.md (``gpukb.cuda.pages.memory``)."""
+"""The cell checks of docs/cuda/memory.md (``gpukb.cuda.page.memory``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The cell checks of docs/cuda/index.md (``gpukb.cuda.pages.opening``)."""
+"""The cell checks of docs/cuda/index.md (``gpukb.cuda.page.index``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The cell checks of docs/cudnn/convolution.md (``gpukb.cudnn.pages.convolution``)."""
+"""The cell checks of docs/cudnn/convolution.md (``gpukb.cudnn.page.convolution``)."""
 
 from __future__ import annotations
 

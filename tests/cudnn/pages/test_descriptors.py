@@ -1,4 +1,4 @@
-"""The cell checks of docs/cudnn/descriptors.md (``gpukb.cudnn.pages.descriptors``)."""
+"""The cell checks of docs/cudnn/descriptors.md (``gpukb.cudnn.page.descriptors``)."""
 
 from __future__ import annotations
 

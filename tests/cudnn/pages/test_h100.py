@@ -1,4 +1,4 @@
-"""The cell checks of docs/cudnn/h100.md (``gpukb.cudnn.pages.h100``)."""
+"""The cell checks of docs/cudnn/h100.md (``gpukb.cudnn.page.h100``)."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ import tomllib
 from functools import cache
 from typing import Any
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, h100_ceilings_json
 
 H100 = "performance/h100-sweep"
 
@@ -82,6 +82,17 @@ def _gbps(nbytes: int, ms: float) -> float:
 def _record(kwargs: dict[str, Any]) -> str:
     args = kwargs.get("args", ())
     return kwargs.get("record") or next((a for a in args if isinstance(a, str) and "/" in a), H100)
+
+
+def _ceilings(record_id: str, raw: dict[str, Any]) -> tuple[dict[str, float], float | None]:
+    """The rate per type and the copy bandwidth a page shows for a sweep: the sweep's best, except that for the
+    H100 sweep the copy, fp16 and bf16 ceilings are the medians of the ceilings run's rounds (read from its JSON)."""
+    rates = {d: r["tflops"] for d, r in _best(raw).items()}
+    if record_id != H100:
+        return rates, _bandwidth(raw)
+    quoted = h100_ceilings_json()
+    rates.update(fp16=quoted["fp16"], bf16=quoted["bf16"])
+    return rates, quoted["bandwidth"]
 
 
 def _best(raw: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -7,7 +7,7 @@ from typing import Any
 
 from gpukb.performance.pages import datasheets as page
 from tests.helpers import markdown_tables
-from tests.performance.pages import DASH, MARK, PEAK_OF, _bandwidth, _best, _figures, _number, _raw, _record, _sheet
+from tests.performance.pages import DASH, MARK, PEAK_OF, _ceilings, _figures, _number, _raw, _record, _sheet
 
 
 def check_spec(markdown: str, kwargs: dict[str, Any]) -> None:
@@ -28,10 +28,10 @@ def check_spec(markdown: str, kwargs: dict[str, Any]) -> None:
     shown = [labels[row["figure"]] for row in table]
     present = [q for q in labels.values() if any(q in _figures(gpus[n]) for n in names)]
     assert shown == present
-    best, bw = _best(raw), _bandwidth(raw)
+    rates, bw = _ceilings(_record(kwargs), raw)
     measured = {"sm_count": str(gpu["sm_count"]), "memory": f"{gpu['memory_bytes'] / 2**30:.1f} GiB",
                 "l2_cache": f"{gpu['l2_bytes'] >> 20} MiB", "memory_bandwidth": f"{bw:,.0f}",
-                **{PEAK_OF[d]: f"{best[d]['tflops']:,.1f}" for d in best}}  # fmt: skip
+                **{PEAK_OF[d]: f"{rates[d]:,.1f}" for d in rates}}  # fmt: skip
     for row, quantity in zip(table, shown, strict=True):
         for name in names:
             figure = _figures(gpus[name]).get(quantity)

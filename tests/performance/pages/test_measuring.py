@@ -84,11 +84,23 @@ def check_one_run(markdown: str, kwargs: dict[str, Any]) -> None:
 
 
 SIZE = 8192
+CEILINGS = "performance/ceilings-h100"
 
 
 def _readings(quantity_id: str) -> list[tuple[str, float, dict[str, Any] | None]]:
     """(record id, value, clocks) of every run of a quantity, read from the raw records."""
     out: list[tuple[str, float, dict[str, Any] | None]] = []
+    ceilings = {"h100-copy-256mib": "copy-256mib", "h100-copy-1gib": "copy-1gib",
+                "h100-cublas-fp16-ceiling": "gemm-fp16-4096x4096x8192",
+                "h100-cublas-bf16-ceiling": "gemm-bf16-4096x4096x8192"}  # fmt: skip
+    if quantity_id in ceilings or quantity_id == "h100-copy-u16-over-u32":
+        timings = sorted(_raw(CEILINGS)["timings"], key=lambda t: t["round"])
+        if quantity_id in ceilings:
+            return [(CEILINGS, t["rate"], t["clocks"]) for t in timings if t["item"] == ceilings[quantity_id]]
+        u32 = {t["round"]: t["rate"] for t in timings if t["item"] == "copy-one-per-thread-u32"}
+        return [
+            (CEILINGS, u32[t["round"]] / t["rate"], None) for t in timings if t["item"] == "copy-one-per-thread-u16"
+        ]
     if quantity_id == "h100-cublas-bf16-8192":
         sweep = _raw(H100)
         out += [(H100, r["tflops"], r["clocks"]) for r in sweep["gemm"]
@@ -132,10 +144,12 @@ def check_quantities(markdown: str, kwargs: dict[str, Any]) -> None:
     for row in table:
         quantity_id = row["quantity"].strip("`")
         figure, low, high, n, clocks, records = _figure_of(quantity_id)
+        digits, unit = QUANTITIES[quantity_id].digits, QUANTITIES[quantity_id].unit
         cell = row["figure (median of runs)"]
         assert f'data-quantity="{quantity_id}"' in cell, cell
-        assert _span(cell) == f"{figure:.0f} TFLOP/s", (cell, figure)
-        assert row["runs' range (drift)"] == f"{low:.0f}–{high:.0f} ({100 * (high - low) / figure:.0f}%)", row
+        assert _span(cell) == f"{figure:.{digits}f} {unit}", (cell, figure)
+        drift = f"({100 * (high - low) / figure:.0f}%)"
+        assert row["runs' range (drift)"] == f"{low:.{digits}f}–{high:.{digits}f} {drift}", row
         assert int(row["runs"]) == n
         assert row["runs' median SM MHz"] == (DASH if clocks is None else f"{clocks[0]:.0f}–{clocks[1]:.0f}")
         assert row["records"] == ", ".join(f"`{r}`" for r in records)
@@ -148,7 +162,8 @@ def check_quantity_runs(markdown: str, kwargs: dict[str, Any]) -> None:
     assert len(table) == len(readings)
     for row, (record, value, clocks) in zip(table, readings, strict=True):
         assert row["record"] == f"`{record}`"
-        assert _rounds(row["TFLOP/s"], value, 0), (row, value)
+        quantity = QUANTITIES[quantity_id]
+        assert _rounds(row[quantity.unit], value, quantity.digits), (row, value)
         _window(row["SM MHz (min / median), W during the calls"], clocks)
 
 

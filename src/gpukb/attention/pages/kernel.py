@@ -1,5 +1,6 @@
-"""The page “A Triton flash-attention kernel, forward and backward” (docs/attention/kernel.md): its tables, figures
-and text."""
+"""The page “A Triton flash-attention kernel, forward and backward” (docs/attention/kernel.md): its tables, figures and
+text.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +8,16 @@ import math
 
 from gpukb.attention.kernel import DEFAULT_BACKWARD_CONFIGS, DEFAULT_CONFIGS
 from gpukb.attention.pages import _record
-from gpukb.attention.results import BACKENDS, FLASH_TRAINING_ID, FlashTraining, Measured, Timed
+from gpukb.attention.results import (
+    BACKENDS,
+    FLASH_TRAINING_ID,
+    GLUON_FORWARD_ID,
+    FlashTraining,
+    GluonCase,
+    GluonForward,
+    Measured,
+    Timed,
+)
 from gpukb.attention.training import BF16_ROUNDOFF, steps_in_agreement
 from gpukb.records import load, measured_table
 from gpukb.tables import markdown_table
@@ -186,3 +196,99 @@ def training_tuning() -> str:
         rows.append(["backward", c.head_dim, "no", c.config, _fmt(c.tflops), regs, spills, c.error or pick])
     headers = ["pass", "D", "causal", "tiling", "TFLOP/s", "registers", "spills", "note"]
     return f"Tuning shapes: {rec.tuning_shapes}.\n\n" + markdown_table(headers, rows)
+
+
+def _gluon() -> GluonForward:
+    return load(GLUON_FORWARD_ID, GluonForward)
+
+
+def _rate(case: GluonCase, name: str) -> float | None:
+    return next((t.tflops for t in case.timings if t.name == name), None)
+
+
+def _gluon_names(case: GluonCase) -> list[str]:
+    return [t.name for t in case.timings if t.name.startswith("gluon ")]
+
+
+def gluon_answer() -> str:
+    """The page's answer for the Gluon kernel: at the standard shape, its fastest step against cuDNN and the
+    Triton kernel, causal and not."""
+    rec = _gluon()
+    lines = []
+    for case in (c for c in rec.cases if c.group == "standard"):
+        best = max(_gluon_names(case), key=lambda n: _rate(case, n) or 0)
+        rate, cudnn, tl = _rate(case, best), _rate(case, "cudnn"), _rate(case, "tl")
+        kind = "causal" if case.causal else "non-causal"
+        lines.append(f"- Forward, {kind}: {rate:.0f} TFLOP/s ({best.removeprefix('gluon ')}), {rate / cudnn:.2f}× "
+                     f"cuDNN ({cudnn:.0f}), {rate / tl:.2f}× the Triton kernel ({tl:.0f}).")  # fmt: skip
+    gpu = rec.run.gpu.name if rec.run.gpu else "an unrecorded GPU"
+    return "\n".join(lines) + f"\n\nAll of them timed in one run, on an {gpu}."
+
+
+def _ptxas_note(line: str) -> str:
+    """``"C7514: wgmma.mma_async instructions are serialized"`` from ptxas's performance note."""
+    code = line.split("(", 1)[1].split(")", 1)[0] if "(" in line else ""
+    what = line.split("Performance Loss: ", 1)[-1].split(" due to", 1)[0]
+    return f"{code}: {what}" if code else what
+
+
+def gluon_steps() -> str:
+    """The Gluon steps at the standard shape: what each adds, how it compiled (registers per thread of the whole
+    program, spills, shared memory, ptxas's performance note), its rate and its ratio to cuDNN, causal and not;
+    then the Triton kernel and the SDPA backends, timed in the same rounds."""
+    rec = _gluon()
+    standard = {c.causal: c for c in rec.cases if c.group == "standard"}
+    builds = {b.step: b for b in rec.builds}
+    rows = []
+    for name in [t.name for t in standard[False].timings]:
+        step = name.removeprefix("gluon ")
+        build = builds.get(step)
+        cells = []
+        for causal in (False, True):
+            rate, cudnn = _rate(standard[causal], name), _rate(standard[causal], "cudnn")
+            cells += [_fmt(rate), "-" if rate is None or cudnn is None else f"{rate / cudnn:.2f}"]
+        if build is None:
+            rows.append([name, "-", "-", "-", *cells])
+            continue
+        notes = [_ptxas_note(n) for n in build.ptxas if "Performance" in n]
+        compiled = f"{build.registers} regs, {build.spills} spills, {build.shared_bytes // 1024} KiB shared"
+        rows.append([name, build.description, compiled, ", ".join(notes) or "-", *cells])
+    headers = ["implementation", "what it adds", "compiled (D=128)", "ptxas note", "TFLOP/s", "÷ cuDNN",
+               "TFLOP/s causal", "÷ cuDNN causal"]  # fmt: skip
+    return measured_table(headers, rows, rec.run)
+
+
+def gluon_sweep() -> str:
+    """Every recorded shape: TFLOP/s of the Gluon steps swept, the Triton kernel and each backend, and the fastest
+    Gluon step's ratio to cuDNN."""
+    rec = _gluon()
+    rows = []
+    names = _gluon_names(next(c for c in rec.cases if c.group == "sweep"))
+    for c in (c for c in rec.cases if c.group == "sweep"):
+        heads = f"{c.heads}" if c.heads == c.kv_heads else f"{c.heads}/{c.kv_heads}"
+        best = max((_rate(c, n) or 0) for n in names)
+        cudnn = _rate(c, "cudnn")
+        rows.append([f"B={c.batch}, H={heads}, S={c.seq}, D={c.head_dim}{', causal' if c.causal else ''}",
+                     *(_fmt(_rate(c, n)) for n in names), _fmt(_rate(c, "tl")),
+                     *(_fmt(_rate(c, n)) for n in BACKENDS), f"{best / cudnn:.2f}"])  # fmt: skip
+    ratios = [max(_rate(c, n) or 0 for n in names) / _rate(c, "cudnn") for c in rec.cases if c.group == "sweep"]
+    headers = ["shape", *(n.removeprefix("gluon ") for n in names), "tl", *BACKENDS, "fastest Gluon ÷ cuDNN"]
+    summary = (f"Fastest Gluon step ÷ cuDNN over the {len(ratios)} shapes: geometric mean {_geomean(ratios):.2f}, "
+               f"lowest {min(ratios):.2f}, highest {max(ratios):.2f}.")  # fmt: skip
+    return measured_table(headers, rows, rec.run, summary + "\n\n")
+
+
+#: Nsight Compute's readings the page shows, in its order.
+PROFILE_METRICS = ("grid", "threads per block", "Duration", "SM Frequency", "Compute (SM) Throughput",
+                   "Issued Ipc Active",
+                   "Issue Slots Busy", "Warp Cycles Per Issued Instruction", "Achieved Occupancy",
+                   "Block Limit Registers", "L2 Cache Throughput", "DRAM Throughput")  # fmt: skip
+
+
+def gluon_profile() -> str:
+    """Nsight Compute's readings of the profiled implementations at the standard shape, not causal."""
+    rec = _gluon()
+    names = list(rec.profile)
+    rows = [[m, *(rec.profile[n].get(m, "-") for n in names)] for m in PROFILE_METRICS]
+    kernels = "; ".join(f"{n}: `{rec.profile[n].get('kernel', '-')}`" for n in names)
+    return measured_table(["reading", *names], rows, rec.run, f"Kernels: {kernels}.\n\n")

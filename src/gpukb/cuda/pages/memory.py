@@ -45,10 +45,15 @@ def transfers() -> str:
 
 def copy_width_verdict() -> str:
     """What the copy-width table shows, in words, with its ratios computed from the record."""
+    from gpukb.performance.pages import quantity
+
     s = tables.copy_width_summary()
     return (
-        f"With one element per thread, the u16 copy takes {s['u16_over_u32_one']:.2f}× as long as the u32 copy and "
-        f"the u8 copy {s['u8_over_u32_one']:.2f}×. Let every thread move 16 bytes and the ratios fall to "
+        f"With one element per thread, the u16 copy takes {quantity('h100-copy-u16-over-u32')}× as long as the u32 "
+        "copy (the median of rounds interleaved in one run, "
+        "[the H100's ceilings](../../performance/h100/#the-h100s-ceilings-one-figure-each); the table's run gave "
+        f"{s['u16_over_u32_one']:.2f}×) and the u8 copy {s['u8_over_u32_one']:.2f}×. Let every thread move 16 bytes "
+        "and the ratios fall to "
         f"{s['u16_over_u32_16b']:.2f}× and {s['u8_over_u32_16b']:.2f}×; the 16-byte vector copy runs at "
         f"{s['vector_vs_torch']:.2f} of torch's copy.\n"
     )

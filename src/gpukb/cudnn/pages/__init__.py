@@ -13,8 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gpukb.cudnn import facts, layers
-from gpukb.performance.ceilings import measured_ceilings
-from gpukb.performance.results import H100_SWEEP
+from gpukb.performance.ceilings import H100_CEILING_QUANTITIES, h100_ceilings
 from gpukb.performance.roofline import bound
 from gpukb.tables import markdown_table
 
@@ -40,7 +39,12 @@ def _bound_us(layer: layers.Layer, dtype: str, ceilings: dict[str, float]) -> tu
 
 def layer_ceilings(dtype: str = "fp16") -> str:
     """The one sentence naming the ceilings the bounds use."""
-    ceilings = measured_ceilings(H100_SWEEP)
-    return (f"Bounds use the H100's measured ceilings: {ceilings[dtype]:.0f} TFLOP/s for {dtype} products and "
-            f"{ceilings['bandwidth']:.0f} GB/s of copy bandwidth ([the H100 run](../../performance/h100/)); "
+    from gpukb.performance.pages import quantity
+
+    ceilings = h100_ceilings()
+    rate = quantity(H100_CEILING_QUANTITIES[dtype]) if dtype in H100_CEILING_QUANTITIES else f"{ceilings[dtype]:.0f}"
+    return (f"Bounds use the H100's measured ceilings: {rate} TFLOP/s for {dtype} products and "
+            f"{quantity(H100_CEILING_QUANTITIES['bandwidth'])} GB/s of copy bandwidth, each the median of rounds "
+            "interleaved in one run "
+            "([the H100's ceilings](../../performance/h100/#the-h100s-ceilings-one-figure-each)); "
             f"batch {layers.load().batch}, no bias.")  # fmt: skip

@@ -9,8 +9,7 @@ from gpukb.cudnn import figures as cudnn_figures
 from gpukb.cudnn.convolution import conv2d_direct, conv_descriptor, output_dims
 from gpukb.cudnn.pages import _bound_us, _tuple
 from gpukb.figures import to_svg
-from gpukb.performance.ceilings import measured_ceilings
-from gpukb.performance.results import H100_SWEEP
+from gpukb.performance.ceilings import h100_ceilings
 from gpukb.tables import markdown_table
 
 #: Convolutions whose output size the page computes: (label, input NCHW, filter KCRS, pad, stride, dilation, groups).
@@ -59,7 +58,7 @@ def mode_example() -> str:
 
 def layer_bounds(dtype: str = "fp16") -> str:
     """The timed ResNet-50 layers: output, work, bytes, intensity and the bound on the measured H100 ceilings."""
-    ceilings = measured_ceilings(H100_SWEEP)
+    ceilings = h100_ceilings()
     rows = []
     table = layers.load()
     for layer in table.layers:

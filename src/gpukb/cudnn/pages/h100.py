@@ -9,8 +9,7 @@ from gpukb.cudnn import layers
 from gpukb.cudnn.pages import _bound_us
 from gpukb.cudnn.program import parse_example, parse_unsupported
 from gpukb.cudnn.results import CONV_H100, ConvForward, LayerTiming
-from gpukb.performance.ceilings import measured_ceilings
-from gpukb.performance.results import H100_SWEEP
+from gpukb.performance.ceilings import h100_ceilings
 from gpukb.records import load, measured_on
 from gpukb.tables import markdown_table
 
@@ -134,11 +133,57 @@ def _tensor_op(record: ConvForward) -> list[LayerTiming]:
     return [t for t in record.layers if t.math == "TENSOR_OP_MATH"]
 
 
+def findings(record_id: str = CONV_H100) -> str:
+    """The page's answers, computed from the run: which layout to use and which of its figures to quote, how close
+    torch's convolutions came to their roofline bound, and where cuDNN's own search misled."""
+    by = {(t.layer, t.dtype, t.layout): t for t in _tensor_op(_record(record_id))}
+    names = [layer.name for layer in layers.load().layers]
+    pairs = [
+        (name, by[(name, d, "nchw")], by[(name, d, "nhwc")])
+        for name in names
+        for d in ("fp16", "bf16")
+        if (name, d, "nchw") in by
+        and (name, d, "nhwc") in by
+        and by[(name, d, "nchw")].torch_graph_ms
+        and by[(name, d, "nhwc")].torch_graph_ms
+    ]
+    ratios = sorted(nchw.torch_graph_ms / nhwc.torch_graph_ms for _, nchw, nhwc in pairs)
+    losers = sorted({name for name, nchw, nhwc in pairs if nhwc.torch_graph_ms >= nchw.torch_graph_ms})
+    ceilings = h100_ceilings()
+    shares = sorted(
+        _bound_us(_layer(t.layer), "fp16", ceilings)[0] / (t.torch_graph_ms * 1e3)
+        for (_, dtype, layout), t in by.items()
+        if dtype == "fp16" and layout == "nhwc" and t.torch_graph_ms
+    )
+    misled = sorted(
+        {t.layer for t in by.values() if t.graph_ms and t.torch_graph_ms and t.graph_ms > 10 * t.torch_graph_ms}
+    )
+    but = f" (all but `{'`, `'.join(losers)}`)" if losers else ""
+    lines = [
+        f"- **NHWC or NCHW?** NHWC. On the GPU alone, torch's NHWC convolution beat its NCHW one in "
+        f"{len(pairs) - sum(1 for _, nchw, nhwc in pairs if nhwc.torch_graph_ms >= nchw.torch_graph_ms)} of "
+        f"{len(pairs)} layer-and-type cases{but}; NCHW took a median {statistics.median(ratios):.2f}× as long "
+        f"({ratios[0]:.2f}–{ratios[-1]:.2f}×). Quote the torch columns of "
+        "[the ratio table](../h100/#nchw-over-nhwc): the program's columns and every per-call time also hold the "
+        "legacy API's host time.",
+        f"- **How close to the roofline?** torch's fp16 NHWC convolutions reached {shares[0]:.0%} to {shares[-1]:.0%} "
+        f"of their roofline bound on the GPU alone (median {statistics.median(shares):.0%}), bounded by the H100's "
+        "measured ceilings.",
+    ]
+    if misled:
+        lines.append(
+            f"- **Can cuDNN's search be trusted?** Not blindly: for `{'`, `'.join(misled)}` the algorithm "
+            "`cudnnFindConvolutionForwardAlgorithm` ranked first ran more than 10× slower on the GPU than torch's "
+            "choice, because the search's times include the host's time inside each call."
+        )
+    return "\n".join(lines) + "\n"
+
+
 def layer_timings(dtype: str = "fp16", record_id: str = CONV_H100) -> str:
     """Per layer and layout: cuDNN's chosen algorithm and workspace; the program's time per call (one call between
     two events, host included) and from a CUDA graph (the GPU alone); torch's two times alike; and the fraction of the
     roofline bound (bound time over measured time) the GPU-only times reach."""
-    ceilings = measured_ceilings(H100_SWEEP)
+    ceilings = h100_ceilings()
     rows = []
     for t in _tensor_op(_record(record_id)):
         if t.dtype != dtype:

@@ -2,10 +2,10 @@
 here what several of its pages share: the only code of the chapter that returns Markdown or SVG.
 
 Library modules return values or ``(headers, rows)`` (``gpukb.formats.tables``, ``mx.error_table``, ...) and
-figures as matplotlib figures (``gpukb.formats.figures``); the functions here render them, and load recorded
+figures as matplotlib figures (``gpukb.formats.figures``); the page modules render them, and load recorded
 results by id (``gpukb.formats.results``), so a page calls them with no path::
 
-    from gpukb.formats.pages import tf32_check
+    from gpukb.formats.pages.anatomy import tf32_check
     print(tf32_check())
 """
 

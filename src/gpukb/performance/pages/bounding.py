@@ -7,7 +7,7 @@ from __future__ import annotations
 from gpukb.calculators import Field, calculator_html
 from gpukb.measuring.counting import ELEMENT_BYTES, intensity_examples
 from gpukb.performance import layer_bound, specs
-from gpukb.performance.ceilings import measured_ceilings, measured_ridge
+from gpukb.performance.ceilings import measured_ridge, quoted_ceilings
 from gpukb.performance.pages import Sweep
 from gpukb.performance.results import H100_SWEEP
 from gpukb.tables import markdown_table as table
@@ -17,7 +17,7 @@ def intensity_table(record: Sweep = H100_SWEEP) -> str:
     """The example operations' intensities and what limits each: on a V100 (datasheet FP16 tensor-core rate
     and bandwidth) and on the GPU of a run (its measured bf16 ceiling and copy bandwidth)."""
     v100_ridge = specs.datasheet_ridge(specs.load().gpu("v100-sxm2"), "fp16")
-    h100_ridge = measured_ridge(measured_ceilings(record), "bf16")
+    h100_ridge = measured_ridge(quoted_ceilings(record), "bf16")
     rows = []
     for name, flops, nbytes in intensity_examples():
         intensity = flops / nbytes
@@ -66,7 +66,7 @@ def bound_calculator(gpu: str = "h100-sxm5", record: str = H100_SWEEP) -> str:
         "quantity_labels": {q: specs.QUANTITIES[q][1] for q in quantities},
         "file": specs.FILE,
         "gpus": gpus,
-        "measured": {"record": record, "ceilings": measured_ceilings(record)},
+        "measured": {"record": record, "ceilings": quoted_ceilings(record)},
     }
     gemm, conv, attention = ("gemm",), ("conv2d",), ("attention",)
     fields = [

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gpukb.performance import specs
-from gpukb.performance.ceilings import measured_ceilings, sweep
+from gpukb.performance.ceilings import quoted_ceilings, sweep
 from gpukb.performance.pages import STATUS_MARK, Sweep, _num
 from gpukb.performance.problems import problems as chapter_problems
 from gpukb.performance.results import GEMM_DTYPES, H100_SWEEP
@@ -20,10 +20,10 @@ DATASHEET_GPUS = ("v100-sxm2", "a100-sxm4-40gb", "h100-sxm5", "h200-sxm", "b200-
 
 def spec_table(record: Sweep = H100_SWEEP, gpu_ids: Sequence[str] = DATASHEET_GPUS) -> str:
     """Datasheet figures of several GPUs, with the measured values of a run's GPU next to them."""
+    measured = quoted_ceilings(record)
     record = sweep(record)
     sheet = specs.load()
     gpus = [sheet.gpu(g) for g in gpu_ids]
-    measured = measured_ceilings(record)
     gpu = record.run.gpu
     measured_of = {
         "sm_count": f"{gpu.sm_count}",

@@ -5,18 +5,20 @@ and for ``--show FILE``.
 
 from __future__ import annotations
 
+import statistics
+
 import numpy as np
 
 from gpukb.measuring.counting import element_bytes
 from gpukb.measuring.stats import Summary
 from gpukb.performance import specs
-from gpukb.performance.ceilings import gemm_best, measured_ceilings, measured_ridge, sweep
-from gpukb.performance.pages import STATUS_MARK, Sweep, _datasheet, _num, _pct
+from gpukb.performance.ceilings import gemm_best, measured_ridge, quoted_ceilings, sweep
+from gpukb.performance.pages import STATUS_MARK, Sweep, _datasheet, _num, _pct, quantity
 from gpukb.performance.pages.measuring import mistake_table, one_run_table
-from gpukb.performance.results import GEMM_DTYPES, H100_SWEEP
+from gpukb.performance.results import GEMM_DTYPES, H100_CEILINGS, H100_SWEEP, CeilingsRecord
 from gpukb.performance.roofline import fraction, measured_points
 from gpukb.performance.suites.gemm import row_alignment
-from gpukb.records import clock_text
+from gpukb.records import clock_text, load
 from gpukb.tables import bytes_text
 from gpukb.tables import markdown_table as table
 
@@ -186,11 +188,58 @@ def attention_errors(record: Sweep = H100_SWEEP) -> str:
     return "\n".join(f"- `{err}` ({len(cases)} cases, e.g. {cases[0]})" for err, cases in reasons.items())
 
 
+def h100_answer() -> str:
+    """The page's answer in two sentences: the H100's copy and bf16/fp16 ceilings (the quoted figures, marked) as
+    fractions of its datasheet's bandwidth and dense peak."""
+    from gpukb.performance.ceilings import H100_CEILING_QUANTITIES
+
+    gpu = _datasheet(sweep(H100_SWEEP))
+    ceilings = quoted_ceilings(H100_SWEEP)
+    bandwidth, peak = gpu.figure("memory_bandwidth"), specs.datasheet_peak(gpu, "bf16")
+    return (
+        f"It copies device memory at {quantity(H100_CEILING_QUANTITIES['bandwidth'], unit=True)} "
+        f"({_pct(fraction(ceilings['bandwidth'], bandwidth.value))} of the datasheet's {bandwidth.value:,.0f} GB/s), "
+        f"and cuBLAS multiplies dense bf16 matrices at {quantity(H100_CEILING_QUANTITIES['bf16'], unit=True)} and "
+        f"fp16 at {quantity(H100_CEILING_QUANTITIES['fp16'], unit=True)} "
+        f"({_pct(fraction(ceilings['bf16'], peak.dense))} and {_pct(fraction(ceilings['fp16'], peak.dense))} of "
+        f"the dense peak of {peak.dense:,.1f} TFLOP/s the datasheet gives both). Small products, small copies and "
+        "sizes that are not multiples of 8 fall far below these ceilings; the tables below show by how much.\n"
+    )
+
+
+def fp16_bf16_note() -> str:
+    """What the interleaved ceilings run says about fp16 against bf16: the rate of each at both shapes, the
+    median SM clock while each ran, and why the dense peak does not differ."""
+    record = load(H100_CEILINGS, CeilingsRecord)
+
+    def clock(dtype: str) -> float:
+        return statistics.median(
+            t.clocks.sm_mhz_median for t in record.timings if t.item.startswith(f"gemm-{dtype}-") and t.clocks
+        )
+
+    shapes = sorted({t.item.split("-", 2)[2] for t in record.timings if t.item.startswith("gemm-")})
+    rates = {
+        (d, shape): statistics.median(record.rates(f"gemm-{d}-{shape}")) for d in ("fp16", "bf16") for shape in shapes
+    }
+    ratios = ", ".join(
+        f"{shape.replace('x', '×')}: bf16 {rates[('bf16', shape)]:.1f}, fp16 {rates[('fp16', shape)]:.1f} TFLOP/s"
+        for shape in shapes
+    )
+    return (
+        f"In every one of the {record.rounds} rounds bf16 ran a little faster than fp16 ({ratios}; medians of the "
+        f"rounds). The median SM clock while the fp16 products ran was {clock('fp16'):.0f} MHz, against "
+        f"{clock('bf16'):.0f} MHz for bf16: the H100 lowers its SM clock when it reaches its power limit, and the "
+        "products ran at the clock the limit left them. NVIDIA's datasheet gives fp16 and bf16 one and the same dense "
+        "tensor-core rate, so a few percent between them in one run is the clock and the operands, not the format's "
+        "peak; pages that bound fp16 work use the fp16 figure and bf16 work the bf16 figure, both from this run.\n"
+    )
+
+
 def ceilings_table(record: Sweep = H100_SWEEP) -> str:
     """Measured ceilings next to the datasheet's, with the ridge point each pair implies."""
+    measured = quoted_ceilings(record)
     record = sweep(record)
     gpu = _datasheet(record)
-    measured = measured_ceilings(record)
     sheet_bw = None if gpu is None else gpu.figure("memory_bandwidth")
     rows = []
     if "bandwidth" in measured:
@@ -338,9 +387,9 @@ def roofline_figure(record: Sweep = H100_SWEEP) -> str:
     """Inline SVG: measured and datasheet rooflines (bf16 and fp32), with the measured operations on them."""
     from gpukb.figures import new_figure, to_svg
 
+    measured = quoted_ceilings(record)
     record = sweep(record)
     gpu = _datasheet(record)
-    measured = measured_ceilings(record)
     fig, ax = new_figure(7.0, 4.8)
     x = np.logspace(-1, 4, 200)
     bandwidth = measured.get("bandwidth")
