@@ -33,12 +33,17 @@ def check_modes(markdown: str, kwargs: dict[str, Any]) -> None:
         assert int(row["DEFAULT tokens/s"].replace(",", "")) == round(default[i])
         assert int(row["PURE tokens/s"].replace(",", "")) == round(pure[i])
         assert float(row["PURE / DEFAULT"]) == pytest.approx(ratios[i], abs=0.0005)
+    assert rows[-1]["order"] == ""
+    assert int(rows[-1]["DEFAULT tokens/s"].replace(",", "")) == round(statistics.median(default))
+    assert int(rows[-1]["PURE tokens/s"].replace(",", "")) == round(statistics.median(pure))
     low, high = _binomial_interval(ratios)
     assert rows[-1]["PURE / DEFAULT"] == (
         f"{statistics.median(ratios):.3f} (96% interval {low:.3f} to {high:.3f})"  # 12 rounds: j = 3 covers 96.1%
     )
     flops = 6 * raw["parameters"] * statistics.median(default + pure) / raw["world_size"] / 1e12
     assert f"at least {flops:,.0f} TFLOP/s" in markdown
+    peaks = {r["mixed_precision"]: r["peak_bytes"] / 2**30 for r in raw["runs"]}
+    assert f"Peak memory per GPU: DEFAULT {peaks['DEFAULT']:.2f} GiB, PURE {peaks['PURE']:.2f} GiB." in markdown
 
 
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {"modes_markdown": check_modes}

@@ -400,7 +400,7 @@ def _config_cell(r: SweepRow) -> str:
 #: How the page names the sets of shapes of a sweep record (:data:`gpukb.gemm.triton.results.SweepName`).
 _SWEEP_NAMES = {
     "first": "first sweep",
-    "issue": "issue 29's products",
+    "issue": "reported products",
     "random": "random sweep",
     "held-out": "held-out sweep",
     "tiny": "tiny",
@@ -511,6 +511,8 @@ def triton_sweep_table(dtype: str = "bfloat16", sweep: str = "first", record: Tr
     ]
     if not any(row[-1] for row in rows):  # an empty column would only widen the table past the page
         headers, rows = headers[:-1], [row[:-1] for row in rows]
+    if len({row[0] for row in rows}) == 1:  # one group (the set itself, as for the reported products): no column
+        headers, rows = headers[1:], [row[1:] for row in rows]
     return markdown_table(headers, rows)
 
 
@@ -747,7 +749,7 @@ def triton_arc() -> str:
 
 
 def triton_random_before_after(dtype: str = "bfloat16") -> str:
-    """Every product of the random sweep, before the third tuning (issue 29's run) and after it (the committed run):
+    """Every product of the random sweep, before the third tuning (the second tuning's sweep run) and after it (the committed run):
     configuration and ratio to cuBLAS in each (two runs, each against cuBLAS in its own process)."""
     before = {
         (r.layout, r.m, r.n, r.k): r
