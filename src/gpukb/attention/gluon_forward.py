@@ -144,8 +144,8 @@ STEPS = {
     "ws-2wg-overlap": GluonConfig("ws", 128, 2, consumers=2, overlap="qk"),
     "ws-pingpong": GluonConfig("ws", 128, 2, consumers=2, pingpong=True),
 }
-#: The configuration used when none is given: the fastest step at the standard shape in the recorded run
-#: (``attention/gluon-forward-h200``; a test holds the two together).
+#: The configuration used when none is given: the fastest step at the standard shape in the recorded run on the
+#: H100 (``attention/gluon-forward-h100``; a test holds the two together).
 DEFAULT_GLUON_CONFIG = STEPS["ws-2wg-overlap"]
 
 

@@ -11,6 +11,7 @@ from gpukb.attention.pages import _record
 from gpukb.attention.results import (
     BACKENDS,
     FLASH_TRAINING_ID,
+    GLUON_FORWARD_H200_ID,
     GLUON_FORWARD_ID,
     FlashTraining,
     GluonCase,
@@ -198,8 +199,11 @@ def training_tuning() -> str:
     return f"Tuning shapes: {rec.tuning_shapes}.\n\n" + markdown_table(headers, rows)
 
 
-def _gluon() -> GluonForward:
-    return load(GLUON_FORWARD_ID, GluonForward)
+# --- the Gluon forward, step by step (docs/attention/kernel.md) -------------------------------------------------
+
+
+def _gluon(record_id: str = GLUON_FORWARD_ID) -> GluonForward:
+    return load(record_id, GluonForward)
 
 
 def _rate(case: GluonCase, name: str) -> float | None:
@@ -210,17 +214,45 @@ def _gluon_names(case: GluonCase) -> list[str]:
     return [t.name for t in case.timings if t.name.startswith("gluon ")]
 
 
+def _default_step() -> str:
+    """The name of :data:`gpukb.attention.gluon_forward.DEFAULT_GLUON_CONFIG` among the steps (``"ws-2wg-overlap"``)."""
+    from gpukb.attention.gluon_forward import DEFAULT_GLUON_CONFIG, STEPS
+
+    return next(name for name, config in STEPS.items() if config == DEFAULT_GLUON_CONFIG)
+
+
+def _fastest(case: GluonCase) -> tuple[str, float, float]:
+    """The fastest Gluon step of one case: its step name, its rate, and cuDNN's rate in the same rounds."""
+    best = max(_gluon_names(case), key=lambda n: _rate(case, n) or 0)
+    return best.removeprefix("gluon "), _rate(case, best) or 0.0, _rate(case, "cudnn") or math.nan
+
+
+def _sweep_ratios(rec: GluonForward, step: str | None = None) -> list[float]:
+    """Per sweep shape, ``step``'s rate over cuDNN's; with no step, the fastest swept step's."""
+    sweep = [c for c in rec.cases if c.group == "sweep"]
+    names = _gluon_names(sweep[0]) if step is None else [f"gluon {step}"]
+    return [max(_rate(c, n) or 0 for n in names) / (_rate(c, "cudnn") or math.nan) for c in sweep]
+
+
+def _ratio_summary(ratios: list[float]) -> str:
+    return f"geometric mean {_geomean(ratios):.2f}, lowest {min(ratios):.2f}, highest {max(ratios):.2f}"
+
+
 def gluon_answer() -> str:
     """The page's answer for the Gluon kernel: at the standard shape, its fastest step against cuDNN and the
-    Triton kernel, causal and not."""
+    Triton kernel, causal and not; then the default step against cuDNN over the sweep's shapes."""
     rec = _gluon()
     lines = []
     for case in (c for c in rec.cases if c.group == "standard"):
-        best = max(_gluon_names(case), key=lambda n: _rate(case, n) or 0)
-        rate, cudnn, tl = _rate(case, best), _rate(case, "cudnn"), _rate(case, "tl")
+        best, rate, cudnn = _fastest(case)
+        tl = _rate(case, "tl") or math.nan
         kind = "causal" if case.causal else "non-causal"
-        lines.append(f"- Forward, {kind}: {rate:.0f} TFLOP/s ({best.removeprefix('gluon ')}), {rate / cudnn:.2f}× "
+        lines.append(f"- Forward, {kind}: {rate:.0f} TFLOP/s ({best}), {rate / cudnn:.2f}× "
                      f"cuDNN ({cudnn:.0f}), {rate / tl:.2f}× the Triton kernel ({tl:.0f}).")  # fmt: skip
+    default = _default_step()
+    ratios = _sweep_ratios(rec, default)
+    lines.append(f"- Over the {len(ratios)} shapes of the sweep below, the default step ({default}) ÷ cuDNN: "
+                 f"{_ratio_summary(ratios)}.")  # fmt: skip
     gpu = rec.run.gpu.name if rec.run.gpu else "an unrecorded GPU"
     return "\n".join(lines) + f"\n\nAll of them timed in one run, on an {gpu}."
 
@@ -271,15 +303,15 @@ def gluon_sweep() -> str:
         rows.append([f"B={c.batch}, H={heads}, S={c.seq}, D={c.head_dim}{', causal' if c.causal else ''}",
                      *(_fmt(_rate(c, n)) for n in names), _fmt(_rate(c, "tl")),
                      *(_fmt(_rate(c, n)) for n in BACKENDS), f"{best / cudnn:.2f}"])  # fmt: skip
-    ratios = [max(_rate(c, n) or 0 for n in names) / _rate(c, "cudnn") for c in rec.cases if c.group == "sweep"]
+    ratios, default = _sweep_ratios(rec), _default_step()
     headers = ["shape", *(n.removeprefix("gluon ") for n in names), "tl", *BACKENDS, "fastest Gluon ÷ cuDNN"]
-    summary = (f"Fastest Gluon step ÷ cuDNN over the {len(ratios)} shapes: geometric mean {_geomean(ratios):.2f}, "
-               f"lowest {min(ratios):.2f}, highest {max(ratios):.2f}.")  # fmt: skip
+    summary = (f"Fastest Gluon step ÷ cuDNN over the {len(ratios)} shapes: {_ratio_summary(ratios)}; the default "
+               f"step ({default}) alone: {_ratio_summary(_sweep_ratios(rec, default))}.")  # fmt: skip
     return measured_table(headers, rows, rec.run, summary + "\n\n")
 
 
 #: Nsight Compute's readings the page shows, in its order.
-PROFILE_METRICS = ("grid", "threads per block", "Duration", "SM Frequency", "Compute (SM) Throughput",
+PROFILE_METRICS = ("grid", "threads per block", "Duration", "Elapsed Cycles", "SM Frequency", "Compute (SM) Throughput",
                    "Issued Ipc Active",
                    "Issue Slots Busy", "Warp Cycles Per Issued Instruction", "Achieved Occupancy",
                    "Block Limit Registers", "L2 Cache Throughput", "DRAM Throughput")  # fmt: skip
@@ -292,3 +324,38 @@ def gluon_profile() -> str:
     rows = [[m, *(rec.profile[n].get(m, "-") for n in names)] for m in PROFILE_METRICS]
     kernels = "; ".join(f"{n}: `{rec.profile[n].get('kernel', '-')}`" for n in names)
     return measured_table(["reading", *names], rows, rec.run, f"Kernels: {kernels}.\n\n")
+
+
+def gluon_on_h200() -> str:
+    """The same benchmark on an H200 beside the H100's: the fastest step at the standard shape against cuDNN, the
+    default step over the sweep, the DRAM throughput Nsight Compute read for it, and the cards' clocks; then
+    whether the steps rank in the same order on both."""
+    records = [_gluon(), _gluon(GLUON_FORWARD_H200_ID)]
+    default = _default_step()
+    columns = []
+    for rec in records:
+        standard = {c.causal: c for c in rec.cases if c.group == "standard"}
+        cells = []
+        for causal in (False, True):
+            best, rate, cudnn = _fastest(standard[causal])
+            cells.append(f"{best}: {rate:.0f} TFLOP/s, {rate / cudnn:.2f}× cuDNN ({cudnn:.0f})")
+        ratios = _sweep_ratios(rec, default)
+        cells.append(f"{_geomean(ratios):.2f} ({min(ratios):.2f} to {max(ratios):.2f})")
+        cells.append(rec.profile.get(default, {}).get("DRAM Throughput", "-"))
+        top = rec.run.clocks.get("start")
+        cells.append("-" if top is None else f"{_fmt(top.max_sm_mhz)} MHz, {_fmt(top.max_mem_mhz)} MHz")
+        columns.append(cells)
+    labels = ["fastest step, non-causal", "fastest step, causal",
+              f"default step ({default}) ÷ cuDNN over the sweep: geometric mean (lowest to highest)",
+              "DRAM throughput of the default step (Nsight Compute)", "top SM clock, top memory clock"]  # fmt: skip
+    rows = [[label, *(col[i] for col in columns)] for i, label in enumerate(labels)]
+    headers = ["at B=4, H=32, S=4096, D=128 unless said", *(r.run.gpu.name if r.run.gpu else "-" for r in records)]
+
+    def ranking(rec: GluonForward, causal: bool) -> list[str]:
+        case = next(c for c in rec.cases if c.group == "standard" and c.causal == causal)
+        return sorted(_gluon_names(case), key=lambda n: _rate(case, n) or 0)
+
+    same = all(ranking(records[0], causal) == ranking(records[1], causal) for causal in (False, True))
+    order = ("The steps rank in the same order on both cards, causal and not." if same else
+             "The steps do not rank in the same order on the two cards.")  # fmt: skip
+    return measured_table(headers, rows, records[1].run, order + "\n\n")
