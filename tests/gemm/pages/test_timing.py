@@ -122,8 +122,10 @@ def check_timing_answer(markdown: str, kwargs: dict[str, Any]) -> None:
     assert found, markdown
     name, rows, cols, lab_ms, lab_rate, events_ms, events_rate = found.groups()
     assert (name, _num(rows), _num(cols)) == (dtype.upper(), n, n)
-    assert _sig(lab_ms, lab, 3) and _sig(events_ms, events, 3)
-    assert _rounds(lab_rate, _gflops(n, lab), 0) and _rounds(events_rate, _gflops(n, events), 0)
+    assert _sig(lab_ms, lab, 3)
+    assert _sig(events_ms, events, 3)
+    assert _rounds(lab_rate, _gflops(n, lab), 0)
+    assert _rounds(events_rate, _gflops(n, events), 0)
     assert _num(lab_rate) > 10 * _num(events_rate)  # what the opening says of it: far beyond the product's rate
 
 
@@ -146,7 +148,8 @@ def test_a_rate_that_does_not_follow_from_its_time_fails_the_check() -> None:
 
 
 def test_the_answer_refuses_a_product_the_record_lacks_and_its_check_fails_on_a_wrong_rate() -> None:
-    with pytest.raises(ValueError, match=r"no lab-method and events timing of fp16 at n=3 .* it has \[\('bf16', 8192\)"):
+    refused = r"no lab-method and events timing of fp16 at n=3 .* it has \[\('bf16', 8192\)"
+    with pytest.raises(ValueError, match=refused):
         page.timing_answer(dtype="fp16", n=3)
     answer = page.timing_answer()
     rate = re.search(r"\*\*([\d,]+) GFLOP/s\*\*\.$", answer).group(1)
