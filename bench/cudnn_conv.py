@@ -31,6 +31,7 @@ import numpy as np
 from gpukb.cudnn.layers import load as load_layers
 from gpukb.cudnn.program import layer_argument, parse_example, parse_layers, parse_problem
 from gpukb.cudnn.results import ConvForward, FrontendRun, LayerTiming, Process, TorchCheck
+from gpukb.dtypes import torch_dtype
 from gpukb.measuring.stats import summarize
 from gpukb.measuring.timing import Budget, EventTimer, benchmark
 from gpukb.records.script import Script, main
@@ -119,7 +120,7 @@ def graph_ms(torch, fn, calls: int = GRAPH_CALLS) -> float:
 def torch_time(torch, n, c, h, w, k, r, s, pad, stride, dtype: str, layout: str):
     from torch.nn import functional as F  # noqa: N812 - the name every PyTorch reader knows
 
-    tdt = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}[dtype]
+    tdt = torch_dtype(dtype)
     fmt = torch.channels_last if layout == "nhwc" else torch.contiguous_format
     x = torch.randn(n, c, h, w, device="cuda", dtype=tdt).to(memory_format=fmt)
     wt = torch.randn(k, c, r, s, device="cuda", dtype=tdt).to(memory_format=fmt)

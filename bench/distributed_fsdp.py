@@ -22,6 +22,7 @@ from gpukb.distributed.fsdp_config import MODES, plan
 from gpukb.distributed.model import ModelConfig
 from gpukb.distributed.results import FsdpTraining
 from gpukb.distributed.training import train
+from gpukb.dtypes import torch_dtype
 from gpukb.records.script import Script, main
 
 
@@ -35,8 +36,8 @@ def block_checks(device):
     b, s, h, a = 4, 512, 768, 12
     for dtype in ("float32", "bfloat16"):
         torch.manual_seed(0)
-        blk = block(h, a).to(device=device, dtype=getattr(torch, dtype))
-        x = torch.randn(b, s, h, device=device, dtype=getattr(torch, dtype), requires_grad=True)
+        blk = block(h, a).to(device=device, dtype=torch_dtype(dtype))
+        x = torch.randn(b, s, h, device=device, dtype=torch_dtype(dtype), requires_grad=True)
         mode = live_bytes()
         with mode:
             y = blk(x)

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from gpukb.dtypes import torch_dtype
 from gpukb.gemm.batched import agreement, counts, make_batch, variant
 from gpukb.gemm.results import (
     BatchedFailure,
@@ -195,13 +196,12 @@ def timing_section(torch) -> list[TimingEntry]:
         )
         log(f"timing {dtype} {n}: {method}: median {ms.median:.4f} ms -> {records[-1]['gflops']:,.0f} GFLOP/s")
 
-    torch_dtype = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16}
     allow = torch.backends.cuda.matmul.allow_tf32
     try:
         for dtype, n in TIMING_CASES:
             torch.backends.cuda.matmul.allow_tf32 = dtype == "tf32"
-            a = torch.randn(n, n, device="cuda", dtype=torch_dtype[dtype])
-            b = torch.randn(n, n, device="cuda", dtype=torch_dtype[dtype])
+            a = torch.randn(n, n, device="cuda", dtype=torch_dtype(dtype))
+            b = torch.randn(n, n, device="cuda", dtype=torch_dtype(dtype))
             sync()
             # The lab's method on the first call of this shape: time.time() around the call, no synchronize.
             start = time.time()

@@ -25,12 +25,12 @@ from gpukb.records.script import Script, main
 
 
 def gpu_sweep(script: Script) -> int:
-    from gpukb.performance import pages
+    from gpukb.performance.pages import h100 as h100_page
 
     mode = "quick" if script.args.quick else "full"
     record = runner.run(script.args.suite, mode, described=script.run, started=script.started)
     script.write(record)
-    print(pages.run_summary(record))
+    print(h100_page.run_summary(record))
     if record.failed():
         print(f"gpu_sweep: some suites failed: {record.failed()}", file=sys.stderr)
         return runner.FAILURE

@@ -43,6 +43,7 @@ try:
 except ImportError:  # a checkout on a machine where gpukb is not installed
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
+from gpukb.dtypes import torch_dtype
 from gpukb.measuring.timing import Marks, captured
 from gpukb.records.script import Script, main
 
@@ -381,10 +382,10 @@ def phase_compare(out: Path, chosen: dict) -> None:
     cases += [("float16", "NN", s) for s in LARGE_SIZES] + [("bfloat16", "NT", s) for s in LARGE_SIZES]
     for name in ("bfloat16", "float16"):
         for layout in ("NN", "NT"):
-            data["checks"].append(_check(torch, None, getattr(torch, name), layout))
+            data["checks"].append(_check(torch, None, torch_dtype(name), layout))
     _write_scratch(out, data)
     for name, layout, s in cases:
-        dtype = getattr(torch, name)
+        dtype = torch_dtype(name)
         record: dict = {"dtype": name, "layout": layout, "m": s, "n": s, "k": s, "error": None, "config": None}
         record |= dict.fromkeys(("all_written", "diff_vs_cublas", "identical_to_cublas"))
         record |= {"rounds": [], "graph_rounds": [], "graph_ratio": None}
@@ -439,7 +440,7 @@ def phase_compare(out: Path, chosen: dict) -> None:
                 a = torch.randn(s, s, device="cuda").to(torch.float8_e4m3fn)
                 b = torch.randn(s, s, device="cuda").to(torch.float8_e4m3fn).t()
             else:
-                a, b = _operands(torch, getattr(torch, name), s, s, s)
+                a, b = _operands(torch, torch_dtype(name), s, s, s)
             summary = compiled_summary(a, b, config=config)
             summary["config"] = summary["config"].as_dict()
             data["compiled"].append({"dtype": name, "m": s, "n": s, "k": s, "error": None, **summary})

@@ -2,13 +2,18 @@
 
 Run from the repository root on a machine with a Hopper GPU::
 
-    python bench/triton_gemm_sweep.py OUT_DIR [--budget SECONDS] [--tune sweep|issue29|none] [--tune-only]
+    python bench/triton_gemm_sweep.py OUT_DIR [--budget SECONDS] [--tune sweep|issue29|losers|none] [--tune-only]
+        [--sets first,issue,random,held-out,tiny]
 
-``--tune issue29`` tunes the classes of issue 29's representatives (``gpukb.gemm.triton.sweep.ISSUE_TUNING``) with the
-extended candidates and writes ``triton-gemm-tuning-h100-issue29.json``; ``--tune none`` tunes nothing and uses the
-committed tables (``tuning.TABLE_RECORDS``). The sweep then measures four sets of shapes, each row marked with its
-``sweep``: ``first`` (the page's sweep: bf16, fp16, FP8), ``issue`` (the products issue 29 reported), ``random``
-(the seeded draw of ``gpukb.gemm.triton.model_shapes``, bf16 and fp16) and ``tiny`` (M·N·K < 2^20).
+``--tune issue29`` tunes the classes of issue 29's representatives (``gpukb.gemm.triton.sweep.ISSUE_TUNING``) with
+the extended candidates and writes ``triton-gemm-tuning-h100-issue29.json``; ``--tune losers`` the classes of the
+random sweep's products and the first sweep's slowest (``gpukb.gemm.triton.sweep.LOSER_TUNING``) with those and the
+split-tail and decode candidates, writing ``triton-gemm-tuning-h100-losers.json``; ``--tune none`` tunes nothing and
+uses the committed tables (``tuning.TABLE_RECORDS``). The sweep then measures up to five sets of shapes
+(``--sets``), each row marked with its ``sweep``: ``first`` (the page's sweep: bf16, fp16, FP8), ``issue`` (the
+products issue 29 reported), ``random`` (the seeded draw of ``gpukb.gemm.triton.model_shapes``, bf16 and fp16),
+``held-out`` (a second draw, committed before the last tuning and measured only after it) and ``tiny`` (M·N·K <
+2^20).
 
 It writes, through ``gpukb.records``:
 
@@ -58,12 +63,15 @@ SWEEP_RESERVE_S = 150
 HOST_SHAPES, HOST_CALLS = ((64, 64, 64), (3, 5, 7)), 1000
 
 # The shapes live with the kernel (gpukb.gemm.triton.sweep), where `gpukb bench` finds them too.
-from gpukb.gemm.triton.sweep import (  # noqa: E402  # noqa: E402
+from gpukb.dtypes import torch_dtype  # noqa: E402
+from gpukb.gemm.triton.sweep import (  # noqa: E402
     ISSUE_SHAPES,
     ISSUE_TUNING,
+    LOSER_TUNING,
     TINY_SHAPES,
     fp8_shapes,
     fp16_shapes,
+    held_out_shapes,
     random_shapes,
     shapes,
 )
@@ -137,57 +145,63 @@ def _write_scratch(path: Path, data: Any) -> None:
     path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
 
 
-def _aligned(torch: Any, dtype: str, layout: str, m: int, n: int, k: int) -> bool:
-    """Whether the sweep's operands of this shape have 128-byte-aligned rows (the tuning class's ``aligned``)."""
+def _aligned(torch: Any, dtype: str, layout: str, m: int, n: int, k: int, line: int = 128) -> bool:
+    """Whether the sweep's operands of this shape have 128-byte-aligned rows (the tuning class's ``aligned``;
+    ``line=32``: its ``sectors``)."""
     from gpukb.gemm.triton.matmul import rows_aligned
 
     meta = torch.device("meta")
-    a = torch.empty((m, k) if layout[0] == "N" else (k, m), device=meta, dtype=getattr(torch, dtype))
-    b = torch.empty((k, n) if layout[1] == "N" else (n, k), device=meta, dtype=getattr(torch, dtype))
-    c = torch.empty((m, n), device=meta, dtype=torch.bfloat16 if dtype == "float8_e4m3fn" else getattr(torch, dtype))
-    return rows_aligned(a if layout[0] == "N" else a.t(), b if layout[1] == "N" else b.t(), c)
+    a = torch.empty((m, k) if layout[0] == "N" else (k, m), device=meta, dtype=torch_dtype(dtype))
+    b = torch.empty((k, n) if layout[1] == "N" else (n, k), device=meta, dtype=torch_dtype(dtype))
+    c = torch.empty((m, n), device=meta, dtype=torch.bfloat16 if dtype == "float8_e4m3fn" else torch_dtype(dtype))
+    return rows_aligned(a if layout[0] == "N" else a.t(), b if layout[1] == "N" else b.t(), c, line)
 
 
-def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep") -> dict:
+def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve: float = SWEEP_RESERVE_S) -> dict:
     """Time every candidate of each shape class on the class's first shape; keep the fastest. ``mode``
     ``"sweep"``: the classes of the sweep's shapes; ``"issue29"``: those of ``ISSUE_TUNING``, with the extended
     candidates (``tuning.candidates(..., extended=True)``)."""
     from gpukb.gemm.triton import tuning
-    from gpukb.gemm.triton.configs import split_for
+    from gpukb.gemm.triton.configs import split_for, tail_rows
     from gpukb.gemm.triton.matmul import _sm_count, clear_plans, layout_code, matmul, rows_aligned
 
     sms = _sm_count(torch.device("cuda"))
-    extended = mode == "issue29"
+    extended, losers = mode == "issue29", mode == "losers"
     work: list[tuple[str, str, tuple[int, int, int]]] = []
     seen = set()
-    if extended:
-        sources = [("bfloat16", layout, shape) for layout, shape in ISSUE_TUNING]
+    if extended or losers:
+        chosen = ISSUE_TUNING if extended else LOSER_TUNING
+        sources = [("bfloat16", layout, shape) for layout, shape in chosen]
     else:
         sources = [("bfloat16", "NN", s[2:]) for s in shapes()]
         sources += [("float8_e4m3fn", "NT", s[2:]) for s in fp8_shapes()]
     for dtype, layout, (m, n, k) in sources:
-        cls = tuning.ShapeClass.of(dtype, layout, m, n, k, _aligned(torch, dtype, layout, m, n, k))
+        cls = tuning.ShapeClass.of(
+            dtype, layout, m, n, k, _aligned(torch, dtype, layout, m, n, k), _aligned(torch, dtype, layout, m, n, k, 32)
+        )
         if cls not in seen:
             seen.add(cls)
             work.append((dtype, layout, (m, n, k)))
     classes = []
     partial = out_dir / "partial-tuning.json"
     for dtype, layout, (m, n, k) in work:
-        if budget.left() < SWEEP_RESERVE_S:
+        if budget.left() < reserve:
             print(f"tune: stopping, {budget.left():.0f} s left", flush=True)
             break
-        tdtype = getattr(torch, dtype)
+        tdtype = torch_dtype(dtype)
         a, b = _operands(torch, tdtype, m, n, k, layout)
         assert layout_code(a, b) == layout
         out_dtype = torch.bfloat16 if dtype == "float8_e4m3fn" else tdtype
         c = torch.empty(m, n, device="cuda", dtype=out_dtype)
         aligned = rows_aligned(a, b, c)
-        pool = tuning.trials(dtype, m, n, k, sms, aligned=aligned, extended=extended)
+        pool = tuning.trials(dtype, m, n, k, sms, aligned=aligned, extended=extended, losers=losers)
         trials = [{"config": cfg.as_dict(), "split_k": None, "ms": None, "error": None} for cfg in pool]
         for config, trial in zip(pool, trials, strict=True):  # compile and check every candidate first
             try:
                 if config.kernel == "splitk":
                     trial["split_k"] = split_for(m, n, k, config, sms)
+                elif config.split_tail:
+                    trial["split_k"] = tail_rows(m, n, k, config, sms)[1]
                 matmul(a, b, out=c, config=config)
             except Exception as err:  # a candidate that does not compile or fit is recorded, not fatal
                 trial["error"] = _first_line(err)
@@ -238,6 +252,9 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep") -> dict
         + (
             "class (issue 29's products and gpukb.gemm.triton.sweep.ISSUE_TUNING; extended candidates)"
             if extended
+            else "class (gpukb.gemm.triton.sweep.LOSER_TUNING: the random sweep and the first sweep's slowest; "
+            "extended, split-tail and decode candidates)"
+            if losers
             else "class (the first sweep shape in it)"
         ),
         "classes": classes,
@@ -400,22 +417,27 @@ def layout_checks(torch: Any) -> list[dict]:
     return checks
 
 
-def sweep_cases() -> list[tuple[str, str, str, tuple]]:
+#: The sets of shapes a run may measure (``--sets``), in the order it measures them.
+SETS = ("first", "issue", "random", "held-out", "tiny")
+
+
+def sweep_cases(sets: tuple[str, ...] = SETS) -> list[tuple[str, str, str, tuple]]:
     """Every case of the run as ``(sweep, dtype, layout, shape)``: the page's first sweep (bf16, fp16, FP8), the
-    issue's products, the random sweep and the tiny products (bf16 and fp16 each)."""
+    issue's products, the random sweep, the held-out sweep and the tiny products (bf16 and fp16 each), of ``sets``."""
     cases = [("first", "bfloat16", "NN", s) for s in shapes()] + [("first", "bfloat16", "NT", s) for s in NT_CASES]
     cases += [("first", "float8_e4m3fn", "NT", s) for s in fp8_shapes()]
     cases += [("first", "float16", "NN", s) for s in fp16_shapes()]
     for dtype in ("bfloat16", "float16"):
         cases += [("issue", dtype, layout, s) for layout, s in ISSUE_SHAPES]
         cases += [("random", dtype, layout, s) for layout, s in random_shapes()]
+        cases += [("held-out", dtype, layout, s) for layout, s in held_out_shapes()]
         cases += [("tiny", dtype, "NN", s) for s in TINY_SHAPES]
-    return cases
+    return [case for case in cases if case[0] in sets]
 
 
-def sweep(torch: Any, out_dir: Path, budget: Budget, tuned_shapes: set) -> list[dict]:
+def sweep(torch: Any, out_dir: Path, budget: Budget, tuned_shapes: set, sets: tuple[str, ...] = SETS) -> list[dict]:
     """``matmul``'s default path on every shape against its peer, with errors against float64 on sampled rows."""
-    from gpukb.gemm.triton.configs import split_for
+    from gpukb.gemm.triton.configs import split_for, tail_rows
     from gpukb.gemm.triton.matmul import _sm_count, default_config, matmul, staging
     from gpukb.measuring.device import sampler
 
@@ -423,7 +445,7 @@ def sweep(torch: Any, out_dir: Path, budget: Budget, tuned_shapes: set) -> list[
     one = torch.ones((), device="cuda")
     rows_out: list[dict] = []
     partial = out_dir / "partial-sweep.json"
-    for which, dtype, layout, (group, label, m, n, k) in sweep_cases():
+    for which, dtype, layout, (group, label, m, n, k) in sweep_cases(sets):
         if budget.left() < 15:
             print(f"sweep: stopping, {budget.left():.0f} s left", flush=True)
             break
@@ -438,13 +460,15 @@ def sweep(torch: Any, out_dir: Path, budget: Budget, tuned_shapes: set) -> list[
         }  # fmt: skip
         a = b = c = c_peer = None
         try:
-            tdtype = getattr(torch, dtype)
+            tdtype = torch_dtype(dtype)
             a, b = _operands(torch, tdtype, m, n, k, layout)
             out_dtype = torch.bfloat16 if fp8 else tdtype
             c = torch.full((m, n), math.nan, device="cuda", dtype=out_dtype)
             config = default_config(a, b, c)
             row["config"] = config.as_dict()
             row["split_k"] = split_for(m, n, k, config, sms) if config.kernel == "splitk" else None
+            if config.split_tail:
+                row["split_k"] = tail_rows(m, n, k, config, sms)[1]
             row["staged"] = [name for name, why in staging(a, b, c, config).items() if why]
             matmul(a, b, out=c)
             torch.cuda.synchronize()
@@ -535,10 +559,12 @@ def profile_rows(torch: Any, rows: list[dict], budget: Budget) -> None:
 def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--budget", type=float, default=280.0, help="seconds the whole run may take")
     parser.add_argument("--table", type=Path, help="use this tuning table instead of tuning (skips the tuning)")
-    parser.add_argument("--tune", choices=("sweep", "issue29", "none"), default="sweep",
+    parser.add_argument("--tune", choices=("sweep", "issue29", "losers", "none"), default="sweep",
                         help="which classes to tune; none: use the committed tables")  # fmt: skip
     parser.add_argument("--tune-only", action="store_true", help="stop after writing the tuning table")
     parser.add_argument("--name", default="triton-gemm-sweep-h100", help="the sweep record's file name, no suffix")
+    parser.add_argument("--sets", default=",".join(SETS), help=f"the sets of shapes to measure, of {','.join(SETS)}")
+    parser.add_argument("--held-out-commit", help="the commit that fixed the held-out draw (written to the record)")
 
 
 def triton_gemm_sweep(script: Script) -> int:
@@ -551,6 +577,16 @@ def triton_gemm_sweep(script: Script) -> int:
     from gpukb.gemm.triton.results import TritonGemmSweep
     from gpukb.records import parse, read
 
+    sets = tuple(x for x in args.sets.split(",") if x)
+    unknown = sorted(set(sets) - set(SETS))
+    if unknown or not sets:
+        raise ValueError(f"--sets must name sets of {list(SETS)}; got {args.sets!r}")
+    held_out = None
+    if "held-out" in sets:
+        from gpukb.gemm.triton.model_shapes import HELD_OUT_COUNT, HELD_OUT_SEED
+
+        commit = args.held_out_commit or "unknown"
+        held_out = f"seed {HELD_OUT_SEED}, {HELD_OUT_COUNT} products, fixed by commit {commit}"
     budget = Budget(args.budget)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(0)
@@ -574,7 +610,7 @@ def triton_gemm_sweep(script: Script) -> int:
         tuned = {(c.dtype, c.layout, tuple(c.shape)) for c in active.values()}
         print(f"committed tables: {len(active)} classes", flush=True)
     else:
-        data = tune(torch, args.out_dir, budget, args.tune)
+        data = tune(torch, args.out_dir, budget, args.tune, 5 if args.tune_only else SWEEP_RESERVE_S)
         data["run"] = script.finished().model_dump(mode="json")
         table = parse(data, "tuning", expect=tuning.GemmTuning)
         name = TABLE_FILE if args.tune == "sweep" else TABLE_FILE.replace(".json", f"-{args.tune}.json")
@@ -585,7 +621,7 @@ def triton_gemm_sweep(script: Script) -> int:
         tuning.use_table(table)
         tuned = {(c.dtype, c.layout, tuple(c.shape)) for c in table.classes}
     clear_plans()  # plans made before hold configurations chosen without the table
-    rows = sweep(torch, args.out_dir, budget, tuned)
+    rows = sweep(torch, args.out_dir, budget, tuned, sets)
     profile_rows(torch, rows, budget)
     record = {
         "kind": TritonGemmSweep.kind_name(),
@@ -601,6 +637,7 @@ def triton_gemm_sweep(script: Script) -> int:
         "tiny_host": tiny_host,
         "checks": checks,
         "rows": rows,
+        "held_out": held_out,
         "run": script.finished().model_dump(mode="json"),
     }
     path = script.write(parse(record, "sweep", expect=TritonGemmSweep), f"{args.name}.json")

@@ -1,8 +1,10 @@
-"""Shared fixtures: the GPU marker, snippets this machine cannot run, the repository root and the built site."""
+"""Shared fixtures: the GPU marker, snippets this machine cannot run, the repository root, the built site and
+``gpukb`` installed from its wheel."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -122,6 +124,64 @@ def built_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     if returncode != "0":
         pytest.fail(f"mkdocs build --strict failed:\n{log}")
     return site, log
+
+
+@pytest.fixture(scope="session")
+def installed_gpukb(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """``gpukb`` as a reader gets it: the wheel built from this checkout (``pip wheel --no-deps``, no build
+    isolation: no network), installed into a folder outside the repository (``pip install --target``), and a copy
+    of ``snippets/`` beside it to run from. Returns (the install folder, the copied snippets' root).
+
+    Put the install folder first on ``PYTHONPATH`` and the snippets import it, not the editable install. Built once
+    per test run: with pytest-xdist the first worker builds under a file lock and the others use it (as
+    ``built_site``). About 5 s.
+    """
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent
+    base = shared / "installed-gpukb"
+    target, copied = base / "target", base / "reader"
+    with FileLock(shared / "installed-gpukb.lock"):
+        outcome = base / "outcome.log"
+        if not outcome.exists():
+            shutil.rmtree(base, ignore_errors=True)
+            source = base / "source"  # the files the wheel is built from, so no build/ or *.egg-info lands in the repo
+            ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
+            shutil.copytree(ROOT / "src", source / "src", ignore=ignore)
+            for name in ("pyproject.toml", "README.md"):
+                shutil.copy2(ROOT / name, source / name)
+            shutil.copytree(ROOT / "snippets", copied / "snippets", ignore=ignore)
+            pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--no-input", "-q"]
+            log = []
+            for step in ("wheel", "install"):
+                if step == "wheel":
+                    command = [
+                        *pip,
+                        "wheel",
+                        "--no-deps",
+                        "--no-build-isolation",
+                        "-w",
+                        str(base / "dist"),
+                        str(source),
+                    ]
+                else:  # the one wheel just built
+                    command = [
+                        *pip,
+                        "install",
+                        "--no-deps",
+                        "--target",
+                        str(target),
+                        *map(str, (base / "dist").glob("*.whl")),
+                    ]
+                proc = subprocess.run(command, capture_output=True, text=True, timeout=300)
+                log.append(f"$ {' '.join(command)}\n{proc.stdout}{proc.stderr}")
+                if proc.returncode != 0:
+                    break
+            outcome.write_text(f"{proc.returncode}\n" + "\n".join(log), encoding="utf-8")
+    returncode, log = (base / "outcome.log").read_text(encoding="utf-8").split("\n", 1)
+    if returncode != "0":
+        pytest.fail(f"building or installing the wheel failed:\n{log}")
+    return target, copied
 
 
 def pytest_terminal_summary(terminalreporter) -> None:

@@ -1,9 +1,12 @@
-"""Helpers the tests share: where the repository is, the skip-or-fail rule for missing tools, a bare PATH."""
+"""Helpers the tests share: where the repository is, the skip-or-fail rule for missing tools, a bare PATH, the
+H100's quoted ceilings read straight from their record."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import statistics
 import sys
 from pathlib import Path
 
@@ -55,6 +58,16 @@ def outside_tables(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("|")]
 
 
+def size_text(n: float) -> str:
+    """A size as the pages print it, spelled out here for the checks (not read from ``gpukb.tables.bytes_text``): the
+    largest binary unit the size fills, whole when exact and to one decimal otherwise; under 1 KiB, bytes."""
+    for unit, shift in (("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        whole, rest = divmod(n, 2**shift)
+        if whole >= 1:
+            return f"{int(whole)} {unit}" if rest == 0 else f"{n / 2**shift:.1f} {unit}"
+    return f"{int(n):,} B" if n == int(n) else f"{n:,.1f} B"
+
+
 def mkdocs_config() -> dict:
     """``mkdocs.yml`` as plain data; its tags (``!ENV SITE_URL``, ``!!python/name:...``) read as ``None``."""
     import yaml
@@ -64,3 +77,21 @@ def mkdocs_config() -> dict:
 
     _Loader.add_multi_constructor("", lambda loader, suffix, node: None)
     return yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_Loader)
+
+
+def h100_ceilings_json() -> dict[str, float]:
+    """The H100 ceilings every page quotes, read straight from the interleaved run's JSON without the library:
+    the median over rounds of the 1 GiB ``copy_`` (GB/s) and of the fp16 and bf16 products at 4096×4096×8192
+    (TFLOP/s). What the tests check the library's figures against."""
+    path = ROOT / "src/gpukb/data/results/performance/ceilings-h100.json"
+    timings = json.loads(path.read_text(encoding="utf-8"))["timings"]
+
+    def median(item: str) -> float:
+        return statistics.median(t["rate"] for t in timings if t["item"] == item)
+
+    shape = "4096x4096x8192"
+    return {
+        "bandwidth": median("copy-1gib"),
+        "fp16": median(f"gemm-fp16-{shape}"),
+        "bf16": median(f"gemm-bf16-{shape}"),
+    }

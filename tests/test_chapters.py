@@ -34,6 +34,7 @@ FLOORS: dict[str, int] = {
     "schema": 0,
     "tables": 0,
     "numerics": 0,
+    "dtypes": 0,
     "figures": 0,
     "calculators": 0,
     "environment": 0,
@@ -115,7 +116,22 @@ def test_chapters_are_found() -> None:
 
 def test_every_docs_folder_is_a_declared_chapter() -> None:
     folders = {d.name for d in (ROOT / "docs").iterdir() if d.is_dir() and any(d.glob("*.md"))}
-    assert sorted(folders - set(NAMES) - set(NO_PAGE_LAYER)) == [], "declare a Chapter in the package's __init__"
+    declared = chapters.docs_folders()
+    assert sorted(folders - set(declared) - set(NO_PAGE_LAYER)) == [], "declare a Chapter in the package's __init__"
+    assert sorted(set(declared) - folders) == [], "a declared docs folder holds no page"
+
+
+def test_a_chapters_folders_start_with_its_name() -> None:
+    assert chapters.chapter("about").folders == ("about", "contributing")
+    assert chapters.chapter("formats").folders == ("formats",)
+    with pytest.raises(ValueError, match=r"first docs folder is its name; got \['contributing', 'demo'\]"):
+        Chapter(name="demo", title="Demo", summary="A demo.", folders=("contributing", "demo"))
+    with pytest.raises(ValueError, match=r"one lowercase word .*got 'Docs/x'"):
+        Chapter(name="demo", title="Demo", summary="A demo.", folders=("demo", "Docs/x"))
+    with pytest.raises(ValueError, match=r"names a docs folder twice"):
+        Chapter(name="demo", title="Demo", summary="A demo.", folders=("demo", "demo"))
+    with pytest.raises(TypeError, match=r"folders must be a tuple of strings"):
+        Chapter(name="demo", title="Demo", summary="A demo.", folders="demo")
 
 
 @pytest.mark.parametrize("chapter", DECLARED, ids=NAMES)
@@ -149,18 +165,23 @@ def test_a_declaration_names_only_what_exists(chapter: Chapter) -> None:
         assert (PACKAGE / "data" / "results" / f"{run.record}.json").is_file(), f"GPU run {name}: no {run.record}"
 
 
+#: Page modules not named after their page.
+_PAGE_OF = {"opening": "index"}
+
+
 @pytest.mark.parametrize("chapter", DECLARED, ids=NAMES)
 def test_one_page_module_per_page(chapter: Chapter) -> None:
-    """A page module ``<package>.pages.<page>`` renders ``docs/<name>/<page>.md`` ("_" → "-"), and that page's
-    render blocks import no other page module of the chapter (what pages share stays in ``pages/__init__.py``,
-    imported by the page modules, not by the page)."""
+    """A page module ``<package>.pages.<page>`` renders ``docs/<name>/<page>.md`` ("_" → "-"; ``opening`` renders
+    ``index.md``: a module named ``index`` would take its package's page in the API reference), and that page's
+    render blocks import no other page module of the chapter (what several pages share stays in
+    ``pages/__init__.py``)."""
     prefix = f"{chapter.package}.pages."
     own = {m for m in chapter.page_layers if m.startswith(prefix)}
     for module in own:
-        page = module.removeprefix(prefix).replace("_", "-")
+        page = _PAGE_OF.get(module.removeprefix(prefix), module.removeprefix(prefix).replace("_", "-"))
         assert (ROOT / "docs" / chapter.name / f"{page}.md").is_file(), f"{module}: no docs/{chapter.name}/{page}.md"
     for page in sorted((ROOT / "docs" / chapter.name).glob("*.md")) if own else []:
-        wanted = prefix + page.stem.replace("-", "_")
+        wanted = prefix + {v: k for k, v in _PAGE_OF.items()}.get(page.stem, page.stem.replace("-", "_"))
         imported = {m for f in iter_fences(page) if classify(f) == "render" for m in render_imports(f)}
         assert sorted((imported & own) - {wanted}) == [], f"{page.name} imports another page's module"
 

@@ -31,13 +31,14 @@ NOT_TERMS = {
 
 
 def _prose_words() -> Counter[str]:
-    """Capitalised tokens (2-8 letters or digits) in the prose of every page, code and links left out."""
+    """Capitalised tokens (2-8 letters or digits) in the prose of every page, code, math and links left out."""
     found: Counter[str] = Counter()
     for page in (ROOT / "docs").rglob("*.md"):
         if "reference" in page.relative_to(ROOT / "docs").parts:
             continue
         text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.S)
         text = re.sub(r"`[^`]*`", "", text)
+        text = re.sub(r"\\\((.*?)\\\)|\$\$.*?\$\$", "", text, flags=re.S)  # \(PV\) is a product, not a term
         text = re.sub(r"\]\([^)]*\)", "]", text)
         found.update(re.findall(r"\b[A-Z][A-Z0-9]{1,7}\b", text))
     return found

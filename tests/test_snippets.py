@@ -10,6 +10,7 @@ file that is gone fails here, and one runner (:func:`test_snippet_output`) runs 
 from __future__ import annotations
 
 import importlib
+import os
 import stat
 from collections.abc import Callable
 from pathlib import Path
@@ -68,17 +69,46 @@ CHECKS = collect(MODULES)
 
 # --8<-- [start:runner]
 @pytest.mark.parametrize("snippet", sorted(CHECKS))
-def test_snippet_output(snippet: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The one runner: each snippet run as a reader runs it, its output handed to its topic's check. Without a GPU
-    a Python snippet runs on the CPU stand-ins a reader would use (Triton's interpreter, numba's simulator); a
+def test_snippet_output(snippet: str, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
+    """The one runner: each snippet run as a reader runs it, its output handed to its topic's check. A Python
+    snippet runs from a folder outside the repository with ``gpukb`` installed from the built wheel first on
+    ``PYTHONPATH`` (``installed_gpukb``), so a file the wheel leaves out fails here, not on a reader's machine.
+    Without a GPU it runs on the CPU stand-ins a reader would use (Triton's interpreter, numba's simulator); a
     CUDA C++ snippet is a GPU test (tests/conftest.py marks it)."""
+    path = ROOT / snippet
+    if not snippet.endswith(".cu"):
+        target, copied = request.getfixturevalue("installed_gpukb")
+        monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(target), os.environ.get("PYTHONPATH", "")]))
+        path = copied / snippet
     if not snippet.endswith(".cu") and not gpu_present():
         monkeypatch.setenv("NUMBA_ENABLE_CUDASIM", "1")
         monkeypatch.setenv("TRITON_INTERPRET", "1")
     elif "numba" in snippet and numba_target.unavailable_reason() is not None:
         pytest.skip(numba_target.unavailable_reason())  # numba-cuda's GPU target on numpy >= 2.5
-    CHECKS[snippet](run_snippet(ROOT / snippet))
+    CHECKS[snippet](run_snippet(path))
     # --8<-- [end:runner]
+
+
+def test_snippets_run_the_installed_wheel(installed_gpukb: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the runner above runs is the wheel, not this checkout: from the copied snippets' folder, with the
+    install folder first on ``PYTHONPATH``, ``gpukb`` and its data files come from the install folder (the
+    editable install, and ``src/`` on ``PYTHONPATH`` where a developer set it, come later)."""
+    target, copied = installed_gpukb
+    assert not copied.is_relative_to(ROOT)
+    assert not target.is_relative_to(ROOT)
+    assert sorted(p.relative_to(copied).as_posix() for p in copied.rglob("*") if p.is_file()) == snippet_files(ROOT)
+    probe = copied / "snippets" / "probe.py"
+    probe.write_text(
+        "import gpukb, gpukb.data\nfrom importlib import resources\n"
+        "print(gpukb.__file__)\nprint(resources.files(gpukb.data).joinpath('glossary.toml').is_file())\n"
+    )
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(target), os.environ.get("PYTHONPATH", "")]))
+    try:
+        where, data = run_snippet(probe).splitlines()
+    finally:
+        probe.unlink()
+    assert Path(where).is_relative_to(target), where
+    assert data == "True"
 
 
 def test_every_snippet_has_exactly_one_check() -> None:

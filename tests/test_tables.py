@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from gpukb import tables
 from gpukb.tables import markdown_table, text_table, transposed
 
 HEADERS = ["format", "bits", "max"]
@@ -40,3 +41,40 @@ def test_transposed() -> None:
 def test_ragged_rows_are_refused(render) -> None:
     with pytest.raises(ValueError, match=r"row 2 has 2 cells, the header has 3"):
         render(HEADERS, [["a", 1, 2], ["b", 1]])
+
+
+@pytest.mark.parametrize(
+    ("nbytes", "text"),
+    [
+        (0, "0 B"),
+        (1000, "1,000 B"),
+        (1023.5, "1,023.5 B"),
+        (1024, "1 KiB"),
+        (233472, "228 KiB"),
+        (1536, "1.5 KiB"),
+        (32768000, "31.2 MiB"),
+        (3 * 2**20, "3 MiB"),
+        (80 * 2**30, "80 GiB"),
+        (2**40 + 2**39, "1.5 TiB"),
+        (2**50, "1024 TiB"),
+        (10**30 + 1, f"{(10**30 + 1) / 2**40:.1f} TiB"),
+        (10**30 - 10**30 % 2**40, f"{10**30 // 2**40} TiB"),  # exact: not rounded through a float
+    ],
+)
+def test_a_size_is_shown_in_the_largest_unit_it_fills(nbytes: float, text: str) -> None:
+    assert tables.bytes_text(nbytes) == text
+
+
+@pytest.mark.parametrize(
+    ("nbytes", "error", "match"),
+    [
+        (-1, ValueError, "nbytes"),
+        (float("nan"), ValueError, "nbytes"),
+        (float("inf"), ValueError, "nbytes"),
+        (True, TypeError, "nbytes"),
+        ("1024", TypeError, "nbytes"),
+    ],
+)
+def test_a_size_that_is_no_size_is_refused(nbytes: object, error: type[Exception], match: str) -> None:
+    with pytest.raises(error, match=match):
+        tables.bytes_text(nbytes)  # type: ignore[arg-type]

@@ -33,7 +33,7 @@ _NAME = re.compile(r"[a-z][a-z0-9_]*")
 def _target(name: str, value: object) -> str:
     value = text(name, value, max_length=200)
     if not _TARGET.fullmatch(value):
-        raise ValueError(f"{name} must be 'module:attribute' (e.g. 'gpukb.tables:mib_text'); got {given(value)}")
+        raise ValueError(f"{name} must be 'module:attribute' (e.g. 'gpukb.tables:bytes_text'); got {given(value)}")
     return value
 
 
@@ -102,8 +102,11 @@ class Chapter:
     Attributes:
         name: One word used everywhere: ``docs/<name>/``, ``snippets/<name>/``, ``tests/<name>/``, the results
             folder ``data/results/<name>/`` and the prefix of its results kinds (``<name>.<kind>``). The one
-            exception is the site's own pages (``docs/about/``), whose code is the ``gpukb.site`` package: its
-            kinds and results folder are named ``site``, after the package.
+            exception is the site's own pages (``docs/about/``, ``docs/contributing/``), whose code is the
+            ``gpukb.site`` package: its kinds and results folder are named ``site``, after the package.
+        folders: Every folder under ``docs/`` that holds the chapter's pages: ``(name,)`` unless declared; the
+            site's pages are in two, one for readers (``about``) and one for contributors (``contributing``).
+            ``start`` is in the first.
         title: The chapter's title, as in the navigation.
         summary: What the chapter answers, in one sentence (the home page's chapter table).
         start: The page a reader starts on, relative to ``docs/<name>/``.
@@ -128,6 +131,7 @@ class Chapter:
     title: str
     summary: str
     start: str = "index.md"
+    folders: tuple[str, ...] = ()
     position: int = 100
     package: str = ""
     page_layers: tuple[str, ...] = ()
@@ -147,8 +151,13 @@ class Chapter:
             text(name, getattr(self, name))
         integer("position", self.position)
         flag("cli", self.cli)
-        for name in ("page_layers", "mutation", "mutation_tests"):
+        for name in ("folders", "page_layers", "mutation", "mutation_tests"):
             _strings(name, getattr(self, name))
+        for folder in self.folders:
+            if not _NAME.fullmatch(folder):
+                raise ValueError(f"a chapter's docs folder is one lowercase word (e.g. 'about'); got {given(folder)}")
+        if len(set(self.folders)) != len(self.folders):
+            raise ValueError(f"chapter {self.name!r} names a docs folder twice: {list(self.folders)}")
         if self.kernel_pairs is not None:
             text("kernel_pairs", self.kernel_pairs)
         if isinstance(self.checks, Mapping):
@@ -169,6 +178,10 @@ class Chapter:
                     raise TypeError(f"{name}[{key!r}] must be a {kind.__name__}; got {given(value)}")
         for target in self.kinds.values():
             _target("a kind's model", target)
+        if not self.folders:
+            object.__setattr__(self, "folders", (self.name,))
+        elif self.folders[0] != self.name:
+            raise ValueError(f"chapter {self.name!r}: its first docs folder is its name; got {list(self.folders)}")
         if not self.package:
             object.__setattr__(self, "package", f"gpukb.{self.name}")
         if not self.page_layers:
@@ -238,6 +251,21 @@ def chapter(name: str) -> Chapter:
 def page_layers() -> dict[str, tuple[str, ...]]:
     """Each chapter's docs folder → the modules its render blocks may import."""
     return {c.name: c.page_layers for c in chapters()}
+
+
+def docs_folders() -> dict[str, str]:
+    """Every folder under ``docs/`` that holds a chapter's pages → the chapter's name.
+
+    Raises:
+        ValueError: If two chapters declare one folder.
+    """
+    owners: dict[str, str] = {}
+    for c in chapters():
+        for folder in c.folders:
+            if folder in owners:
+                raise ValueError(f"docs/{folder}/ is declared by chapters {owners[folder]!r} and {c.name!r}")
+            owners[folder] = c.name
+    return owners
 
 
 def check_modules() -> dict[str, str]:

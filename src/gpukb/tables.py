@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import numbers
 import re
 from collections.abc import Sequence
 
@@ -75,12 +76,22 @@ def html_with_links(text: str) -> str:
     )
 
 
-def mib_text(nbytes: float) -> str:
-    """Bytes in MiB with one decimal (``"96.0 MiB"``), or in KiB below one MiB (``"3.5 KiB"``).
+#: Binary units, largest first: a size is shown in the largest it fills.
+BINARY_UNITS = (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10))
+
+
+def bytes_text(nbytes: float) -> str:
+    """A size in bytes, the one way the site prints one: in the largest binary unit it fills, whole when it is a
+    whole number of that unit and to one decimal otherwise (``233472`` → ``"228 KiB"``, ``32768000`` →
+    ``"31.2 MiB"``, ``80 * 2**30`` → ``"80 GiB"``); below one KiB in bytes (``"1,000 B"``).
 
     Raises:
         TypeError: If ``nbytes`` is not a real number (a bool or a string is not).
         ValueError: If it is negative, NaN or infinite.
     """
-    nbytes = arguments.real("nbytes", nbytes, minimum=0)
-    return f"{float(nbytes) / 2**20:.1f} MiB" if nbytes >= 2**20 else f"{float(nbytes) / 1024:.1f} KiB"
+    number = arguments.real("nbytes", nbytes, minimum=0)
+    nbytes = int(nbytes) if isinstance(nbytes, numbers.Integral) else number  # a whole number of bytes stays exact
+    for unit, size in BINARY_UNITS:
+        if nbytes >= size:
+            return f"{int(nbytes // size)} {unit}" if nbytes % size == 0 else f"{nbytes / size:.1f} {unit}"
+    return f"{int(nbytes):,} B" if float(nbytes).is_integer() else f"{float(nbytes):,.1f} B"

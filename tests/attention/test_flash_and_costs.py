@@ -12,7 +12,7 @@ torch = pytest.importorskip("torch")
 import torch.nn.functional as F  # noqa: E402, N812
 
 from gpukb.attention import costs, flash  # noqa: E402
-from gpukb.attention.pages import flash_rereads  # noqa: E402
+from gpukb.attention.pages.cost import flash_rereads  # noqa: E402
 from gpukb.attention.reference import scaled_dot_product_attention, softmax  # noqa: E402
 from gpukb.measuring.counting import attention_bytes, attention_flops  # noqa: E402
 from gpukb.performance.ceilings import measured_ceilings, measured_ridge  # noqa: E402

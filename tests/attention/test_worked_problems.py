@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 
-from tests.helpers import ROOT
+from tests.helpers import h100_ceilings_json
 from tests.worked_problems import answer, assert_shows, numbers, rendered_problems
 
 LAYERS, HEADS, KV_HEADS, D = 32, 32, 8, 128  # Llama-3-8B (the Llama 3 paper, table 3)
@@ -46,9 +44,8 @@ def test_attention_floor(problems: dict[str, str]) -> None:
     pairs = sum(range(1, seq + 1))  # query i sees keys 0..i
     flops = 4 * HEADS * pairs * D
     nbytes = seq * D * 2 * (2 * HEADS + 2 * KV_HEADS)
-    sweep = json.loads((ROOT / "src/gpukb/data/results/performance/h100-sweep.json").read_text("utf-8"))
-    peak = max(g["tflops"] for g in sweep["gemm"] if g["dtype"] == "bf16" and g["tflops"] is not None)
-    bandwidth = max(c["gbps"] for c in sweep["copy"] if c["bytes"] >= 2**28)
+    quoted = h100_ceilings_json()
+    peak, bandwidth = quoted["bf16"], quoted["bandwidth"]
     text = answer(problems["attention-floor"])
     assert "compute" in text
     assert_shows(text, flops / (peak * 1e12) * 1e6, nbytes / (bandwidth * 1e9) * 1e6, flops / 1e12)

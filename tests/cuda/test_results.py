@@ -59,7 +59,7 @@ def test_pinned_memory_beats_pageable_for_large_transfers() -> None:
 def test_what_the_memory_page_says_about_pageable_memory_and_small_copies() -> None:
     """The page says the measured H100 cannot touch pageable memory from a kernel (``pageableMemoryAccess`` 0) and
     that the transfer times are the host's around a synchronized copy; both come from the records."""
-    from gpukb.cuda.pages import transfers
+    from gpukb.cuda.pages.memory import transfers
 
     page = (ROOT / "docs/cuda/memory.md").read_text(encoding="utf-8")
     reported = _record("device-h100")["properties"]["pageableMemoryAccess"]

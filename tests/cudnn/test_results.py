@@ -11,7 +11,7 @@ import re
 import pytest
 
 from gpukb.cudnn.convolution import output_size
-from gpukb.cudnn.pages import conv_measured_on
+from gpukb.cudnn.pages.h100 import conv_measured_on
 from gpukb.cudnn.program import FWD_ALGOS, parse_example, parse_layers
 from gpukb.cudnn.results import CONV_H100, ConvForward
 from gpukb.records import load
@@ -229,3 +229,33 @@ def test_the_search_times_include_the_hosts_time() -> None:
         assert t.found[0][2] > 2 * t.graph_ms, t.layer
     closer = [abs(t.found[0][2] - t.cudnn_ms) < abs(t.found[0][2] - t.graph_ms) for t in slow]
     assert sum(closer) > 0.8 * len(closer)
+
+
+def test_the_findings_are_the_runs() -> None:
+    """The page's opening answers, recomputed from the record: NHWC wins, the median NCHW/NHWC ratio for torch on
+    the GPU alone and its range, the share of the roofline bound, and the layer the search misled on."""
+    import statistics
+
+    from gpukb.cudnn import layers
+    from gpukb.cudnn.pages.h100 import findings
+    from gpukb.performance.roofline import bound
+    from tests.helpers import h100_ceilings_json
+
+    by = _tensor_op()
+    cases = [(n, d) for (n, d, lay) in by if lay == "nhwc"]
+    ratios = sorted(by[(n, d, "nchw")].torch_graph_ms / by[(n, d, "nhwc")].torch_graph_ms for n, d in cases)
+    text = findings()
+    wins = sum(1 for r in ratios if r > 1)
+    assert f"in {wins} of {len(cases)} layer-and-type cases (all but `res2-1x1`)" in text
+    assert f"a median {statistics.median(ratios):.2f}× as long ({ratios[0]:.2f}–{ratios[-1]:.2f}×)" in text
+    quoted = h100_ceilings_json()
+    shares = []
+    for layer in layers.load().layers:
+        t = by[(layer.name, "fp16", "nhwc")]
+        c = layers.counts(layer)
+        b = bound(c.flops, c.bytes(2), quoted["fp16"] * 1e12, quoted["bandwidth"] * 1e9)
+        shares.append(b.time_s / (t.torch_graph_ms * 1e-3))
+    shares.sort()
+    assert f"reached {shares[0]:.0%} to {shares[-1]:.0%} of their roofline bound" in text
+    assert f"(median {statistics.median(shares):.0%})" in text
+    assert "for `res5-1x1` the algorithm" in text

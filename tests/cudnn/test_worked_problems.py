@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import tomllib
 
 import pytest
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, h100_ceilings_json
 from tests.worked_problems import answer, assert_shows, rendered_problems
 
 torch = pytest.importorskip("torch")
@@ -62,8 +61,7 @@ def test_layer_floor(problems: dict[str, str]) -> None:
     n = LAYERS["batch"]
     elements = n * layer["c"] * layer["hw"] ** 2 + layer["k"] * layer["c"] * layer["kernel"] ** 2
     elements += shape[0] * shape[1] * shape[2] * shape[3]
-    sweep = json.loads((DATA / "results/performance/h100-sweep.json").read_text("utf-8"))
-    peak = max(g["tflops"] for g in sweep["gemm"] if g["dtype"] == "fp16" and g["tflops"] is not None)
-    bandwidth = max(c["gbps"] for c in sweep["copy"] if c["bytes"] >= 2**28)
+    quoted = h100_ceilings_json()
+    peak, bandwidth = quoted["fp16"], quoted["bandwidth"]
     floor = max(2 * macs / (peak * 1e12), 2 * elements / (bandwidth * 1e9))
     assert_shows(answer(problems["layer-floor"]), floor * 1e6, 2 * macs / 1e9, 2 * elements / 2**20, rel=0.01)

@@ -21,7 +21,7 @@ from torch.distributed.fsdp import (
 
 from gpukb.distributed import options
 from gpukb.distributed.fsdp_config import DEFAULTS, check_reduce_dtype, describe, mode_dtypes, plan
-from gpukb.distributed.pages import fully_shard_signature
+from gpukb.distributed.pages.options import fully_shard_signature
 from tests.helpers import ROOT
 
 

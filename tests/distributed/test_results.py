@@ -388,7 +388,8 @@ def test_pure_gain_on_four_gpus_is_below_five_percent() -> None:
     raw = json.loads((ROOT / "src/gpukb/data/results/distributed/fsdp-modes-h100x4.json").read_text("utf-8"))
     runs = {r["mixed_precision"]: r for r in raw["runs"]}
     ratios = sorted(p / d for p, d in zip(runs["PURE"]["tokens_per_s"], runs["DEFAULT"]["tokens_per_s"], strict=True))
-    assert len(ratios) == 12 and raw["world_size"] == 4
+    assert len(ratios) == 12
+    assert raw["world_size"] == 4
     # P(Bin(12, 1/2) <= 2) = 79/4096: the 3rd smallest and 3rd largest bound the median with 96.1%
     low, high = ratios[2], ratios[-3]
     assert 1.0 < low <= statistics.median(ratios) <= high < 1.05

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from gpukb.formats import figures
-from gpukb.formats.pages import relative_gap_figure
+from gpukb.formats.pages.anatomy import relative_gap_figure
 
 DTYPES = {"fp32": np.float32, "fp16": np.float16, "bf16": ml_dtypes.bfloat16, "e4m3": ml_dtypes.float8_e4m3fn}
 

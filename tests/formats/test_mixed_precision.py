@@ -14,7 +14,6 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gpukb.formats import pages
 from gpukb.formats.arrays import decode_array
 from gpukb.formats.codec import decode, encode
 from gpukb.formats.mixed_precision import (
@@ -35,6 +34,7 @@ from gpukb.formats.mixed_precision import (
     underflow_threshold,
     update_threshold,
 )
+from gpukb.formats.pages import mixed_precision as mixed_precision_page
 from gpukb.formats.properties import properties
 from gpukb.formats.spec import get_format
 
@@ -405,7 +405,7 @@ def test_autocast_table_lists_the_documented_ops() -> None:
     assert not set(lower) & set(fp32)
     assert [len(lower), len(fp32), len(widest)] == [22, 51, 10]  # the lists of docs/source/amp.md, checked 2026-11-22
     assert "docs/source/amp.md" in autocast_lists().source
-    text = pages.autocast_table()
+    text = mixed_precision_page.autocast_table()
     assert text.startswith("| autocast runs them in | ops (CUDA) | why |")
     assert "| float16 / bfloat16 | `__matmul__`, `addbmm`," in text
     assert "| the widest input type | `addcdiv`, `addcmul`," in text

@@ -7,7 +7,9 @@ import re
 
 import pytest
 
-from gpukb.formats import pages
+from gpukb.formats.pages import anatomy as anatomy_page
+from gpukb.formats.pages import fp8 as fp8_page
+from gpukb.formats.pages import opening as index_page
 from gpukb.formats.results import CODEC_SPEED_ID, GPU_CHECKS_ID, CodecSpeed, GpuChecks
 from gpukb.records import load, measured_on, read
 
@@ -27,7 +29,7 @@ def test_gpu_results_show_nearest_even_tf32(gpu: GpuChecks) -> None:
     assert gpu.run.gpu.name.startswith("NVIDIA H100")
     assert gpu.tf32.tf32_vs_nearest_even_inputs < 1e-5 < gpu.tf32.tf32_vs_exact
     assert gpu.tf32.tf32_vs_truncated_inputs > 10 * gpu.tf32.tf32_vs_nearest_even_inputs
-    text = pages.tf32_check()
+    text = anatomy_page.tf32_check()
     assert f"| {gpu.tf32.tf32_vs_truncated_inputs:.2e} |" in text
     assert text.endswith(f"{gpu.tf32.n}×{gpu.tf32.n} matrices, standard normal float32 inputs. "
                          f"{measured_on(gpu.run, command=False)}")  # fmt: skip
@@ -40,13 +42,13 @@ def test_gpu_results_show_every_cast_matching(gpu: GpuChecks) -> None:
         assert cast.cuda_matches_cpu == cast.inputs == cast.cuda_matches_rules, cast
     assert gpu.e4m3_overflow.cuda == gpu.e4m3_overflow.cpu == {"448": 448.0, "464": 448.0, "465": "NaN",
                                                                "1e+06": "NaN", "inf": "NaN"}  # fmt: skip
-    text = pages.cuda_casts()
+    text = fp8_page.cuda_casts()
     assert "| e4m3 | 34311 | 34311 | 19046 | 34311 |" in text
     assert "| 465 | NaN | NaN |" in text
 
 
 def test_speed_results_render_every_row(speed: CodecSpeed) -> None:
-    text = pages.codec_speed()
+    text = index_page.codec_speed()
     for row in speed.rows:
         assert f"| {row.format} | {row.gpukb_encode_s * 1e3:.1f} |" in text
         assert f"{row.round_trip_ratio:.1f}× |" in text

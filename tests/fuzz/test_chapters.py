@@ -28,6 +28,7 @@ from gpukb.parallelism import communication, experts, pipeline, traffic
 from gpukb.parallelism import memory as parallel_memory
 from gpukb.sequences import bleu, embedding, lstm, rnn, seq2seq
 from tests.fuzz.common import attempt
+from tests.helpers import size_text
 
 #: What goes in place of each numeric argument.
 BAD = [math.nan, -math.nan, math.inf, -math.inf, np.float64("nan"), -1, 0, 10**30, -(10**30), 2**31, True, False,
@@ -292,9 +293,8 @@ CASES: dict[str, list[Case]] = {
              lambda r, to_others: to_others is None and r == 1536),  # to_others applies to an all-to-all only
     ],
     "shared": [
-        Case(tables.mib_text, dict(nbytes=3 * 2**20),
-             lambda r, nbytes: _real(nbytes) and nbytes >= 0
-             and r == (f"{nbytes / 2**20:.1f} MiB" if nbytes >= 2**20 else f"{nbytes / 1024:.1f} KiB")),
+        Case(tables.bytes_text, dict(nbytes=3 * 2**20),
+             lambda r, nbytes: _real(nbytes) and nbytes >= 0 and r == size_text(nbytes)),
         Case(model_shapes.draw, dict(seed=29, count=3),
              lambda r, seed, count: len(r) == count and r == model_shapes.draw(seed, count)),
     ],

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import argparse
+import datetime as dt
+
 import pytest
 
 from gpukb.measuring.pairs import KernelPair, Registry, measure_pair, registry
 from gpukb.measuring.timing import Budget
 from gpukb.performance.suites import Context
 from gpukb.performance.suites import kernels as kernels_suite
+from gpukb.records import Run, Versions
+from gpukb.records.script import Script
 
 
 class CostTimer:
@@ -72,17 +77,23 @@ def test_a_kernel_that_disagrees_with_its_peer_is_not_timed() -> None:
         measure_pair(_pair(check=check), "small", CostTimer())
 
 
+class CostScript(Script):
+    """A script whose timer reports each call's own cost (:class:`CostTimer`) and whose flush does nothing."""
+
+    def timer(self, calls: int = 1, host: bool = False) -> CostTimer:
+        return CostTimer()
+
+    @property
+    def flush(self):
+        return lambda: None
+
+
 def _context(notes, lines) -> Context:
     budget = Budget(warmup_ms=0, rep_ms=0, min_reps=2, max_reps=2)
-    return Context(
-        torch=None,
-        mode="quick",
-        budget=budget,
-        timer=CostTimer(),
-        flush=lambda: None,
-        progress=lines.append,
-        notes=notes,
-    )
+    run = Run(date=dt.date(2026, 11, 27), command="gpukb bench", machine="x86_64", cpu_count=2, gpu=None,
+              versions=Versions(python="3.11.7"))  # fmt: skip
+    script = CostScript(argparse.Namespace(output=None, rerecord=False), None, run, 0.0, device="cpu", budget=budget)
+    return Context(script=script, mode="quick", progress=lines.append, notes=notes)
 
 
 def test_the_kernels_suite_measures_every_case() -> None:

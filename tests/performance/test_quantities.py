@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from gpukb.performance import pages
+from gpukb.performance.pages import h100 as h100_page
+from gpukb.performance.pages import measuring as measuring_page
 from gpukb.performance.quantities import QUANTITIES, Quantity, Reading, Reconciled, quantity, reconcile
 
 NUMBER = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?")
@@ -81,7 +83,8 @@ def test_the_cublas_bf16_8192_figure_gathers_every_run_of_it() -> None:
 
 
 def test_methods_that_measure_different_things_are_different_quantities() -> None:
-    methods = [q.method for q in QUANTITIES.values()]
+    methods = [q.method for q in QUANTITIES.values() if q.id.startswith("h100-cublas-bf16-8192")]
+    assert len(methods) == 3
     assert len(set(methods)) == len(methods)
     assert {x.where for x in reconcile("h100-cublas-bf16-8192-do-bench").readings} == {"timing: do_bench"}
 
@@ -126,9 +129,48 @@ def test_every_page_of_the_built_site_states_one_figure_per_quantity(built_site)
     stated = {q for text in html.values() for q, _ in marked_figures(text)}
     assert stated <= set(QUANTITIES)
     assert "h100-cublas-bf16-8192" in stated
+    # copy bandwidth and the GEMM ceilings: stated, marked, on the pages that quote them
+    where = {q: {page for page, text in html.items() if any(m == q for m, _ in marked_figures(text))} for q in CEILINGS}
+    assert "performance/h100/index.html" in where["h100-copy-1gib"]
+    assert "cudnn/h100/index.html" in where["h100-copy-1gib"]
+    assert "cudnn/h100/index.html" in where["h100-cublas-fp16-ceiling"]
+    assert {"performance/h100/index.html"} <= where["h100-cublas-bf16-ceiling"]
+    assert "performance/h100/index.html" in where["h100-copy-u16-over-u32"]
+    assert "cuda/memory/index.html" in where["h100-copy-u16-over-u32"]
     for text in html.values():
         for quantity_id, figure in marked_figures(text):
             assert figure == reconcile(quantity_id).text(), quantity_id
+
+
+#: The quantities that give the H100's ceilings: every page quotes these, never a sweep's single fastest call.
+CEILINGS = ("h100-copy-256mib", "h100-copy-1gib", "h100-cublas-fp16-ceiling", "h100-cublas-bf16-ceiling",
+            "h100-copy-u16-over-u32")  # fmt: skip
+
+
+def test_the_ceilings_are_one_figure_from_interleaved_rounds() -> None:
+    """Copy bandwidth and the fp16/bf16 ceilings come from the interleaved run, one reading per round, and every
+    page function that bounds work with them uses that figure, not the sweep's maximum."""
+    from gpukb.cudnn import pages as cudnn_pages
+    from gpukb.performance.ceilings import H100_CEILING_QUANTITIES, h100_ceilings, measured_ceilings
+    from gpukb.performance.results import H100_CEILINGS, H100_SWEEP, CeilingsRecord
+    from gpukb.records import load
+
+    rounds = load(H100_CEILINGS, CeilingsRecord).rounds
+    for quantity_id in CEILINGS:
+        r = reconcile(quantity_id)
+        assert len(r.readings) == rounds, quantity_id
+        assert r.records == [H100_CEILINGS]
+    ceilings, sweep = h100_ceilings(), measured_ceilings(H100_SWEEP)
+    for key, quantity_id in H100_CEILING_QUANTITIES.items():
+        assert ceilings[key] == reconcile(quantity_id).value
+        assert ceilings[key] != sweep[key]  # the sweep's single fastest call is not the figure
+    assert {k: v for k, v in ceilings.items() if k not in H100_CEILING_QUANTITIES} == {
+        k: v for k, v in sweep.items() if k not in H100_CEILING_QUANTITIES
+    }
+    sentence = cudnn_pages.layer_ceilings("fp16")
+    assert f'data-quantity="h100-cublas-fp16-ceiling">{reconcile("h100-cublas-fp16-ceiling").text()}<' in sentence
+    assert f'data-quantity="h100-copy-1gib">{reconcile("h100-copy-1gib").text()}<' in sentence
+    assert f"{sweep['fp16']:.0f}" not in sentence
 
 
 def test_the_flush_and_clock_sentences_come_from_the_record() -> None:
@@ -138,16 +180,16 @@ def test_the_flush_and_clock_sentences_come_from_the_record() -> None:
 
     run = load(H100_SWEEP, SweepRecord)
     rates = {r.variant: r.rate for r in run.mistake("l2_cache")}
-    text = pages.flush_effect()
+    text = measuring_page.flush_effect()
     assert f"{rates[f'copy 16 MiB, {FLUSHED}']:,.0f} after a read flush" in text
     assert f"after a write flush it measured {rates[f'copy 16 MiB, {WRITE_FLUSHED}']:,.0f}" in text
     largest = max((r for r in run.gemm if r.dtype == "bf16" and r.sweep == "square"), key=lambda r: r.m)
-    assert f"{largest.m}³ at a median {largest.clocks.sm_mhz_median:.0f} MHz" in pages.sustained_clocks()
-    assert pages.flush_note().startswith("This run flushed L2 by reading")
-    assert pages.flush_note(H200_SWEEP).startswith("This run flushed L2 by reading")
+    assert f"{largest.m}³ at a median {largest.clocks.sm_mhz_median:.0f} MHz" in h100_page.sustained_clocks()
+    assert h100_page.flush_note().startswith("This run flushed L2 by reading")
+    assert h100_page.flush_note(H200_SWEEP).startswith("This run flushed L2 by reading")
     older = run.model_copy(update={"l2_flush": "write"})  # records made before 2026-11-23 flushed by writing
-    assert pages.flush_note(older).startswith("This run predates the read flush")
-    assert pages.window_text(None) == "–"
+    assert h100_page.flush_note(older).startswith("This run predates the read flush")
+    assert measuring_page.window_text(None) == "–"
 
 
 def test_the_triton_page_sets_its_ratio_against_the_drift() -> None:

@@ -8,15 +8,40 @@ import json
 
 import pytest
 
-from gpukb.performance.results import H100_QUICK, H100_SWEEP, H200_SWEEP, SUITES, SweepRecord, file_name
+from gpukb.performance.results import (
+    H100_CEILINGS,
+    H100_QUICK,
+    H100_SWEEP,
+    H200_SWEEP,
+    SUITES,
+    CeilingsRecord,
+    SweepRecord,
+    file_name,
+)
 from gpukb.records import load, read, record_ids, results_dir, write
 
-SWEEPS = [i for i in record_ids() if i.startswith("performance/")]
+SWEEPS = [i for i in record_ids() if i.startswith("performance/") and i != H100_CEILINGS]
 QUICK = json.loads(results_dir().joinpath(*f"{H100_QUICK}.json".split("/")).read_text(encoding="utf-8"))
 
 
 def test_the_committed_sweeps_are_the_ones_the_pages_name() -> None:
     assert sorted(SWEEPS) == sorted([H100_SWEEP, H100_QUICK, H200_SWEEP])
+
+
+def test_the_ceilings_run_holds_every_item_in_every_round() -> None:
+    """The interleaved ceilings run: every item once per round, in an order that rotates, on the H100."""
+    record = load(H100_CEILINGS, CeilingsRecord)
+    assert record.run.gpu.name == "NVIDIA H100 80GB HBM3"
+    assert record.run.command.startswith("python bench/performance_ceilings.py")
+    first = [t.item for t in sorted(record.timings, key=lambda t: (t.round, t.position)) if t.round == 0]
+    second = [t.item for t in sorted(record.timings, key=lambda t: (t.round, t.position)) if t.round == 1]
+    assert second == first[1:] + first[:1]
+    data = record.model_dump()
+    data["timings"] = data["timings"][1:]
+    with pytest.raises(ValueError, match="every item is timed once per round"):
+        CeilingsRecord.model_validate(data)
+    with pytest.raises(ValueError, match="unknown ceilings item"):
+        record.rates("copy-2gib")
 
 
 @pytest.mark.parametrize("record_id", SWEEPS)

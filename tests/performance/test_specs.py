@@ -254,9 +254,9 @@ def test_blackwell_and_h200_rates_are_stored_as_published_with_sparsity() -> Non
 
 
 def test_the_datasheet_page_renders_the_new_rows() -> None:
-    from gpukb.performance import pages
+    from gpukb.performance.pages import datasheets as datasheets_page
 
-    table = pages.spec_table()
+    table = datasheets_page.spec_table()
     header = table.splitlines()[0]
     for gpu_id in NEW_GPUS:
         assert f"| {TABLE.gpu(gpu_id).name} |" in header
@@ -267,7 +267,7 @@ def test_the_datasheet_page_renders_the_new_rows() -> None:
     assert by_gpu[TABLE.gpu("mi300x").name] == "1,307.4"  # confirmed: no mark
     assert by_gpu[TABLE.gpu("b200-hgx").name] == "2,250 †"  # 4,500 with sparsity, halved; read in copies
     assert by_gpu[TABLE.gpu("h200-sxm").name] == "989.5 †"
-    sources = pages.spec_sources()
+    sources = datasheets_page.spec_sources()
     for gpu_id in NEW_GPUS:
         for figure in TABLE.gpu(gpu_id).figures.values():
             assert TABLE.sources[figure.source].url in sources

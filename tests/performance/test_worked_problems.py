@@ -7,7 +7,7 @@ import tomllib
 
 import pytest
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, h100_ceilings_json
 from tests.worked_problems import answer, assert_shows, rendered_problems
 
 SPECS = tomllib.loads((ROOT / "src/gpukb/data/gpu_specs.toml").read_text(encoding="utf-8"))
@@ -20,7 +20,7 @@ def _dense(gpu: str, quantity: str) -> float:
 
 
 def _copy_ceiling() -> float:
-    return max(c["gbps"] for c in SWEEP["copy"] if c["bytes"] >= 2**28)
+    return h100_ceilings_json()["bandwidth"]
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +35,7 @@ def test_decode_ceiling(problems: dict[str, str]) -> None:
 
 
 def test_ridge_points(problems: dict[str, str]) -> None:
-    best = max(g["tflops"] for g in SWEEP["gemm"] if g["dtype"] == "bf16" and g["tflops"] is not None)
+    best = h100_ceilings_json()["bf16"]
     text = answer(problems["ridge-points"])
     sheet = _dense("h100-sxm5", "bf16_tensor") * 1e3 / _dense("h100-sxm5", "memory_bandwidth")
     assert_shows(text, sheet, best * 1e3 / _copy_ceiling())

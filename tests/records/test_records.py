@@ -103,6 +103,24 @@ def test_measured_on_names_gpu_software_day_and_command() -> None:
     assert "`" not in cpu
 
 
+def test_measured_on_adds_the_notes_when_asked() -> None:
+    run = _cpu_run().model_copy(update={"notes": ["4 ranks, nccl.", "One warm-up step."]})
+    assert records.measured_on(run, notes=True) == records.measured_on(run) + " 4 ranks, nccl. One warm-up step."
+    assert records.measured_on(_cpu_run(), notes=True) == records.measured_on(_cpu_run())
+
+
+def test_a_measured_table_is_the_table_then_its_note_and_provenance() -> None:
+    run = _cpu_run()
+    text = records.measured_table(["n", "ms"], [[1, "0.5"], [2, "1.0"]], run, "Medians of 5. ", command=False)
+    assert text == "| n | ms |\n|---|---|\n| 1 | 0.5 |\n| 2 | 1.0 |\n\nMedians of 5. " + records.measured_on(run, False)
+    with pytest.raises(TypeError, match=r"run must be a gpukb\.records\.Run; got dict"):
+        records.measured_table(["n"], [[1]], {})
+    with pytest.raises(TypeError, match="note must be a string; got int"):
+        records.measured_table(["n"], [[1]], run, 3)
+    with pytest.raises(ValueError, match="row 1 has 1 cells, the header has 2"):
+        records.measured_table(["n", "ms"], [[1]], run)
+
+
 def test_write_then_read_round_trips(tmp_path, demo_kind) -> None:
     record = Demo(run=_cpu_run(), points=[Point(x=1, label="a"), Point(x=2, label="b")])
     assert (record.kind, record.schema_version) == ("test.demo", 2)
@@ -231,7 +249,7 @@ def test_an_installed_wheel_finds_and_renders_its_records(tmp_path) -> None:
         f"assert gpukb.__file__.startswith({str(installed)!r}), gpukb.__file__; "
         "ids = r.record_ids(); print(len(ids)); "
         "print('\\n'.join(r.measured_on(r.load(i).run) for i in ids)); "
-        "from gpukb.formats.pages import tf32_check; print(tf32_check())"
+        "from gpukb.formats.pages.anatomy import tf32_check; print(tf32_check())"
     )
     proc = subprocess.run(
         [sys.executable, "-c", script],
@@ -246,7 +264,7 @@ def test_an_installed_wheel_finds_and_renders_its_records(tmp_path) -> None:
     count = int(lines[0])
     assert count == len(records.record_ids()) > 0
     assert all(line.startswith("Measured on ") for line in lines[1 : 1 + count])
-    from gpukb.formats.pages import tf32_check  # the same recorded table, rendered from the checkout
+    from gpukb.formats.pages.anatomy import tf32_check  # the same recorded table, rendered from the checkout
 
     assert "\n".join(lines[1 + count :]) == tf32_check()
 

@@ -174,6 +174,30 @@ def test_weights_are_drawn_as_torch_draws_them(ours: object, theirs: object, bou
         assert -bound <= values.min() < -0.8 * bound and 0.8 * bound < values.max() <= bound, name  # the whole span
 
 
+def test_seq2seq_weights_are_uniform_in_plus_minus_scale() -> None:
+    """The weights of both RNNs and of the output layer span ±scale, as documented (the word vectors are N(0, 1))."""
+    model = Seq2Seq.random(vocab_size=30, embed=8, hidden=16, scale=0.05)
+    arrays = {"out": model.out}
+    for rnn in ("encoder", "decoder"):
+        arrays |= {f"{rnn}.{n}": getattr(getattr(model, rnn), n) for n in ("weight_ih", "weight_hh")}
+    for name, values in arrays.items():
+        assert -0.05 <= values.min() < -0.03 and 0.03 < values.max() <= 0.05, name
+    assert model.out.shape == (30, 16) and model.decoder.input_size == 8 + 16
+
+
+@pytest.mark.parametrize("layer", [RNNParams, LSTMParams], ids=["rnn", "lstm"])
+def test_params_store_float_arrays_under_their_names(layer: type) -> None:
+    """Lists are taken and kept as float64 arrays in the fields torch's names give them (4H rows for the LSTM)."""
+    rows = 1 if layer is RNNParams else 4
+    given = {"weight_ih": [[1, 2]] * rows, "weight_hh": [[3]] * rows, "bias_ih": [4] * rows, "bias_hh": [5] * rows}
+    p = layer(*given.values())
+    for name, value in given.items():
+        field = getattr(p, name)
+        assert isinstance(field, np.ndarray) and field.dtype == np.float64, name
+        np.testing.assert_array_equal(field, value)
+    assert (p.input_size, p.hidden_size) == (2, 1)
+
+
 #: Each public function of the chapter with one refused argument, and the name its message must give
 #: ("<name> must ..."): the argument checks are shared, so a swapped name would blame the wrong argument.
 REFUSED = [

@@ -1,4 +1,4 @@
-"""The chapter skeleton, enforced: the layers docs/about/contributing.md ("Adding a chapter") tells a chapter to copy.
+"""The chapter skeleton, enforced: the layers docs/contributing/contributing.md ("Adding a chapter") tells a chapter to copy.
 
 data file + model -> library (values or ``(headers, rows)``) -> one ``pages.py`` (the only Markdown) -> the page;
 snippets import the library, never the page layer; results are found through ``gpukb.records`` by id and written
@@ -22,12 +22,13 @@ from tests.helpers import ROOT
 
 SRC = ROOT / "src"
 PACKAGE = SRC / "gpukb"
-#: The renderers: the one Markdown table writer, the one SVG writer and the one calculator form, which page layers
-#: call.
+#: The renderers: the one Markdown table writer (and the one for a table of recorded results with its provenance),
+#: the one SVG writer and the one calculator form, which page layers call.
 RENDERERS = {
     "gpukb/tables.py": "markdown_table",
     "gpukb/figures.py": "to_svg",
     "gpukb/calculators.py": "calculator_html",
+    "gpukb/records/run.py": "measured_table",
 }
 #: Calls that produce page markup, allowed only in a page layer or in the renderer that defines them.
 MARKUP_CALLS = set(RENDERERS.values())
@@ -68,7 +69,7 @@ def _markup_violations(path: Path, root: Path = ROOT) -> list[str]:
     problems = []
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            if node.name.endswith("_markdown"):
+            if node.name.endswith("_markdown") and not node.name.startswith("on_"):  # on_*: MkDocs names its hooks
                 problems.append(f"{where}:{node.lineno}: def {node.name} (a *_markdown function)")
             returns = ast.unparse(node.returns) if node.returns else ""
             if node.name.endswith(("_table", "_figure")) and returns == "str":
@@ -353,7 +354,7 @@ def test_chapters_register_their_own_subcommands() -> None:
 def test_the_contributing_page_shows_the_skeleton_from_real_files() -> None:
     """ "Adding a chapter" includes named sections of real files under snippets/ and src/ only (every include
     resolves: test_includes.py); the test and bench patterns it describes in prose are what the named files do."""
-    page = (ROOT / "docs" / "about" / "contributing.md").read_text(encoding="utf-8")
+    page = (ROOT / "docs" / "contributing" / "contributing.md").read_text(encoding="utf-8")
     section = page.split("## Adding a chapter", 1)[1]
     targets = re.findall(r'--8<-- "([^"]+)"', page)
     shown = {t.split(":", 1)[0] for t in targets}

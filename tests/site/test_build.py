@@ -109,8 +109,8 @@ def test_the_schemas_are_published_and_linked(built_site) -> None:
     from gpukb.site.schemas import schemas
 
     site, _ = built_site
-    page = (site / "about" / "schemas" / "index.html").read_text(encoding="utf-8")
-    links = {urljoin("/about/schemas/", href) for href in re.findall(r'href="([^"]+\.json)"', page)}
+    page = (site / "contributing" / "schemas" / "index.html").read_text(encoding="utf-8")
+    links = {urljoin("/contributing/schemas/", href) for href in re.findall(r'href="([^"]+\.json)"', page)}
     for schema in schemas():
         published = site / "schemas" / schema.name
         assert json.loads(published.read_text(encoding="utf-8")) == json.loads(schema.text)

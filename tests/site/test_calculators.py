@@ -31,7 +31,7 @@ from gpukb.cuda.limits import known
 from gpukb.cuda.occupancy import RESOURCES, occupancy
 from gpukb.distributed.memory import FSDP2_ACTIVATION_BYTES, SCHEMES, training_memory
 from gpukb.distributed.model import ModelConfig
-from gpukb.distributed.pages import MEMORY_RECORDS, matching_runs
+from gpukb.distributed.pages.memory import MEMORY_RECORDS, matching_runs
 from gpukb.formats.codec import decode, parse_bits
 from gpukb.formats.spec import formats
 from gpukb.formats.tables import pattern_table, value_table

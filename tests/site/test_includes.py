@@ -109,7 +109,7 @@ def test_a_missing_include_breaks_the_build(tmp_path: Path) -> None:
         ("tests/test_snippets.py:collector", "include-path"),
         ("tests/gemm/test_snippets.py:checks", "include-path"),
         ("bench/formats_codec_speed.py:describe-run", "include-path"),
-        ("docs/about/contributing.md", "include-path"),
+        ("docs/contributing/contributing.md", "include-path"),
         ("mkdocs.yml", "include-path"),
         ("srcx/gpukb/a.py", "include-path"),
         ("snippetsx/a.py", "include-path"),

@@ -647,7 +647,9 @@ def default_config(head_dim: int, causal: bool) -> FlashConfig:
     return DEFAULT_CONFIGS[(head_dim, causal)]
 
 
-def _check(q: Any, k: Any, v: Any) -> tuple[int, int, int, int, int, int]:
+def _check(q: Any, k: Any, v: Any, where: bool = True) -> tuple[int, int, int, int, int, int]:
+    """``(batch, heads, kv_heads, q_len, kv_len, head_dim)`` of checked inputs; ``where=False`` leaves out the
+    check that the tensors are somewhere this kernel runs (the Gluon kernel has its own)."""
     torch = _torch()
     for name, t in (("q", q), ("k", k), ("v", v)):
         if not isinstance(t, torch.Tensor):
@@ -674,7 +676,7 @@ def _check(q: Any, k: Any, v: Any) -> tuple[int, int, int, int, int, int]:
         raise ValueError(f"key/value heads ({hkv}) must divide query heads ({h}) for grouped-query attention")
     if not q.device == k.device == v.device:
         raise ValueError(f"q, k and v must be on one device; got {q.device}, {k.device}, {v.device}")
-    if q.device.type != "cuda" and not interpreting():
+    if where and q.device.type != "cuda" and not interpreting():
         raise ValueError(
             f"tensors on {q.device} need Triton's interpreter: set TRITON_INTERPRET=1 before the first call, "
             "or move them to a CUDA device"

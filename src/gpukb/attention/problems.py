@@ -11,9 +11,8 @@ import numpy as np
 
 from gpukb.attention.costs import attention_costs, kv_cache_bytes
 from gpukb.attention.flash import online_softmax
-from gpukb.performance.ceilings import measured_ceilings
+from gpukb.performance.ceilings import h100_ceilings
 from gpukb.performance.problems import LLAMA3_PAPER
-from gpukb.performance.results import H100_SWEEP
 from gpukb.performance.roofline import bound
 from gpukb.problems import Problem
 
@@ -102,7 +101,7 @@ def online_state() -> Problem:
 def attention_floor() -> Problem:
     batch, seq = 1, 8192
     c = attention_costs(batch, HEADS, seq, seq, HEAD_DIM, kv_heads=KV_HEADS, causal=True)
-    ceilings = measured_ceilings(H100_SWEEP)
+    ceilings = h100_ceilings()
     b = bound(c.flops, c.io_bytes, ceilings["bf16"] * 1e12, ceilings["bandwidth"] * 1e9)
     return Problem(
         id="attention-floor",

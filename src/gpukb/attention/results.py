@@ -176,3 +176,60 @@ class FlashTraining(Record):
     steps: list[Step]
     cases: list[Measured]
     training: Training | None = None
+
+
+# --- the Gluon forward, step by step: bench/attention_gluon.py ---------------------------------------------------
+
+#: Id of the committed Gluon-forward benchmark file the pages render as their evidence: the run on the
+#: chapter's reference GPU, an H100 (every comparison in it is within the one run).
+GLUON_FORWARD_ID = "attention/gluon-forward-h100"
+#: The same benchmark, same code, run on an H200: the page compares its summary with the H100's.
+GLUON_FORWARD_H200_ID = "attention/gluon-forward-h200"
+
+
+class GluonBuild(StrictModel):
+    """One Gluon configuration (a step of the page) as compiled and checked on the GPU, in its own process (a
+    kernel that waits on mbarriers hangs rather than fails when its protocol is wrong)."""
+
+    step: str
+    config: str
+    description: str
+    registers: int | None = None
+    spills: int | None = None
+    shared_bytes: int | None = None
+    #: What ptxas said of the kernel (``-v``, head dim 128, not causal): its performance notes and register use.
+    ptxas: list[str] = Field(default_factory=list)
+    #: Largest relative error against float64 attention over the check shapes, and SDPA's on the same inputs.
+    error: float | None = Field(default=None, ge=0)
+    sdpa_error: float | None = Field(default=None, ge=0)
+    #: Why it did not build or run, or why its results were not trusted.
+    failure: str | None = None
+
+
+class GluonCase(StrictModel):
+    """One shape, bf16: every implementation timed in the same rounds. ``difference`` of each is measured from
+    the Triton (``tl``) kernel's output, which the attention tests hold to float64 attention."""
+
+    group: Literal["standard", "sweep"]
+    batch: int = Field(gt=0)
+    heads: int = Field(gt=0)
+    kv_heads: int = Field(gt=0)
+    seq: int = Field(gt=0)
+    head_dim: int = Field(gt=0)
+    causal: bool
+    timings: list[Timed]
+
+
+class GluonForward(Record):
+    """The Gluon forward, step by step, beside the Triton kernel and SDPA's flash, efficient and cuDNN backends."""
+
+    kind: Literal["attention.gluon-forward"] = "attention.gluon-forward"
+    schema_version: Literal[1] = 1
+    dtype: Literal["bf16"] = "bf16"
+    timing: str
+    flops: str
+    builds: list[GluonBuild]
+    cases: list[GluonCase]
+    #: Nsight Compute's readings per implementation at the standard shape, not causal (the kernel's name under
+    #: ``"kernel"``, then metric → "value unit"), when ncu was there to run.
+    profile: dict[str, dict[str, str]] = Field(default_factory=dict)

@@ -8,6 +8,10 @@ Modules: :mod:`gpukb.cuda.limits` (per compute capability limits, sourced data),
 
 from gpukb.chapters import Chapter, DataFile
 
+#: One page module per page: ``docs/cuda/<page>.md`` is rendered by ``gpukb.cuda.pages.<page>`` (``index.md`` by
+#: ``opening``), whose tables ``tests/cuda/pages/test_<page>.py`` checks.
+_PAGES = ("execution", "opening", "kernels", "memory")
+
 CHAPTER = Chapter(
     name="cuda",
     title="CUDA",
@@ -28,5 +32,6 @@ CHAPTER = Chapter(
             "gpukb.cuda.limits:parse", "capability", schemas=(("capability", "gpukb.cuda.limits:Capability"),)
         )
     },
-    checks="tests.cuda.test_page_tables",
+    page_layers=tuple(f"gpukb.cuda.pages.{page}" for page in _PAGES),
+    checks={f"gpukb.cuda.pages.{page}": f"tests.cuda.pages.test_{page}" for page in _PAGES},
 )

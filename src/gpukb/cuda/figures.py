@@ -20,6 +20,7 @@ from gpukb.cuda.results import DEVICE_ID
 from gpukb.figures import COLOURS, arrow, box, schematic
 from gpukb.performance import ceilings, specs
 from gpukb.performance.results import H100_SWEEP
+from gpukb.tables import bytes_text
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ def hierarchy_levels(record_id: str = DEVICE_ID, sweep_id: str = H100_SWEEP) -> 
     sms = int(p["multiProcessorCount"])
     gpu = specs.datasheet_for(record.run.gpu.name) if record.run.gpu else None
     sheet = gpu.figure("memory_bandwidth") if gpu else None
-    copy = ceilings.measured_ceilings(sweep_id).get("bandwidth")
+    copy = ceilings.quoted_ceilings(sweep_id).get("bandwidth")
     host = ceilings.sweep(sweep_id).host_device
     largest = max(r.bytes for r in host)
     pinned = next(r.gbps for r in host if r.direction == "h2d" and r.memory == "pinned" and r.bytes == largest)
@@ -72,10 +73,6 @@ def hierarchy_levels(record_id: str = DEVICE_ID, sweep_id: str = H100_SWEEP) -> 
     ]
 
 
-def _size(n: int) -> str:
-    return tables.kib(n)
-
-
 def hierarchy_figure(levels: list[Level] | None = None) -> Figure:
     """The hierarchy as a stack of boxes, each as wide as the log of its GPU-wide size, with sizes, scopes and the
     bandwidths between the levels."""
@@ -90,7 +87,7 @@ def hierarchy_figure(levels: list[Level] | None = None) -> Figure:
         share = 1.0 if not lv.size_bytes else 0.66 + 0.3 * (math.log2(total) - low) / (high - low)
         width = 5.1 * share
         y = top - (i + 1) * height - i * gap
-        per = f"{_size(lv.size_bytes)} × {lv.count} SMs" if lv.count > 1 else _size(lv.size_bytes)
+        per = f"{bytes_text(lv.size_bytes)} × {lv.count} SMs" if lv.count > 1 else bytes_text(lv.size_bytes)
         title = f"{lv.name}: {per}" if lv.size_bytes else lv.name  # the host's size is not the GPU's to report
         box(ax, centre - width / 2, y, width, height, f"{title}\n{lv.scope}", COLOURS[i], fontsize=10)
         if lv.bandwidth and i:

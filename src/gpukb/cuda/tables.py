@@ -27,16 +27,9 @@ from gpukb.cuda.results import (
     Transfers,
 )
 from gpukb.measuring.stats import RecordedSummary, Summary
+from gpukb.tables import bytes_text
 
 Table = tuple[list[str], list[list[object]]]
-
-
-def kib(n: int) -> str:
-    """Bytes as KiB (``233472`` → ``"228 KiB"``), MiB or GiB where whole, else bytes."""
-    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= size:
-            return f"{n // size} {unit}" if n % size == 0 else f"{n / size:.1f} {unit}"
-    return f"{n:,} B"
 
 
 #: The device facts a page shows: (what, cudaDeviceProp field or cudaDeviceGetAttribute name, how to show it).
@@ -81,7 +74,7 @@ def device_value(record: DeviceFacts, field: str) -> int | str:
 
 def _show(value: int | str, how: str) -> str:
     if how == "bytes":
-        return f"{kib(int(value))} ({int(value):,} B)"
+        return f"{bytes_text(int(value))} ({int(value):,} B)"
     if how == "khz":
         return f"{int(value) / 1000:,.0f} MHz"
     if how == "bits":
@@ -110,7 +103,7 @@ def hierarchy_table(record_id: str = DEVICE_ID) -> Table:
                 "registers",
                 "one thread",
                 "thread",
-                f"{kib(regs * 4)} per SM ({regs:,} × 32-bit); at most 255 per thread",
+                f"{bytes_text(regs * 4)} per SM ({regs:,} × 32-bit); at most 255 per thread",
                 "`regsPerMultiprocessor`",
             ],
             [
@@ -124,8 +117,8 @@ def hierarchy_table(record_id: str = DEVICE_ID) -> Table:
                 "shared memory",
                 "one block (a cluster on 9.0)",
                 "block",
-                f"{kib(int(p['sharedMemPerMultiprocessor']))} per SM, up to {kib(int(p['sharedMemPerBlockOptin']))} "
-                "per block",
+                f"{bytes_text(int(p['sharedMemPerMultiprocessor']))} per SM, up to "
+                f"{bytes_text(int(p['sharedMemPerBlockOptin']))} per block",
                 "`sharedMemPerMultiprocessor`, `sharedMemPerBlockOptin`",
             ],
             [
@@ -135,15 +128,21 @@ def hierarchy_table(record_id: str = DEVICE_ID) -> Table:
                 "the part of the SM's data cache not configured as shared memory",
                 "carveout (`cudaFuncAttributePreferredSharedMemoryCarveout`)",
             ],
-            ["L2 cache", "whole GPU", "—", kib(int(p["l2CacheSize"])), "`l2CacheSize`"],
+            ["L2 cache", "whole GPU", "—", bytes_text(int(p["l2CacheSize"])), "`l2CacheSize`"],
             [
                 "constant memory",
                 "whole grid (read-only)",
                 "application",
-                kib(int(p["totalConstMem"])),
+                bytes_text(int(p["totalConstMem"])),
                 "`totalConstMem`",
             ],
-            ["global memory", "whole grid and host", "application", kib(int(p["totalGlobalMem"])), "`totalGlobalMem`"],
+            [
+                "global memory",
+                "whole grid and host",
+                "application",
+                bytes_text(int(p["totalGlobalMem"])),
+                "`totalGlobalMem`",
+            ],
         ],
     )
 
@@ -172,8 +171,8 @@ def limits_table() -> Table:
                 c.max_warps_per_sm,
                 c.max_blocks_per_sm,
                 f"{c.registers_per_sm:,}",
-                kib(c.shared_per_sm),
-                kib(c.shared_per_block_optin),
+                bytes_text(c.shared_per_sm),
+                bytes_text(c.shared_per_block_optin),
                 f"{c.reserved_shared_per_block:,} B",
                 f"{c.shared_allocation_unit} B",
                 ", ".join(str(k) for k in c.carveouts_kib),
@@ -314,7 +313,9 @@ def transfers_table(record_id: str = TRANSFERS_ID) -> Table:
     for size in sizes:
         for direction in ("H2D", "D2H"):
             page, pin = by[(direction, "pageable", size)], by[(direction, "pinned", size)]
-            rows.append([kib(size), direction, f"{page.gbps:.2f}", f"{pin.gbps:.2f}", f"{pin.gbps / page.gbps:.1f}"])
+            rows.append(
+                [bytes_text(size), direction, f"{page.gbps:.2f}", f"{pin.gbps:.2f}", f"{pin.gbps / page.gbps:.1f}"]
+            )
     return ["transfer", "direction", "pageable (GB/s)", "pinned (GB/s)", "pinned ÷ pageable"], rows
 
 
@@ -412,7 +413,7 @@ def host_memory_table(record_id: str = HOST_MEMORY_ID) -> Table:
     r = host_memory_record(record_id)
     rows = []
     for size in sorted({row.bytes for row in r.rows}):
-        cells: list[object] = [kib(size)]
+        cells: list[object] = [bytes_text(size)]
         for method, _ in HOST_MEMORY_COLUMNS:
             row = r.row(method, size)
             cells.append("not measured" if row is None else f"{_time(row.ms.median)} ({row.gbps:,.1f} GB/s)")

@@ -3,6 +3,11 @@ convolutions in numpy, and the records of real cuDNN runs on a GPU."""
 
 from gpukb.chapters import Chapter, DataFile
 
+#: One page module per page: ``docs/cudnn/<page>.md`` is rendered by ``gpukb.cudnn.pages.<page>`` (``index.md`` by
+#: ``opening``), whose tables ``tests/cudnn/pages/test_<page>.py`` checks; what pages share is
+#: ``gpukb.cudnn.pages``'s, checked by ``tests.cudnn.pages``.
+_PAGES = ("convolution", "descriptors", "h100", "opening")
+
 CHAPTER = Chapter(
     name="cudnn",
     title="cuDNN",
@@ -19,7 +24,14 @@ CHAPTER = Chapter(
             "gpukb.cudnn.cnn:parse", "example", schemas=(("example", "gpukb.cudnn.cnn:Network"),)
         ),
     },
-    checks="tests.cudnn.test_page_tables",
+    page_layers=("gpukb.cudnn.pages", *(f"gpukb.cudnn.pages.{page}" for page in _PAGES)),
+    checks={
+        "gpukb.cudnn.pages": "tests.cudnn.pages",
+        **{
+            f"gpukb.cudnn.pages.{page}": f"tests.cudnn.pages.test_{page}"
+            for page in ("convolution", "descriptors", "h100")
+        },
+    },
     mutation=(
         "src/gpukb/cudnn/descriptors.py",
         "src/gpukb/cudnn/convolution.py",
@@ -28,14 +40,18 @@ CHAPTER = Chapter(
         "src/gpukb/cudnn/layers.py",
         "src/gpukb/cudnn/facts.py",
         "src/gpukb/cudnn/problems.py",
-        "src/gpukb/cudnn/pages.py",
+        "src/gpukb/cudnn/pages/__init__.py",
+        "src/gpukb/cudnn/pages/convolution.py",
+        "src/gpukb/cudnn/pages/descriptors.py",
+        "src/gpukb/cudnn/pages/h100.py",
+        "src/gpukb/cudnn/pages/opening.py",
     ),
     mutation_tests=(
         "tests/cudnn/test_descriptors.py",
         "tests/cudnn/test_convolution.py",
         "tests/cudnn/test_conv_program.py",
         "tests/cudnn/test_worked_problems.py",
-        "tests/cudnn/test_page_tables.py",
-        "tests/site/test_page_tables.py",  # renders the pages and runs the chapter's cell checks on them
+        "tests/cudnn/pages",
+        "tests/site/test_page_tables.py",
     ),
 )

@@ -1,7 +1,7 @@
 """Worked problems of the cuDNN chapter, every answer computed by the library (see :mod:`gpukb.problems`).
 
 Layer shapes come from ``cudnn/resnet50_layers.toml`` (:mod:`gpukb.cudnn.layers`, from the ResNet paper and
-torchvision), ceilings from the committed H100 sweep (:func:`gpukb.performance.ceilings.measured_ceilings`).
+torchvision), ceilings the H100 pages quote (:func:`gpukb.performance.ceilings.h100_ceilings`).
 """
 
 from __future__ import annotations
@@ -9,8 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpukb.cudnn import convolution, descriptors, layers
-from gpukb.performance.ceilings import measured_ceilings
-from gpukb.performance.results import H100_SWEEP
+from gpukb.performance.ceilings import h100_ceilings
 from gpukb.performance.roofline import bound
 from gpukb.problems import Problem
 
@@ -102,7 +101,7 @@ def winograd_saving() -> Problem:
 
 def layer_floor() -> Problem:
     layer = _layer("res2-3x3")
-    ceilings = measured_ceilings(H100_SWEEP)
+    ceilings = h100_ceilings()
     c = layers.counts(layer)
     nbytes = c.bytes(2)
     b = bound(c.flops, nbytes, ceilings["fp16"] * 1e12, ceilings["bandwidth"] * 1e9)

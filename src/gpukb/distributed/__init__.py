@@ -12,6 +12,11 @@ FSDP2's dtypes caught with hooks (:mod:`~gpukb.distributed.dtypes`); a process g
 
 from gpukb.chapters import Chapter, DataFile
 
+#: One page module per page: ``docs/distributed/<page>.md`` is rendered by ``gpukb.distributed.pages.<page>`` ("-" →
+#: "_"), whose tables ``tests/distributed/pages/test_<page>.py`` checks; the tables the one-GPU and two-GPU pages
+#: share are ``gpukb.distributed.pages``'s, checked by ``tests.distributed.pages``.
+_PAGES = ("opening", "options", "demonstrations", "memory", "single_gpu", "two_gpus", "four_gpus", "collectives")
+
 CHAPTER = Chapter(
     name="distributed",
     title="Distributed training",
@@ -28,5 +33,9 @@ CHAPTER = Chapter(
             "gpukb.distributed.options:parse", "source", schemas=(("", "gpukb.distributed.options:FsdpFacts"),)
         )
     },
-    checks="tests.distributed.test_page_tables",
+    page_layers=("gpukb.distributed.pages", *(f"gpukb.distributed.pages.{page}" for page in _PAGES)),
+    checks={
+        "gpukb.distributed.pages": "tests.distributed.pages",
+        **{f"gpukb.distributed.pages.{page}": f"tests.distributed.pages.test_{page}" for page in _PAGES},
+    },
 )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from gpukb.arguments import choice, positive_int
 from gpukb.distributed.collectives import bandwidths
+from gpukb.dtypes import torch_dtype
 
 OPS = ("all_reduce", "reduce_scatter", "all_gather")
 
@@ -42,9 +43,8 @@ def _call(op: str, inp, out) -> None:
 
 def check_values(op: str, world: int, dtype="float32", device: str = "cpu") -> bool:
     """One call of ``op`` on ones gives ``world`` everywhere (the sums) or ones (the gather)."""
-    import torch
 
-    inp, out = _buffers(op, 64 * world, world, getattr(torch, dtype), device)
+    inp, out = _buffers(op, 64 * world, world, torch_dtype(dtype), device)
     _call(op, inp, out)
     result = inp if op == "all_reduce" else out
     expected = 1.0 if op == "all_gather" else float(world)
@@ -91,7 +91,7 @@ def measure(
     with warnings.catch_warnings():  # torch ≥ 2.12 suggests the *_single names; both exist in 2.11 and 2.13
         warnings.simplefilter("ignore", FutureWarning)
         for size in sizes:
-            inp, out = _buffers(op, positive_int("size", size), world, getattr(torch, dtype), device)
+            inp, out = _buffers(op, positive_int("size", size), world, torch_dtype(dtype), device)
             for _ in range(warmup):
                 _call(op, inp, out)
             samples = timer.time(lambda inp=inp, out=out: _call(op, inp, out), repeats, before=settle)

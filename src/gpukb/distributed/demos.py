@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import warnings
 
+from gpukb.dtypes import torch_dtype
+
 
 def run_all(rank: int, world_size: int, device: str = "cpu", sizes: tuple[int, ...] = (4096, 65536)) -> dict:
     """Run on every rank of an initialized group; returns plain data (picklable)."""
@@ -25,7 +27,7 @@ def run_all(rank: int, world_size: int, device: str = "cpu", sizes: tuple[int, .
     refused = {}
     for dtype in ("float8_e4m3fn",):
         try:
-            dist.all_reduce(torch.ones(4, dtype=getattr(torch, dtype), device=device))
+            dist.all_reduce(torch.ones(4, dtype=torch_dtype(dtype), device=device))
             refused[dtype] = None
         except Exception as e:  # the backend's own message
             refused[dtype] = f"{type(e).__name__}: {str(e).splitlines()[0]}"

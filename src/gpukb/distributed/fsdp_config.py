@@ -18,6 +18,7 @@ from typing import Any
 
 from gpukb.arguments import _show, choice, flag, given, integer
 from gpukb.distributed.options import facts
+from gpukb.dtypes import torch_dtype, torch_name
 
 #: What each ``mixed_precision`` name sets, as Composer's ``get_mixed_precision`` does, read from the chapter's data
 #: file: ``"compute"`` is the dtype of the trainer's ``precision`` (bfloat16 for ``amp_bf16``), ``None`` leaves the
@@ -67,20 +68,20 @@ DEFAULTS: dict[str, Any] = {
 
 
 def _dtype(name: str | None):
-    import torch
-
-    return None if name is None else getattr(torch, name)
+    return None if name is None else torch_dtype(name)
 
 
 def _dtype_name(where: str, value: object) -> str:
     """A dtype given as ``torch.bfloat16`` or as its name (``"bfloat16"``, ``"bf16"``, ``"fp32"``...)."""
     import torch
 
-    aliases = {"fp32": "float32", "float": "float32", "bf16": "bfloat16", "fp16": "float16", "half": "float16"}
     if isinstance(value, torch.dtype):
         name = str(value).removeprefix("torch.")
     elif isinstance(value, str):
-        name = aliases.get(value, value.removeprefix("torch."))
+        try:
+            name = torch_name(value)
+        except ValueError:
+            name = value  # refused below, with the dtypes a collective takes
     else:
         raise TypeError(f"{where} must be a torch.dtype or a dtype name; got {given(value)}")
     if name not in REDUCE_DTYPES:

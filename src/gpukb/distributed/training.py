@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from gpukb.arguments import choice, non_negative_int, positive_int
 from gpukb.distributed.checkpointing import IMPLS
 from gpukb.distributed.model import ModelConfig, loss_fn, transformer
+from gpukb.dtypes import torch_dtype
 
 
 @dataclass
@@ -126,7 +127,7 @@ def train(
         optimizer.zero_grad(set_to_none=False)
         before = torch.cuda.memory_allocated() if cuda else 0
         with torch.autocast(
-            torch.device(device).type, dtype=getattr(torch, autocast or "bfloat16"), enabled=autocast is not None
+            torch.device(device).type, dtype=torch_dtype(autocast or "bfloat16"), enabled=autocast is not None
         ):
             loss = loss_fn(model(inputs), targets)
         if record_activations and cuda:

@@ -2,6 +2,11 @@
 
 from gpukb.chapters import Chapter, DataFile
 
+#: One page module per page: ``docs/formats/<page>.md`` is rendered by ``gpukb.formats.pages.<page>`` ("-" → "_"),
+#: whose tables ``tests/formats/pages/test_<page>.py`` checks; what pages share (the properties table) is
+#: ``gpukb.formats.pages``'s, checked by ``tests.formats.pages``.
+_PAGES = ("anatomy", "fp8", "opening", "mixed_precision", "mx")
+
 # --8<-- [start:chapter]
 CHAPTER = Chapter(
     name="formats",
@@ -23,11 +28,16 @@ CHAPTER = Chapter(
             schemas=(("list", "gpukb.formats.mixed_precision:AutocastList"),),
         ),
     },
-    checks="tests.formats.test_page_tables",
+    page_layers=("gpukb.formats.pages", *(f"gpukb.formats.pages.{page}" for page in _PAGES)),
+    checks={
+        "gpukb.formats.pages": "tests.formats.pages",
+        **{f"gpukb.formats.pages.{page}": f"tests.formats.pages.test_{page}" for page in _PAGES},
+    },
     mutation=(
         "src/gpukb/formats/codec.py",
         "src/gpukb/formats/spec.py",
-        "src/gpukb/formats/pages.py",
+        "src/gpukb/formats/pages/__init__.py",
+        *(f"src/gpukb/formats/pages/{page}.py" for page in _PAGES),
         "src/gpukb/formats/tables.py",
     ),
     mutation_tests=(
@@ -36,7 +46,7 @@ CHAPTER = Chapter(
         "tests/formats/test_spec.py",
         "tests/formats/test_rounding_properties.py",
         "tests/formats/test_tables.py",
-        "tests/formats/test_page_tables.py",
+        "tests/formats/pages",
         "tests/formats/test_figures.py",
         "tests/formats/test_page_claims.py",
     ),

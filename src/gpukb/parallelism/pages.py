@@ -21,7 +21,7 @@ from gpukb.parallelism.problems import problems as chapter_problems
 from gpukb.parallelism.results import SCHEMES_ID, ParallelismSchemes
 from gpukb.parallelism.sources import sources
 from gpukb.problems import markdown as problems_markdown
-from gpukb.tables import markdown_table, mib_text
+from gpukb.tables import bytes_text, markdown_table
 
 MIB = 2**20
 GIB = 2**30
@@ -133,7 +133,7 @@ def tp_traffic_markdown(batch: int = 1, seq: int = 2048, hidden: int = 12288, tp
     for label, sequence in (("TP", False), ("TP + SP", True)):
         for t in comm.tensor_parallel(batch, seq, hidden, tp, 2, 1, sequence=sequence):
             rows.append(
-                [label, t.what, t.kind.replace("_", "-"), t.count, mib_text(t.whole_bytes), mib_text(t.sent_bytes)]
+                [label, t.what, t.kind.replace("_", "-"), t.count, bytes_text(t.whole_bytes), bytes_text(t.sent_bytes)]
             )
     return markdown_table(["scheme", "what moves", "collective", "per step", "size of each", "sent per GPU"], rows)
 
@@ -144,7 +144,7 @@ def activation_markdown(seq: int = 2048, batch: int = 1, hidden: int = 12288, he
                ("TP", tp, False, "selective"), ("TP + SP", tp, True, "selective"),
                ("TP", tp, False, "full")]  # fmt: skip
     rows = [
-        [label, t, recompute, mib_text(activation_bytes_per_layer(seq, batch, hidden, heads, t, sequence, recompute))]
+        [label, t, recompute, bytes_text(activation_bytes_per_layer(seq, batch, hidden, heads, t, sequence, recompute))]
         for label, t, sequence, recompute in choices
     ]
     return markdown_table(["parallelism", "t", "recomputation", "activations per layer per GPU"], rows)
@@ -169,8 +169,8 @@ def cp_traffic_markdown(batch: int = 1, seq: int = 131072, hidden: int = 4096, k
     for cp in (2, 4, 8):
         ref = comm.context_parallel(batch, seq, hidden, cp, 2, 1, kv_hidden)
         torch_cp = comm.context_parallel(batch, seq, hidden, cp, 2, 1, kv_hidden, implementation="pytorch")
-        rows.append([cp, mib_text(2 * batch * seq // cp * kv_hidden * 2), mib_text(comm.sent_bytes(ref)),
-                     mib_text(comm.sent_bytes(torch_cp))])  # fmt: skip
+        rows.append([cp, bytes_text(2 * batch * seq // cp * kv_hidden * 2), bytes_text(comm.sent_bytes(ref)),
+                     bytes_text(comm.sent_bytes(torch_cp))])  # fmt: skip
     return markdown_table(["ring size", "K and V shard", "sent: reference", "sent: PyTorch, all-to-all rotation"], rows)
 
 
@@ -244,7 +244,7 @@ def measured_on_markdown() -> str:
     record = _record()
     if record is None:
         return '!!! note "Measurement pending"\n    No four-GPU record has been committed yet.'
-    return records.measured_on(record.run) + " " + " ".join(record.run.notes)
+    return records.measured_on(record.run, notes=True)
 
 
 def topology_markdown() -> str:
@@ -293,8 +293,8 @@ def context_parallel_check_markdown() -> str:
     formula = ", ".join(f"{n} {k}" for k, n in row.formula_collectives.items())
     return (
         f"Largest difference from the one-GPU output: {error:g} where the largest output was {largest:g} "
-        f"({error / largest:.1%} of it; bfloat16 keeps 8 significant bits, a step of {2 ** -7:.1%} to "
-        f"{2 ** -8:.1%} of a value). Collectives rank 0's log saw: {seen}; the formula's: {formula}."
+        f"({error / largest:.1%} of it; bfloat16 keeps 8 significant bits, a step of {2**-7:.1%} to "
+        f"{2**-8:.1%} of a value). Collectives rank 0's log saw: {seen}; the formula's: {formula}."
     )
 
 

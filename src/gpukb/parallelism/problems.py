@@ -11,7 +11,7 @@ from gpukb.parallelism import communication as comm
 from gpukb.parallelism.memory import activation_bytes_per_layer, state_bytes_per_gpu
 from gpukb.parallelism.pipeline import bubble_fraction, interleaved_bubble_fraction
 from gpukb.problems import Problem
-from gpukb.tables import mib_text
+from gpukb.tables import bytes_text
 
 #: GPT-3 175B: hidden size, attention heads, sequence length (Brown et al., 2020, table 2.1).
 HIDDEN, HEADS, SEQ = 12288, 96, 2048
@@ -35,8 +35,8 @@ def tensor_parallel_traffic() -> Problem:
         "tokens in bf16. How many all-reduces does one training step make, of how many bytes each, and what does "
         "each GPU send?",
         answer=f"{comm.tp_all_reduces_per_block()['step']} all-reduces (2 forward, 2 backward) of "
-        f"{mib_text(tp[0].whole_bytes)} each; every GPU sends {mib_text(per_call)} per all-reduce, "
-        f"{mib_text(comm.sent_bytes(tp))} per block and step.",
+        f"{bytes_text(tp[0].whole_bytes)} each; every GPU sends {bytes_text(per_call)} per all-reduce, "
+        f"{bytes_text(comm.sent_bytes(tp))} per block and step.",
         working=(
             "Megatron's MLP and attention each split one matrix by columns and the next by rows: one all-reduce of "
             "the block's output in the forward pass and one of its input's gradient in the backward pass, each.",
@@ -85,7 +85,7 @@ def sequence_parallel_activations() -> Problem:
         title="What sequence parallelism saves",
         question=f"How much activation memory does one GPT-3 layer (s = {SEQ}, b = 1, h = {HIDDEN}, {HEADS} heads) "
         f"keep per GPU for the backward pass at TP = {t}, with and without sequence parallelism (no recomputation)?",
-        answer=f"{mib_text(tp_only)} with tensor parallelism alone, {mib_text(with_sp)} with sequence parallelism "
+        answer=f"{bytes_text(tp_only)} with tensor parallelism alone, {bytes_text(with_sp)} with sequence parallelism "
         "as well.",
         working=(
             "Korthikanti et al.'s count per layer: s·b·h·(10 + 24/t + 5·a·s/(h·t)) bytes with tensor parallelism "
@@ -123,7 +123,7 @@ def expert_traffic() -> Problem:
         title="The all-to-all of a mixture-of-experts layer",
         question="A mixture-of-experts layer routes 4096 tokens per GPU (h = 4096, bf16) to the top 2 of 64 experts "
         "spread over 8 GPUs, evenly. How many bytes does each GPU send per layer and training step?",
-        answer=f"{mib_text(comm.sent_bytes(ep))} per GPU.",
+        answer=f"{bytes_text(comm.sent_bytes(ep))} per GPU.",
         working=(
             "Each token goes to 2 experts; with even routing 7/8 of those copies live on other GPUs.",
             "The forward pass dispatches and combines (two all-to-alls), the backward pass the same for the "
@@ -142,7 +142,7 @@ def ring_attention_traffic() -> Problem:
         question="A 131,072-token sequence is split over 8 GPUs by context parallelism, with keys and values "
         "1024 wide (grouped-query attention) in bf16. How many bytes does each GPU send per attention layer and "
         "training step?",
-        answer=f"{mib_text(comm.sent_bytes(cp))} per GPU, on the reference ring.",
+        answer=f"{bytes_text(comm.sent_bytes(cp))} per GPU, on the reference ring.",
         working=(
             "Each GPU holds 131072/8 tokens of K and V: 2 × 16384 × 1024 × 2 bytes.",
             "The forward pass passes that shard around the ring 8 − 1 times; the backward pass passes K and V again "

@@ -9,12 +9,18 @@ which measures the GPU that is present and records a sweep. Modules, one concept
 * ``suites``: what is measured: matrix products, device and host-device copies, attention, the chapters' kernels
   against their peers, classic mistakes.
 * ``runner``: runs the suites, reports progress and writes the sweep record (``gpukb bench``).
-* ``pages``: the chapter's page layer: the only module here that returns Markdown or SVG.
+* ``pages``: the chapter's page layer, one module per page (``pages.<page>`` renders ``docs/performance/<page>.md``)
+  and what several pages share (a quantity's one figure): the only modules here that return Markdown or SVG.
 
 How a call is timed, counted and described lives one floor down, in :mod:`gpukb.measuring`.
 """
 
 from gpukb.chapters import Chapter, DataFile, GpuRun
+
+#: One page module per page: ``docs/performance/<page>.md`` is rendered by ``gpukb.performance.pages.<page>``, whose
+#: tables ``tests/performance/pages/test_<page>.py`` checks; ``gpukb.performance.pages`` itself holds what pages of
+#: any chapter quote (a quantity's one figure) and prints no table.
+_PAGES = ("measuring", "bounding", "datasheets", "h100")
 
 CHAPTER = Chapter(
     name="performance",
@@ -23,7 +29,10 @@ CHAPTER = Chapter(
     "measured against its datasheet.",
     start="measuring.md",
     position=30,
-    kinds={"performance.sweep": "gpukb.performance.results:SweepRecord"},
+    kinds={
+        "performance.sweep": "gpukb.performance.results:SweepRecord",
+        "performance.ceilings": "gpukb.performance.results:CeilingsRecord",
+    },
     data_files={
         "gpu_specs.toml": DataFile(
             "gpukb.performance.specs:parse",
@@ -34,16 +43,21 @@ CHAPTER = Chapter(
             ),
         )
     },
-    checks="tests.performance.test_page_tables",
-    mutation=("src/gpukb/performance/pages.py",),
+    page_layers=("gpukb.performance.pages", *(f"gpukb.performance.pages.{page}" for page in _PAGES)),
+    checks={f"gpukb.performance.pages.{page}": f"tests.performance.pages.test_{page}" for page in _PAGES},
+    mutation=(
+        "src/gpukb/performance/pages/__init__.py",
+        *(f"src/gpukb/performance/pages/{page}.py" for page in _PAGES),
+    ),
     mutation_tests=(
         "tests/performance/test_pages.py",
-        "tests/performance/test_page_tables.py",
+        "tests/performance/pages",
         "tests/performance/test_quantities.py",
         "tests/performance/test_measured.py",
     ),
     gpu_runs={
         "sweep-quick": GpuRun("python3 bench/gpu_sweep.py --quick {out}", "performance/h100-sweep-quick", 90),
         "sweep": GpuRun("python3 bench/gpu_sweep.py {out}", "performance/h100-sweep", 240),
+        "ceilings": GpuRun("python3 bench/performance_ceilings.py {out}", "performance/ceilings-h100", 240),
     },
 )

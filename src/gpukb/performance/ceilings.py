@@ -7,7 +7,7 @@ rate cuBLAS reached on the H100, in TFLOP/s, and ``["bandwidth"]`` its fastest c
 
 from __future__ import annotations
 
-from gpukb.performance.results import GemmRecord, SweepRecord
+from gpukb.performance.results import H100_SWEEP, GemmRecord, SweepRecord
 from gpukb.records import load
 
 #: Below this size a copy is not used as the bandwidth ceiling (launch overhead dominates small copies).
@@ -57,3 +57,29 @@ def measured_ridge(ceilings: dict[str, float], dtype: str) -> float | None:
     if dtype not in ceilings or "bandwidth" not in ceilings:
         return None
     return ceilings[dtype] * 1e3 / ceilings["bandwidth"]
+
+
+#: The quantities (``gpukb.performance.quantities``) that give the H100's ceilings in place of a sweep's maxima.
+H100_CEILING_QUANTITIES = {
+    "bandwidth": "h100-copy-1gib",
+    "fp16": "h100-cublas-fp16-ceiling",
+    "bf16": "h100-cublas-bf16-ceiling",
+}
+
+
+def h100_ceilings() -> dict[str, float]:
+    """The H100's ceilings as every page quotes them: the copy ceiling and the fp16 and bf16 product ceilings are
+    the one figure of each quantity (the median of rounds interleaved in one run, :data:`H100_CEILING_QUANTITIES`),
+    not the single fastest call of a sweep; fp32, tf32 and fp8 are the H100 sweep's best rates, which no other run
+    measures."""
+    from gpukb.performance.quantities import reconcile  # quantities reads the records this module's callers render
+
+    out = measured_ceilings(H100_SWEEP)
+    out.update({key: reconcile(quantity_id).value for key, quantity_id in H100_CEILING_QUANTITIES.items()})
+    return out
+
+
+def quoted_ceilings(record: SweepRecord | str) -> dict[str, float]:
+    """The ceilings the pages quote for a sweep: for the committed H100 sweep (named by its id) the H100's one figure
+    per ceiling (:func:`h100_ceilings`), for any other sweep its own best rates (:func:`measured_ceilings`)."""
+    return h100_ceilings() if record == H100_SWEEP else measured_ceilings(record)

@@ -5,7 +5,8 @@ the site's counting conventions (:mod:`gpukb.measuring.counting`; for attention 
 :func:`gpukb.attention.costs.attention_costs`), then
 bounded (:func:`gpukb.performance.roofline.bound`) on the GPU's datasheet ceilings (:mod:`gpukb.performance.specs`,
 dense tensor-core rate for the type and memory bandwidth) and on the ceilings the H100 measured
-(:func:`gpukb.performance.ceilings.measured_ceilings`: best product of the type, fastest large copy).
+(:func:`gpukb.performance.ceilings.quoted_ceilings`: for the H100, the copy and fp16/bf16 ceilings measured in
+interleaved rounds, and the sweep's best product for the other types).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from gpukb.measuring.counting import (
     gemm_bytes,
     gemm_flops,
 )
-from gpukb.performance.ceilings import measured_ceilings
+from gpukb.performance.ceilings import quoted_ceilings
 from gpukb.performance.results import H100_SWEEP
 from gpukb.performance.roofline import bound, ridge_point
 from gpukb.performance.specs import FILE, GEMM_QUANTITY, QUANTITIES, load
@@ -145,7 +146,7 @@ def layer_bound(
     for quantity, figure in ((GEMM_QUANTITY[dtype], peak), ("memory_bandwidth", bandwidth)):
         if figure is None:
             raise ValueError(f"{entry.name} has no {QUANTITIES[quantity][1]} figure in {FILE}")
-    measured = measured_ceilings(sweep)
+    measured = quoted_ceilings(sweep)
     return LayerBound(
         flops=flops,
         nbytes=nbytes,

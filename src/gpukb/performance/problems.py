@@ -33,7 +33,7 @@ def datasheet(gpu_id: str, quantity: str) -> tuple[float, tuple[str, str]]:
 def decode_ceiling() -> Problem:
     params = 8.0e9
     bandwidth, source = datasheet("h100-sxm5", "memory_bandwidth")
-    measured = ceilings.measured_ceilings(H100_SWEEP)["bandwidth"]
+    measured = ceilings.h100_ceilings()["bandwidth"]
     nbytes = params * element_bytes("bf16")
     sheet_s, measured_s = nbytes / (bandwidth * 1e9), nbytes / (measured * 1e9)
     return Problem(
@@ -48,7 +48,8 @@ def decode_ceiling() -> Problem:
             "weight is used for 2 FLOP per byte read: far below any ridge point).",
             f"Datasheet: {nbytes / 1e9:.1f} GB / {bandwidth:,.0f} GB/s = {sheet_s * 1e3:.2f} ms per token → "
             f"{1 / sheet_s:,.0f} tokens/s.",
-            f"Measured copy ceiling of the committed H100 sweep: {measured:,.1f} GB/s → {measured_s * 1e3:.2f} ms → "
+            "Measured copy ceiling of the H100 (a 1 GiB copy, the median of interleaved rounds): "
+            f"{measured:,.1f} GB/s → {measured_s * 1e3:.2f} ms → "
             f"{1 / measured_s:,.0f} tokens/s. Batching several sequences reuses each weight read, which is why "
             "servers batch.",
         ),
@@ -59,7 +60,7 @@ def decode_ceiling() -> Problem:
 def ridge_points() -> Problem:
     peak, source = datasheet("h100-sxm5", "bf16_tensor")
     bandwidth, _ = datasheet("h100-sxm5", "memory_bandwidth")
-    measured = ceilings.measured_ceilings(H100_SWEEP)
+    measured = ceilings.h100_ceilings()
     sheet = ridge_point(peak * 1e12, bandwidth * 1e9)
     ridge = ceilings.measured_ridge(measured, "bf16")
     return Problem(
@@ -72,8 +73,8 @@ def ridge_points() -> Problem:
         "bandwidth).",
         working=(
             f"Datasheet: {peak:,.1f} TFLOP/s dense bf16 / {bandwidth:,.0f} GB/s = {sheet:,.1f} FLOP/B.",
-            f"Measured (committed H100 sweep): best bf16 product {measured['bf16']:,.1f} TFLOP/s, fastest large copy "
-            f"{measured['bandwidth']:,.1f} GB/s: {ridge:,.1f} FLOP/B.",
+            f"Measured (the H100's ceilings, medians of interleaved rounds): bf16 product {measured['bf16']:,.1f} "
+            f"TFLOP/s, copy {measured['bandwidth']:,.1f} GB/s: {ridge:,.1f} FLOP/B.",
             "An operation below the ridge (elementwise ops, a matrix-vector product, decoding) is limited by memory "
             "whatever its kernel does; above it, by arithmetic.",
         ),

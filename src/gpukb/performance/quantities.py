@@ -22,7 +22,7 @@ from functools import cache
 from typing import Any
 
 from gpukb.measuring.device import WindowClocks
-from gpukb.performance.results import H100_SWEEP, SweepRecord
+from gpukb.performance.results import H100_CEILINGS, H100_SWEEP, CeilingsRecord, SweepRecord
 from gpukb.records import load
 
 
@@ -185,6 +185,37 @@ def _ground_up_torch_mm() -> list[Reading]:
     ]
 
 
+def _ceiling_rounds(item: str) -> Callable[[], list[Reading]]:
+    """Each round of one item of the interleaved ceilings run (``bench/performance_ceilings.py``)."""
+
+    def read() -> list[Reading]:
+        record = load(H100_CEILINGS, CeilingsRecord)
+        return [
+            Reading(H100_CEILINGS, f"{t.item}, round {t.round + 1}", t.rate, t.clocks)
+            for t in sorted(record.timings, key=lambda t: t.round)
+            if t.item == item
+        ]
+
+    return read
+
+
+def _u16_over_u32() -> list[Reading]:
+    """Per round, the time of the one-element-per-thread u16 copy over the u32 copy of the same bytes (the u32
+    rate over the u16 rate)."""
+    record = load(H100_CEILINGS, CeilingsRecord)
+    by_round = {t.round: t for t in record.timings if t.item == "copy-one-per-thread-u32"}
+    return [
+        Reading(H100_CEILINGS, f"one element per thread, round {t.round + 1}", by_round[t.round].rate / t.rate)
+        for t in sorted(record.timings, key=lambda t: t.round)
+        if t.item == "copy-one-per-thread-u16"
+    ]
+
+
+#: The product shape of the GEMM ceilings the pages quote: where the performance sweep's best fp16 rate was.
+CEILING_SHAPE = (4096, 4096, 8192)
+_ROUNDS = "rounds interleaved with the other ceilings in one run (bench/performance_ceilings.py); each round's median"
+_EVENTS = "CUDA events around each call, with an untimed L2 flush (a read) before each call"
+
 #: Every quantity the pages quote, by id.
 QUANTITIES: dict[str, Quantity] = {
     q.id: q
@@ -210,6 +241,44 @@ QUANTITIES: dict[str, Quantity] = {
             method="triton.testing.do_bench (warmup=25, rep=200, return_mode='median'), with its own warm-up, its "
             "own L2 flush (a write of a 256 MB buffer) before each call and a new output tensor each call",
             readers=(_ground_up(("do_bench",)),),
+        ),
+        Quantity(
+            id="h100-copy-256mib",
+            title="torch `copy_` of 256 MiB, device to device, on the H100 (bytes read plus written)",
+            unit="GB/s",
+            method=f"{_EVENTS}; {_ROUNDS}",
+            readers=(_ceiling_rounds("copy-256mib"),),
+        ),
+        Quantity(
+            id="h100-copy-1gib",
+            title="torch `copy_` of 1 GiB, device to device, on the H100 (bytes read plus written): the copy ceiling",
+            unit="GB/s",
+            method=f"{_EVENTS}; {_ROUNDS}",
+            readers=(_ceiling_rounds("copy-1gib"),),
+        ),
+        Quantity(
+            id="h100-cublas-fp16-ceiling",
+            title="cuBLAS (torch.mm) dense fp16 at {}×{}×{} on the H100".format(*CEILING_SHAPE),
+            unit="TFLOP/s",
+            method=f"{_EVENTS}; {_ROUNDS}",
+            readers=(_ceiling_rounds("gemm-fp16-{}x{}x{}".format(*CEILING_SHAPE)),),
+            digits=1,
+        ),
+        Quantity(
+            id="h100-cublas-bf16-ceiling",
+            title="cuBLAS (torch.mm) dense bf16 at {}×{}×{} on the H100".format(*CEILING_SHAPE),
+            unit="TFLOP/s",
+            method=f"{_EVENTS}; {_ROUNDS}",
+            readers=(_ceiling_rounds("gemm-bf16-{}x{}x{}".format(*CEILING_SHAPE)),),
+            digits=1,
+        ),
+        Quantity(
+            id="h100-copy-u16-over-u32",
+            title="time of a one-element-per-thread copy of 256 MiB as u16 over the same copy as u32, on the H100",
+            unit="×",
+            method=f"{_EVENTS}; the u16 and u32 copies timed in the same rounds, {_ROUNDS}",
+            readers=(_u16_over_u32,),
+            digits=2,
         ),
     )
 }

@@ -182,3 +182,69 @@ def file_name(gpu: str, date: str) -> str:
     if not slug or not re.match(r"\d{4}-\d{2}-\d{2}", date):
         raise ValueError(f"need a GPU name and an ISO date; got {gpu!r}, {date!r}")
     return f"{slug}-{date[:10]}.json"
+
+
+# --- the ceilings run: each ceiling measured in rounds, interleaved, in one run -----------------------------------
+
+#: Id of the committed H100 ceilings run (``bench/performance_ceilings.py``).
+H100_CEILINGS = "performance/ceilings-h100"
+
+#: What the ceilings run measures, by item id: torch's ``copy_`` at two sizes, the CUDA chapter's one-element-per-
+#: thread copy kernel at two widths, and cuBLAS dense products at the shapes where the sweep found its best rates.
+CEILING_ITEMS = (
+    "copy-256mib",
+    "copy-1gib",
+    "copy-one-per-thread-u16",
+    "copy-one-per-thread-u32",
+    "gemm-fp16-4096x4096x8192",
+    "gemm-bf16-4096x4096x8192",
+    "gemm-fp16-4096x4096x12288",
+    "gemm-bf16-4096x4096x12288",
+)
+CeilingItem = Literal[CEILING_ITEMS]  # type: ignore[valid-type]
+
+
+class CeilingTiming(StrictModel):
+    """One item timed in one round of the ceilings run.
+
+    Attributes:
+        item: What was timed (one of :data:`CEILING_ITEMS`).
+        round: The round, from 0; every item is timed once per round, in an order that rotates between rounds.
+        position: Where in its round the item ran (0 first).
+        ms: The round's timing of the item.
+        rate: GB/s (bytes read plus written) for a copy, TFLOP/s for a product, at the median.
+        clocks: SM clock and power sampled while its calls ran.
+    """
+
+    item: CeilingItem
+    round: int = Field(ge=0)
+    position: int = Field(ge=0)
+    ms: Summary
+    rate: Rate
+    clocks: WindowClocks | None = None
+
+
+class CeilingsRecord(Record):
+    """The H100's copy and dense-product ceilings, each item timed once per round in rounds that interleave them
+    (kind ``performance.ceilings``), so fp16 and bf16, or two copy sizes, meet the same clocks and temperature."""
+
+    kind: Literal["performance.ceilings"] = "performance.ceilings"
+    schema_version: Literal[1] = 1
+    rounds: int = Field(ge=2)
+    timings: list[CeilingTiming]
+
+    @model_validator(mode="after")
+    def _complete(self) -> CeilingsRecord:
+        if self.run.gpu is None:
+            raise ValueError("run.gpu is null; the ceilings are measured on a GPU")
+        seen = {(t.item, t.round) for t in self.timings}
+        missing = [(i, r) for i in CEILING_ITEMS for r in range(self.rounds) if (i, r) not in seen]
+        if missing or len(seen) != len(self.timings):
+            raise ValueError(f"every item is timed once per round; missing {missing[:4]}, or an item timed twice")
+        return self
+
+    def rates(self, item: str) -> list[float]:
+        """An item's rate in each round, in round order."""
+        if item not in CEILING_ITEMS:
+            raise ValueError(f"unknown ceilings item {item!r}; items are {list(CEILING_ITEMS)}")
+        return [t.rate for t in sorted(self.timings, key=lambda t: t.round) if t.item == item]

@@ -17,7 +17,7 @@ from typing import TextIO
 from gpukb.performance.results import SUITES, SweepRecord, file_name
 from gpukb.performance.suites import Stopwatch, first_line
 from gpukb.records import ClockReading, Run, clock_reading, describe_run, finished, read, rerecord_option, write
-from gpukb.records.script import cuda_missing
+from gpukb.records.script import Script, cuda_missing
 
 #: Exit status when nothing could be measured or a suite failed (argparse uses 2 for usage errors).
 FAILURE = 1
@@ -86,7 +86,7 @@ def run(
         ValueError: For an unknown suite or mode.
     """
     from gpukb.measuring import device
-    from gpukb.measuring.timing import BUDGETS, EventTimer, L2Flusher
+    from gpukb.measuring.timing import BUDGETS
     from gpukb.performance.suites import Context, attention, copy, gemm, host_device, kernels, mistakes
 
     if mode not in BUDGETS:
@@ -106,18 +106,10 @@ def run(
     gpu = described.gpu
     if gpu is None:
         raise RuntimeError("torch sees a CUDA GPU, but the run description found none")
-    flush = L2Flusher(torch, gpu.l2_bytes)
-    monitor = device.sampler()
-    ctx = Context(
-        torch=torch,
-        mode=mode,
-        budget=BUDGETS[mode],
-        timer=EventTimer(torch),
-        flush=flush,
-        progress=progress,
-        monitor=monitor,
-    )
-    if monitor is None:
+    # the sweep times the way every bench script does: one Script (no output of its own; the runner writes)
+    script = Script(argparse.Namespace(output=None, rerecord=False), None, described, started, budget=BUDGETS[mode])
+    ctx = Context(script=script, mode=mode, progress=progress)
+    if script.monitor is None:
         ctx.notes.append("clocks: neither pynvml nor nvidia-smi answered; no clocks were sampled during timed calls")
     modules = {
         "mistakes": mistakes,
@@ -143,7 +135,7 @@ def run(
         torch.cuda.empty_cache()
     return SweepRecord(
         run=finished(described, started, clocks=clocks, notes=[*described.notes, *ctx.notes]),
-        l2_flush=flush.method,
+        l2_flush=script.flush.method,
         mode=mode,
         suites=names,
         **sections,
@@ -178,7 +170,7 @@ def execute(args: argparse.Namespace, parser: argparse.ArgumentParser, out: Text
     A results file for ``--show`` that is missing, unreadable or invalid is a usage error: exit status 2, with
     ``gpukb bench: error: ...`` naming the file and what is wrong.
     """
-    from gpukb.performance import pages
+    from gpukb.performance.pages import h100 as h100_page
 
     out = out if out is not None else sys.stdout
     if args.show is not None:
@@ -192,7 +184,7 @@ def execute(args: argparse.Namespace, parser: argparse.ArgumentParser, out: Text
             parser.error(f"{args.show}: not a results file (JSON text in UTF-8)")
         except (OSError, ValueError) as err:  # missing, a folder, unreadable, or not a valid results file
             parser.error(str(err))
-        print(pages.run_summary(record), file=out)
+        print(h100_page.run_summary(record), file=out)
         return 0
     if args.output is not None and args.output.exists() and not args.rerecord:
         parser.error(f"{args.output} exists; pass --rerecord to replace it (with a record of the same kind)")
@@ -214,7 +206,7 @@ def execute(args: argparse.Namespace, parser: argparse.ArgumentParser, out: Text
         raw.write_text(record.model_dump_json(indent=1) + "\n", encoding="utf-8")
         print(f"{parser.prog}: error: the results do not fit the schema ({err}); raw data in {raw}", file=sys.stderr)
         return FAILURE
-    print(pages.run_summary(record), file=out)
+    print(h100_page.run_summary(record), file=out)
     print(f"\nwrote {path}", file=out)
     if record.failed():
         print(f"{parser.prog}: some suites failed: {record.failed()}", file=sys.stderr)

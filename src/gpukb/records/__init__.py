@@ -17,6 +17,7 @@ from gpukb.records.run import (
     describe_run,
     finished,
     measured_on,
+    measured_table,
 )
 from gpukb.records.store import (
     KINDS,
@@ -53,6 +54,7 @@ __all__ = [
     "json_schemas",
     "load",
     "measured_on",
+    "measured_table",
     "model_for",
     "parse",
     "read",

@@ -18,6 +18,7 @@ from pathlib import Path
 from pydantic import Field
 
 from gpukb.schema import StrictModel
+from gpukb.tables import markdown_table
 
 
 class ClockReading(StrictModel):
@@ -230,8 +231,9 @@ def clock_text(reading: ClockReading) -> str:
     return ", ".join(parts) or "not reported"
 
 
-def measured_on(run: Run, command: bool = True) -> str:
-    """The one sentence that says where a recorded result comes from (Markdown: the command is code).
+def measured_on(run: Run, command: bool = True, notes: bool = False) -> str:
+    """The one sentence that says where a recorded result comes from (Markdown: the command is code), with the
+    run's notes after it when ``notes`` is true.
 
     ``Measured on an NVIDIA H100 80GB HBM3 (132 SMs, driver 580.159.04), torch 2.11.0+cu130 (CUDA 13.0),
     triton 3.6.0, Python 3.12.3, on 2026-11-22, by `python bench/x.py`.``
@@ -253,4 +255,23 @@ def measured_on(run: Run, command: bool = True) -> str:
             software.append(f"{'cuDNN' if name == 'cudnn' else 'cuBLASLt' if name == 'cublaslt' else name} {value}")
     software.append(f"Python {v.python}")
     by = f", by `{run.command}`" if command else ""
-    return f"Measured on {where}, {', '.join(software)}, on {run.date.isoformat()}{by}."
+    told = "".join(f" {note}" for note in run.notes) if notes else ""
+    return f"Measured on {where}, {', '.join(software)}, on {run.date.isoformat()}{by}.{told}"
+
+
+def measured_table(
+    headers: Sequence[str], rows: Sequence[Sequence[object]], run: Run, note: str = "", command: bool = True
+) -> str:
+    """A Markdown table of recorded results with its provenance under it: the table, then ``note`` (what the table
+    does not say about how it was measured; end it with a space, or a blank line for a paragraph of its own) and
+    :func:`measured_on`, one paragraph.
+
+    Raises:
+        TypeError: If ``run`` is not a :class:`Run` or ``note`` not a string.
+        ValueError: If a row's length differs from the header's.
+    """
+    if not isinstance(run, Run):
+        raise TypeError(f"run must be a gpukb.records.Run; got {type(run).__name__}")
+    if not isinstance(note, str):
+        raise TypeError(f"note must be a string; got {type(note).__name__}")
+    return markdown_table(headers, rows) + "\n\n" + note + measured_on(run, command)

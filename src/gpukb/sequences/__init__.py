@@ -2,6 +2,10 @@
 
 from gpukb.chapters import Chapter, DataFile
 
+#: One page module per page: ``docs/sequences/<page>.md`` is rendered by ``gpukb.sequences.pages.<page>``, whose
+#: tables ``tests/sequences/pages/test_<page>.py`` checks; the errata two pages show are ``gpukb.sequences.pages``'s.
+_PAGES = ("bleu", "opening", "lstm", "seq2seq")
+
 CHAPTER = Chapter(
     name="sequences",
     title="Sequence models",
@@ -18,7 +22,11 @@ CHAPTER = Chapter(
             "gpukb.sequences.bleu:parse_examples", "example", schemas=(("example", "gpukb.sequences.bleu:BleuExample"),)
         ),
     },
-    checks="tests.sequences.test_page_tables",
+    page_layers=("gpukb.sequences.pages", *(f"gpukb.sequences.pages.{page}" for page in _PAGES)),
+    checks={
+        "gpukb.sequences.pages": "tests.sequences.pages",
+        **{f"gpukb.sequences.pages.{page}": f"tests.sequences.pages.test_{page}" for page in _PAGES},
+    },
     mutation=(
         "src/gpukb/sequences/rnn.py",
         "src/gpukb/sequences/lstm.py",
@@ -27,7 +35,11 @@ CHAPTER = Chapter(
         "src/gpukb/sequences/bleu.py",
         "src/gpukb/sequences/worked_example.py",
         "src/gpukb/sequences/problems.py",
-        "src/gpukb/sequences/pages.py",
+        "src/gpukb/sequences/pages/__init__.py",
+        "src/gpukb/sequences/pages/bleu.py",
+        "src/gpukb/sequences/pages/lstm.py",
+        "src/gpukb/sequences/pages/opening.py",
+        "src/gpukb/sequences/pages/seq2seq.py",
     ),
     mutation_tests=(
         "tests/sequences/test_lstm.py",
@@ -35,7 +47,7 @@ CHAPTER = Chapter(
         "tests/sequences/test_bleu.py",
         "tests/sequences/test_worked_example.py",
         "tests/sequences/test_worked_problems.py",
-        "tests/sequences/test_page_tables.py",
-        "tests/site/test_page_tables.py",  # renders the pages and runs the chapter's cell checks on them
+        "tests/sequences/pages",
+        "tests/site/test_page_tables.py",
     ),
 )

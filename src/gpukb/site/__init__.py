@@ -5,9 +5,10 @@ from gpukb.chapters import Chapter, DataFile
 CHAPTER = Chapter(
     name="about",
     title="About",
-    summary="How the site is verified, the claims it corrects, its files and schemas, how we try to break it, "
-    "and how to add a page or a chapter.",
+    summary="How the site is verified and the claims it corrects (About), and for contributors how to add a page or "
+    "a chapter, its files and schemas and how we try to break it (Contributing).",
     start="verification.md",
+    folders=("about", "contributing"),
     position=900,
     package="gpukb.site",
     cli=False,

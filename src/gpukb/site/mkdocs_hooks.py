@@ -132,6 +132,14 @@ def on_post_build(config, **kwargs) -> None:
             log.info("  ran in %.1f s: %s", seconds, label)
 
 
+def on_page_markdown(markdown: str, *, page, config, **kwargs) -> str:
+    """Say once, before a page's first snippet, how a reader installs ``gpukb`` and runs the snippets without a GPU
+    (``gpukb.site.install``)."""
+    from gpukb.site import install
+
+    return install.with_note(markdown, Path(config["config_file_path"]).parent, repository_url())
+
+
 def on_page_content(html: str, *, page, **kwargs) -> str:
     """Render the page's math to MathML before the theme wraps it; rank the generated API pages below prose in the
     search (``gpukb.site.reference``: the search indexes the page after this event)."""

@@ -13,7 +13,7 @@ import re
 from gpukb import chapters
 from gpukb import errata as errata_data
 from gpukb import glossary as glossary_data
-from gpukb.records import load, measured_on, record_ids
+from gpukb.records import load, measured_table, record_ids
 from gpukb.site.gpu_tests import RECORD_ID, GpuTestRun
 from gpukb.site.snippet_runs import recorded_output
 from gpukb.site.schemas import schemas
@@ -41,7 +41,7 @@ def errata_summary(entries: list[errata_data.Erratum] | None = None) -> str:
         for e in chosen
     )
     return (
-        f"<div class=\"gpukb-catalog\" data-menu='{html.escape(menu, quote=True)}' data-menu-label=\"Chapter\" "
+        f'<div class="gpukb-catalog" data-menu=\'{html.escape(menu, quote=True)}\' data-menu-label="Chapter" '
         'data-noun="claims" data-placeholder="Filter: any word of a claim or its correction">\n'
         "<table>\n<thead><tr><th>the claim</th><th>what is true</th><th>chapter</th></tr></thead>\n<tbody>\n"
         + body
@@ -77,7 +77,7 @@ def gpu_test_run(record_id: str = RECORD_ID) -> str:
     run = load(record_id, expect=GpuTestRun)
     rows = [[f"`{t.node}`", t.outcome, f"{t.seconds:.1f}"] for t in run.tests]
     line = ", ".join(f"{n} {outcome}" for outcome, n in run.counts().items() if n)
-    return f"{markdown_table(['test', 'outcome', 'seconds'], rows)}\n\n{line}. {measured_on(run.run)}"
+    return measured_table(["test", "outcome", "seconds"], rows, run.run, f"{line}. ")
     # --8<-- [end:gpu-test-run]
 
 
@@ -85,7 +85,7 @@ def schema_table() -> str:
     """Every published JSON Schema: a link to it, what it describes and the model that reads it; and, for each
     results kind, the committed records of that kind.
 
-    The link is written as the browser resolves it from the built page (``about/schemas/``): the output of a render
+    The link is written as the browser resolves it from the built page (``contributing/schemas/``): the output of a render
     block is not rewritten by MkDocs the way links in the page's own Markdown are.
     """
     ids_by_kind: dict[str, list[str]] = {}
@@ -100,7 +100,7 @@ def schema_table() -> str:
     return markdown_table(["schema", "describes", "model", "committed records"], rows)
 
 
-# --- "How we try to break this site" (docs/about/breaking.md) ---------------------------------------------------
+# --- "How we try to break this site" (docs/contributing/breaking.md) ---------------------------------------------------
 
 
 def lint_rules() -> str:
@@ -141,16 +141,21 @@ def mutation_score() -> str:
     def numbers(r: MutationRun) -> list[object]:
         return [r.mutants, r.killed + r.timeout, r.survived, r.no_tests, f"{r.score:.1%}"]
 
+    def mutated(files: tuple[str, ...], run: MutationRun) -> bool:
+        """Whether the run mutated any of the files, where they were then (a page layer split into one module per
+        page since was one ``pages.py``)."""
+        return any(f in run.scope or re.sub(r"/pages/\w+\.py$", "/pages.py", f) in run.scope for f in files)
+
     def chapter(r: MutationRun) -> str:
         if r.chapter is not None:
             return r.chapter
-        named = [c.name for c in chapters.chapters() if any(f in r.scope for f in c.mutation)]
+        named = [c.name for c in chapters.chapters() if mutated(c.mutation, r)]
         return f"{', '.join(named)} and the argument checks, in one run"
 
     from gpukb.site.mutation_scope import parts
 
     whole = [r for r in m.run if r.chapter is None]
-    ran = {r.chapter for r in m.run} | {n for n, (files, _) in parts().items() if set(files) & set(whole[-1].scope)}
+    ran = {r.chapter for r in m.run} | {n for n, (files, _) in parts().items() if mutated(files, whole[-1])}
     not_run = [name for name in parts() if name not in ran]  # declared, not mutated yet: shown, not hidden
     per_chapter = markdown_table(
         ["chapter", "run", "date", *counts[:-1], "timeouts", counts[-1]],
@@ -240,11 +245,11 @@ def glossary(terms: tuple[glossary_data.Term, ...] | None = None) -> str:
         href = folder + (f"#{anchor}" if anchor else "")
         rows.append(
             f'<tr id="{t.id}" data-status="{chapter}"><td><strong>{html.escape(t.term)}</strong></td>'
-            f"<td>{html.escape(t.definition)}</td><td><a href=\"{href}\">{html.escape(_page_label(t.page, titles))}</a></td>"
+            f'<td>{html.escape(t.definition)}</td><td><a href="{href}">{html.escape(_page_label(t.page, titles))}</a></td>'
             f"<td>{html_with_links(t.source)}</td></tr>"
         )
     return (
-        f"<div class=\"gpukb-catalog\" data-menu='{html.escape(menu, quote=True)}' data-menu-label=\"Chapter\" "
+        f'<div class="gpukb-catalog" data-menu=\'{html.escape(menu, quote=True)}\' data-menu-label="Chapter" '
         'data-noun="terms" data-placeholder="Filter: a term or any word of its definition">\n'
         "<table>\n<thead><tr><th>term</th><th>what it means</th><th>shown in</th><th>source</th></tr></thead>\n"
         "<tbody>\n" + "\n".join(rows) + "\n</tbody>\n</table>\n</div>"

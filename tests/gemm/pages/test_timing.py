@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from gpukb.gemm.pages import timing as page
-from tests.gemm.pages import DASH, _ground, _rounds, _sig
+from tests.gemm.pages import DASH, _ground, _num, _rounds, _sig
 from tests.helpers import markdown_tables
 
 
@@ -106,7 +107,30 @@ def check_cpu_lab(markdown: str, kwargs: dict[str, Any]) -> None:
         assert _rounds(row["GFLOP/s"], _gflops(t["n"], t["ms"]["median"]), 0), row
 
 
+def check_timing_answer(markdown: str, kwargs: dict[str, Any]) -> None:
+    """The opening's sentence: the lab's first-call time and rate, and the events median's, as the record has them."""
+    dtype, n = kwargs.get("dtype", "fp32"), kwargs.get("n", 6000)
+    by = _by_method(dtype, n)
+    lab, events = by["lab_first_call"]["ms"]["median"], by["warm_calls_events"]["ms"]["median"]
+    found = re.fullmatch(
+        r"For the lab's (\w+) product of two ([\d,]+)×([\d,]+) matrices on an NVIDIA H100[^,]*, a host clock read "
+        r"around the first call without synchronizing gave ([\d.,]+) ms, which the lab's formula turns into "
+        r"\*\*([\d,]+) GFLOP/s\*\*; CUDA events around warm calls measured the product itself at ([\d.,]+) ms, "
+        r"\*\*([\d,]+) GFLOP/s\*\*\.",
+        markdown.strip(),
+    )
+    assert found, markdown
+    name, rows, cols, lab_ms, lab_rate, events_ms, events_rate = found.groups()
+    assert (name, _num(rows), _num(cols)) == (dtype.upper(), n, n)
+    assert _sig(lab_ms, lab, 3)
+    assert _sig(events_ms, events, 3)
+    assert _rounds(lab_rate, _gflops(n, lab), 0)
+    assert _rounds(events_rate, _gflops(n, events), 0)
+    assert _num(lab_rate) > 10 * _num(events_rate)  # what the opening says of it: far beyond the product's rate
+
+
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
+    "timing_answer": check_timing_answer,
     "timing_table": check_timing_table,
     "timing_summary": check_timing_summary,
     "first_call_table": check_first_call,
@@ -121,3 +145,13 @@ def test_a_rate_that_does_not_follow_from_its_time_fails_the_check() -> None:
     cells[2] = f"{int(cells[2].replace(',', '')) * 2:,}"
     with pytest.raises(AssertionError):
         check_timing_table(markdown.replace(row, " | ".join(cells)), {"dtype": "fp32", "n": 6000})
+
+
+def test_the_answer_refuses_a_product_the_record_lacks_and_its_check_fails_on_a_wrong_rate() -> None:
+    refused = r"no lab-method and events timing of fp16 at n=3 .* it has \[\('bf16', 8192\)"
+    with pytest.raises(ValueError, match=refused):
+        page.timing_answer(dtype="fp16", n=3)
+    answer = page.timing_answer()
+    rate = re.search(r"\*\*([\d,]+) GFLOP/s\*\*\.$", answer).group(1)
+    with pytest.raises(AssertionError):
+        check_timing_answer(answer.replace(rate, f"{_num(rate) * 2:,.0f}"), {})

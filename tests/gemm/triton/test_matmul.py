@@ -351,6 +351,27 @@ def test_pad_rows_copies_rows_off_128_byte_lines() -> None:
 
 
 @pytest.mark.usefixtures("interpret")
+@pytest.mark.parametrize(("layout", "m", "rows"), [("nn", 53, 48), ("nt", 53, 48), ("tn", 56, 48), ("nn", 16, 0)])
+def test_split_tail_runs_the_last_rows_split_along_k(layout, m, rows) -> None:
+    # 3 "multiprocessors", 16-row tiles: 4 rows of tiles take 2 rounds; 3 rows in one and the last cut in 3 K slices
+    # (200 = 12.5 K steps of 16) take 1 + 1/3 (+ TAIL_COST). One row of tiles alone: all of it split (rows = 0).
+    config = Config("tma", 16, 32, 16, group_m=2, num_stages=1, num_warps=4, split_tail=True)
+    gen = torch.Generator().manual_seed(_seed("tail", layout, m))
+    a, b = _operand(m, 200, torch.float16, layout[0], gen), _operand(200, 32, torch.float16, layout[1], gen)
+    assert mm.tail_rows(m, 32, 200, config, mm.INTERPRETER_SMS) == (rows, 3)
+    mm.clear_plans()
+    out = torch.full((m, 32), float("nan")).half()
+    assert matmul(a, b, out=out, config=config) is out
+    _assert_close_to_floor(out, a, b)
+    (plan,) = mm._PLANS.values()
+    assert (type(plan).__name__, plan.rows, plan.split, plan.tail.split) == ("_TailPlan", rows, 3, 3)
+    assert (plan.head is None) == (rows == 0)
+    _assert_close_to_floor(matmul(a, b, config=config, alpha=1.0), a, b)  # an output of its own: a second plan
+    with pytest.raises(ValueError, match="split_tail applies to the 'tma' kernel"):
+        Config("splitk", 16, 16, 16, split_tail=True)
+
+
+@pytest.mark.usefixtures("interpret")
 def test_bad_input_is_named() -> None:
     x = torch.randn(4, 4).half()
     with pytest.raises(TypeError, match=r"A must be a torch\.Tensor; got list"):
@@ -587,6 +608,31 @@ def test_gpu_tiny_products_take_one_launch_of_the_blocked_kernel(m, n, k) -> Non
     assert plan.quick is not None
     assert plan.fast_failed is None
     assert torch.equal(matmul(a, b), out)  # out=None: a plan of its own, the same numbers
+
+
+@pytest.mark.gpu
+@pytest.mark.usefixtures("compiled")
+@pytest.mark.parametrize(("layout", "m", "n", "k"), [("nt", 512, 11008, 4096), ("tn", 1024, 1024, 1624),
+                                                     ("nn", 4931, 2048, 2048)])  # fmt: skip
+def test_gpu_split_tail_matches_float64(layout, m, n, k) -> None:
+    gen = torch.Generator().manual_seed(_seed("tail", layout, m))
+    a = _operand(m, k, torch.bfloat16, layout[0], gen, "cuda")
+    b = _operand(k, n, torch.bfloat16, layout[1], gen, "cuda")
+    config = Config("tma", 128, 256, 64, num_stages=4, num_warps=8, epilogue_subtile=True, split_tail=True)
+    rows, split = mm.tail_rows(m, n, k, config, torch.cuda.get_device_properties(0).multi_processor_count)
+    assert rows < m
+    assert split > 1
+    mm.clear_plans()
+    out = torch.full((m, n), float("nan"), dtype=torch.bfloat16, device="cuda")
+    for _ in range(3):  # the JIT, the direct launchers, the quick paths
+        out.fill_(float("nan"))
+        matmul(a, b, out=out, config=config)
+        sample = slice(0, m, max(1, m // 64))
+        _assert_close_to_floor(out[sample], a[sample], b)
+        assert torch.isfinite(out).all()
+    (plan,) = mm._PLANS.values()
+    assert type(plan).__name__ == "_TailPlan"
+    assert plan.tail.quick is not None
 
 
 def test_compiled_summary_needs_a_compiler(interpret) -> None:

@@ -65,3 +65,51 @@ def test_a_bad_file_names_the_model_and_field():
     text = 'checked = 2026-11-27\n[[model]]\nname = "X"\nhidden = "big"\n'
     with pytest.raises(ValueError, match="hidden"):
         ms.parse(text)
+
+
+#: The held-out sweep's products, committed before the tuning that followed the random sweep (and never tuned on).
+HELD_OUT = [
+    ("NN", 1127, 28672, 8192),
+    ("NT", 1, 16384, 2048),
+    ("NN", 1239, 8192, 8192),
+    ("NT", 159, 768, 3072),
+    ("TN", 30522, 1024, 3),
+    ("NN", 7, 8192, 128256),
+    ("TN", 4608, 3584, 15034),
+    ("TN", 10240, 8192, 99),
+    ("NT", 28, 15360, 5120),
+    ("NT", 128, 32000, 4096),
+    ("NT", 9642, 14336, 4096),
+    ("NT", 1, 4864, 896),
+    ("NN", 69, 896, 4864),
+    ("NT", 8305, 3072, 24576),
+    ("NT", 932, 768, 3072),
+    ("NT", 209, 128256, 4096),
+    ("NT", 4, 28672, 8192),
+    ("NN", 12, 3072, 768),
+    ("NN", 11640, 896, 896),
+    ("NT", 14101, 4096, 11008),
+    ("NT", 1, 896, 4864),
+    ("TN", 6144, 4096, 1453),
+    ("NT", 4, 4096, 14336),
+    ("TN", 13824, 5120, 3549),
+    ("NT", 10443, 896, 4864),
+    ("TN", 28672, 8192, 226),
+    ("NN", 5197, 1024, 30522),
+    ("NT", 3533, 4096, 4096),
+    ("NT", 116, 2304, 768),
+    ("NN", 3708, 3584, 18944),
+    ("NT", 1, 10240, 8192),
+    ("TN", 11008, 4096, 1),
+]
+
+
+def test_the_held_out_draw_is_pinned_and_shares_nothing_with_the_tuned_sets():
+    from gpukb.gemm.triton.sweep import ISSUE_SHAPES, ISSUE_TUNING, LOSER_TUNING, held_out_shapes
+
+    shapes = ms.draw(ms.HELD_OUT_SEED, ms.HELD_OUT_COUNT)
+    assert [(s.layout, s.m, s.n, s.k) for s in shapes] == HELD_OUT
+    assert [(layout, s[2], s[3], s[4]) for layout, s in held_out_shapes()] == HELD_OUT
+    tuned = {(layout, *shape) for layout, shape in (*ISSUE_TUNING, *LOSER_TUNING)}
+    tuned |= {(layout, s[2], s[3], s[4]) for layout, s in ISSUE_SHAPES}
+    assert not tuned & set(HELD_OUT)

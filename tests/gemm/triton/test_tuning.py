@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from gpukb.gemm.triton import tuning
-from gpukb.gemm.triton.configs import DEFAULT_CONFIGS, SMALL_CONFIGS, Config, split_for
+from gpukb.gemm.triton.configs import DEFAULT_CONFIGS, SMALL_CONFIGS, Config, split_for, tail_rows
 from gpukb.gemm.triton.tuning import K_EDGES, M_EDGES, N_EDGES, GemmTuning, ShapeClass, Trial, TunedClass
 from gpukb.records import results_dir
 
@@ -82,7 +82,25 @@ def test_unaligned_rows_take_their_own_class_then_the_aligned_one() -> None:
     tuning.use_table(_table(aligned, unaligned))
     assert tuning.lookup("bfloat16", "NN", 3000, 3000, 3000, 132, aligned=False) == blocked
     assert tuning.lookup("bfloat16", "NN", 3008, 3008, 3008, 132) == LARGE  # aligned rows: the aligned class
-    assert unaligned.shape_class.label.endswith(", rows not 128-byte aligned")
+    # 6000-byte rows start on 16-byte boundaries only; 4000-byte ones (2000 columns) on 32-byte sectors
+    assert unaligned.shape_class.label.endswith(", rows not 128-byte aligned nor on 32-byte sectors")
+    assert not unaligned.shape_class.sectors
+    # 2000³ (rows on sectors) has no class of its own: it takes 3000³'s (off sectors) before the aligned one
+    assert tuning.lookup("bfloat16", "NN", 2000, 2000, 2000, 132, aligned=False, sectors=True) == blocked
+    on_sectors = _entry("bfloat16", "NN", (2000, 2000, 2000), [(LARGE, 1.0), (blocked, 1.2)], aligned=False)
+    assert on_sectors.shape_class.label.endswith(", rows not 128-byte aligned")
+    tuning.use_table(_table(aligned, unaligned, on_sectors))
+    assert tuning.lookup("bfloat16", "NN", 2000, 2000, 2000, 132, aligned=False, sectors=True) == LARGE
+    assert tuning.lookup("bfloat16", "NN", 3000, 3000, 3000, 132, aligned=False, sectors=False) == blocked
+
+
+def test_sectors_of_contiguous_operands() -> None:
+    assert tuning.contiguous_sectors("bfloat16", "NN", 2000, 2000, 2000)  # 4000-byte rows
+    assert not tuning.contiguous_sectors("bfloat16", "NN", 3000, 3000, 3000)  # 6000-byte rows
+    assert not tuning.contiguous_sectors("bfloat16", "TN", 3000, 4096, 4096)  # A.T: rows of M = 3000
+    assert tuning.contiguous_sectors("bfloat16", "NN", 4095, 4097, 4099)  # rows not 16-byte aligned: copied
+    assert tuning.contiguous_sectors("float8_e4m3fn", "TT", 3000, 4096, 4096)  # fp8 A column-major: copied
+    assert not tuning.contiguous_sectors("bfloat16", "TT", 3000, 4096, 4096)  # a 16-bit one is read in place
 
 
 def _entry(
@@ -166,11 +184,13 @@ def test_each_committed_table_is_the_fastest_candidate_of_each_class(record_id: 
     record = tuning.committed(record_id)
     raw = _raw_table(record_id)  # read independently of the model
     extended = record_id.endswith("-issue29")  # the second run tried the extended candidates
+    losers = record_id.endswith("-losers")  # the third, those and the split-tail and decode candidates
     assert raw["kind"] == "gemm.triton-tuning"
     assert raw["edges"] == {"m": list(M_EDGES), "n": list(N_EDGES), "k": list(K_EDGES)}
     assert record.run.gpu is not None
     assert record.run.gpu.name == "NVIDIA H100 80GB HBM3"
     assert len(raw["classes"]) == len(record.classes) >= (10 if extended else 20)
+    flags = {"extended": extended, "losers": losers}
     classes = set()
     for entry in raw["classes"]:
         m, n, k = entry["shape"]
@@ -184,11 +204,13 @@ def test_each_committed_table_is_the_fastest_candidate_of_each_class(record_id: 
         assert timed, entry["shape"]
         assert entry["config"] == min(timed, key=lambda t: t["ms"])["config"]
         tried = [Config(**t["config"]) for t in entry["trials"]]
-        assert tried == list(tuning.trials(entry["dtype"], m, n, k, 132, aligned=entry["aligned"], extended=extended))
+        assert tried == list(tuning.trials(entry["dtype"], m, n, k, 132, aligned=entry["aligned"], **flags))
         for trial in entry["trials"]:  # the split each split-K trial used: its own, or the rule's
             config = Config(**trial["config"])
             if config.kernel == "splitk":
                 assert trial["split_k"] == split_for(m, n, k, config, 132), trial
+            if config.split_tail:
+                assert trial["split_k"] == tail_rows(m, n, k, config, 132)[1], trial
     assert {c.shape_class: c.config for c in record.classes} == record.table()
 
 
@@ -197,12 +219,17 @@ def test_the_active_table_is_the_later_run_over_the_earlier() -> None:
     tuning._ACTIVE.clear()
     active = tuning.active_table()
     assert active is not None
-    later, earlier = (tuning.committed(r).table() for r in tuning.TABLE_RECORDS)
-    assert {cls: entry.config for cls, entry in active.items()} == {**earlier, **later}
-    assert set(later) & set(earlier)  # the later run re-tuned a class of the first (rows off 128-byte lines)
-    # The class of 2000³ and 3000³ (rows off 128-byte lines) now reads its rows in place with the large tiles.
+    third, second, first = (tuning.committed(r).table() for r in tuning.TABLE_RECORDS)
+    assert {cls: entry.config for cls, entry in active.items()} == {**first, **second, **third}
+    assert set(third) & set(first)  # the third run re-tuned classes of the first (3000³, rows off sectors) ...
+    assert set(third) & set(second)  # ... and of the second (issue 29's products)
+    # 2000³ (rows on 32-byte sectors) keeps the second run's class; 3000³ (rows on 16-byte boundaries) has its own.
     cls = ShapeClass.of("bfloat16", "NN", 3000, 3000, 3000, aligned=False)
     assert active[cls].shape == (2000, 2000, 2000)
+    cls = ShapeClass.of("bfloat16", "NN", 3000, 3000, 3000, aligned=False, sectors=False)
+    assert active[cls].shape == (3000, 3000, 3000)
+    # Split-tail trials are never chosen (they lost wherever they split): the class's plain best instead.
+    assert not any(tuning.choose("bfloat16", c.layout, *c.shape, 132).split_tail for c in active.values())
     assert tuning.choose("bfloat16", "NN", 3, 5, 7, 132).kernel == "blocked"  # the tiny class
     assert tuning.choose("float16", "TT", 60, 60, 60, 132) == active[ShapeClass.of("bfloat16", "NN", 3, 5, 7)].config
 

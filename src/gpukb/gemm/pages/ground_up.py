@@ -11,7 +11,7 @@ from gpukb.gemm import blas, blocking
 from gpukb.gemm.pages import _ground_up
 from gpukb.gemm.pages import ground_up_measured_on as ground_up_measured_on  # shown on this page too
 from gpukb.gemm.results import GROUND_UP_H100
-from gpukb.performance.ceilings import measured_ceilings
+from gpukb.performance.ceilings import quoted_ceilings
 from gpukb.performance.results import H100_SWEEP
 from gpukb.tables import markdown_table
 
@@ -41,10 +41,11 @@ def blas_roofline(sizes: tuple[int, ...] = (256, 4096), dtype: str = "fp32", rec
     Args:
         sizes: The sizes n to show.
         dtype: The element type; its measured matrix-product rate is the compute ceiling.
-        record_id: A committed ``gpukb bench`` sweep: its best ``dtype`` product and fastest large copy are the
-            ceilings (:func:`gpukb.performance.ceilings.measured_ceilings`).
+        record_id: A committed ``gpukb bench`` sweep whose ceilings the pages quote
+            (:func:`gpukb.performance.ceilings.quoted_ceilings`: for the H100, the copy and the fp16/bf16 products
+            from the interleaved ceilings run, the other types the sweep's best product).
     """
-    roof = measured_ceilings(record_id)
+    roof = quoted_ceilings(record_id)
     if dtype not in roof or "bandwidth" not in roof:
         raise ValueError(f"{record_id} has no measured {dtype} product or copy bandwidth; it has {sorted(roof)}")
     rows = [

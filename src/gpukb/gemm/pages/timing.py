@@ -94,3 +94,24 @@ def cpu_lab_table(record_id: str = GROUND_UP_H100) -> str:
         if t.device == "cpu"
     ]
     return markdown_table(["n", "how it was timed", "median ms", "GFLOP/s"], rows)
+
+
+def timing_answer(dtype: str = "fp32", n: int = 6000, record_id: str = GROUND_UP_H100) -> str:
+    """The page's answer in one sentence: what the lab's unsynchronized first call reported for one product, against
+    the CUDA events median of the same product in the same run.
+
+    Raises:
+        ValueError: If the record has no lab-method and events timing of that type and size (naming those it has).
+    """
+    data = _ground_up(record_id)
+    by = data.by_method(dtype, n)
+    if not {"lab_first_call", "warm_calls_events"} <= set(by):
+        have = sorted({(t.dtype, t.n) for t in data.timing if t.method == "lab_first_call"})
+        raise ValueError(f"no lab-method and events timing of {dtype} at n={n} in {record_id}; it has {have}")
+    lab, events = by["lab_first_call"], by["warm_calls_events"]
+    return (
+        f"For the lab's {dtype.upper()} product of two {n:,}×{n:,} matrices on an {data.run.gpu.name}, a host clock "
+        f"read around the first call without synchronizing gave {lab.ms.median:,.3g} ms, which the lab's formula "
+        f"turns into **{lab.gflops:,.0f} GFLOP/s**; CUDA events around warm calls measured the product itself at "
+        f"{events.ms.median:,.3g} ms, **{events.gflops:,.0f} GFLOP/s**."
+    )

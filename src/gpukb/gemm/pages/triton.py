@@ -398,7 +398,13 @@ def _config_cell(r: SweepRow) -> str:
 
 
 #: How the page names the sets of shapes of a sweep record (:data:`gpukb.gemm.triton.results.SweepName`).
-_SWEEP_NAMES = {"first": "first sweep", "issue": "issue 29's products", "random": "random sweep", "tiny": "tiny"}
+_SWEEP_NAMES = {
+    "first": "first sweep",
+    "issue": "reported products",
+    "random": "random sweep",
+    "held-out": "held-out sweep",
+    "tiny": "tiny",
+}
 
 
 def triton_sweep_goal(record: TritonSweepRecord | None = None) -> str:
@@ -466,7 +472,7 @@ def triton_sweep_figure(record: TritonSweepRecord | None = None) -> str:
 
 def triton_sweep_table(dtype: str = "bfloat16", sweep: str = "first", record: TritonSweepRecord | None = None) -> str:
     """Every measured shape of one input type and set of shapes (``"first"``, ``"issue"``, ``"random"``,
-    ``"tiny"``): the configuration chosen, the rates, the ratio, the errors."""
+    ``"held-out"``, ``"tiny"``): the configuration chosen, the rates, the ratio, the errors."""
     if sweep not in _SWEEP_NAMES:
         raise ValueError(f"sweep must be one of {list(_SWEEP_NAMES)}; got {sweep!r}")
     record = _sweep(record)
@@ -505,6 +511,8 @@ def triton_sweep_table(dtype: str = "bfloat16", sweep: str = "first", record: Tr
     ]
     if not any(row[-1] for row in rows):  # an empty column would only widen the table past the page
         headers, rows = headers[:-1], [row[:-1] for row in rows]
+    if len({row[0] for row in rows}) == 1:  # one group (the set itself, as for the reported products): no column
+        headers, rows = headers[1:], [row[1:] for row in rows]
     return markdown_table(headers, rows)
 
 
@@ -600,19 +608,35 @@ def triton_sweep_run(record: TritonSweepRecord | None = None) -> str:
         for record_id in triton_tuning.TABLE_RECORDS
         for t in (triton_tuning.committed(record_id),)
     )
+    held_out = f" The held-out draw: {record.held_out}." if record.held_out else ""
     return (
         f"The sweep: {measured_on(record.run)} Timing: {record.timing}. Inputs: {record.inputs}. Errors on "
-        f"{record.error_rows} sampled rows of C. {tables}"
+        f"{record.error_rows} sampled rows of C.{held_out} {tables}"
     )
 
 
-def triton_trials(layout: str, m: int, n: int, k: int) -> str:
-    """Every candidate the issue-29 tuning run timed on one class's representative (bf16), fastest first: how it
-    reads the operands, its work units and rounds on the H100's multiprocessors, its time and cuBLAS's over it."""
-    record_id = triton_tuning.TABLE_RECORDS[0]
+def triton_trials(layout: str, m: int, n: int, k: int, record_id: str | None = None) -> str:
+    """Every candidate a tuning run timed on one class's representative (bf16), fastest first: how it reads the
+    operands, its work units and rounds on the H100's multiprocessors, its time and cuBLAS's over it. The run is
+    ``record_id``, else the latest of ``tuning.TABLE_RECORDS`` that tuned a class on that shape and layout."""
+    if record_id is None:
+        record_id = next(
+            (
+                r
+                for r in triton_tuning.TABLE_RECORDS
+                if any(c.layout == layout and tuple(c.shape) == (m, n, k) for c in triton_tuning.committed(r).classes)
+            ),
+            triton_tuning.TABLE_RECORDS[0],
+        )
     rows = [
         (
-            f"`{t.config.label}`" + (f" (split {t.split_k})" if t.split_k and t.config.split_k is None else ""),
+            f"`{t.config.label}`"
+            + (
+                f" (split {t.split_k})"
+                if t.split_k and t.config.split_k is None and t.config.kernel == "splitk"
+                else ""
+            )
+            + (f" (tail split {t.split_k})" if t.config.split_tail else ""),
             t.reads,
             t.units,
             t.rounds,
@@ -625,10 +649,11 @@ def triton_trials(layout: str, m: int, n: int, k: int) -> str:
     return markdown_table(headers, rows)
 
 
-def triton_sweep_changes() -> str:
-    """The first sweep's shapes whose configuration changed with issue 29's tuning, or whose ratio to the peer moved
-    by more than 0.05, before and after (two runs, each against cuBLAS in its own process)."""
-    before = triton_results.sweep_committed(triton_results.SWEEP_BEFORE_ID)
+def triton_sweep_changes(before_id: str = triton_results.SWEEP_ISSUE29_ID) -> str:
+    """The first sweep's shapes whose configuration changed between the run ``before_id`` and the committed one, or
+    whose ratio to the peer moved by more than 0.05, before and after (two runs, each against cuBLAS in its own
+    process)."""
+    before = triton_results.sweep_committed(before_id)
     after = _sweep(None)
     rows = [
         (
@@ -700,3 +725,97 @@ def tiling_figure() -> str:
 def pipeline_figure() -> str:
     """Inline SVG: the software-pipelined K loop with the default bf16 configuration's stages, and with two."""
     return to_svg(gemm_figures.pipeline_figure())
+
+
+def triton_arc() -> str:
+    """The page's arc as one table: each change, its ratio to cuBLAS on bf16 4096³ and 8192³ (the first run), and
+    for the tuning steps the bf16 geometric mean on each set of shapes their run measured."""
+    rows = []
+    for i, step in enumerate(triton_results.arc_steps(), start=1):
+        rows.append(
+            (
+                i,
+                step.change,
+                "–" if step.config is None else f"`{step.config.label}`",
+                *("–" if x is None else f"{x:.3f}" for x in step.squares),
+                *(
+                    f"{step.sweeps[name]:.3f}" if name in step.sweeps else "–"
+                    for name in ("first", "random", "held-out")
+                ),
+            )
+        )
+    headers = ["step", "change", "configuration", "4096³", "8192³", "first sweep", "random sweep", "held-out sweep"]
+    return markdown_table(headers, rows)
+
+
+def triton_random_before_after(dtype: str = "bfloat16") -> str:
+    """Every product of the random sweep, before the third tuning (the second tuning's sweep run) and after it (the
+    committed run): configuration and ratio to cuBLAS in each (two runs, each against cuBLAS in its own process)."""
+    before = {
+        (r.layout, r.m, r.n, r.k): r
+        for r in triton_results.sweep_committed(triton_results.SWEEP_ISSUE29_ID).rows
+        if r.sweep == "random" and r.dtype == dtype
+    }
+    rows = []
+    for r in _sweep(None).rows:
+        old = before.get((r.layout, r.m, r.n, r.k))
+        if r.sweep != "random" or r.dtype != dtype or old is None:
+            continue
+        rows.append(
+            (
+                r.label,
+                _shape(r),
+                r.layout,
+                _config_cell(old),
+                "–" if old.ratio is None else f"{old.ratio:.3f}",
+                _config_cell(r),
+                "–" if r.ratio is None else f"{r.ratio:.3f}",
+            )
+        )
+    headers = ["product", "M×N×K", "layout", "before: configuration", "before", "after: configuration", "after"]
+    return markdown_table(headers, rows)
+
+
+def triton_uneven_rows(record_id: str = triton_results.SWEEP_RECORD_ID) -> str:
+    """The rows of a sweep whose slowest kernel round took over :data:`~gpukb.gemm.triton.results.UNEVEN_ROUNDS`
+    times their fastest: the three rounds' medians of each side and the ratio the row reports."""
+    record = triton_results.sweep_committed(record_id)
+    rows = [
+        (
+            _SWEEP_NAMES[r.sweep],
+            _DTYPE_SHORT[r.dtype],
+            _shape(r),
+            r.layout,
+            ", ".join(f"{x * 1e3:.1f}" for x in r.kernel_ms),
+            ", ".join(f"{x * 1e3:.1f}" for x in r.peer_ms),
+            f"{r.ratio:.3f}",
+            f"{min(r.peer_ms) / min(r.kernel_ms):.3f}",
+        )
+        for r in triton_results.uneven_rows(record)
+    ]
+    if not rows:
+        return f"No row's slowest kernel round took over {triton_results.UNEVEN_ROUNDS:g} times its fastest."
+    headers = ["shapes", "type", "M×N×K", "layout", "Triton µs, 3 rounds", "cuBLAS µs, 3 rounds", "ratio (medians)",
+               "fastest / fastest"]  # fmt: skip
+    return markdown_table(headers, rows)
+
+
+def triton_cards() -> str:
+    """The same code and tables on the H100 (the committed run) and on an H200: the geometric mean of the ratio to
+    the peer on each set of shapes and type, each against its peer on its own card."""
+    h100 = {(g.sweep, g.dtype): g for g in triton_results.sweep_goal_rows(_sweep(None))}
+    h200_record = triton_results.sweep_committed(triton_results.SWEEP_H200_ID)
+    h200 = {(g.sweep, g.dtype): g for g in triton_results.sweep_goal_rows(h200_record)}
+    rows = [
+        (
+            _SWEEP_NAMES[key[0]],
+            _DTYPE_SHORT[key[1]],
+            f"{g.geomean:.3f}",
+            f"{g.lowest.ratio:.3f}",
+            "–" if key not in h200 else f"{h200[key].geomean:.3f}",
+            "–" if key not in h200 else f"{h200[key].lowest.ratio:.3f}",
+        )
+        for key, g in h100.items()
+    ]
+    headers = ["shapes", "type", "H100: geometric mean", "H100: lowest", "H200: geometric mean", "H200: lowest"]
+    return markdown_table(headers, rows)

@@ -44,6 +44,10 @@ class Config:
         pad_rows: ``tma`` and ``splitk`` only: also copy operands whose rows (columns, for a column-major one) a
             descriptor can read but that do not start on 128-byte lines (3000 bf16 columns: 6000-byte rows) into
             buffers with 128-byte-aligned rows first, paying one pass over them for full-speed tile loads.
+        split_tail: ``tma`` only: when the tiles do not divide evenly into rounds of programs, run the first rows
+            of tiles on the persistent kernel and the rows left over (the *tail*) on the split-K kernel with K cut
+            so that the tail fills one round (:func:`tail_rows` chooses both): the idea of Stream-K (Osama et al.,
+            2023, arXiv:2301.03598), in two launches instead of one.
     """
 
     kernel: str
@@ -59,6 +63,7 @@ class Config:
     fp8_imprecise_acc: int | None = None
     split_k: int | None = None
     pad_rows: bool = False
+    split_tail: bool = False
 
     def __post_init__(self) -> None:
         if self.kernel not in KERNELS:
@@ -81,6 +86,10 @@ class Config:
             raise ValueError("pad_rows applies to the 'tma' and 'splitk' kernels (the blocked kernel reads any rows)")
         if not isinstance(self.pad_rows, bool):
             raise ValueError(f"pad_rows must be a bool; got {self.pad_rows!r}")
+        if not isinstance(self.split_tail, bool):
+            raise ValueError(f"split_tail must be a bool; got {self.split_tail!r}")
+        if self.split_tail and (self.kernel != "tma" or self.warp_specialize):
+            raise ValueError("split_tail applies to the 'tma' kernel without warp_specialize")
         if self.kernel == "splitk" and (self.warp_specialize or self.epilogue_subtile):
             raise ValueError("warp_specialize and epilogue_subtile apply to the 'tma' kernel only")
         split = self.split_k
@@ -102,7 +111,10 @@ class Config:
     @property
     def label(self) -> str:
         """A short name, e.g. ``"tma 128x256x64 g8 s3 w8 ws"``."""
-        flags = (("ws", self.warp_specialize), ("sub", self.epilogue_subtile), ("pad", self.pad_rows))
+        flags = (
+            ("ws", self.warp_specialize), ("sub", self.epilogue_subtile), ("pad", self.pad_rows),
+            ("tail", self.split_tail),
+        )  # fmt: skip
         extras = [flag for flag, on in flags if on]
         if self.kernel == "tma" and not self.flatten:
             extras.append("noflat")
@@ -114,32 +126,74 @@ class Config:
         return " ".join([self.kernel, shape, f"g{self.group_m}", f"s{self.num_stages}", f"w{self.num_warps}", *extras])
 
     def as_dict(self) -> dict[str, Any]:
-        """The configuration as plain JSON-ready data (what a results file records; ``pad_rows`` only when set,
-        so that records written before the field existed read and write back unchanged)."""
-        data = asdict(self)
-        if not data["pad_rows"]:
-            del data["pad_rows"]
-        return data
+        """The configuration as plain JSON-ready data (what a results file records; ``pad_rows`` and
+        ``split_tail`` only when set, so that records written before the fields existed read and write back
+        unchanged)."""
+        return {k: v for k, v in asdict(self).items() if not (k in OPTIONAL_FLAGS and v is False)}
 
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
-        # Records serialize a configuration as as_dict() does: without pad_rows where it is False.
+        # Records serialize a configuration as as_dict() does: without pad_rows or split_tail where False.
         from pydantic_core import core_schema
 
         schema = handler(source)
 
         def serialize(value: Any, nxt: Any) -> Any:
             data = nxt(value)
-            if isinstance(data, dict) and data.get("pad_rows") is False:
-                data = {k: v for k, v in data.items() if k != "pad_rows"}
+            if isinstance(data, dict):
+                data = {k: v for k, v in data.items() if not (k in OPTIONAL_FLAGS and v is False)}
             return data
 
         schema["serialization"] = core_schema.wrap_serializer_function_ser_schema(serialize)
         return schema
 
 
+#: Fields a record writes only when set (added after the first records were written).
+OPTIONAL_FLAGS = ("pad_rows", "split_tail")
+
 #: The most slices the split-K kernel cuts K into.
 MAX_SPLIT_K = 128
+
+#: What a split tail costs beyond its share of a round, in rounds: the second launch, and the float32 partial sums
+#: written and added up by the reduction kernel.
+TAIL_COST = 0.1
+
+
+def tail_rows(m: int, n: int, k: int, config: Config, sms: int) -> tuple[int, int]:
+    """For a ``split_tail`` configuration: ``(rows, split)``, the rows of C (a multiple of ``block_m``) the
+    persistent kernel takes, and the K slices of the split-K kernel that takes the rest. ``(m, 1)`` where no tail
+    helps: then the persistent kernel takes everything.
+
+    Counts rounds of tiles on ``sms`` programs: the persistent part takes ceil(tiles / sms) rounds; the tail's
+    tiles, each cut into ``split`` K slices (at most one round of them, each slice at least four K steps), take
+    1/split of a round each, plus :data:`TAIL_COST`. The fewest rounds win; ties keep more rows persistent. 512×11008
+    in 128×256 tiles on 132 multiprocessors: 172 tiles, 2 rounds as they are; 3 rows of tiles (129) in one round and
+    the last row's 43 tiles cut in 3 take 1 + 1/3 + 0.1.
+    """
+    tm, tn = _cdiv(m, config.block_m), _cdiv(n, config.block_n)
+    depth = max(1, k // (4 * config.block_k))
+    best = (float(_cdiv(tm * tn, sms)), tm, 1)
+    for rows in range(tm - 1, -1, -1):
+        tail = (tm - rows) * tn
+        split = max(1, min(sms // tail, depth, MAX_SPLIT_K))
+        if split == 1:
+            continue
+        cost = _cdiv(rows * tn, sms) + _cdiv(tail * split, sms) / split + TAIL_COST
+        if cost < best[0]:
+            best = (cost, rows, split)
+    _, rows, split = best
+    return min(m, rows * config.block_m), split
+
+
+def tail_rounds(m: int, n: int, k: int, config: Config, sms: int) -> float:
+    """Rounds of tiles a ``split_tail`` configuration takes by :func:`tail_rows`'s count."""
+    rows, split = tail_rows(m, n, k, config, sms)
+    tn = _cdiv(n, config.block_n)
+    head = _cdiv(_cdiv(rows, config.block_m) * tn, sms)
+    if rows >= m:
+        return float(head)
+    tail = _cdiv(m - rows, config.block_m) * tn
+    return head + _cdiv(tail * split, sms) / split + TAIL_COST
 
 
 def split_for(m: int, n: int, k: int, config: Config, sms: int) -> int:

@@ -38,6 +38,7 @@ from __future__ import annotations
 import contextlib
 import warnings
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import triton
@@ -59,6 +60,7 @@ from gpukb.gemm.triton.configs import (
     Config,
     pick_by_waves,
     split_for,
+    tail_rows,
     waves,
 )
 
@@ -144,6 +146,61 @@ def blocked_kernel(
     # --8<-- [end:blocked]
 
 
+# --8<-- [start:helpers]
+def grouped_tile(tile_id, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
+    # Grouped ordering (as in the blocked kernel): GROUP_M tiles down a column of C before moving right.
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = (tile_id // num_pid_in_group) * GROUP_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + (tile_id % group_size_m)
+    pid_n = (tile_id % num_pid_in_group) // group_size_m
+    return pid_m, pid_n
+
+
+def load_k_step(a, b, offs_am, offs_bn, offs_k,
+                A_ROW_MAJOR: tl.constexpr, B_ROW_MAJOR: tl.constexpr, UPCAST: tl.constexpr):  # fmt: skip
+    # One K step's tiles of A (BLOCK_M × BLOCK_K) and B (BLOCK_K × BLOCK_N) through their descriptors. A
+    # column-major operand is read as the transpose of a row-major one and transposed back in shared memory;
+    # boxes that hang over the edge of a tensor are filled with zeros by the copy engine: no masks.
+    if A_ROW_MAJOR:
+        a_tile = a.load([offs_am, offs_k])
+    else:
+        a_tile = a.load([offs_k, offs_am]).T
+    if B_ROW_MAJOR:
+        b_tile = b.load([offs_k, offs_bn])
+    else:
+        b_tile = b.load([offs_bn, offs_k]).T
+    if UPCAST:  # the interpreter multiplies bf16 bit patterns as integers; exact products in fp32 instead
+        a_tile = a_tile.to(tl.float32)
+        b_tile = b_tile.to(tl.float32)
+    return a_tile, b_tile
+
+
+def k_loop(a, b, offs_am, offs_bn, k_start, steps,
+           BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+           A_ROW_MAJOR: tl.constexpr, B_ROW_MAJOR: tl.constexpr, UPCAST: tl.constexpr,
+           MAX_IMPRECISE_ACC: tl.constexpr, PROMOTE_STEPS: tl.constexpr):  # fmt: skip
+    # The float32 sum over `steps` K steps from k_start, for one output tile (the last step may pass K: zeros).
+    acc = tl.full((BLOCK_M, BLOCK_N), 0.0, dtype=tl.float32)
+    if PROMOTE_STEPS:
+        # fp8: chunks of PROMOTE_STEPS K steps, each summed in the tensor cores' fast mode into `part`, then
+        # added to `acc` in float32 (a separate loop, so that the plain loop below stays as the pipeliner likes)
+        for k0 in range(0, steps, PROMOTE_STEPS):
+            part = tl.full((BLOCK_M, BLOCK_N), 0.0, dtype=tl.float32)
+            for ki in range(k0, tl.minimum(k0 + PROMOTE_STEPS, steps)):
+                a_tile, b_tile = load_k_step(a, b, offs_am, offs_bn, k_start + ki * BLOCK_K, True, False, False)
+                part = tl.dot(a_tile, b_tile, part)
+            acc += part
+    else:
+        for ki in range(steps):
+            a_tile, b_tile = load_k_step(
+                a, b, offs_am, offs_bn, k_start + ki * BLOCK_K, A_ROW_MAJOR, B_ROW_MAJOR, UPCAST
+            )
+            acc = tl.dot(a_tile, b_tile, acc, max_num_imprecise_acc=MAX_IMPRECISE_ACC)
+    return acc
+    # --8<-- [end:helpers]
+
+
 # --8<-- [start:tma]
 def tma_kernel(
     a, b, c, M, N, K, lda, ldb, ldc, alpha,
@@ -177,50 +234,17 @@ def tma_kernel(
     num_pid_n = (N + BLOCK_N - 1) // BLOCK_N
     k_tiles = (K + BLOCK_K - 1) // BLOCK_K
     num_tiles = num_pid_m * num_pid_n
-    num_pid_in_group = GROUP_M * num_pid_n
     tile_id_c = start_pid - NUM_SMS  # the epilogue's own tile counter, as in the tutorial
 
     for tile_id in tl.range(start_pid, num_tiles, NUM_SMS, flatten=FLATTEN, warp_specialize=WARP_SPECIALIZE):
-        first_pid_m = (tile_id // num_pid_in_group) * GROUP_M
-        group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
-        pid_m = first_pid_m + (tile_id % group_size_m)
-        pid_n = (tile_id % num_pid_in_group) // group_size_m
-        offs_am = pid_m * BLOCK_M
-        offs_bn = pid_n * BLOCK_N
-
-        acc = tl.full((BLOCK_M, BLOCK_N), 0.0, dtype=tl.float32)
-        if PROMOTE_STEPS:
-            # fp8: chunks of PROMOTE_STEPS K steps, each summed in the tensor cores' fast mode into `part`, then
-            # added to `acc` in float32 (a separate loop, so that the main loop below stays as the pipeliner likes)
-            for k0 in range(0, k_tiles, PROMOTE_STEPS):
-                part = tl.full((BLOCK_M, BLOCK_N), 0.0, dtype=tl.float32)
-                for ki in range(k0, tl.minimum(k0 + PROMOTE_STEPS, k_tiles)):
-                    a_tile = a_desc.load([offs_am, ki * BLOCK_K])  # fp8 operands are K-major
-                    b_tile = b_desc.load([offs_bn, ki * BLOCK_K]).T
-                    part = tl.dot(a_tile, b_tile, part)
-                acc += part
-        else:
-            for ki in range(k_tiles):
-                offs_k = ki * BLOCK_K
-                # Boxes that hang over the edge of a tensor are filled with zeros by the copy engine: no masks.
-                if A_ROW_MAJOR:
-                    a_tile = a_desc.load([offs_am, offs_k])
-                else:
-                    a_tile = a_desc.load([offs_k, offs_am]).T
-                if B_ROW_MAJOR:
-                    b_tile = b_desc.load([offs_k, offs_bn])
-                else:
-                    b_tile = b_desc.load([offs_bn, offs_k]).T
-                if UPCAST:
-                    a_tile = a_tile.to(tl.float32)
-                    b_tile = b_tile.to(tl.float32)
-                acc = tl.dot(a_tile, b_tile, acc, max_num_imprecise_acc=MAX_IMPRECISE_ACC)
+        pid_m, pid_n = grouped_tile(tile_id, num_pid_m, num_pid_n, GROUP_M)
+        acc = k_loop(a_desc, b_desc, pid_m * BLOCK_M, pid_n * BLOCK_N, 0, k_tiles, BLOCK_M, BLOCK_N, BLOCK_K,
+                     A_ROW_MAJOR, B_ROW_MAJOR, UPCAST, MAX_IMPRECISE_ACC, PROMOTE_STEPS)  # fmt: skip
 
         tile_id_c += NUM_SMS
-        first_pid_m = (tile_id_c // num_pid_in_group) * GROUP_M
-        group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
-        offs_cm = (first_pid_m + (tile_id_c % group_size_m)) * BLOCK_M
-        offs_cn = ((tile_id_c % num_pid_in_group) // group_size_m) * BLOCK_N
+        pid_cm, pid_cn = grouped_tile(tile_id_c, num_pid_m, num_pid_n, GROUP_M)
+        offs_cm = pid_cm * BLOCK_M
+        offs_cn = pid_cn * BLOCK_N
         acc = acc * alpha
         # Stores that hang over the edge are clipped by the copy engine.
         if EPILOGUE_SUBTILE:
@@ -241,43 +265,14 @@ def splitk_kernel(
 ):  # fmt: skip
     # One program per (output tile, K slice): the second grid axis cuts K into slices of K_PER (a multiple of
     # BLOCK_K), so a product with few output tiles and a long K still gives every multiprocessor work.
-    pid = tl.program_id(axis=0)
     pid_k = tl.program_id(axis=1)
     num_pid_m = (M + BLOCK_M - 1) // BLOCK_M
     num_pid_n = (N + BLOCK_N - 1) // BLOCK_N
-    num_pid_in_group = GROUP_M * num_pid_n
-    first_pid_m = (pid // num_pid_in_group) * GROUP_M
-    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
-    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
-    pid_n = (pid % num_pid_in_group) // group_size_m
+    pid_m, pid_n = grouped_tile(tl.program_id(axis=0), num_pid_m, num_pid_n, GROUP_M)
     offs_am = pid_m * BLOCK_M
     offs_bn = pid_n * BLOCK_N
-    k_start = pid_k * K_PER
-
-    acc = tl.full((BLOCK_M, BLOCK_N), 0.0, dtype=tl.float32)
-    if PROMOTE_STEPS:  # fp8 promotion in chunks, as in tma_kernel (the last slice may step past K: zeros there)
-        for k0 in range(0, STEPS, PROMOTE_STEPS):
-            part = tl.full((BLOCK_M, BLOCK_N), 0.0, dtype=tl.float32)
-            for ki in range(k0, tl.minimum(k0 + PROMOTE_STEPS, STEPS)):
-                a_tile = a.load([offs_am, k_start + ki * BLOCK_K])
-                b_tile = b.load([offs_bn, k_start + ki * BLOCK_K]).T
-                part = tl.dot(a_tile, b_tile, part)
-            acc += part
-    else:
-        for ki in range(0, STEPS):
-            offs_k = k_start + ki * BLOCK_K  # the last slice may step past K: the copy engine reads zeros there
-            if A_ROW_MAJOR:
-                a_tile = a.load([offs_am, offs_k])
-            else:
-                a_tile = a.load([offs_k, offs_am]).T
-            if B_ROW_MAJOR:
-                b_tile = b.load([offs_k, offs_bn])
-            else:
-                b_tile = b.load([offs_bn, offs_k]).T
-            if UPCAST:
-                a_tile = a_tile.to(tl.float32)
-                b_tile = b_tile.to(tl.float32)
-            acc = tl.dot(a_tile, b_tile, acc, max_num_imprecise_acc=MAX_IMPRECISE_ACC)
+    acc = k_loop(a, b, offs_am, offs_bn, pid_k * K_PER, STEPS, BLOCK_M, BLOCK_N, BLOCK_K,
+                 A_ROW_MAJOR, B_ROW_MAJOR, UPCAST, MAX_IMPRECISE_ACC, PROMOTE_STEPS)  # fmt: skip
 
     # Plain masked stores: C may have any strides (a slice's float32 partial sums go to a workspace instead).
     offs_cm = offs_am + tl.arange(0, BLOCK_M)
@@ -330,12 +325,23 @@ _KERNELS = {"blocked": blocked_kernel, "tma": tma_kernel, "splitk": splitk_kerne
 _COMPILED: dict[bool, dict[str, Any]] = {}
 
 
+#: The device functions the kernels call, by the global name they call them by.
+_HELPERS = {"grouped_tile": grouped_tile, "load_k_step": load_k_step, "k_loop": k_loop}
+
+
 def _jitted(name: str) -> Any:
-    """The kernel, jitted for the mode Triton is in now (compiled or interpreted), built once per mode."""
+    """The kernel, jitted for the mode Triton is in now (compiled or interpreted), built once per mode. The
+    helpers it calls are jitted for that mode too and bound to the global names the kernels call them by."""
     mode = interpreting()
     table = _COMPILED.setdefault(mode, {})
     if name not in table:
+        for helper, fn in _HELPERS.items():
+            if helper not in table:
+                table[helper] = triton.jit(fn)
         table[name] = triton.jit(_KERNELS[name], do_not_specialize=_NOT_SPECIALIZED[name])
+    for helper in _HELPERS:
+        if globals()[helper] is not table[helper]:
+            globals()[helper] = table[helper]
     return table[name]
 
 
@@ -473,7 +479,8 @@ def default_config(a: Any, b: Any, out: Any) -> Config:
     if name not in DEFAULT_CONFIGS or _hopper_refusal(a) is not None:
         return BLOCKED_CONFIG
     (m, k), n = a.shape, b.shape[1]
-    return tuning.choose(name, layout_code(a, b), m, n, k, _sm_count(a.device), rows_aligned(a, b, out))
+    aligned, sectors = rows_aligned(a, b, out), rows_aligned(a, b, out, tuning.SECTOR_BYTES)
+    return tuning.choose(name, layout_code(a, b), m, n, k, _sm_count(a.device), aligned, sectors)
 
 
 def layout_code(a: Any, b: Any) -> str:
@@ -621,7 +628,7 @@ def matmul(
         if out is None:
             out = _torch().empty((m, n), dtype=out_dtype, device=a.device)
         return out.zero_() if out.numel() else out
-    plan = _Plan(a, b, out, out_dtype, config, m, n, k)
+    plan = _make_plan(a, b, out, out_dtype, config, m, n, k)
     if key is not None:
         if len(_PLANS) >= MAX_PLANS:
             _PLANS.pop(next(iter(_PLANS)))
@@ -658,25 +665,26 @@ def _aligned_copy(t: Any, col_major: bool) -> Any:
     return view
 
 
-def rows_aligned(a: Any, b: Any, out: Any) -> bool:
+def rows_aligned(a: Any, b: Any, out: Any, line: int = ROW_PAD_BYTES) -> bool:
     """Whether every operand the TMA kernels read or write as it is (not copied first: :func:`staging`) has rows
-    (columns, for a column-major one) that start on 128-byte lines: the tuning table's ``aligned`` classes."""
+    (columns, for a column-major one) that start on 128-byte lines (``line`` bytes: 32 for the tuning table's
+    ``sectors``): the tuning table's ``aligned`` classes."""
     a_layouts, b_layouts = _operand_layouts(a)
     for t, layouts in ((a, a_layouts), (b, b_layouts), (out, ("row",))):
         if _describable(t, layouts) is not None:
             continue  # copied into a 128-byte-aligned buffer first
-        if not _on_lines(t):
+        if not _on_lines(t, line):
             return False
     return True
 
 
-def _on_lines(t: Any) -> bool:
+def _on_lines(t: Any, line: int = ROW_PAD_BYTES) -> bool:
     """Whether the rows (columns, for a column-major tensor) of a tensor a descriptor can read start on 128-byte
-    lines. A single row or column counts as aligned: there is no second line start."""
+    lines (``line`` bytes). A single row or column counts as aligned: there is no second line start."""
     rows, cols = t.shape
     if (rows if _layout(t) == "row" else cols) <= 1:
         return True
-    return (_leading_stride(t, _layout(t)) * t.element_size()) % ROW_PAD_BYTES == 0
+    return (_leading_stride(t, _layout(t)) * t.element_size()) % line == 0
 
 
 def _fast_descriptor(base: Any, shape: list[int], strides: list[int], block: list[int]) -> Any:
@@ -686,6 +694,73 @@ def _fast_descriptor(base: Any, shape: list[int], strides: list[int], block: lis
     desc = object.__new__(TensorDescriptor)
     desc.base, desc.shape, desc.strides, desc.block_shape, desc.padding = base, shape, strides, block, "zero"
     return desc
+
+
+def _make_plan(a: Any, b: Any, out: Any, out_dtype: Any, config: Config | None, m: int, n: int, k: int) -> Any:
+    """A :class:`_Plan`, or for a ``split_tail`` configuration whose tail helps (:func:`tail_rows`) and whose
+    operands need no copies, a :class:`_TailPlan` of two."""
+    if config is None:
+        config = default_config(a, b, out if out is not None else _OutShape(m, n, out_dtype))
+    if config.split_tail:
+        plain = replace(config, split_tail=False)
+        rows, split = tail_rows(m, n, k, config, _sm_count(a.device))
+        out_like = out if out is not None else _OutShape(m, n, out_dtype)
+        copies = any(staging(a, b, out_like, plain).values())
+        if rows >= m or copies:
+            return _Plan(a, b, out, out_dtype, plain, m, n, k)
+        return _TailPlan(a, b, out, out_dtype, config, m, n, k, rows, split)
+    return _Plan(a, b, out, out_dtype, config, m, n, k)
+
+
+class _TailPlan:
+    """A ``split_tail`` product in two plans: rows ``[0, rows)`` of C on the persistent kernel, the rest on the
+    split-K kernel with ``split`` K slices (:func:`~gpukb.gemm.triton.configs.tail_rows`). Each is a :class:`_Plan`
+    of a row slice of A and C (views: nothing is copied)."""
+
+    def __init__(self, a: Any, b: Any, out: Any, out_dtype: Any, config: Config, m: int, n: int, k: int,
+                 rows: int, split: int):  # fmt: skip
+        self.config, self.rows, self.split, self.m, self.n, self.out_dtype = config, rows, split, m, n, out_dtype
+        self.extents = (_extent(a), _extent(b), 0 if out is None else _extent(out))
+        torch = _torch()
+        head_cfg = replace(config, split_tail=False)
+        tail_cfg = Config(
+            "splitk", config.block_m, config.block_n, config.block_k, group_m=config.group_m,
+            num_stages=config.num_stages, num_warps=config.num_warps, fp8_imprecise_acc=config.fp8_imprecise_acc,
+            split_k=split,
+        )  # fmt: skip
+        like = out if out is not None else torch.empty((m, n), dtype=out_dtype, device="meta")
+        self.head = None
+        if rows:
+            self.head = _Plan(a[:rows], b, _view_like(like[:rows], out), out_dtype, head_cfg, rows, n, k)
+        self.tail = _Plan(a[rows:], b, _view_like(like[rows:], out), out_dtype, tail_cfg, m - rows, n, k)
+        self.staged = self.tail.staged
+
+    @property
+    def direct(self) -> list[Any] | None:
+        return (self.head or self.tail).direct
+
+    @property
+    def fast_failed(self) -> str | None:
+        return (self.head or self.tail).fast_failed
+
+    @property
+    def compiled(self) -> list[Any] | None:
+        return (self.head or self.tail).compiled
+
+    def __call__(self, a: Any, b: Any, out: Any, alpha: float) -> Any:
+        if out is None:
+            out = _torch().empty((self.m, self.n), dtype=self.out_dtype, device=a.device)
+        rows = self.rows
+        if self.head is not None:
+            self.head(a[:rows], b, out[:rows], alpha)
+        self.tail(a[rows:], b, out[rows:], alpha)
+        return out
+
+
+def _view_like(view: Any, out: Any) -> Any:
+    """``view`` where it is a slice of a real output; ``None`` (the plan then assumes a contiguous output of its
+    own) where the product allocates its output (a ``meta`` stand-in was sliced)."""
+    return view if out is not None else None
 
 
 class _Plan:

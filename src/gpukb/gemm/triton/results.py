@@ -18,11 +18,17 @@ from typing import Literal
 
 from pydantic import Field
 
-from gpukb.gemm.triton.configs import CANDIDATES, TUNED_ON, Config, current_choice, shared_memory_model
+from gpukb.gemm.triton.configs import (
+    CANDIDATES,
+    TUNED_ON,
+    Config,
+    current_choice,
+    shared_memory_model,
+    tail_rows,
+)
 from gpukb.measuring.device import WindowClocks
 from gpukb.measuring.stats import Summary
-from gpukb.performance.ceilings import measured_ceilings
-from gpukb.performance.results import H100_SWEEP
+from gpukb.performance.ceilings import h100_ceilings
 from gpukb.records import Record, load
 from gpukb.schema import StrictModel
 
@@ -34,7 +40,6 @@ GOAL = 0.95
 GOAL_SIZES = (4096, 8192)
 
 #: The project's harness run whose best cuBLAS bf16 rate is the measured ceiling (a record id).
-CEILING_RECORD = H100_SWEEP
 
 Layout = Literal["NN", "NT"]
 Phase = Literal["sweep", "compare", "fp8"]
@@ -378,8 +383,9 @@ def committed() -> TritonGemm:
 
 
 def measured_ceiling() -> float:
-    """The best bf16 rate cuBLAS reached in the project's harness run (:data:`CEILING_RECORD`), in TFLOP/s."""
-    return measured_ceilings(CEILING_RECORD)["bf16"]
+    """The H100's bf16 product ceiling the pages quote (:func:`gpukb.performance.ceilings.h100_ceilings`: the
+    median of rounds interleaved with fp16 in one run), in TFLOP/s."""
+    return h100_ceilings()["bf16"]
 
 
 @dataclass(frozen=True)
@@ -459,8 +465,12 @@ def shared_memory_rows(record: TritonGemm) -> list[SharedMemoryRow]:
 
 # --- The shape sweep (bench/triton_gemm_sweep.py) -------------------------------------------------------------
 
-#: The committed shape sweep (a record id): the run after issue 29, with the random sweep.
-SWEEP_RECORD_ID = "gemm/triton-gemm-sweep-h100-issue29"
+#: The committed shape sweep (a record id): the run after the third tuning, with the held-out sweep (H100).
+SWEEP_RECORD_ID = "gemm/triton-gemm-sweep-h100-held-out"
+#: The same code and tables on an H200 in an earlier call of the same session (the device the lease gave first).
+SWEEP_H200_ID = "gemm/triton-gemm-sweep-h200-held-out"
+#: The run after issue 29's tuning (the random sweep's first measurement), kept to show what the third tuning changed.
+SWEEP_ISSUE29_ID = "gemm/triton-gemm-sweep-h100-issue29"
 #: The sweep before issue 29 (the first run of the page's sweep), kept to show what changed.
 SWEEP_BEFORE_ID = "gemm/triton-gemm-sweep-h100"
 
@@ -478,7 +488,7 @@ FP8_GOAL_MIN_DIM = 1024
 ERROR_GOAL = 2.0
 
 #: The sets of shapes a sweep record's rows belong to (:attr:`SweepRow.sweep`).
-SweepName = Literal["first", "issue", "random", "tiny"]
+SweepName = Literal["first", "issue", "random", "held-out", "tiny"]
 
 
 class SweepRow(StrictModel):
@@ -502,7 +512,8 @@ class SweepRow(StrictModel):
             timing; bf16 products with M ≤ 64 and the K-heavy ones only); ``kernels`` the same for ``matmul``.
         sweep: Which set of shapes the row belongs to: ``"first"`` (the page's sweep), ``"issue"`` (the products
             issue 29 reported), ``"random"`` (the seeded draw of :mod:`gpukb.gemm.triton.model_shapes`, made before the
-            tuning that serves it), ``"tiny"`` (fewer than 2^20 multiply-adds).
+            issue-29 tuning), ``"held-out"`` (a second draw, made before the last tuning and measured only after it),
+            ``"tiny"`` (fewer than 2^20 multiply-adds).
         clocks: SM clock and power sampled while the row's rounds were timed (``None`` in earlier runs).
     """
 
@@ -598,6 +609,7 @@ class TritonGemmSweep(Record):
         error_rows: Rows of C sampled for the errors against float64.
         tuning: The tuning table in use, as the run named it (the committed one is the record
             ``gemm/triton-gemm-tuning-h100``): made earlier in the same run, or, with ``--table``, by an earlier run.
+        held_out: The held-out draw the run measured (seed, count and the commit that fixed it), if any.
     """
 
     kind: Literal["gemm.triton-gemm-sweep"] = "gemm.triton-gemm-sweep"
@@ -610,6 +622,7 @@ class TritonGemmSweep(Record):
     tiny_host: HostPath | None = None
     checks: list[LayoutCheck]
     rows: list[SweepRow]
+    held_out: str | None = None
 
 
 def sweep_committed(record_id: str = SWEEP_RECORD_ID) -> TritonGemmSweep:
@@ -658,6 +671,8 @@ GOAL_SETS = (
     ("first", "float16"),
     ("random", "bfloat16"),
     ("random", "float16"),
+    ("held-out", "bfloat16"),
+    ("held-out", "float16"),
     ("first", "float8_e4m3fn"),
     ("tiny", "bfloat16"),
     ("tiny", "float16"),
@@ -738,8 +753,10 @@ class TrialRow:
         reads: How it reads the operands: ``"in place"`` (TMA descriptors over the operands as they are),
             ``"padded copy"`` (``pad_rows``: copied into rows on 128-byte lines first) or ``"pointers"`` (the blocked
             kernel's masked loads).
-        units: Programs' worth of work: output tiles, times the K slices of a split-K configuration.
-        rounds: How many rounds of ``units`` the GPU's multiprocessors take (the last one maybe part full).
+        units: Programs' worth of work: output tiles, times the K slices of a split-K configuration (a split tail:
+            the persistent part's tiles plus the tail's tiles times its slices).
+        rounds: How many rounds of ``units`` the GPU's multiprocessors take (the last one maybe part full; a split
+            tail: the persistent part's rounds plus the tail's, each a round of short programs).
         ms: Its median time; ``ratio`` cuBLAS's time in the same run over it.
     """
 
@@ -771,9 +788,15 @@ def class_trials(record_id: str, layout: str, shape: tuple[int, int, int], sms: 
         c = t.config
         reads = "pointers" if c.kernel == "blocked" else ("padded copy" if c.pad_rows else "in place")
         units = -(-m // c.block_m) * -(-n // c.block_n) * (t.split_k or 1)
+        rounds = -(-units // sms)
+        if c.split_tail:  # whole tiles on the persistent kernel, then the tail's tiles times its K slices
+            rows_head, split = tail_rows(m, n, shape[2], c, sms)
+            head = -(-rows_head // c.block_m) * -(-n // c.block_n)
+            tail = -(-(m - rows_head) // c.block_m) * -(-n // c.block_n) * split
+            units, rounds = head + tail, -(-head // sms) + -(-tail // sms)
         ms = float(t.ms or 0.0)
         ratio = None if entry.cublas_ms is None else entry.cublas_ms / ms
-        rows.append(TrialRow(c, t.split_k, reads, units, -(-units // sms), ms, ratio))
+        rows.append(TrialRow(c, t.split_k, reads, units, rounds, ms, ratio))
     return rows
 
 
@@ -797,3 +820,71 @@ def sweep_changes(before: TritonGemmSweep, after: TritonGemmSweep, threshold: fl
         if prior.config != r.config or abs(r.ratio - prior.ratio) > threshold:
             out.append(ChangedRow(prior, r))
     return out
+
+
+#: A kernel round this many times its row's fastest marks a row whose median the host may have decided: the same
+#: kernel on the same inputs, timed three times in one run (see :func:`uneven_rows`).
+UNEVEN_ROUNDS = 1.5
+
+
+def uneven_rows(record: TritonGemmSweep, factor: float = UNEVEN_ROUNDS) -> list[SweepRow]:
+    """The measured rows whose slowest kernel round took more than ``factor`` times their fastest, in record order."""
+    return [r for r in record.rows if r.ratio is not None and max(r.kernel_ms) > factor * min(r.kernel_ms)]
+
+
+@dataclass(frozen=True)
+class ArcStep:
+    """One step of the page's arc: a change to the kernel or its tuning, and what it measured.
+
+    Attributes:
+        change: What changed, in words.
+        config: The configuration measured on the squares (steps 1–4), else ``None``.
+        squares: Its ratio to cuBLAS on bf16 4096³ and 8192³ (``gemm/triton-gemm-h100``), where measured.
+        sweeps: The bf16 geometric mean of the ratio to cuBLAS on each set of shapes the step's run measured.
+        record: The record the figures come from.
+    """
+
+    change: str
+    config: Config | None
+    squares: tuple[float | None, float | None]
+    sweeps: dict[str, float]
+    record: str
+
+
+#: The arc's steps on the squares: what changed, and the configuration that measured it.
+ARC_CONFIGS: tuple[tuple[str, Config], ...] = (
+    ("one program per tile of C, masked pointer loads (as in tutorial 03), 128×128 tiles",
+     Config("blocked", 128, 128, 64, num_stages=4, num_warps=4)),
+    ("tiles of 128×256, two warpgroups", Config("blocked", 128, 256, 64, num_stages=3, num_warps=8)),
+    ("TMA descriptors and a persistent grid (tutorial 09)", Config("tma", 128, 256, 64, num_stages=3, num_warps=8)),
+    ("a fourth pipeline stage, the output stored in halves (the default)",
+     Config("tma", 128, 256, 64, num_stages=4, num_warps=8, epilogue_subtile=True)),
+)  # fmt: skip
+
+#: The arc's steps across shapes: what changed, and the sweep record that measured it.
+ARC_SWEEPS: tuple[tuple[str, str], ...] = (
+    ("a tuning table by shape class; split-K for few tiles; copies for unaligned rows", SWEEP_BEFORE_ID),
+    ("classes for under-filled waves, rows off 128-byte lines, transposed operands, tiny products", SWEEP_ISSUE29_ID),
+    ("classes tuned on the random sweep's products: narrow decode tiles, rows off 32-byte sectors", SWEEP_RECORD_ID),
+)
+
+
+def arc_steps(kernel_record: TritonGemm | None = None) -> list[ArcStep]:
+    """The page's arc, step by step: each change with its measured ratio to cuBLAS (bf16), on the squares of the
+    first run (``gemm/triton-gemm-h100``) and, for the tuning steps, the geometric mean on each set of shapes.
+
+    Raises:
+        ValueError: If the kernel record did not time one of :data:`ARC_CONFIGS` on both squares.
+    """
+    record = kernel_record or load("gemm/triton-gemm-h100", expect=TritonGemm)
+    steps = []
+    for change, config in ARC_CONFIGS:
+        cases = [record.sweep.case(config, size) for size in (4096, 8192)]
+        if any(c is None for c in cases):
+            raise ValueError(f"the kernel record has no 4096³ and 8192³ result for {config.label!r}")
+        steps.append(ArcStep(change, config, (cases[0].ratio, cases[1].ratio), {}, "gemm/triton-gemm-h100"))  # type: ignore[union-attr]
+    for change, record_id in ARC_SWEEPS:
+        sweep = sweep_committed(record_id)
+        means = {g.sweep: g.geomean for g in sweep_goal_rows(sweep) if g.dtype == "bfloat16" and g.sweep != "tiny"}
+        steps.append(ArcStep(change, None, (None, None), means, record_id))
+    return steps

@@ -33,6 +33,7 @@ from gpukb.gemm.triton.configs import (
     Config,
     pick_by_waves,
     split_for,
+    tail_rounds,
 )
 from gpukb.records import Record, load, record_ids
 from gpukb.schema import StrictModel
@@ -51,9 +52,14 @@ SMALL_M = 64
 TINY_MNK = 2**20
 
 #: The committed tables, results records (ids for :func:`gpukb.records.load`), first the one that wins where two
-#: tuned the same class: the second run (issue 29) tuned the classes the first sweep left out (tiny products,
-#: under-filled waves, rows off 128-byte lines, transposed operands) and nothing else.
-TABLE_RECORDS = ("gemm/triton-gemm-tuning-h100-issue29", "gemm/triton-gemm-tuning-h100")
+#: tuned the same class: the third run tuned the classes of the random sweep's products and of the first sweep's
+#: slowest (``sweep.LOSER_TUNING``); the second (issue 29) the classes the first sweep left out (tiny products,
+#: under-filled waves, rows off 128-byte lines, transposed operands); the first, the first sweep's classes.
+TABLE_RECORDS = (
+    "gemm/triton-gemm-tuning-h100-losers",
+    "gemm/triton-gemm-tuning-h100-issue29",
+    "gemm/triton-gemm-tuning-h100",
+)
 #: The first run's table (what the page's tuning table showed before issue 29).
 TABLE_RECORD = TABLE_RECORDS[-1]
 
@@ -103,6 +109,26 @@ CANDIDATES_16_TINY: tuple[Config, ...] = (
     Config("tma", 64, 128, 64, num_stages=4, num_warps=4),
     Config("splitk", 64, 64, 128, num_stages=5, num_warps=4),
 )
+#: Added for the third run's classes (the random sweep's losers): the large tilings with a split tail
+#: (``split_tail``: whole rounds of tiles on the persistent kernel, the rows left over split along K) ...
+CANDIDATES_16_TAIL: tuple[Config, ...] = (
+    Config("tma", 128, 256, 64, num_stages=4, num_warps=8, epilogue_subtile=True, split_tail=True),
+    Config("tma", 128, 256, 64, num_stages=3, num_warps=8, split_tail=True),
+    Config("tma", 128, 128, 64, num_stages=5, num_warps=8, split_tail=True),
+    Config("tma", 256, 128, 64, num_stages=3, num_warps=8, split_tail=True),
+)
+#: ... and, for decode (M ≤ 64, where B's bytes are the time), narrow tiles along N, so that more programs stream
+#: B at once without cutting K as finely (no partial sums to add where one slice suffices).
+CANDIDATES_16_DECODE: tuple[Config, ...] = (
+    Config("splitk", 64, 32, 128, num_stages=4, num_warps=4),
+    Config("splitk", 64, 32, 256, num_stages=3, num_warps=4),
+    Config("splitk", 64, 16, 256, num_stages=4, num_warps=4),
+    Config("splitk", 64, 64, 64, num_stages=6, num_warps=4),
+    Config("splitk", 64, 64, 128, num_stages=4, num_warps=4, split_k=1),
+    Config("splitk", 64, 32, 128, num_stages=4, num_warps=4, split_k=1),
+    Config("tma", 64, 64, 64, num_stages=5, num_warps=4),
+    Config("tma", 64, 32, 128, num_stages=4, num_warps=4),
+)
 CANDIDATES_FP8: tuple[Config, ...] = (
     Config("tma", 128, 256, 128, num_stages=4, num_warps=8, epilogue_subtile=True),
     Config("tma", 128, 256, 128, num_stages=3, num_warps=8),
@@ -122,18 +148,28 @@ FP8_PROMOTE = 4096
 
 
 def candidates(
-    dtype: str, m: int, k: int = 0, *, tiny: bool = False, aligned: bool = True, extended: bool = False
+    dtype: str,
+    m: int,
+    k: int = 0,
+    *,
+    tiny: bool = False,
+    aligned: bool = True,
+    extended: bool = False,
+    losers: bool = False,
 ) -> tuple[Config, ...]:
     """The candidates the tuning run tries for an input type, M and K: for M ≤ 64, only those with 64-row tiles;
     for fp8 with K > :data:`FP8_PROMOTE`, each with its partial sums promoted every :data:`FP8_PROMOTE` products.
     ``extended`` (the issue-29 run): 16-bit classes also try :data:`CANDIDATES_16_WAVES`, and, for rows that are
-    not 128-byte aligned, :data:`CANDIDATES_16_UNALIGNED`; a tiny 16-bit class tries :data:`CANDIDATES_16_TINY`."""
+    not 128-byte aligned, :data:`CANDIDATES_16_UNALIGNED`; a tiny 16-bit class tries :data:`CANDIDATES_16_TINY`.
+    ``losers`` (the third run): as ``extended``, and :data:`CANDIDATES_16_TAIL` and :data:`CANDIDATES_16_DECODE`."""
     fp8 = dtype == "float8_e4m3fn"
     pool = CANDIDATES_FP8 if fp8 else CANDIDATES_16
     if tiny and not fp8:
         return CANDIDATES_16_TINY
-    if extended and not fp8:
+    if (extended or losers) and not fp8:
         pool = pool + CANDIDATES_16_WAVES + (() if aligned else CANDIDATES_16_UNALIGNED)
+    if losers and not fp8:
+        pool = pool + CANDIDATES_16_TAIL + (CANDIDATES_16_DECODE if m <= SMALL_M else ())
     if m <= SMALL_M:
         pool = tuple(c for c in pool if c.block_m == 64)
     if fp8 and k > FP8_PROMOTE:
@@ -142,12 +178,20 @@ def candidates(
 
 
 def trials(
-    dtype: str, m: int, n: int, k: int, sms: int, *, aligned: bool = True, extended: bool = False
+    dtype: str,
+    m: int,
+    n: int,
+    k: int,
+    sms: int,
+    *,
+    aligned: bool = True,
+    extended: bool = False,
+    losers: bool = False,
 ) -> tuple[Config, ...]:
     """What the tuning run times on a class's representative m×n×k product: the :func:`candidates`, and for each
     split-K one whose automatic split (:func:`~gpukb.gemm.triton.configs.split_for`) is above 1, the same tiling at
     half and at twice that split, so that the record shows what the rule's choice is worth."""
-    pool = candidates(dtype, m, k, tiny=m * n * k < TINY_MNK, aligned=aligned, extended=extended)
+    pool = candidates(dtype, m, k, tiny=m * n * k < TINY_MNK, aligned=aligned, extended=extended, losers=losers)
     extra = []
     for config in pool:
         if config.kernel != "splitk" or config.split_k is not None:
@@ -173,10 +217,17 @@ def bucket_label(index: int, edges: tuple[int, ...]) -> str:
     return f"{edges[index - 1] + 1}–{edges[index]}"
 
 
+#: Bytes of a sector, the unit a row start is next checked against when it is off 128-byte lines: rows of 4000
+#: bytes (2000 bf16 columns) start on 32-byte sectors, rows of 6000 bytes (3000 columns) only on 16-byte ones, and
+#: the two ran best with different kernels (the issue-29 and the third tuning records).
+SECTOR_BYTES = 32
+
+
 @dataclass(frozen=True)
 class ShapeClass:
-    """Input type, layout, the buckets of M, N and K, and whether the rows start on 128-byte lines; or, for a tiny
-    product (fewer than :data:`TINY_MNK` multiply-adds), the type, the layout and ``tiny`` (buckets 0, aligned)."""
+    """Input type, layout, the buckets of M, N and K, and whether the rows start on 128-byte lines (``aligned``) and,
+    if not, on 32-byte sectors (``sectors``); or, for a tiny product (fewer than :data:`TINY_MNK` multiply-adds), the
+    type, the layout and ``tiny`` (buckets 0, aligned)."""
 
     dtype: str
     layout: str
@@ -185,13 +236,17 @@ class ShapeClass:
     k: int
     aligned: bool = True
     tiny: bool = False
+    sectors: bool = True
 
     @classmethod
-    def of(cls, dtype: str, layout: str, m: int, n: int, k: int, aligned: bool = True) -> ShapeClass:
-        """The class of an m×n×k product."""
+    def of(
+        cls, dtype: str, layout: str, m: int, n: int, k: int, aligned: bool = True, sectors: bool = True
+    ) -> ShapeClass:
+        """The class of an m×n×k product (rows on 128-byte lines are on sectors too)."""
         if m * n * k < TINY_MNK:
             return cls(dtype, layout, 0, 0, 0, True, True)
-        return cls(dtype, layout, bucket(m, M_EDGES), bucket(n, N_EDGES), bucket(k, K_EDGES), aligned)
+        buckets = (bucket(m, M_EDGES), bucket(n, N_EDGES), bucket(k, K_EDGES))
+        return cls(dtype, layout, *buckets, aligned, False, sectors or aligned)
 
     @property
     def label(self) -> str:
@@ -200,7 +255,9 @@ class ShapeClass:
             return f"{self.dtype} {self.layout}, tiny (M·N·K < 2^{TINY_MNK.bit_length() - 1})"
         return (
             f"{self.dtype} {self.layout}, M {bucket_label(self.m, M_EDGES)}, N {bucket_label(self.n, N_EDGES)}, "
-            f"K {bucket_label(self.k, K_EDGES)}" + ("" if self.aligned else ", rows not 128-byte aligned")
+            f"K {bucket_label(self.k, K_EDGES)}"
+            + ("" if self.aligned else ", rows not 128-byte aligned")
+            + ("" if self.sectors else f" nor on {SECTOR_BYTES}-byte sectors")
         )
 
 
@@ -236,8 +293,28 @@ class TunedClass(StrictModel):
 
     @property
     def shape_class(self) -> ShapeClass:
-        """The class this entry is for."""
-        return ShapeClass(self.dtype, self.layout, self.m_bucket, self.n_bucket, self.k_bucket, self.aligned, self.tiny)
+        """The class this entry is for (``sectors`` from the representative's contiguous operands, as the tuning run
+        made them: :func:`contiguous_sectors`)."""
+        sectors = self.aligned or self.tiny or contiguous_sectors(self.dtype, self.layout, *self.shape)
+        return ShapeClass(
+            self.dtype, self.layout, self.m_bucket, self.n_bucket, self.k_bucket, self.aligned, self.tiny, sectors
+        )
+
+
+def contiguous_sectors(dtype: str, layout: str, m: int, n: int, k: int) -> bool:
+    """Whether every operand of an m×n×k product made of contiguous matrices in ``layout`` (``"NT"``: B the
+    transpose of a contiguous N×K matrix) that the kernels read in place has rows starting on
+    :data:`SECTOR_BYTES`-byte sectors. An operand of one row, or one copied first (rows not a multiple of 16 bytes;
+    for fp8, an operand that is not K-major), counts as on them, as in ``matmul.rows_aligned``."""
+    fp8 = dtype == "float8_e4m3fn"
+    size = 1 if fp8 else 2
+    a = (k, m, False) if layout[0] == "N" else (m, k, fp8)  # (row length, rows, copied first)
+    b = (n, k, fp8) if layout[1] == "N" else (k, n, False)
+    for length, rows, copied in (a, b):
+        nbytes = length * size
+        if not copied and rows > 1 and nbytes % 16 == 0 and nbytes % SECTOR_BYTES:
+            return False
+    return m <= 1 or (n * 2) % 16 != 0 or (n * 2) % SECTOR_BYTES == 0  # C: 16-bit
 
 
 class GemmTuning(Record):
@@ -299,9 +376,12 @@ def efficiency(m: int, n: int, k: int, config: Config, sms: int) -> float:
     tiles, times the K slices of a split-K configuration) over the slots of the rounds they take on ``sms``
     multiprocessors, times the fraction of the tiles' area inside C."""
     tiles = -(-m // config.block_m) * -(-n // config.block_n)
+    area = (m * n) / (tiles * config.block_m * config.block_n)
+    if config.split_tail:  # rounds of whole tiles: a tail slice counts as its share of one
+        return tiles / (tail_rounds(m, n, k, config, sms) * sms) * area
     units = tiles * (split_for(m, n, k, config, sms) if config.kernel == "splitk" else 1)
     rounds = -(-units // sms)
-    return units / (rounds * sms) * (m * n) / (tiles * config.block_m * config.block_n)
+    return units / (rounds * sms) * area
 
 
 def predicted_ms(entry: TunedClass, trial: Trial, m: int, n: int, k: int, sms: int) -> float:
@@ -345,7 +425,9 @@ def _rule(dtype: str, m: int, n: int, k: int, sms: int) -> Config:
     return pick_by_waves(m, n, large, SMALL_CONFIGS[dtype], sms, SMALL_RATE)
 
 
-def lookup(dtype: str, layout: str, m: int, n: int, k: int, sms: int, aligned: bool = True) -> Config | None:
+def lookup(
+    dtype: str, layout: str, m: int, n: int, k: int, sms: int, aligned: bool = True, sectors: bool = True
+) -> Config | None:
     """The table's configuration for a product: of the candidates timed for its class (its own; else the same
     buckets in another layout; else the same for the type that shares its tiles, :data:`SHARES`; for rows that are
     not 128-byte aligned, then the same search among aligned classes; else a class one bucket away,
@@ -364,9 +446,10 @@ def lookup(dtype: str, layout: str, m: int, n: int, k: int, sms: int, aligned: b
         ]
         entry = next((table[cls] for cls in search if cls in table), None)
         return None if entry is None else entry.config  # latency-bound: no carrying over of rates
+    flags = dict.fromkeys(((aligned, sectors or aligned), (aligned, True), (aligned, False), (True, True)))
     search = [
-        ShapeClass.of(name, other, m, n, k, flag)
-        for flag in dict.fromkeys((aligned, True))
+        ShapeClass.of(name, other, m, n, k, *flag)
+        for flag in flags
         for name in (dtype, SHARES.get(dtype))
         if name is not None
         for other in dict.fromkeys((layout, "NN", "NT", "TN", "TT"))
@@ -376,9 +459,11 @@ def lookup(dtype: str, layout: str, m: int, n: int, k: int, sms: int, aligned: b
         entry = _neighbour(table, search[0])
     if entry is None:
         return None
-    timed = [t for t in entry.trials if t.ms is not None]
+    # Split-tail candidates are timed but never chosen: where one split its tail it lost to the plain persistent
+    # kernel on every class of the third run (its tuning record), and where it did not split it was that kernel.
+    timed = [t for t in entry.trials if t.ms is not None and not t.config.split_tail]
     if not timed:
-        return entry.config
+        return replace(entry.config, split_tail=False)
     return min(timed, key=lambda t: predicted_ms(entry, t, m, n, k, sms)).config
 
 
@@ -406,7 +491,9 @@ def _neighbour(table: dict[ShapeClass, TunedClass], cls: ShapeClass) -> TunedCla
 SMALL_M_BUCKET = bucket(SMALL_M, M_EDGES)
 
 
-def choose(dtype: str, layout: str, m: int, n: int, k: int, sms: int, aligned: bool = True) -> Config:
+def choose(
+    dtype: str, layout: str, m: int, n: int, k: int, sms: int, aligned: bool = True, sectors: bool = True
+) -> Config:
     """The configuration for a product: the table's (:func:`lookup`), else :func:`heuristic`."""
-    found = lookup(dtype, layout, m, n, k, sms, aligned)
+    found = lookup(dtype, layout, m, n, k, sms, aligned, sectors)
     return found if found is not None else heuristic(dtype, m, n, k, sms)

@@ -14,49 +14,59 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpukb.measuring.stats import Summary, summarize
-from gpukb.measuring.timing import Budget, Measurement, Monitor, Timer, benchmark
+from gpukb.measuring.timing import Budget, Measurement, Timer
+from gpukb.records.script import Script
 
 
 @dataclass
 class Context:
-    """What a suite needs: torch, how to time, how much time to spend, and where to report progress.
+    """What a suite needs: the script that times its work, the mode, and where to report progress.
+
+    The timing is :class:`gpukb.records.Script`'s (:meth:`~gpukb.records.Script.measure`: warm-up, CUDA events,
+    the L2 flushed before each sample, clocks and power sampled), the one way the project times, whether a sweep of
+    ``gpukb bench`` or a bench script measures.
 
     Attributes:
-        torch: The ``torch`` module.
+        script: Times the work (:meth:`measure`), and holds torch, the budget, the timer, the flush and the monitor.
         mode: ``"quick"`` or ``"full"``.
-        budget: Warm-up and repetition budget per measurement.
-        timer: The timer for device work (CUDA events).
-        flush: Evicts the L2 cache (untimed, before each timed call).
         progress: Receives one line per finished measurement.
         notes: Remarks a suite adds to the run's notes (``run.notes`` of the record).
-        monitor: Samples SM clock and power during each measurement's timed calls (``None``: not sampled).
     """
 
-    torch: Any
+    script: Script
     mode: str
-    budget: Budget
-    timer: Timer
-    flush: Callable[[], None]
     progress: Callable[[str], None]
     notes: list[str] = field(default_factory=list)
-    monitor: Monitor | None = None
 
-    def measure(
-        self,
-        fn: Callable[[], object],
-        flush: bool = True,
-        budget: Budget | None = None,
-        before: Callable[[], object] | None = None,
-    ) -> Measurement:
-        """Benchmark device work with this context's timer, budget and monitor, flushing L2 first unless told
-        not to (``before`` replaces the flush: another untimed step)."""
-        step = before if before is not None else (self.flush if flush else None)
-        return benchmark(fn, self.timer, budget or self.budget, step, self.monitor)
+    @property
+    def torch(self) -> Any:
+        """The ``torch`` module."""
+        return self.script.torch
+
+    @property
+    def budget(self) -> Budget:
+        """Warm-up and repetition budget per measurement."""
+        return self.script.budget
+
+    @property
+    def timer(self) -> Timer:
+        """The timer for device work (CUDA events), for work timed call by call outside :meth:`measure`."""
+        return self.script.timer()
+
+    @property
+    def flush(self) -> Callable[[], object]:
+        """Evicts the L2 cache (untimed, before each timed call)."""
+        return self.script.flush
+
+    @property
+    def measure(self) -> Callable[..., Measurement]:
+        """The script's :meth:`~gpukb.records.Script.measure`."""
+        return self.script.measure
 
 
 def timed(ctx: Context, fn: Callable[[], object], flush: bool = True) -> tuple[Summary, Any]:
     """The ``ms`` summary of a benchmark, as a results file stores it, and the clocks during its timed calls."""
-    measured = ctx.measure(fn, flush)
+    measured = ctx.measure(fn, flush=flush)
     return summarize(measured.samples), measured.window
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpukb.dtypes import torch_dtype
 from gpukb.measuring.counting import copy_bytes
 from gpukb.performance.results import CopyRecord
 from gpukb.performance.suites import Context, timed
@@ -47,7 +48,7 @@ def run(ctx: Context) -> list[CopyRecord]:
     todo = cases(ctx.mode)
     records = []
     for index, (method, width, nbytes) in enumerate(todo, start=1):
-        src = random_bytes(torch, nbytes).view(getattr(torch, width))
+        src = random_bytes(torch, nbytes).view(torch_dtype(width))
         dst = torch.empty_like(src)
         if method == "memcpy":
             ms, clocks = timed(ctx, lambda src=src, dst=dst: dst.copy_(src))

@@ -13,6 +13,7 @@ import itertools
 from collections.abc import Iterator
 from typing import Any
 
+from gpukb.dtypes import torch_dtype
 from gpukb.measuring.counting import gemm_flops
 from gpukb.measuring.stats import summarize
 from gpukb.numerics import relative_error
@@ -70,15 +71,9 @@ def operands(torch: Any, dtype: str, m: int, n: int, k: int) -> tuple[Any, Any, 
     """
     dev = "cuda"
     if dtype in ("fp32", "tf32", "fp16", "bf16"):
-        torch_dtype = {
-            "fp32": torch.float32,
-            "tf32": torch.float32,
-            "fp16": torch.float16,
-            "bf16": torch.bfloat16,
-        }
-        a = torch.randn(m, k, device=dev, dtype=torch_dtype[dtype])
-        b = torch.randn(k, n, device=dev, dtype=torch_dtype[dtype])
-        c = torch.empty(m, n, device=dev, dtype=torch_dtype[dtype])
+        a = torch.randn(m, k, device=dev, dtype=torch_dtype(dtype))
+        b = torch.randn(k, n, device=dev, dtype=torch_dtype(dtype))
+        c = torch.empty(m, n, device=dev, dtype=torch_dtype(dtype))
         return a, b, lambda: torch.mm(a, b, out=c)
     if dtype == "fp8":
         fp8 = torch.float8_e4m3fn

@@ -21,7 +21,7 @@ import time
 
 from gpukb.measuring.counting import copy_bytes, gemm_flops
 from gpukb.measuring.stats import summarize
-from gpukb.measuring.timing import Budget, HostTimer, L2Flusher, benchmark
+from gpukb.measuring.timing import Budget, HostTimer, L2Flusher
 from gpukb.performance.results import MistakeRecord
 from gpukb.performance.suites import Context
 
@@ -92,7 +92,7 @@ def sync_and_cold_start(ctx: Context) -> list[MistakeRecord]:
         return torch.matmul(a, b)
 
     reps = max(3, ONE_RUN_REPS[ctx.mode] // 4)
-    benchmark(matmul, HostTimer(sync), ctx.budget)  # warm up
+    ctx.measure(matmul, flush=False, host=True)  # warm up
     warm_no_sync = HostTimer(None).time(matmul, reps)
     sync()
     records.append(_record("sync", "warm calls, no synchronize", warm_no_sync, flops, "TFLOP/s"))

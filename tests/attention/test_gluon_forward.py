@@ -1,0 +1,170 @@
+"""The Gluon flash-attention forward: what the CPU can check, and the kernel itself on a Hopper GPU.
+
+Gluon kernels do not run under Triton's interpreter, so on the CPU the tests check the configurations, the
+refusals, the key-block counts the kernel uses (against the masks of the NumPy reference), and that each kernel
+compiles for sm_90a with the Hopper instructions it is written for (Triton's compiler and ``ptxas`` come with the
+``triton`` wheel and need no GPU). The ``gpu`` tests hold every step to float64 attention.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("triton")
+
+import torch.nn.functional as F  # noqa: E402, N812
+
+from gpukb.attention import gluon_forward as gf  # noqa: E402
+from gpukb.attention.reference import causal_mask  # noqa: E402
+from gpukb.numerics import relative_error  # noqa: E402
+
+
+def _inputs(b, h, hkv, sq, sk, d, dtype, device="cpu", seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    q = torch.randn(b, h, sq, d, generator=gen).to(device=device, dtype=dtype)
+    k = torch.randn(b, hkv, sk, d, generator=gen).to(device=device, dtype=dtype)
+    v = torch.randn(b, hkv, sk, d, generator=gen).to(device=device, dtype=dtype)
+    return q, k, v
+
+
+def test_configs_name_what_they_refuse() -> None:
+    assert gf.DEFAULT_GLUON_CONFIG.label == "ws 128 s2 c2 overlap qk"
+    assert [c.label for c in gf.STEPS.values()] == ["plain 128", "ws 128 s2 c1", "ws 128 s2 c2",
+                                                   "ws 128 s2 c2 overlap qk-pv", "ws 128 s2 c2 overlap qk",
+                                                   "ws 128 s2 c2 pingpong"]  # fmt: skip
+    with pytest.raises(ValueError, match=r"unknown variant .fa3.; choose one of"):
+        gf.GluonConfig("fa3")
+    with pytest.raises(ValueError, match="block_n must be 64 or 128; got 96"):
+        gf.GluonConfig(block_n=96)
+    with pytest.raises(ValueError, match="num_stages"):
+        gf.GluonConfig(num_stages=0)
+    with pytest.raises(ValueError, match="consumers"):
+        gf.GluonConfig(consumers=3)
+    with pytest.raises(ValueError, match="the 'plain' variant has one partition"):
+        gf.GluonConfig("plain", 128, 1, consumers=2)
+    with pytest.raises(ValueError, match=r"pingpong .* needs consumers=2 and overlap='none'; got consumers=1"):
+        gf.GluonConfig(pingpong=True)
+
+
+def test_bad_input_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    q, k, v = _inputs(1, 2, 2, 8, 8, 64, torch.bfloat16)
+    # the checks of the Triton kernel, reused
+    with pytest.raises(TypeError, match="one element type"):
+        gf.gluon_attention(q, k.half(), v)
+    with pytest.raises(ValueError, match="must be 4-D"):
+        gf.gluon_attention(q[0], k, v)
+    # and the Gluon kernel's own
+    q32, k32, v32 = _inputs(1, 2, 2, 8, 8, 32, torch.bfloat16)
+    with pytest.raises(ValueError, match=r"takes head_dim in \(64, 128\); got 32"):
+        gf.gluon_attention(q32, k32, v32)
+    with pytest.raises(TypeError, match="config must be a GluonConfig"):
+        gf.gluon_attention(q, k, v, config="ws")
+    with pytest.raises(ValueError, match="applies only with causal=True"):
+        gf.gluon_attention(q, k, v, align="bottom-right")
+    with pytest.raises(ValueError, match="forward pass only"):
+        gf.gluon_attention(q.requires_grad_(), k, v)
+    q = q.detach()
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    with pytest.raises(ValueError, match="needs a CUDA tensor on a Hopper GPU; got a tensor on cpu"):
+        gf.gluon_attention(q, k, v)
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    with pytest.raises(ValueError, match="do not run under Triton's interpreter"):
+        gf.gluon_attention(q, k, v)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_key_blocks_cover_every_visible_key_and_mask_only_where_needed(causal: bool) -> None:
+    """``key_blocks`` (the kernel's loop bounds) against the reference's causal mask, on shapes of every kind:
+    lengths no block divides, more queries than keys and more keys than queries, both alignments."""
+    for sq, sk, align, block_n in itertools.product((1, 100, 128, 300, 1040), (1, 64, 300, 1040), ("top-left",
+                                                    "bottom-right"), (64, 128)):  # fmt: skip
+        if not causal and align == "bottom-right":
+            continue
+        visible = causal_mask(sq, sk, align) if causal else np.ones((sq, sk), dtype=bool)
+        offset = sk - sq if causal and align == "bottom-right" else 0
+        for q_start in range(0, sq, 128):
+            rows = visible[q_start : q_start + 128]
+            n_total, n_full = gf.key_blocks(q_start, 128, sk, offset, block_n, causal)
+            assert n_total >= 1
+            assert 0 <= n_full <= n_total
+            cols = np.flatnonzero(rows.any(axis=0))
+            assert cols.size == 0 or cols.max() < n_total * block_n  # no visible key is left out
+            if rows.shape[0] == 128:  # (a last, partial block of queries has rows the kernel masks anyway)
+                assert rows[:, : n_full * block_n].all()  # the unmasked blocks hide nothing
+            # and the split is tight: the first masked block does need its mask
+            if n_full < n_total and rows.shape[0] == 128:
+                assert not rows[:, n_full * block_n : (n_full + 1) * block_n].all() or (n_full + 1) * block_n > sk
+
+
+def test_kernel_compiles_for_hopper_on_the_cpu() -> None:
+    """The default step compiled for sm_90a here, without a GPU: it holds the instructions it is written for
+    (wgmma, TMA bulk tensor copies, mbarrier waits, setmaxnreg for the partitions) and spills nothing."""
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import compile as triton_compile
+    from triton.experimental.gluon import language as gl
+    from triton.experimental.gluon._runtime import GluonASTSource
+
+    config = gf.DEFAULT_GLUON_CONFIG
+    rows = config.block_m // config.consumers
+
+    def desc(block: int) -> str:
+        return f"tensordesc<bf16[{block}, 128],{gl.NVMMASharedLayout.get_default_for([block, 128], gl.bfloat16)!r}>"
+
+    signature = {"q_desc": desc(rows), "k_desc": desc(config.block_n), "v_desc": desc(config.block_n),
+                 "out_ptr": "*bf16", "qk_scale": "fp32", "heads": "i32", "group": "i32", "q_len": "i32",
+                 "kv_len": "i32", "offset": "i32"}  # fmt: skip
+    constants = {"HEAD_DIM": 128, "BLOCK_N": config.block_n, "STAGES": config.num_stages,
+                 "CONSUMERS": config.consumers, "CAUSAL": True, "OVERLAP": gf.OVERLAPS.index(config.overlap),
+                 "PINGPONG": config.pingpong}  # fmt: skip
+    signature.update(dict.fromkeys(constants, "constexpr"))
+    source = GluonASTSource(gf._KERNELS["ws"], signature, constants)
+    kernel = triton_compile(source, target=GPUTarget("cuda", 90, 32),
+                            options={"num_warps": 8 // config.consumers, "maxnreg": 168})  # fmt: skip
+    ptx = kernel.asm["ptx"]
+    assert ".target sm_90a" in ptx
+    for instruction in ("wgmma.mma_async", "cp.async.bulk.tensor", "mbarrier.try_wait", "setmaxnreg.dec",
+                        "setmaxnreg.inc"):  # fmt: skip
+        assert instruction in ptx, instruction
+    assert ".local" not in ptx  # no register array went to local memory
+
+
+GPU_CASES = [
+    # (dtype, head_dim, causal, align, q_len, kv_len, kv_heads) on 8 query heads, batch 2
+    (torch.bfloat16, 128, False, "top-left", 1000, 1000, 2),
+    (torch.bfloat16, 128, True, "top-left", 1000, 1000, 2),
+    (torch.float16, 64, False, "top-left", 1000, 1000, 8),
+    (torch.bfloat16, 64, True, "top-left", 4096, 4096, 8),
+    (torch.bfloat16, 128, True, "bottom-right", 256, 1040, 8),
+    (torch.bfloat16, 128, True, "bottom-right", 1040, 300, 2),
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("step", list(gf.STEPS))
+@pytest.mark.parametrize(("dtype", "d", "causal", "align", "sq", "sk", "hkv"), GPU_CASES)
+def test_every_step_matches_float64_attention_on_gpu(step, dtype, d, causal, align, sq, sk, hkv, monkeypatch) -> None:
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    if gf.gluon_refusal(torch.empty(0, device="cuda")) is not None:
+        pytest.skip(gf.gluon_refusal(torch.empty(0, device="cuda")))
+    q, k, v = _inputs(2, 8, hkv, sq, sk, d, dtype, device="cuda", seed=sq + sk + d)
+    out = gf.gluon_attention(q, k, v, causal=causal, align=align, config=gf.STEPS[step])
+    mask = torch.from_numpy(causal_mask(sq, sk, align)).cuda() if causal else None
+    kr, vr = (t.double().repeat_interleave(8 // hkv, dim=1) for t in (k, v))
+    ref = F.scaled_dot_product_attention(q.double(), kr, vr, attn_mask=mask)
+    assert out.shape == q.shape
+    assert out.dtype == dtype
+    assert torch.isfinite(out).all()
+    if causal and align == "bottom-right" and sq > sk:
+        seen = mask.any(-1)
+        assert (out[:, :, ~seen] == 0).all()  # rows that see no key: 0, FlashAttention's convention
+        ref = torch.where(seen[:, None], ref, 0.0)
+        assert relative_error(out, ref) <= 4 * relative_error(ref.to(dtype), ref)
+        return
+    peer = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=hkv != 8)
+    err, peer_err = relative_error(out, ref), relative_error(peer, ref)
+    print(f"{step}: Gluon error {err:.3g}, SDPA error {peer_err:.3g}")
+    assert err <= 1.5 * peer_err + 1e-4

@@ -1,0 +1,125 @@
+"""The cell checks of docs/cuda/execution.md (``gpukb.cuda.page.execution``)."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from tests.cuda.pages import _int, _record
+from tests.helpers import ROOT, markdown_tables
+
+
+def check_limits(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    raw = {e["cc"]: e for e in tomllib.loads((ROOT / "src/gpukb/data/cuda/limits.toml").read_text())["capability"]}
+    assert [row["compute capability"] for row in table] == sorted(raw, key=float)
+    for row in table:
+        e = raw[row["compute capability"]]
+        assert _int(row["warps / SM"]) == e["max_warps_per_sm"]
+        assert _int(row["blocks / SM"]) == e["max_blocks_per_sm"]
+        assert _int(row["registers / SM"]) == e["registers_per_sm"]
+        assert row["shared / SM"] == f"{e['shared_per_sm'] // 1024} KiB"
+        assert row["shared / block (opt-in)"] == f"{e['shared_per_block_optin'] // 1024} KiB"
+        assert row["reserved / block"] == f"{e['reserved_shared_per_block']:,} B"
+        assert row["carveouts (KiB)"] == ", ".join(map(str, e["carveouts_kib"]))
+        assert row["GPUs"] == e["name"]
+        assert row["allocation unit"] == f"{e['shared_allocation_unit']} B"
+    assert "docs.nvidia.com/cuda/cuda-c-programming-guide" in markdown
+
+
+def check_occupancy_sweep(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    regs = kwargs["args"][0]
+    # Hopper by hand: registers per warp rounded to 256; a quarter of 65536 holds that many warps; 64 warp slots,
+    # 32 block slots; no shared memory but the 1 KiB reserve (233472 // 1024 = 228 blocks).
+    per_warp = -(-regs * 32 // 256) * 256
+    for row in table:
+        threads = _int(row["threads/block"])
+        warps = -(-threads // 32)
+        blocks = min(64 // warps, (16384 // per_warp) * 4 // warps, 32, 228)
+        assert _int(row["blocks/SM"]) == blocks, row
+        assert _int(row["warps/SM"]) == blocks * warps
+        assert row["occupancy"] == f"{blocks * warps / 64:.0%}"
+
+
+def check_occupancy_distribution(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    counts = Counter(r["runtime_blocks"] for r in _record("occupancy-h100")["rows"])
+    assert {_int(r["active blocks per SM (driver)"]): _int(r["launches"]) for r in table} == dict(counts)
+
+
+def check_occupancy_kernels(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    data = _record("occupancy-h100")
+    assert [r["kernel variant"] for r in table] == [k["name"] for k in data["kernels"]]
+    for row, k in zip(table, data["kernels"], strict=True):
+        assert _int(row["registers"]) == k["num_regs"]
+        assert _int(row["static shared (B)"]) == k["shared_size_bytes"]
+        mine = [r for r in data["rows"] if data["kernels"][r["kernel"]] is k]
+        assert _int(row["launches"]) == len(mine)
+        assert row["calculator agrees"] == f"{len(mine)}/{len(mine)}"  # every launch: see test_occupancy.py
+
+
+def check_triton_limit(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    t = _record("occupancy-h100")["triton"]
+    optin = _record("device-h100")["properties"]["sharedMemPerBlockOptin"]
+    cells = [_int(r["bytes"]) for r in table]
+    assert cells == [t["required"], t["limit"], optin]
+    assert t["limit"] == optin
+    # each row names (in backticks) the figure it shows: a number of Triton's message, or the device property
+    said = {name: int(value) for name, value in re.findall(r"(\w[\w ]*): (\d+)", t["message"])}
+    assert (said["Required"], said["Hardware limit"]) == (t["required"], t["limit"])
+    figures = {**said, "sharedMemPerBlockOptin": optin}
+    assert [re.findall(r"`([^`]+)`", r["what"]) for r in table] == [
+        ["Required"],
+        ["Hardware limit"],
+        ["sharedMemPerBlockOptin"],
+    ]
+    for r in table:
+        (name,) = re.findall(r"`([^`]+)`", r["what"])
+        assert r["bytes"] == f"{figures[name]:,}", r
+    assert "equals the per-block opt-in figure" in markdown
+
+
+def check_launch_grid(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    assert len(table) == 6
+    assert len(table[0]) == 13
+    for y, row in enumerate(table):
+        assert row["y \\ x"] == str(y)
+        for x in range(12):
+            block = (x // 4) + 3 * (y // 3)  # 3 x 2 blocks of 4 x 3 threads, numbered x first
+            inside = (x % 4) + 4 * (y % 3)
+            assert _int(row[str(x)]) == 12 * block + inside
+    assert sorted(_int(row[str(x)]) for row in table for x in range(12)) == list(range(72))
+
+
+CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
+    "limits_by_capability": check_limits,
+    "occupancy_sweep": check_occupancy_sweep,
+    "occupancy_distribution": check_occupancy_distribution,
+    "occupancy_kernels": check_occupancy_kernels,
+    "triton_limit": check_triton_limit,
+    "launch_grid": check_launch_grid,
+}
+
+
+def test_execution_page_prose_matches_the_record() -> None:
+    """The counts the execution page states in words are those of the occupancy record."""
+    page = (ROOT / "docs/cuda/execution.md").read_text(encoding="utf-8")
+    data = _record("occupancy-h100")
+    assert f"compiled in {len(data['kernels'])} variants" in page
+    assert f"The {len(data['kernels'])} compiled variants" in page
+    sizes = {r["block_size"] for r in data["rows"]}
+    dyn_per_kernel = {
+        len({r["dynamic_smem"] for r in data["rows"] if r["kernel"] == k}) for k in range(len(data["kernels"]))
+    }
+    assert f"every combination of {len(sizes)} block sizes and {dyn_per_kernel.pop()} dynamic" in page
+    assert not dyn_per_kernel
+    statics = sorted({k["shared_size_bytes"] for k in data["kernels"]})
+    assert statics == [0, 12 * 1024, 48 * 1024]
+    assert "static shared arrays of 0, 12 KiB and 48 KiB" in page

@@ -1,0 +1,208 @@
+"""The cell checks of docs/cudnn/h100.md (``gpukb.cudnn.page.h100``)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tests.cudnn.pages import DATA, _ceilings, _layers, _work
+from tests.helpers import markdown_tables
+
+RECORD = DATA / "results" / "cudnn" / "conv-forward-h100.json"
+
+
+def _raw() -> dict[str, Any]:
+    return json.loads(RECORD.read_text(encoding="utf-8"))
+
+
+def _example_lines(prefix: str) -> list[str]:
+    return [line for line in _raw()["example"]["stdout"].splitlines() if line.startswith(prefix)]
+
+
+def check_torch_check(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    t = _raw()["torch_check"]
+    # which record field a row reads follows from its label: the cuDNN mode, and whether torch's filter is flipped
+    field = {("CROSS_CORRELATION", "w"): "cross_correlation_max_abs", ("CONVOLUTION", "w.flip(-1, -2)"):
+             "convolution_max_abs", ("CONVOLUTION", "w"): "convolution_vs_unflipped_max_abs"}  # fmt: skip
+    rows = [re.fullmatch(r"CUDNN_(\w+) vs `F\.conv2d\(x, (.+)\)`", row["cuDNN output"]).groups() for row in table]
+    assert sorted(rows) == sorted(field)
+    for row, (mode, filt) in zip(table, rows, strict=True):
+        value = t[field[(mode, filt)]]
+        matched = (mode == "CONVOLUTION") == (filt != "w")  # convolution flips the filter, cross-correlation does not
+        assert (value < 1e-4) == matched  # the matching pairs agree to float rounding, the other does not
+        assert row["largest absolute difference"] == (f"{value:.2e}" if matched else f"{value:.2f}")
+
+
+def check_math_types(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    lines = _example_lines("math ")
+    assert len(table) == len(lines) == 4
+    for row, line in zip(table, lines, strict=True):
+        name, algo, error = re.match(r"math (\S+) algo (\S+): error vs host (\S+)", line).groups()
+        assert row["math type"] == f"`CUDNN_{name}`"
+        assert row["algorithm found first"] == f"`{algo}`"
+        assert float(row["largest error / sum of |terms|"]) == pytest.approx(float(error), rel=0.06)
+
+
+def check_probes(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    lines = _example_lines("probe ")
+    assert len(table) == len(lines) == 13
+    for row, line in zip(table, lines, strict=True):
+        assert line.startswith(f"probe {row['descriptor']}: {row['status'].strip('`')}")
+        message = line.split(" | ", 1)[1] if " | " in line else "–"
+        assert row["cudnnGetLastErrorString"] == message
+
+
+def check_example_algorithms(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    example = _raw()["example"]["stdout"].split("mode ")[0]
+    lines = [line for line in example.splitlines() if line.startswith("  algorithm ")]
+    assert len(table) == len(lines)
+    for row, line in zip(table, lines, strict=True):
+        words = line.split()
+        assert row["algorithm"] == f"`{words[1]}`"
+        assert row["status"] == f"`{words[2]}`"
+        assert row["workspace (bytes)"].replace(",", "") == words[7]
+        assert row["time (ms)"] == (words[4] if words[2] == "CUDNN_STATUS_SUCCESS" else "–")
+
+
+def check_frontend(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    runs = _raw()["frontend"]
+    assert [row["layout"] for row in table] == [r["layout"].upper() for r in runs]
+    for row, r in zip(table, runs, strict=True):
+        if r["built"]:
+            assert row["plans"] == str(r["plans"])
+            assert row["workspace (bytes)"].replace(",", "") == str(r["workspace"])
+            assert row["time (µs)"] == f"{r['ms']['median'] * 1e3:.1f}"
+            assert row["error / max |y|"] == f"{r['max_abs_error']:.1e}"
+
+
+def _layer_rows() -> list[dict[str, Any]]:
+    return [t for t in _raw()["layers"] if t.get("math", "TENSOR_OP_MATH") == "TENSOR_OP_MATH"]
+
+
+def check_layer_timings(markdown: str, kwargs: dict[str, Any]) -> None:
+    dtype = kwargs["args"][0]
+    (table,) = markdown_tables(markdown)
+    layers = _layers()
+    best, bandwidth = _ceilings()
+    rows = [t for t in _layer_rows() if t["dtype"] == dtype]
+    assert len(table) == len(rows) == 2 * len(layers)
+    assert [row["layer"] for row in table] == [name for name in layers for _ in range(2)]
+    # two columns are headed "of bound": the program's follows its TFLOP/s, torch's follows torch's graph time
+    headers = list(table[0])
+    program_share, torch_share = (h for h in headers if h.split("#")[0] == "of bound")
+    assert headers.index(program_share) == headers.index("TFLOP/s (graph)") + 1
+    assert headers.index(torch_share) == headers.index("torch, in a graph (µs)") + 1
+
+    def us(ms: float | None) -> str:
+        return f"{ms * 1e3:.1f}" if ms else "–"
+
+    def share(bound_us: float, ms: float | None) -> str:
+        return f"{bound_us / (ms * 1e3):.0%}" if ms else "–"
+
+    for row, t in zip(table, rows, strict=True):
+        assert (row["layer"], row["layout"]) == (t["layer"], t["layout"].upper())
+        assert row["algorithm (Find, first)"] == f"`{t['algo']}`"
+        assert row["workspace (MiB)"] == f"{t['workspace'] / 2**20:.1f}"
+        assert row["program, per call (µs)"] == us(t["cudnn_ms"])
+        assert row["program, in a graph (µs)"] == us(t.get("graph_ms"))
+        flops, nbytes, _ = _work(layers[t["layer"]])
+        compute, memory = flops / (best[dtype] * 1e12), nbytes / (bandwidth * 1e9)
+        bound_us = max(compute, memory) * 1e6
+        gpu = t.get("graph_ms") or t["cudnn_ms"]
+        assert row["TFLOP/s (graph)"] == f"{flops / (gpu * 1e-3) / 1e12:.0f}"
+        assert row[program_share] == share(bound_us, gpu)
+        torch_ms = t["torch_ms"]["median"] if t.get("torch_ms") else None
+        assert row["torch, per call (µs)"] == us(torch_ms)
+        assert row["torch, in a graph (µs)"] == us(t.get("torch_graph_ms"))
+        assert row[torch_share] == share(bound_us, t.get("torch_graph_ms") or torch_ms)
+        assert row["bound by"] == ("compute" if compute >= memory else "memory")
+
+
+def check_layout_ratios(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    by = {(t["layer"], t["dtype"], t["layout"]): t for t in _layer_rows()}
+    for row in table:
+        for dtype in ("fp16", "bf16"):
+            a, b = by[(row["layer"], dtype, "nchw")], by[(row["layer"], dtype, "nhwc")]
+            program = (a.get("graph_ms") or a["cudnn_ms"]) / (b.get("graph_ms") or b["cudnn_ms"])
+            torch_ = (a.get("torch_graph_ms") or a["torch_ms"]["median"]) / (
+                b.get("torch_graph_ms") or b["torch_ms"]["median"])  # fmt: skip
+            assert row[f"{dtype}, cuDNN program"] == f"{program:.2f}"
+            assert row[f"{dtype}, torch"] == f"{torch_:.2f}"
+
+
+def check_algorithm_counts(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    workspaces: dict[str, list[int]] = {}
+    for t in _layer_rows():
+        workspaces.setdefault(t["algo"], []).append(t["workspace"])
+    # most runs first; algorithms with as many runs in the order the record first names them
+    order = sorted(workspaces, key=lambda algo: -len(workspaces[algo]))
+    assert [row["algorithm"] for row in table] == [f"`{algo}`" for algo in order]
+    for row in table:
+        ws = workspaces[row["algorithm"].strip("`")]
+        assert row["runs where it came first"] == str(len(ws))
+        assert row["median workspace (MiB)"] == f"{float(np.median(ws)) / 2**20:.1f}"
+
+
+def check_math_layers(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    rows = [t for t in _raw()["layers"] if t["layer"] == "res3-3x3" and t["layout"] == "nhwc" and t["dtype"] != "bf16"]
+    assert len(table) == len(rows)
+    by = {(t["dtype"], f"`CUDNN_{t.get('math', 'TENSOR_OP_MATH')}`"): t for t in rows}
+    assert [(row["type"], row["math type"]) for row in table] == sorted(by)
+    for row in table:
+        t = by[(row["type"], row["math type"])]
+        assert row["algorithm (Find, first)"] == f"`{t['algo']}`"
+        assert row["time per call (µs)"] == f"{(t.get('graph_ms') or t['cudnn_ms']) * 1e3:.1f}"
+        assert row["largest error / sum of |terms|"] == f"{t['error']:.1e}"
+
+
+def check_host_overhead(markdown: str, kwargs: dict[str, Any]) -> None:
+    rows = [t for t in _layer_rows() if t["dtype"] == "fp16" and t["layout"] == "nhwc" and t.get("host_us") is not None]
+    if not rows:
+        assert markdown == "This run did not measure the host's time per call."
+        return
+    (table,) = markdown_tables(markdown)
+    assert [row["layer"] for row in table] == [t["layer"] for t in rows]
+    for row, t in zip(table, rows, strict=True):
+        assert row["host time per call (µs)"] == f"{t['host_us']:.1f}"
+        assert row["GPU time per call (µs)"] == (f"{t['graph_ms'] * 1e3:.1f}" if t.get("graph_ms") else "–")
+        assert row["one call between two events (µs)"] == f"{t['cudnn_ms'] * 1e3:.1f}"
+
+
+def check_header_functions(markdown: str, kwargs: dict[str, Any]) -> None:
+    declared = _raw().get("header_declares")
+    if not declared:
+        assert markdown == "This run did not read the header."
+        return
+    (table,) = markdown_tables(markdown)
+    assert list(table[0]) == [f"declared in `{_raw()['header']}`", "yes or no"]
+    names = [row[next(iter(row))] for row in table]
+    assert names == [f"`{name}`" for name in declared]  # in the record's order
+    assert [row["yes or no"] for row in table] == ["yes" if declared[name] else "no" for name in declared]
+
+
+CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
+    "torch_check": check_torch_check,
+    "math_types": check_math_types,
+    "probes": check_probes,
+    "example_algorithms": check_example_algorithms,
+    "frontend": check_frontend,
+    "layer_timings": check_layer_timings,
+    "layout_ratios": check_layout_ratios,
+    "algorithm_counts": check_algorithm_counts,
+    "math_layers": check_math_layers,
+    "host_overhead": check_host_overhead,
+    "header_functions": check_header_functions,
+}

@@ -1,0 +1,49 @@
+"""The four-GPU page's table checked against the record read raw: each round, the medians, the interval."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from tests.distributed.pages import _arg, _by_id, _table
+
+
+def _binomial_interval(values: list[float]) -> tuple[float, float]:
+    """The sign-test interval for the median, written out: the largest j with 1 - 2·P(Bin(n, 1/2) < j) ≥ 0.95."""
+    n = len(values)
+    js = [j for j in range(1, n // 2 + 1) if 1 - 2 * sum(math.comb(n, i) for i in range(j)) / 2**n >= 0.95]
+    ordered = sorted(values)
+    return ordered[max(js) - 1], ordered[n - max(js)]
+
+
+def check_modes(markdown: str, kwargs: dict[str, Any]) -> None:
+    """Each round's tokens/s and ratio, the alternating order, the medians and the interval, from the record."""
+    rows = _table(markdown)
+    raw = _by_id(_arg(kwargs, "record_id", 0, "distributed/fsdp-modes-h100x4"))
+    runs = {r["mixed_precision"]: r["tokens_per_s"] for r in raw["runs"]}
+    default, pure = runs["DEFAULT"], runs["PURE"]
+    ratios = [p / d for p, d in zip(pure, default, strict=True)]
+    assert [r["round"] for r in rows] == [str(i + 1) for i in range(len(default))] + ["median"]
+    for i, row in enumerate(rows[:-1]):
+        assert row["order"] == ("DEFAULT, PURE" if i % 2 == 0 else "PURE, DEFAULT")
+        assert int(row["DEFAULT tokens/s"].replace(",", "")) == round(default[i])
+        assert int(row["PURE tokens/s"].replace(",", "")) == round(pure[i])
+        assert float(row["PURE / DEFAULT"]) == pytest.approx(ratios[i], abs=0.0005)
+    assert rows[-1]["order"] == ""
+    assert int(rows[-1]["DEFAULT tokens/s"].replace(",", "")) == round(statistics.median(default))
+    assert int(rows[-1]["PURE tokens/s"].replace(",", "")) == round(statistics.median(pure))
+    low, high = _binomial_interval(ratios)
+    assert rows[-1]["PURE / DEFAULT"] == (
+        f"{statistics.median(ratios):.3f} (96% interval {low:.3f} to {high:.3f})"  # 12 rounds: j = 3 covers 96.1%
+    )
+    flops = 6 * raw["parameters"] * statistics.median(default + pure) / raw["world_size"] / 1e12
+    assert f"at least {flops:,.0f} TFLOP/s" in markdown
+    peaks = {r["mixed_precision"]: r["peak_bytes"] / 2**30 for r in raw["runs"]}
+    assert f"Peak memory per GPU: DEFAULT {peaks['DEFAULT']:.2f} GiB, PURE {peaks['PURE']:.2f} GiB." in markdown
+
+
+CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {"modes_markdown": check_modes}
