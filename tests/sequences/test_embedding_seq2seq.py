@@ -133,7 +133,7 @@ def test_greedy_decoding_is_torchs_rnn_step_by_step() -> None:
     picks the highest-scoring word; the default first word is id 0."""
     model = Seq2Seq.random(seed=4)
     c = model.encode([3, 4, 5])
-    V, E = model.embedding.shape
+    _V, E = model.embedding.shape
     H = model.decoder.hidden_size
     rnn = torch.nn.RNN(E + H, H, dtype=torch.float64)
     with torch.no_grad():
@@ -171,7 +171,8 @@ def test_weights_are_drawn_as_torch_draws_them(ours: object, theirs: object, bou
     for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
         values = getattr(p, name)
         assert values.shape == tuple(getattr(module, f"{name}_l0").shape), name
-        assert -bound <= values.min() < -0.8 * bound and 0.8 * bound < values.max() <= bound, name  # the whole span
+        assert -bound <= values.min() < -0.8 * bound, name  # the whole span
+        assert 0.8 * bound < values.max() <= bound, name
 
 
 def test_seq2seq_weights_are_uniform_in_plus_minus_scale() -> None:
@@ -181,8 +182,10 @@ def test_seq2seq_weights_are_uniform_in_plus_minus_scale() -> None:
     for rnn in ("encoder", "decoder"):
         arrays |= {f"{rnn}.{n}": getattr(getattr(model, rnn), n) for n in ("weight_ih", "weight_hh")}
     for name, values in arrays.items():
-        assert -0.05 <= values.min() < -0.03 and 0.03 < values.max() <= 0.05, name
-    assert model.out.shape == (30, 16) and model.decoder.input_size == 8 + 16
+        assert -0.05 <= values.min() < -0.03, name
+        assert 0.03 < values.max() <= 0.05, name
+    assert model.out.shape == (30, 16)
+    assert model.decoder.input_size == 8 + 16
 
 
 @pytest.mark.parametrize("layer", [RNNParams, LSTMParams], ids=["rnn", "lstm"])
@@ -193,7 +196,8 @@ def test_params_store_float_arrays_under_their_names(layer: type) -> None:
     p = layer(*given.values())
     for name, value in given.items():
         field = getattr(p, name)
-        assert isinstance(field, np.ndarray) and field.dtype == np.float64, name
+        assert isinstance(field, np.ndarray), name
+        assert field.dtype == np.float64, name
         np.testing.assert_array_equal(field, value)
     assert (p.input_size, p.hidden_size) == (2, 1)
 

@@ -213,7 +213,8 @@ def test_rnn_unbatched_gradients_match_torch_and_keep_their_shapes() -> None:
     (out * g).sum().backward()
     params = RNNParams(_np(rnn.weight_ih_l0), _np(rnn.weight_hh_l0), _np(rnn.bias_ih_l0), _np(rnn.bias_hh_l0))
     grads = rnn_backward(params, rnn_forward(params, _np(x), _np(h0[0])), _np(g))
-    assert grads.x.shape == (5, 2) and grads.h0.shape == (3,)
+    assert grads.x.shape == (5, 2)
+    assert grads.h0.shape == (3,)
     _close(grads.x, x.grad)
     _close(grads.h0, h0.grad[0])
     with pytest.raises(ValueError, match=r"^grad_outputs has shape \(5, 2\); it must match"):

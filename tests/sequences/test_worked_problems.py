@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
+import math
 import tomllib
 
 import pytest
 
 from tests.helpers import ROOT
-import math
-
 from tests.worked_problems import answer, assert_shows, numbers, question, rendered_problems, working
 
 torch = pytest.importorskip("torch")

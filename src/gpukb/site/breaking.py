@@ -115,7 +115,9 @@ class Mutation(StrictModel):
         last = {r.id for r in self.last_runs()}
         for s in self.survivor:
             if s.run not in last:
-                raise ValueError(f"survivors of run {s.run!r}: survivors are listed for the last runs only, {sorted(last)}")
+                raise ValueError(
+                    f"survivors of run {s.run!r}: survivors are listed for the last runs only, {sorted(last)}"
+                )
         for r in self.last_runs():
             listed = sum(s.survived for s in self.survivor if s.run == r.id)
             if listed != r.survived:  # every survivor of a last run is read and sorted by why it survives

@@ -43,7 +43,9 @@ def scope(chapter: str | None = None) -> tuple[list[str], list[str]]:
     """
     named = parts()
     if chapter is not None and chapter not in named:
-        raise ValueError(f"chapter must be one with a mutation scope, one of {list(named)}; got {arguments.given(chapter)}")
+        raise ValueError(
+            f"chapter must be one with a mutation scope, one of {list(named)}; got {arguments.given(chapter)}"
+        )
     everything = [(c.mutation, c.mutation_tests) for c in chapters.chapters()] + list(LAYERS.values())
     chosen = everything if chapter is None else [named[chapter]]  # a chapter may add tests alone (the About pages)
     files = [*(BASE_FILES if chapter is None else ()), *(f for fs, _ in chosen for f in fs)]

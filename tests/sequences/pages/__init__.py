@@ -10,12 +10,14 @@ from typing import Any
 
 from tests.helpers import ROOT
 
+
 def check_sequences_errata(markdown: str, kwargs: dict[str, Any]) -> None:
     """One folded note per erratum named, in the data file's order, each with its claim, its deciding test and the
     link to its entry; the errata file read raw."""
     raw = tomllib.loads((ROOT / "src/gpukb/data/errata.toml").read_text(encoding="utf-8"))["erratum"]
     named = [e for e in raw if e["id"] in kwargs["args"]]
-    assert len(named) == len(kwargs["args"]) and all(e["topic"] == "sequences" for e in named)
+    assert len(named) == len(kwargs["args"])
+    assert all(e["topic"] == "sequences" for e in named)
     blocks = markdown.split("\n\n")
     assert len(blocks) == 2 * len(named)
     for e, note, decided in zip(named, blocks[::2], blocks[1::2], strict=True):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+
 def check_versions(markdown: str, kwargs: dict[str, Any]) -> None:
     from importlib import metadata
 
