@@ -749,8 +749,8 @@ def triton_arc() -> str:
 
 
 def triton_random_before_after(dtype: str = "bfloat16") -> str:
-    """Every product of the random sweep, before the third tuning (the second tuning's sweep run) and after it (the committed run):
-    configuration and ratio to cuBLAS in each (two runs, each against cuBLAS in its own process)."""
+    """Every product of the random sweep, before the third tuning (the second tuning's sweep run) and after it (the
+    committed run): configuration and ratio to cuBLAS in each (two runs, each against cuBLAS in its own process)."""
     before = {
         (r.layout, r.m, r.n, r.k): r
         for r in triton_results.sweep_committed(triton_results.SWEEP_ISSUE29_ID).rows
