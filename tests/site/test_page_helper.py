@@ -11,10 +11,8 @@ from pathlib import Path
 import pytest
 from mkdocs.structure.files import File, Files
 
-from gpukb.site import page_helper
+from gpukb.site import page_helper, render_cache
 from gpukb.site.page_helper import PageHelper
-
-needs_fork = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the helper forks only on Linux")
 
 
 def test_a_page_runs_code_when_markdown_exec_runs_one_of_its_fences() -> None:
@@ -26,30 +24,43 @@ def test_a_page_runs_code_when_markdown_exec_runs_one_of_its_fences() -> None:
         page_helper.runs_code(b"exec")
 
 
-def test_the_environment_or_a_threaded_process_keeps_the_build_in_one_process(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_helper_runs_with_the_variable_that_turns_it_off_and_the_cache_ignores_it() -> None:
     assert page_helper.wanted({page_helper.HELPER_ENV: "off"}) is False
-    monkeypatch.setattr(page_helper.threading, "active_count", lambda: 2)  # mkdocs serve watching files
-    assert page_helper.wanted({}) is False
+    assert page_helper.HELPER_ENV in render_cache.BUILD_ONLY_VARIABLES
+    assert render_cache.variables_digest({"PATH": "/bin", page_helper.HELPER_ENV: "off"}) == (
+        render_cache.variables_digest({"PATH": "/bin"})
+    )
 
 
-@needs_fork
+#: A helper for the tests: renders a page by writing ``<page>.<its pid>`` into the folder given after the code.
+HELPER = """
+import os, sys
+from pathlib import Path
+from gpukb.site.page_helper import serve
+out, folder, names = Path(sys.argv[1]), sys.argv[2], sys.argv[3:]
+def render(name):
+    if name == os.environ.get("DIE_ON"):
+        os._exit(3)
+    (out / f"{name}.{os.getpid()}").write_text("rendered", encoding="utf-8")
+serve(folder, names, render, lambda: {"ran": 1, "hits": 0, "durations": [[0.5, "python: block"]]})
+"""
+
+
+def _start(names: list[str], out: Path) -> PageHelper:
+    return PageHelper.start(names, [sys.executable, "-c", HELPER, str(out)])
+
+
 def test_each_page_is_rendered_once_by_the_helper_or_the_build(tmp_path: Path) -> None:
     """The helper takes pages from the last; the build takes the rest from the first and waits for the helper's."""
     names = [f"p{i}" for i in range(6)]
-
-    def render(name: str) -> None:
-        (tmp_path / f"{name}.{os.getpid()}").write_text("rendered", encoding="utf-8")
-
-    def report() -> dict:
-        return {"ran": 1, "hits": 0, "durations": [[0.5, "python: block"]]}
-
-    helper = PageHelper.start(names, names, render, report)
+    helper = _start(names, tmp_path)
+    time.sleep(0.5)  # let the helper start, so that both render some pages
     states = []
     for name in names:
         state = helper.before_page(name)
         states.append(state)
         if state == "mine":
-            render(name)
+            (tmp_path / f"{name}.{os.getpid()}").write_text("rendered", encoding="utf-8")
     helper.stop()
     build = str(os.getpid())
     assert len({p.suffix[1:] for p in tmp_path.iterdir()} - {build}) <= 1, "one helper"
@@ -61,28 +72,29 @@ def test_each_page_is_rendered_once_by_the_helper_or_the_build(tmp_path: Path) -
     assert mine == sorted(mine, reverse=True), f"the build takes the first pages, the helper the last: {states}"
     assert helper.ran == states.count("helper")
     assert len(helper.durations) == helper.ran
+    assert helper.returncode == 0
     assert not helper.folder.exists()
     assert helper.before_page("not shared") == "other"
 
 
-@needs_fork
-def test_a_helper_that_dies_leaves_its_pages_to_the_build(tmp_path: Path) -> None:
-    def render(name: str) -> None:
-        os._exit(3)  # the helper dies on its first page
-
-    helper = PageHelper.start(["a", "b"], ["a", "b"], render, dict)
-    deadline = time.monotonic() + 30
+def test_a_helper_that_dies_leaves_its_pages_to_the_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DIE_ON", "b")
+    helper = _start(["a", "b"], tmp_path)
+    deadline = time.monotonic() + 60
     while not (helper.folder / "claim-1").exists() and time.monotonic() < deadline:  # the helper has taken b
         time.sleep(0.01)
     assert helper.before_page("a") == "mine"
     assert helper.before_page("b") == "lost", "the helper claimed b and died before it was done"
     helper.stop()
     helper.stop()  # twice is harmless
+    assert helper.returncode == 3
 
 
-def test_start_refuses_names_that_do_not_match_the_pages() -> None:
-    with pytest.raises(ValueError, match="2 pages, 1 distinct names"):
-        PageHelper.start(["a", "b"], ["x", "x"], print, dict)
+def test_start_refuses_a_repeated_page_or_no_command() -> None:
+    with pytest.raises(ValueError, match="2 names, 1 distinct"):
+        PageHelper.start(["x", "x"], ["true"])
+    with pytest.raises(ValueError, match="empty command"):
+        PageHelper.start(["x"], [])
 
 
 def _files(tmp_path: Path, names: list[str]) -> Files:

@@ -38,9 +38,8 @@ ABBREVIATIONS = "gpukb.site.abbreviations"
 _dirty: DirtyBuilds | None = None
 #: The environment when the build started; each page starts from it (``render_cache.restore_environ``).
 _build_environ: dict[str, str] = {}
-#: The pages whose code blocks a second process runs ahead (``gpukb.site.page_helper``), MkDocs' order of the site's
-#: files (restored before the pages are written), and the helper once started.
-_helper_pages: list[str] = []
+#: MkDocs' order of the site's files while a helper process runs pages' code blocks ahead (``gpukb.site.page_helper``;
+#: the order is restored before the pages are written), and the helper.
 _files_order: list[str] = []
 _helper: page_helper.PageHelper | None = None
 
@@ -96,16 +95,17 @@ def on_files(files, config, **kwargs):
         files.append(File.generated(config, f"schemas/{schema.name}", content=schema.text))
     if _dirty is not None:  # a dirty serve that keeps the site: the API pages stand as built (see dirty_builds)
         _dirty.keep_generated_pages(files)
-    _plan_helper(files)
+    _plan_helper(files, config)
     return files
 
 
-def _plan_helper(files) -> None:
-    """When the render cache is likely to miss (its inputs changed since the last build) and the machine allows a
-    second process, choose the pages it renders ahead (those with code blocks that this build renders) and let the
-    build render the others first."""
-    global _helper_pages, _files_order
-    _helper_pages, _files_order = [], []
+def _plan_helper(files, config) -> None:
+    """When the render cache is likely to miss (its inputs changed since the last build) and the machine has a
+    second core, start a helper process on the pages with code blocks that this build renders
+    (``gpukb.site.page_helper``), and let the build render the other pages first."""
+    global _helper, _files_order
+    _stop_helper()
+    _files_order = []
     cache = render_cache.ACTIVE
     if cache is None or cache.inputs_unchanged() or not page_helper.wanted():
         return
@@ -117,37 +117,9 @@ def _plan_helper(files) -> None:
         and page_helper.runs_code(Path(f.abs_src_path).read_text(encoding="utf-8"))
     ]
     if len(pages) >= 2:
-        _helper_pages, _files_order = pages, [f.src_uri for f in files]
+        _files_order = [f.src_uri for f in files]
         page_helper.move_last(files, pages)
-
-
-def on_nav(nav, config, files, **kwargs):
-    """Start the helper on the pages chosen in ``on_files`` (the pages exist now), rendering them as MkDocs does."""
-    global _helper
-    _stop_helper()
-    pages = [files.get_file_from_path(name).page for name in _helper_pages]
-    if pages and all(p is not None for p in pages):
-
-        def render(page) -> None:  # MkDocs' own steps up to the Markdown's conversion, which runs the blocks
-            config._current_page = page
-            page = config.plugins.on_pre_page(page, config=config, files=files)
-            page.read_source(config)
-            page.markdown = config.plugins.on_page_markdown(page.markdown, page=page, config=config, files=files)
-            page.render(config, files)
-
-        _helper = page_helper.PageHelper.start(pages, _helper_pages, render, _helper_report)
-    return nav
-
-
-def _helper_report() -> dict:
-    """In the helper, after each page: what its blocks did since the previous call."""
-    cache = render_cache.ACTIVE
-    if cache is None:
-        return {}
-    report = {"ran": cache.misses, "hits": cache.hits, "durations": cache.durations}
-    cache.misses = cache.hits = 0
-    cache.durations = []
-    return report
+        _helper = page_helper.PageHelper.start(pages, page_helper.command(config["config_file_path"]))
 
 
 def _stop_helper() -> page_helper.PageHelper | None:
@@ -207,7 +179,8 @@ def on_post_build(config, **kwargs) -> None:
             cache.ahead = helper.ran
             cache.durations.extend(helper.durations)
             log.info(
-                "a second process ran %d blocks ahead of the build, which waited %.1f s for it",
+                "a second process (exit status %s) ran %d blocks ahead of the build, which waited %.1f s for it",
+                helper.returncode,
                 helper.ran,
                 helper.waited,
             )

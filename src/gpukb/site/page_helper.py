@@ -2,20 +2,22 @@
 empty or outdated render cache keeps two cores busy.
 
 MkDocs renders one page after another in one process. A build whose render cache (``gpukb.site.render_cache``) is
-empty runs every code block of the site, most of the build's time, on one core. :class:`PageHelper` forks the build
-process once the pages are known (the ``on_nav`` hook): the copy renders the pages that hold code blocks, from the
-last to the first, and throws the pages away; what it keeps is what its blocks stored in the render cache. The build
-itself renders the pages without code blocks first (the API reference), then the others from the first: a page the
-helper has not taken yet it renders itself, a page the helper is rendering it waits for, and a page the helper has
-rendered finds its blocks in the cache. The two meet in the middle and every block runs once.
+empty runs every code block of the site, most of the build's time, on one core. :class:`PageHelper` starts a second
+Python process (``python -m gpukb.site.page_helper``) once the build knows its files: it loads the same
+configuration, renders the pages that hold code blocks from the last to the first, and throws the pages away; what
+it keeps is what its blocks stored in the render cache. The build itself renders the pages without code blocks first
+(the API reference), then the others from the first: a page the helper has not taken yet it renders itself, a page
+the helper is rendering it waits for, and a page the helper has rendered finds its blocks in the cache. The two meet
+in the middle and every block runs once.
 
 Nothing the reader sees depends on it: the helper only fills the cache, and the build renders every page itself,
 in MkDocs' order for everything a page's neighbours or the search index see (:func:`restore_order`). A block that
 fails in the helper is not stored (the cache keeps no failure), so the build runs it again and reports it. A helper
-that dies is noticed and its pages are rendered by the build.
+that stops is noticed and its pages are rendered by the build.
 
-A page is claimed by creating a file with ``O_EXCL`` in a folder of the build's own; the helper marks a page done
-with a second file, which holds how many of its blocks ran and how long each took (for the build's report).
+The helper is a new interpreter, not a fork: the build has loaded numerical libraries whose threads a forked copy
+would wait for forever. A page is claimed by creating a file with ``O_EXCL`` in a folder of the build's own; the
+helper marks a page done with a second file, which holds how many of its blocks ran and how long each took.
 """
 
 from __future__ import annotations
@@ -26,24 +28,25 @@ import logging
 import os
 import re
 import shutil
-import signal
+import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gpukb.arguments import given
 
-#: ``GPUKB_PAGE_HELPER=off`` (or ``0``, ``no``, ``false``) keeps the build in one process.
+#: ``GPUKB_PAGE_HELPER=off`` (or ``0``, ``no``, ``false``) keeps the build in one process; the helper runs with it.
 HELPER_ENV = "GPUKB_PAGE_HELPER"
 #: A fence that markdown-exec runs (``exec="on"``; it also takes ``1``, ``true`` and ``yes``).
 _EXEC_FENCE = re.compile(r"""\bexec\s*=\s*["']?(?:on|1|true|yes)\b""", re.IGNORECASE)
 #: How often the build looks whether the page it waits for is done (seconds).
 _POLL = 0.02
+
+log = logging.getLogger("mkdocs.hooks.gpukb")
 
 
 def runs_code(markdown: str) -> bool:
@@ -57,17 +60,13 @@ def runs_code(markdown: str) -> bool:
     return _EXEC_FENCE.search(markdown) is not None
 
 
-def wanted(environ: dict[str, str] | None = None) -> bool:
-    """Whether this machine and the environment allow a helper: ``os.fork`` (Linux; macOS forks unsafely), two or
-    more cores for this process, one thread (forking a threaded process, as ``mkdocs serve`` is while it watches
-    files, can deadlock the copy), and :data:`HELPER_ENV` not off."""
+def wanted(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether a helper may start: two or more cores for this process and :data:`HELPER_ENV` not off."""
     env = os.environ if environ is None else environ
     if env.get(HELPER_ENV, "").strip().lower() in ("off", "0", "no", "false"):
         return False
-    if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
-        return False
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return cores >= 2 and threading.active_count() == 1
+    return cores >= 2
 
 
 @dataclass
@@ -81,97 +80,60 @@ class PageHelper:
 
     pages: Sequence[str]
     folder: Path
-    pid: int | None = None
+    process: subprocess.Popen | None = None
     _index: dict[str, int] = field(default_factory=dict)
     #: (seconds, label) of each block the helper ran, and how many it ran and found in the cache.
     durations: list[tuple[float, str]] = field(default_factory=list)
     ran: int = 0
     hits: int = 0
-    #: Seconds the build waited for the helper to finish a page.
+    #: Seconds the build waited for the helper to finish a page; the helper's exit status once it has ended.
     waited: float = 0.0
+    returncode: int | None = None
 
     def __post_init__(self) -> None:
         self._index = {name: i for i, name in enumerate(self.pages)}
 
     @classmethod
-    def start(cls, pages: Sequence[Any], names: Sequence[str], render: Callable[[Any], Any],
-              report: Callable[[], dict]) -> PageHelper:  # fmt: skip
-        """Fork a helper that renders ``pages`` (named ``names``, in the build's order) from the last, each that it
-        can claim, and returns at the first one the build has claimed.
-
-        Args:
-            pages: What ``render`` takes (MkDocs pages).
-            names: One name per page.
-            render: Renders one page in the helper (its blocks fill the render cache).
-            report: In the helper, after each page: what its blocks did since the previous call (``ran``,
-                ``hits``, ``durations``), for the build's report.
+    def start(cls, names: Sequence[str], command: Sequence[str]) -> PageHelper:
+        """Start ``command FOLDER NAME...``: a process that calls :func:`serve` on the pages ``names`` (in the
+        build's order) with the folder it is given. It runs with :data:`HELPER_ENV` off, and its output is discarded.
 
         Raises:
-            ValueError: If ``pages`` and ``names`` differ in length or a name repeats.
+            ValueError: If a name repeats or ``command`` is empty.
         """
-        if len(pages) != len(names) or len(set(names)) != len(names):
-            raise ValueError(f"give one distinct name per page: {len(pages)} pages, {len(set(names))} distinct names")
-        helper = cls(list(names), Path(tempfile.mkdtemp(prefix="gpukb-page-helper-")))
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:  # the helper: never returns into MkDocs
-            status = 0
-            try:
-                helper._serve(pages, render, report)
-            except BaseException:  # the build renders whatever the helper did not finish
-                status = 1
-            finally:
-                os._exit(status)
-        helper.pid = pid
+        names = list(names)
+        if len(set(names)) != len(names):
+            raise ValueError(f"give each page once: {len(names)} names, {len(set(names))} distinct")
+        if not command:
+            raise ValueError("command must name the helper's program, got an empty command")
+        helper = cls(names, Path(tempfile.mkdtemp(prefix="gpukb-page-helper-")))
+        helper.process = subprocess.Popen(
+            [*command, str(helper.folder), *names],
+            env={**os.environ, HELPER_ENV: "off"},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         return helper
 
-    def _serve(self, pages: Sequence[Any], render: Callable[[Any], Any], report: Callable[[], dict]) -> None:
-        logging.disable(logging.CRITICAL)  # the build reports; a failing block is run and reported there again
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 1)
-        os.dup2(devnull, 2)
-        report()  # what the build did before the fork is the build's
-        for i in reversed(range(len(pages))):
-            if not self._claim(i):
-                return  # the build took this page, so every page before it too
-            with contextlib.suppress(Exception):  # the build renders this page again and reports the error
-                render(pages[i])
-            done = self.folder / f"done-{i}"
-            done.with_suffix(".tmp").write_text(json.dumps(report()), encoding="utf-8")
-            os.replace(done.with_suffix(".tmp"), done)
-
-    def _claim(self, i: int) -> bool:
-        try:
-            os.close(os.open(self.folder / f"claim-{i}", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-        except FileExistsError:
-            return False
-        return True
-
     def _alive(self) -> bool:
-        if self.pid is None:
+        if self.process is None:
             return False
-        try:
-            pid, _ = os.waitpid(self.pid, os.WNOHANG)
-        except ChildProcessError:
-            pid = self.pid
-        if pid == self.pid:
-            self.pid = None  # reaped
-            return False
-        return True
+        self.returncode = self.process.poll()
+        return self.returncode is None
 
     def before_page(self, name: str) -> str:
         """In the build, before it renders page ``name``: claim it, or wait until the helper has rendered it.
 
         Returns:
             ``"mine"`` (the build renders it and runs its blocks), ``"helper"`` (the helper rendered it: its blocks
-            are in the cache unless they failed), ``"lost"`` (the helper died on it) or ``"other"`` (not a page the
-            helper shares).
+            are in the cache unless they failed), ``"lost"`` (the helper stopped on it) or ``"other"`` (not a page
+            the helper shares).
         """
         i = self._index.get(name)
         if i is None:
             return "other"
-        if self._claim(i):
+        if _claim(self.folder, i):
             return "mine"
         done = self.folder / f"done-{i}"
         start = time.perf_counter()
@@ -187,14 +149,13 @@ class PageHelper:
     def stop(self) -> None:
         """End the helper (it has nothing left once the build has passed every page), collect its report and
         remove the folder. Safe to call twice."""
-        if self.pid is not None:
-            deadline = time.monotonic() + 5
-            while self._alive() and time.monotonic() < deadline:
-                time.sleep(_POLL)
-            if self.pid is not None:
-                os.kill(self.pid, signal.SIGKILL)
-                os.waitpid(self.pid, 0)
-                self.pid = None
+        if self.process is not None:
+            try:
+                self.returncode = self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.returncode = self.process.wait()
+            self.process = None
         if self.folder.is_dir():
             for done in sorted(self.folder.glob("done-*")):
                 try:
@@ -207,9 +168,42 @@ class PageHelper:
             shutil.rmtree(self.folder, ignore_errors=True)
 
 
+def _claim(folder: Path, i: int) -> bool:
+    try:
+        os.close(os.open(folder / f"claim-{i}", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False
+    return True
+
+
+def serve(folder: Path, pages: Sequence[Any], render: Callable[[Any], Any], report: Callable[[], dict]) -> int:
+    """In the helper: render each page that can be claimed, from the last, until the build has claimed one (and so
+    every page before it); mark each done with ``report()`` (what its blocks did: ``ran``, ``hits``, ``durations``).
+    A page that fails to render is marked done: the build renders it again and reports the error.
+
+    Returns:
+        How many pages the helper rendered.
+    """
+    rendered = 0
+    for i in reversed(range(len(pages))):
+        if not _claim(Path(folder), i):
+            break
+        with contextlib.suppress(Exception):
+            render(pages[i])
+        rendered += 1
+        done = Path(folder) / f"done-{i}"
+        done.with_suffix(".tmp").write_text(json.dumps(report()), encoding="utf-8")
+        os.replace(done.with_suffix(".tmp"), done)
+    return rendered
+
+
 def move_last(files: Any, names: Iterable[str]) -> None:
     """Move the files ``names`` (MkDocs' ``src_uri``) to the end of MkDocs' ``Files``, in the order given: the
-    build renders the pages without code blocks (the API reference) first, while the helper starts on the blocks."""
+    build renders the pages without code blocks (the API reference) first, while the helper starts on the blocks.
+
+    Raises:
+        ValueError: If a name is not one of ``files``.
+    """
     for name in names:
         file = files.get_file_from_path(name)
         if file is None:
@@ -227,3 +221,59 @@ def restore_order(files: Any, order: Sequence[str]) -> None:
         files.remove(file)
     for file in ranked:
         files.append(file)
+
+
+def command(config_file: str | os.PathLike) -> list[str]:
+    """The helper's command for the site of ``config_file`` (:func:`main` adds the folder and the pages)."""
+    return [sys.executable, "-m", "gpukb.site.page_helper", str(config_file)]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m gpukb.site.page_helper CONFIG FOLDER PAGE...``: load the site's configuration as ``mkdocs build``
+    does, up to its navigation, and :func:`serve` the pages through MkDocs' own steps up to the Markdown's
+    conversion (which runs the code blocks)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) < 3:
+        print("usage: python -m gpukb.site.page_helper CONFIG FOLDER PAGE...", file=sys.stderr)
+        return 2
+    config_file, folder, names = args[0], Path(args[1]), args[2:]
+    from mkdocs.config import load_config
+    from mkdocs.structure.files import get_files
+    from mkdocs.structure.nav import get_navigation
+
+    from gpukb.site import render_cache
+
+    with tempfile.TemporaryDirectory(prefix="gpukb-page-helper-site-") as site:
+        config = load_config(config_file, site_dir=site)
+        config.plugins.on_startup(command="build", dirty=False)
+        config = config.plugins.on_config(config)
+        config.plugins.on_pre_build(config=config)
+        files = get_files(config)
+        files.add_files_from_theme(config.theme.get_env(), config)
+        files = config.plugins.on_files(files, config=config)
+        nav = config.plugins.on_nav(get_navigation(files, config), config=config, files=files)
+        del nav
+        pages = [files.get_file_from_path(name).page for name in names]
+
+        def render(page: Any) -> None:  # mkdocs.commands.build's steps for a page, up to the conversion
+            config._current_page = page
+            page = config.plugins.on_pre_page(page, config=config, files=files)
+            page.read_source(config)
+            page.markdown = config.plugins.on_page_markdown(page.markdown, page=page, config=config, files=files)
+            page.render(config, files)
+
+        def report() -> dict:
+            cache = render_cache.ACTIVE
+            if cache is None:
+                return {}
+            part = {"ran": cache.misses, "hits": cache.hits, "durations": cache.durations}
+            cache.misses = cache.hits = 0
+            cache.durations = []
+            return part
+
+        serve(folder, pages, render, report)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -69,6 +69,9 @@ ENVIRONMENT_PREFIXES = (
     "MPL",
     "GITHUB_",
 )
+#: Variables that steer how the site is built, not what a block prints: ``GPUKB_PAGE_HELPER``, which the helper
+#: process of ``gpukb.site.page_helper`` runs with (its blocks are stored for the build under the build's keys).
+BUILD_ONLY_VARIABLES = frozenset({"GPUKB_PAGE_HELPER"})
 #: Bump to drop every stored entry (a change of what an entry holds or of how keys are made).
 FORMAT = 1
 #: Entries unused for this long are deleted after a build.
@@ -230,13 +233,10 @@ def installed_digest() -> str:
 
 def variables_digest(environ: Mapping[str, str] | None = None) -> str:
     """A hash of the environment variables named by :data:`ENVIRONMENT_PREFIXES` (and ``PATH``), as they are when
-    a block runs (an earlier block may have set one)."""
+    a block runs (an earlier block may have set one), but for :data:`BUILD_ONLY_VARIABLES`."""
     env = os.environ if environ is None else environ
-    return _sha(
-        "\n".join(
-            sorted(f"{k}={v}" for k, v in env.items() if k == "PATH" or k.startswith(ENVIRONMENT_PREFIXES))
-        ).encode()
-    )
+    names = [k for k in env if (k == "PATH" or k.startswith(ENVIRONMENT_PREFIXES)) and k not in BUILD_ONLY_VARIABLES]
+    return _sha("\n".join(sorted(f"{k}={env[k]}" for k in names)).encode())
 
 
 class _Reads:
