@@ -86,16 +86,17 @@ def on_config(config, **kwargs):
 
 def on_files(files, config, **kwargs):
     """Publish the JSON Schemas of the results and data files under ``schemas/`` (see the page "Files and schemas");
-    in a dirty ``serve`` that keeps the site, leave the generated API pages as they were built."""
+    in a dirty ``serve`` that keeps the site, leave the generated API pages as they were built; when the render cache
+    will miss, start a second process on the pages' code blocks (``gpukb.site.page_helper``)."""
     from mkdocs.structure.files import File
 
     from gpukb.site.schemas import schemas
 
-    for schema in schemas():
-        files.append(File.generated(config, f"schemas/{schema.name}", content=schema.text))
     if _dirty is not None:  # a dirty serve that keeps the site: the API pages stand as built (see dirty_builds)
         _dirty.keep_generated_pages(files)
-    _plan_helper(files, config)
+    _plan_helper(files, config)  # first: the helper starts while the schemas are made
+    for schema in schemas():
+        files.append(File.generated(config, f"schemas/{schema.name}", content=schema.text))
     return files
 
 
