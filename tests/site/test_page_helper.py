@@ -24,8 +24,11 @@ def test_a_page_runs_code_when_markdown_exec_runs_one_of_its_fences() -> None:
         page_helper.runs_code(b"exec")
 
 
-def test_the_helper_runs_with_the_variable_that_turns_it_off_and_the_cache_ignores_it() -> None:
-    assert page_helper.wanted({page_helper.HELPER_ENV: "off"}) is False
+def test_a_helper_needs_a_spare_core_and_the_variable_that_turns_it_off_is_no_input() -> None:
+    assert page_helper.wanted({page_helper.HELPER_ENV: "off"}, cores=8, load=0.0) is False
+    assert page_helper.wanted({}, cores=2, load=1.0) is True, "the build itself, and a core to spare"
+    assert page_helper.wanted({}, cores=2, load=5.0) is False, "every core busy: a helper would only add work"
+    assert page_helper.wanted({}, cores=1, load=0.0) is False
     assert page_helper.HELPER_ENV in render_cache.BUILD_ONLY_VARIABLES
     assert render_cache.variables_digest({"PATH": "/bin", page_helper.HELPER_ENV: "off"}) == (
         render_cache.variables_digest({"PATH": "/bin"})

@@ -1,5 +1,5 @@
 """A second process renders the pages that run code blocks while MkDocs renders the rest, so that a build with an
-empty or outdated render cache keeps two cores busy.
+empty or outdated render cache keeps two cores busy (when a core is free: :func:`wanted`).
 
 MkDocs renders one page after another in one process. A build whose render cache (``gpukb.site.render_cache``) is
 empty runs every code block of the site, most of the build's time, on one core. :class:`PageHelper` starts a second
@@ -60,13 +60,27 @@ def runs_code(markdown: str) -> bool:
     return _EXEC_FENCE.search(markdown) is not None
 
 
-def wanted(environ: Mapping[str, str] | None = None) -> bool:
-    """Whether a helper may start: two or more cores for this process and :data:`HELPER_ENV` not off."""
+def wanted(environ: Mapping[str, str] | None = None, *, cores: int | None = None, load: float | None = None) -> bool:
+    """Whether a helper may start: :data:`HELPER_ENV` is not off, this process may use two or more cores, and the
+    machine has one to spare (the load average of the last minute, this build included, is below the cores).
+
+    A helper costs CPU time of its own (starting Python, loading the configuration, importing what both processes'
+    blocks import): on a machine whose cores are all busy it would take that time from other work and not end the
+    build sooner.
+
+    Args:
+        environ: The environment (``os.environ`` when None).
+        cores: The cores this process may use (looked up when None).
+        load: The one-minute load average (looked up when None; where there is none, taken as 0).
+    """
     env = os.environ if environ is None else environ
     if env.get(HELPER_ENV, "").strip().lower() in ("off", "0", "no", "false"):
         return False
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return cores >= 2
+    if cores is None:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if load is None:
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    return cores >= 2 and load < cores
 
 
 @dataclass
