@@ -17,16 +17,18 @@ into a temporary folder and with an empty render cache of its own (``GPUKB_RENDE
 4. serve, code edit: a comment added to one module of the package (removed afterwards): every page is built
    again, and the blocks that import the module, directly or not, run again.
 
-Each step prints its wall-clock time and the CPU time of this process (console blocks run ``gpukb`` in child
-processes, whose CPU time is not counted): on a busy machine the wall clock grows and the CPU time much less. A
-separate process's ``mkdocs build`` also pays for starting Python and importing the libraries; the serve loop
-does not. The figures depend on the machine and on what else runs on it: say both when you quote them.
+Each step prints its wall-clock time, the CPU time of this process and that of its child processes (the console
+blocks' ``gpukb`` commands, and the second process that runs pages' code blocks ahead of the build while the cache
+misses: ``gpukb.site.page_helper``): on a busy machine the wall clock grows and the CPU times much less. A separate
+process's ``mkdocs build`` also pays for starting Python and importing the libraries; the serve loop does not.
+The figures depend on the machine and on what else runs on it: say both when you quote them.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import sys
 import tempfile
 import time
@@ -35,17 +37,22 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _build(site_dir: Path, *, dirty: bool, startup: bool = False) -> tuple[float, float]:
-    """Build once; return (wall-clock seconds, CPU seconds of this process)."""
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _build(site_dir: Path, *, dirty: bool, startup: bool = False) -> tuple[float, float, float]:
+    """Build once; return (wall-clock seconds, CPU seconds of this process, CPU seconds of its children)."""
     from mkdocs.commands.build import build
     from mkdocs.config import load_config
 
-    start, cpu = time.perf_counter(), time.process_time()
+    start, cpu, children = time.perf_counter(), time.process_time(), _children_cpu()
     config = load_config(str(ROOT / "mkdocs.yml"), site_dir=str(site_dir), strict=not dirty)
     if startup:  # `mkdocs serve` starts its plugins once: those with on_startup (hooks, search) live on
         config.plugins.on_startup(command="serve" if dirty else "build", dirty=dirty)
     build(config, dirty=dirty)
-    return time.perf_counter() - start, time.process_time() - cpu
+    return time.perf_counter() - start, time.process_time() - cpu, _children_cpu() - children
 
 
 class _Edit:
@@ -66,7 +73,10 @@ def _stats() -> str:
     from gpukb.site import render_cache
 
     cache = render_cache.ACTIVE
-    return f"{cache.hits} blocks from the cache, {cache.misses} run" if cache else "cache off"
+    if cache is None:
+        return "cache off"
+    ahead = f" ({cache.ahead} of them run ahead by a second process)" if cache.ahead else ""
+    return f"{cache.hits} blocks from the cache{ahead}, {cache.misses} run"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -99,9 +109,9 @@ def main(argv: list[str] | None = None) -> int:
         with _Edit(module, f"\n# {token}\n"):
             rows.append((f"serve: rebuild after a code edit of {args.module}", _build(site, dirty=True), _stats()))
     width = max(len(r[0]) for r in rows)
-    print(f"{'step'.ljust(width)}  wall s   CPU s  blocks")
-    for name, (seconds, cpu), stats in rows:
-        print(f"{name.ljust(width)}  {seconds:6.1f}  {cpu:6.1f}  {stats}")
+    print(f"{'step'.ljust(width)}  wall s   CPU s  child CPU s  blocks")
+    for name, (seconds, cpu, children), stats in rows:
+        print(f"{name.ljust(width)}  {seconds:6.1f}  {cpu:6.1f}  {children:11.1f}  {stats}")
     print(f"cores: {os.cpu_count()}, load average before the last step: {os.getloadavg()[0]:.2f}")
     return 0
 

@@ -179,6 +179,25 @@ def test_a_rendered_heading_reaches_the_table_of_contents_from_the_cache(
     assert rendered[1][1] == ["Value 1"]
 
 
+def test_a_build_with_unchanged_inputs_is_told_so(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hint that decides whether a helper process runs blocks ahead: the package, the libraries and the
+    variables as at the end of the last build (a build-only variable does not count)."""
+    cache = _cache(repo)
+    cache.begin_build()
+    assert cache.inputs_unchanged() is False, "no build recorded yet"
+    cache.mark_built()
+    cache.begin_build()
+    assert cache.inputs_unchanged() is True
+    monkeypatch.setenv("GPUKB_PAGE_HELPER", "off")
+    assert cache.inputs_unchanged() is True
+    monkeypatch.setenv("GPUKB_TEST_INPUT", "1")  # a variable blocks may read
+    assert cache.inputs_unchanged() is False
+    monkeypatch.delenv("GPUKB_TEST_INPUT")
+    _write(repo / "src/pkgx/c.py", "OTHER = 2\n")
+    cache.begin_build()
+    assert cache.inputs_unchanged() is False, "an edit of the package"
+
+
 def test_the_cache_folder_and_turning_it_off(tmp_path: Path) -> None:
     assert render_cache.folder_for(tmp_path, {}) == tmp_path / ".cache" / "render"
     assert render_cache.folder_for(tmp_path, {render_cache.CACHE_ENV: "off"}) is None

@@ -11,6 +11,11 @@ attention (:mod:`~gpukb.parallelism.ring_attention`) and a mixture-of-experts la
 
 from gpukb.chapters import Chapter, DataFile
 
+#: One page module per page: ``docs/parallelism/<page>.md`` is rendered by ``gpukb.parallelism.pages.<page>``
+#: ("-" → "_", ``index.md`` by ``opening``), whose tables ``tests/parallelism/pages/test_<page>.py`` checks (the
+#: FSDP + TP page prints no table).
+_PAGES = ("opening", "tensor", "pipeline", "context", "experts", "fsdp_tp", "measured", "problems")
+
 # --8<-- [start:chapter]
 CHAPTER = Chapter(
     name="parallelism",
@@ -25,6 +30,11 @@ CHAPTER = Chapter(
             "gpukb.parallelism.sources:parse", "source", schemas=(("source", "gpukb.parallelism.sources:Source"),)
         )
     },
-    checks="tests.parallelism.test_page_tables",
+    page_layers=tuple(f"gpukb.parallelism.pages.{page}" for page in _PAGES),
+    checks={
+        f"gpukb.parallelism.pages.{page}": f"tests.parallelism.pages.test_{page}"
+        for page in _PAGES
+        if page != "fsdp_tp"
+    },
 )
 # --8<-- [end:chapter]

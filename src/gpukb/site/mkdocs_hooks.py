@@ -10,7 +10,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from gpukb.site import render_cache
+from gpukb.site import page_helper, render_cache
 from gpukb.site.dirty_builds import DirtyBuilds
 from gpukb.site.mathml import render_math
 from gpukb.site.reference import rank_below_prose
@@ -31,10 +31,17 @@ def scripts_first_on_path() -> str:
     return scripts
 
 
+#: The abbr extension of mkdocs.yml (Python-Markdown's, its pattern compiled once: ``gpukb.site.abbreviations``).
+ABBREVIATIONS = "gpukb.site.abbreviations"
+
 #: Set by ``mkdocs serve --dirty`` (``make serve``): only changed pages are rebuilt, unless more changed.
 _dirty: DirtyBuilds | None = None
 #: The environment when the build started; each page starts from it (``render_cache.restore_environ``).
 _build_environ: dict[str, str] = {}
+#: MkDocs' order of the site's files while a helper process runs pages' code blocks ahead (``gpukb.site.page_helper``;
+#: the order is restored before the pages are written), and the helper.
+_files_order: list[str] = []
+_helper: page_helper.PageHelper | None = None
 
 
 def on_startup(*, command: str, dirty: bool, **kwargs) -> None:
@@ -73,22 +80,67 @@ def on_config(config, **kwargs):
     from gpukb import glossary
 
     if "mdx_configs" in config:  # absent where a test calls the hook with a bare config
-        config["mdx_configs"].setdefault("abbr", {})["glossary"] = glossary.hover_texts()
+        config["mdx_configs"].setdefault(ABBREVIATIONS, {})["glossary"] = glossary.hover_texts()
     return config
 
 
 def on_files(files, config, **kwargs):
     """Publish the JSON Schemas of the results and data files under ``schemas/`` (see the page "Files and schemas");
-    in a dirty ``serve`` that keeps the site, leave the generated API pages as they were built."""
+    in a dirty ``serve`` that keeps the site, leave the generated API pages as they were built; when the render cache
+    will miss, start a second process on the pages' code blocks (``gpukb.site.page_helper``)."""
     from mkdocs.structure.files import File
 
     from gpukb.site.schemas import schemas
 
-    for schema in schemas():
-        files.append(File.generated(config, f"schemas/{schema.name}", content=schema.text))
     if _dirty is not None:  # a dirty serve that keeps the site: the API pages stand as built (see dirty_builds)
         _dirty.keep_generated_pages(files)
+    _plan_helper(files, config)  # first: the helper starts while the schemas are made
+    for schema in schemas():
+        files.append(File.generated(config, f"schemas/{schema.name}", content=schema.text))
     return files
+
+
+def _plan_helper(files, config) -> None:
+    """When the render cache is likely to miss (its inputs changed since the last build) and the machine has a
+    second core, start a helper process on the pages with code blocks that this build renders
+    (``gpukb.site.page_helper``), and let the build render the other pages first."""
+    global _helper, _files_order
+    _stop_helper()
+    _files_order = []
+    cache = render_cache.ACTIVE
+    if cache is None or cache.inputs_unchanged() or not page_helper.wanted():
+        return
+    pages = [
+        f.src_uri
+        for f in files.documentation_pages()
+        if f.abs_src_path
+        and (_dirty is None or f.is_modified())
+        and page_helper.runs_code(Path(f.abs_src_path).read_text(encoding="utf-8"))
+    ]
+    if len(pages) >= 2:
+        _files_order = [f.src_uri for f in files]
+        page_helper.move_last(files, pages)
+        _helper = page_helper.PageHelper.start(pages, page_helper.command(config["config_file_path"]))
+
+
+def _stop_helper() -> page_helper.PageHelper | None:
+    global _helper
+    helper, _helper = _helper, None
+    if helper is not None:
+        helper.stop()
+    return helper
+
+
+def on_env(env, config, files, **kwargs):
+    """Every page is rendered: put the site's files back in MkDocs' order before the pages are written."""
+    if _files_order:
+        page_helper.restore_order(files, _files_order)
+    return env
+
+
+def on_build_error(**kwargs) -> None:
+    """End the helper of a failed build."""
+    _stop_helper()
 
 
 def on_pre_build(config, **kwargs) -> None:
@@ -109,8 +161,11 @@ def on_pre_build(config, **kwargs) -> None:
 
 
 def on_pre_page(page, **kwargs):
-    """Start each page from the build's environment: what a page's code blocks set stays on that page."""
+    """Start each page from the build's environment: what a page's code blocks set stays on that page. With a
+    helper, take the page or wait until the helper has rendered it (its blocks are stored then)."""
     render_cache.restore_environ(_build_environ)
+    if _helper is not None:
+        _helper.before_page(page.file.src_uri)
     return page
 
 
@@ -118,8 +173,19 @@ def on_post_build(config, **kwargs) -> None:
     """Leave the environment as the build found it; say how many blocks the cache answered, and delete entries
     long unused."""
     render_cache.restore_environ(_build_environ)
+    helper = _stop_helper()
     cache = render_cache.ACTIVE
     if cache is not None:
+        if helper is not None:
+            cache.ahead = helper.ran
+            cache.durations.extend(helper.durations)
+            log.info(
+                "a second process (exit status %s) ran %d blocks ahead of the build, which waited %.1f s for it",
+                helper.returncode,
+                helper.ran,
+                helper.waited,
+            )
+        cache.mark_built()
         cache.prune()
         log.info(
             "render cache %s: %d blocks from the cache, %d run, %d not cacheable",

@@ -69,6 +69,9 @@ ENVIRONMENT_PREFIXES = (
     "MPL",
     "GITHUB_",
 )
+#: Variables that steer how the site is built, not what a block prints: ``GPUKB_PAGE_HELPER``, which the helper
+#: process of ``gpukb.site.page_helper`` runs with (its blocks are stored for the build under the build's keys).
+BUILD_ONLY_VARIABLES = frozenset({"GPUKB_PAGE_HELPER"})
 #: Bump to drop every stored entry (a change of what an entry holds or of how keys are made).
 FORMAT = 1
 #: Entries unused for this long are deleted after a build.
@@ -230,13 +233,10 @@ def installed_digest() -> str:
 
 def variables_digest(environ: Mapping[str, str] | None = None) -> str:
     """A hash of the environment variables named by :data:`ENVIRONMENT_PREFIXES` (and ``PATH``), as they are when
-    a block runs (an earlier block may have set one)."""
+    a block runs (an earlier block may have set one), but for :data:`BUILD_ONLY_VARIABLES`."""
     env = os.environ if environ is None else environ
-    return _sha(
-        "\n".join(
-            sorted(f"{k}={v}" for k, v in env.items() if k == "PATH" or k.startswith(ENVIRONMENT_PREFIXES))
-        ).encode()
-    )
+    names = [k for k in env if (k == "PATH" or k.startswith(ENVIRONMENT_PREFIXES)) and k not in BUILD_ONLY_VARIABLES]
+    return _sha("\n".join(sorted(f"{k}={env[k]}" for k in names)).encode())
 
 
 class _Reads:
@@ -290,6 +290,8 @@ class RenderCache:
     hits: int = 0
     misses: int = 0
     uncached: int = 0
+    #: Blocks that a helper process ran for this build (``gpukb.site.page_helper``); the build found them stored.
+    ahead: int = 0
     _used: set[str] = field(default_factory=set)
     #: (seconds, title or first line) of each block this build ran, for the report of the slowest.
     durations: list[tuple[float, str]] = field(default_factory=list)
@@ -303,10 +305,27 @@ class RenderCache:
         if previous is None or previous.digest != self.index.digest:
             forget_modules(self.package)
         self.environment = installed_digest()
-        self.hits = self.misses = self.uncached = 0
+        self.hits = self.misses = self.uncached = self.ahead = 0
         self._used = set()
         self.durations = []
         _Reads.install()
+
+    def _inputs_stamp(self) -> str:
+        return _sha(f"{self.index.digest if self.index else ''}\n{self.environment}\n{variables_digest()}".encode())
+
+    def inputs_unchanged(self) -> bool:
+        """Whether the package, the installed libraries and the variables are as they were at the end of the last
+        build that :meth:`mark_built` recorded in this folder: a hint that most blocks are stored (the key of each
+        block decides; this only tells whether running blocks ahead, in a second process, is worth it)."""
+        try:
+            return (self.folder / "last-build").read_text(encoding="utf-8") == self._inputs_stamp()
+        except OSError:
+            return False
+
+    def mark_built(self) -> None:
+        """Record, after a build, the inputs :meth:`inputs_unchanged` compares with."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        (self.folder / "last-build").write_text(self._inputs_stamp(), encoding="utf-8")
 
     def key(self, language: str, code: str, options: Mapping[str, Any]) -> str | None:
         """The key of a block's output, or None when the block must not be cached (a session shares state)."""

@@ -511,8 +511,10 @@ def triton_sweep_table(dtype: str = "bfloat16", sweep: str = "first", record: Tr
     ]
     if not any(row[-1] for row in rows):  # an empty column would only widen the table past the page
         headers, rows = headers[:-1], [row[:-1] for row in rows]
-    if len({row[0] for row in rows}) == 1:  # one group (the set itself, as for the reported products): no column
-        headers, rows = headers[1:], [row[1:] for row in rows]
+    # the group goes into the shape's cell: a column of its own would widen the table past a 1400 px screen
+    one_group = len({row[0] for row in rows}) == 1  # the set itself, as for the reported products: no group to name
+    headers = headers[1:]
+    rows = [(row[1] if one_group else f"{row[0]}: {row[1]}", *row[2:]) for row in rows]
     return markdown_table(headers, rows)
 
 

@@ -1,0 +1,117 @@
+"""The page helper and the build share out the pages with code blocks: each is rendered once, the build renders every
+page itself, and MkDocs' order of the files comes back before the pages are written."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from mkdocs.structure.files import File, Files
+
+from gpukb.site import page_helper, render_cache
+from gpukb.site.page_helper import PageHelper
+
+
+def test_a_page_runs_code_when_markdown_exec_runs_one_of_its_fences() -> None:
+    assert page_helper.runs_code('Text.\n\n```python exec="on"\nprint(1)\n```\n')
+    assert page_helper.runs_code("```console exec='1' result=\"text\"\n$ gpukb info\n```")
+    assert not page_helper.runs_code('```python exec="off"\nprint(1)\n```\n')
+    assert not page_helper.runs_code("```python\nprint(1)\n```\n")
+    with pytest.raises(TypeError, match=r"got b.exec. \(bytes\)"):
+        page_helper.runs_code(b"exec")
+
+
+def test_a_helper_needs_a_spare_core_and_the_variable_that_turns_it_off_is_no_input() -> None:
+    assert page_helper.wanted({page_helper.HELPER_ENV: "off"}, cores=8, load=0.0) is False
+    assert page_helper.wanted({}, cores=2, load=1.0) is True, "the build itself, and a core to spare"
+    assert page_helper.wanted({}, cores=2, load=5.0) is False, "every core busy: a helper would only add work"
+    assert page_helper.wanted({}, cores=1, load=0.0) is False
+    assert page_helper.HELPER_ENV in render_cache.BUILD_ONLY_VARIABLES
+    assert render_cache.variables_digest({"PATH": "/bin", page_helper.HELPER_ENV: "off"}) == (
+        render_cache.variables_digest({"PATH": "/bin"})
+    )
+
+
+#: A helper for the tests: renders a page by writing ``<page>.<its pid>`` into the folder given after the code.
+HELPER = """
+import os, sys
+from pathlib import Path
+from gpukb.site.page_helper import serve
+out, folder, names = Path(sys.argv[1]), sys.argv[2], sys.argv[3:]
+def render(name):
+    if name == os.environ.get("DIE_ON"):
+        os._exit(3)
+    (out / f"{name}.{os.getpid()}").write_text("rendered", encoding="utf-8")
+serve(folder, names, render, lambda: {"ran": 1, "hits": 0, "durations": [[0.5, "python: block"]]})
+"""
+
+
+def _start(names: list[str], out: Path) -> PageHelper:
+    return PageHelper.start(names, [sys.executable, "-c", HELPER, str(out)])
+
+
+def test_each_page_is_rendered_once_by_the_helper_or_the_build(tmp_path: Path) -> None:
+    """The helper takes pages from the last; the build takes the rest from the first and waits for the helper's."""
+    names = [f"p{i}" for i in range(6)]
+    helper = _start(names, tmp_path)
+    time.sleep(0.5)  # let the helper start, so that both render some pages
+    states = []
+    for name in names:
+        state = helper.before_page(name)
+        states.append(state)
+        if state == "mine":
+            (tmp_path / f"{name}.{os.getpid()}").write_text("rendered", encoding="utf-8")
+    helper.stop()
+    build = str(os.getpid())
+    assert len({p.suffix[1:] for p in tmp_path.iterdir()} - {build}) <= 1, "one helper"
+    for i, name in enumerate(names):
+        by = [p.suffix[1:] for p in tmp_path.glob(f"{name}.*")]
+        assert len(by) == 1, f"{name} rendered by {by}"
+        assert (by[0] == build) == (states[i] == "mine")
+    mine = [s == "mine" for s in states]
+    assert mine == sorted(mine, reverse=True), f"the build takes the first pages, the helper the last: {states}"
+    assert helper.ran == states.count("helper")
+    assert len(helper.durations) == helper.ran
+    assert helper.returncode == 0
+    assert not helper.folder.exists()
+    assert helper.before_page("not shared") == "other"
+
+
+def test_a_helper_that_dies_leaves_its_pages_to_the_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DIE_ON", "b")
+    helper = _start(["a", "b"], tmp_path)
+    deadline = time.monotonic() + 60
+    while not (helper.folder / "claim-1").exists() and time.monotonic() < deadline:  # the helper has taken b
+        time.sleep(0.01)
+    assert helper.before_page("a") == "mine"
+    assert helper.before_page("b") == "lost", "the helper claimed b and died before it was done"
+    helper.stop()
+    helper.stop()  # twice is harmless
+    assert helper.returncode == 3
+
+
+def test_start_refuses_a_repeated_page_or_no_command() -> None:
+    with pytest.raises(ValueError, match="2 names, 1 distinct"):
+        PageHelper.start(["x", "x"], ["true"])
+    with pytest.raises(ValueError, match="empty command"):
+        PageHelper.start(["x"], [])
+
+
+def _files(tmp_path: Path, names: list[str]) -> Files:
+    return Files([File(name, str(tmp_path), str(tmp_path / "site"), use_directory_urls=True) for name in names])
+
+
+def test_code_pages_go_last_and_the_order_comes_back(tmp_path: Path) -> None:
+    names = ["index.md", "a/code.md", "a/prose.md", "style.css", "b/code.md", "reference/x.md"]
+    files = _files(tmp_path, names)
+    page_helper.move_last(files, ["a/code.md", "b/code.md"])
+    assert [f.src_uri for f in files] == ["index.md", "a/prose.md", "style.css", "reference/x.md", "a/code.md",
+                                          "b/code.md"]  # fmt: skip
+    files.append(File("schemas/new.json", str(tmp_path), str(tmp_path / "site"), use_directory_urls=True))
+    page_helper.restore_order(files, names)
+    assert [f.src_uri for f in files] == [*names, "schemas/new.json"]
+    with pytest.raises(ValueError, match=r"'missing\.md' is not one of the site's files"):
+        page_helper.move_last(files, ["missing.md"])
