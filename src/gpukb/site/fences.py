@@ -56,6 +56,8 @@ RULES = {
     "cli-block": "a markdown-exec console block running anything but `$ gpukb ...` commands",
     "include-path": "an include with `..`, an absolute path, or a path outside snippets/ and src/gpukb/ (a test "
     "module or a bench script is described in prose, never included)",
+    "include-run": "an include whose info string is exactly python, bash or sh, which pytest-codeblocks runs as code "
+    "(the include line itself, which fails)",
     "include-file": "an include of a file that is missing, has no such section, or is not checked "
     "(a snippet without a check; under src/ anything but a gpukb module or data file)",
     "indented-code": "an indented code block (four spaces), which nothing runs",
@@ -366,6 +368,11 @@ def classify(fence: Fence, root: Path | None = None) -> str:
             if problem:
                 rule, message = problem
                 raise LintError(where, rule, f"{what}: {message}")
+        runs = fence.runs
+        if runs is not None and runs[0] in CODEBLOCK_LANGUAGES and fence.marker.startswith("`"):
+            raise LintError(where, "include-run", f"{what}: pytest-codeblocks runs a block whose info string is "
+                            f"exactly {runs[0]}, so it would run the include line itself; give the include a title "
+                            '(```python title="snippets/...")')  # fmt: skip
         return "include"
     if _is_render(fence):
         render_calls(fence)
