@@ -31,7 +31,8 @@ def _triton_ratio(value: float | None) -> str:
 
 
 def triton_goal(record: TritonGemm | None = None) -> str:
-    """The goal (≥ 0.95 of cuBLAS at bf16 4096³ and 8192³), what was measured, and whether it was met."""
+    """The bar of this step (≥ 0.95 of cuBLAS at bf16 4096³ and 8192³), what was measured, and whether it was
+    reached."""
     ceiling = triton_results.measured_ceiling()
     rows = [
         (
@@ -41,7 +42,7 @@ def triton_goal(record: TritonGemm | None = None) -> str:
             _triton_tflops(r.cublas_tflops),
             _triton_ratio(r.ratio),
             f"{100 * r.of_ceiling:.0f}%",
-            "met" if r.met else "**not met**",
+            "yes" if r.met else "**no**",
         )
         for r in triton_results.goal_rows(_triton(record), ceiling)
     ]
@@ -52,7 +53,7 @@ def triton_goal(record: TritonGemm | None = None) -> str:
         "cuBLAS TFLOP/s",
         "Triton / cuBLAS",
         f"of the measured ceiling ({ceiling:.0f} TFLOP/s)",
-        f"goal ≥ {triton_results.GOAL}",
+        f"≥ {triton_results.GOAL} of cuBLAS?",
     ]
     return markdown_table(headers, rows)
 
@@ -290,7 +291,7 @@ def triton_shared_memory(record: TritonGemm | None = None) -> str:
 
 
 def triton_drift(record: TritonGemm | None = None) -> str:
-    """What the goal's ratios mean next to the run-to-run drift of cuBLAS's own rate, and what clocks the goal's
+    """What the two squares' ratios mean next to the run-to-run drift of cuBLAS's own rate, and what clocks their
     pairs ran at, from the record (the sampled SM clock and power of each paired window)."""
     from gpukb.performance.pages import quantity
     from gpukb.performance.quantities import reconcile
@@ -310,13 +311,13 @@ def triton_drift(record: TritonGemm | None = None) -> str:
         )
         parts.append(f"{r.size}³: {r.ratio:.3f}{where}")
     big = next((r for r in rows if r.size == 8192), None)
-    text = "Triton / cuBLAS in the goal's pairs: " + "; ".join(parts) + ". "
+    text = "Triton / cuBLAS in the pairs timed on the two squares: " + "; ".join(parts) + ". "
     if big is not None:
         inside = cublas.inside_drift(big.ratio)
         text += (
             f"cuBLAS's own bf16 8192³ rate is {quantity('h100-cublas-bf16-8192', unit=True)} over "
             f"{len(cublas.readings)} runs, which ranged {cublas.low:.0f}–{cublas.high:.0f} (a drift of "
-            f"{100 * cublas.drift:.0f}%; [how](../../performance/measuring/#one-figure-per-quantity)). The goal's "
+            f"{100 * cublas.drift:.0f}%; [how](../../performance/measuring/#one-figure-per-quantity)). The ratio of "
             f"{big.ratio:.3f} at 8192³ is {'inside' if inside else 'outside'} that drift"
             + (
                 ": set against a cuBLAS figure from another run it would mean nothing. It stands because kernel "
@@ -408,8 +409,8 @@ _SWEEP_NAMES = {
 
 
 def triton_sweep_goal(record: TritonSweepRecord | None = None) -> str:
-    """The sweep's goals per set of shapes and input type: the ratio to the peer (geometric mean, lowest, lowest of
-    the large products) and the error ratio."""
+    """The sweep's speed and error targets per set of shapes and input type: the ratio to the peer (geometric mean,
+    lowest, lowest of the large products) and the error ratio."""
     rows = []
     for g in triton_results.sweep_goal_rows(_sweep(record)):
         large = g.lowest_large
@@ -422,9 +423,9 @@ def triton_sweep_goal(record: TritonSweepRecord | None = None) -> str:
                 f"{g.lowest.ratio:.3f} ({_shape(g.lowest)})",
                 "–" if large is None else f"{large.ratio:.3f} ({_shape(large)})",
                 g.goal,
-                "met" if g.met else "**not met**",
+                "reached" if g.met else "**missed**",
                 f"{g.worst_error_ratio:.2f}",
-                "met" if g.errors_met else "**not met**",
+                "yes" if g.errors_met else "**no**",
             )
         )
     headers = [
@@ -434,10 +435,10 @@ def triton_sweep_goal(record: TritonSweepRecord | None = None) -> str:
         "geometric mean of Triton / peer",
         "lowest (M×N×K)",
         "lowest with M·N·K ≥ 2^30",
-        "speed goal",
+        "speed target",
         "speed",
         "largest error / peer's error",
-        f"error goal ≤ {triton_results.ERROR_GOAL:g}×",
+        f"errors ≤ {triton_results.ERROR_GOAL:g}× the peer's?",
     ]
     return markdown_table(headers, rows)
 
