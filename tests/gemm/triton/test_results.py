@@ -142,7 +142,7 @@ def test_pages_render_the_record() -> None:
     row = goal_rows(record, ceiling)[0]
     assert (
         f"| {row.size}³ | `{row.config.label}` | {row.kernel_tflops:.0f} | {row.cublas_tflops:.0f} | {row.ratio:.3f} "
-        f"| {100 * row.of_ceiling:.0f}% | met |"
+        f"| {100 * row.of_ceiling:.0f}% | yes |"
     ) in goal
     assert f"`{record.chosen.large.config.label}` (chosen: large)" in triton_page.triton_sweep()
     assert "OutOfResources: out of resource: shared memory, Required: 262176, Hardware limit: 232448" in (
