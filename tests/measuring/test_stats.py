@@ -93,6 +93,13 @@ def test_median_interval_takes_the_widest_rank_with_enough_coverage(n, rank, cov
     assert got == pytest.approx(coverage, rel=1e-12)
 
 
+def test_median_interval_of_many_samples_is_quick_and_near_the_normal_bound() -> None:
+    # 10^4 rounds: the binomial terms summed once each (summed afresh per rank, 10^5 rounds took minutes)
+    low, high, coverage = median_interval(range(10_000))
+    assert 0.95 <= coverage < 0.952
+    assert (low, high) == (4901, 5098)  # ranks 4902 and 5099: about 5000 ± 1.96·√10^4/2
+
+
 def test_median_interval_at_lower_confidence_is_narrower() -> None:
     values = list(range(20))
     assert median_interval(values, confidence=0.80)[:2] == (6, 13)  # j = 7 covers 0.8847 >= 0.80; j = 8 0.7368
@@ -109,6 +116,10 @@ def test_median_interval_at_lower_confidence_is_narrower() -> None:
         ([1.0] * 8, True, TypeError, "confidence"),
         ([1.0] * 7 + ["2"], 0.95, TypeError, "real numbers"),
         ("123456", 0.95, TypeError, "not str"),
+        (None, 0.95, TypeError, "sequence of numbers, not NoneType"),
+        ([10**400] * 6, 0.95, ValueError, r"a sample is beyond the range of a float"),
+        ([1.0] * 8, [0.9], TypeError, r"confidence must be a number between 0 and 1; got \[0.9\] \(list\)"),
+        (range(100_001), 0.95, ValueError, "the number of samples must be an int ≤ 100000; got 100001"),
     ],
 )
 def test_median_interval_refuses(samples, confidence, error, message) -> None:
