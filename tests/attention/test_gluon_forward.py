@@ -40,6 +40,8 @@ def test_configs_name_what_they_refuse() -> None:
         gf.GluonConfig("fa3")
     with pytest.raises(ValueError, match="block_n must be 64 or 128; got 96"):
         gf.GluonConfig(block_n=96)
+    with pytest.raises(TypeError, match=r"block_n must be an int; got 64.0 \(float\)"):
+        gf.GluonConfig(block_n=64.0)
     with pytest.raises(ValueError, match="num_stages"):
         gf.GluonConfig(num_stages=0)
     with pytest.raises(ValueError, match="consumers"):
@@ -74,6 +76,21 @@ def test_bad_input_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     with pytest.raises(ValueError, match="do not run under Triton's interpreter"):
         gf.gluon_attention(q, k, v)
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "match"),
+    [
+        ((0, 128, 1024, 0, 0, False), ValueError, "block_n must be an int ≥ 1; got 0"),  # was a ZeroDivisionError
+        ((0, 128, -1024, 0, 128, False), ValueError, "kv_len must be an int ≥ 0; got -1024"),  # was (1, 0)
+        ((0, 128, float("nan"), 0, 128, False), TypeError, r"kv_len must be an int ≥ 0; got nan \(float\)"),
+        ((-256, 128, 1024, 0, 128, True), ValueError, "q_start must be an int ≥ 0; got -256"),
+        ((0, 128, 1024, 0, 128, "no"), TypeError, "causal must be True or False; got 'no'"),
+    ],
+)
+def test_key_blocks_refuses_what_the_kernel_never_computes(args, error, match) -> None:
+    with pytest.raises(error, match=match):
+        gf.key_blocks(*args)
 
 
 @pytest.mark.parametrize("causal", [False, True])

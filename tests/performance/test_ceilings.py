@@ -27,6 +27,8 @@ def test_ceilings_by_id_or_record() -> None:
     assert gemm_best(H200_SWEEP)["bf16"].tflops == measured_ceilings(H200_SWEEP)["bf16"]
     with pytest.raises(FileNotFoundError, match="does not exist"):
         measured_ceilings("performance/b200")
+    with pytest.raises(TypeError, match=r"record must be a SweepRecord or a record id .*; got None \(NoneType\)"):
+        measured_ceilings(None)  # was an AttributeError
 
 
 def test_gemm_best_is_the_fastest_record_per_type() -> None:

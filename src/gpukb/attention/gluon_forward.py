@@ -104,7 +104,7 @@ class GluonConfig:
 
     def __post_init__(self) -> None:
         choice("variant", self.variant, VARIANTS)
-        if self.block_n not in (64, 128) or isinstance(self.block_n, bool):
+        if integer("block_n", self.block_n) not in (64, 128):  # an int: 64.0 would reach the kernel as a float
             raise ValueError(f"block_n must be 64 or 128; got {self.block_n!r}")
         integer("num_stages", self.num_stages, minimum=1, maximum=4)
         integer("consumers", self.consumers, minimum=1, maximum=2)
@@ -156,7 +156,14 @@ def key_blocks(q_start: int, q_rows: int, kv_len: int, offset: int, block_n: int
     The kernel computes the same numbers (``_key_blocks``). Query ``i`` sees key ``j`` when ``j < kv_len`` and,
     under a causal mask, ``j <= i + offset``. At least one block is visited, so that the pipeline always has a
     block in flight; a program whose rows see no key masks all of it and writes zeros.
+
+    Raises:
+        TypeError: For a count that is not an int (a bool is not), or a ``causal`` that is not a bool.
+        ValueError: For ``q_start`` or ``kv_len`` below 0, ``q_rows`` or ``block_n`` below 1.
     """
+    q_start, kv_len = integer("q_start", q_start, minimum=0), integer("kv_len", kv_len, minimum=0)
+    q_rows, block_n = integer("q_rows", q_rows, minimum=1), integer("block_n", block_n, minimum=1)
+    offset, causal = integer("offset", offset), flag("causal", causal)  # offset < 0: more queries than keys
     if causal:
         hi = min(q_start + q_rows + offset, kv_len)
         full = min(q_start + offset + 1, kv_len)

@@ -144,8 +144,9 @@ def median_interval(samples: Sequence[float], confidence: float = 0.95) -> tuple
 
     Raises:
         TypeError: If ``samples`` is not an iterable (a string is not) or holds something that is not a real number.
-        ValueError: If a sample is not finite or beyond a float's range, there are too many samples, ``confidence`` is outside (0, 1), or there are too few samples for
-            it (the message says how many are needed).
+        ValueError: If a sample is not finite or beyond a float's range, there are too many samples,
+            ``confidence`` is outside (0, 1), or there are too few samples for it (the message says how many are
+            needed).
     """
     if isinstance(samples, str | bytes) or not isinstance(samples, Iterable):
         raise TypeError(f"median_interval expects a sequence of numbers, not {type(samples).__name__}")

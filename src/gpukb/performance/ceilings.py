@@ -7,6 +7,7 @@ rate cuBLAS reached on the H100, in TFLOP/s, and ``["bandwidth"]`` its fastest c
 
 from __future__ import annotations
 
+from gpukb.arguments import given
 from gpukb.performance.results import H100_SWEEP, GemmRecord, SweepRecord
 from gpukb.records import load
 
@@ -15,8 +16,17 @@ CEILING_MIN_BYTES = 2**28
 
 
 def sweep(record: SweepRecord | str) -> SweepRecord:
-    """A sweep record itself, or the committed one of that id (``"performance/h200-sweep"``)."""
-    return load(record, SweepRecord) if isinstance(record, str) else record
+    """A sweep record itself, or the committed one of that id (``"performance/h200-sweep"``).
+
+    Raises:
+        TypeError: For anything but a :class:`SweepRecord` or a string.
+        ValueError, FileNotFoundError: For an id that names no sweep record (as :func:`gpukb.records.load`).
+    """
+    if isinstance(record, str):
+        return load(record, SweepRecord)
+    if not isinstance(record, SweepRecord):
+        raise TypeError(f"record must be a SweepRecord or a record id such as {H100_SWEEP!r}; got {given(record)}")
+    return record
 
 
 def gemm_best(record: SweepRecord | str) -> dict[str, GemmRecord]:

@@ -283,3 +283,30 @@ def test_records_write_pad_rows_only_where_it_is_set() -> None:
     assert [Config(**t) for t in trials] == [plain, padded]
     assert plain.as_dict() == trials[0]
     assert padded.label.endswith(" pad")
+
+
+BF16 = DEFAULT_CONFIGS["bfloat16"]
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "match"),
+    [
+        ((512, 11008, 4096, BF16, 0), ValueError, "sms must be an int ≥ 1; got 0"),
+        ((-512, 11008, 4096, BF16, 132), ValueError, r"m must be an int ≥ 0, ≤ 9223372036854775807; got -512"),
+        ((10**100, 11008, 4096, BF16, 132), ValueError, "m must be an int ≥ 0"),  # it looped
+        ((True, 11008, 4096, BF16, 132), TypeError, r"m must be an int .*; got True \(bool\)"),
+        ((512, 11008, 4096, "bf16", 132), TypeError, "config must be a gpukb.gemm.triton.configs.Config; got str"),
+    ],
+)
+def test_round_counts_refuse_what_they_do_not_model(args, error, match) -> None:
+    with pytest.raises(error, match=match):
+        tail_rows(*args)
+    with pytest.raises(error, match=match):
+        split_for(*args)
+
+
+def test_tail_rows_of_a_huge_product_is_counted_at_once() -> None:
+    # only tails of at most sms / 2 tiles are tried: 2^62 rows took for ever when every split was
+    config = DEFAULT_CONFIGS["bfloat16"]
+    assert tail_rows(2**62, 11008, 4096, config, 132) == (2**62, 1)
+    assert tail_rows(512, 11008, 4096, config, 132) == (384, 3)  # the docstring's example

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from gpukb.arguments import integer, positive_int
+
 #: Kernel names accepted by :class:`Config`: the persistent TMA kernel, the pointer-based blocked kernel, and the
 #: split-K kernel (one program per output tile and K slice, TMA loads, float32 partial sums reduced by a second
 #: kernel when the product is split).
@@ -159,6 +161,20 @@ MAX_SPLIT_K = 128
 TAIL_COST = 0.1
 
 
+#: The largest dimension a product here may have: a torch size is an int64.
+MAX_DIMENSION = 2**63 - 1
+
+
+def _checked(m: int, n: int, k: int | None, config: Config, sms: int) -> None:
+    """Refuse what the round counts do not model: dimensions that are not ints ≥ 0, a multiprocessor count below 1
+    (which divided by zero), a configuration that is not a :class:`Config`."""
+    for name, value in (("m", m), ("n", n), ("k", k)) if k is not None else (("m", m), ("n", n)):
+        integer(name, value, minimum=0, maximum=MAX_DIMENSION)
+    positive_int("sms", sms)
+    if not isinstance(config, Config):
+        raise TypeError(f"config must be a gpukb.gemm.triton.configs.Config; got {type(config).__name__}")
+
+
 def tail_rows(m: int, n: int, k: int, config: Config, sms: int) -> tuple[int, int]:
     """For a ``split_tail`` configuration: ``(rows, split)``, the rows of C (a multiple of ``block_m``) the
     persistent kernel takes, and the K slices of the split-K kernel that takes the rest. ``(m, 1)`` where no tail
@@ -170,10 +186,14 @@ def tail_rows(m: int, n: int, k: int, config: Config, sms: int) -> tuple[int, in
     in 128×256 tiles on 132 multiprocessors: 172 tiles, 2 rounds as they are; 3 rows of tiles (129) in one round and
     the last row's 43 tiles cut in 3 take 1 + 1/3 + 0.1.
     """
+    _checked(m, n, k, config, sms)
     tm, tn = _cdiv(m, config.block_m), _cdiv(n, config.block_n)
     depth = max(1, k // (4 * config.block_k))
     best = (float(_cdiv(tm * tn, sms)), tm, 1)
-    for rows in range(tm - 1, -1, -1):
+    # only a tail of at most sms / 2 tiles can be split in two or more: fewer persistent rows are not tried (an m
+    # of 10^100 would otherwise loop for ever)
+    fewest = max(0, tm - sms // (2 * tn)) if tn else tm
+    for rows in range(tm - 1, fewest - 1, -1):
         tail = (tm - rows) * tn
         split = max(1, min(sms // tail, depth, MAX_SPLIT_K))
         if split == 1:
@@ -205,6 +225,7 @@ def split_for(m: int, n: int, k: int, config: Config, sms: int) -> int:
     add up, and a second round that is only partly full. (The tuning run times half and twice this split too; the
     tuning record shows what each took.)
     """
+    _checked(m, n, k, config, sms)
     if config.split_k is not None:
         return config.split_k
     tiles = max(1, _cdiv(m, config.block_m) * _cdiv(n, config.block_n))  # an empty C: one (empty) tile
@@ -297,6 +318,7 @@ def _cdiv(x: int, y: int) -> int:
 
 def waves(m: int, n: int, config: Config, sms: int) -> int:
     """Rounds of tiles a persistent grid of ``sms`` programs needs for an m×n output: ceil(tiles / sms)."""
+    _checked(m, n, None, config, sms)
     return _cdiv(_cdiv(m, config.block_m) * _cdiv(n, config.block_n), sms)
 
 
