@@ -115,3 +115,12 @@ def test_code_pages_go_last_and_the_order_comes_back(tmp_path: Path) -> None:
     assert [f.src_uri for f in files] == [*names, "schemas/new.json"]
     with pytest.raises(ValueError, match=r"'missing\.md' is not one of the site's files"):
         page_helper.move_last(files, ["missing.md"])
+
+
+def test_main_refuses_a_configuration_that_is_not_a_file(tmp_path: Path, capsys) -> None:
+    # a named pipe blocked load_config for ever; a folder ended in IsADirectoryError
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    for config, kind in ((pipe, "a named pipe"), (tmp_path, "a folder")):
+        assert page_helper.main([str(config), str(tmp_path / "out"), "index.md"]) == 2
+        assert f"error: {config}: not a regular file (it is {kind}); give a file" in capsys.readouterr().err

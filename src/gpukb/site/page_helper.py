@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpukb.arguments import given
+from gpukb.arguments import given, regular_file
 
 #: ``GPUKB_PAGE_HELPER=off`` (or ``0``, ``no``, ``false``) keeps the build in one process; the helper runs with it.
 HELPER_ENV = "GPUKB_PAGE_HELPER"
@@ -250,7 +250,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if len(args) < 3:
         print("usage: python -m gpukb.site.page_helper CONFIG FOLDER PAGE...", file=sys.stderr)
         return 2
-    config_file, folder, names = args[0], Path(args[1]), args[2:]
+    try:  # a named pipe would block load_config for ever, a folder would end in a traceback
+        config_file = str(regular_file("CONFIG", args[0]))
+    except (ValueError, FileNotFoundError) as err:
+        print(f"python -m gpukb.site.page_helper: error: {err}", file=sys.stderr)
+        return 2
+    folder, names = Path(args[1]), args[2:]
     from mkdocs.config import load_config
     from mkdocs.structure.files import get_files
     from mkdocs.structure.nav import get_navigation
@@ -267,6 +272,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         files = config.plugins.on_files(files, config=config)
         nav = config.plugins.on_nav(get_navigation(files, config), config=config, files=files)
         del nav
+        unknown = [name for name in names if getattr(files.get_file_from_path(name), "page", None) is None]
+        if unknown:
+            print(f"python -m gpukb.site.page_helper: error: no page of the site is {unknown}", file=sys.stderr)
+            return 2
         pages = [files.get_file_from_path(name).page for name in names]
 
         def render(page: Any) -> None:  # mkdocs.commands.build's steps for a page, up to the conversion
