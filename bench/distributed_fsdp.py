@@ -23,7 +23,7 @@ from gpukb.distributed.model import ModelConfig
 from gpukb.distributed.results import FsdpTraining
 from gpukb.distributed.training import train
 from gpukb.dtypes import torch_dtype
-from gpukb.records.script import Script, main
+from gpukb.records.script import Script, count, main
 
 
 def block_checks(device):
@@ -60,10 +60,10 @@ def block_checks(device):
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--steps", type=int, default=8)
-    parser.add_argument("--warmup", type=int, default=3)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--batch", type=int, default=8)
+    parser.add_argument("--steps", type=count(), default=8)
+    parser.add_argument("--warmup", type=count(0), default=3)
+    parser.add_argument("--repeats", type=count(), default=3)
+    parser.add_argument("--batch", type=count(), default=8)
     parser.add_argument("--tiny", action="store_true", help="the tiny model on the CPU with gloo (a smoke test)")
     parser.add_argument(
         "--model",
@@ -78,7 +78,7 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--rounds",
-        type=int,
+        type=count(),
         default=1,
         help="train every configuration afresh in each of N rounds, alternating within a round; one timed repeat "
         "per round (--repeats is then 1)",

@@ -36,6 +36,8 @@ def timed_kind(monkeypatch: pytest.MonkeyPatch) -> type[Timed]:
 
 def _options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--size", type=int, default=8)
+    parser.add_argument("--rounds", type=script.count(), default=1)  # --rounds 0 trained nothing, then a traceback
+    parser.add_argument("--warmup", type=script.count(0), default=0)
 
 
 QUICK = Budget(warmup_ms=0, rep_ms=0, min_reps=3, max_reps=3, min_warmup=1)
@@ -57,6 +59,10 @@ def test_the_command_line_is_the_output_then_the_scripts_own_options(tmp_path: P
         ([], "the following arguments are required: OUTPUT.json"),
         (["a.json", "b.json"], "unrecognized arguments: b.json"),
         (["a.json", "--size", "x"], "argument --size: invalid int value: 'x'"),
+        (["a.json", "--rounds", "0"], "argument --rounds: N must be a whole number ≥ 1; got '0'"),
+        (["a.json", "--rounds", "-1"], "argument --rounds: N must be a whole number ≥ 1; got '-1'"),
+        (["a.json", "--rounds", "1e300"], "argument --rounds: N must be a whole number ≥ 1; got '1e300'"),
+        (["a.json", "--warmup", "-1"], "argument --warmup: N must be a whole number ≥ 0; got '-1'"),
     ],
 )
 def test_a_bad_command_line_is_a_usage_error(argv, message, capsys) -> None:

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from gpukb.arguments import choice, positive_int
+from gpukb.arguments import choice, integer, positive_int
 from gpukb.measuring.timing import Budget, EventTimer, HostTimer, L2Flusher, Marks, Measurement, Timer, benchmark
 from gpukb.records.run import Run, describe_run, finished
 from gpukb.records.store import Record, check_output, rerecord_option, write
@@ -105,6 +105,26 @@ def parser(
     if arguments is not None:
         arguments(made)
     return made
+
+
+def count(minimum: int = 1) -> Callable[[str], int]:
+    """An argparse ``type`` for a whole number ≥ ``minimum`` (a count of steps, rounds, repeats): a bad value is a
+    usage error naming the option before anything runs, not a traceback from a rank after the model is built.
+
+    >>> made = argparse.ArgumentParser()
+    >>> made.add_argument("--rounds", type=count(), default=1)  # doctest: +ELLIPSIS
+    _StoreAction(...)
+    """
+    minimum = integer("minimum", minimum)
+
+    def parse(text: str) -> int:
+        try:
+            return integer("N", int(text), minimum=minimum)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"N must be a whole number ≥ {minimum}; got {text!r}") from None
+
+    parse.__name__ = f"whole number ≥ {minimum}"
+    return parse
 
 
 def cuda_missing(torch: Any = None) -> str | None:
