@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from gpukb.distributed.pages.four_gpus import modes_answer, modes_markdown
 from tests.distributed.pages import _arg, _by_id, _table
 
 
@@ -47,3 +48,10 @@ def check_modes(markdown: str, kwargs: dict[str, Any]) -> None:
 
 
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {"modes_markdown": check_modes}
+
+
+@pytest.mark.parametrize("render", [modes_answer, modes_markdown])
+def test_a_record_of_unpaired_repeats_is_refused(render) -> None:
+    # fsdp-h100x2 ran --repeats 10, each mode after the other: its ratios were read as 10 "paired rounds"
+    with pytest.raises(ValueError, match=r"--repeats 10: its modes were not trained in alternating rounds"):
+        render("distributed/fsdp-h100x2")

@@ -11,13 +11,31 @@ from gpukb.tables import markdown_table
 
 
 def _paired_modes(record: FsdpTraining, first: str = "DEFAULT", second: str = "PURE") -> tuple[list, list, list]:
-    """Tokens/s of two FSDP modes (no checkpointing) in each round of a record, and their per-round ratio."""
+    """Tokens/s of two FSDP modes (no checkpointing) in each round of a record, and their per-round ratio.
+
+    Raises:
+        ValueError: For a record whose modes were not trained in alternating rounds (``--rounds``): its repeats
+            ran one mode after the other, so their ratios are not paired and have no interval.
+    """
+    if not any("Interleaved:" in note for note in record.run.notes):  # the note bench/distributed_fsdp.py writes
+        raise ValueError(
+            f"{record.run.command}: its modes were not trained in alternating rounds (bench/distributed_fsdp.py "
+            "--rounds N); its repeats are not paired, so they give no ratio per round"
+        )
     by_mode = {r.mixed_precision: r.tokens_per_s for r in record.runs if r.fsdp and r.checkpointing == "none"}
     missing = [m for m in (first, second) if m not in by_mode]
     if missing:
         raise ValueError(f"{record.run.command}: no run of mode(s) {missing}; it has {sorted(by_mode)}")
     a, b = by_mode[first], by_mode[second]
     return a, b, [y / x for x, y in zip(a, b, strict=True)]
+
+
+def _gpus(record: FsdpTraining) -> str:
+    """``"4 H100s"``, or the device's full name for another GPU (the CPU smoke test's record: ``"1 CPU rank(s)"``)."""
+    gpu = record.run.gpu
+    if gpu is None:
+        return f"{record.world_size} CPU rank(s)"
+    return f"{record.world_size} H100s" if "H100" in gpu.name else f"{record.world_size} × {gpu.name}"
 
 
 def modes_answer(record_id: str = FSDP_MODES_ID) -> str:
@@ -27,7 +45,7 @@ def modes_answer(record_id: str = FSDP_MODES_ID) -> str:
     low, high, coverage = median_interval(ratios)
     median = statistics.median(ratios)
     return (
-        f"On {record.world_size} H100s, PURE trained the {record.parameters / 1e6:,.0f}M-parameter model at "
+        f"On {_gpus(record)}, PURE trained the {record.parameters / 1e6:,.0f}M-parameter model at "
         f"**{median:.3f}×** DEFAULT's tokens/s (median of {len(ratios)} paired rounds; {coverage:.0%} confidence "
         f"interval {low:.3f}× to {high:.3f}×): {median - 1:+.0%}, "
         + ("an interval that stops below the 5% at which the claimed 5–15% begins."
