@@ -43,6 +43,22 @@ def test_ragged_rows_are_refused(render) -> None:
         render(HEADERS, [["a", 1, 2], ["b", 1]])
 
 
+@pytest.mark.parametrize("render", [markdown_table, text_table, transposed])
+@pytest.mark.parametrize(
+    ("headers", "rows", "match"),
+    [
+        ("abc", [[1, 2, 3]], r"headers must be a list of names .*; got 'abc' \(str\)"),  # was three columns a, b, c
+        (None, [[1]], "headers must be a list of names"),  # was "object of type 'NoneType' has no len()"
+        (["a"], None, r"rows must be a list of rows, each a list of cells; got None"),
+        (["a"], [5], r"row 1 must be a list of cells; got 5 \(int\)"),
+        (["a", "b"], ["xy"], r"row 1 must be a list of cells; got 'xy' \(str\)"),  # was the cells x and y
+    ],
+)
+def test_headers_and_rows_that_are_no_table_are_refused(render, headers, rows, match) -> None:
+    with pytest.raises(TypeError, match=match):
+        render(headers, rows)
+
+
 @pytest.mark.parametrize(
     ("nbytes", "text"),
     [
@@ -50,6 +66,9 @@ def test_ragged_rows_are_refused(render) -> None:
         (1000, "1,000 B"),
         (1023.5, "1,023.5 B"),
         (1024, "1 KiB"),
+        (1023.99, "1.0 KiB"),  # was "1,024.0 B": a size that rounds to a whole unit is shown in it
+        (2**20 - 1, "1.0 MiB"),  # was "1024.0 KiB"
+        (2**20 - 60, "1023.9 KiB"),
         (233472, "228 KiB"),
         (1536, "1.5 KiB"),
         (32768000, "31.2 MiB"),

@@ -5,14 +5,22 @@ from __future__ import annotations
 import html
 import numbers
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from gpukb import arguments
 
 
 def _cells(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> list[list[str]]:
+    # a string of headers would be split into one column per letter, a string row into one cell per letter
+    if arguments.names("headers", headers) is None:
+        raise TypeError("headers must be a list of names (strings); got None")
+    if isinstance(rows, str | bytes) or not isinstance(rows, Iterable):
+        raise TypeError(f"rows must be a list of rows, each a list of cells; got {arguments.given(rows)}")
     width = len(headers)
+    rows = list(rows)
     for number, row in enumerate(rows, start=1):
+        if isinstance(row, str | bytes) or not hasattr(row, "__len__"):
+            raise TypeError(f"row {number} must be a list of cells; got {arguments.given(row)}")
         if len(row) != width:
             raise ValueError(f"row {number} has {len(row)} cells, the header has {width}: {row!r}")
     return [[str(c) for c in row] for row in rows]
@@ -22,6 +30,7 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> 
     """A Markdown pipe table. ``|`` inside a cell is escaped.
 
     Raises:
+        TypeError: If ``headers`` is not a list of strings or ``rows`` not a list of lists (a string is neither).
         ValueError: If a row's length differs from the header's.
     """
     cells = _cells(headers, rows)
@@ -92,6 +101,7 @@ def bytes_text(nbytes: float) -> str:
     number = arguments.real("nbytes", nbytes, minimum=0)
     nbytes = int(nbytes) if isinstance(nbytes, numbers.Integral) else number  # a whole number of bytes stays exact
     for unit, size in BINARY_UNITS:
-        if nbytes >= size:
+        # 2^20 - 1 bytes fills no MiB but would print as "1024.0 KiB": it is "1.0 MiB"
+        if nbytes >= size or f"{nbytes / size * 1024:.1f}" == "1024.0":
             return f"{int(nbytes // size)} {unit}" if nbytes % size == 0 else f"{nbytes / size:.1f} {unit}"
     return f"{int(nbytes):,} B" if float(nbytes).is_integer() else f"{float(nbytes):,.1f} B"

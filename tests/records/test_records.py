@@ -117,6 +117,8 @@ def test_a_measured_table_is_the_table_then_its_note_and_provenance() -> None:
         records.measured_table(["n"], [[1]], {})
     with pytest.raises(TypeError, match="note must be a string; got int"):
         records.measured_table(["n"], [[1]], run, 3)
+    with pytest.raises(TypeError, match=r"command must be True or False; got 'no' \(str\)"):
+        records.measured_table(["n"], [[1]], run, "", command="no")  # was read as True
     with pytest.raises(ValueError, match="row 1 has 1 cells, the header has 2"):
         records.measured_table(["n", "ms"], [[1]], run)
 

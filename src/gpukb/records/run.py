@@ -17,6 +17,7 @@ from pathlib import Path
 
 from pydantic import Field
 
+from gpukb.arguments import flag
 from gpukb.schema import StrictModel
 from gpukb.tables import markdown_table
 
@@ -267,11 +268,13 @@ def measured_table(
     :func:`measured_on`, one paragraph.
 
     Raises:
-        TypeError: If ``run`` is not a :class:`Run` or ``note`` not a string.
+        TypeError: If ``run`` is not a :class:`Run`, ``note`` not a string, ``command`` not a bool, or the
+            headers and rows not lists (:func:`gpukb.tables.markdown_table`).
         ValueError: If a row's length differs from the header's.
     """
     if not isinstance(run, Run):
         raise TypeError(f"run must be a gpukb.records.Run; got {type(run).__name__}")
     if not isinstance(note, str):
         raise TypeError(f"note must be a string; got {type(note).__name__}")
+    command = flag("command", command)  # a truthy "no" printed the command
     return markdown_table(headers, rows) + "\n\n" + note + measured_on(run, command)
