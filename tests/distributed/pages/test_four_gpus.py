@@ -47,3 +47,28 @@ def check_modes(markdown: str, kwargs: dict[str, Any]) -> None:
 
 
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {"modes_markdown": check_modes}
+
+
+def test_the_pages_typed_facts_hold() -> None:
+    """What the page's prose states by hand: the model's size and batch, the rounds, and the earlier pages' spread."""
+    from gpukb.distributed.model import ModelConfig
+    from tests.helpers import ROOT
+
+    page = (ROOT / "docs/distributed/four-gpus.md").read_text(encoding="utf-8")
+    raw = _by_id("distributed/fsdp-modes-h100x4")
+    config = ModelConfig.gpu_bound()
+    assert raw["parameters"] == config.parameter_count()
+    assert f"{raw['parameters'] / 1e6:.0f}M parameters (width {config.hidden}, {config.layers} layers)" in page
+    assert raw["model"]["hidden"] == config.hidden and raw["model"]["layers"] == config.layers
+    assert f"batch {raw['batch']}\n   of {raw['model']['seq']:,} tokens per GPU" in page
+    assert len(raw["runs"][0]["tokens_per_s"]) == 12 and "all twelve rounds" in page
+    # "spread by up to half their median": the widest (max - min) / median of those runs on the 1- and 2-GPU pages
+    spreads = [
+        (max(t) - min(t)) / statistics.median(t)
+        for record in ("distributed/fsdp-interleaved", "distributed/fsdp-interleaved-h100x2")
+        for r in _by_id(record)["runs"]
+        if r["fsdp"] and r["checkpointing"] == "none" and (t := r["tokens_per_s"])
+    ]
+    assert 0.45 <= max(spreads) <= 0.6
+    assert "spread by up to half their median" in page
+    assert f"small model ({ModelConfig.gpt_small().parameter_count() / 1e6:.0f}M parameters)" in page
