@@ -59,9 +59,11 @@ def test_the_pages_typed_facts_hold() -> None:
     config = ModelConfig.gpu_bound()
     assert raw["parameters"] == config.parameter_count()
     assert f"{raw['parameters'] / 1e6:.0f}M parameters (width {config.hidden}, {config.layers} layers)" in page
-    assert raw["model"]["hidden"] == config.hidden and raw["model"]["layers"] == config.layers
+    assert raw["model"]["hidden"] == config.hidden
+    assert raw["model"]["layers"] == config.layers
     assert f"batch {raw['batch']}\n   of {raw['model']['seq']:,} tokens per GPU" in page
-    assert len(raw["runs"][0]["tokens_per_s"]) == 12 and "all twelve rounds" in page
+    assert len(raw["runs"][0]["tokens_per_s"]) == 12
+    assert "all twelve rounds" in page
     # "spread by up to half their median": the widest (max - min) / median of those runs on the 1- and 2-GPU pages
     spreads = [
         (max(t) - min(t)) / statistics.median(t)
