@@ -69,7 +69,7 @@ def arguments(parser: argparse.ArgumentParser) -> None:
         "--model",
         choices=("gpt-small", "gpu-bound"),
         default="gpt-small",
-        help="gpt-small: ModelConfig.gpt_small (110M parameters); gpu-bound: ModelConfig.gpu_bound (875M), whose "
+        help="gpt-small: ModelConfig.gpt_small (111M parameters); gpu-bound: ModelConfig.gpu_bound (875M), whose "
         "step an H100 spends in matmuls",
     )
     parser.add_argument(

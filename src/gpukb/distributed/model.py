@@ -3,7 +3,7 @@
 Attention is written out (``softmax(QKᵀ/√d)·V`` with explicit matmuls, no dropout) so that what autograd saves for
 backward is the same on the CPU and the GPU and matches :func:`gpukb.distributed.memory.block_activation_bytes`
 (Korthikanti et al. 2022's count without the dropout terms). ``ModelConfig.gpt_small`` (d=768, 12 layers, 12 heads,
-vocabulary 16384, untied head) has 110 million parameters.
+vocabulary 16384, untied head) has 111 million parameters.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ class ModelConfig:
 
     @classmethod
     def gpt_small(cls) -> ModelConfig:
-        """The measured model: 110M parameters."""
+        """The measured model: 111M parameters."""
         return cls()
 
     @classmethod

@@ -55,3 +55,30 @@ def test_a_record_of_unpaired_repeats_is_refused(render) -> None:
     # fsdp-h100x2 ran --repeats 10, each mode after the other: its ratios were read as 10 "paired rounds"
     with pytest.raises(ValueError, match=r"--repeats 10: its modes were not trained in alternating rounds"):
         render("distributed/fsdp-h100x2")
+
+
+def test_the_pages_typed_facts_hold() -> None:
+    """What the page's prose states by hand: the model's size and batch, the rounds, and the earlier pages' spread."""
+    from gpukb.distributed.model import ModelConfig
+    from tests.helpers import ROOT
+
+    page = (ROOT / "docs/distributed/four-gpus.md").read_text(encoding="utf-8")
+    raw = _by_id("distributed/fsdp-modes-h100x4")
+    config = ModelConfig.gpu_bound()
+    assert raw["parameters"] == config.parameter_count()
+    assert f"{raw['parameters'] / 1e6:.0f}M parameters (width {config.hidden}, {config.layers} layers)" in page
+    assert raw["model"]["hidden"] == config.hidden
+    assert raw["model"]["layers"] == config.layers
+    assert f"batch {raw['batch']}\n   of {raw['model']['seq']:,} tokens per GPU" in page
+    assert len(raw["runs"][0]["tokens_per_s"]) == 12
+    assert "all twelve rounds" in page
+    # "spread by up to half their median": the widest (max - min) / median of those runs on the 1- and 2-GPU pages
+    spreads = [
+        (max(t) - min(t)) / statistics.median(t)
+        for record in ("distributed/fsdp-interleaved", "distributed/fsdp-interleaved-h100x2")
+        for r in _by_id(record)["runs"]
+        if r["fsdp"] and r["checkpointing"] == "none" and (t := r["tokens_per_s"])
+    ]
+    assert 0.45 <= max(spreads) <= 0.6
+    assert "spread by up to half their median" in page
+    assert f"small model ({ModelConfig.gpt_small().parameter_count() / 1e6:.0f}M parameters)" in page
