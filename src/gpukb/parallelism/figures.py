@@ -5,6 +5,7 @@ inline SVG (:func:`gpukb.figures.to_svg`), so the pages carry no image files.
 
 from __future__ import annotations
 
+from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, Rectangle
 
@@ -99,7 +100,9 @@ def pipeline_figure(stages: int = 4, micro_batches: int = 8) -> Figure:
         for r, slots in enumerate(played.slots):
             for start, end, kind, i in slots:
                 colour = FORWARD if kind == "F" else BACKWARD
-                ax.add_patch(Rectangle((float(start), r), float(end - start), 0.85, facecolor=colour,
+                # Translucent fills: the label is drawn in the page's text colour (near-white in the dark scheme),
+                # which an opaque light fill would hide.
+                ax.add_patch(Rectangle((float(start), r), float(end - start), 0.85, facecolor=to_rgba(colour, 0.6),
                                        edgecolor="black", linewidth=0.5))  # fmt: skip
                 ax.text(float(start + end) / 2, r + 0.43, str(i), ha="center", va="center", fontsize=6)
         ax.set_xlim(0, float(played.makespan))

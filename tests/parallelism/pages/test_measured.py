@@ -48,10 +48,12 @@ def check_measured(markdown: str, kwargs: dict[str, Any]) -> None:
             f"{got['formula_bytes'] / MIB:.1f}"
         )
     # the schemes whose bytes the page says matched exactly
-    for name in ("FSDP (4)", "TP (4)", "TP + SP (4)", "FSDP (2) + TP (2)", "PP (4) GPipe", "PP (4) 1F1B"):
+    for name in ("FSDP (4)", "TP (4)", "TP + SP (4)", "FSDP (2) + TP (2)", "PP (4) GPipe", "PP (4) 1F1B", "EP (4)"):
         assert record[name]["sent_bytes"] == record[name]["formula_bytes"]
-    ep = record["EP (4)"]
-    assert abs(ep["sent_bytes"] / ep["formula_bytes"] - 1) < 0.003  # "to 0.2%"
+    # the page's answer: these took longer per step than the whole model on one GPU, the pipelines less
+    one = record["one GPU"]["step_ms"]["median"]
+    slower = {"FSDP (4)", "TP (4)", "TP + SP (4)", "FSDP (2) + TP (2)", "CP (4)"}
+    assert {n for n in slower | {"PP (4) GPipe", "PP (4) 1F1B"} if record[n]["step_ms"]["median"] > one} == slower
 
 
 def check_pipeline_measured(markdown: str, kwargs: dict[str, Any]) -> None:

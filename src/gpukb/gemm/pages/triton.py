@@ -445,6 +445,8 @@ def triton_sweep_goal(record: TritonSweepRecord | None = None) -> str:
 
 def triton_sweep_figure(record: TritonSweepRecord | None = None) -> str:
     """Inline SVG: the ratio to the peer of every measured shape, one point per shape and type, by group."""
+    from matplotlib.ticker import FuncFormatter
+
     from gpukb.figures import new_figure, to_svg
 
     record = _sweep(record)
@@ -461,10 +463,17 @@ def triton_sweep_figure(record: TritonSweepRecord | None = None) -> str:
         if points:
             ax.scatter(*zip(*points, strict=True), marker=marker, s=18, label=_DTYPE_SHORT[dtype])
     ax.axhline(1.0, color="grey", linestyle=":")
-    ax.axhline(triton_results.SWEEP_GEOMEAN_GOAL, color="grey", linestyle="--", linewidth=0.8)
-    ax.axhline(triton_results.SWEEP_FLOOR_GOAL, color="grey", linestyle="-.", linewidth=0.8)
-    ax.set_xticks(range(len(labels)), labels, rotation=90, fontsize=6)
+    geomean, floor = triton_results.SWEEP_GEOMEAN_GOAL, triton_results.SWEEP_FLOOR_GOAL
+    ax.axhline(geomean, color="grey", linestyle="--", linewidth=0.8, label=f"{geomean:.2f}: geometric-mean target")
+    large = f"M·N·K ≥ 2^{triton_results.FLOOR_MIN_MNK.bit_length() - 1}"
+    ax.axhline(floor, color="grey", linestyle="-.", linewidth=0.8, label=f"{floor:.2f}: target for 16-bit {large}")
+    # Over a hundred shape names cannot be read along one axis (they overlapped); the tables below name them.
+    ax.set_xticks([])
+    ax.set_xlim(-1, len(labels))
+    ax.set_xlabel(f"{len(labels)} shapes and layouts (the tables below name them)")
     ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if round(v * 10) in (2, 3, 5, 7, 20, 30) else ""))
     ax.set_ylabel("peer time / Triton time")
     ax.set_title("The Triton GEMM against cuBLAS (bf16, fp16) and _scaled_mm (FP8), H100")
     ax.legend(fontsize=8)
