@@ -90,6 +90,15 @@ def backend(args: argparse.Namespace) -> str | None:
     return "gloo" if args.tiny else args.backend
 
 
+def check(args: argparse.Namespace) -> str | None:
+    """Options ``--tiny`` does not take: it trains the tiny model, on the CPU with gloo."""
+    if args.tiny and args.model != "gpt-small":
+        return f"--tiny trains the tiny model; --model {args.model} does not apply"
+    if args.tiny and args.backend not in (None, "gloo"):
+        return f"--tiny runs on the CPU with gloo; --backend {args.backend} does not apply"
+    return None
+
+
 def fsdp(script: Script) -> FsdpTraining | None:
     import torch
     import torch.distributed as dist
@@ -111,8 +120,6 @@ def fsdp(script: Script) -> FsdpTraining | None:
     blocks = [] if args.tiny or rank != 0 else block_checks(device)
     if rank == 0:
         print("checkpoint without use_reentrant:", warning, flush=True)
-    if args.tiny and args.model != "gpt-small":
-        raise SystemExit(f"--tiny trains the tiny model; --model {args.model} does not apply")
     config = (
         ModelConfig.tiny()
         if args.tiny
@@ -206,4 +213,4 @@ def fsdp(script: Script) -> FsdpTraining | None:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(fsdp, __doc__, arguments, device="ranks", backend=backend))
+    raise SystemExit(main(fsdp, __doc__, arguments, device="ranks", backend=backend, check=check))

@@ -17,7 +17,7 @@ import dataclasses
 import subprocess
 
 from gpukb.records import Record
-from gpukb.records.script import Script, main
+from gpukb.records.script import Script, count, main
 
 
 def topology() -> str:
@@ -30,9 +30,22 @@ def topology() -> str:
 
 
 def arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--rounds", type=int, default=8)
-    parser.add_argument("--steps", type=int, default=6)
+    # count(): --rounds 0 or -1 is a usage error, not a rank's traceback after every model is built
+    parser.add_argument("--rounds", type=count(), default=8)
+    parser.add_argument("--steps", type=count(), default=6)
     parser.add_argument("--tiny", action="store_true", help="small sizes on CPU ranks (gloo): checks the script")
+
+
+def backend(args: argparse.Namespace) -> str | None:
+    """``--tiny`` runs on CPU ranks with gloo; otherwise ``--backend`` or the skeleton's default (NCCL with CUDA)."""
+    return "gloo" if args.tiny else args.backend
+
+
+def check(args: argparse.Namespace) -> str | None:
+    """``--tiny`` runs on CPU ranks with gloo: another backend does not apply."""
+    if args.tiny and args.backend not in (None, "gloo"):
+        return f"--tiny runs on CPU ranks with gloo; --backend {args.backend} does not apply"
+    return None
 
 
 def parallelism_schemes(script: Script) -> Record | None:
@@ -140,6 +153,11 @@ def parallelism_schemes(script: Script) -> Record | None:
 if __name__ == "__main__":
     raise SystemExit(
         main(
-            parallelism_schemes, __doc__, arguments, device="ranks", backend=lambda args: "gloo" if args.tiny else None
+            parallelism_schemes,
+            __doc__,
+            arguments,
+            device="ranks",
+            backend=backend,
+            check=check,
         )
     )

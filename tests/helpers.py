@@ -60,8 +60,11 @@ def outside_tables(text: str) -> list[str]:
 
 def size_text(n: float) -> str:
     """A size as the pages print it, spelled out here for the checks (not read from ``gpukb.tables.bytes_text``): the
-    largest binary unit the size fills, whole when exact and to one decimal otherwise; under 1 KiB, bytes."""
-    for unit, shift in (("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
+    largest binary unit the size fills, whole when exact and to one decimal otherwise; under 1 KiB, bytes; from
+    1024 EiB on, bytes as a power of ten to three figures."""
+    if n >= 1023.95 * 2**60:  # "1024.0 EiB" and beyond: no larger unit
+        return f"{float(n):.3g} B"
+    for unit, shift in (("EiB", 60), ("PiB", 50), ("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
         whole, rest = divmod(n, 2**shift)
         if whole >= 1:
             return f"{int(whole)} {unit}" if rest == 0 else f"{n / 2**shift:.1f} {unit}"

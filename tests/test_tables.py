@@ -75,9 +75,16 @@ def test_headers_and_rows_that_are_no_table_are_refused(render, headers, rows, m
         (3 * 2**20, "3 MiB"),
         (80 * 2**30, "80 GiB"),
         (2**40 + 2**39, "1.5 TiB"),
-        (2**50, "1024 TiB"),
-        (10**30 + 1, f"{(10**30 + 1) / 2**40:.1f} TiB"),
-        (10**30 - 10**30 % 2**40, f"{10**30 // 2**40} TiB"),  # exact: not rounded through a float
+        (2**50, "1 PiB"),  # was "1024 TiB"
+        (3 * 2**60, "3 EiB"),
+        (2**63 - 1, "8.0 EiB"),  # the most bytes an int64 counts
+        (2**60 * 1000 + 1, "1000.0 EiB"),
+        (999 * 2**60 + 2**50, "999.0 EiB"),
+        (2**70 - 2**50, "1.18e+21 B"),  # would print "1024.0 EiB": beyond the largest unit, a power of ten
+        (2**70, "1.18e+21 B"),
+        (10**30 + 1, "1e+30 B"),
+        (1e300, "1e+300 B"),  # was a 290-digit figure in TiB
+        (float.fromhex("0x1.fffffffffffffp+1023"), "1.8e+308 B"),
     ],
 )
 def test_a_size_is_shown_in_the_largest_unit_it_fills(nbytes: float, text: str) -> None:
@@ -91,6 +98,7 @@ def test_a_size_is_shown_in_the_largest_unit_it_fills(nbytes: float, text: str) 
         (float("nan"), ValueError, "nbytes"),
         (float("inf"), ValueError, "nbytes"),
         (True, TypeError, "nbytes"),
+        (10**400, ValueError, "nbytes is beyond the range of a float"),
         ("1024", TypeError, "nbytes"),
     ],
 )

@@ -86,20 +86,26 @@ def html_with_links(text: str) -> str:
 
 
 #: Binary units, largest first: a size is shown in the largest it fills.
-BINARY_UNITS = (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10))
+BINARY_UNITS = (("EiB", 2**60), ("PiB", 2**50), ("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10))
+#: From here on (1024 EiB, 1.18e21 bytes: more than any machine holds) a size is shown in bytes as a power of ten,
+#: to three figures: ``1e300`` is ``"1e+300 B"``, not a figure of 280 digits in a binary unit.
+EXPONENT_FROM = 2**70
 
 
 def bytes_text(nbytes: float) -> str:
     """A size in bytes, the one way the site prints one: in the largest binary unit it fills, whole when it is a
     whole number of that unit and to one decimal otherwise (``233472`` → ``"228 KiB"``, ``32768000`` →
-    ``"31.2 MiB"``, ``80 * 2**30`` → ``"80 GiB"``); below one KiB in bytes (``"1,000 B"``).
+    ``"31.2 MiB"``, ``80 * 2**30`` → ``"80 GiB"``); below one KiB in bytes (``"1,000 B"``); from
+    :data:`EXPONENT_FROM` (1024 EiB) on in bytes to three figures (``1e300`` → ``"1e+300 B"``).
 
     Raises:
         TypeError: If ``nbytes`` is not a real number (a bool or a string is not).
-        ValueError: If it is negative, NaN or infinite.
+        ValueError: If it is negative, NaN, infinite or beyond a float's range.
     """
     number = arguments.real("nbytes", nbytes, minimum=0)
     nbytes = int(nbytes) if isinstance(nbytes, numbers.Integral) else number  # a whole number of bytes stays exact
+    if nbytes >= EXPONENT_FROM or f"{nbytes / 2**60:.1f}" == "1024.0":  # would print "1024.0 EiB": no larger unit
+        return f"{number:.3g} B"
     for unit, size in BINARY_UNITS:
         # 2^20 - 1 bytes fills no MiB but would print as "1024.0 KiB": it is "1.0 MiB"
         if nbytes >= size or f"{nbytes / size * 1024:.1f}" == "1024.0":

@@ -75,11 +75,36 @@ def test_model_activation_parts() -> None:
         (lambda: memory.block_activation_bytes(8, 0, 768, 12, 2), ValueError, "seq must be an int ≥ 1"),
         (lambda: memory.fsdp2_unit_transient_bytes_per_param("int8", None), ValueError, "unknown param_dtype"),
         (lambda: ModelConfig(hidden=10, heads=4), ValueError, "hidden 10 is not divisible by heads 4"),
+        # a model torch cannot hold was accepted: 10^100 layers gave a 10^106-parameter count and its memory
+        (lambda: ModelConfig(layers=10**100), ValueError, r"layers must be an int ≥ 1, ≤ 9223372036854775807; got 1000"),
+        (lambda: ModelConfig(layers=2**62), ValueError, r"layers=4611686018427387904\) would have 3.27e\+25 parameters"),
+        (lambda: ModelConfig(seq=2**40), ValueError, r"would have 1.45e\+25 attention scores per sequence; torch counts"),
+        (lambda: ModelConfig(vocab=1.5), TypeError, r"vocab must be an int ≥ 1, ≤ 9223372036854775807; got 1.5 \(float\)"),
+        (lambda: ModelConfig(heads=True), TypeError, r"heads must be an int .*; got True \(bool\)"),
     ],
 )
 def test_bad_input(call, error, match) -> None:
     with pytest.raises(error, match=match):
         call()
+
+
+def test_the_largest_model_torch_can_hold_is_accepted() -> None:
+    """The bound is the model's parameter count, not a cap on each size: a model of exactly 2^63 - 1 parameters
+    or scores per sequence is taken (its memory is then exact), one more is refused."""
+    from gpukb.distributed.model import MAX_ELEMENTS
+
+    def count(vocab: int, seq: int, layers: int) -> int:
+        return ModelConfig(vocab=vocab, seq=seq, hidden=1, heads=1, layers=layers).parameter_count()
+
+    block = count(1, 1, 2) - count(1, 1, 1)  # with hidden 1, each vocab entry adds 2, each position 1
+    layers = (MAX_ELEMENTS - count(1, 1, 1)) // block + 1
+    rest = MAX_ELEMENTS - count(1, 1, layers)
+    h = 1
+    top = ModelConfig(vocab=1 + rest // 2, seq=1 + rest % 2, hidden=h, heads=1, layers=layers)
+    assert top.parameter_count() == MAX_ELEMENTS
+    with pytest.raises(ValueError, match="would have 9.22e\\+18 parameters"):
+        ModelConfig(vocab=1 + rest // 2, seq=2 + rest % 2, hidden=h, heads=1, layers=layers)
+    assert memory.training_memory(top, 1, "ddp", 1).states == 16 * MAX_ELEMENTS
 
 
 # --- training_memory: the calculator's function ------------------------------------------------------------------

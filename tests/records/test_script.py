@@ -72,6 +72,31 @@ def test_a_bad_command_line_is_a_usage_error(argv, message, capsys) -> None:
     assert message in capsys.readouterr().err
 
 
+def _tiny_check(args: argparse.Namespace) -> str | None:
+    return f"--tiny takes no --size; got {args.size}" if args.tiny and args.size != 8 else None
+
+
+def test_options_that_do_not_go_together_are_refused_before_any_rank_starts(tmp_path: Path, monkeypatch, capsys):
+    """A script's ``check`` refuses a combination as a usage error before the process group is joined (the
+    distributed bench's ``--tiny --model gpu-bound`` was refused by each rank after the group started)."""
+
+    def options(parser: argparse.ArgumentParser) -> None:
+        _options(parser)
+        parser.add_argument("--tiny", action="store_true")
+
+    monkeypatch.setattr(script, "join_process_group", lambda backend: pytest.fail("joined a process group"))
+    out = str(tmp_path / "out.json")
+    with pytest.raises(SystemExit) as stop:
+        script.main(lambda s: None, "Doc.", options, device="ranks", check=_tiny_check, argv=[out, "--tiny",
+                    "--size", "3"], prog="demo.py")  # fmt: skip
+    assert stop.value.code == 2
+    assert "demo.py: error: --tiny takes no --size; got 3" in capsys.readouterr().err
+    with pytest.raises(TypeError, match="check must be a function of the parsed arguments; got str"):
+        script.main(lambda s: None, "Doc.", options, device="cpu", check="--tiny", argv=[out])  # type: ignore[arg-type]
+    # options that go together pass the check and are measured
+    assert script.main(lambda s: 7, "Doc.", options, device="cpu", check=_tiny_check, argv=[out, "--tiny"]) == 7
+
+
 def test_the_help_is_the_scripts_docstring(capsys) -> None:
     with pytest.raises(SystemExit):
         script.main(lambda s: None, "Time a thing.\n\nUsage: python bench/demo.py OUT", _options, argv=["--help"])

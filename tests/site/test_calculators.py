@@ -615,6 +615,8 @@ BAD_INPUTS = [
     ("memory", "batch", "-8", "negative"),
     ("memory", "hidden", "wide", "not a number"),
     ("memory", "heads", "7", "out of range"),
+    ("memory", "layers", str(2**62), "more parameters than torch counts"),
+    ("memory", "seq", str(2**40), "more scores than torch counts"),
     ("memory", "mixed_precision", "", "out of range"),
     ("attention", "q_len", "", "empty"),
     ("attention", "heads", "-32", "negative"),

@@ -8,8 +8,8 @@
  * product, so the page's values are the library's to the last bit.
  */
 import {
-  bytes, choice, count, el, fieldValue, flag, nonNegativeInt, on, positiveInt, raw, repr, reprFloat, reprString,
-  resultTable, valueError, wire,
+  bytes, choice, count, el, fieldValue, flag, formatG, integer, nonNegativeInt, on, positiveInt, raw, repr, reprFloat,
+  reprString, resultTable, valueError, wire,
 } from "./common.js";
 
 /** Python's + and * on int (BigInt) and float (number). */
@@ -18,13 +18,26 @@ const mul = (a, b) => (typeof a === "bigint" && typeof b === "bigint" ? a * b : 
 /** Python's int / int. */
 const div = (a, b) => Number(a) / Number(b);
 
+/** gpukb.distributed.model.MAX_ELEMENTS: torch counts elements in an int64. */
+const MAX_ELEMENTS = 2n ** 63n - 1n;
+
 /** ModelConfig(vocab, seq, hidden, heads, layers). */
 export function modelConfig(c) {
-  for (const name of ["vocab", "seq", "hidden", "heads", "layers"]) positiveInt(name, c[name]);
+  for (const name of ["vocab", "seq", "hidden", "heads", "layers"]) integer(name, c[name], 1, MAX_ELEMENTS);
   if (c.hidden % c.heads) {
     const err = valueError(`hidden ${c.hidden} is not divisible by heads ${c.heads}`);
     err.arg = "heads";
     throw err;
+  }
+  const shown = `ModelConfig(vocab=${c.vocab}, seq=${c.seq}, hidden=${c.hidden}, heads=${c.heads}, layers=${c.layers})`;
+  for (const [what, n, arg] of [["parameters", parameterCount(c), "layers"],
+                                ["attention scores per sequence", c.heads * c.seq * c.seq, "seq"]]) {
+    if (n > MAX_ELEMENTS) {
+      const err = valueError(`${shown} would have ${formatG(Number(n))} ${what}; torch counts elements in an int64, `
+        + `so at most 2^63 - 1 ≈ ${formatG(Number(MAX_ELEMENTS))}`);
+      err.arg = arg;
+      throw err;
+    }
   }
   return c;
 }

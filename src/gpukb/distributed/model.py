@@ -11,12 +11,22 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from gpukb.arguments import choice, positive_int
+from gpukb.arguments import choice, integer, positive_int
+
+#: The most elements the model, or one sequence's attention scores, may have: torch counts elements in an int64.
+MAX_ELEMENTS = 2**63 - 1
 
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """Sizes of the transformer: ``hidden`` must be divisible by ``heads``."""
+    """Sizes of the transformer: ``hidden`` must be divisible by ``heads``, and the model must be one torch can
+    hold: at most :data:`MAX_ELEMENTS` parameters, and as many attention scores for one sequence (``heads·seq²``).
+
+    Raises:
+        TypeError: For a size that is not an int (a bool is not).
+        ValueError: For a size below 1 or above :data:`MAX_ELEMENTS`, ``hidden`` not divisible by ``heads``, or a
+            model with more parameters or scores per sequence than :data:`MAX_ELEMENTS`.
+    """
 
     vocab: int = 16384
     seq: int = 1024
@@ -26,9 +36,17 @@ class ModelConfig:
 
     def __post_init__(self) -> None:
         for name in ("vocab", "seq", "hidden", "heads", "layers"):
-            positive_int(name, getattr(self, name))
+            integer(name, getattr(self, name), minimum=1, maximum=MAX_ELEMENTS)
         if self.hidden % self.heads:
             raise ValueError(f"hidden {self.hidden} is not divisible by heads {self.heads}")
+        # 10^100 layers gave a parameter count and memory figures for a model that cannot exist
+        for what, count in (("parameters", self.parameter_count()), ("attention scores per sequence",
+                                                                     self.heads * self.seq * self.seq)):  # fmt: skip
+            if count > MAX_ELEMENTS:
+                raise ValueError(
+                    f"{self} would have {count:.3g} {what}; torch counts elements in an int64, so at most "
+                    f"2^63 - 1 ≈ {MAX_ELEMENTS:.3g}"
+                )
 
     @classmethod
     def gpt_small(cls) -> ModelConfig:

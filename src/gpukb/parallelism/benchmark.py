@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from gpukb.arguments import positive_int
+from gpukb.arguments import non_negative_int, positive_int
 from gpukb.parallelism import communication as comm
 from gpukb.parallelism.model import BlockShape
 
@@ -398,7 +398,15 @@ def _elapsed_max(seconds: float, device) -> float:
 def measure(schemes: list[Scheme], device, rounds: int = 5, steps: int = 5, warmup: int = 1) -> dict[str, dict]:
     """Warm each scheme up, log one step's collectives and its peak memory above the state, then time ``steps``
     steps of each scheme in each of ``rounds`` rounds, the schemes in turn within a round. Returns, by scheme name,
-    this rank's readings; times are the slowest rank's, per step."""
+    this rank's readings; times are the slowest rank's, per step.
+
+    Raises:
+        ValueError: For ``rounds`` or ``steps`` below 1 or a ``warmup`` below 0 (zero steps divided a time by zero,
+            zero rounds left every scheme without a time), before any scheme steps.
+        TypeError: For one that is not an int.
+    """
+    rounds, steps = positive_int("rounds", rounds), positive_int("steps", steps)
+    warmup = non_negative_int("warmup", warmup)
     import torch
     import torch.distributed as dist
 

@@ -335,6 +335,7 @@ def main(
     output: Literal["file", "optional", "folder"] = "file",
     device: Literal["cuda", "cpu", "ranks"] = "cuda",
     backend: Callable[[argparse.Namespace], str | None] | None = None,
+    check: Callable[[argparse.Namespace], str | None] | None = None,
     budget: Budget = DEFAULT_BUDGET,
     argv: Sequence[str] | None = None,
     prog: str | None = None,
@@ -350,6 +351,8 @@ def main(
         device: What the script needs; see :data:`DEVICES`.
         backend: For ``"ranks"``: the backend to use, from the parsed arguments (``args.backend`` when omitted;
             ``None`` picks NCCL with CUDA, else gloo).
+        check: Why the parsed options do not go together (``--tiny`` with a model it does not train, say), or
+            ``None`` when they do: a reason is a usage error, before a device is checked or a process group joined.
         budget: The default warm-up and repetition of :meth:`Script.measure`.
         argv: The arguments (``sys.argv[1:]`` when omitted).
         prog: The program name in messages.
@@ -361,8 +364,13 @@ def main(
     """
     if not isinstance(budget, Budget):
         raise TypeError(f"budget must be a gpukb.measuring.timing.Budget; got {type(budget).__name__}")
+    if check is not None and not callable(check):
+        raise TypeError(f"check must be a function of the parsed arguments; got {type(check).__name__}")
     made = parser(doc, arguments, output, device, prog)
     args = made.parse_args(argv)
+    problem = None if check is None else check(args)
+    if problem is not None:  # options that do not go together: refused before a rank starts, not by each rank
+        made.error(problem)
     _check_output(made, args, output)
     if device == "cuda":
         reason = cuda_missing()
