@@ -284,3 +284,142 @@ def test_finished_adds_the_duration_and_the_end_reading_of_a_gpu_run(monkeypatch
     given = records.ClockReading(sm_mhz=1980)
     assert records.finished(_cpu_run(gpu=gpu), time.perf_counter(), clocks={"end": given}).clocks["end"] == given
     assert "end" not in records.finished(_cpu_run(), time.perf_counter()).clocks  # a CPU run reads no GPU clocks
+
+
+# --- the run description's every field, on a GPU faked on the CPU ----------------------------------------------
+
+_H100 = {"gpu": "NVIDIA H100 80GB HBM3", "sm_count": 132, "compute_capability": "9.0",
+         "memory_bytes": 85017493504, "l2_bytes": 52428800, "driver": "580.159.04"}  # fmt: skip
+_SMI = {"clocks.sm": 1980.0, "clocks.mem": 2619.0, "clocks.max.sm": 1980.0, "clocks.max.mem": 2619.0,
+        "power.draw": 71.5, "power.limit": 700.0, "temperature.gpu": 31.0, "pstate": "P0"}  # fmt: skip
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch: pytest.MonkeyPatch):
+    """``describe_run`` on a machine whose environment, device and clocks say there is an H100 (each library at
+    its own version, so a field read from another library's shows)."""
+    import dataclasses
+
+    import torch
+
+    from gpukb import environment
+    from gpukb.measuring import device
+    from gpukb.records import run as run_module
+
+    libraries = {"numpy": "2.5.2", "torch": "2.11.0+cu130", "triton": "3.6.0", "ml_dtypes": "0.5.4",
+                 "numba": "0.62.1"}  # fmt: skip
+    env = dataclasses.replace(environment.collect(), cuda_gpu=_H100["gpu"], torch_cuda="13.0", nvcc="13.0.88",
+                              libraries=libraries)  # fmt: skip
+    monkeypatch.setattr(environment, "collect", lambda: env)
+    monkeypatch.setattr(device, "describe", lambda t: dict(_H100) if t is torch else pytest.fail(f"described {t!r}"))
+    monkeypatch.setattr(device, "clocks", lambda: dict(_SMI))
+    monkeypatch.setattr(run_module, "_cudnn_version", lambda t: "9.10.2" if t is torch else pytest.fail("no torch"))
+    return env
+
+
+def test_describe_run_on_a_gpu_records_the_device_the_libraries_and_a_first_reading(fake_gpu) -> None:
+    import os
+
+    before = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    run = records.describe_run("python bench/x.py out.json", notes=("one", "two"))
+    after = dt.datetime.now(dt.UTC)
+    assert run.gpu == records.Gpu(name=_H100["gpu"], sm_count=132, compute_capability="9.0",
+                                  memory_bytes=85017493504, l2_bytes=52428800, driver="580.159.04")  # fmt: skip
+    assert run.versions == records.Versions(python=fake_gpu.python, numpy="2.5.2", torch="2.11.0+cu130",
+                                            torch_cuda="13.0", triton="3.6.0", cudnn="9.10.2", nvcc="13.0.88",
+                                            ml_dtypes="0.5.4", numba="0.62.1")  # fmt: skip
+    assert run.clocks == {"start": records.clock_reading(_SMI)}
+    assert (run.machine, run.cpu_count) == (platform.machine(), os.cpu_count() or 1)
+    assert before <= run.started <= after and run.started.tzinfo == dt.UTC and run.started.microsecond == 0
+    assert run.date == run.started.date()
+    assert (run.command, run.notes, run.duration_s) == ("python bench/x.py out.json", ["one", "two"], None)
+
+
+def test_describe_run_without_a_command_records_this_process_and_without_clocks_none(fake_gpu, monkeypatch):
+    from gpukb.measuring import device
+
+    monkeypatch.setattr(sys, "argv", ["bench/x.py", "out.json"])
+    monkeypatch.setattr(device, "clocks", lambda: None)  # nvidia-smi did not answer
+    run = records.describe_run()
+    assert (run.command, run.clocks, run.gpu.name) == ("python bench/x.py out.json", {}, _H100["gpu"])
+
+
+def test_describe_run_without_a_gpu_records_no_gpu_library(monkeypatch) -> None:
+    import dataclasses
+
+    from gpukb import environment
+
+    env = dataclasses.replace(environment.collect(), cuda_gpu=None, torch_cuda=None, nvcc=None)
+    monkeypatch.setattr(environment, "collect", lambda: env)
+    monkeypatch.setattr("os.cpu_count", lambda: None)  # unknown: one CPU at least
+    run = records.describe_run("x")
+    assert (run.gpu, run.clocks, run.versions.cudnn, run.cpu_count) == (None, {}, None, 1)
+
+
+def test_command_line_of_no_arguments_is_empty() -> None:
+    assert records.command_line([]) == ""
+
+
+def test_clock_reading_keeps_only_a_p_state() -> None:
+    assert records.clock_reading({**_SMI, "pstate": "[N/A]"}).pstate is None
+    assert records.clock_reading({**_SMI, "pstate": 0.0}).pstate is None  # a number is no P-state
+
+
+def test_finished_measures_from_the_start() -> None:
+    import time
+
+    done = records.finished(_cpu_run(), time.perf_counter() - 1.0, notes=["n"])
+    assert 1.0 <= done.duration_s < 60 and done.notes == ["n"]
+
+
+@pytest.mark.parametrize(
+    ("reading", "text"),
+    [
+        (records.ClockReading(sm_mhz=1755.4), "SM 1755 MHz"),  # no maximum: no "/1980"
+        (records.ClockReading(power_w=71.5), "72 W"),  # no limit: no " of 700 W"
+        (records.ClockReading(temperature_c=31, pstate="P2"), "31 °C, P2"),
+        (records.ClockReading(), "not reported"),
+    ],
+)
+def test_clock_text_says_only_what_was_read(reading, text) -> None:
+    assert records.clock_text(reading) == text
+
+
+def _gpu(name: str = "NVIDIA H100 80GB HBM3", driver: str | None = "580.159.04") -> records.Gpu:
+    return records.Gpu(name=name, sm_count=132, compute_capability="9.0", memory_bytes=85017493504,
+                       l2_bytes=52428800, driver=driver)  # fmt: skip
+
+
+_ALL = records.Versions(python="3.12.3", numpy="2.5.2", torch="2.11.0+cu130", torch_cuda="13.0", triton="3.6.0",
+                        cudnn="9.10.2", nvcc="13.0", ml_dtypes="0.5.4", numba="0.62.1", cublaslt="13.1.0")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("changes", "sentence"),
+    [
+        ({"gpu": _gpu(), "versions": _ALL},
+         "Measured on an NVIDIA H100 80GB HBM3 (132 SMs, driver 580.159.04), torch 2.11.0+cu130 (CUDA 13.0), "
+         "triton 3.6.0, cuDNN 9.10.2, cuBLASLt 13.1.0, nvcc 13.0, numpy 2.5.2, ml_dtypes 0.5.4, Python 3.12.3"),
+        # the GPU libraries and torch's CUDA are named only for a GPU run; numba never
+        ({"versions": _ALL},
+         "Measured on the CPU of an x86_64 machine (2 logical CPUs), torch 2.11.0+cu130, triton 3.6.0, numpy 2.5.2, "
+         "ml_dtypes 0.5.4, Python 3.12.3"),
+        ({"gpu": _gpu("Tesla T4", driver=None)}, "Measured on a Tesla T4 (132 SMs), torch 2.13.0+cpu, numpy 2.3.5"),
+        ({"gpu": _gpu("A100-SXM4-80GB")}, "Measured on an A100-SXM4-80GB (132 SMs, driver 580.159.04)"),
+        ({"gpu": _gpu("ampere card")}, "Measured on an ampere card (132 SMs"),
+        ({"gpu": _gpu("EPYC")}, "Measured on an EPYC (132 SMs"),
+        ({"gpu": _gpu("Quadro")}, "Measured on a Quadro (132 SMs"),
+        ({"gpu": _gpu("Oa")}, "Measured on an Oa (132 SMs"),
+        ({"machine": None, "cpu_count": None}, "Measured on the CPU of an unrecorded machine, torch 2.13.0+cpu"),
+    ],
+)  # fmt: skip
+def test_measured_on_says_each_part_only_where_it_was_recorded(changes, sentence) -> None:
+    text = records.measured_on(_cpu_run(**changes))
+    assert text.startswith(sentence)
+    assert text.endswith(", on 2026-11-23, by `python bench/demo.py out.json`.")
+
+
+def test_measured_table_names_the_command_unless_told_not_to() -> None:
+    run = _cpu_run()
+    assert records.measured_table(["n"], [[1]], run) == "| n |\n|---|\n| 1 |\n\n" + records.measured_on(run)
+    assert records.measured_table(["n"], [[1]], run, command=False).endswith("on 2026-11-23.")
