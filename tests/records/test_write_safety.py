@@ -264,3 +264,113 @@ def test_every_script_that_writes_a_record_says_whether_it_replaces_one() -> Non
     assert len(calls) >= 3
     missing = [f"{file}: {call[:80]}" for file, call in calls if "replace=" not in call]
     assert not missing, missing
+
+
+# --- the store's names, messages and cache, each read ------------------------------------------------------------
+
+
+def test_an_id_of_the_longest_length_is_read(results) -> None:
+    longest = "test/" + "x" * (store.MAX_ID_LENGTH - len("test/"))
+    with pytest.raises(FileNotFoundError, match="does not exist"):  # looked for, not refused
+        records.load(longest)
+    with pytest.raises(ValueError, match=r"got one of 201: 'test/xxx.*\.\.\.\(203 characters\) \(str\)$"):
+        records.load(longest + "x")
+
+
+def test_the_folder_is_the_first_part_of_the_kind_and_of_the_id(results) -> None:
+    assert store.folder_for("gemm.triton.sweep") == "gemm"
+    record = Sample(run=_run(), value=1)
+    path = records.write(record, results / "test" / "deeper" / "nested" / "x.json")  # parents made, two levels
+    assert records.load("test/deeper/nested/x", Sample).value == 1
+    assert path == results / "test" / "deeper" / "nested" / "x.json"
+
+
+def test_what_the_store_refuses_names_the_file_and_what_was_given(results, tmp_path) -> None:
+    with pytest.raises(ValueError, match=r"^x\.json: a results file holds a JSON object; got list$"):
+        store.parse([], "x.json")
+    path = results / "test" / "sample.json"
+    records.write(Sample(run=_run(), value=1), path)
+    with pytest.raises(ValueError, match=rf"^{path}: holds a 'test\.sample' record; expected 'stranger\.kind'$"):
+        records.read(path, Stranger)
+    with pytest.raises(ValueError, match=r"^results file 'test/sample' holds a 'test\.sample' record; expected 'str"):
+        records.load("test/sample", Stranger)
+    with pytest.raises(ValueError, match=rf"^results file 'test/nothing' \(in {results}\): not JSON"):
+        (results / "test" / "nothing.json").write_text("nothing")
+        records.load("test/nothing")
+    with pytest.raises(TypeError, match=r"^results file must be a path .*; got 3 \(int\)"):
+        records.read(3)  # type: ignore[arg-type]
+    for call in (lambda: store.check_output(3), lambda: records.write(Sample(run=_run(), value=1), 3)):
+        with pytest.raises(TypeError, match=r"^path must be a path .*; got 3 \(int\)"):
+            call()
+    with pytest.raises(ValueError, match=r"^x: a results file is named <id>\.json; got a suffix-less name$"):
+        store.check_output("x")
+    with pytest.raises(TypeError, match=r"^replace must be True or False; got 'yes' \(str\)$"):
+        store.check_output(results / "test" / "new.json", replace="yes")  # type: ignore[arg-type]
+    wrong = results / "stranger" / "x.json"
+    with pytest.raises(ValueError, match=rf"^{wrong}: a 'test\.sample' record belongs under test/ in the results"):
+        records.write(Sample(run=_run(), value=1), wrong)
+    bad = results / "test" / "bad.json"
+    bad.write_text("[1, 2")
+    with pytest.raises(ValueError, match=rf"^{bad}: the file there is not a results file, so it is not replaced "
+                       rf"\({bad}: not JSON \(Expecting"):  # fmt: skip
+        records.write(Sample(run=_run(), value=1), bad, replace=True)
+
+
+def test_an_unregistered_kind_is_named_by_its_model(results) -> None:
+    class Unlisted(records.Record):
+        kind: Literal["test.unlisted"] = "test.unlisted"
+        schema_version: Literal[1] = 1
+
+    with pytest.raises(ValueError, match=r"^Unlisted has kind 'test\.unlisted', which is not registered in KINDS$"):
+        records.write(Unlisted(run=_run()), results / "test" / "u.json")
+
+
+def test_check_output_refuses_an_existing_file_unless_told_and_returns_the_path_as_given(results, monkeypatch):
+    path = results / "test" / "there.json"
+    records.write(Sample(run=_run(), value=1), path)
+    with pytest.raises(ValueError, match="a results file is already there"):
+        store.check_output(path)
+    assert store.check_output(path, replace=True) == path
+    monkeypatch.chdir(results / "test")
+    assert store.check_output("new.json") == Path("new.json")  # as given, not resolved
+
+
+def test_a_re_recorded_file_is_read_again_not_served_from_the_cache(results) -> None:
+    path = results / "test" / "again.json"
+    records.write(Sample(run=_run(), value=1), path)
+    assert records.load("test/again", Sample).value == 1
+    records.write(Sample(run=_run(), value=2), path, replace=True)
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))  # a clock coarser than the writes
+    assert records.load("test/again", Sample).value == 2
+
+
+def test_a_record_is_written_as_one_space_indented_json_readable_by_all(results, monkeypatch) -> None:
+    record = Sample(run=_run(), value=7)
+    path = results / "test" / "text.json"
+    staged = []
+    real_replace = os.replace
+
+    def replace(src, dst):
+        staged.append((Path(src), Path(dst), Path(src).read_text(encoding="utf-8")))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(store.os, "replace", replace)
+    records.write(record, path)
+    assert path.read_text(encoding="utf-8") == record.model_dump_json(indent=1) + "\n"
+    assert path.stat().st_mode & 0o777 == 0o644
+    [(src, dst, text)] = staged
+    # the temporary file is a hidden sibling of the target, named for it, so a rename is atomic and a leftover
+    # from a killed run is recognisable
+    assert (src.parent, dst) == (path.parent, path)
+    assert src.name.startswith(".text.json.") and src.name.endswith(".tmp")
+    assert text == record.model_dump_json(indent=1) + "\n"
+
+
+def test_the_rerecord_option_says_what_it_replaces() -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    store.rerecord_option(parser)
+    shown = " ".join(parser.format_help().split())
+    assert "--rerecord replace the results file if it exists (it must hold a record of the same kind)" in shown
+    assert parser.parse_args(["--rerecord"]).rerecord is True
