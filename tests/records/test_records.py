@@ -423,3 +423,18 @@ def test_measured_table_names_the_command_unless_told_not_to() -> None:
     run = _cpu_run()
     assert records.measured_table(["n"], [[1]], run) == "| n |\n|---|\n| 1 |\n\n" + records.measured_on(run)
     assert records.measured_table(["n"], [[1]], run, command=False).endswith("on 2026-11-23.")
+
+
+@pytest.mark.parametrize(
+    ("available", "version", "text"),
+    [(True, 91002, "9.10.2"), (True, 90100, "9.1.0"), (True, 8907, "8907"), (True, 10000, "1.0.0"),
+     (True, 0, None), (True, None, None), (False, 91002, None)],
+)  # fmt: skip
+def test_the_cudnn_version_is_read_the_way_cudnn_9_encodes_it(available, version, text) -> None:
+    """cuDNN 9 reports 9.10.2 as 91002 (major·10000 + minor·100 + patch); cuDNN 8 as 8907 (kept as given)."""
+    import types
+
+    from gpukb.records.run import _cudnn_version
+
+    cudnn = types.SimpleNamespace(is_available=lambda: available, version=lambda: version)
+    assert _cudnn_version(types.SimpleNamespace(backends=types.SimpleNamespace(cudnn=cudnn))) == text

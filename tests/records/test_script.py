@@ -439,3 +439,10 @@ def test_the_timer_and_the_step_before_each_sample_follow_the_device(tmp_path, m
     assert (b3, s3, type(t3), t3.calls_per_sample) == (QUICK, before, HostTimer, 2)
     _script(tmp_path).measure(work)
     assert calls[-1][3] is None  # no L2 to flush on the CPU
+
+
+def test_marks_are_made_on_the_scripts_torch(tmp_path) -> None:
+    import torch
+
+    marks = _script(tmp_path).marks()
+    assert (marks.torch, marks.events) == (torch, [])
