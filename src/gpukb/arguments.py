@@ -85,6 +85,24 @@ def array_size(what: str, shape: Sequence[int], limit: int = MAX_ARRAY_ELEMENTS)
     return count
 
 
+#: The most elements a torch tensor (or module) may have: torch counts elements and sizes in an int64. Modules are
+#: bounded by it, not by :data:`MAX_ARRAY_ELEMENTS`, so that a GPU run may build what its memory holds.
+MAX_TORCH_ELEMENTS = 2**63 - 1
+#: The largest seed ``torch.manual_seed`` takes: it is a 64-bit unsigned integer.
+MAX_TORCH_SEED = 2**64 - 1
+
+
+def torch_seed(name: str, value: object) -> int:
+    """``value`` as a seed for ``torch.manual_seed``: an int in ``[0, 2^64 - 1]`` (torch itself read ``2.5`` as 2,
+    ``True`` as 1 and ``"3"`` as 3, and raised ``OverflowError`` for an infinite float).
+
+    Raises:
+        TypeError: If it is not an integer (a bool is not).
+        ValueError: If it is negative or above :data:`MAX_TORCH_SEED`.
+    """
+    return integer(name, value, minimum=0, maximum=MAX_TORCH_SEED)
+
+
 def flag(name: str, value: object) -> bool:
     """``value`` as a bool; only ``True`` and ``False`` are accepted (a truthy string such as ``"no"`` is not).
 

@@ -76,6 +76,9 @@ def test_bad_input_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     with pytest.raises(ValueError, match="do not run under Triton's interpreter"):
         gf.gluon_attention(q, k, v)
+    for not_a_tensor in (None, q.float().numpy(force=True)):  # q.device raised AttributeError
+        with pytest.raises(TypeError, match="q must be a torch tensor; got (None|array)"):
+            gf.gluon_refusal(not_a_tensor)
 
 
 @pytest.mark.parametrize(

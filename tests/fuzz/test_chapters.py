@@ -19,13 +19,16 @@ import numpy as np
 import pytest
 
 from gpukb import tables
-from gpukb.attention import costs, flash, kernel, reference, training
+from gpukb.attention import costs, flash, gluon_forward, kernel, reference, training
 from gpukb.cuda import host_memory, indexing, occupancy, overlap
 from gpukb.cudnn import cnn, convolution, descriptors
 from gpukb.distributed import collectives, memory
 from gpukb.gemm.triton import model_shapes
+from gpukb.measuring import stats
 from gpukb.parallelism import communication, experts, pipeline, traffic
 from gpukb.parallelism import memory as parallel_memory
+from gpukb.parallelism import model as parallel_model
+from gpukb.performance import ceilings
 from gpukb.sequences import bleu, embedding, lstm, rnn, seq2seq
 from tests.fuzz.common import attempt
 from tests.helpers import size_text
@@ -173,6 +176,19 @@ CASES: dict[str, list[Case]] = {
              lambda r, size, stride: r.shape == (1, (4 - size) // stride + 1, (4 - size) // stride + 1, 2)),
     ],
     "attention": [
+        # the Gluon kernel's CPU-side checks: anything but a tensor raised AttributeError (q.device)
+        Case(lambda q: gluon_forward.gluon_refusal(q), dict(q=_torch().zeros(1)),  # a CPU tensor: why not
+             lambda r, q: isinstance(q, _torch().Tensor) and isinstance(r, str)),
+        Case(lambda block_n: gluon_forward.GluonConfig(block_n=block_n), dict(block_n=128),
+             lambda r, block_n: _ints(block_n) and block_n in (64, 128)),
+        Case(lambda num_stages, consumers: gluon_forward.GluonConfig(num_stages=num_stages, consumers=consumers),
+             dict(num_stages=2, consumers=1),
+             lambda r, num_stages, consumers: _ints(num_stages, consumers) and 1 <= num_stages <= 4
+             and 1 <= consumers <= 2),
+        Case(gluon_forward.key_blocks, dict(q_start=0, q_rows=128, kv_len=1024, offset=0, block_n=128, causal=True),
+             lambda r, q_start, q_rows, kv_len, offset, block_n, causal: _ints(q_start, q_rows, kv_len, offset, block_n)
+             and isinstance(causal, bool | np.bool_) and r[0] == max(-(-min(q_start + q_rows + offset if causal else kv_len,
+                                                                    kv_len) // block_n), 1)),
         Case(costs.attention_costs, dict(batch=4, heads=32, q_len=1024, kv_len=1024, head_dim=128, kv_heads=8),
              lambda r, batch, heads, q_len, kv_len, head_dim, kv_heads: r.flops
              == 4 * batch * heads * q_len * kv_len * head_dim and r.score_bytes == 2 * batch * heads * q_len * kv_len),
@@ -291,6 +307,40 @@ CASES: dict[str, list[Case]] = {
              lambda r, n: r == [1, 2, 1] + [0] * (n - 3)),
         Case(lambda to_others: traffic.ring_sent_bytes("all_reduce", 1024, 4, to_others), dict(to_others=None),
              lambda r, to_others: to_others is None and r == 1536),  # to_others applies to an all-to-all only
+        # seeds: torch read 2.5 as 2, True as 1 and "3" as 3, and raised OverflowError for infinity
+        Case(lambda seed: experts.moe(8, 4, 2, seed), dict(seed=0),
+             lambda r, seed: _ints(seed) and 0 <= seed < 2**64 and tuple(r.w1.shape) == (4, 8, 16)),
+        Case(lambda seed: parallel_model.block(parallel_model.BlockShape(), seed), dict(seed=0),
+             lambda r, seed: _ints(seed) and 0 <= seed < 2**64),
+        Case(parallel_model.block, dict(shape=parallel_model.BlockShape()),  # anything else: AttributeError
+             lambda r, shape: isinstance(shape, parallel_model.BlockShape)),
+        Case(parallel_model.mlp, dict(hidden=16, seed=0), lambda r, hidden, seed: _ints(hidden, seed)
+             and hidden >= 1 and 0 <= seed < 2**64 and tuple(r.w1.weight.shape) == (4 * hidden, hidden)),
+        Case(experts.imbalance, dict(counts=[1, 2, 3]),  # 10^400 rows overflowed a float mean
+             lambda r, counts: r == Fraction(max(counts) * len(counts), sum(counts))),
+        Case(lambda big: experts.imbalance([big, 0]), dict(big=4), lambda r, big: _ints(big) and big > 0 and r == 2),
+        Case(communication.sent_bytes, dict(traffic=communication.tensor_parallel(1, 8, 16, 2)),  # [1]: AttributeError
+             lambda r, traffic: r == sum(t.sent_bytes for t in traffic)),
+        Case(communication.collective_counts, dict(traffic=communication.tensor_parallel(1, 8, 16, 2)),
+             lambda r, traffic: r == {"all_reduce": 4}),
+    ],
+    "performance": [  # a zero bandwidth divided by zero, a NaN rate gave a NaN ridge
+        Case(ceilings.measured_ridge, dict(ceilings={"bf16": 700.0, "bandwidth": 3000.0}, dtype="fp8"),
+             lambda r, ceilings, dtype: isinstance(ceilings, dict) and r is None),  # no fp8 rate: no ridge
+        Case(lambda rate, bandwidth: ceilings.measured_ridge({"bf16": rate, "bandwidth": bandwidth}, "bf16"),
+             dict(rate=700.0, bandwidth=3000.0),
+             lambda r, rate, bandwidth: _real(rate) and _real(bandwidth) and rate > 0 and bandwidth > 0
+             and r == rate * 1e3 / bandwidth),
+    ],
+    "measuring": [  # summarize(3) was a bare "'int' object is not iterable"; [10^400] overflowed
+        Case(stats.summarize, dict(samples=[1.0, 2.0, 4.0]),
+             lambda r, samples: isinstance(samples, list) and r.median == float(np.median(samples))),
+        Case(lambda sample: stats.summarize([sample]), dict(sample=2.0),
+             lambda r, sample: _real(sample) and sample >= 0 and r.median == float(sample) == r.min == r.max),
+        Case(stats.median_interval, dict(samples=[float(i) for i in range(8)], confidence=0.95),
+             lambda r, samples, confidence: r[:2] == (0.0, 7.0) and r[2] >= confidence),
+        Case(lambda sample: stats.median_interval([sample] * 8), dict(sample=2.0),
+             lambda r, sample: _real(sample) and r[:2] == (float(sample), float(sample))),
     ],
     "shared": [
         Case(tables.bytes_text, dict(nbytes=3 * 2**20),

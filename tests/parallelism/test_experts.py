@@ -46,6 +46,7 @@ def test_imbalance() -> None:
     for bad, match in (([], "non-empty list"), ([0, 0], "positive sum"), ([-1, 2], "count must be an int ≥ 0; got -1")):
         with pytest.raises(ValueError, match=match):
             imbalance(bad)
+    assert imbalance([10**400, 0]) == 2.0  # counts beyond a float: the mean overflowed (OverflowError)
 
 
 def test_even_routing_default() -> None:

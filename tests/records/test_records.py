@@ -409,6 +409,7 @@ _ALL = records.Versions(python="3.12.3", numpy="2.5.2", torch="2.11.0+cu130", to
         ({"gpu": _gpu("ampere card")}, "Measured on an ampere card (132 SMs"),
         ({"gpu": _gpu("EPYC")}, "Measured on an EPYC (132 SMs"),
         ({"gpu": _gpu("Quadro")}, "Measured on a Quadro (132 SMs"),
+        ({"gpu": _gpu("Xavier")}, "Measured on a Xavier (132 SMs"),  # the vowels are the five letters alone
         ({"gpu": _gpu("Oa")}, "Measured on an Oa (132 SMs"),
         ({"machine": None, "cpu_count": None}, "Measured on the CPU of an unrecorded machine, torch 2.13.0+cpu"),
     ],

@@ -177,7 +177,7 @@ def test_a_folder_output_takes_named_files(tmp_path: Path, timed_kind) -> None:
     def measure(s: script.Script) -> None:
         record = Timed(run=s.finished(), rows=[])
         assert s.write(record, "first.json") == tmp_path / "first.json"
-        with pytest.raises(ValueError, match="name a file inside the output folder"):
+        with pytest.raises(ValueError, match="^name a file inside the output folder$"):
             s.write(record)
 
     assert script.main(measure, "Doc.", device="cpu", output="folder", argv=[str(tmp_path)]) == 0

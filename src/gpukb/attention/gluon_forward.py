@@ -49,7 +49,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
     warpgroup_mma_wait,
 )
 
-from gpukb.arguments import choice, flag, integer, real
+from gpukb.arguments import choice, flag, given, integer, real
 from gpukb.attention.kernel import _FLOAT32_MAX, ALIGNMENTS, LOG2_E, _check, _offset
 from gpukb.environment import triton_interpreting
 
@@ -577,7 +577,12 @@ def gluon_refusal(q: Any) -> str | None:
 
     Gluon kernels have no interpreter: they need a CUDA GPU of compute capability 9.x (Hopper: ``wgmma`` and
     ``setmaxnreg`` are sm_90a instructions that later architectures do not have).
+
+    Raises:
+        TypeError: If ``q`` is not a torch tensor (``None`` or an array raised ``AttributeError``).
     """
+    if not isinstance(q, _torch().Tensor):
+        raise TypeError(f"q must be a torch tensor; got {given(q)}")
     if triton_interpreting():
         return "Gluon kernels do not run under Triton's interpreter (TRITON_INTERPRET=1); they need a Hopper GPU"
     if q.device.type != "cuda":

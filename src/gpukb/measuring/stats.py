@@ -105,17 +105,17 @@ def summarize(samples: Sequence[float]) -> Summary:
 
     Raises:
         TypeError: If ``samples`` is not an iterable (a string is not) or holds something that is not a real number.
-        ValueError: If it is empty or holds a negative, NaN or infinite value.
+        ValueError: If it is empty or holds a negative, NaN or infinite value, or an int beyond a float's range.
     """
-    if isinstance(samples, str | bytes):
-        raise TypeError(f"summarize expects a sequence of numbers, not {type(samples).__name__}")
+    if isinstance(samples, str | bytes) or not isinstance(samples, Iterable):  # list(3) raised a bare TypeError
+        raise TypeError(f"summarize expects a sequence of numbers; got {arguments.given(samples)}")
     values = list(samples)
     if not values:
         raise ValueError("summarize needs at least one sample; got none")
     for value in values:
         if isinstance(value, bool) or not isinstance(value, int | float | np.floating | np.integer):
             raise TypeError(f"samples must be real numbers; got {value!r} ({type(value).__name__})")
-        if not math.isfinite(value) or value < 0:
+        if not math.isfinite(arguments.real("a sample", value, finite=False)) or value < 0:  # 10^400 overflowed
             raise ValueError(f"samples must be finite and non-negative; got {value!r}")
     array = np.asarray(values, dtype=np.float64)
     q1, median, q3 = (float(x) for x in np.percentile(array, [25, 50, 75]))
@@ -149,7 +149,7 @@ def median_interval(samples: Sequence[float], confidence: float = 0.95) -> tuple
             needed).
     """
     if isinstance(samples, str | bytes) or not isinstance(samples, Iterable):
-        raise TypeError(f"median_interval expects a sequence of numbers, not {type(samples).__name__}")
+        raise TypeError(f"median_interval expects a sequence of numbers; got {arguments.given(samples)}")
     values = list(samples)
     for value in values:
         if isinstance(value, bool) or not isinstance(value, int | float | np.floating | np.integer):
@@ -158,9 +158,10 @@ def median_interval(samples: Sequence[float], confidence: float = 0.95) -> tuple
             raise ValueError(f"samples must be finite; got {value!r}")
     if isinstance(confidence, bool | np.bool_) or not isinstance(confidence, int | float | np.floating):
         raise TypeError(f"confidence must be a number between 0 and 1; got {arguments.given(confidence)}")
+    given = confidence
     confidence = arguments.real("confidence", confidence, finite=False)
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be strictly between 0 and 1; got {confidence!r}")
+    if not 0 < confidence < 1:  # the value as given: 10^30 was shown as 1e+30
+        raise ValueError(f"confidence must be strictly between 0 and 1; got {given!r}")
     n = arguments.integer("the number of samples", len(values), maximum=MAX_INTERVAL_SAMPLES)
     if n == 0 or 1 - 2 / 2**n < confidence:
         need = next(m for m in range(1, 200) if 1 - 2 / 2**m >= confidence)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpukb.arguments import choice, flag, non_negative_int, positive_int
+from gpukb.arguments import choice, flag, given, non_negative_int, positive_int
 from gpukb.parallelism.traffic import KINDS, ring_sent_bytes
 
 
@@ -59,15 +59,32 @@ class Traffic:
         return self.count * ring_sent_bytes(self.kind, self.whole_bytes, self.ranks, self.to_others)
 
 
+def _rows(traffic: object) -> list[Traffic]:
+    if isinstance(traffic, str | bytes) or not isinstance(traffic, list | tuple):
+        raise TypeError(f"traffic must be a list of Traffic rows (as tensor_parallel returns); got {given(traffic)}")
+    for row in traffic:
+        if not isinstance(row, Traffic):
+            raise TypeError(f"traffic must hold Traffic rows; got {given(row)}")
+    return list(traffic)
+
+
 def sent_bytes(traffic: list[Traffic]) -> int:
-    """Bytes one rank sends over every row of ``traffic``."""
-    return sum(t.sent_bytes for t in traffic)
+    """Bytes one rank sends over every row of ``traffic``.
+
+    Raises:
+        TypeError: For something other than a list (or tuple) of :class:`Traffic` rows.
+    """
+    return sum(t.sent_bytes for t in _rows(traffic))
 
 
 def collective_counts(traffic: list[Traffic]) -> dict[str, int]:
-    """How many collectives of each kind ``traffic`` holds (rows of count 0 left out)."""
+    """How many collectives of each kind ``traffic`` holds (rows of count 0 left out).
+
+    Raises:
+        TypeError: For something other than a list (or tuple) of :class:`Traffic` rows.
+    """
     counts: dict[str, int] = {}
-    for t in traffic:
+    for t in _rows(traffic):
         if t.count:
             counts[t.kind] = counts.get(t.kind, 0) + t.count
     return counts

@@ -12,7 +12,7 @@ is kept, and the load of each expert is reported.
 
 from __future__ import annotations
 
-from gpukb.arguments import array_size, integer, positive_int
+from gpukb.arguments import MAX_TORCH_ELEMENTS, array_size, integer, positive_int, torch_seed
 
 
 def _modules():
@@ -54,13 +54,16 @@ def moe(hidden: int, experts: int, top_k: int, seed: int = 0):
     """A new mixture-of-experts layer with weights drawn from ``seed``.
 
     Raises:
-        ValueError: For a size below 1 or ``top_k`` above ``experts``.
+        TypeError: For a size or a seed that is not an int.
+        ValueError: For a size below 1, ``top_k`` above ``experts``, weights of more than
+            :data:`gpukb.arguments.MAX_TORCH_ELEMENTS` elements, or a seed outside ``[0, 2^64 - 1]``.
     """
     import torch
 
     h, e = positive_int("hidden", hidden), positive_int("experts", experts)
     k = integer("top_k", top_k, minimum=1, maximum=e)
-    torch.manual_seed(seed)
+    array_size("the experts' weights (experts × hidden × 2·hidden)", (e, h, 2 * h), MAX_TORCH_ELEMENTS)
+    torch.manual_seed(torch_seed("seed", seed))
     return _modules()(h, e, k)
 
 
@@ -97,7 +100,7 @@ def imbalance(counts: list[int]) -> float:
     counts = [integer("count", c, minimum=0) for c in counts]
     if sum(counts) == 0:
         raise ValueError(f"counts must have a positive sum; got {counts!r}")
-    return max(counts) / (sum(counts) / len(counts))
+    return max(counts) * len(counts) / sum(counts)  # int / int: exact counts beyond a float's range stay finite
 
 
 # --8<-- [start:dispatch]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpukb.arguments import positive_int
+from gpukb.arguments import MAX_TORCH_ELEMENTS, array_size, given, positive_int, torch_seed
 
 
 @dataclass(frozen=True)
@@ -86,16 +86,33 @@ def _modules():
 
 
 def block(shape: BlockShape, seed: int = 0):
-    """A new :class:`Block` for ``shape`` with weights drawn from ``seed`` (the same on every rank)."""
+    """A new :class:`Block` for ``shape`` with weights drawn from ``seed`` (the same on every rank).
+
+    Raises:
+        TypeError: For a ``shape`` that is not a :class:`BlockShape` or a seed that is not an int.
+        ValueError: For a seed outside ``[0, 2^64 - 1]``, or a block of more than
+            :data:`gpukb.arguments.MAX_TORCH_ELEMENTS` weights in one matrix.
+    """
     import torch
 
-    torch.manual_seed(seed)
+    if not isinstance(shape, BlockShape):
+        raise TypeError(f"shape must be a BlockShape; got {given(shape)}")
+    array_size("the block's MLP weight (hidden × 4·hidden)", (shape.hidden, 4 * shape.hidden), MAX_TORCH_ELEMENTS)
+    torch.manual_seed(torch_seed("seed", seed))
     return _modules()[2](shape.hidden, shape.heads)
 
 
 def mlp(hidden: int, seed: int = 0):
-    """A new :class:`Mlp` of width ``4·hidden`` with weights drawn from ``seed``."""
+    """A new :class:`Mlp` of width ``4·hidden`` with weights drawn from ``seed``.
+
+    Raises:
+        TypeError: For a ``hidden`` or a seed that is not an int.
+        ValueError: For a ``hidden`` below 1 or whose weight (``hidden × 4·hidden``) would hold more than
+            :data:`gpukb.arguments.MAX_TORCH_ELEMENTS` elements, or a seed outside ``[0, 2^64 - 1]``.
+    """
     import torch
 
-    torch.manual_seed(seed)
-    return _modules()[1](positive_int("hidden", hidden))
+    hidden = positive_int("hidden", hidden)
+    array_size("the MLP weight (hidden × 4·hidden)", (hidden, 4 * hidden), MAX_TORCH_ELEMENTS)
+    torch.manual_seed(torch_seed("seed", seed))
+    return _modules()[1](hidden)

@@ -7,7 +7,7 @@ rate cuBLAS reached on the H100, in TFLOP/s, and ``["bandwidth"]`` its fastest c
 
 from __future__ import annotations
 
-from gpukb.arguments import given
+from gpukb.arguments import given, real, text
 from gpukb.performance.results import H100_SWEEP, GemmRecord, SweepRecord
 from gpukb.records import load
 
@@ -63,10 +63,25 @@ def measured_ceilings(record: SweepRecord | str) -> dict[str, float]:
 
 
 def measured_ridge(ceilings: dict[str, float], dtype: str) -> float | None:
-    """The ridge point (FLOP per byte) of measured ceilings for ``dtype``: its rate over the bandwidth."""
+    """The ridge point (FLOP per byte) of measured ceilings for ``dtype``: its rate over the bandwidth; ``None``
+    where the ceilings lack either.
+
+    Args:
+        ceilings: As :func:`measured_ceilings` returns them: TFLOP/s by dtype and ``"bandwidth"`` in GB/s.
+        dtype: The element type.
+
+    Raises:
+        TypeError: For ceilings that are not a dict, a dtype that is not a string, or a rate that is not a number.
+        ValueError: For a rate (of ``dtype`` or the bandwidth) that is not positive and finite (a zero bandwidth
+            divided by zero, a NaN gave a NaN ridge).
+    """
+    if not isinstance(ceilings, dict):
+        raise TypeError(f"ceilings must be a dict of rates (as measured_ceilings returns); got {given(ceilings)}")
+    text("dtype", dtype)
     if dtype not in ceilings or "bandwidth" not in ceilings:
         return None
-    return ceilings[dtype] * 1e3 / ceilings["bandwidth"]
+    rate = real(f"ceilings[{dtype!r}]", ceilings[dtype], positive=True)
+    return rate * 1e3 / real("ceilings['bandwidth']", ceilings["bandwidth"], positive=True)
 
 
 #: The quantities (``gpukb.performance.quantities``) that give the H100's ceilings in place of a sweep's maxima.
