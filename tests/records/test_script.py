@@ -446,3 +446,9 @@ def test_marks_are_made_on_the_scripts_torch(tmp_path) -> None:
 
     marks = _script(tmp_path).marks()
     assert (marks.torch, marks.events) == (torch, [])
+
+
+def test_a_count_of_a_minimum_that_is_no_int_is_refused() -> None:
+    with pytest.raises(TypeError, match=r"^minimum must be an int; got 1\.5 \(float\)$"):
+        script.count(1.5)  # type: ignore[arg-type]
+    assert script.count(0)("0") == 0
