@@ -23,4 +23,24 @@ CHAPTER = Chapter(
     },
     page_layers=tuple(f"gpukb.attention.pages.{page}" for page in _PAGES),
     checks={f"gpukb.attention.pages.{page}": f"tests.attention.pages.test_{page}" for page in ("cost", "kernel")},
+    # What a CPU can check: the numpy references, the costs, the tiling in numpy, the problems and the pages. The
+    # Triton kernel (its tests run Triton's interpreter, minutes per mutant) and the Gluon module are left out: the
+    # Gluon kernels are plain functions that gluon.jit wraps later, so a mutant of them would be a mutmut trampoline
+    # Gluon cannot compile; the Gluon configuration checks there are held by the fuzz and unit tests.
+    mutation=(
+        "src/gpukb/attention/reference.py",
+        "src/gpukb/attention/costs.py",
+        "src/gpukb/attention/flash.py",
+        "src/gpukb/attention/problems.py",
+        "src/gpukb/attention/pages/__init__.py",
+        *(f"src/gpukb/attention/pages/{page}.py" for page in _PAGES),
+    ),
+    mutation_tests=(
+        "tests/attention/test_reference.py",
+        "tests/attention/test_flash_and_costs.py",
+        "tests/attention/test_worked_problems.py",
+        "tests/attention/test_cli.py",
+        "tests/attention/pages",
+        "tests/site/test_page_tables.py",
+    ),
 )

@@ -34,4 +34,29 @@ CHAPTER = Chapter(
     },
     page_layers=tuple(f"gpukb.cuda.pages.{page}" for page in _PAGES),
     checks={f"gpukb.cuda.pages.{page}": f"tests.cuda.pages.test_{page}" for page in _PAGES},
+    # What a CPU can check: the arithmetic, the limits, the tables and the pages. The numba kernels (slow on numba's
+    # simulator), the Triton add, the CUDA runtime's host memory and the simulator's shuffles run in the GPU tests.
+    mutation=(
+        "src/gpukb/cuda/banks.py",
+        "src/gpukb/cuda/indexing.py",
+        "src/gpukb/cuda/limits.py",
+        "src/gpukb/cuda/occupancy.py",
+        "src/gpukb/cuda/overlap.py",
+        "src/gpukb/cuda/problems.py",
+        "src/gpukb/cuda/tables.py",
+        "src/gpukb/cuda/pages/__init__.py",
+        *(f"src/gpukb/cuda/pages/{page}.py" for page in _PAGES),
+    ),
+    mutation_tests=(
+        "tests/cuda/test_banks.py",
+        "tests/cuda/test_indexing.py",
+        "tests/cuda/test_limits.py",
+        "tests/cuda/test_occupancy.py",
+        "tests/cuda/test_overlap.py",
+        "tests/cuda/test_results.py",
+        "tests/cuda/test_worked_problems.py",
+        "tests/cuda/test_cli.py",
+        "tests/cuda/pages",
+        "tests/site/test_page_tables.py",
+    ),
 )

@@ -38,4 +38,27 @@ CHAPTER = Chapter(
         "gpukb.distributed.pages": "tests.distributed.pages",
         **{f"gpukb.distributed.pages.{page}": f"tests.distributed.pages.test_{page}" for page in _PAGES},
     },
+    # What a CPU can check in one process: the memory and collective arithmetic, the model's sizes, the
+    # fsdp_config translation, the facts, the problems and the pages. Training, checkpointing, DDP's buckets and the
+    # process groups (spawned ranks, seconds per test) are left to their own tests and the GPU runs.
+    mutation=(
+        "src/gpukb/distributed/memory.py",
+        "src/gpukb/distributed/model.py",
+        "src/gpukb/distributed/collectives.py",
+        "src/gpukb/distributed/fsdp_config.py",
+        "src/gpukb/distributed/options.py",
+        "src/gpukb/distributed/problems.py",
+        "src/gpukb/distributed/pages/__init__.py",
+        *(f"src/gpukb/distributed/pages/{page}.py" for page in _PAGES),
+    ),
+    mutation_tests=(
+        "tests/distributed/test_memory.py",
+        "tests/distributed/test_collectives.py",
+        "tests/distributed/test_fsdp_config.py",
+        "tests/distributed/test_results.py",
+        "tests/distributed/test_worked_problems.py",
+        "tests/distributed/test_cli.py",
+        "tests/distributed/pages",
+        "tests/site/test_page_tables.py",
+    ),
 )
