@@ -77,7 +77,7 @@ def test_bad_input_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ValueError, match="do not run under Triton's interpreter"):
         gf.gluon_attention(q, k, v)
     for not_a_tensor in (None, q.float().numpy(force=True)):  # q.device raised AttributeError
-        with pytest.raises(TypeError, match="q must be a torch tensor; got (None|array)"):
+        with pytest.raises(TypeError, match=r"q must be a torch tensor; got (None|array)"):
             gf.gluon_refusal(not_a_tensor)
 
 

@@ -76,10 +76,10 @@ def test_model_activation_parts() -> None:
         (lambda: memory.fsdp2_unit_transient_bytes_per_param("int8", None), ValueError, "unknown param_dtype"),
         (lambda: ModelConfig(hidden=10, heads=4), ValueError, "hidden 10 is not divisible by heads 4"),
         # a model torch cannot hold was accepted: 10^100 layers gave a 10^106-parameter count and its memory
-        (lambda: ModelConfig(layers=10**100), ValueError, r"layers must be an int ≥ 1, ≤ 9223372036854775807; got 1000"),
-        (lambda: ModelConfig(layers=2**62), ValueError, r"layers=4611686018427387904\) would have 3.27e\+25 parameters"),
-        (lambda: ModelConfig(seq=2**40), ValueError, r"would have 1.45e\+25 attention scores per sequence; torch counts"),
-        (lambda: ModelConfig(vocab=1.5), TypeError, r"vocab must be an int ≥ 1, ≤ 9223372036854775807; got 1.5 \(float\)"),
+        (lambda: ModelConfig(layers=10**100), ValueError, r"layers must be an int ≥ 1, ≤ 9223372036854775807; got 10"),
+        (lambda: ModelConfig(layers=2**62), ValueError, r"=4611686018427387904\) would have 3.27e\+25 parameters"),
+        (lambda: ModelConfig(seq=2**40), ValueError, r"would have 1.45e\+25 attention scores per sequence; torch"),
+        (lambda: ModelConfig(vocab=1.5), TypeError, r"vocab must be an int ≥ 1, ≤ 9223372036854775807; got 1.5 "),
         (lambda: ModelConfig(heads=True), TypeError, r"heads must be an int .*; got True \(bool\)"),
     ],
 )
@@ -102,7 +102,7 @@ def test_the_largest_model_torch_can_hold_is_accepted() -> None:
     h = 1
     top = ModelConfig(vocab=1 + rest // 2, seq=1 + rest % 2, hidden=h, heads=1, layers=layers)
     assert top.parameter_count() == MAX_ELEMENTS
-    with pytest.raises(ValueError, match="would have 9.22e\\+18 parameters"):
+    with pytest.raises(ValueError, match=r"would have 9\.22e\+18 parameters"):
         ModelConfig(vocab=1 + rest // 2, seq=2 + rest % 2, hidden=h, heads=1, layers=layers)
     assert memory.training_memory(top, 1, "ddp", 1).states == 16 * MAX_ELEMENTS
 

@@ -187,8 +187,8 @@ CASES: dict[str, list[Case]] = {
              and 1 <= consumers <= 2),
         Case(gluon_forward.key_blocks, dict(q_start=0, q_rows=128, kv_len=1024, offset=0, block_n=128, causal=True),
              lambda r, q_start, q_rows, kv_len, offset, block_n, causal: _ints(q_start, q_rows, kv_len, offset, block_n)
-             and isinstance(causal, bool | np.bool_) and r[0] == max(-(-min(q_start + q_rows + offset if causal else kv_len,
-                                                                    kv_len) // block_n), 1)),
+             and isinstance(causal, bool | np.bool_)
+             and r[0] == max(-(-min(q_start + q_rows + offset if causal else kv_len, kv_len) // block_n), 1)),
         Case(costs.attention_costs, dict(batch=4, heads=32, q_len=1024, kv_len=1024, head_dim=128, kv_heads=8),
              lambda r, batch, heads, q_len, kv_len, head_dim, kv_heads: r.flops
              == 4 * batch * heads * q_len * kv_len * head_dim and r.score_bytes == 2 * batch * heads * q_len * kv_len),

@@ -177,7 +177,7 @@ def test_a_folder_output_takes_named_files(tmp_path: Path, timed_kind) -> None:
     def measure(s: script.Script) -> None:
         record = Timed(run=s.finished(), rows=[])
         assert s.write(record, "first.json") == tmp_path / "first.json"
-        with pytest.raises(ValueError, match="^name a file inside the output folder$"):
+        with pytest.raises(ValueError, match=r"^name a file inside the output folder$"):
             s.write(record)
 
     assert script.main(measure, "Doc.", device="cpu", output="folder", argv=[str(tmp_path)]) == 0
@@ -257,7 +257,8 @@ def test_the_help_names_each_output_and_keeps_the_docstrings_lines() -> None:
     [
         ({"doc": 3}, r"^doc must be a string or None; got int$"),
         ({"doc": "Doc.", "prog": b"x"}, r"^prog must be a string or None; got bytes$"),
-        ({"doc": "Doc.", "arguments": "--size"}, r"^arguments must be a function that adds options to a parser; got str$"),
+        ({"doc": "Doc.", "arguments": "--size"}, r"^arguments must be a function that adds options to a parser; "
+         r"got str$"),
     ],
 )  # fmt: skip
 def test_a_skeleton_argument_of_the_wrong_type_is_named(kwargs, message) -> None:
@@ -419,12 +420,12 @@ def test_the_timer_and_the_step_before_each_sample_follow_the_device(tmp_path, m
 
     gpu = _script(tmp_path, device="cuda:0")
     events = gpu.timer(3)
-    assert isinstance(events, EventTimer) and (events.torch, events.calls_per_sample) == (torch, 3)
-    assert isinstance(gpu.timer(), EventTimer) and gpu.timer().calls_per_sample == 1
+    assert (type(events), events.torch, events.calls_per_sample) == (EventTimer, torch, 3)
+    assert (type(gpu.timer()), gpu.timer().calls_per_sample) == (EventTimer, 1)
     host = gpu.timer(2, host=True)
-    assert isinstance(host, HostTimer) and (host.sync, host.calls_per_sample) == (torch.cuda.synchronize, 2)
+    assert (type(host), host.sync, host.calls_per_sample) == (HostTimer, torch.cuda.synchronize, 2)
     cpu = _script(tmp_path).timer()
-    assert isinstance(cpu, HostTimer) and (cpu.sync, cpu.calls_per_sample) == (None, 1)
+    assert (type(cpu), cpu.sync, cpu.calls_per_sample) == (HostTimer, None, 1)
 
     calls = []
     monkeypatch.setattr(script, "benchmark", lambda *a: calls.append(a) or "measured")

@@ -294,8 +294,8 @@ def test_what_the_store_refuses_names_the_file_and_what_was_given(results, tmp_p
         records.read(path, Stranger)
     with pytest.raises(ValueError, match=r"^results file 'test/sample' holds a 'test\.sample' record; expected 'str"):
         records.load("test/sample", Stranger)
+    (results / "test" / "nothing.json").write_text("nothing")
     with pytest.raises(ValueError, match=rf"^results file 'test/nothing' \(in {results}\): not JSON"):
-        (results / "test" / "nothing.json").write_text("nothing")
         records.load("test/nothing")
     with pytest.raises(TypeError, match=r"^results file must be a path .*; got 3 \(int\)"):
         records.read(3)  # type: ignore[arg-type]
@@ -362,7 +362,8 @@ def test_a_record_is_written_as_one_space_indented_json_readable_by_all(results,
     # the temporary file is a hidden sibling of the target, named for it, so a rename is atomic and a leftover
     # from a killed run is recognisable
     assert (src.parent, dst) == (path.parent, path)
-    assert src.name.startswith(".text.json.") and src.name.endswith(".tmp")
+    assert src.name.startswith(".text.json.")
+    assert src.name.endswith(".tmp")
     assert text == record.model_dump_json(indent=1) + "\n"
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from gpukb.arguments import MAX_TORCH_ELEMENTS, choice, integer, positive_int
+from gpukb.arguments import MAX_TORCH_ELEMENTS, choice, integer
 
 #: The most elements the model, or one sequence's attention scores, may have: torch counts elements in an int64.
 MAX_ELEMENTS = MAX_TORCH_ELEMENTS
