@@ -28,6 +28,11 @@ from gpukb.measuring import stats
 from gpukb.parallelism import communication, experts, pipeline, traffic
 from gpukb.parallelism import memory as parallel_memory
 from gpukb.parallelism import model as parallel_model
+from gpukb.parallelism.pages import context as context_page
+from gpukb.parallelism.pages import experts as experts_page
+from gpukb.parallelism.pages import fsdp_tp as fsdp_tp_page
+from gpukb.parallelism.pages import pipeline as pipeline_page
+from gpukb.parallelism.pages import tensor as tensor_page
 from gpukb.performance import ceilings
 from gpukb.sequences import bleu, embedding, lstm, rnn, seq2seq
 from tests.fuzz.common import attempt
@@ -323,6 +328,17 @@ CASES: dict[str, list[Case]] = {
              lambda r, traffic: r == sum(t.sent_bytes for t in traffic)),
         Case(communication.collective_counts, dict(traffic=communication.tensor_parallel(1, 8, 16, 2)),
              lambda r, traffic: r == {"all_reduce": 4}),
+        # the page layer's diagrams and tables: a million ranks drew for minutes, an int for a list of counts
+        # raised a bare "not iterable", router_load passed every argument unchecked to torch
+        Case(context_page.ring_svg, dict(cp=4), lambda r, cp: "<svg" in r),
+        Case(fsdp_tp_page.mesh_svg, dict(dp=2, tp=2), lambda r, dp, tp: "<svg" in r),
+        Case(pipeline_page.pipeline_svg, dict(stages=2, micro_batches=2),
+             lambda r, stages, micro_batches: "<svg" in r),
+        Case(tensor_page.tensor_parallel_svg, dict(tp=2), lambda r, tp: "<svg" in r),
+        Case(pipeline_page.bubble_markdown, dict(stages=(2,), micro_batches=(4,)),
+             lambda r, stages, micro_batches: r.count("\n") == 1 + len(stages) * len(micro_batches)),
+        Case(experts_page.router_load, dict(tokens=16, hidden=4, experts=4, top_k=2, seed=0),
+             lambda r, tokens, hidden, experts, top_k, seed: sum(r) == tokens * top_k and len(r) == experts),
     ],
     "performance": [  # a zero bandwidth divided by zero, a NaN rate gave a NaN ridge
         Case(ceilings.measured_ridge, dict(ceilings={"bf16": 700.0, "bandwidth": 3000.0}, dtype="fp8"),

@@ -9,12 +9,20 @@ from matplotlib.colors import to_rgba
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, Rectangle
 
-from gpukb.arguments import positive_int
+from gpukb.arguments import integer
 from gpukb.parallelism.pipeline import SCHEDULES, replay, schedule_order
 
 #: One colour per rank (matplotlib's tab10; readable on light and dark backgrounds).
 RANK_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
 FORWARD, BACKWARD = "#4c9be8", "#f0a35e"
+#: The most ranks or stages a diagram draws, and the most micro-batches: past them the labels overlap, and the drawing
+#: grows with the square of the count (a ring of a million ranks drew for minutes).
+MAX_DRAWN_RANKS = 16
+MAX_DRAWN_MICRO_BATCHES = 64
+
+
+def _drawn(name: str, value: object, most: int = MAX_DRAWN_RANKS) -> int:
+    return integer(name, value, minimum=1, maximum=most)
 
 
 def _box(ax, x, y, w, h, text, colour="none", alpha=0.35, size=8) -> None:
@@ -45,7 +53,7 @@ def tensor_parallel_figure(tp: int = 2, sequence: bool = False) -> Figure:
     sequence shards (after a LayerNorm computed on the shard), is all-gathered before ``W1``, and the output is
     reduce-scattered back into sequence shards.
     """
-    t = positive_int("tp", tp)
+    t = _drawn("tp", tp)
     fig, ax = _canvas(7.6, 1.1 + 0.9 * t, 11.2, 1.0 + 1.1 * t)
     for r in range(t):
         y = 0.3 + 1.1 * (t - 1 - r)
@@ -68,7 +76,7 @@ def tensor_parallel_figure(tp: int = 2, sequence: bool = False) -> Figure:
 def ring_figure(cp: int = 4) -> Figure:
     """Causal ring attention over ``cp`` ranks: which (query block, key/value block) pair each rank computes at
     which step. Rank ``r`` holds key/value block ``(r − step) mod cp`` at a step and skips blocks in its future."""
-    p = positive_int("cp", cp)
+    p = _drawn("cp", cp)
     fig = Figure(figsize=(3.2 + 0.35 * p, 2.6 + 0.35 * p), layout="constrained")
     ax = fig.subplots()
     for r in range(p):
@@ -92,7 +100,7 @@ def ring_figure(cp: int = 4) -> Figure:
 def pipeline_figure(stages: int = 4, micro_batches: int = 8) -> Figure:
     """GPipe and 1F1B timelines for ``stages`` stages and ``micro_batches`` micro-batches (forward 1 unit, backward
     2), from :func:`gpukb.parallelism.pipeline.replay` of :func:`~gpukb.parallelism.pipeline.schedule_order`."""
-    p, m = positive_int("stages", stages), positive_int("micro_batches", micro_batches)
+    p, m = _drawn("stages", stages), _drawn("micro_batches", micro_batches, MAX_DRAWN_MICRO_BATCHES)
     fig = Figure(figsize=(7.6, 1.0 + 0.55 * 2 * p), layout="constrained")
     axes = fig.subplots(len(SCHEDULES), 1, sharex=True)
     for ax, schedule in zip(axes, SCHEDULES, strict=True):
@@ -135,7 +143,7 @@ def experts_figure(load: list[int]) -> Figure:
 
 def mesh_figure(dp: int = 2, tp: int = 2) -> Figure:
     """A ``(dp, tp)`` device mesh: tensor parallelism within a row, FSDP down a column."""
-    d, t = positive_int("dp", dp), positive_int("tp", tp)
+    d, t = _drawn("dp", dp), _drawn("tp", tp)
     fig, ax = _canvas(2.2 + 1.5 * t, 0.8 + 1.0 * d, 1.4 + 1.5 * t, 0.6 + 1.0 * d)
     for i in range(d):
         for j in range(t):
