@@ -36,6 +36,10 @@ def _one_torch_thread() -> None:
     torch.set_num_threads(1)
 
 
+#: The project's functools caches, found once per set of loaded modules (a walk of every object takes seconds).
+_CACHES: dict[str, object] = {"modules": 0, "caches": []}
+
+
 def _clear_caches() -> None:
     """Empty every functools cache of the project and its tests.
 
@@ -45,9 +49,21 @@ def _clear_caches() -> None:
     import functools
     import gc
 
-    for obj in gc.get_objects():
-        if isinstance(obj, functools._lru_cache_wrapper) and obj.__module__.split(".")[0] in ("gpukb", "tests"):
-            obj.cache_clear()
+    if _CACHES["modules"] != len(sys.modules):  # new modules, new caches: look again
+        _CACHES["caches"] = [obj for obj in gc.get_objects() if isinstance(obj, functools._lru_cache_wrapper)
+                             and obj.__module__.split(".")[0] in ("gpukb", "tests")]  # fmt: skip
+        _CACHES["modules"] = len(sys.modules)
+    for cached in _CACHES["caches"]:
+        cached.cache_clear()
+
+
+@pytest.fixture(autouse=True)
+def _uncached_for_mutmut_stats() -> None:
+    """mutmut's stats run maps each test to the functions it calls, and runs a mutant against the tests mapped to
+    its function only: a result an earlier test cached (a catalog, a record) hid the call from every later test, so
+    their checks never ran against that function's mutants. In that run every test starts with empty caches."""
+    if os.environ.get("MUTANT_UNDER_TEST") == "stats":
+        _clear_caches()
 
 
 def _cuda_available() -> bool:

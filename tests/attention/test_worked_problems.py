@@ -11,7 +11,7 @@ from tests.worked_problems import answer, assert_shows, numbers, rendered_proble
 LAYERS, HEADS, KV_HEADS, D = 32, 32, 8, 128  # Llama-3-8B (the Llama 3 paper, table 3)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # per test (rendered once, then cached), so mutmut maps every test to the problems it reads
 def problems() -> dict[str, str]:
     return rendered_problems("attention")
 

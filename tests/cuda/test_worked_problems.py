@@ -15,7 +15,7 @@ DATA = ROOT / "src/gpukb/data"
 (HOPPER,) = [c for c in tomllib.loads((DATA / "cuda/limits.toml").read_text("utf-8"))["capability"] if c["cc"] == "9.0"]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # per test (rendered once, then cached), so mutmut maps every test to the problems it reads
 def problems() -> dict[str, str]:
     return rendered_problems("cuda")
 

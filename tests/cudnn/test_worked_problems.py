@@ -15,7 +15,7 @@ DATA = ROOT / "src/gpukb/data"
 LAYERS = tomllib.loads((DATA / "cudnn/resnet50_layers.toml").read_text("utf-8"))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # per test (rendered once, then cached), so mutmut maps every test to the problems it reads
 def problems() -> dict[str, str]:
     return rendered_problems("cudnn")
 

@@ -15,7 +15,7 @@ from gpukb.datasets.catalog import DOMAINS, load, load_all, loads, read_text
 EEG_TEXT = read_text("eeg")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # per test (load() caches), so mutmut maps every test to the catalog code it reads
 def eeg() -> catalog.Catalog:
     return load("eeg")
 
@@ -273,3 +273,12 @@ def test_get_names_the_known_ids_when_one_is_missing(eeg) -> None:
     assert eeg.get("bci-iv-2a").aliases[0] == "BNCI2014_001"
     with pytest.raises(KeyError, match=r"no dataset 'bci-iv-2c' in eeg\.toml; ids: bci-iv-2a, bci-iv-2b"):
         eeg.get("bci-iv-2c")
+
+
+def test_a_data_file_is_read_as_the_domain_its_name_gives() -> None:
+    """catalog.parse_file is how the data-file checks read a catalog: the domain comes from the file's name."""
+    read = catalog.parse_file(EEG_TEXT, "datasets/eeg.toml")
+    assert read == catalog.loads(EEG_TEXT, file="datasets/eeg.toml", domain="eeg")
+    assert [d.id for d in read.datasets] == [d.id for d in load("eeg").datasets]
+    with pytest.raises(ValueError, match=r"^datasets/audio\.toml: a catalog file is named after its domain, one of"):
+        catalog.parse_file(EEG_TEXT, "datasets/audio.toml")

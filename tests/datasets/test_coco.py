@@ -81,6 +81,8 @@ def test_an_empty_file_has_no_persons() -> None:
         (lambda d: d["annotations"][0].update(bbox=[1, 2, -3, 4]), r"annotations\[0\]\.bbox has a negative width"),
         (lambda d: d["annotations"][0].update(iscrowd=2), r"annotations\[0\]\.iscrowd must be 0 or 1, got 2"),
         (lambda d: d["images"][0].update(id="100"), r"images\[0\]\.id must be an integer"),
+        (lambda d: d["annotations"][0].update(bbox=[1, 2, True, 4]), r"bbox must be \[x, y, width, height\]"),
+        (lambda d: d["annotations"][0].update(bbox=[1, "2", 3, 4]), r"bbox must be \[x, y, width, height\]"),
     ],
 )
 def test_malformed_documents_name_the_list_index_and_field(change, message: str) -> None:

@@ -95,3 +95,26 @@ def test_malformed_lines_name_the_file_line_and_field(tmp_path, line: str, messa
 def test_an_unknown_tag_is_not_counted_silently() -> None:
     with pytest.raises(ValueError, match=r"record 1 \(x\): gtboxes\[0\]\.tag 'head' is not 'person' or 'mask'"):
         odgt.stats([{"ID": "x", "gtboxes": [{"tag": "head", "hbox": [1, 2, 3, 4]}]}])
+
+
+def test_a_box_of_no_width_or_height_is_a_box_and_a_bool_is_not_a_number() -> None:
+    flat = {"ID": "f", "gtboxes": [{"tag": "person", "fbox": [1, 2, 0, 0], "hbox": [1, 2, 0, 0]}]}
+    assert odgt.stats([flat]).instances == 1  # zero width and height: degenerate, not negative
+    with pytest.raises(ValueError, match=r"gtboxes\[0\]\.fbox must be \[x, y, width, height\], got \[1, 2, True, 4\]"):
+        odgt.stats([{"ID": "b", "gtboxes": [{"tag": "person", "fbox": [1, 2, True, 4]}]}])
+
+
+def test_a_head_is_counted_only_on_a_person_neither_flag_ignores() -> None:
+    def person(**flags) -> dict:
+        return {"tag": "person", "hbox": [1, 2, 3, 4], **flags}
+
+    boxes = [
+        person(),
+        person(extra={}),
+        person(extra={"ignore": 0}),
+        person(extra={"ignore": 1}),
+        person(head_attr={"ignore": 1}),
+        person(head_attr={"occ": 1}),
+        {"tag": "person", "fbox": [1, 2, 3, 4]},
+    ]
+    assert odgt.head_boxes([{"ID": "h", "gtboxes": boxes}]) == 4  # fmt: skip

@@ -10,7 +10,7 @@ import pytest
 from gpukb.datasets.catalog import load
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # per test (load() caches), so mutmut maps every test to the catalog code it reads
 def people():
     return load("people")
 

@@ -68,8 +68,10 @@ def test_paper_and_resource_tables() -> None:
     assert [r[2] for r in rows] == [p["claimed"] for p in RAW["paper"]]
     names = {d["id"]: d["name"] for d in RAW["dataset"]}
     assert [r[3] for r in rows] == [names[p["dataset"]] for p in RAW["paper"]]
-    _, rows = tables.resource_table("eeg")
-    assert [r[0] for r in rows] == [r["name"] for r in RAW["resource"]]
+    headers, rows = tables.resource_table()  # the EEG catalog's, by default
+    assert headers == ["name", "kind", "version read", "license", "status"]
+    assert rows == [[r["name"], r["kind"], r.get("version"), r.get("license"), r["verification"]["status"]]
+                    for r in RAW["resource"]]  # fmt: skip
 
 
 def test_unknown_attributes_and_domains_are_refused() -> None:

@@ -7,7 +7,7 @@ import tomllib
 import pytest
 
 from tests.helpers import ROOT
-from tests.worked_problems import answer, assert_shows, rendered_problems
+from tests.worked_problems import answer, assert_shows, rendered_problems, working
 
 DATA = ROOT / "src/gpukb/data/datasets"
 
@@ -16,17 +16,25 @@ def _entries(domain: str) -> list[dict]:
     return tomllib.loads((DATA / f"{domain}.toml").read_text("utf-8"))["dataset"]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # per test (rendered once, then cached), so mutmut maps every test to the problems it reads
 def problems() -> dict[str, str]:
     return rendered_problems("datasets")
 
 
 def test_sixty_four_channels(problems: dict[str, str]) -> None:
-    chosen = [e for e in _entries("eeg") if e.get("eeg", {}).get("channels") == 64]
-    text = answer(problems["sixty-four-channels"])
-    assert text.startswith(f"{len(chosen)}: ")
-    assert all(e["name"] in text for e in chosen)
-    assert all(f"{e['eeg']['sampling_rate_hz']:g} Hz" in text for e in chosen if "sampling_rate_hz" in e["eeg"])
+    entries = _entries("eeg")
+    chosen = [e for e in entries if e.get("eeg", {}).get("channels") == 64]
+
+    def rate(e: dict) -> str:
+        hz = e["eeg"].get("sampling_rate_hz")
+        return f"{hz:g} Hz" if hz else "rate not stated by its sources"
+
+    listed = "; ".join(f"{e['name']} ({rate(e)}, {e['eeg'].get('subjects')} subjects)" for e in chosen)
+    assert answer(problems["sixty-four-channels"]) == f"{len(chosen)}: {listed}."
+    uncounted = sum(1 for e in entries if "eeg" in e and "channels" not in e["eeg"])
+    assert f"{len(entries)} entries read; {uncounted} state no channel count and cannot match." in working(
+        problems["sixty-four-channels"]
+    )
 
 
 def test_epoch_tensor(problems: dict[str, str]) -> None:

@@ -10,7 +10,7 @@ from tests.helpers import ROOT
 from tests.worked_problems import answer, assert_shows, rendered_problems
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # per test (rendered once, then cached), so mutmut maps every test to the problems it reads
 def problems() -> dict[str, str]:
     return rendered_problems("distributed")
 

@@ -11,7 +11,7 @@ import pytest
 from tests.worked_problems import answer, assert_shows, rendered_problems
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # per test (rendered once, then cached), so mutmut maps every test to the problems it reads
 def problems() -> dict[str, str]:
     return rendered_problems("formats")
 

@@ -13,7 +13,7 @@ from tests.worked_problems import answer, assert_shows, rendered_problems
 DATA = ROOT / "src/gpukb/data"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # per test (rendered once, then cached), so mutmut maps every test to the problems it reads
 def problems() -> dict[str, str]:
     return rendered_problems("gemm")
 

@@ -11,7 +11,7 @@ from tests.worked_problems import answer, rendered_problems
 S, H, A = 2048, 12288, 96  # GPT-3 175B: sequence, hidden, heads
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # per test (rendered once, then cached), so mutmut maps every test to the problems it reads
 def problems() -> dict[str, str]:
     return rendered_problems("parallelism")
 

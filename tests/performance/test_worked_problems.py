@@ -23,7 +23,7 @@ def _copy_ceiling() -> float:
     return h100_ceilings_json()["bandwidth"]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # per test (rendered once, then cached), so mutmut maps every test to the problems it reads
 def problems() -> dict[str, str]:
     return rendered_problems("performance")
 
