@@ -140,3 +140,64 @@ def test_read_header_names_the_file(tmp_path) -> None:
     path.write_bytes(b"0" * 252 + b"abcd")
     with pytest.raises(ValueError, match=r"truncated\.edf: field n_signals \(bytes 252-255\) is not an integer"):
         eeg_files.read_header(path)
+
+
+def test_the_writer_fills_every_field_as_the_specification_lays_it_out(tmp_path) -> None:
+    """The header written with the defaults, read back field by field with the specification's offsets (Kemp et al.
+    1992), not with the module's parser: version, identifications, dates, sizes, the signal's dimension and ranges."""
+    path = eeg_files.write_edf(tmp_path / "d.edf", {"Cz": (4, np.array([-600.0, -500.0, 0.0, 700.0]))})
+    data = path.read_bytes()
+    fields = [data[a:b].decode("ascii") for a, b in ((0, 8), (8, 88), (88, 168), (168, 176), (176, 184), (184, 192),
+                                                      (192, 236), (236, 244), (244, 252), (252, 256))]  # fmt: skip
+    assert [f.rstrip() for f in fields] == ["0", "X X X X", "Startdate X X X X", "01.01.01", "00.00.00", "512", "",
+                                            "1", "1", "1"]  # fmt: skip
+    assert not any(f.startswith(" ") for f in fields[:6])  # left-justified, padded with spaces
+    spans = ((0, 16), (96, 104), (104, 112), (112, 120), (120, 128), (128, 136))
+    signal = [data[256 + a : 256 + b].decode("ascii").rstrip() for a, b in spans]
+    assert signal == ["Cz", "uV", "-500", "500", "-32768", "32767"]
+    assert data[256 + 216 : 256 + 224].decode("ascii").rstrip() == "4"  # samples per record
+    digital = np.frombuffer(data[512:], dtype="<i2")
+    assert digital.tolist() == [-32768, -32768, 0, 32767]  # clipped to the physical range, mapped onto the digital one
+    header = eeg_files.read_header(path)
+    assert (header.patient, header.recording, header.signals[0].physical_dimension) == (
+        "X X X X",
+        "Startdate X X X X",
+        "uV",
+    )
+
+
+def test_the_writer_names_what_does_not_fit(tmp_path) -> None:
+    long = "x" * 81
+    for field in ("patient", "recording"):
+        with pytest.raises(ValueError, match=rf"^{field} 'x{{81}}' is longer than its 80-byte field$"):
+            eeg_files.write_edf(tmp_path / "a.edf", {"C3": (10, np.zeros(10))}, **{field: long})
+    with pytest.raises(ValueError, match=r"^record_duration 123456789 does not fit in 8 characters$"):
+        eeg_files.write_edf(tmp_path / "a.edf", {"C3": (1 / 123456789, np.zeros(1))}, record_duration=123456789)
+    eight = eeg_files.write_edf(tmp_path / "b.edf", {"C3": (1 / 12345678, np.zeros(1))}, record_duration=12345678)
+    assert eeg_files.read_header(eight).record_duration == 12345678  # eight characters fit
+    with pytest.raises(ValueError, match=r"^write_edf needs at least one signal$"):
+        eeg_files.write_edf(tmp_path / "a.edf", {})
+    with pytest.raises(ValueError, match=r"^signal 'C3': 15 samples is not a whole number of 10-sample records$"):
+        eeg_files.write_edf(tmp_path / "a.edf", {"C3": (10, np.zeros(15))})
+    one = eeg_files.read_header(eeg_files.write_edf(tmp_path / "c.edf", {"C3": (1, np.zeros(3))}))
+    assert (one.signals[0].samples_per_record, one.n_records) == (1, 3)  # one sample per record is a record
+
+
+def test_the_parser_takes_the_smallest_valid_signal_and_names_each_field(tmp_path) -> None:
+    header = eeg_files.parse_header(_spec_header(["C3"], [1]))
+    assert header.signals[0].samples_per_record == 1
+    equal = _spec_header(["C3"], [1]).replace(b"-32768  ", b"32767   ", 1)  # digital_min = digital_max
+    with pytest.raises(ValueError, match=r"^signal 1 \(C3\): digital_min 32767 must be below digital_max 32767$"):
+        eeg_files.parse_header(equal)
+    for start, message in (
+        (252, r"^field n_signals must be an integer, got 'x'$"),
+        (184, r"^field header_bytes must be an integer, got 'x'$"),
+        (244, r"^field record_duration must be a number, got 'x'$"),
+    ):
+        data = bytearray(_spec_header(["C3"], [1]))
+        data[start] = ord("x")
+        data[start + 1 : start + 4] = b"   "
+        with pytest.raises(ValueError, match=message):
+            eeg_files.parse_header(bytes(data))
+    with pytest.raises(ValueError, match=r"^header ends inside field label of signal 1 \(bytes 256-271\)$"):
+        eeg_files.parse_header(_spec_header(["C3"], [1])[:260])

@@ -84,3 +84,44 @@ def test_unknown_attributes_and_domains_are_refused() -> None:
             tables.value(entry, bad)
     with pytest.raises(ValueError, match="unknown domain 'audio'"):
         tables.dataset_table("audio")
+
+
+@pytest.mark.parametrize("domain", ["eeg", "people"])
+def test_every_attribute_of_every_entry_is_the_data_files(domain: str) -> None:
+    """value() for every fact of every entry, not only the columns a page shows: lists joined (an empty one is no
+    value), booleans spelled out, whole floats as ints, the sources counted."""
+    from gpukb.datasets.catalog import Dataset
+
+    raw = tomllib.loads(read_text(domain))
+    cat = load(domain)
+    facts = type(getattr(next(d for d in cat.datasets if getattr(d, domain) is not None), domain))
+    attributes = ["status", "checked", "sources", *(f"{domain}.{f}" for f in facts.model_fields)]
+    attributes += [f for f in Dataset.model_fields if f not in ("verification", "eeg", "people", "aliases")]
+    for entry, parsed in zip(raw["dataset"], cat.datasets, strict=True):
+        for attribute in attributes:
+            sources = len(entry["verification"].get("sources", []))
+            want = sources if attribute == "sources" else _expected(entry, attribute)
+            if isinstance(want, list):
+                want = ", ".join(want) or None
+            assert tables.value(parsed, attribute) == want, (entry["id"], attribute)
+
+
+def test_select_keeps_the_boundary_and_searches_task_and_paradigm() -> None:
+    eeg = load("eeg")
+    counted = next(e for e in RAW["dataset"] if e.get("eeg", {}).get("subjects"))
+    at_least = {d.id for d in tables.select(eeg, min_subjects=counted["eeg"]["subjects"])}
+    assert counted["id"] in at_least  # "at least": an entry with exactly that many subjects is kept
+    assert counted["id"] not in {d.id for d in tables.select(eeg, min_subjects=counted["eeg"]["subjects"] + 1)}
+    for field in ("task", "paradigm"):
+        entry = next(e for e in RAW["dataset"] if (e.get(field) or e.get("eeg", {}).get(field)))
+        said = entry.get(field) or entry["eeg"][field]
+        assert entry["id"] in {d.id for d in tables.select(eeg, text=said.upper())}, field
+    for bad, message in ((3, r"^catalog must be a Catalog .*; got int$"), ("eeg", r"; got str$")):
+        with pytest.raises(TypeError, match=message):
+            tables.select(bad)
+    with pytest.raises(TypeError, match=r"^text must be a string or None; got 3 \(int\)$"):
+        tables.select(eeg, text=3)
+    with pytest.raises(TypeError, match=r"^min_subjects must be an int ≥ 0; got '3' \(str\)$"):
+        tables.select(eeg, min_subjects="3")
+    with pytest.raises(ValueError, match=r"statuses: verified, corrected, unconfirmed$"):
+        tables.select(eeg, status="likely")
