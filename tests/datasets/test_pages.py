@@ -134,3 +134,93 @@ def test_the_pages_render_through_the_page_layer_only() -> None:
                 continue
             for line in block.strip().splitlines():
                 assert line.startswith(("from gpukb.", "print(")), (name, line)
+
+
+def test_every_row_of_the_html_catalog_is_laid_out_exactly() -> None:
+    """Each row of each domain's catalog rebuilt from the table rows and the sources: sort keys on numeric cells
+    that have a value only, a status in bold unless verified, a missing figure as the dash, the sources linked with
+    their titles and separated by commas; the rows one per line inside the table."""
+    from gpukb.datasets import tables
+
+    numeric = {"year", "subjects", "EEG channels", "rate (Hz)", "sessions", "images", "persons", "persons / image"}
+    for domain in ("eeg", "people"):
+        cat = load(domain)
+        headers, rows = tables.dataset_table(domain, cat.datasets)
+        text = pages.catalog_html(domain)
+        body = text.split("<tbody>\n", 1)[1]
+        assert text.startswith(f'<div class="gpukb-catalog" data-domain="{domain}">\n<table>\n<thead><tr><th ')
+        assert body.endswith("\n</tbody>\n</table>\n</div>")
+        shown = body.removesuffix("\n</tbody>\n</table>\n</div>").split("\n")
+        assert len(shown) == len(cat.datasets)
+        for line, entry, row in zip(shown, cat.datasets, rows, strict=True):
+            cells = []
+            for header, cell in zip(headers, row, strict=True):
+                sort = f' data-sort="{html.escape(str(cell))}"' if header in numeric and cell is not None else ""
+                if header == "dataset":
+                    content = f'<a href="#{entry.id}">{html.escape(str(cell))}</a>'
+                elif header == "status":
+                    content = cell if cell == "verified" else f"<strong>{cell}</strong>"
+                elif cell is None:
+                    content = pages.MISSING
+                elif isinstance(cell, int) and header in numeric and header != "year":
+                    content = f"{cell:,}"
+                else:
+                    content = html.escape(str(cell))
+                cells.append(f"<td{sort}>{content}</td>")
+            links = [
+                f'<a href="{html.escape(s.url)}"' + (f' title="{html.escape(s.title)}"' if s.title else "")
+                + f">{html.escape(s.kind)}</a>"
+                for s in entry.verification.sources
+            ]  # fmt: skip
+            cells.append(f"<td>{', '.join(links) or pages.MISSING}</td>")
+            assert line == f'<tr data-status="{entry.status}" data-id="{entry.id}">{"".join(cells)}</tr>', entry.id
+
+
+def test_the_cards_papers_resources_and_legend_are_laid_out_exactly() -> None:
+    """The parts around the figures, rebuilt line by line: a card's heading, badge (aliases as code, comma-separated),
+    blank lines that keep Markdown's blocks apart, sources with what each said; the papers' notes under their
+    table; one line per resource with its facts, status and sources; the legend, one verdict a line."""
+    eeg = load("eeg")
+    cards = pages.cards_markdown("eeg").split("\n### ")
+    assert len(cards) == len(eeg.datasets)
+    for card, entry in zip(cards, eeg.datasets, strict=True):
+        lines = card.removeprefix("### ").split("\n")
+        v = entry.verification
+        badge = f"**{v.status}**, checked {v.checked.isoformat()}"
+        if entry.aliases:
+            badge += " · also known as " + ", ".join(f"`{a}`" for a in entry.aliases)
+        assert lines[:5] == [f"{pages._md(entry.name)} {{ #{entry.id} }}", "", badge, "", "| figure | value |"]
+        if v.sources:
+            start = lines.index("Sources read:")
+            said = [f": {pages._md(s.said)}" if s.said else "" for s in v.sources]
+            assert lines[start - 1 : start + 2 + len(v.sources) + 1] == [
+                "",
+                "Sources read:",
+                "",
+                *(f"- {s.kind}: [{pages._md(s.title)}]({s.url}){w}" for s, w in zip(v.sources, said, strict=True)),
+                "",
+            ]
+        if v.notes_said:
+            at = next(i for i, line in enumerate(lines) if line.startswith("??? warning"))
+            assert lines[at + 1 : at + 4] == ["", f"    {pages._md(v.notes_said)}", ""]
+        if entry.note:
+            assert f"\n\n{pages._md(entry.note)}\n\n" in "\n".join(lines)
+    notes = [f"- *{pages._md(p.title)}*: {pages._md(p.note)}" for p in eeg.papers if p.note]
+    assert pages.papers_markdown().endswith("|\n\n" + "\n".join(notes))  # the EEG domain by default
+    if not load("people").papers:
+        assert pages.papers_markdown("people") == "No papers are cited for this domain."
+    resources = pages.resources_markdown().split("\n")
+    assert len(resources) == len(eeg.resources)
+    for line, r in zip(resources, eeg.resources, strict=True):
+        where = f"[{pages._md(r.name)}]({r.homepage})" if r.homepage else pages._md(r.name)
+        facts = "; ".join([r.kind, *(x for x in (r.version, r.license) if x)])
+        assert line.startswith(f"- **{where}** ({pages._md(facts)}; {r.verification.status})")
+        if r.verification.sources:
+            linked = ", ".join(f"[{pages._md(s.title)}]({s.url})" for s in r.verification.sources)
+            assert line.endswith(f" Source: {linked}.")
+    legend = pages.status_markdown(("eeg",)).split("\n\n")[-1].split("\n")
+    assert [line.split("**")[1] for line in legend] == ["verified", "corrected", "unconfirmed"]
+
+
+def test_markdown_escaping_doubles_a_backslash() -> None:
+    assert pages._md("a\\b") == "a\\\\b"
