@@ -282,3 +282,33 @@ def test_a_data_file_is_read_as_the_domain_its_name_gives() -> None:
     assert [d.id for d in read.datasets] == [d.id for d in load("eeg").datasets]
     with pytest.raises(ValueError, match=r"^datasets/audio\.toml: a catalog file is named after its domain, one of"):
         catalog.parse_file(EEG_TEXT, "datasets/audio.toml")
+
+
+def test_uniqueness_across_the_catalog_names_both_entries_by_kind_and_place() -> None:
+    """check_unique as load_all calls it: ids, names and aliases across every kind of entry, spacing and case
+    ignored, each entry named by its file, kind and place counted from 1."""
+    eeg = load("eeg")
+    first, second = eeg.datasets[0], eeg.datasets[1]
+    paper = eeg.papers[0]
+    labelled = [("eeg.toml: dataset entry 1", first), ("eeg.toml: dataset entry 2", second)]
+    catalog.check_unique(labelled)
+    with pytest.raises(ValueError, match=rf"^x: id: '{first.id}' is already used by eeg\.toml: dataset entry 1$"):
+        catalog.check_unique([*labelled, ("x", first)])
+    spaced = second.model_copy(update={"id": "other", "name": "  " + first.name.upper().replace(" ", "   ") + " "})
+    with pytest.raises(ValueError, match=r"^y: name: .* is already a name or alias of eeg\.toml: dataset entry 1$"):
+        catalog.check_unique([*labelled, ("y", spaced)])
+    catalog.check_unique([*labelled, ("z", paper)])  # a paper has no name: only its id counts
+    with pytest.raises(ValueError, match=rf"^z: id: '{paper.id}' is already used by p$"):
+        catalog.check_unique([("p", paper), ("z", paper)])
+    everything = catalog.load_all()
+    assert set(everything) == set(catalog.DOMAINS)
+    assert everything["eeg"] == eeg
+
+
+def test_an_empty_text_field_or_unknown_domain_is_named() -> None:
+    with pytest.raises(ValueError, match="must not be empty"):
+        loads(_corrupt('name = "BCI Competition IV dataset 2a"', 'name = " "'), file="eeg.toml", domain="eeg")
+    with pytest.raises(ValueError, match=r"^unknown domain 'audio'; domains: eeg, people$"):
+        catalog.parse({}, file="audio.toml", domain="audio")
+    with pytest.raises(ValueError, match=r"unknown domain 'audio'; domains: eeg, people"):
+        read_text("audio")
