@@ -100,3 +100,23 @@ def test_a_file_that_is_not_json_is_named(tmp_path) -> None:
     path.write_text('{"images": []}')
     with pytest.raises(ValueError, match=r"broken\.json: missing list 'annotations'"):
         coco.load(path)
+
+
+def test_edges_of_a_coco_document() -> None:
+    """A zero-size box is a box, iscrowd absent means 0, an empty file has no busiest image, and what is not an
+    object, a list item or an annotation is named by its type; a path that is no file by the reader's name."""
+    doc = {"images": [{"id": 1}], "categories": [{"id": 1, "name": "person"}],
+           "annotations": [{"image_id": 1, "category_id": 1, "bbox": [0, 0, 0, 0]},
+                           {"image_id": 1, "category_id": 1, "bbox": [1, 1, 2, 2], "iscrowd": 1}]}  # fmt: skip
+    s = coco.stats(doc)
+    assert (s.instances, s.ignore_regions, s.max_per_image) == (1, 1, 1)
+    empty = coco.stats({"images": [], "annotations": [], "categories": [{"id": 1, "name": "person"}]})
+    assert empty.max_per_image == 0
+    with pytest.raises(ValueError, match=r"^a COCO file is a JSON object, got list$"):
+        coco.validate([])
+    with pytest.raises(ValueError, match=r"^images\[0\]"):
+        coco.validate({**doc, "images": [3]})
+    with pytest.raises(ValueError, match=r"^annotations\[0\]"):
+        coco.validate({**doc, "annotations": [3]})
+    with pytest.raises(TypeError, match=r"^a COCO \.json file must be a path"):
+        coco.load(3)

@@ -118,3 +118,18 @@ def test_a_head_is_counted_only_on_a_person_neither_flag_ignores() -> None:
         {"tag": "person", "fbox": [1, 2, 3, 4]},
     ]
     assert odgt.head_boxes([{"ID": "h", "gtboxes": boxes}]) == 4  # fmt: skip
+
+
+def test_edges_of_an_odgt_file(tmp_path) -> None:
+    """Records named by their place when no file is, an empty list has no busiest image, a reader's name in its
+    type error, and a blank line skipped."""
+    with pytest.raises(ValueError, match=r"^record 1: field ID must be a string, got None$"):
+        odgt.stats([{"gtboxes": []}])
+    with pytest.raises(ValueError, match=r"^record: field ID must be a string, got 7$"):
+        odgt.validate_record({"ID": 7, "gtboxes": []})
+    assert odgt.stats([]).max_per_image == 0
+    with pytest.raises(TypeError, match=r"^an \.odgt file must be a path"):
+        odgt.read(3)
+    path = tmp_path / "gaps.odgt"
+    path.write_text('{"ID": "a", "gtboxes": []}\n\n{"ID": "b", "gtboxes": []}\n', encoding="utf-8")
+    assert [r["ID"] for r in odgt.read(path)] == ["a", "b"]

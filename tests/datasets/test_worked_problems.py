@@ -40,16 +40,18 @@ def test_sixty_four_channels(problems: dict[str, str]) -> None:
 def test_epoch_tensor(problems: dict[str, str]) -> None:
     (entry,) = [e for e in _entries("eeg") if e["id"] == "bci-iv-2a"]
     samples = int(entry["eeg"]["sampling_rate_hz"] * 4)
+    nbytes = 64 * entry["eeg"]["channels"] * samples * 4
     text = answer(problems["epoch-tensor"])
-    assert text.startswith(f"(64, {entry['eeg']['channels']}, {samples:,})")
-    assert_shows(text, 64 * entry["eeg"]["channels"] * samples * 4)
+    assert text == f"(64, {entry['eeg']['channels']}, {samples:,}): {nbytes:,} B, {nbytes / 2**20:.2f} MiB."
+    assert_shows(text, nbytes)
 
 
 def test_most_crowded(problems: dict[str, str]) -> None:
     rated = sorted((e for e in _entries("people") if e.get("people", {}).get("persons_per_image")),
                    key=lambda e: -e["people"]["persons_per_image"])  # fmt: skip
     text = answer(problems["most-crowded"])
-    assert text.startswith(f"{rated[0]['name']}: {rated[0]['people']['persons_per_image']:g} per image")
+    top = "; ".join(f"{e['name']}: {e['people']['persons_per_image']:g} per image" for e in rated[:3])
+    assert text == f"{top} (of {len(rated)} entries that state the figure)."
     assert [e["name"] in text for e in rated[:4]] == [True, True, True, False]
 
 
