@@ -201,3 +201,27 @@ def test_the_parser_takes_the_smallest_valid_signal_and_names_each_field(tmp_pat
             eeg_files.parse_header(bytes(data))
     with pytest.raises(ValueError, match=r"^header ends inside field label of signal 1 \(bytes 256-271\)$"):
         eeg_files.parse_header(_spec_header(["C3"], [1])[:260])
+
+
+def test_the_reader_names_the_bytes_and_the_signal_it_cannot_read(tmp_path) -> None:
+    path = tmp_path / "odd.edf"
+    path.write_bytes(b"0" * 252 + b"abcd")
+    with pytest.raises(ValueError, match=r"odd\.edf: field n_signals \(bytes 252-255\) is not an integer: b'abcd'$"):
+        eeg_files.read_header(path)
+    with pytest.raises(TypeError, match=r"^an EDF file must be a path"):
+        eeg_files.read_header(3)
+    for old, field in ((b"-32768  ", "digital_min"), (b"32767   ", "digital_max"), (b"-3200   ", "physical_min"),
+                       (b"3200    ", "physical_max"), (b"1       ", "samples_per_record")):  # fmt: skip
+        data = _spec_header(["C3"], [1])
+        at = data.index(old, 256)
+        bad = data[:at] + b"x".ljust(8) + data[at + 8 :]
+        with pytest.raises(ValueError, match=rf"^field {field} of signal 1 \(C3\) must be (an integer|a number)"):
+            eeg_files.parse_header(bad)
+
+
+def test_a_fractional_record_duration_and_a_subject_from_the_file(tmp_path) -> None:
+    half = eeg_files.write_edf(tmp_path / "s7.edf", {"C3": (2, np.zeros(4)), "EOG": (2, np.zeros(4))},
+                               record_duration=0.5, patient="p9 X X X")  # fmt: skip
+    assert eeg_files.read_header(half).record_duration == 0.5
+    s = eeg_files.summarize([half], subject_of=lambda p, h: f"{p.stem}/{h.subject}", is_eeg=lambda label: True)
+    assert (s.subjects, s.eeg_channels) == (("s7/p9",), (2,))  # both signals, as is_eeg says

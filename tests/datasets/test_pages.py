@@ -224,3 +224,18 @@ def test_the_cards_papers_resources_and_legend_are_laid_out_exactly() -> None:
 
 def test_markdown_escaping_doubles_a_backslash() -> None:
     assert pages._md("a\\b") == "a\\\\b"
+
+
+def test_the_catalog_head_and_the_status_legend_are_laid_out_exactly() -> None:
+    from gpukb.datasets import tables
+    from gpukb.tables import markdown_table
+
+    headers, _ = tables.dataset_table("eeg")
+    numeric = {"year", "subjects", "EEG channels", "rate (Hz)", "sessions"}
+    head = "".join(f'<th data-type="{"number" if h in numeric else "text"}">{html.escape(h)}</th>'
+                   for h in [*headers, "sources"])  # fmt: skip
+    assert f"<thead><tr>{head}</tr></thead>" in pages.catalog_html("eeg")
+    legend = "\n".join(f"- **{s}**: {pages._STATUS_WORDS[s]}." for s in ("verified", "corrected", "unconfirmed"))
+    assert pages.status_markdown(("eeg",)) == markdown_table(*tables.status_counts({"eeg": load("eeg")})) + (
+        "\n\n" + legend
+    )

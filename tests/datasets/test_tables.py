@@ -125,3 +125,25 @@ def test_select_keeps_the_boundary_and_searches_task_and_paradigm() -> None:
         tables.select(eeg, min_subjects="3")
     with pytest.raises(ValueError, match=r"statuses: verified, corrected, unconfirmed$"):
         tables.select(eeg, status="likely")
+
+
+def test_tables_take_the_entries_given_and_default_to_eeg() -> None:
+    eeg = load("eeg")
+    _, rows = tables.dataset_table("eeg", eeg.datasets[1:3])
+    assert rows == tables.dataset_table("eeg")[1][1:3]
+    assert tables.paper_table() == tables.paper_table("eeg")
+    with pytest.raises(TypeError, match=r"^entries must be eeg datasets from the catalog \(or None for all\); got 'x'"):
+        tables.dataset_table("eeg", "x")
+    for entry in eeg.datasets:  # every entry found by its own name, wherever it stands in the file
+        assert entry.id in {d.id for d in tables.select(eeg, text=entry.name)}
+    assert tables.select(eeg, text="xxxx") == []  # an entry without a task or paradigm matches nothing extra
+    people = tables.status_counts({"people": load("people")})[1]
+    assert [r[1] for r in people] == [
+        k
+        for k, n in (
+            ("datasets", 1),
+            ("papers", len(load("people").papers)),
+            ("libraries and archives", len(load("people").resources)),
+        )
+        if n
+    ]

@@ -60,3 +60,10 @@ def test_edf_layout(problems: dict[str, str]) -> None:
     header = 256 * (channels + 1)  # the EDF specification: 256 bytes, then 256 per signal
     size = header + channels * rate * seconds * 2  # 16-bit samples
     assert_shows(answer(problems["edf-layout"]), size, header, 1000 / 65535, rel=1e-4)
+    steps = working(problems["edf-layout"])
+    one = channels * rate * 2
+    assert (
+        f"{channels} × {rate} per one-second record = {one:,} B, × {seconds:g} records = {size - header:,} B."
+        in (steps[1])
+    )
+    assert steps[2].endswith(f"-500 to 500 µV: 1000 / 65,535 = {1000 / 65535:.5f} µV per step.")
