@@ -312,3 +312,17 @@ def test_an_empty_text_field_or_unknown_domain_is_named() -> None:
         catalog.parse({}, file="audio.toml", domain="audio")
     with pytest.raises(ValueError, match=r"unknown domain 'audio'; domains: eeg, people"):
         read_text("audio")
+
+
+def test_what_a_field_is_not_is_said() -> None:
+    for old, new, said in (
+        ('url = "https://github.com/NeuroTechX', 'url = "github.com/NeuroTechX', "is not an http(s) URL"),
+        ('arxiv = "1904.09111"', 'arxiv = "arXiv 1904"', "'arXiv 1904' is not an arXiv id like 1805.00123"),
+    ):
+        with pytest.raises(ValueError, match=re.escape(said)):
+            loads(_corrupt(old, new), file="eeg.toml", domain="eeg")
+    for file in ("eeg.toml", "catalogs/datasets/eeg.toml"):  # the domain is the last part of the name
+        assert catalog.parse_file(EEG_TEXT, file).domain == "eeg"
+    with pytest.raises(ValueError, match=r"^datasets/eeg/x\.toml: a catalog file is named after its domain, "
+                       r"one of eeg, people$"):  # fmt: skip
+        catalog.parse_file(EEG_TEXT, "datasets/eeg/x.toml")
