@@ -155,6 +155,10 @@ def test_the_writer_fills_every_field_as_the_specification_lays_it_out(tmp_path)
     spans = ((0, 16), (96, 104), (104, 112), (112, 120), (120, 128), (128, 136))
     signal = [data[256 + a : 256 + b].decode("ascii").rstrip() for a, b in spans]
     assert signal == ["Cz", "uV", "-500", "500", "-32768", "32767"]
+    blank = {"transducer": (16, 96), "prefiltering": (136, 216), "reserved": (224, 256)}
+    assert {k: data[256 + a : 256 + b] for k, (a, b) in blank.items()} == {
+        k: b" " * (b - a) for k, (a, b) in blank.items()
+    }
     assert data[256 + 216 : 256 + 224].decode("ascii").rstrip() == "4"  # samples per record
     digital = np.frombuffer(data[512:], dtype="<i2")
     assert digital.tolist() == [-32768, -32768, 0, 32767]  # clipped to the physical range, mapped onto the digital one
@@ -175,6 +179,9 @@ def test_the_writer_names_what_does_not_fit(tmp_path) -> None:
         eeg_files.write_edf(tmp_path / "a.edf", {"C3": (1 / 123456789, np.zeros(1))}, record_duration=123456789)
     eight = eeg_files.write_edf(tmp_path / "b.edf", {"C3": (1 / 12345678, np.zeros(1))}, record_duration=12345678)
     assert eeg_files.read_header(eight).record_duration == 12345678  # eight characters fit
+    for lowest, highest, field in ((-123456789, 1.0, "physical_min"), (-1.0, 123456789, "physical_max")):
+        with pytest.raises(ValueError, match=rf"^{field} -?123456789 does not fit in 8 characters$"):
+            eeg_files.write_edf(tmp_path / "a.edf", {"C3": (1, np.zeros(1))}, physical_range=(lowest, highest))
     with pytest.raises(ValueError, match=r"^write_edf needs at least one signal$"):
         eeg_files.write_edf(tmp_path / "a.edf", {})
     with pytest.raises(ValueError, match=r"^signal 'C3': 15 samples is not a whole number of 10-sample records$"):
