@@ -95,6 +95,8 @@ def on_files(files, config, **kwargs):
     if _dirty is not None:  # a dirty serve that keeps the site: the API pages stand as built (see dirty_builds)
         _dirty.keep_generated_pages(files)
     _plan_helper(files, config)  # first: the helper starts while the schemas are made
+    if page_helper.is_helper():  # the helper writes no site
+        return files
     for schema in schemas():
         files.append(File.generated(config, f"schemas/{schema.name}", content=schema.text))
     return files
@@ -120,7 +122,7 @@ def _plan_helper(files, config) -> None:
     if len(pages) >= 2:
         _files_order = [f.src_uri for f in files]
         page_helper.move_last(files, pages)
-        _helper = page_helper.PageHelper.start(pages, page_helper.command(config["config_file_path"]))
+        _helper = page_helper.PageHelper.start(pages, page_helper.command(config["config_file_path"]), cache.index)
 
 
 def _stop_helper() -> page_helper.PageHelper | None:

@@ -26,6 +26,7 @@ import contextlib
 import json
 import logging
 import os
+import pickle
 import re
 import shutil
 import subprocess
@@ -39,10 +40,14 @@ from typing import Any
 
 from gpukb.arguments import given, regular_file
 
-#: ``GPUKB_PAGE_HELPER=off`` (or ``0``, ``no``, ``false``) keeps the build in one process; the helper runs with it.
+#: ``GPUKB_PAGE_HELPER=off`` (or ``0``, ``no``, ``false``) keeps the build in one process; the helper itself runs
+#: with it set to :data:`IN_HELPER`, which starts no helper either.
 HELPER_ENV = "GPUKB_PAGE_HELPER"
+IN_HELPER = "helper"
 #: A fence that markdown-exec runs (``exec="on"``; it also takes ``1``, ``true`` and ``yes``).
 _EXEC_FENCE = re.compile(r"""\bexec\s*=\s*["']?(?:on|1|true|yes)\b""", re.IGNORECASE)
+#: The file of the helper's folder that holds the build's scan of the package (:meth:`PageHelper.start`).
+_SOURCE_INDEX = "source-index.pickle"
 #: How often the build looks whether the page it waits for is done (seconds).
 _POLL = 0.02
 
@@ -60,6 +65,13 @@ def runs_code(markdown: str) -> bool:
     return _EXEC_FENCE.search(markdown) is not None
 
 
+def is_helper(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether this process is a helper (:func:`main`, started by :meth:`PageHelper.start`): the MkDocs hooks
+    leave out what only the written site needs (the published schemas)."""
+    env = os.environ if environ is None else environ
+    return env.get(HELPER_ENV, "") == IN_HELPER
+
+
 def wanted(environ: Mapping[str, str] | None = None, *, cores: int | None = None, load: float | None = None) -> bool:
     """Whether a helper may start: :data:`HELPER_ENV` is not off, this process may use two or more cores, and the
     machine has one to spare (the load average of the last minute, this build included, is below the cores).
@@ -74,7 +86,7 @@ def wanted(environ: Mapping[str, str] | None = None, *, cores: int | None = None
         load: The one-minute load average (looked up when None; where there is none, taken as 0).
     """
     env = os.environ if environ is None else environ
-    if env.get(HELPER_ENV, "").strip().lower() in ("off", "0", "no", "false"):
+    if env.get(HELPER_ENV, "").strip().lower() in ("off", "0", "no", "false", IN_HELPER):
         return False
     if cores is None:
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
@@ -108,9 +120,13 @@ class PageHelper:
         self._index = {name: i for i, name in enumerate(self.pages)}
 
     @classmethod
-    def start(cls, names: Sequence[str], command: Sequence[str]) -> PageHelper:
+    def start(cls, names: Sequence[str], command: Sequence[str], source_index: Any = None) -> PageHelper:
         """Start ``command FOLDER NAME...``: a process that calls :func:`serve` on the pages ``names`` (in the
-        build's order) with the folder it is given. It runs with :data:`HELPER_ENV` off, and its output is discarded.
+        build's order) with the folder it is given. It runs with :data:`HELPER_ENV` set to :data:`IN_HELPER` (it
+        starts no helper of its own), and its output is discarded.
+
+        ``source_index`` (the build's ``render_cache.SourceIndex``) is left in the folder for the helper: its scan of
+        the package then re-reads the files but parses only those that changed since (see :func:`main`).
 
         Raises:
             ValueError: If a name repeats or ``command`` is empty.
@@ -121,9 +137,11 @@ class PageHelper:
         if not command:
             raise ValueError("command must name the helper's program, got an empty command")
         helper = cls(names, Path(tempfile.mkdtemp(prefix="gpukb-page-helper-")))
+        if source_index is not None:
+            (helper.folder / _SOURCE_INDEX).write_bytes(pickle.dumps(source_index))
         helper.process = subprocess.Popen(
             [*command, str(helper.folder), *names],
-            env={**os.environ, HELPER_ENV: "off"},
+            env={**os.environ, HELPER_ENV: IN_HELPER},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -237,6 +255,42 @@ def restore_order(files: Any, order: Sequence[str]) -> None:
         files.append(file)
 
 
+#: Markdown extensions whose work only the page's HTML shows, left out in the helper (the glossary's hover texts).
+_HTML_ONLY_EXTENSIONS = ("gpukb.site.abbreviations",)
+#: Plugins of mkdocs.yml that run no page's code blocks, left out in the helper: the notebook pages (``.ipynb``
+#: only; importing the plugin alone takes about a second) and the generated API reference.
+_NO_BLOCK_PLUGINS = ("mkdocs-jupyter", "api-autonav")
+
+
+def plugins_for_the_helper(config_file: str | os.PathLike) -> list[Any]:
+    """The ``plugins`` entries of ``config_file`` without those of :data:`_NO_BLOCK_PLUGINS`, as given there (a
+    name, or a one-key mapping of a name to its options)."""
+    from mkdocs.utils.yaml import yaml_load
+
+    with open(config_file, "rb") as f:
+        entries = yaml_load(f).get("plugins") or []
+    if isinstance(entries, dict):  # the mapping form of ``plugins:``
+        entries = [{name: options} for name, options in entries.items()]
+    return [e for e in entries if (e if isinstance(e, str) else next(iter(e), None)) not in _NO_BLOCK_PLUGINS]
+
+
+def render_for_the_cache_only(config: Any) -> None:
+    """In the helper, whose pages are thrown away: leave out the work that only shapes their HTML. The blocks'
+    output is not converted to HTML (markdown-exec's converter returns nothing), and the extensions of
+    :data:`_HTML_ONLY_EXTENSIONS` are not loaded. (Pygments stays: without it SuperFences finds fewer of the fences
+    that markdown-exec runs.)
+
+    What reaches a block's ``run`` is unchanged (its code, its options, the environment), and so are the cache's keys:
+    those come from the fences that Python-Markdown and SuperFences find, and none of this changes how they are
+    found. Were a key to differ all the same, the build would miss that entry and run the block itself.
+    """
+    from markdown_exec._internal.rendering import MarkdownConverter
+    from markupsafe import Markup
+
+    MarkdownConverter.convert = lambda self, text, stash=None, id_prefix=None: Markup()
+    config["markdown_extensions"] = [e for e in config["markdown_extensions"] if e not in _HTML_ONLY_EXTENSIONS]
+
+
 def command(config_file: str | os.PathLike) -> list[str]:
     """The helper's command for the site of ``config_file`` (:func:`main` adds the folder and the pages)."""
     return [sys.executable, "-m", "gpukb.site.page_helper", str(config_file)]
@@ -263,9 +317,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     from gpukb.site import render_cache
 
     with tempfile.TemporaryDirectory(prefix="gpukb-page-helper-site-") as site:
-        config = load_config(config_file, site_dir=site)
+        config = load_config(config_file, site_dir=site, plugins=plugins_for_the_helper(config_file))
         config.plugins.on_startup(command="build", dirty=False)
         config = config.plugins.on_config(config)
+        render_for_the_cache_only(config)
+        shared = folder / _SOURCE_INDEX
+        if shared.is_file():  # the build's scan: on_pre_build's scan parses only what changed since
+            root = Path(config["config_file_path"]).parent
+            cache = render_cache.install(root, root / "src")
+            if cache is not None:
+                with contextlib.suppress(Exception):  # an unreadable file: the helper scans on its own
+                    cache.index = pickle.loads(shared.read_bytes())
         config.plugins.on_pre_build(config=config)
         files = get_files(config)
         files.add_files_from_theme(config.theme.get_env(), config)
