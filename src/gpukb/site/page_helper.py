@@ -110,6 +110,8 @@ class PageHelper:
     _index: dict[str, int] = field(default_factory=dict)
     #: (seconds, label) of each block the helper ran, and how many it ran and found in the cache.
     durations: list[tuple[float, str]] = field(default_factory=list)
+    #: Per page the helper rendered: [seconds its blocks ran, blocks the cache answered] (``RenderCache.mark_built``).
+    page_runs: dict[str, list[float]] = field(default_factory=dict)
     ran: int = 0
     hits: int = 0
     #: Seconds the build waited for the helper to finish a page; the helper's exit status once it has ended.
@@ -197,6 +199,8 @@ class PageHelper:
                 self.ran += int(part.get("ran", 0))
                 self.hits += int(part.get("hits", 0))
                 self.durations.extend((float(s), str(label)) for s, label in part.get("durations", []))
+                for page, (seconds, hits) in part.get("pages", {}).items():
+                    self.page_runs[str(page)] = [float(seconds), int(hits)]
             shutil.rmtree(self.folder, ignore_errors=True)
 
 
@@ -227,6 +231,17 @@ def serve(folder: Path, pages: Sequence[Any], render: Callable[[Any], Any], repo
         done.with_suffix(".tmp").write_text(json.dumps(report()), encoding="utf-8")
         os.replace(done.with_suffix(".tmp"), done)
     return rendered
+
+
+def cheapest_first(names: Sequence[str], costs: Mapping[str, float]) -> list[str]:
+    """The pages ``names`` from the cheapest to the costliest by ``costs`` (seconds their blocks took in an earlier
+    build: ``RenderCache.page_costs``; a page without one counts as free), ties in the order given.
+
+    The build renders the shared pages from the first and the helper from the last: the helper starts on the
+    costliest pages, the build on the cheapest, and where they meet the pages are short, so neither waits long for
+    the other (and the heavy libraries that the costly pages import are loaded by the helper alone more often).
+    """
+    return sorted(names, key=lambda name: costs.get(name, 0.0))
 
 
 def move_last(files: Any, names: Iterable[str]) -> None:
@@ -352,6 +367,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if cache is None:
                 return {}
             part = {"ran": cache.misses, "hits": cache.hits, "durations": cache.durations}
+            part["pages"] = cache.take_page_runs()
             cache.misses = cache.hits = 0
             cache.durations = []
             return part
