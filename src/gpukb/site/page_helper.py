@@ -8,7 +8,12 @@ configuration, renders the pages that hold code blocks from the last to the firs
 it keeps is what its blocks stored in the render cache. The build itself renders the pages without code blocks first
 (the API reference), then the others from the first: a page the helper has not taken yet it renders itself, a page
 the helper is rendering it waits for, and a page the helper has rendered finds its blocks in the cache. The two meet
-in the middle and every block runs once.
+in the middle and every block runs once. The shared pages are put in order of what their blocks cost in earlier
+builds (:func:`cheapest_first`; the render cache keeps the costs), so the helper starts on the costliest.
+
+The helper does only what running the blocks needs (:func:`render_for_the_cache_only`, :func:`plugins_for_the_helper`):
+no HTML of the blocks' output, no glossary abbreviations, no notebook or API-reference plugin, no published schemas,
+and it takes the build's scan of the package rather than parsing it again.
 
 Nothing the reader sees depends on it: the helper only fills the cache, and the build renders every page itself,
 in MkDocs' order for everything a page's neighbours or the search index see (:func:`restore_order`). A block that

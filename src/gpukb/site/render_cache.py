@@ -331,19 +331,17 @@ class RenderCache:
 
     def mark_built(self, page_runs: Mapping[str, Sequence[float]] | None = None) -> None:
         """Record, after a build, the inputs :meth:`inputs_unchanged` compares with, and what each page's blocks
-        cost where the build ran all of them (see :meth:`page_costs`).
+        cost where this process, or the other, ran all of them (see :meth:`page_costs`).
 
         Args:
-            page_runs: What another process ran for this build (its :meth:`take_page_runs`), added to this one's.
+            page_runs: What another process ran for this build (its :meth:`take_page_runs`). The build finds the
+                blocks of a page the other process ran in the cache; the other process's run of the page counts.
         """
         self.folder.mkdir(parents=True, exist_ok=True)
         (self.folder / "last-build").write_text(self._inputs_stamp(), encoding="utf-8")
-        runs = self.take_page_runs()
-        for page, (seconds, hits) in (page_runs or {}).items():
-            mine = runs.setdefault(page, [0.0, 0])
-            mine[0], mine[1] = mine[0] + seconds, mine[1] + hits
         costs = self.page_costs()
-        costs.update({page: round(seconds, 3) for page, (seconds, hits) in runs.items() if not hits and seconds > 0})
+        for runs in (self.take_page_runs(), page_runs or {}):
+            costs.update({page: round(seconds, 3) for page, (seconds, hits) in runs.items() if not hits and seconds})
         temporary = self.folder / f"{PAGE_COSTS}.{os.getpid()}.tmp"
         temporary.write_text(json.dumps(costs, indent=0, sort_keys=True), encoding="utf-8")
         os.replace(temporary, self.folder / PAGE_COSTS)
