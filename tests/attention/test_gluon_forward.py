@@ -32,10 +32,11 @@ def _inputs(b, h, hkv, sq, sk, d, dtype, device="cpu", seed=0):
 
 
 def test_configs_name_what_they_refuse() -> None:
-    assert gf.DEFAULT_GLUON_CONFIG.label == "ws 128 s2 c2 overlap qk"
+    assert gf.DEFAULT_GLUON_CONFIG.label == "ws 128 s2 c2 overlap qk persistent"
     assert [c.label for c in gf.STEPS.values()] == ["plain 128", "ws 128 s2 c1", "ws 128 s2 c2",
                                                    "ws 128 s2 c2 overlap qk-pv", "ws 128 s2 c2 overlap qk",
-                                                   "ws 128 s2 c2 pingpong"]  # fmt: skip
+                                                   "ws 128 s2 c2 pingpong",
+                                                   "ws 128 s2 c2 overlap qk persistent"]  # fmt: skip
     with pytest.raises(ValueError, match=r"unknown variant .fa3.; choose one of"):
         gf.GluonConfig("fa3")
     with pytest.raises(ValueError, match="block_n must be 64 or 128; got 96"):
@@ -50,6 +51,42 @@ def test_configs_name_what_they_refuse() -> None:
         gf.GluonConfig("plain", 128, 1, consumers=2)
     with pytest.raises(ValueError, match=r"pingpong .* needs consumers=2 and overlap='none'; got consumers=1"):
         gf.GluonConfig(pingpong=True)
+    with pytest.raises(ValueError, match=r"persistent .* needs variant='ws', consumers=2 and overlap='qk'; got "
+                                         r"variant='ws', consumers=1, overlap='qk'"):  # fmt: skip
+        gf.GluonConfig(consumers=1, overlap="qk", persistent=True)
+    with pytest.raises(ValueError, match=r"persistent .* got variant='ws', consumers=2, overlap='none'"):
+        gf.GluonConfig(consumers=2, persistent=True)
+    with pytest.raises(TypeError, match=r"persistent must be True or False; got 1 \(int\)"):
+        gf.GluonConfig(consumers=2, overlap="qk", persistent=1)
+
+
+@pytest.mark.parametrize(("heads", "n_mb", "programs"), [(1, 1, 132), (128, 32, 132), (16, 9, 132), (3, 7, 4),
+                                                         (512, 8, 132), (2, 2, 1)])  # fmt: skip
+def test_the_persistent_schedule_gives_every_tile_to_one_program(heads, n_mb, programs) -> None:
+    """Every (head, query block) tile exactly once; no program without a tile; a unit's long tile before its short
+    one, both of one head; and, under a causal mask, no program holds more than one unit's key blocks (n_mb + 1)
+    over the mean, so the last program to finish ends at most one unit after the average one."""
+    plan = gf.persistent_schedule(heads, n_mb, programs)
+    assert len(plan) == min(programs, gf.persistent_units(heads, n_mb))
+    tiles = [t for p in plan for t in p]
+    assert sorted(tiles) == [(bh, mb) for bh in range(heads) for mb in range(n_mb)]
+    assert all(plan)
+    for p in plan:
+        for (bh0, mb0), (bh1, mb1) in itertools.pairwise(p):
+            if mb1 < mb0 and mb0 + mb1 == n_mb - 1:  # the second tile of a pair
+                assert bh0 == bh1
+    # causal work of a 128-row tile at block 128: query block mb sees mb + 1 key blocks
+    work = [sum(mb + 1 for _, mb in p) for p in plan]
+    assert max(work) - sum(work) / len(work) <= n_mb + 1
+
+
+def test_the_persistent_schedule_refuses_what_it_does_not_model() -> None:
+    with pytest.raises(ValueError, match="heads_total must be an int ≥ 1; got 0"):
+        gf.persistent_schedule(0, 4, 132)
+    with pytest.raises(ValueError, match="programs must be an int ≥ 1; got 0"):
+        gf.persistent_schedule(4, 4, 0)
+    with pytest.raises(TypeError, match=r"n_mb must be an int ≥ 1; got 2.0 \(float\)"):
+        gf.persistent_units(4, 2.0)
 
 
 def test_bad_input_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -126,6 +163,7 @@ def test_kernel_compiles_for_hopper_on_the_cpu() -> None:
     from triton.experimental.gluon._runtime import GluonASTSource
 
     config = gf.DEFAULT_GLUON_CONFIG
+    assert config.persistent
     rows = config.block_m // config.consumers
 
     def desc(block: int) -> str:
@@ -133,12 +171,10 @@ def test_kernel_compiles_for_hopper_on_the_cpu() -> None:
 
     signature = {"q_desc": desc(rows), "k_desc": desc(config.block_n), "v_desc": desc(config.block_n),
                  "out_ptr": "*bf16", "qk_scale": "fp32", "heads": "i32", "group": "i32", "q_len": "i32",
-                 "kv_len": "i32", "offset": "i32"}  # fmt: skip
-    constants = {"HEAD_DIM": 128, "BLOCK_N": config.block_n, "STAGES": config.num_stages,
-                 "CONSUMERS": config.consumers, "CAUSAL": True, "OVERLAP": gf.OVERLAPS.index(config.overlap),
-                 "PINGPONG": config.pingpong}  # fmt: skip
+                 "kv_len": "i32", "offset": "i32", "n_mb": "i32", "n_units": "i32"}  # fmt: skip
+    constants = {"HEAD_DIM": 128, "BLOCK_N": config.block_n, "STAGES": config.num_stages, "CAUSAL": True}
     signature.update(dict.fromkeys(constants, "constexpr"))
-    source = GluonASTSource(gf._KERNELS["ws"], signature, constants)
+    source = GluonASTSource(gf._KERNELS["persistent"], signature, constants)
     kernel = triton_compile(source, target=GPUTarget("cuda", 90, 32),
                             options={"num_warps": 8 // config.consumers, "maxnreg": 168})  # fmt: skip
     ptx = kernel.asm["ptx"]

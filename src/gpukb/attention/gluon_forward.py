@@ -18,6 +18,10 @@ arXiv:2407.08608), each one a :class:`GluonConfig`:
   ``"qk-pv"`` leaves ``P V`` in flight too, which ptxas answers by serializing the wgmmas.
 * ``pingpong=True``: the two consumers take turns on the tensor cores, handing the turn over through mbarriers, so
   that one's softmax runs while the other's products do (FA3's inter-warpgroup ping-pong, scheduled explicitly).
+* ``persistent=True``: the grid is one program per SM (at most); each walks over tiles, pairs of query blocks of
+  one head (a long one and a short one under a causal mask, see :func:`persistent_schedule`), with one ring of K/V
+  buffers and two Q buffers for all of them, so the next tile's copies and its first ``Q Kᵀ`` run under the
+  current tile's last block and store (what cuDNN's forward does: its grid is the SM count).
 
 The inputs and the semantics are those of :func:`gpukb.attention.kernel.flash_attention` (its checks are reused):
 SDPA's layout, fp16 or bf16, GQA, causal masks aligned top-left or bottom-right. Head dims 64 and 128. The forward
@@ -63,6 +67,8 @@ __all__ = [
     "gluon_attention",
     "gluon_refusal",
     "key_blocks",
+    "persistent_schedule",
+    "persistent_units",
 ]
 
 #: Head dimensions the Gluon kernel takes.
@@ -93,6 +99,9 @@ class GluonConfig:
             current block's softmax; ``"qk-pv"`` also leaves each ``P V`` in flight into the next step.
         pingpong: The two consumers take turns on the tensor cores (mbarriers hand the turn over), so that one's
             softmax runs while the other's products do (``consumers=2``, not with ``overlap``).
+        persistent: One program per SM walks over the tiles (pairs of query blocks of a head, long with short),
+            carrying the ring from tile to tile; Q is double-buffered and a tile's last block issues the next
+            tile's first ``Q Kᵀ`` (``consumers=2``, ``overlap="qk"``).
     """
 
     variant: str = "ws"
@@ -101,6 +110,7 @@ class GluonConfig:
     consumers: int = 1
     overlap: str = "none"
     pingpong: bool = False
+    persistent: bool = False
 
     def __post_init__(self) -> None:
         choice("variant", self.variant, VARIANTS)
@@ -110,6 +120,12 @@ class GluonConfig:
         integer("consumers", self.consumers, minimum=1, maximum=2)
         choice("overlap", self.overlap, OVERLAPS)
         flag("pingpong", self.pingpong)
+        flag("persistent", self.persistent)
+        if self.persistent and (self.variant != "ws" or self.consumers != 2 or self.overlap != "qk"):
+            raise ValueError(
+                "the persistent kernel is the two-consumer overlapped one: it needs variant='ws', consumers=2 and "
+                f"overlap='qk'; got variant={self.variant!r}, consumers={self.consumers}, overlap={self.overlap!r}"
+            )
         if self.pingpong and (self.consumers != 2 or self.overlap != "none"):
             raise ValueError(
                 "pingpong hands the tensor cores between two consumers: it needs consumers=2 and overlap='none'; "
@@ -132,6 +148,7 @@ class GluonConfig:
         if self.variant == "plain":
             return f"plain {self.block_n}"
         tail = f" overlap {self.overlap}" if self.overlap != "none" else " pingpong" if self.pingpong else ""
+        tail += " persistent" if self.persistent else ""
         return f"ws {self.block_n} s{self.num_stages} c{self.consumers}{tail}"
 
 
@@ -143,10 +160,12 @@ STEPS = {
     "ws-2wg-overlap-qk-pv": GluonConfig("ws", 128, 2, consumers=2, overlap="qk-pv"),
     "ws-2wg-overlap": GluonConfig("ws", 128, 2, consumers=2, overlap="qk"),
     "ws-pingpong": GluonConfig("ws", 128, 2, consumers=2, pingpong=True),
+    "persistent": GluonConfig("ws", 128, 2, consumers=2, overlap="qk", persistent=True),
 }
-#: The configuration used when none is given: the fastest step at the standard shape in the recorded run on the
-#: H100 (``attention/gluon-forward-h100``; a test holds the two together).
-DEFAULT_GLUON_CONFIG = STEPS["ws-2wg-overlap"]
+#: The configuration used when none is given: of the steps timed on every shape of the recorded run on the H100
+#: (``attention/gluon-forward-persistent-h100``), the one with the best geometric mean of its rate over cuDNN's
+#: (a test holds the two together).
+DEFAULT_GLUON_CONFIG = STEPS["persistent"]
 
 
 def key_blocks(q_start: int, q_rows: int, kv_len: int, offset: int, block_n: int, causal: bool) -> tuple[int, int]:
@@ -172,6 +191,35 @@ def key_blocks(q_start: int, q_rows: int, kv_len: int, offset: int, block_n: int
     n_total = max(-(-hi // block_n), 1)
     n_full = min(max(full, 0) // block_n, n_total)
     return n_total, n_full
+
+
+def persistent_units(heads_total: int, n_mb: int) -> int:
+    """How many work units the persistent kernel walks: ``ceil(n_mb / 2)`` pairs of query blocks per head."""
+    heads_total = integer("heads_total", heads_total, minimum=1)
+    n_mb = integer("n_mb", n_mb, minimum=1)
+    return heads_total * ((n_mb + 1) // 2)
+
+
+def persistent_schedule(heads_total: int, n_mb: int, programs: int) -> list[list[tuple[int, int]]]:
+    """The tiles ``(bh, query block)`` each program of the persistent kernel takes, in order: the kernel's
+    ``_unit`` and ``_unit_tiles`` in plain Python, for tests and for the page's balance figures.
+
+    Program ``p`` takes units ``p, p + programs, ...``; a unit is the ``k``-th query block from the end of one
+    head and the ``k``-th from the start (one block when they coincide).
+
+    Raises:
+        TypeError: For a count that is not an int.
+        ValueError: For a count below 1.
+    """
+    units = persistent_units(heads_total, n_mb)
+    programs = integer("programs", programs, minimum=1)
+    half = (n_mb + 1) // 2
+    plan: list[list[tuple[int, int]]] = [[] for _ in range(min(programs, units))]
+    for u in range(units):
+        bh, k = divmod(u, half)
+        tiles = [n_mb - 1 - k] if 2 * k + 1 == n_mb else [n_mb - 1 - k, k]
+        plan[u % programs].extend((bh, mb) for mb in tiles)
+    return plan
 
 
 @gluon.constexpr_function
@@ -363,11 +411,17 @@ def _consume_blocks(j0, j1, q_smem, k_bufs, v_bufs, k_ready, v_ready, k_empty, v
 
 # --8<-- [start:overlap]
 @gluon.jit
-def _overlap_blocks(j0, j1, n_total, s, q_smem, k_bufs, v_bufs, k_ready, v_ready, k_empty, v_empty, m_i, l_i, acc,
-                    qk_scale, q_pos, kv_len, offset, MASK: gl.constexpr, CAUSAL: gl.constexpr,
-                    ASYNC_PV: gl.constexpr):  # fmt: skip
+def _overlap_blocks(j0, j1, n_total, s, q_bufs, q_idx, k_bufs, v_bufs, k_ready, v_ready, k_empty, v_empty, m_i,
+                    l_i, acc, qk_scale, q_pos, kv_len, offset, base, more, q_next, q_next_bar, q_next_phase,
+                    MASK: gl.constexpr, CAUSAL: gl.constexpr, ASYNC_PV: gl.constexpr):  # fmt: skip
     """Key blocks ``j0 .. j1 - 1`` with FA3's intra-warpgroup overlap: ``s`` holds block j's scores on entry;
     block j+1's ``Q Kᵀ`` is issued, asynchronously, before block j's softmax, which runs while it does.
+
+    ``base`` counts the blocks that went through the ring before this tile's first (the persistent kernel runs
+    many tiles through one ring). When ``more`` is set, another tile follows: at the last block the product
+    issued early is the next tile's first, ``Q' K'_0ᵀ`` with ``q_bufs[q_next]`` (ready once ``q_next_bar``
+    completes ``q_next_phase``), so the next tile starts with its scores in hand. Otherwise the last block
+    recomputes its own scores instead of branching.
 
     With ``ASYNC_PV`` block j's ``P V`` is left in flight too, across the loop's back edge, and waited for only
     before the next rescale; ptxas then serializes every wgmma of the kernel (its note C7514, which
@@ -381,18 +435,22 @@ def _overlap_blocks(j0, j1, n_total, s, q_smem, k_bufs, v_bufs, k_ready, v_ready
     if ASYNC_PV:
         acc = warpgroup_mma_init(acc)  # the loop carries an accumulator whose product may still be in flight
     for j in range(j0, j1):
-        idx = j % STAGES
-        nxt = gl.minimum(j + 1, n_total - 1)  # the last block recomputes its own scores instead of branching
+        idx = (base + j) % STAGES
+        at_end = j + 1 >= n_total
+        nxt = base + gl.minimum(j + 1, n_total - 1 + more)  # ring position of the next block
         nidx = nxt % STAGES
         mbarrier.wait(k_ready.index(nidx), (nxt // STAGES) & 1)
+        cross = at_end & (more > 0)  # the next block is the next tile's first
+        mbarrier.wait(q_next_bar, q_next_phase, pred=cross)
+        q_smem = q_bufs.index(q_idx + cross.to(gl.int32) * (q_next - q_idx))
         s_next = warpgroup_mma(q_smem, k_bufs.index(nidx).permute((1, 0)), zero, use_acc=False, is_async=True)
         if ASYNC_PV:
             # in flight: P V of block j-1, then Q Kᵀ of block j+1; wait for the first (groups retire in order)
             acc = warpgroup_mma_wait(1, deps=(acc,))
-            mbarrier.arrive(v_empty.index((j + STAGES - 1) % STAGES), count=1, pred=j > j0)
+            mbarrier.arrive(v_empty.index((base + j + STAGES - 1) % STAGES), count=1, pred=j > j0)
         p, m_i, l_i, acc = _softmax(s, m_i, l_i, acc, qk_scale, q_pos, j * BLOCK_N, kv_len, offset, MASK, CAUSAL)
         v_smem = v_bufs.index(idx)
-        mbarrier.wait(v_ready.index(idx), (j // STAGES) & 1)
+        mbarrier.wait(v_ready.index(idx), ((base + j) // STAGES) & 1)
         if ASYNC_PV:
             acc = warpgroup_mma(_as_operand(p, v_smem, o_layout), v_smem, acc, is_async=True)
             s = warpgroup_mma_wait(1, deps=(s_next,))
@@ -400,11 +458,11 @@ def _overlap_blocks(j0, j1, n_total, s, q_smem, k_bufs, v_bufs, k_ready, v_ready
             acc = warpgroup_mma(_as_operand(p, v_smem, o_layout), v_smem, acc)  # waits for both products
             mbarrier.arrive(v_empty.index(idx), count=1)
             s = warpgroup_mma_wait(0, deps=(s_next,))
-        mbarrier.arrive(k_empty.index(nidx), count=1, pred=j + 1 < n_total)
+        mbarrier.arrive(k_empty.index(nidx), count=1, pred=(j + 1 < n_total) | (more > 0))
     if ASYNC_PV:
         acc = warpgroup_mma_wait(0, deps=(acc,))
         # the V slot of the last block of this range is free now
-        mbarrier.arrive(v_empty.index((j1 + STAGES - 1) % STAGES), count=1, pred=j1 > j0)
+        mbarrier.arrive(v_empty.index((base + j1 + STAGES - 1) % STAGES), count=1, pred=j1 > j0)
     return s, m_i, l_i, acc
     # --8<-- [end:overlap]
 
@@ -486,12 +544,13 @@ def _consumer(q_bufs, k_bufs, v_bufs, q_bar, k_ready, v_ready, k_empty, v_empty,
         s = warpgroup_mma(q_smem, k_bufs.index(0).permute((1, 0)), gl.zeros([ROWS, BLOCK_N], gl.float32, s_layout),
                           use_acc=False)  # fmt: skip
         mbarrier.arrive(k_empty.index(0), count=1)
-        s, m_i, l_i, acc = _overlap_blocks(0, n_full, n_total, s, q_smem, k_bufs, v_bufs, k_ready, v_ready,
-                                           k_empty, v_empty, m_i, l_i, acc, qk_scale, q_pos, kv_len, offset, False,
-                                           CAUSAL, OVERLAP == 2)  # fmt: skip
-        s, m_i, l_i, acc = _overlap_blocks(n_full, n_total, n_total, s, q_smem, k_bufs, v_bufs, k_ready, v_ready,
-                                           k_empty, v_empty, m_i, l_i, acc, qk_scale, q_pos, kv_len, offset, True,
-                                           CAUSAL, OVERLAP == 2)  # fmt: skip
+        # one tile: the ring starts at 0, no tile follows (q_bar stands in for the next tile's, never waited on)
+        s, m_i, l_i, acc = _overlap_blocks(0, n_full, n_total, s, q_bufs, PART, k_bufs, v_bufs, k_ready, v_ready,
+                                           k_empty, v_empty, m_i, l_i, acc, qk_scale, q_pos, kv_len, offset, 0, 0,
+                                           PART, q_bar, 0, False, CAUSAL, OVERLAP == 2)  # fmt: skip
+        s, m_i, l_i, acc = _overlap_blocks(n_full, n_total, n_total, s, q_bufs, PART, k_bufs, v_bufs, k_ready,
+                                           v_ready, k_empty, v_empty, m_i, l_i, acc, qk_scale, q_pos, kv_len, offset,
+                                           0, 0, PART, q_bar, 0, True, CAUSAL, OVERLAP == 2)  # fmt: skip
     else:
         m_i, l_i, acc = _consume_blocks(0, n_full, q_smem, k_bufs, v_bufs, k_ready, v_ready, k_empty, v_empty, m_i,
                                         l_i, acc, qk_scale, q_pos, kv_len, offset, False, CAUSAL)  # fmt: skip
@@ -556,11 +615,158 @@ def _forward_ws(q_desc, k_desc, v_desc, out_ptr, qk_scale, heads, group, q_len, 
     # --8<-- [end:ws]
 
 
-_DO_NOT_SPECIALIZE = ["heads", "group", "q_len", "kv_len", "offset"]
+@gluon.jit
+def _unit(u, n_mb, i):
+    """The ``i``-th tile (0 or 1) of work unit ``u`` of the persistent schedule: ``(bh, query block)``.
+
+    A unit is a pair of query blocks of one head, the ``k``-th from the end and the ``k``-th from the start, so
+    that under a causal mask every unit holds about the same number of key blocks (the long one first); with an
+    odd number of query blocks the middle one is a unit alone. Consecutive units share a head, so the programs
+    running at one time read the keys and values of a few heads, which stay in L2."""
+    half = (n_mb + 1) // 2
+    k = u % half
+    return u // half, n_mb - 1 - k + i * (2 * k + 1 - n_mb)
+
+
+@gluon.jit
+def _unit_tiles(u, n_mb):
+    """How many tiles unit ``u`` holds: 2, or 1 for the middle query block of an odd count."""
+    k = u % ((n_mb + 1) // 2)
+    return 2 - (2 * k + 1 == n_mb).to(gl.int32)
+
+
+# --8<-- [start:persistent]
+@gluon.jit
+def _producer_persistent(q_desc, k_desc, v_desc, q_bufs, k_bufs, v_bufs, q_ready, q_empty, k_ready, v_ready,
+                         k_empty, v_empty, heads, group, q_len, kv_len, offset, n_mb, n_units,
+                         CAUSAL: gl.constexpr):  # fmt: skip
+    """The producer of the persistent kernel: for each tile of this program, its Q into one of two Q slots (once
+    the consumers released the tile before last there), then its K and V blocks through the one ring."""
+    CONSUMERS: gl.constexpr = 2
+    ROWS: gl.constexpr = q_bufs.shape[1]
+    STAGES: gl.constexpr = k_bufs.shape[0]
+    BLOCK_N: gl.constexpr = k_bufs.shape[1]
+    c = 0  # blocks through the ring so far
+    it = 0  # tiles so far
+    for u in range(gl.program_id(0), n_units, gl.num_programs(0)):
+        for i in range(_unit_tiles(u, n_mb)):
+            bh, mb = _unit(u, n_mb, i)
+            q_start = mb * (CONSUMERS * ROWS)
+            kv_row = (bh // heads * (heads // group) + bh % heads // group) * kv_len
+            n_total, _n_full = _key_blocks(q_start, kv_len, offset, CONSUMERS * ROWS, BLOCK_N, CAUSAL)
+            slot = it % 2
+            mbarrier.wait(q_empty.index(slot), ((it // 2) & 1) ^ 1)
+            mbarrier.expect(q_ready.index(slot), CONSUMERS * q_desc.block_type.nbytes)
+            for p in gl.static_range(CONSUMERS):
+                tma.async_copy_global_to_shared(q_desc, [bh * q_len + q_start + p * ROWS, 0], q_ready.index(slot),
+                                                q_bufs.index(slot * CONSUMERS + p))  # fmt: skip
+            for j in range(n_total):
+                idx = c % STAGES
+                phase = (c // STAGES) & 1
+                row = kv_row + j * BLOCK_N
+                mbarrier.wait(k_empty.index(idx), phase ^ 1)
+                mbarrier.expect(k_ready.index(idx), k_desc.block_type.nbytes)
+                tma.async_copy_global_to_shared(k_desc, [row, 0], k_ready.index(idx), k_bufs.index(idx))
+                mbarrier.wait(v_empty.index(idx), phase ^ 1)
+                mbarrier.expect(v_ready.index(idx), v_desc.block_type.nbytes)
+                tma.async_copy_global_to_shared(v_desc, [row, 0], v_ready.index(idx), v_bufs.index(idx))
+                c += 1
+            it += 1
+
+
+@gluon.jit
+def _consumer_persistent(q_bufs, k_bufs, v_bufs, q_ready, q_empty, k_ready, v_ready, k_empty, v_empty, out_ptr,
+                         qk_scale, heads, q_len, kv_len, offset, n_mb, n_units, PART: gl.constexpr,
+                         HEAD_DIM: gl.constexpr, CAUSAL: gl.constexpr):  # fmt: skip
+    """A consumer of the persistent kernel: its rows of each tile of this program, with the overlap of
+    ``"qk"``; the last block of a tile issues the next tile's first ``Q Kᵀ``, so no tile starts cold."""
+    CONSUMERS: gl.constexpr = 2
+    WARPS: gl.constexpr = gl.num_warps()
+    ROWS: gl.constexpr = q_bufs.shape[1]
+    BLOCK_N: gl.constexpr = k_bufs.shape[1]
+    s_layout: gl.constexpr = _mma_layout(BLOCK_N, WARPS)
+    o_layout: gl.constexpr = _mma_layout(HEAD_DIM, WARPS)
+    pid = gl.program_id(0)
+    step = gl.num_programs(0)
+    # the first tile's first scores (the grid never has a program without a unit)
+    mbarrier.wait(q_ready.index(0), 0)
+    mbarrier.wait(k_ready.index(0), 0)
+    s = warpgroup_mma(q_bufs.index(PART), k_bufs.index(0).permute((1, 0)),
+                      gl.zeros([ROWS, BLOCK_N], gl.float32, s_layout), use_acc=False)  # fmt: skip
+    mbarrier.arrive(k_empty.index(0), count=1)
+    c = 0
+    it = 0
+    for u in range(pid, n_units, step):
+        count = _unit_tiles(u, n_mb)
+        for i in range(count):
+            bh, mb = _unit(u, n_mb, i)
+            q_start = mb * (CONSUMERS * ROWS)
+            n_total, n_full = _key_blocks(q_start, kv_len, offset, CONSUMERS * ROWS, BLOCK_N, CAUSAL)
+            more = ((u + step < n_units) | (i + 1 < count)).to(gl.int32)  # another tile follows in this program
+            slot = it % 2
+            nslot = 1 - slot
+            row0 = q_start + PART * ROWS
+            q_pos = row0 + gl.arange(0, ROWS, layout=gl.SliceLayout(1, s_layout))
+            m_i = gl.full([ROWS], -float("inf"), gl.float32, gl.SliceLayout(1, s_layout))
+            l_i = gl.zeros([ROWS], gl.float32, gl.SliceLayout(1, s_layout))
+            acc = gl.zeros([ROWS, HEAD_DIM], gl.float32, o_layout)
+            q_idx = slot * CONSUMERS + PART
+            q_next = nslot * CONSUMERS + PART
+            q_next_phase = ((it + 1) // 2) & 1
+            s, m_i, l_i, acc = _overlap_blocks(0, n_full, n_total, s, q_bufs, q_idx, k_bufs, v_bufs, k_ready,
+                                               v_ready, k_empty, v_empty, m_i, l_i, acc, qk_scale, q_pos, kv_len,
+                                               offset, c, more, q_next, q_ready.index(nslot), q_next_phase, False,
+                                               CAUSAL, False)  # fmt: skip
+            s, m_i, l_i, acc = _overlap_blocks(n_full, n_total, n_total, s, q_bufs, q_idx, k_bufs, v_bufs, k_ready,
+                                               v_ready, k_empty, v_empty, m_i, l_i, acc, qk_scale, q_pos, kv_len,
+                                               offset, c, more, q_next, q_ready.index(nslot), q_next_phase, True,
+                                               CAUSAL, False)  # fmt: skip
+            mbarrier.arrive(q_empty.index(slot), count=1)  # every product with this Q is done
+            _store(acc, l_i, out_ptr, bh.to(gl.int64) * q_len * HEAD_DIM, row0, q_len, ROWS, HEAD_DIM, WARPS)
+            c += n_total
+            it += 1
+
+
+def _forward_persistent(q_desc, k_desc, v_desc, out_ptr, qk_scale, heads, group, q_len, kv_len, offset, n_mb,
+                        n_units, HEAD_DIM: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr,
+                        CAUSAL: gl.constexpr):  # fmt: skip
+    """One program per SM (the grid is at most the SM count), each walking the units ``pid, pid + grid, ...``:
+    the producer's loads of the next tile run under the consumers' last blocks and stores of this one."""
+    CONSUMERS: gl.constexpr = 2
+    q_bufs = gl.allocate_shared_memory(q_desc.dtype, [2 * CONSUMERS] + q_desc.block_type.shape, q_desc.layout)  # noqa: RUF005
+    k_bufs = gl.allocate_shared_memory(k_desc.dtype, [STAGES] + k_desc.block_type.shape, k_desc.layout)  # noqa: RUF005
+    v_bufs = gl.allocate_shared_memory(v_desc.dtype, [STAGES] + v_desc.block_type.shape, v_desc.layout)  # noqa: RUF005
+    q_ready = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    q_empty = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
+    k_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    v_ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    k_empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    v_empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    for i in gl.static_range(2):
+        mbarrier.init(q_ready.index(i), count=1)
+        mbarrier.init(q_empty.index(i), count=CONSUMERS)
+    for i in gl.static_range(STAGES):
+        mbarrier.init(k_ready.index(i), count=1)
+        mbarrier.init(v_ready.index(i), count=1)
+        mbarrier.init(k_empty.index(i), count=CONSUMERS)
+        mbarrier.init(v_empty.index(i), count=CONSUMERS)
+    gl.warp_specialize([
+        (_consumer_persistent, (q_bufs, k_bufs, v_bufs, q_ready, q_empty, k_ready, v_ready, k_empty, v_empty, out_ptr,
+                                qk_scale, heads, q_len, kv_len, offset, n_mb, n_units, 0, HEAD_DIM, CAUSAL)),
+        (_consumer_persistent, (q_bufs, k_bufs, v_bufs, q_ready, q_empty, k_ready, v_ready, k_empty, v_empty, out_ptr,
+                                qk_scale, heads, q_len, kv_len, offset, n_mb, n_units, 1, HEAD_DIM, CAUSAL)),
+        (_producer_persistent, (q_desc, k_desc, v_desc, q_bufs, k_bufs, v_bufs, q_ready, q_empty, k_ready, v_ready,
+                                k_empty, v_empty, heads, group, q_len, kv_len, offset, n_mb, n_units, CAUSAL)),
+    ], [4, 1], [_CONSUMER_REGISTERS, _PRODUCER_REGISTERS])  # fmt: skip
+    # --8<-- [end:persistent]
+
+
+_DO_NOT_SPECIALIZE = ["heads", "group", "q_len", "kv_len", "offset", "n_mb", "n_units"]
 #: The kernels, jitted once (Gluon has no interpreter mode to switch between).
 _KERNELS = {
-    "plain": gluon.jit(_forward_plain, do_not_specialize=_DO_NOT_SPECIALIZE),
-    "ws": gluon.jit(_forward_ws, do_not_specialize=_DO_NOT_SPECIALIZE),
+    "plain": gluon.jit(_forward_plain, do_not_specialize=_DO_NOT_SPECIALIZE[:5]),
+    "ws": gluon.jit(_forward_ws, do_not_specialize=_DO_NOT_SPECIALIZE[:5]),
+    "persistent": gluon.jit(_forward_persistent, do_not_specialize=_DO_NOT_SPECIALIZE),
 }
 #: The compiled kernel of the most recent launch (registers, spills, shared memory).
 LAST: dict[str, Any] = {}
@@ -672,7 +878,15 @@ def _launch(q: Any, k: Any, v: Any, causal: bool, offset: int, scale: float, con
             sk, offset)  # fmt: skip
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "Conversion of an array with ndim > 0", DeprecationWarning)
-        if config.variant == "plain":
+        if config.persistent:
+            n_mb = grid[0]
+            n_units = persistent_units(b * h, n_mb)
+            sms = torch.cuda.get_device_properties(q.device).multi_processor_count
+            LAST["kernel"] = _KERNELS["persistent"][(min(sms, n_units),)](
+                *args, n_mb, n_units, HEAD_DIM=d, BLOCK_N=config.block_n, STAGES=config.num_stages, CAUSAL=causal,
+                num_warps=4, maxnreg=_MAX_REGISTERS,
+            )  # fmt: skip
+        elif config.variant == "plain":
             LAST["kernel"] = _KERNELS["plain"][grid](*args, HEAD_DIM=d, BLOCK_N=config.block_n, CAUSAL=causal,
                                                      num_warps=8)  # fmt: skip
         else:
