@@ -24,8 +24,10 @@ arXiv:2407.08608), each one a :class:`GluonConfig`:
   current tile's last block and store (what cuDNN's forward does: its grid is the SM count).
 
 The inputs and the semantics are those of :func:`gpukb.attention.kernel.flash_attention` (its checks are reused):
-SDPA's layout, fp16 or bf16, GQA, causal masks aligned top-left or bottom-right. Head dims 64 and 128. The forward
-only: it records no graph for a backward pass and refuses inputs that ask for one.
+SDPA's layout, fp16 or bf16, GQA, causal masks aligned top-left or bottom-right. Head dims 64 and 128. The kernel
+is a forward pass; it can also write each row's log-sum-exp, which is what the Triton kernel's backward pass
+rebuilds P from, so :func:`gluon_attention` with inputs that need a gradient trains: Gluon forward, Triton
+backward.
 
 Gluon kernels do not run under Triton's interpreter (``TRITON_INTERPRET=1``): the kernel needs a GPU of compute
 capability 9.0. What can be checked without one (the arguments, the configurations, the key-block counts and
@@ -284,9 +286,16 @@ def _as_operand(p, v_smem, o_layout: gl.constexpr):
 
 
 @gluon.jit
-def _store(acc, l_i, out_ptr, out_base, row0, q_len, ROWS: gl.constexpr, HEAD_DIM: gl.constexpr,
-           WARPS: gl.constexpr):  # fmt: skip
-    """O = acc / l for rows ``row0 .. row0 + ROWS - 1`` (those < q_len); a row that saw no key gets 0."""
+def _store(acc, l_i, m_i, out_ptr, out_base, lse_ptr, row0, q_len, ROWS: gl.constexpr, HEAD_DIM: gl.constexpr,
+           WARPS: gl.constexpr, STORE_LSE: gl.constexpr):  # fmt: skip
+    """O = acc / l for rows ``row0 .. row0 + ROWS - 1`` (those < q_len); a row that saw no key gets 0. With
+    ``STORE_LSE`` also each row's log-sum-exp, base 2, of the scaled scores, ``m + log2(l)`` (+inf for a row that
+    saw no key): what the Triton kernel's backward rebuilds P from (``lse_ptr`` points at this head's rows)."""
+    if STORE_LSE:
+        empty = l_i == 0.0
+        lse = gl.where(empty, float("inf"), m_i + gl.log2(gl.where(empty, 1.0, l_i)))
+        rows_l = row0 + gl.arange(0, ROWS, layout=l_i.type.layout)
+        gl.store(lse_ptr + rows_l, lse, mask=rows_l < q_len)
     o_layout: gl.constexpr = acc.type.layout
     l_o = gl.convert_layout(l_i, gl.SliceLayout(1, o_layout))
     inv = 1.0 / gl.where(l_o == 0.0, 1.0, l_o)
@@ -321,8 +330,9 @@ def _plain_blocks(j0, j1, q_smem, k_smem, v_smem, bar, m_i, l_i, acc, qk_scale, 
     return m_i, l_i, acc
 
 
-def _forward_plain(q_desc, k_desc, v_desc, out_ptr, qk_scale, heads, group, q_len, kv_len, offset,
-                   HEAD_DIM: gl.constexpr, BLOCK_N: gl.constexpr, CAUSAL: gl.constexpr):  # fmt: skip
+def _forward_plain(q_desc, k_desc, v_desc, out_ptr, lse_ptr, qk_scale, heads, group, q_len, kv_len, offset,
+                   HEAD_DIM: gl.constexpr, BLOCK_N: gl.constexpr, CAUSAL: gl.constexpr,
+                   STORE_LSE: gl.constexpr):  # fmt: skip
     ROWS: gl.constexpr = q_desc.block_type.shape[0]
     WARPS: gl.constexpr = gl.num_warps()
     s_layout: gl.constexpr = _mma_layout(BLOCK_N, WARPS)
@@ -356,7 +366,8 @@ def _forward_plain(q_desc, k_desc, v_desc, out_ptr, qk_scale, heads, group, q_le
                                   kv_row, kv_len, offset, k_desc, v_desc, True, CAUSAL)  # fmt: skip
     mbarrier.invalidate(q_bar)
     mbarrier.invalidate(bar)
-    _store(acc, l_i, out_ptr, bh.to(gl.int64) * q_len * HEAD_DIM, q_start, q_len, ROWS, HEAD_DIM, WARPS)
+    _store(acc, l_i, m_i, out_ptr, bh.to(gl.int64) * q_len * HEAD_DIM, lse_ptr + bh.to(gl.int64) * q_len, q_start,
+           q_len, ROWS, HEAD_DIM, WARPS, STORE_LSE)  # fmt: skip
 
 
 # --8<-- [start:producer]
@@ -497,9 +508,10 @@ def _pingpong_blocks(j0, j1, p, q_smem, k_bufs, v_bufs, k_ready, v_ready, k_empt
 
 
 @gluon.jit
-def _consumer(q_bufs, k_bufs, v_bufs, q_bar, k_ready, v_ready, k_empty, v_empty, turns, out_ptr, qk_scale,
+def _consumer(q_bufs, k_bufs, v_bufs, q_bar, k_ready, v_ready, k_empty, v_empty, turns, out_ptr, lse_ptr, qk_scale,
               q_start, out_base, q_len, kv_len, offset, n_total, n_full, PART: gl.constexpr, HEAD_DIM: gl.constexpr,
-              CAUSAL: gl.constexpr, OVERLAP: gl.constexpr, PINGPONG: gl.constexpr):  # fmt: skip
+              CAUSAL: gl.constexpr, OVERLAP: gl.constexpr, PINGPONG: gl.constexpr,
+              STORE_LSE: gl.constexpr):  # fmt: skip
     """A consumer partition: rows ``q_start + PART · ROWS ..`` of the program's query block."""
     WARPS: gl.constexpr = gl.num_warps()
     ROWS: gl.constexpr = q_bufs.shape[1]
@@ -556,13 +568,14 @@ def _consumer(q_bufs, k_bufs, v_bufs, q_bar, k_ready, v_ready, k_empty, v_empty,
                                         l_i, acc, qk_scale, q_pos, kv_len, offset, False, CAUSAL)  # fmt: skip
         m_i, l_i, acc = _consume_blocks(n_full, n_total, q_smem, k_bufs, v_bufs, k_ready, v_ready, k_empty, v_empty,
                                         m_i, l_i, acc, qk_scale, q_pos, kv_len, offset, True, CAUSAL)  # fmt: skip
-    _store(acc, l_i, out_ptr, out_base, row0, q_len, ROWS, HEAD_DIM, WARPS)
+    _store(acc, l_i, m_i, out_ptr, out_base, lse_ptr, row0, q_len, ROWS, HEAD_DIM, WARPS, STORE_LSE)
 
 
 # --8<-- [start:ws]
-def _forward_ws(q_desc, k_desc, v_desc, out_ptr, qk_scale, heads, group, q_len, kv_len, offset,
+def _forward_ws(q_desc, k_desc, v_desc, out_ptr, lse_ptr, qk_scale, heads, group, q_len, kv_len, offset,
                 HEAD_DIM: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr, CONSUMERS: gl.constexpr,
-                CAUSAL: gl.constexpr, OVERLAP: gl.constexpr, PINGPONG: gl.constexpr):  # fmt: skip
+                CAUSAL: gl.constexpr, OVERLAP: gl.constexpr, PINGPONG: gl.constexpr,
+                STORE_LSE: gl.constexpr):  # fmt: skip
     ROWS: gl.constexpr = q_desc.block_type.shape[0]  # rows per consumer
     pid = gl.program_id(0)
     if CAUSAL:
@@ -592,23 +605,24 @@ def _forward_ws(q_desc, k_desc, v_desc, out_ptr, qk_scale, heads, group, q_len, 
         mbarrier.init(v_empty.index(i), count=CONSUMERS)
 
     out_base = bh.to(gl.int64) * q_len * HEAD_DIM
+    lse_ptr = lse_ptr + bh.to(gl.int64) * q_len  # this head's rows
     # The tuples are written in the call: Gluon takes each partition as a (function, arguments) literal.
     if CONSUMERS == 1:
         gl.warp_specialize([
-            (_consumer, (q_bufs, k_bufs, v_bufs, q_bar, k_ready, v_ready, k_empty, v_empty, turns, out_ptr, qk_scale,
-                         q_start, out_base, q_len, kv_len, offset, n_total, n_full, 0, HEAD_DIM, CAUSAL, OVERLAP,
-                         PINGPONG)),
+            (_consumer, (q_bufs, k_bufs, v_bufs, q_bar, k_ready, v_ready, k_empty, v_empty, turns, out_ptr, lse_ptr,
+                         qk_scale, q_start, out_base, q_len, kv_len, offset, n_total, n_full, 0, HEAD_DIM, CAUSAL,
+                         OVERLAP, PINGPONG, STORE_LSE)),
             (_producer, (q_desc, k_desc, v_desc, q_bufs, k_bufs, v_bufs, q_bar, k_ready, v_ready, k_empty, v_empty,
                          bh * q_len + q_start, kv_row, n_total)),
         ], [1], [_PRODUCER_REGISTERS])  # fmt: skip
     else:
         gl.warp_specialize([
-            (_consumer, (q_bufs, k_bufs, v_bufs, q_bar, k_ready, v_ready, k_empty, v_empty, turns, out_ptr, qk_scale,
-                         q_start, out_base, q_len, kv_len, offset, n_total, n_full, 0, HEAD_DIM, CAUSAL, OVERLAP,
-                         PINGPONG)),
-            (_consumer, (q_bufs, k_bufs, v_bufs, q_bar, k_ready, v_ready, k_empty, v_empty, turns, out_ptr, qk_scale,
-                         q_start, out_base, q_len, kv_len, offset, n_total, n_full, 1, HEAD_DIM, CAUSAL, OVERLAP,
-                         PINGPONG)),
+            (_consumer, (q_bufs, k_bufs, v_bufs, q_bar, k_ready, v_ready, k_empty, v_empty, turns, out_ptr, lse_ptr,
+                         qk_scale, q_start, out_base, q_len, kv_len, offset, n_total, n_full, 0, HEAD_DIM, CAUSAL,
+                         OVERLAP, PINGPONG, STORE_LSE)),
+            (_consumer, (q_bufs, k_bufs, v_bufs, q_bar, k_ready, v_ready, k_empty, v_empty, turns, out_ptr, lse_ptr,
+                         qk_scale, q_start, out_base, q_len, kv_len, offset, n_total, n_full, 1, HEAD_DIM, CAUSAL,
+                         OVERLAP, PINGPONG, STORE_LSE)),
             (_producer, (q_desc, k_desc, v_desc, q_bufs, k_bufs, v_bufs, q_bar, k_ready, v_ready, k_empty, v_empty,
                          bh * q_len + q_start, kv_row, n_total)),
         ], [4, 1], [_CONSUMER_REGISTERS, _PRODUCER_REGISTERS])  # fmt: skip
@@ -676,8 +690,8 @@ def _producer_persistent(q_desc, k_desc, v_desc, q_bufs, k_bufs, v_bufs, q_ready
 
 @gluon.jit
 def _consumer_persistent(q_bufs, k_bufs, v_bufs, q_ready, q_empty, k_ready, v_ready, k_empty, v_empty, out_ptr,
-                         qk_scale, heads, q_len, kv_len, offset, n_mb, n_units, PART: gl.constexpr,
-                         HEAD_DIM: gl.constexpr, CAUSAL: gl.constexpr):  # fmt: skip
+                         lse_ptr, qk_scale, heads, q_len, kv_len, offset, n_mb, n_units, PART: gl.constexpr,
+                         HEAD_DIM: gl.constexpr, CAUSAL: gl.constexpr, STORE_LSE: gl.constexpr):  # fmt: skip
     """A consumer of the persistent kernel: its rows of each tile of this program, with the overlap of
     ``"qk"``; the last block of a tile issues the next tile's first ``Q Kᵀ``, so no tile starts cold."""
     CONSUMERS: gl.constexpr = 2
@@ -722,14 +736,15 @@ def _consumer_persistent(q_bufs, k_bufs, v_bufs, q_ready, q_empty, k_ready, v_re
                                                offset, c, more, q_next, q_ready.index(nslot), q_next_phase, True,
                                                CAUSAL, False)  # fmt: skip
             mbarrier.arrive(q_empty.index(slot), count=1)  # every product with this Q is done
-            _store(acc, l_i, out_ptr, bh.to(gl.int64) * q_len * HEAD_DIM, row0, q_len, ROWS, HEAD_DIM, WARPS)
+            _store(acc, l_i, m_i, out_ptr, bh.to(gl.int64) * q_len * HEAD_DIM, lse_ptr + bh.to(gl.int64) * q_len,
+                   row0, q_len, ROWS, HEAD_DIM, WARPS, STORE_LSE)  # fmt: skip
             c += n_total
             it += 1
 
 
-def _forward_persistent(q_desc, k_desc, v_desc, out_ptr, qk_scale, heads, group, q_len, kv_len, offset, n_mb,
-                        n_units, HEAD_DIM: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr,
-                        CAUSAL: gl.constexpr):  # fmt: skip
+def _forward_persistent(q_desc, k_desc, v_desc, out_ptr, lse_ptr, qk_scale, heads, group, q_len, kv_len, offset,
+                        n_mb, n_units, HEAD_DIM: gl.constexpr, BLOCK_N: gl.constexpr, STAGES: gl.constexpr,
+                        CAUSAL: gl.constexpr, STORE_LSE: gl.constexpr):  # fmt: skip
     """One program per SM (the grid is at most the SM count), each walking the units ``pid, pid + grid, ...``:
     the producer's loads of the next tile run under the consumers' last blocks and stores of this one."""
     CONSUMERS: gl.constexpr = 2
@@ -752,9 +767,11 @@ def _forward_persistent(q_desc, k_desc, v_desc, out_ptr, qk_scale, heads, group,
         mbarrier.init(v_empty.index(i), count=CONSUMERS)
     gl.warp_specialize([
         (_consumer_persistent, (q_bufs, k_bufs, v_bufs, q_ready, q_empty, k_ready, v_ready, k_empty, v_empty, out_ptr,
-                                qk_scale, heads, q_len, kv_len, offset, n_mb, n_units, 0, HEAD_DIM, CAUSAL)),
+                                lse_ptr, qk_scale, heads, q_len, kv_len, offset, n_mb, n_units, 0, HEAD_DIM, CAUSAL,
+                                STORE_LSE)),
         (_consumer_persistent, (q_bufs, k_bufs, v_bufs, q_ready, q_empty, k_ready, v_ready, k_empty, v_empty, out_ptr,
-                                qk_scale, heads, q_len, kv_len, offset, n_mb, n_units, 1, HEAD_DIM, CAUSAL)),
+                                lse_ptr, qk_scale, heads, q_len, kv_len, offset, n_mb, n_units, 1, HEAD_DIM, CAUSAL,
+                                STORE_LSE)),
         (_producer_persistent, (q_desc, k_desc, v_desc, q_bufs, k_bufs, v_bufs, q_ready, q_empty, k_ready, v_ready,
                                 k_empty, v_empty, heads, group, q_len, kv_len, offset, n_mb, n_units, CAUSAL)),
     ], [4, 1], [_CONSUMER_REGISTERS, _PRODUCER_REGISTERS])  # fmt: skip
@@ -803,8 +820,13 @@ def gluon_attention(
     align: str = "top-left",
     scale: float | None = None,
     config: GluonConfig | None = None,
+    return_lse: bool = False,
 ) -> Any:
-    """``softmax(q kᵀ · scale [+ causal mask]) v`` by the Gluon kernel: the forward pass only.
+    """``softmax(q kᵀ · scale [+ causal mask]) v`` by the Gluon kernel.
+
+    The forward pass is the Gluon kernel's. When an input needs a gradient (and autograd is on), the kernel also
+    writes each row's log-sum-exp and the result carries a graph whose backward pass is the Triton kernel's
+    (:func:`gpukb.attention.kernel.flash_attention`'s, at its default tiling), which rebuilds P from it.
 
     Args:
         q: Queries, (batch, heads, q_len, head_dim), float16 or bfloat16, head_dim one of :data:`GLUON_HEAD_DIMS`.
@@ -814,16 +836,18 @@ def gluon_attention(
         align: Where the causal diagonal sits when q_len ≠ kv_len (:data:`gpukb.attention.kernel.ALIGNMENTS`).
         scale: Multiplies the scores; ``1 / sqrt(head_dim)`` when omitted.
         config: How the kernel is built; :data:`DEFAULT_GLUON_CONFIG` when omitted.
+        return_lse: Also return each row's log-sum-exp, natural log, of the scaled scores (FlashAttention's
+            ``softmax_lse``), float32, (batch, heads, q_len); ``+inf`` for a row that sees no key. It carries no
+            gradient.
 
     Returns:
-        The output, (batch, heads, q_len, head_dim), of q's element type.
+        The output, (batch, heads, q_len, head_dim), of q's element type; with ``return_lse``, ``(output, lse)``.
 
     Raises:
-        TypeError: As :func:`gpukb.attention.kernel.flash_attention` does, and for a config that is not a
-            :class:`GluonConfig`.
+        TypeError: As :func:`gpukb.attention.kernel.flash_attention` does, for a config that is not a
+            :class:`GluonConfig` and a ``return_lse`` that is not a bool.
         ValueError: As :func:`gpukb.attention.kernel.flash_attention` does; for a head dim outside
-            :data:`GLUON_HEAD_DIMS`; for inputs that need a gradient (this is the forward pass only); and where
-            the kernel cannot run (:func:`gluon_refusal`).
+            :data:`GLUON_HEAD_DIMS`; and where the kernel cannot run (:func:`gluon_refusal`).
     """
     torch = _torch()
     b, h, _hkv, sq, sk, d = _check(q, k, v, where=False)
@@ -831,31 +855,69 @@ def gluon_attention(
         raise ValueError(f"the Gluon kernel takes head_dim in {GLUON_HEAD_DIMS}; got {d}")
     causal = flag("causal", causal)
     align = choice("align", align, ALIGNMENTS)
+    return_lse = flag("return_lse", return_lse)
     if align != "top-left" and not causal:
         raise ValueError(f"align={align!r} places the causal mask's diagonal; it applies only with causal=True")
     scale = 1.0 / math.sqrt(d) if scale is None else real("scale", scale, minimum=-_FLOAT32_MAX, maximum=_FLOAT32_MAX)
     config = DEFAULT_GLUON_CONFIG if config is None else config
     if not isinstance(config, GluonConfig):
         raise TypeError(f"config must be a GluonConfig; got {type(config).__name__}")
-    if torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad):
-        raise ValueError(
-            "the Gluon kernel is a forward pass only and records no gradient; use "
-            "gpukb.attention.kernel.flash_attention for training, or call this under torch.no_grad()"
-        )
     reason = gluon_refusal(q)
     if reason is not None:
         raise ValueError(reason)
+    grad = torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad)
     if b * h * sq == 0:
-        return torch.empty((b, h, sq, d), dtype=q.dtype, device=q.device)
+        out = torch.empty((b, h, sq, d), dtype=q.dtype, device=q.device, requires_grad=grad)
+        return (out, torch.empty((b, h, sq), dtype=torch.float32, device=q.device)) if return_lse else out
     if sk == 0:
         raise ValueError("kv_len must be positive: a softmax over no keys is undefined")
     offset = _offset(causal, align, sq, sk)
-    out = _launch(q, k, v, causal, offset, scale, config)
-    return out
+    if grad:
+        out, lse2 = _gluon_function().apply(q, k, v, causal, offset, scale, config)
+    else:
+        out, lse2 = _launch(q, k, v, causal, offset, scale, config, lse=return_lse)
+    if not return_lse:
+        return out
+    # the kernel's log-sum-exp is of the scores in base-2 units (scale · log2 e folded in): back to natural log
+    return out, lse2.detach() * math.log(2.0)
 
 
-def _launch(q: Any, k: Any, v: Any, causal: bool, offset: int, scale: float, config: GluonConfig) -> Any:
-    """Launch the kernel on checked CUDA inputs; the 2-D views a TMA descriptor needs are made contiguous."""
+_FUNCTION: list[Any] = []
+
+
+def _gluon_function() -> Any:
+    """The ``torch.autograd.Function`` pairing the Gluon forward (which writes the base-2 log-sum-exp) with the
+    Triton kernel's backward; built on first use, so that importing this module does not import torch."""
+    if _FUNCTION:
+        return _FUNCTION[0]
+    torch = _torch()
+    from gpukb.attention.kernel import _backward_launch, default_backward_config
+
+    class GluonAttentionFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, q, k, v, causal, offset, scale, config):
+            q, k, v = (t.contiguous() for t in (q, k, v))
+            out, lse = _launch(q, k, v, causal, offset, scale, config, lse=True)
+            ctx.save_for_backward(q, k, v, out, lse)
+            ctx.args = (causal, offset, scale, default_backward_config(q.shape[-1]))
+            ctx.mark_non_differentiable(lse)
+            return out, lse
+
+        @staticmethod
+        def backward(ctx: Any, d_out, _d_lse):
+            q, k, v, out, lse = ctx.saved_tensors
+            dq, dk, dv = _backward_launch(q, k, v, out, lse, d_out.contiguous(), *ctx.args)
+            return dq, dk, dv, None, None, None, None
+
+    _FUNCTION.append(GluonAttentionFunction)
+    return GluonAttentionFunction
+
+
+def _launch(
+    q: Any, k: Any, v: Any, causal: bool, offset: int, scale: float, config: GluonConfig, lse: bool = False
+) -> tuple[Any, Any]:
+    """Launch the kernel on checked CUDA inputs; the 2-D views a TMA descriptor needs are made contiguous.
+    Returns the output and, with ``lse``, each row's base-2 log-sum-exp (else ``None``)."""
     from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
     torch = _torch()
@@ -863,6 +925,7 @@ def _launch(q: Any, k: Any, v: Any, causal: bool, offset: int, scale: float, con
     hkv, sk = k.shape[1], k.shape[2]
     q, k, v = (t.contiguous() for t in (q, k, v))
     out = torch.empty((b, h, sq, d), dtype=q.dtype, device=q.device)
+    lse_out = torch.empty((b, h, sq), dtype=torch.float32, device=q.device) if lse else None
     element = gl.float16 if q.dtype == torch.float16 else gl.bfloat16
     rows = config.block_m // config.consumers  # query rows per consumer warpgroup(s)
 
@@ -874,8 +937,9 @@ def _launch(q: Any, k: Any, v: Any, causal: bool, offset: int, scale: float, con
     if scale < 0:  # the kernel folds a positive scale into exp2's argument; q·(-k)·|scale| = q·k·scale
         k, scale = -k, -scale
     grid = (triton.cdiv(sq, config.block_m), b * h)
-    args = (desc(q, rows), desc(k, config.block_n), desc(v, config.block_n), out, scale * LOG2_E, h, h // hkv, sq,
-            sk, offset)  # fmt: skip
+    args = (desc(q, rows), desc(k, config.block_n), desc(v, config.block_n), out,
+            out if lse_out is None else lse_out,  # never written without STORE_LSE
+            scale * LOG2_E, h, h // hkv, sq, sk, offset)  # fmt: skip
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "Conversion of an array with ndim > 0", DeprecationWarning)
         if config.persistent:
@@ -884,15 +948,15 @@ def _launch(q: Any, k: Any, v: Any, causal: bool, offset: int, scale: float, con
             sms = torch.cuda.get_device_properties(q.device).multi_processor_count
             LAST["kernel"] = _KERNELS["persistent"][(min(sms, n_units),)](
                 *args, n_mb, n_units, HEAD_DIM=d, BLOCK_N=config.block_n, STAGES=config.num_stages, CAUSAL=causal,
-                num_warps=4, maxnreg=_MAX_REGISTERS,
+                STORE_LSE=lse, num_warps=4, maxnreg=_MAX_REGISTERS,
             )  # fmt: skip
         elif config.variant == "plain":
             LAST["kernel"] = _KERNELS["plain"][grid](*args, HEAD_DIM=d, BLOCK_N=config.block_n, CAUSAL=causal,
-                                                     num_warps=8)  # fmt: skip
+                                                     STORE_LSE=lse, num_warps=8)  # fmt: skip
         else:
             LAST["kernel"] = _KERNELS["ws"][grid](
                 *args, HEAD_DIM=d, BLOCK_N=config.block_n, STAGES=config.num_stages, CONSUMERS=config.consumers,
-                CAUSAL=causal, OVERLAP=OVERLAPS.index(config.overlap), PINGPONG=config.pingpong,
+                CAUSAL=causal, OVERLAP=OVERLAPS.index(config.overlap), PINGPONG=config.pingpong, STORE_LSE=lse,
                 num_warps=8 // config.consumers, maxnreg=_MAX_REGISTERS,
             )  # fmt: skip
-    return out
+    return out, lse_out

@@ -115,7 +115,10 @@ class BackwardCandidate(StrictModel):
     block_n2: int = Field(gt=0)
     num_warps: int = Field(gt=0)
     num_stages: int = Field(gt=0)
+    #: How dQ was computed (``BackwardConfig.dq``): by a pass of its own, or added by the dK/dV kernel.
+    dq: Literal["pass", "atomic", "tma"] = "pass"
     tflops: float | None = Field(default=None, gt=0)
+    #: Registers and spills per kernel ("dkdv", and "dq" when a dQ pass ran).
     registers: dict[str, int] = Field(default_factory=dict)
     spills: dict[str, int] = Field(default_factory=dict)
     error: str | None = None

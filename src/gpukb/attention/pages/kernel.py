@@ -192,8 +192,9 @@ def training_tuning() -> str:
                      c.error or pick])  # fmt: skip
     for c in rec.backward_candidates:
         pick = "chosen" if bwd_used.get(c.head_dim) == c.config else ""
-        regs = " / ".join(str(c.registers[k]) for k in ("dkdv", "dq")) if c.registers else "-"
-        spills = " / ".join(str(c.spills[k]) for k in ("dkdv", "dq")) if c.spills else "-"
+        # dK/dV kernel / dQ kernel; "-" for a dQ added by the dK/dV kernel (no dQ kernel ran)
+        regs = " / ".join(str(c.registers.get(k, "-")) for k in ("dkdv", "dq")) if c.registers else "-"
+        spills = " / ".join(str(c.spills.get(k, "-")) for k in ("dkdv", "dq")) if c.spills else "-"
         rows.append(["backward", c.head_dim, "no", c.config, _fmt(c.tflops), regs, spills, c.error or pick])
     headers = ["pass", "D", "causal", "tiling", "TFLOP/s", "registers", "spills", "note"]
     return f"Tuning shapes: {rec.tuning_shapes}.\n\n" + markdown_table(headers, rows)
