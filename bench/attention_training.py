@@ -2,7 +2,7 @@
 
 Run from the repository root on a machine with a Hopper GPU::
 
-    python bench/attention_training.py src/gpukb/data/results/attention/flash-training-h100.json
+    python bench/attention_training.py src/gpukb/data/results/attention/flash-training-atomic-dq-h100.json
 
 Phases, each written to the record as it ends (a run cut short keeps what it measured):
 

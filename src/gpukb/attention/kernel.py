@@ -208,7 +208,7 @@ DEFAULT_BACKWARD_CONFIGS = {
     16: BackwardConfig(32, 64, 64, 32, 4, 3),
     32: BackwardConfig(32, 64, 64, 32, 4, 3),
     64: BackwardConfig(32, 64, 64, 32, 4, 3),
-    128: BackwardConfig(32, 64, 64, 32, 4, 4),
+    128: BackwardConfig(32, 64, 64, 32, 4, 3),
     256: BackwardConfig(64, 64, 64, 64, 8, 2),
 }
 

@@ -4,8 +4,8 @@ Two :class:`gpukb.records.Record` kinds, read back by id with :func:`gpukb.recor
 :mod:`gpukb.attention.pages`: ``attention.flash-forward`` (``"attention/flash-forward-h100"``), the Triton
 flash-attention forward kernel (:mod:`gpukb.attention.kernel`) against every backend of
 ``torch.nn.functional.scaled_dot_product_attention``, timed in the same run on the same inputs; and
-``attention.flash-training`` (``"attention/flash-training-h100"``), forward and backward, head dims to 256, and
-the losses of a small model trained with each.
+``attention.flash-training`` (``"attention/flash-training-atomic-dq-h100"``), forward and backward, head dims to
+256, and the losses of a small model trained with each.
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ class FlashForward(Record):
 # --- forward and backward, for training: bench/attention_training.py -------------------------------------------
 
 #: Id of the committed training-benchmark file the pages render.
-FLASH_TRAINING_ID = "attention/flash-training-h100"
+FLASH_TRAINING_ID = "attention/flash-training-atomic-dq-h100"
 #: The backward pass counts 2.5 times the forward's operations: five matrix products to the forward's two, as
 #: FlashAttention's benchmark counts it (Dao-AILab/flash-attention, benchmarks/benchmark_flash_attention.py).
 BACKWARD_FLOP_FACTOR = 2.5
