@@ -540,3 +540,15 @@ def test_the_gluon_default_is_the_fastest_step_recorded_over_every_shape() -> No
     assert len(steps) >= 2
     best = max(steps, key=lambda n: math.prod(r[n] / r["cudnn"] for r in cases))
     assert STEPS[best.removeprefix("gluon ")] == DEFAULT_GLUON_CONFIG
+
+
+def test_the_h200_comparison_needs_a_step_both_runs_swept_and_profiled() -> None:
+    from gpukb.attention.results import GLUON_FORWARD_H200_ID, GLUON_FORWARD_ID, GluonForward
+    from gpukb.records import load
+
+    h100, h200 = load(GLUON_FORWARD_ID, GluonForward), load(GLUON_FORWARD_H200_ID, GluonForward)
+    # the default (persistent) came after the H200's run: the overlap step is the one both swept and profiled
+    assert page.compared_step([h100, h200]) == "ws-2wg-overlap"
+    assert page.compared_step([h100]) == "persistent"
+    with pytest.raises(ValueError, match="no Gluon step in common that was swept and profiled"):
+        page.compared_step([h100, h200.model_copy(update={"profile": {}})])
