@@ -515,6 +515,8 @@ class SweepRow(StrictModel):
             issue-29 tuning), ``"held-out"`` (a second draw, made before the last tuning and measured only after it),
             ``"tiny"`` (fewer than 2^20 multiply-adds).
         clocks: SM clock and power sampled while the row's rounds were timed (``None`` in earlier runs).
+        kernel_host_us: The host's time to queue one timed sample of the kernel (the flush, two events and the
+            call), each round's median, in µs; ``peer_host_us`` the peer's (empty in runs before the held timer).
     """
 
     sweep: SweepName = "first"
@@ -532,6 +534,8 @@ class SweepRow(StrictModel):
     peer: str
     kernel_ms: list[float]
     peer_ms: list[float]
+    kernel_host_us: list[float] = Field(default_factory=list)
+    peer_host_us: list[float] = Field(default_factory=list)
     ratio: float | None
     kernel_tflops: float | None
     peer_tflops: float | None
@@ -888,3 +892,70 @@ def arc_steps(kernel_record: TritonGemm | None = None) -> list[ArcStep]:
         means = {g.sweep: g.geomean for g in sweep_goal_rows(sweep) if g.dtype == "bfloat16" and g.sweep != "tiny"}
         steps.append(ArcStep(change, None, (None, None), means, record_id))
     return steps
+
+
+# --- why rounds of one product disagree: bench/triton_gemm_rounds.py ---------------------------------------------
+
+#: The committed diagnostic run (a record id).
+ROUNDS_RECORD_ID = "gemm/triton-gemm-rounds-h100"
+
+#: How a case was timed: ``"do_bench, clocks sampled"`` (the sweep's method before the held timer: do_bench, with a
+#: thread sampling SM clock and power every 5 ms), ``"do_bench"`` (no sampler), ``"traced"`` (do_bench's loop
+#: written out, with the host's time per call and CUDA-event marks before each flush), ``"held"`` (the project's
+#: timer with the samples queued behind a gate, same flush as do_bench, sampler running) and ``"graph"`` (a
+#: CUDA-graph replay of the call, timed held: the device time without the Python launch path).
+RoundsMethod = Literal["do_bench, clocks sampled", "do_bench", "traced", "held", "graph"]
+
+
+class RoundsCase(StrictModel):
+    """One product and side, timed in repeated rounds by one method.
+
+    Attributes:
+        side: ``"kernel"`` (``matmul``) or ``"peer"`` (cuBLAS, or ``torch._scaled_mm`` for fp8).
+        rounds_ms: Each round's median time per call (ms).
+        host_us: ``traced`` and ``held``: each round's median host time to queue one call (µs).
+        waited: ``traced``: each round's fraction of calls before whose flush the GPU sat idle, waiting for the host.
+    """
+
+    dtype: str
+    layout: str
+    m: int = Field(gt=0)
+    n: int = Field(gt=0)
+    k: int = Field(gt=0)
+    side: Literal["kernel", "peer"]
+    method: RoundsMethod
+    rounds_ms: list[float] = Field(min_length=1)
+    host_us: list[float] | None = None
+    waited: list[float] | None = None
+
+
+class HostDelay(StrictModel):
+    """One product with a host delay added to each call (a spin on the host clock before the launch), by method:
+    the medians of the rounds (ms)."""
+
+    delay_us: float = Field(ge=0)
+    method: RoundsMethod
+    rounds_ms: list[float] = Field(min_length=1)
+
+
+class TritonRounds(Record):
+    """A run of ``bench/triton_gemm_rounds.py``: products whose rounds disagreed in the held-out sweep, each side
+    timed again and again by do_bench (with and without the clock sampler), by do_bench's loop traced call by call,
+    by the held timer and from a CUDA-graph replay; one product with a growing host delay; what a flush costs.
+
+    Attributes:
+        flush_us: The device time of one flush (µs), by method: ``"zero_ 256 MiB"`` (do_bench's) and ``"read"`` (the
+            project's :class:`~gpukb.measuring.timing.L2Flusher`).
+        sampler_read_us: The time of each of a few hundred NVML readings of the clock sampler (µs).
+        delay_shape: The product of :attr:`delays`: its layout, M, N and K (bf16).
+    """
+
+    kind: Literal["gemm.triton-rounds"] = "gemm.triton-rounds"
+    schema_version: Literal[1] = 1
+    timing: str
+    tuning: str
+    flush_us: dict[str, float]
+    sampler_read_us: list[float] = Field(default_factory=list)
+    cases: list[RoundsCase]
+    delay_shape: tuple[str, int, int, int]
+    delays: list[HostDelay]
