@@ -3,7 +3,7 @@
 Run from the repository root on a machine with a Hopper GPU::
 
     python bench/triton_gemm_sweep.py OUT_DIR [--budget SECONDS] [--tune sweep|issue29|losers|none] [--tune-only]
-        [--sets first,issue,random,held-out,tiny]
+        [--sets first,issue,random,held-out,held-out-2,tiny]
 
 ``--tune issue29`` tunes the classes of issue 29's representatives (``gpukb.gemm.triton.sweep.ISSUE_TUNING``) with
 the extended candidates and writes ``triton-gemm-tuning-h100-issue29.json``; ``--tune losers`` the classes of the
@@ -12,8 +12,8 @@ split-tail and decode candidates, writing ``triton-gemm-tuning-h100-losers.json`
 uses the committed tables (``tuning.TABLE_RECORDS``). The sweep then measures up to five sets of shapes
 (``--sets``), each row marked with its ``sweep``: ``first`` (the page's sweep: bf16, fp16, FP8), ``issue`` (the
 products issue 29 reported), ``random`` (the seeded draw of ``gpukb.gemm.triton.model_shapes``, bf16 and fp16),
-``held-out`` (a second draw, committed before the last tuning and measured only after it) and ``tiny`` (M·N·K <
-2^20).
+``held-out`` (a second draw, committed before the third tuning and measured only after it), ``held-out-2`` (a third
+draw, committed after the fourth tuning and before the run that measured it) and ``tiny`` (M·N·K < 2^20).
 
 It writes, through ``gpukb.records``:
 
@@ -57,9 +57,9 @@ except ImportError:  # a checkout on a machine where gpukb is not installed
 ERROR_ROWS = 64
 #: Warm-up and timed milliseconds of one round (short: the sweep is long and the GPU time scarce), and the bounds on
 #: the timed samples of a round.
-WARMUP_MS, REP_MS = 2, 20
-TUNE_WARMUP_MS, TUNE_REP_MS = 2, 12
-MIN_REPS, MAX_REPS = 10, 100
+WARMUP_MS, REP_MS = 0.5, 10
+TUNE_WARMUP_MS, TUNE_REP_MS = 0.5, 6
+MIN_REPS, MAX_REPS = 10, 50
 #: The run's skeleton (set by ``triton_gemm_sweep``): its held event timer and its L2 flush time every call.
 _SCRIPT: Script | None = None
 #: The tuning table's file name (committed as the record ``gemm/triton-gemm-tuning-h100``).
@@ -80,6 +80,7 @@ from gpukb.gemm.triton.sweep import (  # noqa: E402
     TINY_SHAPES,
     fp8_shapes,
     fp16_shapes,
+    held_out_2_shapes,
     held_out_shapes,
     random_shapes,
     shapes,
@@ -440,7 +441,7 @@ def layout_checks(torch: Any) -> list[dict]:
 
 
 #: The sets of shapes a run may measure (``--sets``), in the order it measures them.
-SETS = ("first", "issue", "random", "held-out", "tiny")
+SETS = ("first", "issue", "random", "held-out", "held-out-2", "tiny")
 
 
 def sweep_cases(sets: tuple[str, ...] = SETS) -> list[tuple[str, str, str, tuple]]:
@@ -453,6 +454,7 @@ def sweep_cases(sets: tuple[str, ...] = SETS) -> list[tuple[str, str, str, tuple
         cases += [("issue", dtype, layout, s) for layout, s in ISSUE_SHAPES]
         cases += [("random", dtype, layout, s) for layout, s in random_shapes()]
         cases += [("held-out", dtype, layout, s) for layout, s in held_out_shapes()]
+        cases += [("held-out-2", dtype, layout, s) for layout, s in held_out_2_shapes()]
         cases += [("tiny", dtype, "NN", s) for s in TINY_SHAPES]
     return [case for case in cases if case[0] in sets]
 
@@ -587,7 +589,8 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tune-only", action="store_true", help="stop after writing the tuning table")
     parser.add_argument("--name", default="triton-gemm-sweep-h100", help="the sweep record's file name, no suffix")
     parser.add_argument("--sets", default=",".join(SETS), help=f"the sets of shapes to measure, of {','.join(SETS)}")
-    parser.add_argument("--held-out-commit", help="the commit that fixed the held-out draw (written to the record)")
+    parser.add_argument("--held-out-commit", help="the commits that fixed the held-out draws, comma-separated, in the "
+                        "order held-out, held-out-2 (written to the record)")  # fmt: skip
 
 
 def triton_gemm_sweep(script: Script) -> int:
@@ -607,11 +610,19 @@ def triton_gemm_sweep(script: Script) -> int:
     if unknown or not sets:
         raise ValueError(f"--sets must name sets of {list(SETS)}; got {args.sets!r}")
     held_out = None
-    if "held-out" in sets:
-        from gpukb.gemm.triton.model_shapes import HELD_OUT_COUNT, HELD_OUT_SEED
+    if "held-out" in sets or "held-out-2" in sets:
+        from gpukb.gemm.triton import model_shapes as ms
 
-        commit = args.held_out_commit or "unknown"
-        held_out = f"seed {HELD_OUT_SEED}, {HELD_OUT_COUNT} products, fixed by commit {commit}"
+        commits = dict(zip(("held-out", "held-out-2"), (args.held_out_commit or "unknown").split(","), strict=False))
+        draws = (
+            ("held-out", ms.HELD_OUT_SEED, ms.HELD_OUT_COUNT),
+            ("held-out-2", ms.HELD_OUT_2_SEED, ms.HELD_OUT_2_COUNT),
+        )
+        held_out = "; ".join(
+            f"seed {seed}, {number} products, fixed by commit {commits.get(name, 'unknown')}"
+            for name, seed, number in draws
+            if name in sets
+        )
     budget = Budget(args.budget)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(0)

@@ -488,7 +488,7 @@ FP8_GOAL_MIN_DIM = 1024
 ERROR_GOAL = 2.0
 
 #: The sets of shapes a sweep record's rows belong to (:attr:`SweepRow.sweep`).
-SweepName = Literal["first", "issue", "random", "held-out", "tiny"]
+SweepName = Literal["first", "issue", "random", "held-out", "held-out-2", "tiny"]
 
 
 class SweepRow(StrictModel):
@@ -512,7 +512,8 @@ class SweepRow(StrictModel):
             timing; bf16 products with M ≤ 64 and the K-heavy ones only); ``kernels`` the same for ``matmul``.
         sweep: Which set of shapes the row belongs to: ``"first"`` (the page's sweep), ``"issue"`` (the products
             issue 29 reported), ``"random"`` (the seeded draw of :mod:`gpukb.gemm.triton.model_shapes`, made before the
-            issue-29 tuning), ``"held-out"`` (a second draw, made before the last tuning and measured only after it),
+            issue-29 tuning), ``"held-out"`` (a second draw, made before the third tuning and measured only after it),
+            ``"held-out-2"`` (a third draw, made after the fourth tuning and before the run that measured it),
             ``"tiny"`` (fewer than 2^20 multiply-adds).
         clocks: SM clock and power sampled while the row's rounds were timed (``None`` in earlier runs).
         kernel_host_us: The host's time to queue one timed sample of the kernel (the flush, two events and the
@@ -677,6 +678,8 @@ GOAL_SETS = (
     ("random", "float16"),
     ("held-out", "bfloat16"),
     ("held-out", "float16"),
+    ("held-out-2", "bfloat16"),
+    ("held-out-2", "float16"),
     ("first", "float8_e4m3fn"),
     ("tiny", "bfloat16"),
     ("tiny", "float16"),

@@ -170,6 +170,14 @@ def held_out_shapes() -> list[tuple[str, Shape]]:
     return [(s.layout, ("held-out", s.label, s.m, s.n, s.k)) for s in draw(HELD_OUT_SEED, HELD_OUT_COUNT)]
 
 
+def held_out_2_shapes() -> list[tuple[str, Shape]]:
+    """The second held-out sweep (:data:`~gpukb.gemm.triton.model_shapes.HELD_OUT_2_SEED`), as ``(layout, shape)``
+    pairs: drawn and committed after the last tuning, measured once, in the run that followed."""
+    from gpukb.gemm.triton.model_shapes import HELD_OUT_2_COUNT, HELD_OUT_2_SEED, draw
+
+    return [(s.layout, ("held-out-2", s.label, s.m, s.n, s.k)) for s in draw(HELD_OUT_2_SEED, HELD_OUT_2_COUNT)]
+
+
 def case_label(shape: Shape) -> str:
     """``"MxNxK"``, the case label of a kernel pair."""
     return f"{shape[2]}x{shape[3]}x{shape[4]}"

@@ -52,10 +52,12 @@ SMALL_M = 64
 TINY_MNK = 2**20
 
 #: The committed tables, results records (ids for :func:`gpukb.records.load`), first the one that wins where two
-#: tuned the same class: the third run tuned the classes of the random sweep's products and of the first sweep's
+#: tuned the same class: the fourth run tuned shapes designed for the classes the others left empty
+#: (``sweep.GAP_TUNING``); the third run tuned the classes of the random sweep's products and of the first sweep's
 #: slowest (``sweep.LOSER_TUNING``); the second (issue 29) the classes the first sweep left out (tiny products,
 #: under-filled waves, rows off 128-byte lines, transposed operands); the first, the first sweep's classes.
 TABLE_RECORDS = (
+    "gemm/triton-gemm-tuning-h100-gaps",
     "gemm/triton-gemm-tuning-h100-losers",
     "gemm/triton-gemm-tuning-h100-issue29",
     "gemm/triton-gemm-tuning-h100",
