@@ -169,6 +169,7 @@ class EventTimer:
             self._cycles_per_ms = 1e6 / max(start.elapsed_time(end), 1e-3)
         return int(ms * self._cycles_per_ms)
 
+    # --8<-- [start:held]
     def _held(self, fn: Callable[[], object], n: int, before: Callable[[], object] | None) -> list[float]:
         """Queue a gate, then ``n`` samples behind it; again with a longer gate while the gate ends first."""
         cuda = self.torch.cuda
@@ -192,6 +193,7 @@ class EventTimer:
                 return self._read(starts, ends)
             self.retimed += 1
             self._gate_ms = min(HOLD_MAX_MS, max(2 * self._gate_ms, 4 * host_ms))
+        # --8<-- [end:held]
 
 
 class Marks:

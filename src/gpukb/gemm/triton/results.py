@@ -469,6 +469,8 @@ def shared_memory_rows(record: TritonGemm) -> list[SharedMemoryRow]:
 SWEEP_RECORD_ID = "gemm/triton-gemm-sweep-h100-held-out"
 #: The same code and tables on an H200 in an earlier call of the same session (the device the lease gave first).
 SWEEP_H200_ID = "gemm/triton-gemm-sweep-h200-held-out"
+#: The run after the fourth tuning: every set again and the second held-out draw, timed with the held timer.
+SWEEP_FINAL_ID = "gemm/triton-gemm-sweep-h100-held-out-2"
 #: The run after issue 29's tuning (the random sweep's first measurement), kept to show what the third tuning changed.
 SWEEP_ISSUE29_ID = "gemm/triton-gemm-sweep-h100-issue29"
 #: The sweep before issue 29 (the first run of the page's sweep), kept to show what changed.
@@ -873,6 +875,7 @@ ARC_SWEEPS: tuple[tuple[str, str], ...] = (
     ("a tuning table by shape class; split-K for few tiles; copies for unaligned rows", SWEEP_BEFORE_ID),
     ("classes for under-filled waves, rows off 128-byte lines, transposed operands, tiny products", SWEEP_ISSUE29_ID),
     ("classes tuned on the random sweep's products: narrow decode tiles, rows off 32-byte sectors", SWEEP_RECORD_ID),
+    ("classes designed for the empty ones; every set re-timed with a timer that cannot time the host", SWEEP_FINAL_ID),
 )
 
 
@@ -962,3 +965,81 @@ class TritonRounds(Record):
     cases: list[RoundsCase]
     delay_shape: tuple[str, int, int, int]
     delays: list[HostDelay]
+
+
+def rounds_committed(record_id: str = ROUNDS_RECORD_ID) -> TritonRounds:
+    """The committed diagnostic run of ``bench/triton_gemm_rounds.py``."""
+    return load(record_id, expect=TritonRounds)
+
+
+@dataclass(frozen=True)
+class RoundsRow:
+    """One product and side of the diagnostic run, every method side by side.
+
+    Attributes:
+        spread: For each method, the slowest round's median over the fastest's.
+        held_us: The held timer's median over its rounds (µs); ``graph_us`` the graph replay's.
+        host_us: The host's time per call in do_bench's loop traced (the median over its rounds, µs).
+        waited: The largest fraction of calls, over the traced rounds, before whose flush the GPU sat idle.
+    """
+
+    dtype: str
+    layout: str
+    shape: tuple[int, int, int]
+    side: str
+    spread: dict[str, float]
+    held_us: float
+    graph_us: float
+    host_us: float
+    waited: float
+
+
+def rounds_rows(record: TritonRounds | None = None) -> list[RoundsRow]:
+    """The diagnostic run's products and sides in the record's order, each with every method's spread of rounds.
+
+    Raises:
+        ValueError: If a product and side lacks one of the methods.
+    """
+    record = record or rounds_committed()
+    grouped: dict[tuple, dict[str, RoundsCase]] = {}
+    for case in record.cases:
+        grouped.setdefault((case.dtype, case.layout, case.m, case.n, case.k, case.side), {})[case.method] = case
+    rows = []
+    for (dtype, layout, m, n, k, side), methods in grouped.items():
+        missing = sorted(set(RoundsMethod.__args__) - set(methods))  # type: ignore[attr-defined]
+        if missing:
+            raise ValueError(f"{dtype} {layout} {m}x{n}x{k} {side}: no rounds by {missing}")
+        traced = methods["traced"]
+        rows.append(
+            RoundsRow(
+                dtype=dtype, layout=layout, shape=(m, n, k), side=side,
+                spread={name: max(c.rounds_ms) / min(c.rounds_ms) for name, c in methods.items()},
+                held_us=float(_median(methods["held"].rounds_ms)) * 1e3,
+                graph_us=float(_median(methods["graph"].rounds_ms)) * 1e3,
+                host_us=float(_median(traced.host_us or [math.nan])),
+                waited=max(traced.waited or [math.nan]),
+            )
+        )  # fmt: skip
+    return rows
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+#: A round counts as slow when its median is this many times the fastest round's of the same method.
+SLOW_ROUND = 1.3
+
+
+def slow_rounds(record: TritonRounds | None = None, factor: float = SLOW_ROUND) -> dict[str, tuple[int, int]]:
+    """For each method, ``(slow rounds, rounds)`` over every product and side: a round is slow when its median is
+    over ``factor`` times the fastest round's of that product, side and method."""
+    record = record or rounds_committed()
+    counts: dict[str, tuple[int, int]] = {}
+    for case in record.cases:
+        fastest = min(case.rounds_ms)
+        slow, total = counts.get(case.method, (0, 0))
+        counts[case.method] = (slow + sum(x > factor * fastest for x in case.rounds_ms), total + len(case.rounds_ms))
+    return counts
