@@ -929,3 +929,45 @@ def test_the_triton_page_prose_matches_the_fourth_tuning_and_the_second_held_out
     ] * 2
     # 3000³ stays below 0.7 in both types.
     assert all(r["ratio"] < 0.7 for r in final["rows"] if (r["m"], r["n"], r["k"]) == (3000, 3000, 3000))
+
+
+def test_the_triton_page_prose_matches_the_rounds_run() -> None:
+    """What docs/gemm/triton.md says in words about why rounds disagreed, checked against the diagnostic record."""
+    from gpukb.gemm.triton import tuning
+    from gpukb.gemm.triton.sweep import GAP_TUNING, shapes
+
+    raw = _rounds_raw()
+    by = {(c["dtype"], c["layout"], c["m"], c["n"], c["k"], c["side"], c["method"]): c for c in raw["cases"]}
+    products = {key[:5] for key in by}
+    assert len(products) == 10
+    for p in products:
+        kernel, peer = (by[(*p, side, "traced")] for side in ("kernel", "peer"))
+        # Triton's call costs the host more than cuBLAS's, in every product
+        assert statistics.median(kernel["host_us"]) > statistics.median(peer["host_us"]), p
+        for side in ("kernel", "peer"):  # the held time agrees with the graph replay's, within a tenth
+            held = statistics.median(by[(*p, side, "held")]["rounds_ms"])
+            graph = statistics.median(by[(*p, side, "graph")]["rounds_ms"])
+            assert abs(held - graph) < 0.1 * graph, (p, side)
+    # most of all where it copies an operand first: the copied-operand rows have the longest host paths, and the GPU
+    # waited for the host before most of their flushes
+    copied = {
+        ("bfloat16", "NN", 1023, 1025, 1027),
+        ("bfloat16", "TN", 11008, 4096, 1),
+        ("float16", "TN", 50257, 768, 3),
+    }
+    host = {p: statistics.median(by[(*p, "kernel", "traced")]["host_us"]) for p in products}
+    assert set(sorted(host, key=host.get)[-3:]) == copied
+    assert all(max(by[(*p, "kernel", "traced")]["waited"]) >= 0.5 for p in copied)
+    # once the delay makes the host's path outlast the flush, do_bench's time grows with it
+    flush = raw["flush_us"]["zero_ 256 MiB"]
+    late = sorted(d["delay_us"] for d in raw["delays"] if d["method"] == "do_bench" and d["delay_us"] >= flush - 20)
+    medians = [statistics.median(next(d["rounds_ms"] for d in raw["delays"]
+                                      if d["method"] == "do_bench" and d["delay_us"] == x)) for x in late]  # fmt: skip
+    assert len(late) >= 3
+    assert medians == sorted(medians)
+    # what next: the read flush takes several times as long as do_bench's write
+    assert raw["flush_us"]["read"] > 3 * flush
+    # the fourth tuning: nine more candidates, ten designed shapes that are no product of any sweep (the first too)
+    assert len(tuning.CANDIDATES_16_GAPS) == 9
+    assert len(GAP_TUNING) == 10
+    assert not {shape for _, shape in GAP_TUNING} & {s[2:] for s in shapes()}
