@@ -125,21 +125,25 @@ def test_the_checker_finds_two_figures_for_one_quantity() -> None:
 def test_every_page_of_the_built_site_states_one_figure_per_quantity(built_site) -> None:
     site, _ = built_site
     html = {str(p.relative_to(site)): p.read_text(encoding="utf-8") for p in Path(site).rglob("*.html")}
+    # a page without the marker's class has no marked figure: parse only the others (the parser is slow)
+    html = {page: text for page, text in html.items() if "gpukb-q" in text}
     assert conflicts(html) == {}
-    stated = {q for text in html.values() for q, _ in marked_figures(text)}
+    marks = {page: marked_figures(text) for page, text in html.items()}
+    stated = {q for found in marks.values() for q, _ in found}
     assert stated <= set(QUANTITIES)
     assert "h100-cublas-bf16-8192" in stated
     # copy bandwidth and the GEMM ceilings: stated, marked, on the pages that quote them
-    where = {q: {page for page, text in html.items() if any(m == q for m, _ in marked_figures(text))} for q in CEILINGS}
+    where = {q: {page for page, found in marks.items() if any(m == q for m, _ in found)} for q in CEILINGS}
     assert "performance/h100/index.html" in where["h100-copy-1gib"]
     assert "cudnn/h100/index.html" in where["h100-copy-1gib"]
     assert "cudnn/h100/index.html" in where["h100-cublas-fp16-ceiling"]
     assert {"performance/h100/index.html"} <= where["h100-cublas-bf16-ceiling"]
     assert "performance/h100/index.html" in where["h100-copy-u16-over-u32"]
     assert "cuda/memory/index.html" in where["h100-copy-u16-over-u32"]
-    for text in html.values():
-        for quantity_id, figure in marked_figures(text):
-            assert figure == reconcile(quantity_id).text(), quantity_id
+    figures = {q: reconcile(q).text() for q in stated}
+    for found in marks.values():
+        for quantity_id, figure in found:
+            assert figure == figures[quantity_id], quantity_id
 
 
 #: The quantities that give the H100's ceilings: every page quotes these, never a sweep's single fastest call.

@@ -197,15 +197,21 @@ def _site_pages(site) -> list[str]:
     return [p for p in pages if p not in api[4:]]
 
 
-def test_every_page_loads_and_fits_the_screen(page, built_site) -> None:
+#: The pages are checked in this many interleaved parts, so that test workers share them (about a minute in all).
+_PARTS = 4
+
+
+@pytest.mark.parametrize("part", range(_PARTS))
+def test_every_page_loads_and_fits_the_screen(page, built_site, part: int) -> None:
     """Every prose page (and a sample of the API reference) loads with no request to another host (the ``page``
     fixture fails on any) and no JavaScript error; at 1400 px no article table is cut off, in folded blocks opened
     too; at 400 px the page does not scroll sideways. test_build checks every page's HTML for assets from other hosts.
 
     One load per page for all three (the layout follows the viewport without a reload), to keep the test short.
+    Part ``k`` takes every ``_PARTS``-th page from the ``k``-th: together the parts cover every page once.
     """
     site, _ = built_site
-    pages = _site_pages(site)
+    pages = _site_pages(site)[part::_PARTS]
     assert len(pages) >= 6
     clipped, wide = [], []
     for path in pages:

@@ -52,10 +52,12 @@ SMALL_M = 64
 TINY_MNK = 2**20
 
 #: The committed tables, results records (ids for :func:`gpukb.records.load`), first the one that wins where two
-#: tuned the same class: the third run tuned the classes of the random sweep's products and of the first sweep's
+#: tuned the same class: the fourth run tuned shapes designed for the classes the others left empty
+#: (``sweep.GAP_TUNING``); the third run tuned the classes of the random sweep's products and of the first sweep's
 #: slowest (``sweep.LOSER_TUNING``); the second (issue 29) the classes the first sweep left out (tiny products,
 #: under-filled waves, rows off 128-byte lines, transposed operands); the first, the first sweep's classes.
 TABLE_RECORDS = (
+    "gemm/triton-gemm-tuning-h100-gaps",
     "gemm/triton-gemm-tuning-h100-losers",
     "gemm/triton-gemm-tuning-h100-issue29",
     "gemm/triton-gemm-tuning-h100",
@@ -129,6 +131,19 @@ CANDIDATES_16_DECODE: tuple[Config, ...] = (
     Config("tma", 64, 64, 64, num_stages=5, num_warps=4),
     Config("tma", 64, 32, 128, num_stages=4, num_warps=4),
 )
+#: Added for the fourth run's classes (``sweep.GAP_TUNING``): deeper pipelines of the middle tilings, 256×64 tiles
+#: for small N, and split-K at fixed splits of two and three for products with fewer tiles than multiprocessors.
+CANDIDATES_16_GAPS: tuple[Config, ...] = (
+    Config("tma", 128, 64, 64, num_stages=6, num_warps=4),
+    Config("tma", 64, 128, 64, num_stages=6, num_warps=4),
+    Config("tma", 256, 64, 64, num_stages=4, num_warps=8),
+    Config("tma", 128, 128, 64, num_stages=5, num_warps=8, group_m=1),
+    Config("splitk", 128, 128, 64, num_stages=5, num_warps=8, split_k=2),
+    Config("splitk", 128, 128, 64, num_stages=5, num_warps=8, split_k=3),
+    Config("splitk", 128, 64, 64, num_stages=5, num_warps=4),
+    Config("splitk", 64, 128, 64, num_stages=5, num_warps=4),
+    Config("splitk", 64, 64, 64, num_stages=6, num_warps=4, split_k=2),
+)
 CANDIDATES_FP8: tuple[Config, ...] = (
     Config("tma", 128, 256, 128, num_stages=4, num_warps=8, epilogue_subtile=True),
     Config("tma", 128, 256, 128, num_stages=3, num_warps=8),
@@ -156,20 +171,25 @@ def candidates(
     aligned: bool = True,
     extended: bool = False,
     losers: bool = False,
+    gaps: bool = False,
 ) -> tuple[Config, ...]:
     """The candidates the tuning run tries for an input type, M and K: for M ≤ 64, only those with 64-row tiles;
     for fp8 with K > :data:`FP8_PROMOTE`, each with its partial sums promoted every :data:`FP8_PROMOTE` products.
     ``extended`` (the issue-29 run): 16-bit classes also try :data:`CANDIDATES_16_WAVES`, and, for rows that are
     not 128-byte aligned, :data:`CANDIDATES_16_UNALIGNED`; a tiny 16-bit class tries :data:`CANDIDATES_16_TINY`.
-    ``losers`` (the third run): as ``extended``, and :data:`CANDIDATES_16_TAIL` and :data:`CANDIDATES_16_DECODE`."""
+    ``losers`` (the third run): as ``extended``, and :data:`CANDIDATES_16_TAIL` and :data:`CANDIDATES_16_DECODE`.
+    ``gaps`` (the fourth run): as ``losers``, and :data:`CANDIDATES_16_GAPS`."""
     fp8 = dtype == "float8_e4m3fn"
     pool = CANDIDATES_FP8 if fp8 else CANDIDATES_16
+    losers = losers or gaps
     if tiny and not fp8:
         return CANDIDATES_16_TINY
     if (extended or losers) and not fp8:
         pool = pool + CANDIDATES_16_WAVES + (() if aligned else CANDIDATES_16_UNALIGNED)
     if losers and not fp8:
         pool = pool + CANDIDATES_16_TAIL + (CANDIDATES_16_DECODE if m <= SMALL_M else ())
+    if gaps and not fp8:
+        pool = pool + CANDIDATES_16_GAPS
     if m <= SMALL_M:
         pool = tuple(c for c in pool if c.block_m == 64)
     if fp8 and k > FP8_PROMOTE:
@@ -187,11 +207,14 @@ def trials(
     aligned: bool = True,
     extended: bool = False,
     losers: bool = False,
+    gaps: bool = False,
 ) -> tuple[Config, ...]:
     """What the tuning run times on a class's representative m×n×k product: the :func:`candidates`, and for each
     split-K one whose automatic split (:func:`~gpukb.gemm.triton.configs.split_for`) is above 1, the same tiling at
     half and at twice that split, so that the record shows what the rule's choice is worth."""
-    pool = candidates(dtype, m, k, tiny=m * n * k < TINY_MNK, aligned=aligned, extended=extended, losers=losers)
+    pool = candidates(
+        dtype, m, k, tiny=m * n * k < TINY_MNK, aligned=aligned, extended=extended, losers=losers, gaps=gaps
+    )
     extra = []
     for config in pool:
         if config.kernel != "splitk" or config.split_k is not None:
