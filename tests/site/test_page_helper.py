@@ -110,6 +110,12 @@ def test_the_build_starts_on_the_cheapest_pages_and_the_helper_on_the_costliest(
     assert page_helper.cheapest_first(names, {}) == names, "no costs known: MkDocs' order"
     assert page_helper.cheapest_first(names, {"a.md": 3.0, "c.md": 0.5, "d.md": 9.0}) == ["b.md", "c.md", "a.md",
                                                                                          "d.md"]  # fmt: skip
+    with pytest.raises(TypeError, match="a page name must be a string"):
+        page_helper.cheapest_first([Path("a.md")], {})
+    with pytest.raises(TypeError, match="costs must map page names to seconds"):
+        page_helper.cheapest_first(names, [("a.md", 1.0)])
+    with pytest.raises(ValueError, match=r"the cost of a\.md must be ≥ 0\.0"):
+        page_helper.cheapest_first(names, {"a.md": -1.0})
 
 
 def test_code_pages_go_last_and_the_order_comes_back(tmp_path: Path) -> None:
@@ -150,6 +156,8 @@ def test_the_helper_loads_every_plugin_but_those_that_run_no_block(tmp_path: Pat
     mapping = tmp_path / "mkdocs.yml"
     mapping.write_text("plugins:\n  search: {}\n  mkdocs-jupyter:\n    execute: false\n", encoding="utf-8")
     assert page_helper.plugins_for_the_helper(mapping) == [{"search": {}}]
+    with pytest.raises(ValueError, match="not a regular file"):
+        page_helper.plugins_for_the_helper(tmp_path)
 
 
 #: Pages whose blocks sit in tabs, admonitions and lists (with Pygments off, SuperFences found fewer of them).

@@ -223,6 +223,8 @@ def test_a_page_costs_what_its_blocks_took_when_all_of_them_ran(repo: Path) -> N
     assert cache.page_costs() == costs
     (repo / ".cache" / render_cache.PAGE_COSTS).write_text("[1, 2]", encoding="utf-8")
     assert cache.page_costs() == {}, "a damaged file is no cost"
+    (repo / ".cache" / render_cache.PAGE_COSTS).write_text('{"a": -1, "b": "2", "c": true, "d": 1e999, "e": 2}')
+    assert cache.page_costs() == {"e": 2.0}, "nor is a damaged entry"
 
 
 def test_the_cache_folder_and_turning_it_off(tmp_path: Path) -> None:

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gpukb.arguments import given, regular_file
+from gpukb.arguments import given, real, regular_file, text
 
 #: ``GPUKB_PAGE_HELPER=off`` (or ``0``, ``no``, ``false``) keeps the build in one process; the helper itself runs
 #: with it set to :data:`IN_HELPER`, which starts no helper either.
@@ -245,8 +245,16 @@ def cheapest_first(names: Sequence[str], costs: Mapping[str, float]) -> list[str
     The build renders the shared pages from the first and the helper from the last: the helper starts on the
     costliest pages, the build on the cheapest, and where they meet the pages are short, so neither waits long for
     the other (and the heavy libraries that the costly pages import are loaded by the helper alone more often).
+
+    Raises:
+        TypeError: If a name is not a string, ``costs`` not a mapping, or a cost not a real number.
+        ValueError: If a cost is negative or not finite.
     """
-    return sorted(names, key=lambda name: costs.get(name, 0.0))
+    if not isinstance(costs, Mapping):
+        raise TypeError(f"costs must map page names to seconds; got {given(costs)}")
+    order = [text("a page name", name) for name in names]
+    seconds = {name: real(f"the cost of {name}", costs[name], minimum=0.0) for name in order if name in costs}
+    return sorted(order, key=lambda name: seconds.get(name, 0.0))
 
 
 def move_last(files: Any, names: Iterable[str]) -> None:
@@ -284,10 +292,14 @@ _NO_BLOCK_PLUGINS = ("mkdocs-jupyter", "api-autonav")
 
 def plugins_for_the_helper(config_file: str | os.PathLike) -> list[Any]:
     """The ``plugins`` entries of ``config_file`` without those of :data:`_NO_BLOCK_PLUGINS`, as given there (a
-    name, or a one-key mapping of a name to its options)."""
+    name, or a one-key mapping of a name to its options).
+
+    Raises:
+        ValueError: If ``config_file`` is not a regular file (``FileNotFoundError`` if it does not exist).
+    """
     from mkdocs.utils.yaml import yaml_load
 
-    with open(config_file, "rb") as f:
+    with open(regular_file("config_file", config_file), "rb") as f:
         entries = yaml_load(f).get("plugins") or []
     if isinstance(entries, dict):  # the mapping form of ``plugins:``
         entries = [{name: options} for name, options in entries.items()]

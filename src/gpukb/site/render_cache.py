@@ -34,6 +34,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import math
 import os
 import re
 import sys
@@ -362,7 +363,8 @@ class RenderCache:
             return {}
         if not isinstance(costs, dict):
             return {}
-        return {str(p): float(c) for p, c in costs.items() if isinstance(c, (int, float)) and not isinstance(c, bool)}
+        numbers = {str(p): c for p, c in costs.items() if isinstance(c, (int, float)) and not isinstance(c, bool)}
+        return {p: float(c) for p, c in numbers.items() if math.isfinite(c) and c >= 0}  # a damaged entry is none
 
     def _tally(self, seconds: float, hit: bool) -> None:
         if self.page is not None:
