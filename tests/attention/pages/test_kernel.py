@@ -524,9 +524,12 @@ def test_the_gluon_answer_states_the_fastest_step_against_cudnn_and_the_triton_k
         best = max((n for n in rates if n.startswith("gluon ")), key=lambda n: rates[n])
         rate, cudnn, tl = rates[best], rates["cudnn"], rates["tl"]
         kind = "causal" if c["causal"] else "non-causal"
+        ms = {t["name"]: t["ms"] for t in c["timings"]}
+        iqr = {n: f"{ms[n]['median']:.3f} ms (IQR {ms[n]['q1']:.3f}–{ms[n]['q3']:.3f})" for n in (best, "cudnn")}
         assert line == (
             f"- Forward, {kind}: {rate:.0f} TFLOP/s ({best.removeprefix('gluon ')}), "
-            f"{rate / cudnn:.2f}× cuDNN ({cudnn:.0f}), {rate / tl:.2f}× the Triton kernel ({tl:.0f})."
+            f"{rate / cudnn:.2f}× cuDNN ({cudnn:.0f}), {rate / tl:.2f}× the Triton kernel ({tl:.0f}); "
+            f"time per call {iqr[best]}, cuDNN's {iqr['cudnn']}."
         )
 
 

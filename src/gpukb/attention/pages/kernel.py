@@ -211,6 +211,12 @@ def _rate(case: GluonCase, name: str) -> float | None:
     return next((t.tflops for t in case.timings if t.name == name), None)
 
 
+def _iqr(case: GluonCase, name: str) -> str:
+    """``"1.725 ms (IQR 1.699–1.798)"``: one timing's median and interquartile range."""
+    ms = next(t.ms for t in case.timings if t.name == name)
+    return f"{ms.median:.3f} ms (IQR {ms.q1:.3f}–{ms.q3:.3f})"
+
+
 def _gluon_names(case: GluonCase) -> list[str]:
     return [t.name for t in case.timings if t.name.startswith("gluon ")]
 
@@ -249,7 +255,8 @@ def gluon_answer() -> str:
         tl = _rate(case, "tl") or math.nan
         kind = "causal" if case.causal else "non-causal"
         lines.append(f"- Forward, {kind}: {rate:.0f} TFLOP/s ({best}), {rate / cudnn:.2f}× "
-                     f"cuDNN ({cudnn:.0f}), {rate / tl:.2f}× the Triton kernel ({tl:.0f}).")  # fmt: skip
+                     f"cuDNN ({cudnn:.0f}), {rate / tl:.2f}× the Triton kernel ({tl:.0f}); "
+                     f"time per call {_iqr(case, 'gluon ' + best)}, cuDNN's {_iqr(case, 'cudnn')}.")  # fmt: skip
     default = _default_step()
     ratios = _sweep_ratios(rec, default)
     lines.append(f"- Over the {len(ratios)} shapes of the sweep below, the default step ({default}) ÷ cuDNN: "
