@@ -480,7 +480,8 @@ def default_config(a: Any, b: Any, out: Any) -> Config:
         return BLOCKED_CONFIG
     (m, k), n = a.shape, b.shape[1]
     aligned, sectors = rows_aligned(a, b, out), rows_aligned(a, b, out, tuning.SECTOR_BYTES)
-    return tuning.choose(name, layout_code(a, b), m, n, k, _sm_count(a.device), aligned, sectors)
+    copied = any(_describable(t, layouts) is not None for t, layouts in zip((a, b), _operand_layouts(a), strict=True))
+    return tuning.choose(name, layout_code(a, b), m, n, k, _sm_count(a.device), aligned, sectors, copied)
 
 
 def layout_code(a: Any, b: Any) -> str:
