@@ -3,17 +3,18 @@
 Run from the repository root on a machine with a Hopper GPU::
 
     python bench/triton_gemm_sweep.py OUT_DIR [--budget SECONDS] [--tune sweep|issue29|losers|none] [--tune-only]
-        [--sets first,issue,random,held-out,held-out-2,tiny]
+        [--sets first,issue,random,held-out,held-out-2,held-out-3,tiny]
 
 ``--tune issue29`` tunes the classes of issue 29's representatives (``gpukb.gemm.triton.sweep.ISSUE_TUNING``) with
 the extended candidates and writes ``triton-gemm-tuning-h100-issue29.json``; ``--tune losers`` the classes of the
 random sweep's products and the first sweep's slowest (``gpukb.gemm.triton.sweep.LOSER_TUNING``) with those and the
 split-tail and decode candidates, writing ``triton-gemm-tuning-h100-losers.json``; ``--tune none`` tunes nothing and
-uses the committed tables (``tuning.TABLE_RECORDS``). The sweep then measures up to five sets of shapes
+uses the committed tables (``tuning.TABLE_RECORDS``). The sweep then measures the sets of shapes it is given
 (``--sets``), each row marked with its ``sweep``: ``first`` (the page's sweep: bf16, fp16, FP8), ``issue`` (the
 products issue 29 reported), ``random`` (the seeded draw of ``gpukb.gemm.triton.model_shapes``, bf16 and fp16),
 ``held-out`` (a second draw, committed before the third tuning and measured only after it), ``held-out-2`` (a third
-draw, committed after the fourth tuning and before the run that measured it) and ``tiny`` (M·N·K < 2^20).
+draw, committed after the fourth tuning and before the run that measured it), ``held-out-3`` (a fourth draw,
+committed after the look-up's rules changed and before the run that measured it) and ``tiny`` (M·N·K < 2^20).
 
 It writes, through ``gpukb.records``:
 
@@ -81,6 +82,7 @@ from gpukb.gemm.triton.sweep import (  # noqa: E402
     fp8_shapes,
     fp16_shapes,
     held_out_2_shapes,
+    held_out_3_shapes,
     held_out_shapes,
     random_shapes,
     shapes,
@@ -441,7 +443,7 @@ def layout_checks(torch: Any) -> list[dict]:
 
 
 #: The sets of shapes a run may measure (``--sets``), in the order it measures them.
-SETS = ("first", "issue", "random", "held-out", "held-out-2", "tiny")
+SETS = ("first", "issue", "random", "held-out", "held-out-2", "held-out-3", "tiny")
 
 
 def sweep_cases(sets: tuple[str, ...] = SETS) -> list[tuple[str, str, str, tuple]]:
@@ -455,6 +457,7 @@ def sweep_cases(sets: tuple[str, ...] = SETS) -> list[tuple[str, str, str, tuple
         cases += [("random", dtype, layout, s) for layout, s in random_shapes()]
         cases += [("held-out", dtype, layout, s) for layout, s in held_out_shapes()]
         cases += [("held-out-2", dtype, layout, s) for layout, s in held_out_2_shapes()]
+        cases += [("held-out-3", dtype, layout, s) for layout, s in held_out_3_shapes()]
         cases += [("tiny", dtype, "NN", s) for s in TINY_SHAPES]
     return [case for case in cases if case[0] in sets]
 
@@ -590,7 +593,7 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--name", default="triton-gemm-sweep-h100", help="the sweep record's file name, no suffix")
     parser.add_argument("--sets", default=",".join(SETS), help=f"the sets of shapes to measure, of {','.join(SETS)}")
     parser.add_argument("--held-out-commit", help="the commits that fixed the held-out draws, comma-separated, in the "
-                        "order held-out, held-out-2 (written to the record)")  # fmt: skip
+                        "order held-out, held-out-2, held-out-3 (written to the record)")  # fmt: skip
 
 
 def triton_gemm_sweep(script: Script) -> int:
@@ -610,13 +613,15 @@ def triton_gemm_sweep(script: Script) -> int:
     if unknown or not sets:
         raise ValueError(f"--sets must name sets of {list(SETS)}; got {args.sets!r}")
     held_out = None
-    if "held-out" in sets or "held-out-2" in sets:
+    if {"held-out", "held-out-2", "held-out-3"} & set(sets):
         from gpukb.gemm.triton import model_shapes as ms
 
-        commits = dict(zip(("held-out", "held-out-2"), (args.held_out_commit or "unknown").split(","), strict=False))
+        names = ("held-out", "held-out-2", "held-out-3")
+        commits = dict(zip(names, (args.held_out_commit or "unknown").split(","), strict=False))
         draws = (
             ("held-out", ms.HELD_OUT_SEED, ms.HELD_OUT_COUNT),
             ("held-out-2", ms.HELD_OUT_2_SEED, ms.HELD_OUT_2_COUNT),
+            ("held-out-3", ms.HELD_OUT_3_SEED, ms.HELD_OUT_3_COUNT),
         )
         held_out = "; ".join(
             f"seed {seed}, {number} products, fixed by commit {commits.get(name, 'unknown')}"

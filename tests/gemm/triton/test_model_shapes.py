@@ -173,3 +173,54 @@ def test_the_second_held_out_draw_is_pinned_and_shares_nothing_with_the_tuned_se
     # the fourth tuning's designed shapes are none of any sweep's products either
     swept = {(layout, s[2], s[3], s[4]) for layout, s in (*held_out_shapes(), *random_shapes(), *ISSUE_SHAPES)}
     assert not {(layout, *shape) for layout, shape in GAP_TUNING} & swept
+
+
+#: The third held-out sweep's products (seed 877618), committed after the look-up's rules changed and before the run
+#: that measured them.
+HELD_OUT_3 = [
+    ("NT", 2, 4096, 1024),
+    ("NT", 52, 768, 768),
+    ("NN", 5494, 4096, 32000),
+    ("NT", 2036, 3072, 1024),
+    ("TN", 768, 3072, 59),
+    ("NT", 4987, 3072, 1024),
+    ("NT", 6461, 16384, 2048),
+    ("NT", 4, 16384, 2048),
+    ("NT", 6, 3584, 3584),
+    ("NT", 1, 14336, 4096),
+    ("NT", 6, 3072, 768),
+    ("TN", 2048, 2048, 10),
+    ("NT", 9, 128256, 4096),
+    ("NT", 4, 4608, 3584),
+    ("NT", 16, 12288, 3072),
+    ("NT", 2, 12288, 3072),
+    ("TN", 3584, 3584, 314),
+    ("TN", 16384, 2048, 6205),
+    ("NT", 979, 768, 768),
+    ("TN", 768, 768, 60),
+    ("NT", 5, 3072, 1024),
+    ("NT", 417, 32000, 4096),
+    ("NN", 719, 1024, 30522),
+    ("TN", 4096, 4096, 7),
+    ("TN", 1024, 1024, 531),
+    ("NN", 1690, 4096, 6144),
+    ("NN", 362, 5120, 32000),
+    ("NN", 728, 2048, 16384),
+    ("TN", 3072, 24576, 9275),
+    ("NN", 427, 4096, 4096),
+    ("NT", 11655, 4096, 1024),
+    ("NN", 6195, 4096, 4096),
+]
+
+
+def test_the_third_held_out_draw_is_pinned_and_shares_nothing_with_the_tuned_sets():
+    from gpukb.gemm.triton.sweep import GAP_TUNING, ISSUE_SHAPES, ISSUE_TUNING, LOSER_TUNING, held_out_3_shapes
+
+    shapes = ms.draw(ms.HELD_OUT_3_SEED, ms.HELD_OUT_3_COUNT)
+    assert [(s.layout, s.m, s.n, s.k) for s in shapes] == HELD_OUT_3
+    assert [(layout, s[2], s[3], s[4]) for layout, s in held_out_3_shapes()] == HELD_OUT_3
+    assert {s[0] for _, s in held_out_3_shapes()} == {"held-out-3"}
+    tuned = {(layout, *shape) for layout, shape in (*ISSUE_TUNING, *LOSER_TUNING, *GAP_TUNING)}
+    tuned |= {(layout, s[2], s[3], s[4]) for layout, s in ISSUE_SHAPES}
+    assert not tuned & set(HELD_OUT_3)
+    assert ms.HELD_OUT_3_SEED not in (ms.RANDOM_SEED, ms.HELD_OUT_SEED, ms.HELD_OUT_2_SEED)

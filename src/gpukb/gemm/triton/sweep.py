@@ -178,6 +178,14 @@ def held_out_2_shapes() -> list[tuple[str, Shape]]:
     return [(s.layout, ("held-out-2", s.label, s.m, s.n, s.k)) for s in draw(HELD_OUT_2_SEED, HELD_OUT_2_COUNT)]
 
 
+def held_out_3_shapes() -> list[tuple[str, Shape]]:
+    """The third held-out sweep (:data:`~gpukb.gemm.triton.model_shapes.HELD_OUT_3_SEED`), as ``(layout, shape)``
+    pairs: drawn and committed after the look-up's rules changed, measured once, in the run that followed."""
+    from gpukb.gemm.triton.model_shapes import HELD_OUT_3_COUNT, HELD_OUT_3_SEED, draw
+
+    return [(s.layout, ("held-out-3", s.label, s.m, s.n, s.k)) for s in draw(HELD_OUT_3_SEED, HELD_OUT_3_COUNT)]
+
+
 def case_label(shape: Shape) -> str:
     """``"MxNxK"``, the case label of a kernel pair."""
     return f"{shape[2]}x{shape[3]}x{shape[4]}"
