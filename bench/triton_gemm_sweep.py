@@ -448,7 +448,8 @@ SETS = ("first", "issue", "random", "held-out", "held-out-2", "held-out-3", "tin
 
 def sweep_cases(sets: tuple[str, ...] = SETS) -> list[tuple[str, str, str, tuple]]:
     """Every case of the run as ``(sweep, dtype, layout, shape)``: the page's first sweep (bf16, fp16, FP8), the
-    issue's products, the random sweep, the held-out sweep and the tiny products (bf16 and fp16 each), of ``sets``."""
+    issue's products, the random sweep, the held-out sweeps and the tiny products (bf16 and fp16 each), of ``sets``,
+    in the order ``sets`` names them (a run stopped by its budget has measured the first)."""
     cases = [("first", "bfloat16", "NN", s) for s in shapes()] + [("first", "bfloat16", "NT", s) for s in NT_CASES]
     cases += [("first", "float8_e4m3fn", "NT", s) for s in fp8_shapes()]
     cases += [("first", "float16", "NN", s) for s in fp16_shapes()]
@@ -459,7 +460,7 @@ def sweep_cases(sets: tuple[str, ...] = SETS) -> list[tuple[str, str, str, tuple
         cases += [("held-out-2", dtype, layout, s) for layout, s in held_out_2_shapes()]
         cases += [("held-out-3", dtype, layout, s) for layout, s in held_out_3_shapes()]
         cases += [("tiny", dtype, "NN", s) for s in TINY_SHAPES]
-    return [case for case in cases if case[0] in sets]
+    return sorted((case for case in cases if case[0] in sets), key=lambda case: sets.index(case[0]))  # sets' order
 
 
 def sweep(torch: Any, out_dir: Path, budget: Budget, tuned_shapes: set, sets: tuple[str, ...] = SETS) -> list[dict]:
