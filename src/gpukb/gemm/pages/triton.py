@@ -408,6 +408,7 @@ _SWEEP_NAMES = {
     "random": "random sweep",
     "held-out": "held-out sweep",
     "held-out-2": "second held-out sweep",
+    "held-out-3": "third held-out sweep",
     "tiny": "tiny",
 }
 
@@ -758,12 +759,12 @@ def triton_arc() -> str:
                 *("–" if x is None else f"{x:.3f}" for x in step.squares),
                 *(
                     f"{step.sweeps[name]:.3f}" if name in step.sweeps else "–"
-                    for name in ("first", "random", "held-out", "held-out-2")
+                    for name in ("first", "random", "held-out", "held-out-2", "held-out-3")
                 ),
             )
         )
     headers = ["step", "change", "configuration", "4096³", "8192³", "first sweep", "random sweep", "held-out sweep",
-               "second held-out sweep"]  # fmt: skip
+               "second held-out sweep", "third held-out sweep"]  # fmt: skip
     return markdown_table(headers, rows)
 
 
@@ -949,3 +950,21 @@ def triton_before_after(
         )
     headers = ["product", "M×N×K", "layout", "before: configuration", "before", "after: configuration", "after"]
     return markdown_table(headers, rows)
+
+
+def triton_wave_rates() -> str:
+    """The rates the look-up's wave rule weighs tilings by (:func:`gpukb.gemm.triton.tuning.wave_rates`): each tiling
+    of the wave ladder and the default, its median rate per busy tile slot relative to the default's, and on how many
+    tuned classes that kept the GPU full it was measured."""
+    samples = triton_tuning.wave_rate_samples()
+    configs = (DEFAULT_CONFIGS["bfloat16"], *triton_tuning.WAVE_LADDER)
+    rows = [
+        (
+            f"`{c.label}`",
+            f"{statistics.median(samples[c.label]):.3f}",
+            "(the reference)" if c == DEFAULT_CONFIGS["bfloat16"] else len(samples[c.label]),
+        )
+        for c in configs
+        if c.label in samples
+    ]
+    return markdown_table(["tiling", "rate per busy tile slot / 128×256's", "classes measured"], rows)

@@ -471,6 +471,8 @@ SWEEP_RECORD_ID = "gemm/triton-gemm-sweep-h100-held-out"
 SWEEP_H200_ID = "gemm/triton-gemm-sweep-h200-held-out"
 #: The run after the fourth tuning: every set again and the second held-out draw, timed with the held timer.
 SWEEP_FINAL_ID = "gemm/triton-gemm-sweep-h100-held-out-2"
+#: The run after the look-up's rules changed (no tuning): the third held-out draw, the second re-measured (seen).
+SWEEP_RULES_ID = "gemm/triton-gemm-sweep-h100-held-out-3"
 #: The run after issue 29's tuning (the random sweep's first measurement), kept to show what the third tuning changed.
 SWEEP_ISSUE29_ID = "gemm/triton-gemm-sweep-h100-issue29"
 #: The sweep before issue 29 (the first run of the page's sweep), kept to show what changed.
@@ -880,7 +882,9 @@ ARC_SWEEPS: tuple[tuple[str, str], ...] = (
     ("classes for under-filled waves, rows off 128-byte lines, transposed operands, tiny products", SWEEP_ISSUE29_ID),
     ("classes tuned on the random sweep's products: narrow decode tiles, rows off 32-byte sectors", SWEEP_RECORD_ID),
     ("classes designed for the empty ones; every set re-timed with a timer that cannot time the host", SWEEP_FINAL_ID),
-)
+    ("look-up rules: no fallback across layouts or row alignment, under-filled waves refilled, decode and long-K "
+     "tiny products by rule", SWEEP_RULES_ID),
+)  # fmt: skip
 
 
 def arc_steps(kernel_record: TritonGemm | None = None) -> list[ArcStep]:

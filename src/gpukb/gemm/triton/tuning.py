@@ -377,7 +377,7 @@ def committed(record_id: str = TABLE_RECORD) -> GemmTuning:
 
 
 #: The table in use: the committed one, unless :func:`use_table` set another (``None``: none, rules only); and the
-#: rates :func:`wave_rates` computed from it.
+#: rates :func:`wave_rate_samples` computed from it.
 _ACTIVE: dict[str, Any] = {}
 
 
@@ -385,7 +385,7 @@ def use_table(table: GemmTuning | None) -> None:
     """Use ``table`` instead of the committed one (``None``: no table, :func:`heuristic` only). For the tuning
     run, which measures the table it has just made, and for tests. Plans ``matmul`` made before keep their
     configuration: call :func:`gpukb.gemm.triton.matmul.clear_plans` after."""
-    _ACTIVE.clear()  # the wave rates too (wave_rates)
+    _ACTIVE.clear()  # the wave rates too (wave_rate_samples)
     _ACTIVE["table"] = None if table is None else {c.shape_class: c for c in table.classes}
 
 
@@ -574,15 +574,16 @@ WAVE_LADDER: tuple[Config, ...] = (
 FULL_FILL = 0.9
 
 
-def wave_rates() -> dict[str, float]:
-    """Each 16-bit persistent tiling's rate per busy tile slot relative to the default tiling's
-    (:data:`~gpukb.gemm.triton.configs.DEFAULT_CONFIGS`), by :attr:`Config.label`: over every aligned class of the
-    active table with M above :data:`SMALL_M` where both kept at least :data:`FULL_FILL` of their slots busy, the
-    median of (the default's time ÷ its efficiency) ÷ (the tiling's time ÷ its efficiency). The default is 1.0."""
-    if "rates" in _ACTIVE:
-        return _ACTIVE["rates"]
+def wave_rate_samples() -> dict[str, list[float]]:
+    """What :func:`wave_rates` takes the median of: for each 16-bit persistent tiling (by :attr:`Config.label`), its
+    rate per busy tile slot relative to the default tiling's (:data:`~gpukb.gemm.triton.configs.DEFAULT_CONFIGS`) on
+    every aligned class of the active table with M above :data:`SMALL_M` where both kept at least
+    :data:`FULL_FILL` of their slots busy: (the default's time ÷ its efficiency) ÷ (the tiling's time ÷ its
+    efficiency). The default's own entry is ``[1.0]``."""
+    if "rate samples" in _ACTIVE:
+        return _ACTIVE["rate samples"]
     base_config = DEFAULT_CONFIGS["bfloat16"]
-    ratios: dict[str, list[float]] = {base_config.label: [1.0]}
+    samples: dict[str, list[float]] = {base_config.label: [1.0]}
     for entry in (active_table() or {}).values():
         m, n, k = entry.shape
         if entry.tiny or m <= SMALL_M or not entry.aligned or entry.dtype == "float8_e4m3fn":
@@ -595,10 +596,15 @@ def wave_rates() -> dict[str, float]:
         for config, ms in timed.items():
             fill = efficiency(m, n, k, config, SMS_TUNED)
             if config.kernel == "tma" and not config.split_tail and config != base_config and fill >= FULL_FILL:
-                ratios.setdefault(config.label, []).append((base / base_fill) / (ms / fill))
-    rates = {label: statistics.median(values) for label, values in ratios.items()}
-    _ACTIVE["rates"] = rates
-    return rates
+                samples.setdefault(config.label, []).append((base / base_fill) / (ms / fill))
+    _ACTIVE["rate samples"] = samples
+    return samples
+
+
+def wave_rates() -> dict[str, float]:
+    """Each 16-bit persistent tiling's rate per busy tile slot relative to the default tiling's, by
+    :attr:`Config.label`: the median of its :func:`wave_rate_samples` (the default's is 1.0)."""
+    return {label: statistics.median(values) for label, values in wave_rate_samples().items()}
 
 
 #: Multiprocessors of the GPU the tables were tuned on (the H100 SXM: its records' ``run.gpu``).
