@@ -414,3 +414,24 @@ def test_the_small_m_rule(n: int, k: int, block_n: int, split: int) -> None:
     config = tuning.small_m_rule(n, k, 132)
     assert (config.kernel, config.block_m, config.block_n, config.split_k) == ("splitk", 64, block_n, split)
     assert 2 * -(-n // block_n) * split <= 132 or split == 1
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "match"),
+    [
+        (lambda: tuning.is_tiny(-1, 5, 7), ValueError, "m must be an int ≥ 0"),
+        (lambda: tuning.is_tiny(1, 5.0, 7), TypeError, "n must be an int"),
+        (lambda: tuning.contiguous_copied("bfloat16", "NX", 1, 2, 3), ValueError, "unknown layout 'NX'"),
+        (lambda: tuning.contiguous_copied(None, "NN", 1, 2, 3), TypeError, "dtype must be a string"),
+        (lambda: tuning.small_m_rule(4096, 4096, 0), ValueError, "sms must be an int ≥ 1; got 0"),
+        (lambda: tuning.small_m_rule(True, 4096, 132), TypeError, "n must be an int"),
+        (lambda: tuning.refill("tma", (1, 2, 3), 1, 2, 3, 132), TypeError, "config must be a gpukb"),
+        (lambda: tuning.refill(LARGE, (1, 2), 1, 2, 3, 132), TypeError, r"shape must be the representative's"),
+        (lambda: tuning.refill(LARGE, (1, 2, -3), 1, 2, 3, 132), ValueError, "shape k must be an int ≥ 0"),
+        (lambda: tuning.refill(LARGE, (1, 2, 3), 10**100, 2, 3, 132), ValueError, "m must be an int ≥ 0"),
+        (lambda: tuning.refill(LARGE, (1, 2, 3), 1, 2, 3, 0), ValueError, "sms must be an int ≥ 1"),
+    ],
+)
+def test_the_rules_refuse_what_they_do_not_model(call, error: type[Exception], match: str) -> None:
+    with pytest.raises(error, match=match):
+        call()

@@ -26,8 +26,10 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from gpukb.arguments import choice, integer, positive_int, text
 from gpukb.gemm.triton.configs import (
     DEFAULT_CONFIGS,
+    MAX_DIMENSION,
     MAX_SPLIT_K,
     SMALL_CONFIGS,
     SMALL_RATE,
@@ -60,8 +62,18 @@ TINY_K = 256
 
 
 def is_tiny(m: int, n: int, k: int) -> bool:
-    """Whether an m×n×k product is *tiny* (:data:`TINY_MNK`, :data:`TINY_K`)."""
+    """Whether an m×n×k product is *tiny* (:data:`TINY_MNK`, :data:`TINY_K`).
+
+    Raises:
+        TypeError, ValueError: For a size that is not an int ≥ 0.
+    """
+    m, n, k = _sizes(m=m, n=n, k=k)
     return m * n * k < TINY_MNK and k <= TINY_K
+
+
+def _sizes(**sizes: int) -> tuple[int, ...]:
+    """The sizes as ints ≥ 0 (a torch size is an int64); a ``TypeError`` or ``ValueError`` names one that is not."""
+    return tuple(integer(name, value, minimum=0, maximum=MAX_DIMENSION) for name, value in sizes.items())
 
 
 #: The committed tables, results records (ids for :func:`gpukb.records.load`), first the one that wins where two
@@ -477,7 +489,13 @@ def small_m_rule(n: int, k: int, sms: int) -> Config:
     tiles of 64 columns, half of 132) every class from M = 8 to 64 chose the 64×64 tiles unsplit over their split of
     two, 47×896×4864 (14 tiles) a split of four, the N ≥ 12288 ones 128 or 256 columns unsplit (the tuning
     records): a decode product streams B, and half the multiprocessors already read it at the memory's rate, so
-    more slices only add partial sums to write and add."""
+    more slices only add partial sums to write and add.
+
+    Raises:
+        TypeError, ValueError: For a size that is not an int ≥ 0 or an ``sms`` below 1.
+    """
+    n, k = _sizes(n=n, k=k)
+    sms = positive_int("sms", sms)
     wide = Config("splitk", 64, 128, 128, num_stages=4, num_warps=4, split_k=1)
     if 2 * -(-n // wide.block_n) >= sms:
         return wide
@@ -548,7 +566,15 @@ def lookup(
 def contiguous_copied(dtype: str, layout: str, m: int, n: int, k: int) -> bool:
     """Whether ``matmul`` copies A or B of an m×n×k product of contiguous matrices in ``layout`` before a TMA kernel
     reads them: rows that are not a multiple of 16 bytes (1023×1025×1027: A's rows are 2054 bytes), or, for fp8, an
-    operand that is not K-major (``matmul.staging``). An operand of one row is never copied."""
+    operand that is not K-major (``matmul.staging``). An operand of one row is never copied.
+
+    Raises:
+        TypeError, ValueError: For a ``dtype`` that is not a string, a ``layout`` other than ``"NN"``, ``"NT"``,
+            ``"TN"``, ``"TT"``, or a size that is not an int ≥ 0.
+    """
+    text("dtype", dtype)
+    choice("layout", layout, ("NN", "NT", "TN", "TT"))
+    m, n, k = _sizes(m=m, n=n, k=k)
     fp8 = dtype == "float8_e4m3fn"
     size = 1 if fp8 else 2
     a = (k, m, False) if layout[0] == "N" else (m, k, fp8)  # (row length, rows, not K-major fp8)
@@ -617,10 +643,22 @@ def refill(config: Config, shape: tuple[int, int, int], m: int, n: int, k: int, 
     at least ``sms`` (so its time there says nothing about a part-empty GPU), the tiling of ``config`` and
     :data:`WAVE_LADDER` with the most work per unit of time: :func:`efficiency` × its rate (:func:`wave_rates`;
     ``config``'s own, or 1.0 where the tables never measured it on a full GPU). ``config`` wins ties; any other
-    product keeps ``config``. 1209×2048 in 128×256 tiles is 80 tiles for 132 multiprocessors."""
+    product keeps ``config``. 1209×2048 in 128×256 tiles is 80 tiles for 132 multiprocessors.
+
+    Raises:
+        TypeError, ValueError: For a ``config`` that is not a :class:`Config`, a ``shape`` that is not three sizes,
+            a size that is not an int ≥ 0, or an ``sms`` below 1.
+    """
+    if not isinstance(config, Config):
+        raise TypeError(f"config must be a gpukb.gemm.triton.configs.Config; got {type(config).__name__}")
+    if not isinstance(shape, tuple | list) or len(shape) != 3:
+        raise TypeError(f"shape must be the representative's (m, n, k); got {shape!r}")
+    rm, rn, _ = _sizes(**dict(zip(("shape m", "shape n", "shape k"), shape, strict=True)))
+    m, n, k = _sizes(m=m, n=n, k=k)
+    sms = positive_int("sms", sms)
     if config.kernel != "tma" or m <= SMALL_M:
         return config
-    if _tiles(m, n, config) >= sms or _tiles(shape[0], shape[1], config) < sms:
+    if _tiles(m, n, config) >= sms or _tiles(rm, rn, config) < sms:
         return config
     return _by_rate([config, *(c for c in WAVE_LADDER if c.label in wave_rates())], m, n, k, sms)
 
