@@ -2,7 +2,7 @@
 
 Run from the repository root on a Hopper GPU::
 
-    python bench/attention_gluon.py src/gpukb/data/results/attention/gluon-forward-h100.json
+    python bench/attention_gluon.py src/gpukb/data/results/attention/gluon-forward-persistent-h100.json
 
 Phases:
 
@@ -59,11 +59,14 @@ DESCRIPTIONS = {
     "ws-2wg-overlap-qk-pv": "each consumer leaves Q·Kᵀ of the next block and P·V in flight during its softmax",
     "ws-2wg-overlap": "each consumer issues the next Q·Kᵀ before the current softmax (FA3's intra-warpgroup overlap)",
     "ws-pingpong": "the two consumers take turns on the tensor cores: one's softmax runs during the other's products",
+    "persistent": "one program per SM walks the tiles (pairs of query blocks, long with short); the next tile's Q and "
+    "first Q·Kᵀ overlap the current tile's last block",
 }
-#: The Gluon steps timed on the sweep (the three fastest designs at the standard shape in an earlier run).
-SWEPT = ("ws-2wg", "ws-2wg-overlap", "ws-pingpong")
+#: The Gluon steps timed on the sweep (the three fastest designs at the standard shape in an earlier run, and the
+#: persistent kernel built on the fastest).
+SWEPT = ("ws-2wg", "ws-2wg-overlap", "ws-pingpong", "persistent")
 #: Implementations profiled with Nsight Compute at the standard shape (not causal), when ncu is on the PATH.
-PROFILED = ("ws-2wg-overlap", "ws-pingpong", "cudnn")
+PROFILED = ("ws-2wg-overlap", "persistent", "cudnn")
 #: Nsight Compute sections read (their names as ``ncu --list-sections`` gives them).
 SECTIONS = ("SpeedOfLight", "WarpStateStats", "ComputeWorkloadAnalysis", "Occupancy")
 

@@ -3,17 +3,18 @@
 Run from the repository root on a machine with a Hopper GPU::
 
     python bench/triton_gemm_sweep.py OUT_DIR [--budget SECONDS] [--tune sweep|issue29|losers|none] [--tune-only]
-        [--sets first,issue,random,held-out,tiny]
+        [--sets first,issue,random,held-out,held-out-2,held-out-3,tiny]
 
 ``--tune issue29`` tunes the classes of issue 29's representatives (``gpukb.gemm.triton.sweep.ISSUE_TUNING``) with
 the extended candidates and writes ``triton-gemm-tuning-h100-issue29.json``; ``--tune losers`` the classes of the
 random sweep's products and the first sweep's slowest (``gpukb.gemm.triton.sweep.LOSER_TUNING``) with those and the
 split-tail and decode candidates, writing ``triton-gemm-tuning-h100-losers.json``; ``--tune none`` tunes nothing and
-uses the committed tables (``tuning.TABLE_RECORDS``). The sweep then measures up to five sets of shapes
+uses the committed tables (``tuning.TABLE_RECORDS``). The sweep then measures the sets of shapes it is given
 (``--sets``), each row marked with its ``sweep``: ``first`` (the page's sweep: bf16, fp16, FP8), ``issue`` (the
 products issue 29 reported), ``random`` (the seeded draw of ``gpukb.gemm.triton.model_shapes``, bf16 and fp16),
-``held-out`` (a second draw, committed before the last tuning and measured only after it) and ``tiny`` (M·N·K <
-2^20).
+``held-out`` (a second draw, committed before the third tuning and measured only after it), ``held-out-2`` (a third
+draw, committed after the fourth tuning and before the run that measured it), ``held-out-3`` (a fourth draw,
+committed after the look-up's rules changed and before the run that measured it) and ``tiny`` (M·N·K < 2^20).
 
 It writes, through ``gpukb.records``:
 
@@ -25,12 +26,16 @@ It writes, through ``gpukb.records``:
   ``torch._scaled_mm(use_fast_accum=False)``, in the same process; the error of both against a float64
   product on sampled rows; the host time of back-to-back calls of a tiny product; layout checks.
 
-Timing: ``triton.testing.do_bench`` medians (its own warm-up, the L2 cache cleared before every call), after 30 ms
-of the kernel back to back (the GPU idles while a shape compiles and is checked), three rounds, kernel first, peer
-first, kernel first, the ratio from the median of each side's three round medians: one slow round (the committed
-run before this rule had two, at 0.64 and 0.37) does not decide a row. Inputs: ``torch.randn``
-(standard normal), fresh per shape; outputs poisoned with NaN first. Partial results are written after every
-case (``OUT_DIR/partial-*.json``), so a run stopped by its time limit still leaves what it measured.
+Timing: the project's timer (``gpukb.measuring.timing.benchmark`` with a held ``EventTimer``: CUDA events around
+each call, the samples queued behind a spin kernel so that a slow host path is never timed as the GPU's, the L2
+flushed by a read before every call), medians, after 30 ms of the kernel back to back (the GPU idles while a shape
+compiles and is checked), three rounds, kernel first, peer first, kernel first, the ratio from the median of each
+side's three round medians. Records before the held timer timed with ``triton.testing.do_bench``, whose events also
+timed the host whenever its path outlasted the flush before the call (``bench/triton_gemm_rounds.py`` shows it).
+Each row also keeps the host's time to queue one sample of each side (``kernel_host_us``, ``peer_host_us``).
+Inputs: ``torch.randn`` (standard normal), fresh per shape; outputs poisoned with NaN first. Partial results are
+written after every case (``OUT_DIR/partial-*.json``), so a run stopped by its time limit still leaves what it
+measured.
 """
 
 from __future__ import annotations
@@ -51,9 +56,13 @@ except ImportError:  # a checkout on a machine where gpukb is not installed
 
 #: Rows of C sampled for the errors against float64.
 ERROR_ROWS = 64
-#: do_bench settings (ms): short, since the sweep is long and the GPU time scarce.
-WARMUP_MS, REP_MS = 5, 20
-TUNE_WARMUP_MS, TUNE_REP_MS = 3, 12
+#: Warm-up and timed milliseconds of one round (short: the sweep is long and the GPU time scarce), and the bounds on
+#: the timed samples of a round.
+WARMUP_MS, REP_MS = 0.5, 10
+TUNE_WARMUP_MS, TUNE_REP_MS = 0.5, 6
+MIN_REPS, MAX_REPS = 10, 50
+#: The run's skeleton (set by ``triton_gemm_sweep``): its held event timer and its L2 flush time every call.
+_SCRIPT: Script | None = None
 #: The tuning table's file name (committed as the record ``gemm/triton-gemm-tuning-h100``).
 TABLE_FILE = "triton-gemm-tuning-h100.json"
 #: Seconds the tuning leaves for the sweep.
@@ -65,12 +74,15 @@ HOST_SHAPES, HOST_CALLS = ((64, 64, 64), (3, 5, 7)), 1000
 # The shapes live with the kernel (gpukb.gemm.triton.sweep), where `gpukb bench` finds them too.
 from gpukb.dtypes import torch_dtype  # noqa: E402
 from gpukb.gemm.triton.sweep import (  # noqa: E402
+    GAP_TUNING,
     ISSUE_SHAPES,
     ISSUE_TUNING,
     LOSER_TUNING,
     TINY_SHAPES,
     fp8_shapes,
     fp16_shapes,
+    held_out_2_shapes,
+    held_out_3_shapes,
     held_out_shapes,
     random_shapes,
     shapes,
@@ -113,10 +125,18 @@ def _operands(torch: Any, dtype: Any, m: int, n: int, k: int, layout: str) -> tu
     return a, b
 
 
-def _bench(fn: Any, warmup: float, rep: float) -> float:
-    import triton
+def _bench(fn: Any, warmup: float, rep: float, host: list[float] | None = None) -> float:
+    """One round: the project's timer (``gpukb.measuring.timing.benchmark``: CUDA events, the samples held behind a
+    gate, the L2 flushed by a read before each) for about ``rep`` ms after ``warmup`` ms; the median in ms. The host's
+    time to queue one sample (flush, two events and the call), in µs, is appended to ``host``."""
+    from gpukb.measuring.timing import Budget, benchmark
 
-    return float(triton.testing.do_bench(fn, warmup=warmup, rep=rep, return_mode="median"))
+    assert _SCRIPT is not None, "the sweep's functions run inside triton_gemm_sweep(script)"
+    budget = Budget(warmup_ms=warmup, rep_ms=rep, min_reps=MIN_REPS, max_reps=MAX_REPS, min_warmup=2)
+    measured = benchmark(fn, _SCRIPT.timer(), budget, _SCRIPT.flush)
+    if host is not None and measured.host_ms:
+        host.append(statistics.median(measured.host_ms) * 1e3)
+    return float(statistics.median(measured.samples))
 
 
 def _tflops(m: int, n: int, k: int, ms: float | None) -> float | None:
@@ -166,11 +186,11 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
     from gpukb.gemm.triton.matmul import _sm_count, clear_plans, layout_code, matmul, rows_aligned
 
     sms = _sm_count(torch.device("cuda"))
-    extended, losers = mode == "issue29", mode == "losers"
+    extended, losers, gaps = mode == "issue29", mode == "losers", mode == "gaps"
     work: list[tuple[str, str, tuple[int, int, int]]] = []
     seen = set()
-    if extended or losers:
-        chosen = ISSUE_TUNING if extended else LOSER_TUNING
+    if extended or losers or gaps:
+        chosen = ISSUE_TUNING if extended else LOSER_TUNING if losers else GAP_TUNING
         sources = [("bfloat16", layout, shape) for layout, shape in chosen]
     else:
         sources = [("bfloat16", "NN", s[2:]) for s in shapes()]
@@ -194,7 +214,7 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
         out_dtype = torch.bfloat16 if dtype == "float8_e4m3fn" else tdtype
         c = torch.empty(m, n, device="cuda", dtype=out_dtype)
         aligned = rows_aligned(a, b, c)
-        pool = tuning.trials(dtype, m, n, k, sms, aligned=aligned, extended=extended, losers=losers)
+        pool = tuning.trials(dtype, m, n, k, sms, aligned=aligned, extended=extended, losers=losers, gaps=gaps)
         trials = [{"config": cfg.as_dict(), "split_k": None, "ms": None, "error": None} for cfg in pool]
         for config, trial in zip(pool, trials, strict=True):  # compile and check every candidate first
             try:
@@ -246,15 +266,20 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
         "kind": tuning.GemmTuning.kind_name(),
         "schema_version": tuning.GemmTuning.version(),
         "edges": {"m": list(tuning.M_EDGES), "n": list(tuning.N_EDGES), "k": list(tuning.K_EDGES)},
-        "timing": f"triton.testing.do_bench(warmup={TUNE_WARMUP_MS}, rep={TUNE_REP_MS}, return_mode='median'), "
-        "L2 cleared before every call; every candidate compiled first, the GPU then kept busy for 30 ms, two passes "
-        "over the candidates (the second in reverse order), the faster median kept; one representative shape per "
+        "timing": f"gpukb.measuring.timing.benchmark (CUDA events, samples held behind a gate, {TUNE_WARMUP_MS} ms "
+        f"of warm-up, {TUNE_REP_MS} ms timed, {MIN_REPS} to {MAX_REPS} samples), median; "
+        "L2 flushed by a read before every call; every candidate compiled first, the GPU then kept busy for 30 ms, "
+        "two passes over the candidates (the second in reverse order), the faster median kept; one representative "
+        "shape per "
         + (
             "class (issue 29's products and gpukb.gemm.triton.sweep.ISSUE_TUNING; extended candidates)"
             if extended
             else "class (gpukb.gemm.triton.sweep.LOSER_TUNING: the random sweep and the first sweep's slowest; "
             "extended, split-tail and decode candidates)"
             if losers
+            else "class (gpukb.gemm.triton.sweep.GAP_TUNING: shapes designed for the classes the earlier tables left "
+            "empty; extended, split-tail, decode and gap candidates)"
+            if gaps
             else "class (the first sweep shape in it)"
         ),
         "classes": classes,
@@ -418,12 +443,13 @@ def layout_checks(torch: Any) -> list[dict]:
 
 
 #: The sets of shapes a run may measure (``--sets``), in the order it measures them.
-SETS = ("first", "issue", "random", "held-out", "tiny")
+SETS = ("first", "issue", "random", "held-out", "held-out-2", "held-out-3", "tiny")
 
 
 def sweep_cases(sets: tuple[str, ...] = SETS) -> list[tuple[str, str, str, tuple]]:
     """Every case of the run as ``(sweep, dtype, layout, shape)``: the page's first sweep (bf16, fp16, FP8), the
-    issue's products, the random sweep, the held-out sweep and the tiny products (bf16 and fp16 each), of ``sets``."""
+    issue's products, the random sweep, the held-out sweeps and the tiny products (bf16 and fp16 each), of ``sets``,
+    in the order ``sets`` names them (a run stopped by its budget has measured the first)."""
     cases = [("first", "bfloat16", "NN", s) for s in shapes()] + [("first", "bfloat16", "NT", s) for s in NT_CASES]
     cases += [("first", "float8_e4m3fn", "NT", s) for s in fp8_shapes()]
     cases += [("first", "float16", "NN", s) for s in fp16_shapes()]
@@ -431,8 +457,10 @@ def sweep_cases(sets: tuple[str, ...] = SETS) -> list[tuple[str, str, str, tuple
         cases += [("issue", dtype, layout, s) for layout, s in ISSUE_SHAPES]
         cases += [("random", dtype, layout, s) for layout, s in random_shapes()]
         cases += [("held-out", dtype, layout, s) for layout, s in held_out_shapes()]
+        cases += [("held-out-2", dtype, layout, s) for layout, s in held_out_2_shapes()]
+        cases += [("held-out-3", dtype, layout, s) for layout, s in held_out_3_shapes()]
         cases += [("tiny", dtype, "NN", s) for s in TINY_SHAPES]
-    return [case for case in cases if case[0] in sets]
+    return sorted((case for case in cases if case[0] in sets), key=lambda case: sets.index(case[0]))  # sets' order
 
 
 def sweep(torch: Any, out_dir: Path, budget: Budget, tuned_shapes: set, sets: tuple[str, ...] = SETS) -> list[dict]:
@@ -455,7 +483,8 @@ def sweep(torch: Any, out_dir: Path, budget: Budget, tuned_shapes: set, sets: tu
             "tuned_on": (dtype, layout, (m, n, k)) in tuned_shapes,
             "config": None, "split_k": None, "staged": [],
             "peer": "torch._scaled_mm(use_fast_accum=False)" if fp8 else "torch.matmul (cuBLAS)",
-            "kernel_ms": [], "peer_ms": [], "ratio": None, "kernel_tflops": None, "peer_tflops": None,
+            "kernel_ms": [], "peer_ms": [], "kernel_host_us": [], "peer_host_us": [],
+            "ratio": None, "kernel_tflops": None, "peer_tflops": None,
             "rel_error": None, "peer_rel_error": None, "floor": None, "all_written": None,
         }  # fmt: skip
         a = b = c = c_peer = None
@@ -499,8 +528,8 @@ def sweep(torch: Any, out_dir: Path, budget: Budget, tuned_shapes: set, sets: tu
                 for fn in order:
                     if fn is None:
                         continue
-                    ms = _bench(fn, WARMUP_MS, REP_MS)
-                    (row["kernel_ms"] if fn is kernel else row["peer_ms"]).append(ms)
+                    side = "kernel" if fn is kernel else "peer"
+                    row[f"{side}_ms"].append(_bench(fn, WARMUP_MS, REP_MS, row[f"{side}_host_us"]))
             if clocks is not None:
                 window = clocks.stop()
                 row["clocks"] = None if window is None else window.model_dump(mode="json")
@@ -559,15 +588,18 @@ def profile_rows(torch: Any, rows: list[dict], budget: Budget) -> None:
 def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--budget", type=float, default=280.0, help="seconds the whole run may take")
     parser.add_argument("--table", type=Path, help="use this tuning table instead of tuning (skips the tuning)")
-    parser.add_argument("--tune", choices=("sweep", "issue29", "losers", "none"), default="sweep",
+    parser.add_argument("--tune", choices=("sweep", "issue29", "losers", "gaps", "none"), default="sweep",
                         help="which classes to tune; none: use the committed tables")  # fmt: skip
     parser.add_argument("--tune-only", action="store_true", help="stop after writing the tuning table")
     parser.add_argument("--name", default="triton-gemm-sweep-h100", help="the sweep record's file name, no suffix")
     parser.add_argument("--sets", default=",".join(SETS), help=f"the sets of shapes to measure, of {','.join(SETS)}")
-    parser.add_argument("--held-out-commit", help="the commit that fixed the held-out draw (written to the record)")
+    parser.add_argument("--held-out-commit", help="the commits that fixed the held-out draws, comma-separated, in the "
+                        "order held-out, held-out-2, held-out-3 (written to the record)")  # fmt: skip
 
 
 def triton_gemm_sweep(script: Script) -> int:
+    global _SCRIPT
+    _SCRIPT = script
     args, started = script.args, script.started
     args.out_dir = args.output  # the folder the skeleton parsed
     import torch
@@ -582,11 +614,21 @@ def triton_gemm_sweep(script: Script) -> int:
     if unknown or not sets:
         raise ValueError(f"--sets must name sets of {list(SETS)}; got {args.sets!r}")
     held_out = None
-    if "held-out" in sets:
-        from gpukb.gemm.triton.model_shapes import HELD_OUT_COUNT, HELD_OUT_SEED
+    if {"held-out", "held-out-2", "held-out-3"} & set(sets):
+        from gpukb.gemm.triton import model_shapes as ms
 
-        commit = args.held_out_commit or "unknown"
-        held_out = f"seed {HELD_OUT_SEED}, {HELD_OUT_COUNT} products, fixed by commit {commit}"
+        names = ("held-out", "held-out-2", "held-out-3")
+        commits = dict(zip(names, (args.held_out_commit or "unknown").split(","), strict=False))
+        draws = (
+            ("held-out", ms.HELD_OUT_SEED, ms.HELD_OUT_COUNT),
+            ("held-out-2", ms.HELD_OUT_2_SEED, ms.HELD_OUT_2_COUNT),
+            ("held-out-3", ms.HELD_OUT_3_SEED, ms.HELD_OUT_3_COUNT),
+        )
+        held_out = "; ".join(
+            f"seed {seed}, {number} products, fixed by commit {commits.get(name, 'unknown')}"
+            for name, seed, number in draws
+            if name in sets
+        )
     budget = Budget(args.budget)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(0)
@@ -626,9 +668,11 @@ def triton_gemm_sweep(script: Script) -> int:
     record = {
         "kind": TritonGemmSweep.kind_name(),
         "schema_version": TritonGemmSweep.version(),
-        "timing": f"triton.testing.do_bench(warmup={WARMUP_MS}, rep={REP_MS}, return_mode='median'), L2 cleared "
-        "before every call; the kernel run for 30 ms first; three rounds (kernel first, peer first, kernel first); "
-        "ratio from the median of each side's three round medians",
+        "timing": f"gpukb.measuring.timing.benchmark: CUDA events around each call, the samples queued behind a gate "
+        f"(a spin kernel) so that no host time between a flush and its call is timed, the L2 flushed by a read before "
+        f"every call; {WARMUP_MS} ms of warm-up and about {REP_MS} ms timed ({MIN_REPS} to {MAX_REPS} samples) a "
+        "round; the kernel run for 30 ms first; three rounds (kernel first, peer first, kernel first); ratio from "
+        "the median of each side's three round medians",
         "inputs": "torch.randn (standard normal), fresh per shape, rounded to the input type; outputs poisoned with "
         "NaN before the checked call",
         "error_rows": ERROR_ROWS,

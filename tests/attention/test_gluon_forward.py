@@ -32,10 +32,11 @@ def _inputs(b, h, hkv, sq, sk, d, dtype, device="cpu", seed=0):
 
 
 def test_configs_name_what_they_refuse() -> None:
-    assert gf.DEFAULT_GLUON_CONFIG.label == "ws 128 s2 c2 overlap qk"
+    assert gf.DEFAULT_GLUON_CONFIG.label == "ws 128 s2 c2 overlap qk persistent"
     assert [c.label for c in gf.STEPS.values()] == ["plain 128", "ws 128 s2 c1", "ws 128 s2 c2",
                                                    "ws 128 s2 c2 overlap qk-pv", "ws 128 s2 c2 overlap qk",
-                                                   "ws 128 s2 c2 pingpong"]  # fmt: skip
+                                                   "ws 128 s2 c2 pingpong",
+                                                   "ws 128 s2 c2 overlap qk persistent"]  # fmt: skip
     with pytest.raises(ValueError, match=r"unknown variant .fa3.; choose one of"):
         gf.GluonConfig("fa3")
     with pytest.raises(ValueError, match="block_n must be 64 or 128; got 96"):
@@ -50,6 +51,42 @@ def test_configs_name_what_they_refuse() -> None:
         gf.GluonConfig("plain", 128, 1, consumers=2)
     with pytest.raises(ValueError, match=r"pingpong .* needs consumers=2 and overlap='none'; got consumers=1"):
         gf.GluonConfig(pingpong=True)
+    with pytest.raises(ValueError, match=r"persistent .* needs variant='ws', consumers=2 and overlap='qk'; got "
+                                         r"variant='ws', consumers=1, overlap='qk'"):  # fmt: skip
+        gf.GluonConfig(consumers=1, overlap="qk", persistent=True)
+    with pytest.raises(ValueError, match=r"persistent .* got variant='ws', consumers=2, overlap='none'"):
+        gf.GluonConfig(consumers=2, persistent=True)
+    with pytest.raises(TypeError, match=r"persistent must be True or False; got 1 \(int\)"):
+        gf.GluonConfig(consumers=2, overlap="qk", persistent=1)
+
+
+@pytest.mark.parametrize(("heads", "n_mb", "programs"), [(1, 1, 132), (128, 32, 132), (16, 9, 132), (3, 7, 4),
+                                                         (512, 8, 132), (2, 2, 1)])  # fmt: skip
+def test_the_persistent_schedule_gives_every_tile_to_one_program(heads, n_mb, programs) -> None:
+    """Every (head, query block) tile exactly once; no program without a tile; a unit's long tile before its short
+    one, both of one head; and, under a causal mask, no program holds more than one unit's key blocks (n_mb + 1)
+    over the mean, so the last program to finish ends at most one unit after the average one."""
+    plan = gf.persistent_schedule(heads, n_mb, programs)
+    assert len(plan) == min(programs, gf.persistent_units(heads, n_mb))
+    tiles = [t for p in plan for t in p]
+    assert sorted(tiles) == [(bh, mb) for bh in range(heads) for mb in range(n_mb)]
+    assert all(plan)
+    for p in plan:
+        for (bh0, mb0), (bh1, mb1) in itertools.pairwise(p):
+            if mb1 < mb0 and mb0 + mb1 == n_mb - 1:  # the second tile of a pair
+                assert bh0 == bh1
+    # causal work of a 128-row tile at block 128: query block mb sees mb + 1 key blocks
+    work = [sum(mb + 1 for _, mb in p) for p in plan]
+    assert max(work) - sum(work) / len(work) <= n_mb + 1
+
+
+def test_the_persistent_schedule_refuses_what_it_does_not_model() -> None:
+    with pytest.raises(ValueError, match="heads_total must be an int ≥ 1; got 0"):
+        gf.persistent_schedule(0, 4, 132)
+    with pytest.raises(ValueError, match="programs must be an int ≥ 1; got 0"):
+        gf.persistent_schedule(4, 4, 0)
+    with pytest.raises(TypeError, match=r"n_mb must be an int ≥ 1; got 2.0 \(float\)"):
+        gf.persistent_units(4, 2.0)
 
 
 def test_bad_input_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -67,12 +104,13 @@ def test_bad_input_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
         gf.gluon_attention(q, k, v, config="ws")
     with pytest.raises(ValueError, match="applies only with causal=True"):
         gf.gluon_attention(q, k, v, align="bottom-right")
-    with pytest.raises(ValueError, match="forward pass only"):
-        gf.gluon_attention(q.requires_grad_(), k, v)
-    q = q.detach()
+    with pytest.raises(TypeError, match=r"return_lse must be True or False; got 'yes' \(str\)"):
+        gf.gluon_attention(q, k, v, return_lse="yes")
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     with pytest.raises(ValueError, match="needs a CUDA tensor on a Hopper GPU; got a tensor on cpu"):
         gf.gluon_attention(q, k, v)
+    with pytest.raises(ValueError, match="needs a CUDA tensor on a Hopper GPU; got a tensor on cpu"):
+        gf.gluon_attention(q.requires_grad_(), k, v)  # a graph is recorded on the GPU only
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     with pytest.raises(ValueError, match="do not run under Triton's interpreter"):
         gf.gluon_attention(q, k, v)
@@ -129,19 +167,24 @@ def test_kernel_compiles_for_hopper_on_the_cpu() -> None:
     from triton.experimental.gluon._runtime import GluonASTSource
 
     config = gf.DEFAULT_GLUON_CONFIG
+    assert config.persistent
     rows = config.block_m // config.consumers
 
     def desc(block: int) -> str:
         return f"tensordesc<bf16[{block}, 128],{gl.NVMMASharedLayout.get_default_for([block, 128], gl.bfloat16)!r}>"
 
     signature = {"q_desc": desc(rows), "k_desc": desc(config.block_n), "v_desc": desc(config.block_n),
-                 "out_ptr": "*bf16", "qk_scale": "fp32", "heads": "i32", "group": "i32", "q_len": "i32",
-                 "kv_len": "i32", "offset": "i32"}  # fmt: skip
-    constants = {"HEAD_DIM": 128, "BLOCK_N": config.block_n, "STAGES": config.num_stages,
-                 "CONSUMERS": config.consumers, "CAUSAL": True, "OVERLAP": gf.OVERLAPS.index(config.overlap),
-                 "PINGPONG": config.pingpong}  # fmt: skip
+                 "out_ptr": "*bf16", "lse_ptr": "*fp32", "qk_scale": "fp32", "heads": "i32", "group": "i32",
+                 "q_len": "i32", "kv_len": "i32", "offset": "i32", "n_mb": "i32", "n_units": "i32"}  # fmt: skip
+    constants = {
+        "HEAD_DIM": 128,
+        "BLOCK_N": config.block_n,
+        "STAGES": config.num_stages,
+        "CAUSAL": True,
+        "STORE_LSE": True,
+    }
     signature.update(dict.fromkeys(constants, "constexpr"))
-    source = GluonASTSource(gf._KERNELS["ws"], signature, constants)
+    source = GluonASTSource(gf._KERNELS["persistent"], signature, constants)
     kernel = triton_compile(source, target=GPUTarget("cuda", 90, 32),
                             options={"num_warps": 8 // config.consumers, "maxnreg": 168})  # fmt: skip
     ptx = kernel.asm["ptx"]
@@ -161,6 +204,55 @@ GPU_CASES = [
     (torch.bfloat16, 128, True, "bottom-right", 256, 1040, 8),
     (torch.bfloat16, 128, True, "bottom-right", 1040, 300, 2),
 ]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("step", ["ws-2wg-overlap", "persistent"])
+@pytest.mark.parametrize(("causal", "align", "sq", "sk", "hkv"), [(True, "top-left", 1000, 1000, 2),
+                                                                  (True, "bottom-right", 1040, 300, 8),
+                                                                  (False, "top-left", 300, 1040, 8)])  # fmt: skip
+def test_log_sum_exp_and_gradients_on_gpu(step, causal, align, sq, sk, hkv, monkeypatch) -> None:
+    """The log-sum-exp is torch.logsumexp of the masked, scaled scores (+inf where a row sees no key); with inputs
+    that need a gradient the Triton backward, fed the Gluon forward's log-sum-exp, is as close to float64 as
+    SDPA's."""
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    if gf.gluon_refusal(torch.empty(0, device="cuda")) is not None:
+        pytest.skip(gf.gluon_refusal(torch.empty(0, device="cuda")))
+    d = 128
+    q, k, v = _inputs(2, 8, hkv, sq, sk, d, torch.bfloat16, device="cuda", seed=sq + sk)
+    out, lse = gf.gluon_attention(q, k, v, causal=causal, align=align, config=gf.STEPS[step], return_lse=True)
+    kr, vr = (t.double().repeat_interleave(8 // hkv, dim=1) for t in (k, v))
+    scores = q.double() @ kr.transpose(-1, -2) / d**0.5
+    if causal:
+        scores = scores.masked_fill(~torch.from_numpy(causal_mask(sq, sk, align)).cuda(), -float("inf"))
+    want = torch.logsumexp(scores, -1)
+    seen = torch.isfinite(want)
+    assert lse.shape == (2, 8, sq)
+    assert lse.dtype == torch.float32
+    assert (lse[~seen] == float("inf")).all()
+    assert torch.allclose(lse[seen].double(), want[seen], atol=2e-3, rtol=0)
+    # gradients through the Gluon forward and the Triton backward
+    q, k, v = (t.requires_grad_() for t in (q, k, v))
+    d_out = torch.randn(2, 8, sq, d, device="cuda", generator=torch.Generator("cuda").manual_seed(5)).bfloat16()
+    out = gf.gluon_attention(q, k, v, causal=causal, align=align, config=gf.STEPS[step])
+    grads = torch.autograd.grad(out, (q, k, v), d_out)
+    mask = torch.from_numpy(causal_mask(sq, sk, align)).cuda() if causal else None
+    leaves = [t.detach().double().requires_grad_() for t in (q, k, v)]
+    kr, vr = (t.repeat_interleave(8 // hkv, dim=1) for t in leaves[1:])
+    ref = F.scaled_dot_product_attention(leaves[0], kr, vr, attn_mask=mask)
+    if mask is not None:
+        ref = torch.where(mask.any(-1)[:, None], ref, 0.0)
+    ref_grads = torch.autograd.grad(ref, leaves, d_out.double())
+    if causal and align == "bottom-right" and sq > sk:  # SDPA has no defined output for rows that see no key
+        for got, want in zip(grads, ref_grads, strict=True):
+            assert relative_error(got, want) <= 8 * relative_error(want.to(got.dtype), want)
+        return
+    peer = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=hkv != 8)
+    peer_grads = torch.autograd.grad(peer, (q, k, v), d_out)
+    for name, got, theirs, want in zip("qkv", grads, peer_grads, ref_grads, strict=True):
+        ours, peer_error = relative_error(got, want), relative_error(theirs, want)
+        print(f"{step} d{name}: error {ours:.3g}, SDPA error {peer_error:.3g}")
+        assert ours <= 1.5 * peer_error + 1e-4, name
 
 
 @pytest.mark.gpu

@@ -122,6 +122,9 @@ def test_bad_input_is_named() -> None:
         flash_attention(q, k, v, backward_config=FlashConfig(16, 16))
     with pytest.raises(ValueError, match="block_n2 must be a power of two from 16 to 1024; got 8"):
         BackwardConfig(16, 16, 16, 8)
+    with pytest.raises(ValueError, match=r"unknown dq 'split'; choose one of \['pass', 'atomic', 'tma'\]"):
+        BackwardConfig(16, 16, 16, 16, dq="split")
+    assert BackwardConfig(32, 128, 16, 16, 8, 2, dq="tma").label == "32x128 w8 s2 dq tma"
     with pytest.raises(ValueError, match=r"block_n \(32\) must divide block_m \(16\)"):
         FlashConfig(16, 32)
     with pytest.raises(ValueError, match="block_m must be a power of two from 16 to 1024; got 48"):
@@ -228,13 +231,17 @@ BACKWARD_CASES = [
     (1, 2, 1, 45, 20, 16, torch.float16, True, "bottom-right", None),  # rows with no key: zero gradients
     (1, 2, 1, 45, 20, 16, torch.float16, True, "top-left", BackwardConfig(16, 32, 32, 16)),
     (2, 2, 1, 33, 50, 64, torch.bfloat16, False, "top-left", BackwardConfig(32, 16, 16, 32)),
+    # dQ added by the dK/dV kernel (atomic adds; "tma" takes them too under the interpreter): GQA, rows past the
+    # end of a head, rows that see no key
+    (1, 4, 2, 37, 37, 32, torch.bfloat16, True, "top-left", BackwardConfig(16, 16, 16, 16, dq="atomic")),
+    (1, 2, 1, 45, 20, 16, torch.float16, True, "bottom-right", BackwardConfig(16, 16, 16, 16, dq="tma")),
 ]
 
 
 @pytest.mark.usefixtures("interpret")
 @pytest.mark.parametrize(
     "case", BACKWARD_CASES, ids=["plain", "gqa-causal", "q<k-bottom-right", "q>k-bottom-right", "blocks-16x32",
-                                "cross-d64"],
+                                "cross-d64", "dq-atomic-gqa", "dq-tma-no-key-rows"],
 )  # fmt: skip
 def test_backward_matches_autograd_on_masked_reference(case) -> None:
     b, h, hkv, sq, sk, d, dtype, causal, align, bwd = case
@@ -332,6 +339,29 @@ def test_backward_matches_float64_on_gpu(dtype, d, causal, align, sq, sk, hkv) -
     print("kernel errors", [f"{e:.3g}" for e in errors], "SDPA errors", [f"{e:.3g}" for e in peer_errors])
     for name, ours, theirs in zip(("out", "dq", "dk", "dv"), errors, peer_errors, strict=True):
         assert ours <= 1.5 * theirs + 1e-4, (name, ours, theirs)
+
+
+@pytest.mark.gpu
+@pytest.mark.usefixtures("compiled")
+@pytest.mark.parametrize("dq", ["atomic", "tma"])
+@pytest.mark.parametrize(("causal", "align", "sq", "sk", "hkv"), [(True, "top-left", 1000, 1000, 2),
+                                                                  (False, "top-left", 300, 1040, 8)])  # fmt: skip
+def test_backward_with_dq_added_by_the_dkdv_kernel_on_gpu(dq, causal, align, sq, sk, hkv) -> None:
+    """dQ added by the dK/dV kernel (atomic adds or TMA reductions) is as close to float64 as SDPA's."""
+    q, k, v = _inputs(2, 8, hkv, sq, sk, 128, torch.bfloat16, device="cuda", seed=sq + sk)
+    q, k, v = (t.requires_grad_() for t in (q, k, v))
+    d_out = torch.randn(2, 8, sq, 128, device="cuda", generator=torch.Generator("cuda").manual_seed(5)).bfloat16()
+    config = BackwardConfig(32, 64, 64, 32, 4, 3, dq=dq)
+    grads = torch.autograd.grad(flash_attention(q, k, v, causal=causal, backward_config=config), (q, k, v), d_out)
+    assert "dq" not in fa.LAST  # no dQ pass was launched
+    ref, leaves = _masked_reference(q, k, v, causal, align)
+    ref_grads = torch.autograd.grad(ref, leaves, d_out.double())
+    peer = F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=hkv != 8)
+    peer_grads = torch.autograd.grad(peer, (q, k, v), d_out)
+    for name, got, theirs, want in zip("qkv", grads, peer_grads, ref_grads, strict=True):
+        ours, peer_error = relative_error(got, want), relative_error(theirs, want)
+        print(f"d{name}: kernel error {ours:.3g}, SDPA error {peer_error:.3g}")
+        assert ours <= 1.5 * peer_error + 1e-4, name
 
 
 @pytest.mark.gpu

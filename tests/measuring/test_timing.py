@@ -10,6 +10,9 @@ import pytest
 from gpukb.measuring.timing import (
     BUDGETS,
     ESTIMATE_CALLS,
+    HOLD_FIRST_MS,
+    HOLD_MAX_MS,
+    HOLD_SAMPLES,
     Budget,
     EventTimer,
     HostTimer,
@@ -69,14 +72,23 @@ def test_host_timer_synchronizes_around_each_call() -> None:
     assert all(s >= 0 for s in samples)
 
 
-def _fake_torch(log: list[str]):
+def _fake_torch(log: list[str], early: list[bool] | None = None):
+    """A torch whose events log what they do and time ``end.id - start.id`` ms; ``early`` lists what successive
+    gate checks (``query`` of an event made without timing) answer: True, the GPU passed the gate too soon."""
+    answers = list(early or [])
+
     class Event:
         count = 0
 
-        def __init__(self, enable_timing: bool) -> None:
-            assert enable_timing
+        def __init__(self, enable_timing: bool = False) -> None:
             Event.count += 1
             self.id = Event.count
+            self.timing = enable_timing
+
+        def query(self) -> bool:
+            assert not self.timing
+            log.append(f"query {self.id}")
+            return answers.pop(0) if answers else False
 
         def record(self, stream=None) -> None:
             log.append(f"record {self.id}" + (f" on {stream}" if stream is not None else ""))
@@ -87,7 +99,9 @@ def _fake_torch(log: list[str]):
         def elapsed_time(self, end) -> float:
             return float(end.id - self.id)
 
-    cuda = SimpleNamespace(Event=Event, synchronize=lambda: log.append("synchronize"))
+    cuda = SimpleNamespace(
+        Event=Event, synchronize=lambda: log.append("synchronize"), _sleep=lambda cycles: log.append(f"sleep {cycles}")
+    )
     sizes = {"int32": 4, "int64": 8}
     return SimpleNamespace(
         cuda=cuda,
@@ -113,6 +127,59 @@ def test_a_batching_event_timer_brackets_several_calls_and_reports_one() -> None
     first = ["flush", "record 1", "fn", "fn", "fn", "record 3"]
     assert log == [*first, "flush", "record 2", "fn", "fn", "fn", "record 4", "synchronize"]
     assert samples == [2.0 / 3, 2.0 / 3]  # the events' interval over the calls between them
+
+
+def test_a_held_event_timer_queues_its_samples_behind_a_gate() -> None:
+    log: list[str] = []
+    timer = EventTimer(_fake_torch(log), hold=True)
+    samples = timer.time(lambda: log.append("fn"), 2, before=lambda: log.append("flush"))
+    # calibration: a spin of 1e6 cycles timed by events 1 and 2 (1 ms in the fake), so 1e6 cycles a millisecond
+    assert log[:4] == ["record 1", "sleep 1000000", "record 2", "wait 2"]
+    gate = int(HOLD_FIRST_MS * 1e6)
+    # then the gate (a spin, event 3 after it), every sample queued behind it, the gate checked, one synchronize
+    assert log[4:] == [f"sleep {gate}", "record 3", "flush", "record 4", "fn", "record 6", "flush", "record 5", "fn",
+                       "record 7", "query 3", "synchronize"]  # fmt: skip
+    assert samples == [2.0, 2.0]
+    assert (timer.retimed, timer.unheld, len(timer.host_ms)) == (0, 0, 1)
+
+
+def test_a_gate_that_ends_too_soon_is_lengthened_and_its_samples_timed_again() -> None:
+    log: list[str] = []
+    timer = EventTimer(_fake_torch(log, early=[True, False]), hold=True)
+    assert timer.time(lambda: log.append("fn"), 1) == [1.0]  # start and end events one apart
+    sleeps = [int(line.split()[1]) for line in log if line.startswith("sleep")][1:]  # past the calibration
+    assert sleeps == [int(HOLD_FIRST_MS * 1e6), int(2 * HOLD_FIRST_MS * 1e6)]  # doubled after the early one
+    assert log.count("fn") == 2
+    assert timer.retimed == 1
+    assert timer.unheld == 0
+
+
+def test_a_gate_that_is_always_too_short_stops_at_its_longest_and_is_counted() -> None:
+    log: list[str] = []
+    timer = EventTimer(_fake_torch(log, early=[True] * 100), hold=True)
+    timer.time(lambda: None, 1)
+    sleeps = [int(line.split()[1]) for line in log if line.startswith("sleep")][1:]
+    assert max(sleeps) == int(HOLD_MAX_MS * 1e6)
+    assert timer.unheld == 1
+    assert timer.retimed == len(sleeps) - 1  # every gate but the last was retried
+
+
+def test_a_held_timer_queues_at_most_a_group_of_samples_behind_one_gate() -> None:
+    log: list[str] = []
+    timer = EventTimer(_fake_torch(log), hold=True)
+    assert len(timer.time(lambda: log.append("fn"), HOLD_SAMPLES + 3)) == HOLD_SAMPLES + 3
+    gates = [i for i, line in enumerate(log) if line.startswith("sleep")][1:]
+    assert len(gates) == 2
+    assert log[gates[0] : gates[1]].count("fn") == HOLD_SAMPLES
+    assert len(timer.host_ms) == 2
+
+
+def test_benchmark_reports_the_host_time_of_a_held_timer_only() -> None:
+    held = benchmark(lambda: None, EventTimer(_fake_torch([]), hold=True), Budget(warmup_ms=0, rep_ms=1, min_reps=3))
+    assert held.host_ms is not None
+    assert len(held.host_ms) == 1
+    assert all(h >= 0 for h in held.host_ms)
+    assert benchmark(lambda: None, FixedTimer(1.0), Budget(warmup_ms=0, rep_ms=1)).host_ms is None
 
 
 def test_a_batching_host_timer_synchronizes_around_the_batch() -> None:
@@ -179,6 +246,7 @@ def test_l2_flusher_buffer_is_at_least_four_times_l2() -> None:
         (lambda: HostTimer().time(print, 2.0), TypeError, "the number of calls must be an int ≥ 1; got 2.0"),
         (lambda: HostTimer(calls_per_sample=0), ValueError, "calls per sample must be an int ≥ 1; got 0"),
         (lambda: EventTimer(None, calls_per_sample=1.5), TypeError, "calls per sample must be an int ≥ 1; got 1.5"),
+        (lambda: EventTimer(None, hold=1), TypeError, "hold must be a bool; got int"),
         (lambda: Budget(min_reps=0), ValueError, "1 ≤ min_reps ≤ max_reps"),
         (lambda: Budget(min_reps=9, max_reps=3), ValueError, "got 9, 3"),
         (lambda: Budget(rep_ms=-1), ValueError, "must be ≥ 0"),

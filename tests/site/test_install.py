@@ -64,3 +64,13 @@ def test_bad_input_is_refused() -> None:
         install.note(["snippets/formats/float32_fields.py"], ROOT, "git@github.com:o/r")
     with pytest.raises(TypeError):
         install.note([3], ROOT, None)
+
+
+def test_a_module_is_parsed_once_per_text() -> None:
+    install._module_imports.cache_clear()
+    for _ in range(2):
+        install.libraries(ROOT / "snippets/gemm/triton_matmul.py", ROOT / "src")
+    info = install._module_imports.cache_info()
+    assert info.misses > 1, info
+    assert info.hits == info.misses, info
+    assert install._module_imports("import torch\nif True:\n    import numba\n") == {"torch", "numba"}

@@ -198,6 +198,35 @@ def test_a_build_with_unchanged_inputs_is_told_so(repo: Path, monkeypatch: pytes
     assert cache.inputs_unchanged() is False, "an edit of the package"
 
 
+def test_a_page_costs_what_its_blocks_took_when_all_of_them_ran(repo: Path) -> None:
+    """The cost the page helper shares pages out by: per page, the seconds of its blocks in the last build that ran
+    them all; a page partly answered from the cache keeps its earlier cost, and another process's pages count."""
+    cache, runner = _cache(repo), _Counting()
+    cache.begin_build()
+    assert cache.page_costs() == {}, "a new folder knows no costs"
+    run = cache.wrap("python", runner)
+    cache.page = "slow.md"
+    run("import time\ntime.sleep(0.05)\nprint(1)")
+    cache.page = "fast.md"
+    run("print(2)")
+    cache.page = "helper.md"  # another process ran this page's block: this one finds it in the cache
+    run("print(2)")
+    cache.mark_built({"helper.md": [0.5, 0], "partial.md": [0.2, 1]})
+    costs = cache.page_costs()
+    assert costs.keys() == {"slow.md", "fast.md", "helper.md"}, "partial.md had a block from the cache"
+    assert costs["slow.md"] >= 0.05 > costs["fast.md"]
+    assert costs["helper.md"] == 0.5
+    cache.begin_build()
+    cache.page = "slow.md"
+    run("import time\ntime.sleep(0.05)\nprint(1)")  # answered from the cache: the cost stays
+    cache.mark_built()
+    assert cache.page_costs() == costs
+    (repo / ".cache" / render_cache.PAGE_COSTS).write_text("[1, 2]", encoding="utf-8")
+    assert cache.page_costs() == {}, "a damaged file is no cost"
+    (repo / ".cache" / render_cache.PAGE_COSTS).write_text('{"a": -1, "b": "2", "c": true, "d": 1e999, "e": 2}')
+    assert cache.page_costs() == {"e": 2.0}, "nor is a damaged entry"
+
+
 def test_the_cache_folder_and_turning_it_off(tmp_path: Path) -> None:
     assert render_cache.folder_for(tmp_path, {}) == tmp_path / ".cache" / "render"
     assert render_cache.folder_for(tmp_path, {render_cache.CACHE_ENV: "off"}) is None

@@ -55,6 +55,7 @@ __all__ = [
     "ALIGNMENTS",
     "DEFAULT_BACKWARD_CONFIGS",
     "DEFAULT_CONFIGS",
+    "DQ_MODES",
     "HEAD_DIMS",
     "INTERPRETER_BACKWARD_CONFIG",
     "INTERPRETER_CONFIG",
@@ -68,6 +69,9 @@ __all__ = [
 
 #: Head dimensions the kernel takes (a power of two: ``tl.arange`` needs one).
 HEAD_DIMS = (16, 32, 64, 128, 256)
+#: How the backward computes dQ (:class:`BackwardConfig`'s ``dq``): a pass of its own, or added by the dK/dV
+#: kernel with atomic adds or TMA reductions.
+DQ_MODES = ("pass", "atomic", "tma")
 #: Where the causal diagonal sits when q_len ≠ kv_len: SDPA's ``is_causal`` (top-left) or FlashAttention's
 #: since 2.1 (bottom-right).
 ALIGNMENTS = ("top-left", "bottom-right")
@@ -162,6 +166,12 @@ class BackwardConfig:
         block_n2: Keys per step of the dQ kernel's loop.
         num_warps: Warps per program (both kernels).
         num_stages: Depth of the software pipeline of both loops.
+        dq: How dQ is computed (:data:`DQ_MODES`): ``"pass"``, by the dQ kernel, which recomputes ``Q Kᵀ`` and
+            ``dO Vᵀ`` (seven matrix products in all); ``"atomic"``, by the dK/dV kernel, which adds each
+            program's share ``scale · dS K`` to a float32 dQ with atomic adds (five products; FlashAttention-2's
+            way); ``"tma"``, the same share added by a TMA reduction of the whole block (FlashAttention-3's way;
+            not under the interpreter, which has no TMA reductions: there it takes the atomic adds). With
+            ``"atomic"`` or ``"tma"`` the dQ kernel is not launched and ``block_m2``, ``block_n2`` are unused.
     """
 
     block_m1: int
@@ -170,15 +180,20 @@ class BackwardConfig:
     block_n2: int
     num_warps: int = 4
     num_stages: int = 2
+    dq: str = "pass"
 
     def __post_init__(self) -> None:
         for name in ("block_m1", "block_n1", "block_m2", "block_n2"):
             _power_of_two(name, getattr(self, name))
         _warps_and_stages(self.num_warps, self.num_stages)
+        choice("dq", self.dq, DQ_MODES)
 
     @property
     def label(self) -> str:
-        """``"32x128/128x32 w4 s3"``: the dK/dV kernel's blocks, the dQ kernel's, warps, stages."""
+        """``"32x128/128x32 w4 s3"``: the dK/dV kernel's blocks, the dQ kernel's, warps, stages (``"32x128 w8 s2
+        dq tma"`` when dQ is added by the dK/dV kernel)."""
+        if self.dq != "pass":
+            return f"{self.block_m1}x{self.block_n1} w{self.num_warps} s{self.num_stages} dq {self.dq}"
         return (f"{self.block_m1}x{self.block_n1}/{self.block_m2}x{self.block_n2} "
                 f"w{self.num_warps} s{self.num_stages}")  # fmt: skip
 
@@ -193,7 +208,7 @@ DEFAULT_BACKWARD_CONFIGS = {
     16: BackwardConfig(32, 64, 64, 32, 4, 3),
     32: BackwardConfig(32, 64, 64, 32, 4, 3),
     64: BackwardConfig(32, 64, 64, 32, 4, 3),
-    128: BackwardConfig(32, 64, 64, 32, 4, 4),
+    128: BackwardConfig(32, 64, 64, 32, 4, 3),
     256: BackwardConfig(64, 64, 64, 64, 8, 2),
 }
 
@@ -442,9 +457,9 @@ def _bwd_delta(O, DO, DELTA, SEQ_Q, HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexp
 
 
 def _dkdv_steps(
-    dk, dv, k, v, Q, DO, LSE, DELTA, offs_n, offs_d, lo, hi, SEQ_Q, OFFSET, qk_scale,
+    dk, dv, k, v, Q, DO, LSE, DELTA, DQ, dq_row, offs_n, offs_d, lo, hi, SEQ_Q, OFFSET, qk_scale, scale,
     HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, MASKED: tl.constexpr, UPCAST: tl.constexpr,
-    EVEN: tl.constexpr,
+    EVEN: tl.constexpr, DQ_MODE: tl.constexpr,
 ):  # fmt: skip
     # Query blocks lo..hi-1 against this program's keys, in the transposed orientation (keys are rows), so that
     # dV += Pᵀ dO and dK += dSᵀ Q accumulate without a transpose of the accumulators. Rows past the end of the
@@ -474,13 +489,21 @@ def _dkdv_steps(
         dv = tl.dot(p_t.to(do.dtype), do, dv)
         ds_t = p_t * (tl.dot(v, tl.trans(do)) - delta[None, :])  # dS = P ∘ (dP − D), dP = dO Vᵀ
         dk = tl.dot(ds_t.to(q.dtype), q, dk)
+        if DQ_MODE > 0:
+            # this program's share of dQ = scale · dS K, added to memory: no second pass recomputing P and dP.
+            # Rows past the end have dS = 0 (their dO and D are 0), so what they add is 0.
+            dq = tl.dot(tl.trans(ds_t.to(k.dtype)), k) * scale
+            if DQ_MODE == 2:
+                DQ.atomic_add([dq_row + start_m, 0], dq)  # a TMA reduction of the whole block
+            else:
+                tl.atomic_add(DQ + ptrs, dq, mask=offs_m[:, None] < SEQ_Q, sem="relaxed")
     return dk, dv
 
 
 def _bwd_dkdv(
-    Q, K, V, DO, LSE, DELTA, DK, DV, qk_scale, scale, H, GROUP, SEQ_Q, SEQ_K, OFFSET,
+    Q, K, V, DO, LSE, DELTA, DK, DV, DQ, qk_scale, scale, H, GROUP, SEQ_Q, SEQ_K, OFFSET,
     HEAD_DIM: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, CAUSAL: tl.constexpr,
-    UPCAST: tl.constexpr, EVEN: tl.constexpr,
+    UPCAST: tl.constexpr, EVEN: tl.constexpr, DQ_MODE: tl.constexpr,
 ):  # fmt: skip
     # One program: BLOCK_N keys of one key/value head, held in registers; it walks the query blocks of every
     # query head that shares this key/value head, so GQA's sum of dK and dV over the group needs no atomics.
@@ -510,14 +533,20 @@ def _bwd_dkdv(
         off_bh = off_b * H + off_kvh * GROUP + g
         q_base = off_bh.to(tl.int64) * SEQ_Q * HEAD_DIM
         r_base = off_bh.to(tl.int64) * SEQ_Q
+        if DQ_MODE == 1:
+            dq_at = DQ + q_base  # float32 dQ of this head, by pointer
+        else:
+            dq_at = DQ  # a TMA descriptor over every head's rows (mode 2), or unused (mode 0)
+        dq_row = off_bh * SEQ_Q
         if CAUSAL:
             dk, dv = _dkdv_steps(
-                dk, dv, k, v, Q + q_base, DO + q_base, LSE + r_base, DELTA + r_base, offs_n, offs_d,
-                lo, tl.minimum(diag, SEQ_Q), SEQ_Q, OFFSET, qk_scale, HEAD_DIM, BLOCK_M, True, UPCAST, EVEN,
+                dk, dv, k, v, Q + q_base, DO + q_base, LSE + r_base, DELTA + r_base, dq_at, dq_row, offs_n,
+                offs_d, lo, tl.minimum(diag, SEQ_Q), SEQ_Q, OFFSET, qk_scale, scale, HEAD_DIM, BLOCK_M, True,
+                UPCAST, EVEN, DQ_MODE,
             )  # fmt: skip
         dk, dv = _dkdv_steps(
-            dk, dv, k, v, Q + q_base, DO + q_base, LSE + r_base, DELTA + r_base, offs_n, offs_d,
-            diag, SEQ_Q, SEQ_Q, OFFSET, qk_scale, HEAD_DIM, BLOCK_M, False, UPCAST, EVEN,
+            dk, dv, k, v, Q + q_base, DO + q_base, LSE + r_base, DELTA + r_base, dq_at, dq_row, offs_n, offs_d,
+            diag, SEQ_Q, SEQ_Q, OFFSET, qk_scale, scale, HEAD_DIM, BLOCK_M, False, UPCAST, EVEN, DQ_MODE,
         )  # fmt: skip
     tl.store(DV + kv_ptrs, dv.to(DV.dtype.element_ty), mask=offs_n[:, None] < SEQ_K)
     tl.store(DK + kv_ptrs, (dk * scale).to(DK.dtype.element_ty), mask=offs_n[:, None] < SEQ_K)
@@ -751,10 +780,25 @@ def _backward_launch(
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "Conversion of an array with ndim > 0", DeprecationWarning)
         _jitted("delta")[(triton.cdiv(sq, 64), b * h)](out, d_out, delta, sq, HEAD_DIM=d, BLOCK_M=64)
+        mode = DQ_MODES.index(config.dq)
+        dq_arg: Any = dq
+        if mode:
+            dq32 = torch.zeros(q.shape, dtype=torch.float32, device=q.device)
+            dq_arg = dq32
+            if mode == 2 and upcast:
+                mode = 1  # the interpreter has no TMA reductions: atomic adds, the same sums
+            elif mode == 2:
+                from triton.tools.tensor_descriptor import TensorDescriptor
+
+                dq_arg = TensorDescriptor(dq32, [b * h * sq, d], [d, 1], [config.block_m1, d])
         LAST["dkdv"] = _jitted("dkdv")[(triton.cdiv(sk, config.block_n1), b * hkv)](
-            q, k, v, d_out, lse, delta, dk, dv, qk_scale, scale, h, h // hkv, sq, sk, offset,
-            BLOCK_M=config.block_m1, BLOCK_N=config.block_n1, EVEN=sq % config.block_m1 == 0, **common,
+            q, k, v, d_out, lse, delta, dk, dv, dq_arg, qk_scale, scale, h, h // hkv, sq, sk, offset,
+            BLOCK_M=config.block_m1, BLOCK_N=config.block_n1, EVEN=sq % config.block_m1 == 0, DQ_MODE=mode,
+            **common,
         )  # fmt: skip
+        if mode:
+            LAST.pop("dq", None)
+            return dq32.to(q.dtype), (dk.to(q.dtype) if upcast else dk), (dv.to(q.dtype) if upcast else dv)
         LAST["dq"] = _jitted("dq")[(triton.cdiv(sq, config.block_m2), b * h)](
             q, k, v, d_out, lse, delta, dq, qk_scale, scale, h, h // hkv, sq, sk, offset,
             BLOCK_M=config.block_m2, BLOCK_N=config.block_n2, EVEN=sk % config.block_n2 == 0, **common,

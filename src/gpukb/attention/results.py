@@ -4,8 +4,8 @@ Two :class:`gpukb.records.Record` kinds, read back by id with :func:`gpukb.recor
 :mod:`gpukb.attention.pages`: ``attention.flash-forward`` (``"attention/flash-forward-h100"``), the Triton
 flash-attention forward kernel (:mod:`gpukb.attention.kernel`) against every backend of
 ``torch.nn.functional.scaled_dot_product_attention``, timed in the same run on the same inputs; and
-``attention.flash-training`` (``"attention/flash-training-h100"``), forward and backward, head dims to 256, and
-the losses of a small model trained with each.
+``attention.flash-training`` (``"attention/flash-training-atomic-dq-h100"``), forward and backward, head dims to
+256, and the losses of a small model trained with each.
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ class FlashForward(Record):
 # --- forward and backward, for training: bench/attention_training.py -------------------------------------------
 
 #: Id of the committed training-benchmark file the pages render.
-FLASH_TRAINING_ID = "attention/flash-training-h100"
+FLASH_TRAINING_ID = "attention/flash-training-atomic-dq-h100"
 #: The backward pass counts 2.5 times the forward's operations: five matrix products to the forward's two, as
 #: FlashAttention's benchmark counts it (Dao-AILab/flash-attention, benchmarks/benchmark_flash_attention.py).
 BACKWARD_FLOP_FACTOR = 2.5
@@ -115,7 +115,10 @@ class BackwardCandidate(StrictModel):
     block_n2: int = Field(gt=0)
     num_warps: int = Field(gt=0)
     num_stages: int = Field(gt=0)
+    #: How dQ was computed (``BackwardConfig.dq``): by a pass of its own, or added by the dK/dV kernel.
+    dq: Literal["pass", "atomic", "tma"] = "pass"
     tflops: float | None = Field(default=None, gt=0)
+    #: Registers and spills per kernel ("dkdv", and "dq" when a dQ pass ran).
     registers: dict[str, int] = Field(default_factory=dict)
     spills: dict[str, int] = Field(default_factory=dict)
     error: str | None = None
@@ -182,8 +185,9 @@ class FlashTraining(Record):
 
 #: Id of the committed Gluon-forward benchmark file the pages render as their evidence: the run on the
 #: chapter's reference GPU, an H100 (every comparison in it is within the one run).
-GLUON_FORWARD_ID = "attention/gluon-forward-h100"
-#: The same benchmark, same code, run on an H200: the page compares its summary with the H100's.
+GLUON_FORWARD_ID = "attention/gluon-forward-persistent-h100"
+#: The same benchmark, run on an H200 before the persistent step was added: the page compares its summary with the
+#: H100's on the steps both runs timed.
 GLUON_FORWARD_H200_ID = "attention/gluon-forward-h200"
 
 

@@ -20,6 +20,7 @@ CHAPTER = Chapter(
         "gemm.triton-gemm": "gpukb.gemm.triton.results:TritonGemm",
         "gemm.triton-tuning": "gpukb.gemm.triton.tuning:GemmTuning",
         "gemm.triton-gemm-sweep": "gpukb.gemm.triton.results:TritonGemmSweep",
+        "gemm.triton-rounds": "gpukb.gemm.triton.results:TritonRounds",
     },
     data_files={
         "gemm/hipblaslt.toml": DataFile(

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from gpukb.arguments import positive_int
@@ -77,6 +77,14 @@ class HostTimer:
         return samples
 
 
+#: Samples a held :class:`EventTimer` queues behind one gate: a few hundred launches at most, so that the
+#: driver's queue never fills while the GPU waits (the host would then block inside a launch, behind the gate).
+HOLD_SAMPLES = 32
+#: The first gate (ms) and the longest: a gate that ends before its samples are queued is doubled and the samples
+#: timed again, up to this length; past it they are kept as they are and counted as not held.
+HOLD_FIRST_MS, HOLD_MAX_MS = 2.0, 400.0
+
+
 @dataclass
 class EventTimer:
     """Times calls with CUDA events recorded on the current stream around each call.
@@ -84,23 +92,55 @@ class EventTimer:
     All events are read after one synchronization at the end, so the host never waits between calls and the
     queue stays full; ``before`` runs between the end event of one call and the start event of the next.
 
+    An event measures the GPU's time only if the work after it was already queued when the GPU reached it. With a
+    flush between calls, the host has the flush's duration (about 80 µs for 256 MiB on an H100) to queue the next
+    call; a call whose host path takes longer (a Python launch path, a copy staged on the host, a thread holding
+    the interpreter lock) leaves the GPU waiting *between* the start event and the kernel, and that wait is timed.
+    A *held* timer (``hold=True``) closes that gap: it first queues a gate, a kernel that spins for a few
+    milliseconds (``torch.cuda._sleep``), then up to :data:`HOLD_SAMPLES` samples behind it, and checks that the
+    gate was still running when the last was queued (``Event.query``); if not, it doubles the gate and times those
+    samples again. Every held sample then ran back to back on the GPU, whatever the host did meanwhile.
+
     Attributes:
         torch: The ``torch`` module (passed in so that this module imports without it).
         calls_per_sample: Back-to-back calls per sample, whose mean the sample is (default one). A call shorter than its
             own launch leaves the GPU idle while the host launches the next one, and events around that one call
             time the host; several calls between two events keep the queue full, so the launches overlap the
             previous calls' work. ``before`` then runs once per sample, ahead of the first of its calls.
+        hold: Queue the samples behind a gate (see above).
+        host_ms: After :meth:`time` (held): the host's time to queue one sample, per group of samples, in ms.
+        retimed: Groups of samples timed again because their gate ended too early (held timers only).
+        unheld: Groups kept although a gate of :data:`HOLD_MAX_MS` ended before they were queued.
     """
 
     torch: Any
     calls_per_sample: int = 1
+    hold: bool = False
+    host_ms: list[float] = field(default_factory=list, repr=False)
+    retimed: int = 0
+    unheld: int = 0
+    _gate_ms: float = field(default=HOLD_FIRST_MS, repr=False)
+    _cycles_per_ms: float | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         positive_int("calls per sample", self.calls_per_sample)
+        if not isinstance(self.hold, bool):
+            raise TypeError(f"hold must be a bool; got {type(self.hold).__name__}")
 
     def time(self, fn: Callable[[], object], n: int, before: Callable[[], object] | None = None) -> list[float]:
         """Time ``n`` samples of ``fn``; see :class:`Timer`."""
         positive_int("the number of calls", n)
+        if not self.hold:
+            starts, ends = self._queue(fn, n, before)
+            self.torch.cuda.synchronize()
+            return self._read(starts, ends)
+        self.host_ms = []
+        samples: list[float] = []
+        while len(samples) < n:
+            samples += self._held(fn, min(HOLD_SAMPLES, n - len(samples)), before)
+        return samples
+
+    def _queue(self, fn: Callable[[], object], n: int, before: Callable[[], object] | None) -> tuple[list, list]:
         cuda = self.torch.cuda
         starts = [cuda.Event(enable_timing=True) for _ in range(n)]
         ends = [cuda.Event(enable_timing=True) for _ in range(n)]
@@ -111,8 +151,49 @@ class EventTimer:
             for _ in range(self.calls_per_sample):
                 fn()
             end.record()
-        cuda.synchronize()
+        return starts, ends
+
+    def _read(self, starts: list, ends: list) -> list[float]:
         return [start.elapsed_time(end) / self.calls_per_sample for start, end in zip(starts, ends, strict=True)]
+
+    def _cycles(self, ms: float) -> int:
+        """GPU clock cycles that ``torch.cuda._sleep`` spins for about ``ms`` milliseconds (measured once, on a
+        spin of 1e6 cycles; a clock that rises later shortens the gate, which the check after each group catches)."""
+        if self._cycles_per_ms is None:
+            cuda = self.torch.cuda
+            start, end = cuda.Event(enable_timing=True), cuda.Event(enable_timing=True)
+            start.record()
+            cuda._sleep(1_000_000)
+            end.record()
+            end.synchronize()
+            self._cycles_per_ms = 1e6 / max(start.elapsed_time(end), 1e-3)
+        return int(ms * self._cycles_per_ms)
+
+    # --8<-- [start:held]
+    def _held(self, fn: Callable[[], object], n: int, before: Callable[[], object] | None) -> list[float]:
+        """Queue a gate, then ``n`` samples behind it; again with a longer gate while the gate ends first."""
+        cuda = self.torch.cuda
+        while True:
+            cycles = self._cycles(self._gate_ms)
+            opened = cuda.Event()
+            cuda._sleep(cycles)
+            opened.record()
+            began = time.perf_counter()
+            starts, ends = self._queue(fn, n, before)
+            host_ms = (time.perf_counter() - began) * 1e3
+            early = opened.query()  # the GPU passed the gate before the host had queued every sample
+            cuda.synchronize()
+            self.host_ms.append(host_ms / n)
+            if not early:
+                # the next gate: twice what queuing took, so a host that slows down by half still fits
+                self._gate_ms = min(HOLD_MAX_MS, max(HOLD_FIRST_MS / 4, 2 * host_ms))
+                return self._read(starts, ends)
+            if self._gate_ms >= HOLD_MAX_MS:
+                self.unheld += 1
+                return self._read(starts, ends)
+            self.retimed += 1
+            self._gate_ms = min(HOLD_MAX_MS, max(2 * self._gate_ms, 4 * host_ms))
+        # --8<-- [end:held]
 
 
 class Marks:
@@ -205,12 +286,15 @@ class Measurement:
         warmup_calls: How many warm-up samples were taken (calls, for a timer that times one call a sample).
         window: What the monitor saw during the timed calls (a
             :class:`~gpukb.measuring.device.WindowClocks`), or ``None`` without a monitor.
+        host_ms: For a held :class:`EventTimer`: the host's time to queue one sample of the timed calls, per group
+            of samples (ms); ``None`` for other timers.
     """
 
     samples: list[float]
     estimate_ms: float
     warmup_calls: int
     window: Any = None
+    host_ms: list[float] | None = None
 
     def summary(self) -> Summary:
         """The samples' median, quartiles, extremes and count: what a results file stores."""
@@ -253,14 +337,16 @@ def benchmark(
     if warmup:
         timer.time(fn, warmup, before)
     reps = min(budget.max_reps, max(budget.min_reps, math.ceil(budget.rep_ms / per_sample)))
-    if monitor is None:
-        return Measurement(samples=timer.time(fn, reps, before), estimate_ms=estimate, warmup_calls=warmup)
-    monitor.start()
+    window = None
+    if monitor is not None:
+        monitor.start()
     try:
         samples = timer.time(fn, reps, before)
     finally:
-        window = monitor.stop()
-    return Measurement(samples=samples, estimate_ms=estimate, warmup_calls=warmup, window=window)
+        if monitor is not None:
+            window = monitor.stop()
+    host = list(timer.host_ms) if getattr(timer, "hold", False) else None
+    return Measurement(samples=samples, estimate_ms=estimate, warmup_calls=warmup, window=window, host_ms=host)
 
 
 #: How a flush empties L2: ``"read"`` reduces a buffer larger than L2 into one scalar, so the cache is left

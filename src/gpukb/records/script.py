@@ -226,12 +226,16 @@ class Script:
         notes = changes.pop("notes", [*self.run.notes, *self.notes])
         return finished(self.run, self.started, notes=notes, **changes)
 
-    def timer(self, calls: int = 1, host: bool = False) -> Timer:
+    def timer(self, calls: int = 1, host: bool = False, hold: bool = True) -> Timer:
         """The timer for this script's device: CUDA events on a GPU, the host clock (synchronizing the GPU, if
-        there is one) otherwise or when ``host`` is set; each sample is the mean of ``calls`` back-to-back calls."""
+        there is one) otherwise or when ``host`` is set; each sample is the mean of ``calls`` back-to-back calls.
+        On a GPU the samples are queued behind a gate (``hold``, :class:`~gpukb.measuring.timing.EventTimer`), so
+        that a slow host path between a flush and the call it precedes is never timed as the GPU's."""
         positive_int("calls per sample", calls)
+        if not isinstance(hold, bool):
+            raise TypeError(f"hold must be a bool; got {type(hold).__name__}")
         if self.on_gpu and not host:
-            return EventTimer(self.torch, calls_per_sample=calls)
+            return EventTimer(self.torch, calls_per_sample=calls, hold=hold)
         return HostTimer(self.torch.cuda.synchronize if self.on_gpu else None, calls_per_sample=calls)
 
     @property
@@ -263,6 +267,7 @@ class Script:
         calls: int = 1,
         before: Callable[[], object] | None = None,
         host: bool = False,
+        hold: bool = True,
     ) -> Measurement:
         """Time ``fn``: warm up, then time samples one by one while the clocks are sampled.
 
@@ -275,13 +280,16 @@ class Script:
             before: Untimed work before each sample, instead of the flush.
             host: Time with the host clock around synchronized calls instead of CUDA events (a copy from
                 pageable memory, which the driver stages on the host, say).
+            hold: Queue the CUDA-event samples behind a gate, so that the host's time to launch a call is never
+                timed as the GPU's (:class:`~gpukb.measuring.timing.EventTimer`); ``host_ms`` of the result is that
+                host time.
 
         Returns:
             The samples (ms per call), the estimate of one call, the warm-up and what the clocks did
             (``.summary()`` is the :class:`~gpukb.measuring.stats.Summary` a record stores).
         """
         step = before if before is not None else (self.flush if flush and self.on_gpu else None)
-        return benchmark(fn, self.timer(calls, host), budget or self.budget, step, self.monitor)
+        return benchmark(fn, self.timer(calls, host, hold), budget or self.budget, step, self.monitor)
 
     def marks(self) -> Marks:
         """CUDA events to mark the steps of work timed step by step (:class:`~gpukb.measuring.timing.Marks`)."""

@@ -14,7 +14,7 @@ import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 from gpukb.arguments import given, text
@@ -57,10 +57,15 @@ DEPENDENCIES = ("numpy", "pydantic", "pydantic_core")
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(```|~~~)")
 
 
-def _module_imports(tree: ast.Module) -> set[str]:
-    """The modules a file imports when it runs: at module level, and under module-level ``if``/``try`` blocks."""
+@lru_cache(maxsize=1024)
+def _module_imports(source: str) -> frozenset[str]:
+    """The modules a file imports when it runs: at module level, and under module-level ``if``/``try`` blocks.
+
+    Kept by the file's text: every page with snippets follows the same ``gpukb`` modules, and parsing them for
+    each page took about a second of a build; a changed file is a new text, parsed again.
+    """
     found: set[str] = set()
-    nodes = list(tree.body)
+    nodes = list(ast.parse(source).body)
     while nodes:
         node = nodes.pop()
         if isinstance(node, ast.Import):
@@ -73,7 +78,7 @@ def _module_imports(tree: ast.Module) -> set[str]:
             nodes.extend(ast.iter_child_nodes(node))
         elif isinstance(node, ast.ExceptHandler):
             nodes.extend(node.body)
-    return found
+    return frozenset(found)
 
 
 @cache
@@ -98,8 +103,7 @@ def libraries(snippet: Path, src: Path) -> set[str]:
     found: set[str] = set()
     files = [Path(snippet)]
     while files:
-        tree = ast.parse(files.pop().read_text(encoding="utf-8"))
-        for module in _module_imports(tree):
+        for module in _module_imports(files.pop().read_text(encoding="utf-8")):
             top = module.split(".")[0]
             if top != "gpukb":
                 if top not in sys.stdlib_module_names and top != "__future__":

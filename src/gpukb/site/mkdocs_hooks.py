@@ -95,6 +95,8 @@ def on_files(files, config, **kwargs):
     if _dirty is not None:  # a dirty serve that keeps the site: the API pages stand as built (see dirty_builds)
         _dirty.keep_generated_pages(files)
     _plan_helper(files, config)  # first: the helper starts while the schemas are made
+    if page_helper.is_helper():  # the helper writes no site
+        return files
     for schema in schemas():
         files.append(File.generated(config, f"schemas/{schema.name}", content=schema.text))
     return files
@@ -118,9 +120,10 @@ def _plan_helper(files, config) -> None:
         and page_helper.runs_code(Path(f.abs_src_path).read_text(encoding="utf-8"))
     ]
     if len(pages) >= 2:
+        pages = page_helper.cheapest_first(pages, cache.page_costs())
         _files_order = [f.src_uri for f in files]
         page_helper.move_last(files, pages)
-        _helper = page_helper.PageHelper.start(pages, page_helper.command(config["config_file_path"]))
+        _helper = page_helper.PageHelper.start(pages, page_helper.command(config["config_file_path"]), cache.index)
 
 
 def _stop_helper() -> page_helper.PageHelper | None:
@@ -164,6 +167,8 @@ def on_pre_page(page, **kwargs):
     """Start each page from the build's environment: what a page's code blocks set stays on that page. With a
     helper, take the page or wait until the helper has rendered it (its blocks are stored then)."""
     render_cache.restore_environ(_build_environ)
+    if render_cache.ACTIVE is not None:
+        render_cache.ACTIVE.page = page.file.src_uri
     if _helper is not None:
         _helper.before_page(page.file.src_uri)
     return page
@@ -185,7 +190,7 @@ def on_post_build(config, **kwargs) -> None:
                 helper.ran,
                 helper.waited,
             )
-        cache.mark_built()
+        cache.mark_built(helper.page_runs if helper is not None else None)
         cache.prune()
         log.info(
             "render cache %s: %d blocks from the cache, %d run, %d not cacheable",

@@ -34,11 +34,12 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import math
 import os
 import re
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -72,6 +73,8 @@ ENVIRONMENT_PREFIXES = (
 #: Variables that steer how the site is built, not what a block prints: ``GPUKB_PAGE_HELPER``, which the helper
 #: process of ``gpukb.site.page_helper`` runs with (its blocks are stored for the build under the build's keys).
 BUILD_ONLY_VARIABLES = frozenset({"GPUKB_PAGE_HELPER"})
+#: The file of the cache folder that holds what each page's blocks cost (:meth:`RenderCache.page_costs`).
+PAGE_COSTS = "page-costs.json"
 #: Bump to drop every stored entry (a change of what an entry holds or of how keys are made).
 FORMAT = 1
 #: Entries unused for this long are deleted after a build.
@@ -295,6 +298,10 @@ class RenderCache:
     _used: set[str] = field(default_factory=set)
     #: (seconds, title or first line) of each block this build ran, for the report of the slowest.
     durations: list[tuple[float, str]] = field(default_factory=list)
+    #: The page whose blocks run now (the hooks say it before each page), and for each page of this build the
+    #: seconds its blocks ran and how many of them the cache answered (:meth:`take_page_runs`, :meth:`page_costs`).
+    page: str | None = None
+    _page_runs: dict[str, list[float]] = field(default_factory=dict)
 
     def begin_build(self) -> None:
         """Before a build: re-read the package, and when its source may have changed since its modules were
@@ -308,6 +315,7 @@ class RenderCache:
         self.hits = self.misses = self.uncached = self.ahead = 0
         self._used = set()
         self.durations = []
+        self.page, self._page_runs = None, {}
         _Reads.install()
 
     def _inputs_stamp(self) -> str:
@@ -322,10 +330,47 @@ class RenderCache:
         except OSError:
             return False
 
-    def mark_built(self) -> None:
-        """Record, after a build, the inputs :meth:`inputs_unchanged` compares with."""
+    def mark_built(self, page_runs: Mapping[str, Sequence[float]] | None = None) -> None:
+        """Record, after a build, the inputs :meth:`inputs_unchanged` compares with, and what each page's blocks
+        cost where this process, or the other, ran all of them (see :meth:`page_costs`).
+
+        Args:
+            page_runs: What another process ran for this build (its :meth:`take_page_runs`). The build finds the
+                blocks of a page the other process ran in the cache; the other process's run of the page counts.
+        """
         self.folder.mkdir(parents=True, exist_ok=True)
         (self.folder / "last-build").write_text(self._inputs_stamp(), encoding="utf-8")
+        costs = self.page_costs()
+        for runs in (self.take_page_runs(), page_runs or {}):
+            costs.update({page: round(seconds, 3) for page, (seconds, hits) in runs.items() if not hits and seconds})
+        temporary = self.folder / f"{PAGE_COSTS}.{os.getpid()}.tmp"
+        temporary.write_text(json.dumps(costs, indent=0, sort_keys=True), encoding="utf-8")
+        os.replace(temporary, self.folder / PAGE_COSTS)
+
+    def take_page_runs(self) -> dict[str, list[float]]:
+        """For each page whose blocks went through the cache since the last call: ``[seconds its blocks ran, blocks
+        the cache answered]``; the tally starts again."""
+        runs, self._page_runs = self._page_runs, {}
+        return runs
+
+    def page_costs(self) -> dict[str, float]:
+        """Seconds each page's code blocks took the last time a build ran all of them (none from the cache), from
+        earlier builds with this folder: how ``gpukb.site.page_helper`` shares out the pages. Empty for a new folder.
+        """
+        try:
+            costs = json.loads((self.folder / PAGE_COSTS).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(costs, dict):
+            return {}
+        numbers = {str(p): c for p, c in costs.items() if isinstance(c, (int, float)) and not isinstance(c, bool)}
+        return {p: float(c) for p, c in numbers.items() if math.isfinite(c) and c >= 0}  # a damaged entry is none
+
+    def _tally(self, seconds: float, hit: bool) -> None:
+        if self.page is not None:
+            run = self._page_runs.setdefault(self.page, [0.0, 0])
+            run[0] += seconds
+            run[1] += hit
 
     def key(self, language: str, code: str, options: Mapping[str, Any]) -> str | None:
         """The key of a block's output, or None when the block must not be cached (a session shares state)."""
@@ -413,6 +458,7 @@ class RenderCache:
             entry = self.get(key)
             if entry is not None:
                 self.hits += 1
+                self._tally(0.0, hit=True)
                 _apply_environ(entry["environ"])
                 return entry["output"]
             self.misses += 1
@@ -425,7 +471,9 @@ class RenderCache:
                 _Reads.active = None
                 changes = _environ_changes(before)
             label = extra.get("title") or next((line for line in code.splitlines() if line.strip()), "")
-            self.durations.append((time.perf_counter() - start, f"{language}: {label.strip()[:100]}"))
+            seconds = time.perf_counter() - start
+            self.durations.append((seconds, f"{language}: {label.strip()[:100]}"))
+            self._tally(seconds, hit=False)
             self.put(key, output, changes, reads)
             return output
 

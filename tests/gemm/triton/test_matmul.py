@@ -649,3 +649,64 @@ def test_an_alpha_that_is_not_a_finite_number_is_refused(alpha, error) -> None:
     a = torch.ones(16, 16, dtype=torch.float16)
     with pytest.raises(error, match="alpha must be"):
         matmul(a, a, alpha=alpha)
+
+
+# --- copied operands: buffers kept per plan and stream -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", [(3, 5), (1023, 1027), (1, 7), (11008, 1)])
+@pytest.mark.parametrize("col_major", [False, True])
+def test_an_aligned_buffer_starts_every_row_on_a_128_byte_line(shape, col_major) -> None:
+    t = torch.empty(shape, dtype=torch.bfloat16)
+    buf = mm._aligned_buffer(t, col_major)
+    assert tuple(buf.shape) == shape
+    lead = buf.stride(1) if col_major else buf.stride(0)
+    assert buf.stride(0 if col_major else 1) == 1
+    assert lead * buf.element_size() % mm.ROW_PAD_BYTES == 0
+    assert lead >= (shape[0] if col_major else shape[1])  # rows (columns) do not overlap
+    assert mm._aligned_copy(torch.randn(shape).bfloat16(), col_major, buf) is buf
+
+
+def test_small_copied_operands_keep_their_buffer_and_large_ones_do_not() -> None:
+    mm.clear_plans()
+    keep: dict = {}
+    small = torch.empty(64, 64, dtype=torch.bfloat16)
+    kept = mm._kept_buffer(keep, ("A", 0), small, False)
+    assert kept is not None
+    assert mm._kept_buffer(keep, ("A", 0), small, False) is kept  # the same buffer on the same stream
+    assert mm._kept_buffer(keep, ("A", 1), small, False) is not kept  # another stream, another buffer
+    assert mm._KEPT["bytes"] == 2 * small.numel() * 2
+    large = torch.empty(mm.KEEP_BYTES // 2 + 1, 1, dtype=torch.bfloat16)
+    assert mm._kept_buffer(keep, ("B", 0), large, False) is None  # past KEEP_BYTES: a fresh buffer each call
+    assert keep[("B", 0)] is None
+    mm.clear_plans()
+    assert mm._KEPT["bytes"] == 0
+
+
+@pytest.mark.gpu
+@pytest.mark.usefixtures("compiled")
+def test_gpu_copied_operands_reuse_their_buffers_on_each_stream() -> None:
+    mm.clear_plans()
+    gen = torch.Generator().manual_seed(12)
+    pairs = [
+        (
+            torch.randn(1023, 1027, generator=gen).cuda().bfloat16(),
+            torch.randn(1027, 1025, generator=gen).cuda().bfloat16(),
+        )
+        for _ in range(3)
+    ]  # rows of 2054 and 2050 bytes: not 16-byte multiples, so A and B are copied
+    out = torch.empty(1023, 1025, dtype=torch.bfloat16, device="cuda")
+    assert [name for name, why in mm.staging(*pairs[0], out, mm.default_config(*pairs[0], out)).items() if why] == [
+        "A",
+        "B",
+    ]
+    main = [matmul(a, b) for a, b in pairs]  # the first call makes the plan; the others copy into kept buffers
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        other = [matmul(a, b) for a, b in pairs]
+    torch.cuda.synchronize()
+    assert mm._KEPT["bytes"] == 2 * (1023 * 1027 + 1027 * 1025) * 2  # A and B, on each of the two streams
+    for (a, b), x, y in zip(pairs, main, other, strict=True):
+        _assert_close_to_floor(x, a, b)
+        _assert_close_to_floor(y, a, b)

@@ -113,3 +113,114 @@ def test_the_held_out_draw_is_pinned_and_shares_nothing_with_the_tuned_sets():
     tuned = {(layout, *shape) for layout, shape in (*ISSUE_TUNING, *LOSER_TUNING)}
     tuned |= {(layout, s[2], s[3], s[4]) for layout, s in ISSUE_SHAPES}
     assert not tuned & set(HELD_OUT)
+
+
+#: The second held-out sweep's products (seed 961848), committed after the fourth tuning and before the run that
+#: measured them.
+HELD_OUT_2 = [
+    ("TN", 4096, 11008, 30),
+    ("NT", 2605, 11008, 4096),
+    ("NT", 1052, 1024, 1024),
+    ("TN", 2048, 2048, 2054),
+    ("TN", 151936, 896, 1),
+    ("NT", 1209, 2048, 2048),
+    ("TN", 12288, 3072, 149),
+    ("NN", 1, 3072, 768),
+    ("NT", 49, 4096, 14336),
+    ("TN", 2304, 768, 1),
+    ("NT", 15598, 768, 3072),
+    ("NT", 914, 2048, 16384),
+    ("TN", 18944, 3584, 19),
+    ("NT", 7910, 8192, 28672),
+    ("NN", 1, 8192, 28672),
+    ("TN", 10240, 8192, 4),
+    ("NN", 1075, 3072, 768),
+    ("NN", 7313, 4096, 6144),
+    ("NT", 5, 4096, 14336),
+    ("NT", 23, 12288, 3072),
+    ("NN", 127, 2048, 256000),
+    ("NN", 9334, 16384, 2048),
+    ("TN", 1024, 4096, 1837),
+    ("NT", 7, 1024, 1024),
+    ("NT", 15, 6144, 4096),
+    ("NN", 1, 896, 896),
+    ("TN", 3072, 768, 40),
+    ("TN", 5120, 5120, 3261),
+    ("NT", 574, 12288, 3072),
+    ("NN", 170, 28672, 8192),
+    ("TN", 6144, 4096, 46),
+    ("NN", 30, 4096, 32000),
+]
+
+
+def test_the_second_held_out_draw_is_pinned_and_shares_nothing_with_the_tuned_sets():
+    from gpukb.gemm.triton.sweep import (
+        GAP_TUNING,
+        ISSUE_SHAPES,
+        ISSUE_TUNING,
+        LOSER_TUNING,
+        held_out_2_shapes,
+        held_out_shapes,
+        random_shapes,
+    )
+
+    shapes = ms.draw(ms.HELD_OUT_2_SEED, ms.HELD_OUT_2_COUNT)
+    assert [(s.layout, s.m, s.n, s.k) for s in shapes] == HELD_OUT_2
+    assert [(layout, s[2], s[3], s[4]) for layout, s in held_out_2_shapes()] == HELD_OUT_2
+    tuned = {(layout, *shape) for layout, shape in (*ISSUE_TUNING, *LOSER_TUNING, *GAP_TUNING)}
+    tuned |= {(layout, s[2], s[3], s[4]) for layout, s in ISSUE_SHAPES}
+    assert not tuned & set(HELD_OUT_2)
+    # the fourth tuning's designed shapes are none of any sweep's products either
+    swept = {(layout, s[2], s[3], s[4]) for layout, s in (*held_out_shapes(), *random_shapes(), *ISSUE_SHAPES)}
+    assert not {(layout, *shape) for layout, shape in GAP_TUNING} & swept
+
+
+#: The third held-out sweep's products (seed 877618), committed after the look-up's rules changed and before the run
+#: that measured them.
+HELD_OUT_3 = [
+    ("NT", 2, 4096, 1024),
+    ("NT", 52, 768, 768),
+    ("NN", 5494, 4096, 32000),
+    ("NT", 2036, 3072, 1024),
+    ("TN", 768, 3072, 59),
+    ("NT", 4987, 3072, 1024),
+    ("NT", 6461, 16384, 2048),
+    ("NT", 4, 16384, 2048),
+    ("NT", 6, 3584, 3584),
+    ("NT", 1, 14336, 4096),
+    ("NT", 6, 3072, 768),
+    ("TN", 2048, 2048, 10),
+    ("NT", 9, 128256, 4096),
+    ("NT", 4, 4608, 3584),
+    ("NT", 16, 12288, 3072),
+    ("NT", 2, 12288, 3072),
+    ("TN", 3584, 3584, 314),
+    ("TN", 16384, 2048, 6205),
+    ("NT", 979, 768, 768),
+    ("TN", 768, 768, 60),
+    ("NT", 5, 3072, 1024),
+    ("NT", 417, 32000, 4096),
+    ("NN", 719, 1024, 30522),
+    ("TN", 4096, 4096, 7),
+    ("TN", 1024, 1024, 531),
+    ("NN", 1690, 4096, 6144),
+    ("NN", 362, 5120, 32000),
+    ("NN", 728, 2048, 16384),
+    ("TN", 3072, 24576, 9275),
+    ("NN", 427, 4096, 4096),
+    ("NT", 11655, 4096, 1024),
+    ("NN", 6195, 4096, 4096),
+]
+
+
+def test_the_third_held_out_draw_is_pinned_and_shares_nothing_with_the_tuned_sets():
+    from gpukb.gemm.triton.sweep import GAP_TUNING, ISSUE_SHAPES, ISSUE_TUNING, LOSER_TUNING, held_out_3_shapes
+
+    shapes = ms.draw(ms.HELD_OUT_3_SEED, ms.HELD_OUT_3_COUNT)
+    assert [(s.layout, s.m, s.n, s.k) for s in shapes] == HELD_OUT_3
+    assert [(layout, s[2], s[3], s[4]) for layout, s in held_out_3_shapes()] == HELD_OUT_3
+    assert {s[0] for _, s in held_out_3_shapes()} == {"held-out-3"}
+    tuned = {(layout, *shape) for layout, shape in (*ISSUE_TUNING, *LOSER_TUNING, *GAP_TUNING)}
+    tuned |= {(layout, s[2], s[3], s[4]) for layout, s in ISSUE_SHAPES}
+    assert not tuned & set(HELD_OUT_3)
+    assert ms.HELD_OUT_3_SEED not in (ms.RANDOM_SEED, ms.HELD_OUT_SEED, ms.HELD_OUT_2_SEED)

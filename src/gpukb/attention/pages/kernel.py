@@ -192,8 +192,9 @@ def training_tuning() -> str:
                      c.error or pick])  # fmt: skip
     for c in rec.backward_candidates:
         pick = "chosen" if bwd_used.get(c.head_dim) == c.config else ""
-        regs = " / ".join(str(c.registers[k]) for k in ("dkdv", "dq")) if c.registers else "-"
-        spills = " / ".join(str(c.spills[k]) for k in ("dkdv", "dq")) if c.spills else "-"
+        # dK/dV kernel / dQ kernel; "-" for a dQ added by the dK/dV kernel (no dQ kernel ran)
+        regs = " / ".join(str(c.registers.get(k, "-")) for k in ("dkdv", "dq")) if c.registers else "-"
+        spills = " / ".join(str(c.spills.get(k, "-")) for k in ("dkdv", "dq")) if c.spills else "-"
         rows.append(["backward", c.head_dim, "no", c.config, _fmt(c.tflops), regs, spills, c.error or pick])
     headers = ["pass", "D", "causal", "tiling", "TFLOP/s", "registers", "spills", "note"]
     return f"Tuning shapes: {rec.tuning_shapes}.\n\n" + markdown_table(headers, rows)
@@ -210,12 +211,18 @@ def _rate(case: GluonCase, name: str) -> float | None:
     return next((t.tflops for t in case.timings if t.name == name), None)
 
 
+def _iqr(case: GluonCase, name: str) -> str:
+    """``"1.725 ms (IQR 1.699–1.798)"``: one timing's median and interquartile range."""
+    ms = next(t.ms for t in case.timings if t.name == name)
+    return f"{ms.median:.3f} ms (IQR {ms.q1:.3f}–{ms.q3:.3f})"
+
+
 def _gluon_names(case: GluonCase) -> list[str]:
     return [t.name for t in case.timings if t.name.startswith("gluon ")]
 
 
 def _default_step() -> str:
-    """The name of :data:`gpukb.attention.gluon_forward.DEFAULT_GLUON_CONFIG` among the steps (``"ws-2wg-overlap"``)."""
+    """The name of :data:`gpukb.attention.gluon_forward.DEFAULT_GLUON_CONFIG` among the steps (``"persistent"``)."""
     from gpukb.attention.gluon_forward import DEFAULT_GLUON_CONFIG, STEPS
 
     return next(name for name, config in STEPS.items() if config == DEFAULT_GLUON_CONFIG)
@@ -248,7 +255,8 @@ def gluon_answer() -> str:
         tl = _rate(case, "tl") or math.nan
         kind = "causal" if case.causal else "non-causal"
         lines.append(f"- Forward, {kind}: {rate:.0f} TFLOP/s ({best}), {rate / cudnn:.2f}× "
-                     f"cuDNN ({cudnn:.0f}), {rate / tl:.2f}× the Triton kernel ({tl:.0f}).")  # fmt: skip
+                     f"cuDNN ({cudnn:.0f}), {rate / tl:.2f}× the Triton kernel ({tl:.0f}); "
+                     f"time per call {_iqr(case, 'gluon ' + best)}, cuDNN's {_iqr(case, 'cudnn')}.")  # fmt: skip
     default = _default_step()
     ratios = _sweep_ratios(rec, default)
     lines.append(f"- Over the {len(ratios)} shapes of the sweep below, the default step ({default}) ÷ cuDNN: "
@@ -326,12 +334,31 @@ def gluon_profile() -> str:
     return measured_table(["reading", *names], rows, rec.run, f"Kernels: {kernels}.\n\n")
 
 
+def _swept(rec: GluonForward) -> list[str]:
+    """The Gluon steps a record timed on every shape of its sweep (names without ``"gluon "``)."""
+    sweep = [c for c in rec.cases if c.group == "sweep"]
+    return [n.removeprefix("gluon ") for n in _gluon_names(sweep[0]) if all(_rate(c, n) for c in sweep)]
+
+
+def compared_step(records: list[GluonForward]) -> str:
+    """The step two records are compared on: the default step if every record swept it and Nsight Compute read
+    it, else, of the steps they all swept and read, the one with the best geometric mean over cuDNN in the
+    first record's sweep."""
+    common = [n for n in _swept(records[0]) if all(n in _swept(r) and n in r.profile for r in records)]
+    if not common:
+        raise ValueError("the records have no Gluon step in common that was swept and profiled")
+    default = _default_step()
+    if default in common:
+        return default
+    return max(common, key=lambda n: _geomean(_sweep_ratios(records[0], n)))
+
+
 def gluon_on_h200() -> str:
     """The same benchmark on an H200 beside the H100's: the fastest step at the standard shape against cuDNN, the
-    default step over the sweep, the DRAM throughput Nsight Compute read for it, and the cards' clocks; then
-    whether the steps rank in the same order on both."""
+    step both swept (:func:`compared_step`) over the sweep, the DRAM throughput Nsight Compute read for it, and
+    the cards' clocks; then whether the steps both timed rank in the same order on both."""
     records = [_gluon(), _gluon(GLUON_FORWARD_H200_ID)]
-    default = _default_step()
+    default = compared_step(records)
     columns = []
     for rec in records:
         standard = {c.causal: c for c in rec.cases if c.group == "standard"}
@@ -346,16 +373,18 @@ def gluon_on_h200() -> str:
         cells.append("-" if top is None else f"{_fmt(top.max_sm_mhz)} MHz, {_fmt(top.max_mem_mhz)} MHz")
         columns.append(cells)
     labels = ["fastest step, non-causal", "fastest step, causal",
-              f"default step ({default}) ÷ cuDNN over the sweep: geometric mean (lowest to highest)",
-              "DRAM throughput of the default step (Nsight Compute)", "top SM clock, top memory clock"]  # fmt: skip
+              f"{default} ÷ cuDNN over the sweep: geometric mean (lowest to highest)",
+              f"DRAM throughput of {default} (Nsight Compute)", "top SM clock, top memory clock"]  # fmt: skip
     rows = [[label, *(col[i] for col in columns)] for i, label in enumerate(labels)]
     headers = ["at B=4, H=32, S=4096, D=128 unless said", *(r.run.gpu.name if r.run.gpu else "-" for r in records)]
 
+    both = set.intersection(*(set(_gluon_names(next(c for c in r.cases if c.group == "standard"))) for r in records))
+
     def ranking(rec: GluonForward, causal: bool) -> list[str]:
         case = next(c for c in rec.cases if c.group == "standard" and c.causal == causal)
-        return sorted(_gluon_names(case), key=lambda n: _rate(case, n) or 0)
+        return sorted((n for n in _gluon_names(case) if n in both), key=lambda n: _rate(case, n) or 0)
 
     same = all(ranking(records[0], causal) == ranking(records[1], causal) for causal in (False, True))
-    order = ("The steps rank in the same order on both cards, causal and not." if same else
-             "The steps do not rank in the same order on the two cards.")  # fmt: skip
+    order = ("The steps both runs timed rank in the same order on both cards, causal and not." if same else
+             "The steps both runs timed do not rank in the same order on the two cards.")  # fmt: skip
     return measured_table(headers, rows, records[1].run, order + "\n\n")

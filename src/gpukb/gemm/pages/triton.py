@@ -379,8 +379,11 @@ def triton_defaults_note(record: TritonGemm | None = None) -> str:
 _DTYPE_SHORT = {"bfloat16": "bf16", "float16": "fp16", "float8_e4m3fn": "FP8 E4M3"}
 
 
-def _sweep(record: TritonSweepRecord | None) -> TritonSweepRecord:
-    return triton_results.sweep_committed() if record is None else record
+def _sweep(record: TritonSweepRecord | str | None) -> TritonSweepRecord:
+    """The committed sweep (the default record), a sweep record by id, or the record given."""
+    if record is None:
+        return triton_results.sweep_committed()
+    return triton_results.sweep_committed(record) if isinstance(record, str) else record
 
 
 def _shape(r: SweepRow) -> str:
@@ -404,11 +407,13 @@ _SWEEP_NAMES = {
     "issue": "reported products",
     "random": "random sweep",
     "held-out": "held-out sweep",
+    "held-out-2": "second held-out sweep",
+    "held-out-3": "third held-out sweep",
     "tiny": "tiny",
 }
 
 
-def triton_sweep_goal(record: TritonSweepRecord | None = None) -> str:
+def triton_sweep_goal(record: TritonSweepRecord | str | None = None) -> str:
     """The sweep's speed and error targets per set of shapes and input type: the ratio to the peer (geometric mean,
     lowest, lowest of the large products) and the error ratio."""
     rows = []
@@ -480,7 +485,9 @@ def triton_sweep_figure(record: TritonSweepRecord | None = None) -> str:
     return to_svg(fig)
 
 
-def triton_sweep_table(dtype: str = "bfloat16", sweep: str = "first", record: TritonSweepRecord | None = None) -> str:
+def triton_sweep_table(
+    dtype: str = "bfloat16", sweep: str = "first", record: TritonSweepRecord | str | None = None
+) -> str:
     """Every measured shape of one input type and set of shapes (``"first"``, ``"issue"``, ``"random"``,
     ``"held-out"``, ``"tiny"``): the configuration chosen, the rates, the ratio, the errors."""
     if sweep not in _SWEEP_NAMES:
@@ -529,7 +536,7 @@ def triton_sweep_table(dtype: str = "bfloat16", sweep: str = "first", record: Tr
 
 
 def triton_sweep_losses(
-    record: TritonSweepRecord | None = None, below: float = triton_results.SWEEP_GEOMEAN_GOAL
+    record: TritonSweepRecord | str | None = None, below: float = triton_results.SWEEP_GEOMEAN_GOAL
 ) -> str:
     """The shapes below ``below`` (by default the geometric-mean goal), lowest first, as a list (rendered from the
     record)."""
@@ -752,11 +759,12 @@ def triton_arc() -> str:
                 *("–" if x is None else f"{x:.3f}" for x in step.squares),
                 *(
                     f"{step.sweeps[name]:.3f}" if name in step.sweeps else "–"
-                    for name in ("first", "random", "held-out")
+                    for name in ("first", "random", "held-out", "held-out-2", "held-out-3")
                 ),
             )
         )
-    headers = ["step", "change", "configuration", "4096³", "8192³", "first sweep", "random sweep", "held-out sweep"]
+    headers = ["step", "change", "configuration", "4096³", "8192³", "first sweep", "random sweep", "held-out sweep",
+               "second held-out sweep", "third held-out sweep"]  # fmt: skip
     return markdown_table(headers, rows)
 
 
@@ -831,3 +839,132 @@ def triton_cards() -> str:
     ]
     headers = ["shapes", "type", "H100: geometric mean", "H100: lowest", "H200: geometric mean", "H200: lowest"]
     return markdown_table(headers, rows)
+
+
+# --- why rounds disagreed: the diagnostic run ---------------------------------------------------------------------
+
+
+def _peer_name(dtype: str) -> str:
+    return "`_scaled_mm`" if dtype == "float8_e4m3fn" else "cuBLAS"
+
+
+def triton_rounds(record_id: str = triton_results.ROUNDS_RECORD_ID) -> str:
+    """Each product and side of the diagnostic run: how far apart its rounds were by each method (slowest round over
+    fastest), the held timer's and the graph replay's times, and do_bench's loop traced: the host's time per call
+    and the share of calls before whose flush the GPU sat idle."""
+    record = triton_results.rounds_committed(record_id)
+    rows = [
+        (
+            f"{_DTYPE_SHORT[r.dtype]} {r.shape[0]}×{r.shape[1]}×{r.shape[2]} {r.layout}",
+            "Triton" if r.side == "kernel" else _peer_name(r.dtype),
+            f"{r.spread['do_bench, clocks sampled']:.2f}",
+            f"{r.spread['do_bench']:.2f}",
+            f"{r.spread['held']:.2f}",
+            f"{r.held_us:.1f}",
+            f"{r.graph_us:.1f}",
+            f"{r.host_us:.1f}",
+            f"{r.waited:.2f}",
+        )
+        for r in triton_results.rounds_rows(record)
+    ]
+    headers = [
+        "product",
+        "side",
+        "do_bench, sampler on: slowest / fastest round",
+        "do_bench: slowest / fastest",
+        "held: slowest / fastest",
+        "held µs",
+        "graph replay µs",
+        "host µs per call (do_bench's loop)",
+        "calls the GPU waited for (worst round)",
+    ]
+    return markdown_table(headers, rows)
+
+
+def triton_rounds_counts(record_id: str = triton_results.ROUNDS_RECORD_ID) -> str:
+    """For each method, how many rounds of the diagnostic run were slow (over
+    :data:`~gpukb.gemm.triton.results.SLOW_ROUND` times the fastest round of the same product, side and method)."""
+    counts = triton_results.slow_rounds(triton_results.rounds_committed(record_id))
+    rows = [(f"`{method}`", slow, total) for method, (slow, total) in counts.items()]
+    return markdown_table(["method", f"rounds over {triton_results.SLOW_ROUND:g}× the fastest", "rounds"], rows)
+
+
+def triton_rounds_delays(record_id: str = triton_results.ROUNDS_RECORD_ID) -> str:
+    """The delay product with a host delay added to each call: each method's round medians (µs)."""
+    record = triton_results.rounds_committed(record_id)
+    by_delay: dict[float, dict[str, list[float]]] = {}
+    for d in record.delays:
+        by_delay.setdefault(d.delay_us, {})[d.method] = d.rounds_ms
+    rows = [
+        (
+            f"{delay:g}",
+            ", ".join(f"{x * 1e3:.1f}" for x in methods.get("do_bench", [])) or "–",
+            ", ".join(f"{x * 1e3:.1f}" for x in methods.get("held", [])) or "–",
+        )
+        for delay, methods in by_delay.items()
+    ]
+    layout, m, n, k = record.delay_shape
+    return markdown_table(
+        [f"host delay per call, µs (bf16 {m}×{n}×{k} {layout})", "do_bench: rounds, µs", "held: rounds, µs"], rows
+    )
+
+
+def triton_rounds_flush(record_id: str = triton_results.ROUNDS_RECORD_ID) -> str:
+    """What a flush costs on the device in the diagnostic run, and how long a clock-sampler reading took."""
+    record = triton_results.rounds_committed(record_id)
+    reads = record.sampler_read_us
+    sampler = (
+        f" A reading of the clock sampler (NVML) took {statistics.median(reads):.1f} µs (median of {len(reads)})."
+        if reads
+        else ""
+    )
+    return (
+        f"In this run do_bench's flush (`zero_()` of 256 MiB) took {record.flush_us['zero_ 256 MiB']:.0f} µs of device "
+        f"time, the project's flush (a read) {record.flush_us['read']:.0f} µs.{sampler} {measured_on(record.run)}"
+    )
+
+
+def triton_before_after(
+    sweep: str = "held-out",
+    before_id: str = triton_results.SWEEP_RECORD_ID,
+    after_id: str = triton_results.SWEEP_FINAL_ID,
+    dtype: str = "bfloat16",
+) -> str:
+    """Every product of one set in two sweep runs, each against cuBLAS in its own run: configuration and ratio."""
+    before = {(r.layout, r.m, r.n, r.k): r for r in _sweep(before_id).rows if r.sweep == sweep and r.dtype == dtype}
+    rows = []
+    for r in _sweep(after_id).rows:
+        old = before.get((r.layout, r.m, r.n, r.k))
+        if r.sweep != sweep or r.dtype != dtype or old is None:
+            continue
+        rows.append(
+            (
+                r.label,
+                _shape(r),
+                r.layout,
+                _config_cell(old),
+                "–" if old.ratio is None else f"{old.ratio:.3f}",
+                _config_cell(r),
+                "–" if r.ratio is None else f"{r.ratio:.3f}",
+            )
+        )
+    headers = ["product", "M×N×K", "layout", "before: configuration", "before", "after: configuration", "after"]
+    return markdown_table(headers, rows)
+
+
+def triton_wave_rates() -> str:
+    """The rates the look-up's wave rule weighs tilings by (:func:`gpukb.gemm.triton.tuning.wave_rates`): each tiling
+    of the wave ladder and the default, its median rate per busy tile slot relative to the default's, and on how many
+    tuned classes that kept the GPU full it was measured."""
+    samples = triton_tuning.wave_rate_samples()
+    configs = (DEFAULT_CONFIGS["bfloat16"], *triton_tuning.WAVE_LADDER)
+    rows = [
+        (
+            f"`{c.label}`",
+            f"{statistics.median(samples[c.label]):.3f}",
+            "(the reference)" if c == DEFAULT_CONFIGS["bfloat16"] else len(samples[c.label]),
+        )
+        for c in configs
+        if c.label in samples
+    ]
+    return markdown_table(["tiling", "rate per busy tile slot / 128×256's", "classes measured"], rows)

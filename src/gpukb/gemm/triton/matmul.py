@@ -480,7 +480,8 @@ def default_config(a: Any, b: Any, out: Any) -> Config:
         return BLOCKED_CONFIG
     (m, k), n = a.shape, b.shape[1]
     aligned, sectors = rows_aligned(a, b, out), rows_aligned(a, b, out, tuning.SECTOR_BYTES)
-    return tuning.choose(name, layout_code(a, b), m, n, k, _sm_count(a.device), aligned, sectors)
+    copied = any(_describable(t, layouts) is not None for t, layouts in zip((a, b), _operand_layouts(a), strict=True))
+    return tuning.choose(name, layout_code(a, b), m, n, k, _sm_count(a.device), aligned, sectors, copied)
 
 
 def layout_code(a: Any, b: Any) -> str:
@@ -637,8 +638,9 @@ def matmul(
 
 
 def clear_plans() -> None:
-    """Forget every plan (the next call of each shape checks and chooses again)."""
+    """Forget every plan (the next call of each shape checks and chooses again) and the buffers they kept."""
     _PLANS.clear()
+    _KEPT["bytes"] = 0
 
 
 def _round_up(x: int, to: int) -> int:
@@ -650,19 +652,47 @@ def _round_up(x: int, to: int) -> int:
 ROW_PAD_BYTES = 128
 
 
-def _aligned_copy(t: Any, col_major: bool) -> Any:
-    """A copy of ``t`` in a fresh buffer whose rows (or, ``col_major``, columns) start on 128-byte boundaries."""
+def _aligned_copy(t: Any, col_major: bool, into: Any = None) -> Any:
+    """A copy of ``t`` in a buffer whose rows (or, ``col_major``, columns) start on 128-byte boundaries: ``into`` when
+    given (a buffer :func:`_aligned_buffer` made for ``t`` earlier), else a fresh one."""
+    view = _aligned_buffer(t, col_major) if into is None else into
+    view.copy_(t)
+    return view
+
+
+def _aligned_buffer(t: Any, col_major: bool) -> Any:
+    """An uninitialized matrix of ``t``'s shape and type whose rows (``col_major``: columns) start on 128-byte
+    boundaries: one allocation with the padded strides, no slicing."""
     torch = _torch()
     rows, cols = t.shape
     per_line = max(1, ROW_PAD_BYTES // t.element_size())
-    if col_major:
-        buf = torch.empty((cols, _round_up(max(rows, 1), per_line)), dtype=t.dtype, device=t.device)
-        view = buf[:, :rows].t()
-    else:
-        buf = torch.empty((rows, _round_up(max(cols, 1), per_line)), dtype=t.dtype, device=t.device)
-        view = buf[:, :cols]
-    view.copy_(t)
-    return view
+    stride = (1, _round_up(max(rows, 1), per_line)) if col_major else (_round_up(max(cols, 1), per_line), 1)
+    extent = (cols - 1) * stride[1] + rows if col_major else (rows - 1) * stride[0] + cols
+    return torch.empty(max(extent, 1), dtype=t.dtype, device=t.device).as_strided((rows, cols), stride)
+
+
+#: Copied operands of at most this many bytes keep their buffer in the plan, one per stream (a later call copies into
+#: it instead of allocating one: on the copied-operand path of a small product the allocation and the slicing were
+#: most of the host's time), up to :data:`KEEP_TOTAL_BYTES` over all plans; larger ones get a fresh buffer per call.
+KEEP_BYTES = 4 * 2**20
+KEEP_TOTAL_BYTES = 256 * 2**20
+#: Bytes of buffers kept by plans so far (:func:`clear_plans` forgets them).
+_KEPT = {"bytes": 0}
+
+
+def _kept_buffer(keep: dict, key: Any, t: Any, col_major: bool) -> Any:
+    """The plan's buffer for ``t`` on the current stream (``key`` names the operand and the stream), made the first
+    time and kept when small enough; ``None`` where it is not kept (the caller then copies into a fresh one)."""
+    found = keep.get(key)
+    if found is not None or key in keep:
+        return found
+    nbytes = t.numel() * t.element_size()
+    made = None
+    if nbytes <= KEEP_BYTES and _KEPT["bytes"] + nbytes <= KEEP_TOTAL_BYTES:
+        made = _aligned_buffer(t, col_major)
+        _KEPT["bytes"] += nbytes
+    keep[key] = made
+    return made
 
 
 def rows_aligned(a: Any, b: Any, out: Any, line: int = ROW_PAD_BYTES) -> bool:
@@ -1047,8 +1077,14 @@ class _Plan:
         stage_a, stage_b, stage_c = self.stage_a, self.stage_b, self.stage_c
         a_col, b_col = self.a_col_major_copy, self.b_col_major_copy
 
-        def stage(a: Any, b: Any) -> tuple[Any, Any]:  # operands a descriptor cannot describe: aligned copies
-            return (_aligned_copy(a, a_col) if stage_a else a), (_aligned_copy(b, b_col) if stage_b else b)
+        keep: dict[tuple[str, int], Any] = {}  # (operand, stream) -> the buffer its copies go to
+
+        def stage(a: Any, b: Any, stream: int) -> tuple[Any, Any]:  # operands a descriptor cannot read: aligned copies
+            if stage_a:
+                a = _aligned_copy(a, a_col, _kept_buffer(keep, ("A", stream), a, a_col))
+            if stage_b:
+                b = _aligned_copy(b, b_col, _kept_buffer(keep, ("B", stream), b, b_col))
+            return a, b
 
         grid_x, grid_y = grid[0], grid[1] if len(grid) > 1 else 1
         if c_block is not None:  # the persistent kernel: C through a descriptor too
@@ -1060,9 +1096,12 @@ class _Plan:
             builders = (build_a, build_b, build_c)
 
             def quick(a: Any, b: Any, out: Any, alpha: float) -> None:
-                a, b = stage(a, b)
-                target = _aligned_copy_target(out) if stage_c else out
                 stream = driver.get_current_stream(driver.get_current_device())
+                a, b = stage(a, b, stream)
+                target = out
+                if stage_c:
+                    target = _kept_buffer(keep, ("C", stream), out, False)
+                    target = _aligned_copy_target(out) if target is None else target
                 main.launch_tensors(grid_x, grid_y, stream, (a, b, target), builders, (*static, alpha, *constants))
                 if target is not out:
                     out.copy_(target)
@@ -1072,8 +1111,8 @@ class _Plan:
             builders = (build_a, build_b)
 
             def quick(a: Any, b: Any, out: Any, alpha: float) -> None:
-                a, b = stage(a, b)
                 stream = driver.get_current_stream(driver.get_current_device())
+                a, b = stage(a, b, stream)
                 main.launch_tensors(grid_x, grid_y, stream, (a, b), builders, (out, *static, alpha, *constants))
                 _LAST["kernel"] = main.kernel
 
@@ -1084,9 +1123,14 @@ class _Plan:
             (reduce_grid, reduce_constants, stride_cm, stride_cn) = reduce
 
             def quick(a: Any, b: Any, out: Any, alpha: float) -> None:
-                a, b = stage(a, b)
                 stream = driver.get_current_stream(driver.get_current_device())
-                work = torch.empty((split, m, n), dtype=torch.float32, device=out.device)
+                a, b = stage(a, b, stream)
+                work = keep.get(("W", stream))  # the partial sums, overwritten whole by every call
+                if work is None:
+                    work = torch.empty((split, m, n), dtype=torch.float32, device=out.device)
+                    if split * m * n * 4 <= KEEP_BYTES and _KEPT["bytes"] + split * m * n * 4 <= KEEP_TOTAL_BYTES:
+                        keep[("W", stream)] = work
+                        _KEPT["bytes"] += split * m * n * 4
                 main.launch_tensors(grid_x, grid_y, stream, (a, b), builders, (work, *static, alpha, *constants))
                 second.launcher(
                     reduce_grid[0], reduce_grid[1], 1, stream, second.function, second.packed, None, None, None,
@@ -1222,10 +1266,7 @@ def _checked_descriptor(base: Any, shape: list[int], strides: list[int], block: 
 
 def _aligned_copy_target(out: Any) -> Any:
     """A row-major buffer with 128-byte-aligned rows to write C into, before it is copied to ``out``."""
-    torch = _torch()
-    m, n = out.shape
-    per_line = max(1, ROW_PAD_BYTES // out.element_size())
-    return torch.empty((m, _round_up(n, per_line)), dtype=out.dtype, device=out.device)[:, :n]
+    return _aligned_buffer(out, False)
 
 
 #: The compiled kernel of the most recent launch (for :func:`compiled_summary`).

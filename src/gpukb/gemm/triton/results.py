@@ -469,6 +469,10 @@ def shared_memory_rows(record: TritonGemm) -> list[SharedMemoryRow]:
 SWEEP_RECORD_ID = "gemm/triton-gemm-sweep-h100-held-out"
 #: The same code and tables on an H200 in an earlier call of the same session (the device the lease gave first).
 SWEEP_H200_ID = "gemm/triton-gemm-sweep-h200-held-out"
+#: The run after the fourth tuning: every set again and the second held-out draw, timed with the held timer.
+SWEEP_FINAL_ID = "gemm/triton-gemm-sweep-h100-held-out-2"
+#: The run after the look-up's rules changed (no tuning): the third held-out draw, the second re-measured (seen).
+SWEEP_RULES_ID = "gemm/triton-gemm-sweep-h100-held-out-3"
 #: The run after issue 29's tuning (the random sweep's first measurement), kept to show what the third tuning changed.
 SWEEP_ISSUE29_ID = "gemm/triton-gemm-sweep-h100-issue29"
 #: The sweep before issue 29 (the first run of the page's sweep), kept to show what changed.
@@ -488,7 +492,7 @@ FP8_GOAL_MIN_DIM = 1024
 ERROR_GOAL = 2.0
 
 #: The sets of shapes a sweep record's rows belong to (:attr:`SweepRow.sweep`).
-SweepName = Literal["first", "issue", "random", "held-out", "tiny"]
+SweepName = Literal["first", "issue", "random", "held-out", "held-out-2", "held-out-3", "tiny"]
 
 
 class SweepRow(StrictModel):
@@ -512,9 +516,14 @@ class SweepRow(StrictModel):
             timing; bf16 products with M ≤ 64 and the K-heavy ones only); ``kernels`` the same for ``matmul``.
         sweep: Which set of shapes the row belongs to: ``"first"`` (the page's sweep), ``"issue"`` (the products
             issue 29 reported), ``"random"`` (the seeded draw of :mod:`gpukb.gemm.triton.model_shapes`, made before the
-            issue-29 tuning), ``"held-out"`` (a second draw, made before the last tuning and measured only after it),
+            issue-29 tuning), ``"held-out"`` (a second draw, made before the third tuning and measured only after it),
+            ``"held-out-2"`` (a third draw, made after the fourth tuning and before the run that measured it),
+            ``"held-out-3"`` (a fourth draw, made after the look-up's rules changed and before the run that measured
+            it),
             ``"tiny"`` (fewer than 2^20 multiply-adds).
         clocks: SM clock and power sampled while the row's rounds were timed (``None`` in earlier runs).
+        kernel_host_us: The host's time to queue one timed sample of the kernel (the flush, two events and the
+            call), each round's median, in µs; ``peer_host_us`` the peer's (empty in runs before the held timer).
     """
 
     sweep: SweepName = "first"
@@ -532,6 +541,8 @@ class SweepRow(StrictModel):
     peer: str
     kernel_ms: list[float]
     peer_ms: list[float]
+    kernel_host_us: list[float] = Field(default_factory=list)
+    peer_host_us: list[float] = Field(default_factory=list)
     ratio: float | None
     kernel_tflops: float | None
     peer_tflops: float | None
@@ -673,6 +684,10 @@ GOAL_SETS = (
     ("random", "float16"),
     ("held-out", "bfloat16"),
     ("held-out", "float16"),
+    ("held-out-2", "bfloat16"),
+    ("held-out-2", "float16"),
+    ("held-out-3", "bfloat16"),
+    ("held-out-3", "float16"),
     ("first", "float8_e4m3fn"),
     ("tiny", "bfloat16"),
     ("tiny", "float16"),
@@ -866,7 +881,10 @@ ARC_SWEEPS: tuple[tuple[str, str], ...] = (
     ("a tuning table by shape class; split-K for few tiles; copies for unaligned rows", SWEEP_BEFORE_ID),
     ("classes for under-filled waves, rows off 128-byte lines, transposed operands, tiny products", SWEEP_ISSUE29_ID),
     ("classes tuned on the random sweep's products: narrow decode tiles, rows off 32-byte sectors", SWEEP_RECORD_ID),
-)
+    ("classes designed for the empty ones; every set re-timed with a timer that cannot time the host", SWEEP_FINAL_ID),
+    ("look-up rules: no fallback across layouts or row alignment, under-filled waves refilled, decode and long-K "
+     "tiny products by rule", SWEEP_RULES_ID),
+)  # fmt: skip
 
 
 def arc_steps(kernel_record: TritonGemm | None = None) -> list[ArcStep]:
@@ -888,3 +906,148 @@ def arc_steps(kernel_record: TritonGemm | None = None) -> list[ArcStep]:
         means = {g.sweep: g.geomean for g in sweep_goal_rows(sweep) if g.dtype == "bfloat16" and g.sweep != "tiny"}
         steps.append(ArcStep(change, None, (None, None), means, record_id))
     return steps
+
+
+# --- why rounds of one product disagree: bench/triton_gemm_rounds.py ---------------------------------------------
+
+#: The committed diagnostic run (a record id).
+ROUNDS_RECORD_ID = "gemm/triton-gemm-rounds-h100"
+
+#: How a case was timed: ``"do_bench, clocks sampled"`` (the sweep's method before the held timer: do_bench, with a
+#: thread sampling SM clock and power every 5 ms), ``"do_bench"`` (no sampler), ``"traced"`` (do_bench's loop
+#: written out, with the host's time per call and CUDA-event marks before each flush), ``"held"`` (the project's
+#: timer with the samples queued behind a gate, same flush as do_bench, sampler running) and ``"graph"`` (a
+#: CUDA-graph replay of the call, timed held: the device time without the Python launch path).
+RoundsMethod = Literal["do_bench, clocks sampled", "do_bench", "traced", "held", "graph"]
+
+
+class RoundsCase(StrictModel):
+    """One product and side, timed in repeated rounds by one method.
+
+    Attributes:
+        side: ``"kernel"`` (``matmul``) or ``"peer"`` (cuBLAS, or ``torch._scaled_mm`` for fp8).
+        rounds_ms: Each round's median time per call (ms).
+        host_us: ``traced`` and ``held``: each round's median host time to queue one call (µs).
+        waited: ``traced``: each round's fraction of calls before whose flush the GPU sat idle, waiting for the host.
+    """
+
+    dtype: str
+    layout: str
+    m: int = Field(gt=0)
+    n: int = Field(gt=0)
+    k: int = Field(gt=0)
+    side: Literal["kernel", "peer"]
+    method: RoundsMethod
+    rounds_ms: list[float] = Field(min_length=1)
+    host_us: list[float] | None = None
+    waited: list[float] | None = None
+
+
+class HostDelay(StrictModel):
+    """One product with a host delay added to each call (a spin on the host clock before the launch), by method:
+    the medians of the rounds (ms)."""
+
+    delay_us: float = Field(ge=0)
+    method: RoundsMethod
+    rounds_ms: list[float] = Field(min_length=1)
+
+
+class TritonRounds(Record):
+    """A run of ``bench/triton_gemm_rounds.py``: products whose rounds disagreed in the held-out sweep, each side
+    timed again and again by do_bench (with and without the clock sampler), by do_bench's loop traced call by call,
+    by the held timer and from a CUDA-graph replay; one product with a growing host delay; what a flush costs.
+
+    Attributes:
+        flush_us: The device time of one flush (µs), by method: ``"zero_ 256 MiB"`` (do_bench's) and ``"read"`` (the
+            project's :class:`~gpukb.measuring.timing.L2Flusher`).
+        sampler_read_us: The time of each of a few hundred NVML readings of the clock sampler (µs).
+        delay_shape: The product of :attr:`delays`: its layout, M, N and K (bf16).
+    """
+
+    kind: Literal["gemm.triton-rounds"] = "gemm.triton-rounds"
+    schema_version: Literal[1] = 1
+    timing: str
+    tuning: str
+    flush_us: dict[str, float]
+    sampler_read_us: list[float] = Field(default_factory=list)
+    cases: list[RoundsCase]
+    delay_shape: tuple[str, int, int, int]
+    delays: list[HostDelay]
+
+
+def rounds_committed(record_id: str = ROUNDS_RECORD_ID) -> TritonRounds:
+    """The committed diagnostic run of ``bench/triton_gemm_rounds.py``."""
+    return load(record_id, expect=TritonRounds)
+
+
+@dataclass(frozen=True)
+class RoundsRow:
+    """One product and side of the diagnostic run, every method side by side.
+
+    Attributes:
+        spread: For each method, the slowest round's median over the fastest's.
+        held_us: The held timer's median over its rounds (µs); ``graph_us`` the graph replay's.
+        host_us: The host's time per call in do_bench's loop traced (the median over its rounds, µs).
+        waited: The largest fraction of calls, over the traced rounds, before whose flush the GPU sat idle.
+    """
+
+    dtype: str
+    layout: str
+    shape: tuple[int, int, int]
+    side: str
+    spread: dict[str, float]
+    held_us: float
+    graph_us: float
+    host_us: float
+    waited: float
+
+
+def rounds_rows(record: TritonRounds | None = None) -> list[RoundsRow]:
+    """The diagnostic run's products and sides in the record's order, each with every method's spread of rounds.
+
+    Raises:
+        ValueError: If a product and side lacks one of the methods.
+    """
+    record = record or rounds_committed()
+    grouped: dict[tuple, dict[str, RoundsCase]] = {}
+    for case in record.cases:
+        grouped.setdefault((case.dtype, case.layout, case.m, case.n, case.k, case.side), {})[case.method] = case
+    rows = []
+    for (dtype, layout, m, n, k, side), methods in grouped.items():
+        missing = sorted(set(RoundsMethod.__args__) - set(methods))  # type: ignore[attr-defined]
+        if missing:
+            raise ValueError(f"{dtype} {layout} {m}x{n}x{k} {side}: no rounds by {missing}")
+        traced = methods["traced"]
+        rows.append(
+            RoundsRow(
+                dtype=dtype, layout=layout, shape=(m, n, k), side=side,
+                spread={name: max(c.rounds_ms) / min(c.rounds_ms) for name, c in methods.items()},
+                held_us=float(_median(methods["held"].rounds_ms)) * 1e3,
+                graph_us=float(_median(methods["graph"].rounds_ms)) * 1e3,
+                host_us=float(_median(traced.host_us or [math.nan])),
+                waited=max(traced.waited or [math.nan]),
+            )
+        )  # fmt: skip
+    return rows
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+#: A round counts as slow when its median is this many times the fastest round's of the same method.
+SLOW_ROUND = 1.3
+
+
+def slow_rounds(record: TritonRounds | None = None, factor: float = SLOW_ROUND) -> dict[str, tuple[int, int]]:
+    """For each method, ``(slow rounds, rounds)`` over every product and side: a round is slow when its median is
+    over ``factor`` times the fastest round's of that product, side and method."""
+    record = record or rounds_committed()
+    counts: dict[str, tuple[int, int]] = {}
+    for case in record.cases:
+        fastest = min(case.rounds_ms)
+        slow, total = counts.get(case.method, (0, 0))
+        counts[case.method] = (slow + sum(x > factor * fastest for x in case.rounds_ms), total + len(case.rounds_ms))
+    return counts

@@ -129,6 +129,23 @@ LOSER_TUNING: tuple[tuple[str, tuple[int, int, int]], ...] = (
     ("TN", (8192, 8192, 16)),
 )
 
+#: What the fourth tuning run tuned on (``bench/triton_gemm_sweep.py --tune gaps``): shapes designed for the classes
+#: the three tables before it left empty, where the held-out sweep's products fell back on a neighbouring class
+#: (small N with a long K and many rows, mid-size M with N ≤ 1024, M from 65 to 256 with a long K, K beyond 16384 at
+#: mid size, many rows with N and K ≤ 1024). One representative per class, none a product of any sweep.
+GAP_TUNING: tuple[tuple[str, tuple[int, int, int]], ...] = (
+    ("NT", (8192, 768, 6144)),
+    ("NT", (6144, 1024, 2048)),
+    ("NT", (768, 1024, 4096)),
+    ("NN", (768, 1024, 4096)),
+    ("NT", (192, 1024, 2048)),
+    ("NN", (128, 1024, 8192)),
+    ("NT", (128, 1024, 8192)),
+    ("NN", (2560, 2560, 20480)),
+    ("NN", (8192, 512, 512)),
+    ("NT", (8192, 512, 512)),
+)
+
 #: Tiny products (M·N·K < 2^20): timed against cuBLAS like the rest; their goal is within twice cuBLAS's time.
 TINY_SHAPES: tuple[Shape, ...] = (
     ("tiny", "3×5×7", 3, 5, 7),
@@ -151,6 +168,22 @@ def held_out_shapes() -> list[tuple[str, Shape]]:
     from gpukb.gemm.triton.model_shapes import HELD_OUT_COUNT, HELD_OUT_SEED, draw
 
     return [(s.layout, ("held-out", s.label, s.m, s.n, s.k)) for s in draw(HELD_OUT_SEED, HELD_OUT_COUNT)]
+
+
+def held_out_2_shapes() -> list[tuple[str, Shape]]:
+    """The second held-out sweep (:data:`~gpukb.gemm.triton.model_shapes.HELD_OUT_2_SEED`), as ``(layout, shape)``
+    pairs: drawn and committed after the last tuning, measured once, in the run that followed."""
+    from gpukb.gemm.triton.model_shapes import HELD_OUT_2_COUNT, HELD_OUT_2_SEED, draw
+
+    return [(s.layout, ("held-out-2", s.label, s.m, s.n, s.k)) for s in draw(HELD_OUT_2_SEED, HELD_OUT_2_COUNT)]
+
+
+def held_out_3_shapes() -> list[tuple[str, Shape]]:
+    """The third held-out sweep (:data:`~gpukb.gemm.triton.model_shapes.HELD_OUT_3_SEED`), as ``(layout, shape)``
+    pairs: drawn and committed after the look-up's rules changed, measured once, in the run that followed."""
+    from gpukb.gemm.triton.model_shapes import HELD_OUT_3_COUNT, HELD_OUT_3_SEED, draw
+
+    return [(s.layout, ("held-out-3", s.label, s.m, s.n, s.k)) for s in draw(HELD_OUT_3_SEED, HELD_OUT_3_COUNT)]
 
 
 def case_label(shape: Shape) -> str:

@@ -20,13 +20,16 @@ from __future__ import annotations
 
 import bisect
 import math
+import statistics
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
+from gpukb.arguments import choice, integer, positive_int, text
 from gpukb.gemm.triton.configs import (
     DEFAULT_CONFIGS,
+    MAX_DIMENSION,
     MAX_SPLIT_K,
     SMALL_CONFIGS,
     SMALL_RATE,
@@ -47,15 +50,39 @@ K_EDGES = (1024, 4096, 16384)
 #: Products with at most this many rows take the small-M path (64-row tiles: one warpgroup's MMA).
 SMALL_M = 64
 
-#: Products with fewer multiply-adds than this are *tiny*: a class of their own per type and layout, whatever their
-#: sizes, since their time is the launch and one short tile loop, not throughput (3×5×7, 64³).
+#: Products with fewer multiply-adds than this, and a K of at most :data:`TINY_K`, are *tiny*: a class of their own
+#: per type and layout, whatever their sizes, since their time is the launch and one short tile loop, not throughput
+#: (3×5×7, 64³).
 TINY_MNK = 2**20
+#: The longest K a tiny product may have: eight K steps of the tiny class's 32-deep tiles. A product with few
+#: multiply-adds but a long K is not latency-bound but a chain of K steps: 1×896×896 (802,816 multiply-adds) took
+#: the tiny class's 32×32 tiles, 28 programs each walking 28 K steps, and ran at a third of cuBLAS's speed on the
+#: second held-out sweep, with the same host path as 3×5×7 (its record). It takes the small-M path instead.
+TINY_K = 256
+
+
+def is_tiny(m: int, n: int, k: int) -> bool:
+    """Whether an m×n×k product is *tiny* (:data:`TINY_MNK`, :data:`TINY_K`).
+
+    Raises:
+        TypeError, ValueError: For a size that is not an int ≥ 0.
+    """
+    m, n, k = _sizes(m=m, n=n, k=k)
+    return m * n * k < TINY_MNK and k <= TINY_K
+
+
+def _sizes(**sizes: int) -> tuple[int, ...]:
+    """The sizes as ints ≥ 0 (a torch size is an int64); a ``TypeError`` or ``ValueError`` names one that is not."""
+    return tuple(integer(name, value, minimum=0, maximum=MAX_DIMENSION) for name, value in sizes.items())
+
 
 #: The committed tables, results records (ids for :func:`gpukb.records.load`), first the one that wins where two
-#: tuned the same class: the third run tuned the classes of the random sweep's products and of the first sweep's
+#: tuned the same class: the fourth run tuned shapes designed for the classes the others left empty
+#: (``sweep.GAP_TUNING``); the third run tuned the classes of the random sweep's products and of the first sweep's
 #: slowest (``sweep.LOSER_TUNING``); the second (issue 29) the classes the first sweep left out (tiny products,
 #: under-filled waves, rows off 128-byte lines, transposed operands); the first, the first sweep's classes.
 TABLE_RECORDS = (
+    "gemm/triton-gemm-tuning-h100-gaps",
     "gemm/triton-gemm-tuning-h100-losers",
     "gemm/triton-gemm-tuning-h100-issue29",
     "gemm/triton-gemm-tuning-h100",
@@ -129,6 +156,19 @@ CANDIDATES_16_DECODE: tuple[Config, ...] = (
     Config("tma", 64, 64, 64, num_stages=5, num_warps=4),
     Config("tma", 64, 32, 128, num_stages=4, num_warps=4),
 )
+#: Added for the fourth run's classes (``sweep.GAP_TUNING``): deeper pipelines of the middle tilings, 256×64 tiles
+#: for small N, and split-K at fixed splits of two and three for products with fewer tiles than multiprocessors.
+CANDIDATES_16_GAPS: tuple[Config, ...] = (
+    Config("tma", 128, 64, 64, num_stages=6, num_warps=4),
+    Config("tma", 64, 128, 64, num_stages=6, num_warps=4),
+    Config("tma", 256, 64, 64, num_stages=4, num_warps=8),
+    Config("tma", 128, 128, 64, num_stages=5, num_warps=8, group_m=1),
+    Config("splitk", 128, 128, 64, num_stages=5, num_warps=8, split_k=2),
+    Config("splitk", 128, 128, 64, num_stages=5, num_warps=8, split_k=3),
+    Config("splitk", 128, 64, 64, num_stages=5, num_warps=4),
+    Config("splitk", 64, 128, 64, num_stages=5, num_warps=4),
+    Config("splitk", 64, 64, 64, num_stages=6, num_warps=4, split_k=2),
+)
 CANDIDATES_FP8: tuple[Config, ...] = (
     Config("tma", 128, 256, 128, num_stages=4, num_warps=8, epilogue_subtile=True),
     Config("tma", 128, 256, 128, num_stages=3, num_warps=8),
@@ -156,20 +196,25 @@ def candidates(
     aligned: bool = True,
     extended: bool = False,
     losers: bool = False,
+    gaps: bool = False,
 ) -> tuple[Config, ...]:
     """The candidates the tuning run tries for an input type, M and K: for M ≤ 64, only those with 64-row tiles;
     for fp8 with K > :data:`FP8_PROMOTE`, each with its partial sums promoted every :data:`FP8_PROMOTE` products.
     ``extended`` (the issue-29 run): 16-bit classes also try :data:`CANDIDATES_16_WAVES`, and, for rows that are
     not 128-byte aligned, :data:`CANDIDATES_16_UNALIGNED`; a tiny 16-bit class tries :data:`CANDIDATES_16_TINY`.
-    ``losers`` (the third run): as ``extended``, and :data:`CANDIDATES_16_TAIL` and :data:`CANDIDATES_16_DECODE`."""
+    ``losers`` (the third run): as ``extended``, and :data:`CANDIDATES_16_TAIL` and :data:`CANDIDATES_16_DECODE`.
+    ``gaps`` (the fourth run): as ``losers``, and :data:`CANDIDATES_16_GAPS`."""
     fp8 = dtype == "float8_e4m3fn"
     pool = CANDIDATES_FP8 if fp8 else CANDIDATES_16
+    losers = losers or gaps
     if tiny and not fp8:
         return CANDIDATES_16_TINY
     if (extended or losers) and not fp8:
         pool = pool + CANDIDATES_16_WAVES + (() if aligned else CANDIDATES_16_UNALIGNED)
     if losers and not fp8:
         pool = pool + CANDIDATES_16_TAIL + (CANDIDATES_16_DECODE if m <= SMALL_M else ())
+    if gaps and not fp8:
+        pool = pool + CANDIDATES_16_GAPS
     if m <= SMALL_M:
         pool = tuple(c for c in pool if c.block_m == 64)
     if fp8 and k > FP8_PROMOTE:
@@ -187,11 +232,12 @@ def trials(
     aligned: bool = True,
     extended: bool = False,
     losers: bool = False,
+    gaps: bool = False,
 ) -> tuple[Config, ...]:
     """What the tuning run times on a class's representative m×n×k product: the :func:`candidates`, and for each
     split-K one whose automatic split (:func:`~gpukb.gemm.triton.configs.split_for`) is above 1, the same tiling at
     half and at twice that split, so that the record shows what the rule's choice is worth."""
-    pool = candidates(dtype, m, k, tiny=m * n * k < TINY_MNK, aligned=aligned, extended=extended, losers=losers)
+    pool = candidates(dtype, m, k, tiny=is_tiny(m, n, k), aligned=aligned, extended=extended, losers=losers, gaps=gaps)
     extra = []
     for config in pool:
         if config.kernel != "splitk" or config.split_k is not None:
@@ -243,7 +289,7 @@ class ShapeClass:
         cls, dtype: str, layout: str, m: int, n: int, k: int, aligned: bool = True, sectors: bool = True
     ) -> ShapeClass:
         """The class of an m×n×k product (rows on 128-byte lines are on sectors too)."""
-        if m * n * k < TINY_MNK:
+        if is_tiny(m, n, k):
             return cls(dtype, layout, 0, 0, 0, True, True)
         buckets = (bucket(m, M_EDGES), bucket(n, N_EDGES), bucket(k, K_EDGES))
         return cls(dtype, layout, *buckets, aligned, False, sectors or aligned)
@@ -342,14 +388,16 @@ def committed(record_id: str = TABLE_RECORD) -> GemmTuning:
     return load(record_id, expect=GemmTuning)
 
 
-#: The table in use: the committed one, unless :func:`use_table` set another (``None``: none, rules only).
-_ACTIVE: dict[str, dict[ShapeClass, TunedClass] | None] = {}
+#: The table in use: the committed one, unless :func:`use_table` set another (``None``: none, rules only); and the
+#: rates :func:`wave_rate_samples` computed from it.
+_ACTIVE: dict[str, Any] = {}
 
 
 def use_table(table: GemmTuning | None) -> None:
     """Use ``table`` instead of the committed one (``None``: no table, :func:`heuristic` only). For the tuning
     run, which measures the table it has just made, and for tests. Plans ``matmul`` made before keep their
     configuration: call :func:`gpukb.gemm.triton.matmul.clear_plans` after."""
+    _ACTIVE.clear()  # the wave rates too (wave_rate_samples)
     _ACTIVE["table"] = None if table is None else {c.shape_class: c for c in table.classes}
 
 
@@ -399,10 +447,12 @@ def predicted_ms(entry: TunedClass, trial: Trial, m: int, n: int, k: int, sms: i
 def heuristic(dtype: str, m: int, n: int, k: int, sms: int) -> Config:
     """The rule for a class the table lacks.
 
-    M ≤ 64: the split-K kernel with 64-row tiles (the small-M path). A product whose large tiles would leave most
-    multiprocessors idle while K is long (fewer tiles than half the multiprocessors, K at least four times the
-    larger of M and N): the split-K kernel with 128×128 tiles. Otherwise the persistent TMA kernel, large or small
-    tiles by :func:`~gpukb.gemm.triton.configs.pick_by_waves`. FP8 with K > :data:`FP8_PROMOTE`: promoted partial sums.
+    M ≤ 64: the split-K kernel with 64-row tiles (the small-M path; for 16-bit types, :func:`small_m_rule`). A
+    product whose large tiles would leave most multiprocessors idle while K is long (fewer tiles than half the
+    multiprocessors, K at least four times the larger of M and N): the split-K kernel with 128×128 tiles. Otherwise
+    the persistent TMA kernel: of the large tiling and :data:`WAVE_LADDER`, the one with the most work per unit of
+    time by its rounds of tiles and its measured rate (:func:`_by_rate`; without a table, large or small tiles by
+    :func:`~gpukb.gemm.triton.configs.pick_by_waves`). FP8 with K > :data:`FP8_PROMOTE`: promoted partial sums.
     """
     fp8 = dtype == "float8_e4m3fn"
     config = _rule(dtype, m, n, k, sms)
@@ -412,31 +462,75 @@ def heuristic(dtype: str, m: int, n: int, k: int, sms: int) -> Config:
 def _rule(dtype: str, m: int, n: int, k: int, sms: int) -> Config:
     fp8 = dtype == "float8_e4m3fn"
     bk = 128 if fp8 else 64
-    if not fp8 and m * n * k < TINY_MNK:  # one launch, no descriptors or copies: latency is all a tiny product has
+    if not fp8 and is_tiny(m, n, k):  # one launch, no descriptors or copies: latency is all a tiny product has
         return Config("blocked", 64, 64, 32, num_stages=2, num_warps=4)
-    if m <= SMALL_M:
+    if m <= SMALL_M and fp8:
         return Config("splitk", 64, 128, 2 * bk, num_stages=4, num_warps=4)
+    if m <= SMALL_M:
+        return small_m_rule(n, k, sms)
     large = DEFAULT_CONFIGS.get(dtype, DEFAULT_CONFIGS["bfloat16"])
     tiles = -(-m // large.block_m) * -(-n // large.block_n)
     if 2 * tiles < sms and k >= 4 * max(m, n):
         return Config("splitk", 128, 128, bk, num_stages=4, num_warps=8)
     if fp8 or dtype not in SMALL_CONFIGS:
         return Config("tma", 128, 256, 128, num_stages=4, num_warps=8, epilogue_subtile=True) if fp8 else large
-    return pick_by_waves(m, n, large, SMALL_CONFIGS[dtype], sms, SMALL_RATE)
+    ladder = [c for c in WAVE_LADDER if c.label in wave_rates()]
+    if not ladder:  # no table to measure the tilings' rates on: the first sweep's two tilings and their ratio
+        return pick_by_waves(m, n, large, SMALL_CONFIGS[dtype], sms, SMALL_RATE)
+    return _by_rate([large, *ladder], m, n, k, sms)
+
+
+def small_m_rule(n: int, k: int, sms: int) -> Config:
+    """The rule for a 16-bit product with M ≤ :data:`SMALL_M` (decode) that no tuned class of its layout covers:
+    the split-K kernel's 64-row tiles, split so that its programs fill at most half the multiprocessors.
+
+    Where N gives at least ``sms / 2`` tiles 128 wide: 64×128 tiles, not split. Otherwise 64×64 tiles, K cut into
+    ``sms // (2 × tiles)`` slices (each at least four K steps). The tuned decode classes chose so: at N = 4096 (64
+    tiles of 64 columns, half of 132) every class from M = 8 to 64 chose the 64×64 tiles unsplit over their split of
+    two, 47×896×4864 (14 tiles) a split of four, the N ≥ 12288 ones 128 or 256 columns unsplit (the tuning
+    records): a decode product streams B, and half the multiprocessors already read it at the memory's rate, so
+    more slices only add partial sums to write and add.
+
+    Raises:
+        TypeError, ValueError: For a size that is not an int ≥ 0 or an ``sms`` below 1.
+    """
+    n, k = _sizes(n=n, k=k)
+    sms = positive_int("sms", sms)
+    wide = Config("splitk", 64, 128, 128, num_stages=4, num_warps=4, split_k=1)
+    if 2 * -(-n // wide.block_n) >= sms:
+        return wide
+    tiles = -(-n // 64)
+    split = max(1, min(sms // (2 * tiles), k // (4 * 128), MAX_SPLIT_K))
+    return Config("splitk", 64, 64, 128, num_stages=5, num_warps=4, split_k=split)
 
 
 def lookup(
-    dtype: str, layout: str, m: int, n: int, k: int, sms: int, aligned: bool = True, sectors: bool = True
+    dtype: str,
+    layout: str,
+    m: int,
+    n: int,
+    k: int,
+    sms: int,
+    aligned: bool = True,
+    sectors: bool = True,
+    copied: bool | None = None,
 ) -> Config | None:
-    """The table's configuration for a product: of the candidates timed for its class (its own; else the same
-    buckets in another layout; else the same for the type that shares its tiles, :data:`SHARES`; for rows that are
-    not 128-byte aligned, then the same search among aligned classes; else a class one bucket away,
-    :func:`_neighbour`), the one with the shortest :func:`predicted_ms` on this shape; ``None`` where the table has
-    no such class. A tiny product takes its tiny class's configuration as it is."""
+    """The table's configuration for a product: of the candidates timed for its class, the one with the shortest
+    :func:`predicted_ms` on this shape, then :func:`refill`'s rule for a wave it would leave under-filled;
+    ``None`` where the table has no class of the product's *group* (which then takes :func:`heuristic`).
+
+    The group is the layout and whether the rows start on 128-byte lines: a class is searched only within it (its
+    own; for rows off 128-byte lines, the class of the other sector alignment; the same for the type that shares
+    its tiles, :data:`SHARES`), as times measured in another layout, or on other rows, say nothing of this one's.
+    A class one bucket away (:func:`_neighbour`) must also match whether the product's operands are copied before
+    the kernel reads them (``copied``: rows a descriptor cannot read; by default as for contiguous operands,
+    :func:`contiguous_copied`), as its representative's time includes those copies or not. A tiny product
+    (:func:`is_tiny`) takes its tiny class's configuration as it is, in any layout (the blocked kernel it takes
+    reads every layout in place, without copies)."""
     table = active_table()
     if not table:
         return None
-    if m * n * k < TINY_MNK:
+    if is_tiny(m, n, k):
         tiny = ShapeClass.of(dtype, layout, m, n, k)
         search = [
             replace(tiny, dtype=name, layout=other)
@@ -446,44 +540,160 @@ def lookup(
         ]
         entry = next((table[cls] for cls in search if cls in table), None)
         return None if entry is None else entry.config  # latency-bound: no carrying over of rates
-    flags = dict.fromkeys(((aligned, sectors or aligned), (aligned, True), (aligned, False), (True, True)))
+    if copied is None:
+        copied = contiguous_copied(dtype, layout, m, n, k)
+    flags = [(True, True)] if aligned else list(dict.fromkeys(((False, sectors), (False, not sectors))))
     search = [
-        ShapeClass.of(name, other, m, n, k, *flag)
+        ShapeClass.of(name, layout, m, n, k, *flag)
         for flag in flags
         for name in (dtype, SHARES.get(dtype))
         if name is not None
-        for other in dict.fromkeys((layout, "NN", "NT", "TN", "TT"))
     ]
     entry = next((table[cls] for cls in search if cls in table), None)
     if entry is None:
-        entry = _neighbour(table, search[0])
+        entry = _neighbour(table, search[0], copied)
     if entry is None:
         return None
     # Split-tail candidates are timed but never chosen: where one split its tail it lost to the plain persistent
     # kernel on every class of the third run (its tuning record), and where it did not split it was that kernel.
     timed = [t for t in entry.trials if t.ms is not None and not t.config.split_tail]
     if not timed:
-        return replace(entry.config, split_tail=False)
-    return min(timed, key=lambda t: predicted_ms(entry, t, m, n, k, sms)).config
+        return refill(replace(entry.config, split_tail=False), entry.shape, m, n, k, sms)
+    best = min(timed, key=lambda t: predicted_ms(entry, t, m, n, k, sms)).config
+    return refill(best, entry.shape, m, n, k, sms)
 
 
-def _neighbour(table: dict[ShapeClass, TunedClass], cls: ShapeClass) -> TunedClass | None:
-    """A tuned class one bucket away from ``cls`` (in M, N or K; same type or the type sharing its tiles, same
-    alignment, not tiny), preferring the same layout, then the smaller M, N, K buckets in that order; ``None``
-    where there is none. Its candidates' times are carried over to the shape by :func:`predicted_ms`."""
+def contiguous_copied(dtype: str, layout: str, m: int, n: int, k: int) -> bool:
+    """Whether ``matmul`` copies A or B of an m×n×k product of contiguous matrices in ``layout`` before a TMA kernel
+    reads them: rows that are not a multiple of 16 bytes (1023×1025×1027: A's rows are 2054 bytes), or, for fp8, an
+    operand that is not K-major (``matmul.staging``). An operand of one row is never copied.
+
+    Raises:
+        TypeError, ValueError: For a ``dtype`` that is not a string, a ``layout`` other than ``"NN"``, ``"NT"``,
+            ``"TN"``, ``"TT"``, or a size that is not an int ≥ 0.
+    """
+    text("dtype", dtype)
+    choice("layout", layout, ("NN", "NT", "TN", "TT"))
+    m, n, k = _sizes(m=m, n=n, k=k)
+    fp8 = dtype == "float8_e4m3fn"
+    size = 1 if fp8 else 2
+    a = (k, m, False) if layout[0] == "N" else (m, k, fp8)  # (row length, rows, not K-major fp8)
+    b = (n, k, fp8) if layout[1] == "N" else (k, n, False)
+    return any(wrong or (rows > 1 and (length * size) % 16 != 0) for length, rows, wrong in (a, b))
+
+
+def _copied(entry: TunedClass) -> bool:
+    """Whether a class's representative had its operands copied (:func:`contiguous_copied`), as it was timed."""
+    return contiguous_copied(entry.dtype, entry.layout, *entry.shape)
+
+
+#: The tilings :func:`refill` may move an under-filled product to: the persistent kernel's smaller tiles with the
+#: deeper pipelines the fourth tuning run measured (``CANDIDATES_16_GAPS``), and 128×128.
+WAVE_LADDER: tuple[Config, ...] = (
+    Config("tma", 128, 128, 64, num_stages=4, num_warps=8),
+    Config("tma", 64, 128, 64, num_stages=6, num_warps=4),
+    Config("tma", 128, 64, 64, num_stages=6, num_warps=4),
+)
+
+#: A tiling's rate counts in :func:`wave_rates` only on a product where it keeps at least this fraction of its
+#: rounds' tile slots busy (:func:`efficiency`), as does the default tiling: the rate of a full GPU.
+FULL_FILL = 0.9
+
+
+def wave_rate_samples() -> dict[str, list[float]]:
+    """What :func:`wave_rates` takes the median of: for each 16-bit persistent tiling (by :attr:`Config.label`), its
+    rate per busy tile slot relative to the default tiling's (:data:`~gpukb.gemm.triton.configs.DEFAULT_CONFIGS`) on
+    every aligned class of the active table with M above :data:`SMALL_M` where both kept at least
+    :data:`FULL_FILL` of their slots busy: (the default's time ÷ its efficiency) ÷ (the tiling's time ÷ its
+    efficiency). The default's own entry is ``[1.0]``."""
+    if "rate samples" in _ACTIVE:
+        return _ACTIVE["rate samples"]
+    base_config = DEFAULT_CONFIGS["bfloat16"]
+    samples: dict[str, list[float]] = {base_config.label: [1.0]}
+    for entry in (active_table() or {}).values():
+        m, n, k = entry.shape
+        if entry.tiny or m <= SMALL_M or not entry.aligned or entry.dtype == "float8_e4m3fn":
+            continue
+        timed = {t.config: t.ms for t in entry.trials if t.ms is not None}
+        base = timed.get(base_config)
+        base_fill = efficiency(m, n, k, base_config, SMS_TUNED)
+        if base is None or base_fill < FULL_FILL:
+            continue
+        for config, ms in timed.items():
+            fill = efficiency(m, n, k, config, SMS_TUNED)
+            if config.kernel == "tma" and not config.split_tail and config != base_config and fill >= FULL_FILL:
+                samples.setdefault(config.label, []).append((base / base_fill) / (ms / fill))
+    _ACTIVE["rate samples"] = samples
+    return samples
+
+
+def wave_rates() -> dict[str, float]:
+    """Each 16-bit persistent tiling's rate per busy tile slot relative to the default tiling's, by
+    :attr:`Config.label`: the median of its :func:`wave_rate_samples` (the default's is 1.0)."""
+    return {label: statistics.median(values) for label, values in wave_rate_samples().items()}
+
+
+#: Multiprocessors of the GPU the tables were tuned on (the H100 SXM: its records' ``run.gpu``).
+SMS_TUNED = 132
+
+
+def refill(config: Config, shape: tuple[int, int, int], m: int, n: int, k: int, sms: int) -> Config:
+    """The rule for a wave a class's choice leaves under-filled: where ``config`` (a persistent tiling, M above
+    :data:`SMALL_M`) gives the product fewer tiles than ``sms`` while it gave the class's representative ``shape``
+    at least ``sms`` (so its time there says nothing about a part-empty GPU), the tiling of ``config`` and
+    :data:`WAVE_LADDER` with the most work per unit of time: :func:`efficiency` × its rate (:func:`wave_rates`;
+    ``config``'s own, or 1.0 where the tables never measured it on a full GPU). ``config`` wins ties; any other
+    product keeps ``config``. 1209×2048 in 128×256 tiles is 80 tiles for 132 multiprocessors.
+
+    Raises:
+        TypeError, ValueError: For a ``config`` that is not a :class:`Config`, a ``shape`` that is not three sizes,
+            a size that is not an int ≥ 0, or an ``sms`` below 1.
+    """
+    if not isinstance(config, Config):
+        raise TypeError(f"config must be a gpukb.gemm.triton.configs.Config; got {type(config).__name__}")
+    if not isinstance(shape, tuple | list) or len(shape) != 3:
+        raise TypeError(f"shape must be the representative's (m, n, k); got {shape!r}")
+    rm, rn, _ = _sizes(**dict(zip(("shape m", "shape n", "shape k"), shape, strict=True)))
+    m, n, k = _sizes(m=m, n=n, k=k)
+    sms = positive_int("sms", sms)
+    if config.kernel != "tma" or m <= SMALL_M:
+        return config
+    if _tiles(m, n, config) >= sms or _tiles(rm, rn, config) < sms:
+        return config
+    return _by_rate([config, *(c for c in WAVE_LADDER if c.label in wave_rates())], m, n, k, sms)
+
+
+def _by_rate(options: list[Config], m: int, n: int, k: int, sms: int) -> Config:
+    """Of ``options``, the one with the most work per unit of time on an m×n×k product: its :func:`efficiency`
+    times its rate (:func:`wave_rates`; 1.0 where none was measured); the first wins ties."""
+    rates = wave_rates()
+    return max(options, key=lambda c: efficiency(m, n, k, c, sms) * rates.get(c.label, 1.0))
+
+
+def _tiles(m: int, n: int, config: Config) -> int:
+    return -(-m // config.block_m) * -(-n // config.block_n)
+
+
+def _neighbour(table: dict[ShapeClass, TunedClass], cls: ShapeClass, copied: bool) -> TunedClass | None:
+    """A tuned class one bucket away from ``cls`` (in M, N or K) of its group (same layout, same alignment, operands
+    copied or not as ``copied`` says; same type or the type sharing its tiles; not tiny), preferring the same type,
+    then the smaller M, N, K buckets in that order; ``None`` where there is none. Its candidates' times are carried
+    over to the shape by :func:`predicted_ms`."""
     types = (cls.dtype, SHARES.get(cls.dtype))
     near = [
         c
         for c in table
         if c.dtype in types
+        and c.layout == cls.layout
         and c.aligned == cls.aligned
         and not c.tiny
+        and _copied(table[c]) == copied
         and abs(c.m - cls.m) + abs(c.n - cls.n) + abs(c.k - cls.k) == 1
         and (c.m > SMALL_M_BUCKET) == (cls.m > SMALL_M_BUCKET)  # never across the small-M (64-row) boundary
     ]
     if not near:
         return None
-    best = min(near, key=lambda c: (c.layout != cls.layout, c.dtype != cls.dtype, c.m, c.n, c.k, c.layout))
+    best = min(near, key=lambda c: (c.dtype != cls.dtype, c.m, c.n, c.k, c.sectors != cls.sectors))
     return table[best]
 
 
@@ -492,8 +702,16 @@ SMALL_M_BUCKET = bucket(SMALL_M, M_EDGES)
 
 
 def choose(
-    dtype: str, layout: str, m: int, n: int, k: int, sms: int, aligned: bool = True, sectors: bool = True
+    dtype: str,
+    layout: str,
+    m: int,
+    n: int,
+    k: int,
+    sms: int,
+    aligned: bool = True,
+    sectors: bool = True,
+    copied: bool | None = None,
 ) -> Config:
     """The configuration for a product: the table's (:func:`lookup`), else :func:`heuristic`."""
-    found = lookup(dtype, layout, m, n, k, sms, aligned, sectors)
+    found = lookup(dtype, layout, m, n, k, sms, aligned, sectors, copied)
     return found if found is not None else heuristic(dtype, m, n, k, sms)
