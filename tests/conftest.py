@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -108,38 +109,64 @@ def root() -> Path:
     return ROOT
 
 
+def _shared_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The run's one temporary folder: with pytest-xdist each worker's folder sits in it."""
+    shared = tmp_path_factory.getbasetemp()
+    return shared.parent if os.environ.get("PYTEST_XDIST_WORKER") else shared
+
+
+def _build_site(shared: Path, wait: bool = True) -> None:
+    """Build the site into ``shared / "site"`` and write ``site-build.log`` (return code, then the log), unless a
+    build already wrote it. Under a file lock: one build per run, whichever worker gets there first; with
+    ``wait=False`` return at once when another holds the lock (it is building)."""
+    from filelock import Timeout
+
+    from tests.site import docs_extra
+
+    outcome = shared / "site-build.log"
+    try:
+        with FileLock(shared / "site-build.lock", timeout=-1 if wait else 0):
+            if not outcome.exists():
+                proc = subprocess.run(
+                    [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(shared / "site")],
+                    cwd=ROOT,
+                    capture_output=True,
+                    text=True,
+                    timeout=600,
+                    env={**os.environ, **docs_extra.build_environment(), "PATH": path_without_scripts()},
+                )
+                outcome.write_text(f"{proc.returncode}\n{proc.stdout}{proc.stderr}", encoding="utf-8")
+    except Timeout:
+        pass
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _start_the_site_build(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Start the site build in the background before the first test, when any test of this session needs it, so
+    that the build runs while the other tests do instead of a worker waiting for it (about a minute on 2 cores)."""
+    if not any("built_site" in getattr(item, "fixturenames", ()) for item in request.session.items):
+        return
+    threading.Thread(target=_build_site, args=(_shared_folder(tmp_path_factory), False), daemon=True).start()
+
+
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """Build the site once per test run with ``mkdocs build --strict``; returns (site dir, build log).
 
     With pytest-xdist (``make test``) every worker asks for it: the first builds into the run's shared temporary
-    folder under a file lock, the others wait and read the same build. The build runs the way a reader runs
+    folder under a file lock, the others wait and read the same build (the build starts before the first test:
+    ``_start_the_site_build``). The build runs the way a reader runs
     ``.venv/bin/mkdocs build`` without activating the environment: this environment's scripts directory is taken off
     ``PATH`` (the hooks put it back for the ``gpukb`` console blocks). It runs as if only the docs extra were
     installed (every other package hidden, see ``tests/site/docs_extra.py``), so a page that needs a test-only or
     undeclared package fails it; and without the render cache, so every block runs.
     """
-    from tests.site import docs_extra
-
-    shared = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        shared = shared.parent  # each worker's folder sits in the run's one folder
-    site, outcome = shared / "site", shared / "site-build.log"
-    with FileLock(shared / "site-build.lock"):
-        if not outcome.exists():
-            proc = subprocess.run(
-                [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
-                cwd=ROOT,
-                capture_output=True,
-                text=True,
-                timeout=600,
-                env={**os.environ, **docs_extra.build_environment(), "PATH": path_without_scripts()},
-            )
-            outcome.write_text(f"{proc.returncode}\n{proc.stdout}{proc.stderr}", encoding="utf-8")
-    returncode, log = outcome.read_text(encoding="utf-8").split("\n", 1)
+    shared = _shared_folder(tmp_path_factory)
+    _build_site(shared)  # waits for a build another worker, or this one's background thread, is running
+    returncode, log = (shared / "site-build.log").read_text(encoding="utf-8").split("\n", 1)
     if returncode != "0":
         pytest.fail(f"mkdocs build --strict failed:\n{log}")
-    return site, log
+    return shared / "site", log
 
 
 @pytest.fixture(scope="session")
