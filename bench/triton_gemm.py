@@ -44,6 +44,7 @@ except ImportError:  # a checkout on a machine where gpukb is not installed
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
 from gpukb.dtypes import torch_dtype
+from gpukb.gemm.triton.sweep import operands
 from gpukb.measuring.timing import Marks, captured
 from gpukb.records.script import Script, main
 
@@ -145,22 +146,12 @@ def _first_line(err: BaseException) -> str:
     return f"{type(err).__name__}: {text[0] if text else ''}"[:300]
 
 
-def _operands(torch: Any, dtype: Any, m: int, n: int, k: int, layout: str = "NN") -> tuple[Any, Any]:
-    a = torch.randn(m, k, device="cuda", dtype=dtype)
-    b = (
-        torch.randn(k, n, device="cuda", dtype=dtype)
-        if layout == "NN"
-        else torch.randn(n, k, device="cuda").to(dtype).t()
-    )
-    return a, b
-
-
 def _check(torch: Any, config: Any, dtype: Any, layout: str = "NN") -> dict:
     """Poisoned output, float64 reference, and the error of the reference rounded to the output type."""
     from gpukb.gemm.triton.matmul import matmul
 
     m, n, k = CHECK_SHAPE
-    a, b = _operands(torch, dtype, m, n, k, layout)
+    a, b = operands(torch, dtype, m, n, k, layout)
     out = torch.full((m, n), float("nan"), device="cuda", dtype=dtype)
     matmul(a, b, out=out, config=config)
     torch.cuda.synchronize()
@@ -188,7 +179,7 @@ def phase_sweep(out: Path) -> None:
     torch, flush = _setup()
     dtype = torch.bfloat16
     data: dict = {"clocks_start": clocks(), "sizes": list(SWEEP_SIZES), "configs": []}
-    ops = {s: _operands(torch, dtype, s, s, s) for s in SWEEP_SIZES}
+    ops = {s: operands(torch, dtype, s, s, s) for s in SWEEP_SIZES}
     outs = {s: torch.empty(s, s, device="cuda", dtype=dtype) for s in SWEEP_SIZES}
     refs = {s: torch.matmul(*ops[s]) for s in SWEEP_SIZES}
     for config in CANDIDATES:
@@ -314,7 +305,7 @@ def host_overhead(torch: Any) -> dict:
     from gpukb.gemm.triton import matmul as mm
 
     m, n, k = OVERHEAD_SHAPE
-    a, b = _operands(torch, torch.bfloat16, m, n, k)
+    a, b = operands(torch, torch.bfloat16, m, n, k)
     c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
     config = mm.Config("tma", 128, 128, 64, num_stages=4, num_warps=8)  # for the raw launches below
     descs = [
@@ -392,7 +383,7 @@ def phase_compare(out: Path, chosen: dict) -> None:
         record |= dict.fromkeys(("kernel_ms", "cublas_ms", "kernel_tflops", "cublas_tflops", "ratio"))
         data["records"].append(record)
         try:
-            a, b = _operands(torch, dtype, s, s, s, layout)
+            a, b = operands(torch, dtype, s, s, s, layout)
             c_kernel = torch.full((s, s), float("nan"), device="cuda", dtype=dtype)
             c_peer = torch.empty(s, s, device="cuda", dtype=dtype)
             record["config"] = default_config(a, b, c_kernel).as_dict()
@@ -440,7 +431,7 @@ def phase_compare(out: Path, chosen: dict) -> None:
                 a = torch.randn(s, s, device="cuda").to(torch.float8_e4m3fn)
                 b = torch.randn(s, s, device="cuda").to(torch.float8_e4m3fn).t()
             else:
-                a, b = _operands(torch, torch_dtype(name), s, s, s)
+                a, b = operands(torch, torch_dtype(name), s, s, s)
             summary = compiled_summary(a, b, config=config)
             summary["config"] = summary["config"].as_dict()
             data["compiled"].append({"dtype": name, "m": s, "n": s, "k": s, "error": None, **summary})

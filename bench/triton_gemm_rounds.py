@@ -68,21 +68,12 @@ def _operands(torch: Any, dtype: str, layout: str, m: int, n: int, k: int) -> tu
     """A, B, the kernel's call and the peer's call (fresh random inputs; fp8 as the sweep makes them)."""
     from gpukb.dtypes import torch_dtype
     from gpukb.gemm.triton.matmul import matmul
+    from gpukb.gemm.triton.sweep import operands
 
     fp8 = dtype == "float8_e4m3fn"
     base = torch.bfloat16 if fp8 else torch_dtype(dtype)
-    a = (
-        torch.randn(m, k, device="cuda", dtype=base)
-        if layout[0] == "N"
-        else torch.randn(k, m, device="cuda", dtype=base).t()
-    )
-    b = (
-        torch.randn(k, n, device="cuda", dtype=base)
-        if layout[1] == "N"
-        else torch.randn(n, k, device="cuda", dtype=base).t()
-    )
+    a, b = operands(torch, torch_dtype(dtype), m, n, k, layout)
     if fp8:
-        a, b = a.to(torch.float8_e4m3fn), b.to(torch.float8_e4m3fn)
         one = torch.ones((), device="cuda")
         c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
 

@@ -84,6 +84,7 @@ from gpukb.gemm.triton.sweep import (  # noqa: E402
     held_out_2_shapes,
     held_out_3_shapes,
     held_out_shapes,
+    operands,
     random_shapes,
     shapes,
 )
@@ -105,24 +106,6 @@ class Budget:
 def _first_line(err: BaseException) -> str:
     text = str(err).strip().splitlines()
     return f"{type(err).__name__}: {text[0] if text else ''}"[:300]
-
-
-def _operands(torch: Any, dtype: Any, m: int, n: int, k: int, layout: str) -> tuple[Any, Any]:
-    make = torch.float8_e4m3fn if dtype == torch.float8_e4m3fn else None
-    base = torch.bfloat16 if make else dtype
-    a = (
-        torch.randn(m, k, device="cuda", dtype=base)
-        if layout[0] == "N"
-        else torch.randn(k, m, device="cuda", dtype=base).t()
-    )
-    b = (
-        torch.randn(k, n, device="cuda", dtype=base)
-        if layout[1] == "N"
-        else torch.randn(n, k, device="cuda", dtype=base).t()
-    )
-    if make:
-        a, b = a.to(make), b.to(make)
-    return a, b
 
 
 def _bench(fn: Any, warmup: float, rep: float, host: list[float] | None = None) -> float:
@@ -209,7 +192,7 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
             print(f"tune: stopping, {budget.left():.0f} s left", flush=True)
             break
         tdtype = torch_dtype(dtype)
-        a, b = _operands(torch, tdtype, m, n, k, layout)
+        a, b = operands(torch, tdtype, m, n, k, layout)
         assert layout_code(a, b) == layout
         out_dtype = torch.bfloat16 if dtype == "float8_e4m3fn" else tdtype
         c = torch.empty(m, n, device="cuda", dtype=out_dtype)
@@ -326,7 +309,7 @@ def host_path(torch: Any, shape: tuple[int, int, int] = HOST_SHAPES[0]) -> dict:
     from gpukb.gemm.triton.matmul import matmul
 
     m, n, k = shape
-    a, b = _operands(torch, torch.bfloat16, m, n, k, "NN")
+    a, b = operands(torch, torch.bfloat16, m, n, k, "NN")
     c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
     calls = {
         "matmul(a, b, out=c)": lambda: matmul(a, b, out=c),
@@ -490,7 +473,7 @@ def sweep(torch: Any, out_dir: Path, budget: Budget, tuned_shapes: set, sets: tu
         a = b = c = c_peer = None
         try:
             tdtype = torch_dtype(dtype)
-            a, b = _operands(torch, tdtype, m, n, k, layout)
+            a, b = operands(torch, tdtype, m, n, k, layout)
             out_dtype = torch.bfloat16 if fp8 else tdtype
             c = torch.full((m, n), math.nan, device="cuda", dtype=out_dtype)
             config = default_config(a, b, c)
@@ -576,7 +559,7 @@ def profile_rows(torch: Any, rows: list[dict], budget: Budget) -> None:
         if not (row["m"] <= PROFILE_MAX_M or row["group"] == "k-heavy") or budget.left() < 5:
             continue
         m, n, k = row["m"], row["n"], row["k"]
-        a, b = _operands(torch, torch.bfloat16, m, n, k, "NN")
+        a, b = operands(torch, torch.bfloat16, m, n, k, "NN")
         c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
         matmul(a, b, out=c)
         torch.matmul(a, b, out=c)

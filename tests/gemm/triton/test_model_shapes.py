@@ -224,3 +224,37 @@ def test_the_third_held_out_draw_is_pinned_and_shares_nothing_with_the_tuned_set
     tuned |= {(layout, s[2], s[3], s[4]) for layout, s in ISSUE_SHAPES}
     assert not tuned & set(HELD_OUT_3)
     assert ms.HELD_OUT_3_SEED not in (ms.RANDOM_SEED, ms.HELD_OUT_SEED, ms.HELD_OUT_2_SEED)
+
+
+@pytest.mark.parametrize("layout", ["NN", "NT", "TN", "TT"])
+def test_bench_operands_have_the_shapes_and_strides_of_their_layout(layout: str) -> None:
+    """The bench scripts' one operand maker: A is m×k and B k×n; a T operand is a transposed view of row-major
+    storage (stride 1 along its first dimension), FP8 is drawn in bf16 and cast."""
+    import torch
+
+    from gpukb.gemm.triton.sweep import operands
+
+    for dtype in (torch.bfloat16, torch.float8_e4m3fn):
+        a, b = operands(torch, dtype, 3, 5, 7, layout, device="cpu")
+        assert (a.shape, b.shape, a.dtype, b.dtype) == ((3, 7), (7, 5), dtype, dtype)
+        assert a.stride() == ((7, 1) if layout[0] == "N" else (1, 3))
+        assert b.stride() == ((5, 1) if layout[1] == "N" else (1, 7))
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "match"),
+    [
+        ((3, 5, 7, "NX"), ValueError, r"layout must be one of \('NN', 'NT', 'TN', 'TT'\); got 'NX'"),
+        ((0, 5, 7, "NN"), ValueError, "m"),
+        ((3, -5, 7, "NN"), ValueError, "n"),
+        ((3, 5, True, "NN"), TypeError, "k"),
+        ((3, 5, 7.0, "NN"), TypeError, "k"),
+    ],
+)
+def test_bench_operands_refuse_what_they_do_not_make(args: tuple, error: type, match: str) -> None:
+    import torch
+
+    from gpukb.gemm.triton.sweep import operands
+
+    with pytest.raises(error, match=match):
+        operands(torch, torch.bfloat16, *args, device="cpu")

@@ -186,6 +186,42 @@ def held_out_3_shapes() -> list[tuple[str, Shape]]:
     return [(s.layout, ("held-out-3", s.label, s.m, s.n, s.k)) for s in draw(HELD_OUT_3_SEED, HELD_OUT_3_COUNT)]
 
 
+#: Operand layouts: each letter says whether A, then B, is stored as given (N) or as its transpose's row-major
+#: storage viewed transposed (T): ``"NT"`` is ``x @ w.t()``, how a linear layer calls it.
+LAYOUTS = ("NN", "NT", "TN", "TT")
+
+
+def operands(
+    torch: Any, dtype: Any, m: int, n: int, k: int, layout: str = "NN", device: str = "cuda"
+) -> tuple[Any, Any]:
+    """Random A (m×k) and B (k×n) in ``layout`` (:data:`LAYOUTS`), standard normal, for the bench scripts. FP8
+    (``torch.float8_e4m3fn``) is drawn in bf16 and cast, as torch draws no random FP8.
+
+    Raises:
+        ValueError: For a layout not in :data:`LAYOUTS` or a dimension that is not a positive int.
+        TypeError: If a dimension is a bool.
+    """
+    from gpukb.arguments import positive_int
+
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}; got {layout!r}")
+    for name, size in (("m", m), ("n", n), ("k", k)):
+        positive_int(name, size)
+    fp8 = dtype == torch.float8_e4m3fn
+    base = torch.bfloat16 if fp8 else dtype
+    a = (
+        torch.randn(m, k, device=device, dtype=base)
+        if layout[0] == "N"
+        else torch.randn(k, m, device=device, dtype=base).t()
+    )
+    b = (
+        torch.randn(k, n, device=device, dtype=base)
+        if layout[1] == "N"
+        else torch.randn(n, k, device=device, dtype=base).t()
+    )
+    return (a.to(dtype), b.to(dtype)) if fp8 else (a, b)
+
+
 def case_label(shape: Shape) -> str:
     """``"MxNxK"``, the case label of a kernel pair."""
     return f"{shape[2]}x{shape[3]}x{shape[4]}"
