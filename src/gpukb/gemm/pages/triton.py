@@ -771,29 +771,7 @@ def triton_arc() -> str:
 def triton_random_before_after(dtype: str = "bfloat16") -> str:
     """Every product of the random sweep, before the third tuning (the second tuning's sweep run) and after it (the
     committed run): configuration and ratio to cuBLAS in each (two runs, each against cuBLAS in its own process)."""
-    before = {
-        (r.layout, r.m, r.n, r.k): r
-        for r in triton_results.sweep_committed(triton_results.SWEEP_ISSUE29_ID).rows
-        if r.sweep == "random" and r.dtype == dtype
-    }
-    rows = []
-    for r in _sweep(None).rows:
-        old = before.get((r.layout, r.m, r.n, r.k))
-        if r.sweep != "random" or r.dtype != dtype or old is None:
-            continue
-        rows.append(
-            (
-                r.label,
-                _shape(r),
-                r.layout,
-                _config_cell(old),
-                "–" if old.ratio is None else f"{old.ratio:.3f}",
-                _config_cell(r),
-                "–" if r.ratio is None else f"{r.ratio:.3f}",
-            )
-        )
-    headers = ["product", "M×N×K", "layout", "before: configuration", "before", "after: configuration", "after"]
-    return markdown_table(headers, rows)
+    return triton_before_after("random", triton_results.SWEEP_ISSUE29_ID, triton_results.SWEEP_RECORD_ID, dtype)
 
 
 def triton_uneven_rows(record_id: str = triton_results.SWEEP_RECORD_ID) -> str:
