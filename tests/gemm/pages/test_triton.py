@@ -584,19 +584,8 @@ def check_triton_arc(markdown: str, kwargs: dict[str, Any]) -> None:
 
 
 def check_triton_random_before_after(markdown: str, kwargs: dict[str, Any]) -> None:
-    (table,) = markdown_tables(markdown)
     dtype = _kwarg(kwargs, "dtype", 0, "bfloat16")
-    before = {(r["layout"], r["m"], r["n"], r["k"]): r for r in _sweep_raw("triton-gemm-sweep-h100-issue29")["rows"]
-              if r["sweep"] == "random" and r["dtype"] == dtype}  # fmt: skip
-    after = [r for r in _sweep_raw()["rows"] if r["sweep"] == "random" and r["dtype"] == dtype]
-    assert len(table) == len(after) == len(before) > 0
-    for row, r in zip(table, after, strict=True):
-        old = before[(r["layout"], r["m"], r["n"], r["k"])]
-        assert (row["product"], row["M×N×K"], row["layout"]) == (r["label"], f"{r['m']}×{r['n']}×{r['k']}", r["layout"])
-        assert float(row["before"]) == pytest.approx(old["ratio"], abs=6e-4)
-        assert float(row["after"]) == pytest.approx(r["ratio"], abs=6e-4)
-        assert row["before: configuration"].startswith(f"`{_label(old['config']).split(' split')[0]}")
-        assert row["after: configuration"].startswith(f"`{_label(r['config']).split(' split')[0]}")
+    _check_before_after(markdown, "random", "triton-gemm-sweep-h100-issue29", "triton-gemm-sweep-h100-held-out", dtype)
 
 
 def check_triton_uneven_rows(markdown: str, kwargs: dict[str, Any]) -> None:
@@ -718,11 +707,17 @@ def check_triton_rounds_delays(markdown: str, kwargs: dict[str, Any]) -> None:
 
 
 def check_triton_before_after(markdown: str, kwargs: dict[str, Any]) -> None:
-    (table,) = markdown_tables(markdown)
     sweep = _kwarg(kwargs, "sweep", 0, "held-out")
     before_name = _kwarg(kwargs, "before_id", 1, "gemm/triton-gemm-sweep-h100-held-out").removeprefix("gemm/")
     after_name = _kwarg(kwargs, "after_id", 2, "gemm/triton-gemm-sweep-h100-held-out-2").removeprefix("gemm/")
     dtype = _kwarg(kwargs, "dtype", 3, "bfloat16")
+    _check_before_after(markdown, sweep, before_name, after_name, dtype)
+
+
+def _check_before_after(markdown: str, sweep: str, before_name: str, after_name: str, dtype: str) -> None:
+    """A before/after table: every product of ``sweep`` in the ``after`` run, in its order, with its configuration
+    and ratio in both runs."""
+    (table,) = markdown_tables(markdown)
     before = {(r["layout"], r["m"], r["n"], r["k"]): r for r in _sweep_raw(before_name)["rows"]
               if r["sweep"] == sweep and r["dtype"] == dtype}  # fmt: skip
     after = [r for r in _sweep_raw(after_name)["rows"] if r["sweep"] == sweep and r["dtype"] == dtype]
