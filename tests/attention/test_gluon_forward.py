@@ -87,6 +87,9 @@ def test_the_persistent_schedule_refuses_what_it_does_not_model() -> None:
         gf.persistent_schedule(4, 4, 0)
     with pytest.raises(TypeError, match=r"n_mb must be an int ≥ 1; got 2.0 \(float\)"):
         gf.persistent_units(4, 2.0)
+    # a schedule of 10^18 tiles was built tile by tile (it never ended)
+    with pytest.raises(ValueError, match=r"at most 4,194,304 tiles; got heads_total × n_mb = 1,000,000,000,000 × "):
+        gf.persistent_schedule(10**12, 10**6, 2)
 
 
 def test_bad_input_is_named(monkeypatch: pytest.MonkeyPatch) -> None:

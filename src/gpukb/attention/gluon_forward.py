@@ -202,6 +202,10 @@ def persistent_units(heads_total: int, n_mb: int) -> int:
     return heads_total * ((n_mb + 1) // 2)
 
 
+#: The most tiles :func:`persistent_schedule` lists (32 × 32 heads of 16k tokens in 128-row blocks are 131,072).
+MAX_SCHEDULED_TILES = 2**22
+
+
 def persistent_schedule(heads_total: int, n_mb: int, programs: int) -> list[list[tuple[int, int]]]:
     """The tiles ``(bh, query block)`` each program of the persistent kernel takes, in order: the kernel's
     ``_unit`` and ``_unit_tiles`` in plain Python, for tests and for the page's balance figures.
@@ -211,10 +215,13 @@ def persistent_schedule(heads_total: int, n_mb: int, programs: int) -> list[list
 
     Raises:
         TypeError: For a count that is not an int.
-        ValueError: For a count below 1.
+        ValueError: For a count below 1, or more than :data:`MAX_SCHEDULED_TILES` tiles in all.
     """
     units = persistent_units(heads_total, n_mb)
     programs = integer("programs", programs, minimum=1)
+    if heads_total * n_mb > MAX_SCHEDULED_TILES:  # a list this long would take minutes and gigabytes to build
+        raise ValueError(f"persistent_schedule lists at most {MAX_SCHEDULED_TILES:,} tiles; got heads_total × n_mb "
+                         f"= {heads_total:,} × {n_mb:,}")  # fmt: skip
     half = (n_mb + 1) // 2
     plan: list[list[tuple[int, int]]] = [[] for _ in range(min(programs, units))]
     for u in range(units):

@@ -435,3 +435,25 @@ def test_the_small_m_rule(n: int, k: int, block_n: int, split: int) -> None:
 def test_the_rules_refuse_what_they_do_not_model(call, error: type[Exception], match: str) -> None:
     with pytest.raises(error, match=match):
         call()
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "match"),
+    [
+        ((float("nan"), 1, 1, DEFAULT_CONFIGS["bfloat16"], 132), TypeError, r"m must be an int ≥ 1.*got nan"),
+        ((0, 1, 1, DEFAULT_CONFIGS["bfloat16"], 132), ValueError, r"m must be an int ≥ 1.*got 0"),
+        ((1, -1, 1, DEFAULT_CONFIGS["bfloat16"], 132), ValueError, r"n must be an int ≥ 1.*got -1"),
+        ((1, 1, True, DEFAULT_CONFIGS["bfloat16"], 132), TypeError, r"k must be an int ≥ 0.*got True"),
+        ((1, 1, 1, "tma", 132), TypeError, "config must be a Config; got str"),
+        ((1, 1, 1, DEFAULT_CONFIGS["bfloat16"], 0), ValueError, "sms must be an int ≥ 1; got 0"),
+    ],
+)
+def test_efficiency_refuses_what_it_does_not_model(args: tuple, error: type, match: str) -> None:
+    """A zero or negative size divided by zero, NaN gave NaN, and a bool counted as 1."""
+    with pytest.raises(error, match=match):
+        tuning.efficiency(*args)
+
+
+def test_the_small_m_rule_needs_columns() -> None:
+    with pytest.raises(ValueError, match=r"n must be an int ≥ 1.*got 0"):  # divided by zero
+        tuning.small_m_rule(0, 4096, 132)

@@ -422,7 +422,18 @@ def active_table() -> dict[ShapeClass, TunedClass] | None:
 def efficiency(m: int, n: int, k: int, config: Config, sms: int) -> float:
     """The fraction of the GPU's tile slots an m×n×k product keeps busy with ``config``: the work units (output
     tiles, times the K slices of a split-K configuration) over the slots of the rounds they take on ``sms``
-    multiprocessors, times the fraction of the tiles' area inside C."""
+    multiprocessors, times the fraction of the tiles' area inside C.
+
+    Raises:
+        TypeError, ValueError: For M or N not an int ≥ 1, K not an int ≥ 0, ``sms`` below 1 or a ``config`` that
+            is not a :class:`Config`.
+    """
+    m = integer("m", m, minimum=1, maximum=MAX_DIMENSION)
+    n = integer("n", n, minimum=1, maximum=MAX_DIMENSION)
+    (k,) = _sizes(k=k)
+    sms = positive_int("sms", sms)
+    if not isinstance(config, Config):
+        raise TypeError(f"config must be a Config; got {type(config).__name__}")
     tiles = -(-m // config.block_m) * -(-n // config.block_n)
     area = (m * n) / (tiles * config.block_m * config.block_n)
     if config.split_tail:  # rounds of whole tiles: a tail slice counts as its share of one
@@ -492,9 +503,10 @@ def small_m_rule(n: int, k: int, sms: int) -> Config:
     more slices only add partial sums to write and add.
 
     Raises:
-        TypeError, ValueError: For a size that is not an int ≥ 0 or an ``sms`` below 1.
+        TypeError, ValueError: For N not an int ≥ 1, K not an int ≥ 0 or an ``sms`` below 1.
     """
-    n, k = _sizes(n=n, k=k)
+    n = integer("n", n, minimum=1, maximum=MAX_DIMENSION)
+    (k,) = _sizes(k=k)
     sms = positive_int("sms", sms)
     wide = Config("splitk", 64, 128, 128, num_stages=4, num_warps=4, split_k=1)
     if 2 * -(-n // wide.block_n) >= sms:
