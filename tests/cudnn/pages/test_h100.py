@@ -71,7 +71,9 @@ def check_example_algorithms(markdown: str, kwargs: dict[str, Any]) -> None:
         assert row["status"] == f"`{words[2]}`"
         assert row["workspace (bytes)"].replace(",", "") == words[7]
         assert row["time (ms)"] == (words[4] if words[2] == "CUDNN_STATUS_SUCCESS" else "–")
-    # the prose: this search put IMPLICIT_GEMM first, the four math-type searches each put GEMM first
+    # the prose: "This problem has 160 outputs"; this search put IMPLICIT_GEMM first, the four math-type searches
+    # each put GEMM first
+    assert " over 160 outputs" in _raw()["example"]["stdout"]
     assert table[0]["algorithm"] == "`IMPLICIT_GEMM`"
     assert {re.match(r"math \S+ algo (\S+):", line).group(1) for line in _example_lines("math ")} == {"GEMM"}
 
