@@ -7,8 +7,7 @@
 # CHAPTER is a name `python -m gpukb.site.mutation_scope --chapter` knows; CHILDREN is mutmut's --max-children (the
 # number of cores to use; default 2); SECONDS stops a run that is taking too long (default: none), and the counts it
 # leaves say how many mutants were not reached. mutmut (a development tool, `pip install mutmut`) must import in the
-# python3 on PATH; gpukb must not be on PYTHONPATH (mutmut imports its mutated copy). The GPU stays hidden, so the
-# tests take the paths CI takes.
+# python3 on PATH, beside the test extra. The GPU stays hidden, so the tests take the paths CI takes.
 set -euo pipefail
 chapter=${1:?chapter name}
 out=$(mkdir -p "${2:?output folder}" && cd "$2" && pwd)
@@ -24,6 +23,8 @@ cd "$work"
 PYTHONPATH=src${PYTHONPATH:+:$PYTHONPATH} python3 -m gpukb.site.mutation_scope --chapter "$chapter" --write
 
 export CUDA_VISIBLE_DEVICES=""
+# Processes the tests start (the `gpukb` command, snippets) import the mutated copy too, with the mutant under test.
+export PYTHONPATH="$work/mutants/src${PYTHONPATH:+:$PYTHONPATH}"
 started=$(date +%s)
 status=0
 if [ "$seconds" -gt 0 ]; then
@@ -34,8 +35,12 @@ else
 fi
 echo "mutmut run: exit $status after $(( $(date +%s) - started )) s" | tee -a "$out/run.log"
 
-python3 -m mutmut export-cicd-stats >/dev/null
-cp mutants/mutmut-cicd-stats.json "$out/stats.json"
+# A run stopped part way can leave one mutant's result file cut short: drop it (that mutant counts as not run).
+find mutants -name '*.meta' -print0 | while IFS= read -r -d '' meta; do
+    python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$meta" 2>/dev/null || { echo "unreadable, dropped: $meta"; rm -f "$meta"; }
+done | tee -a "$out/run.log"
+python3 -m mutmut export-cicd-stats >/dev/null || true
+cp mutants/mutmut-cicd-stats.json "$out/stats.json" || true
 python3 -m mutmut results --all true >"$out/results.txt" 2>&1 || true
 python3 -m mutmut results >"$out/survivors.txt" 2>&1 || true
 # Every survivor's diff (and each untested mutant's), for reading them by why they survive; one process, not one each.
