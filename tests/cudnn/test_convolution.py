@@ -34,6 +34,7 @@ CASES = [
     ((1, 4, 5, 5), (4, 1, 5, 5), 2, 1, 1, 4),
     ((1, 2, 9, 9), (3, 2, 1, 1), 0, 3, 1, 1),
     ((2, 4, 8, 6), (6, 2, 2, 3), (0, 1), 1, (3, 2), 2),
+    ((1, 2, 6, 7), (3, 2, 3, 3), (2, 0), 1, 1, 1),  # more padding along H than W: the last rows read H's bottom pad
 ]
 
 
@@ -211,3 +212,60 @@ def test_data_files_refuse_corrupted_copies() -> None:
         layers.parse(layer_text.replace("c = 3", "c = 0"))
     with pytest.raises(ValueError, match=re.escape("missing top-level keys ['batch']")):
         layers.parse(layer_text.replace("batch = 8\n", ""))
+
+
+def test_the_references_refuse_what_is_not_2d() -> None:
+    """Input and filter must both be 4-D (N, C, H, W and K, C/groups, R, S): either one wrong is refused."""
+    x, w = np.zeros((1, 1, 5, 5)), np.zeros((1, 1, 3, 3))
+    said = r"^these references are 2-D: input \(N, C, H, W\), filter \(K, C/groups, R, S\); got "
+    for bad_x, bad_w, shapes in ((x[0], w, r"\(1, 5, 5\), \(1, 1, 3, 3\)$"), (x, w[0], r"\(1, 1, 5, 5\), \(1, 3, 3\)$")):
+        for reference in (conv2d_direct, conv2d_im2col):
+            with pytest.raises(ValueError, match=said + shapes):
+                reference(bad_x, bad_w, conv_descriptor())
+
+
+def test_counts_refuse_a_padding_or_stride_that_differs_between_h_and_w() -> None:
+    """The counter takes one padding and one stride: either differing between H and W alone is refused."""
+    for conv in (conv_descriptor(pad=(1, 0)), conv_descriptor(stride=(2, 1))):
+        with pytest.raises(ValueError, match=r"takes one padding and one stride and no dilation; got pad \("):
+            counts((1, 1, 9, 9), (1, 1, 3, 3), conv)
+
+
+def test_softmax_of_large_values_is_finite() -> None:
+    """Shifted by the maximum: exp(1000) overflows, exp(0) and exp(-1) do not. e / (e + 1) = 0.7311 by hand."""
+    np.testing.assert_allclose(cnn.softmax(np.array([1000.0, 999.0])), [np.e / (np.e + 1), 1 / (np.e + 1)])
+
+
+def test_another_network_has_its_own_shapes_and_parameters() -> None:
+    """A variant of the example worked by hand: 10×10×3 input, four 3×3 filters, stride 1, no padding -> 8×8×4;
+    a 2×2 pool of stride 2 -> 4×4×4 = 64 features; 5 dense units: 3·3·3·4 + 4 = 112 and 64·5 + 5 = 325."""
+    net = cnn.load().model_copy(update={"input_nhwc": [1, 10, 10, 3], "filters": 4, "conv_stride": 1,
+                                        "conv_pad": 0, "pool": 2, "pool_stride": 2, "dense_units": 5})  # fmt: skip
+    assert [shape for _, shape, _ in cnn.stages(net)] == [(1, 10, 10, 3), (1, 8, 8, 4), (1, 8, 8, 4), (1, 4, 4, 4),
+                                                          (1, 64), (1, 5), (1, 5)]  # fmt: skip
+    assert cnn.parameters(net) == 112 + 325
+
+
+def test_data_file_errors_name_the_file_and_the_table() -> None:
+    with pytest.raises(ValueError, match=r"^cudnn/small_cnn\.toml: example entry 1 .*filters"):
+        cnn.parse(cnn.data_text(cnn.FILE).replace("filters = 2", "filters = 0"))
+    with pytest.raises(ValueError, match=r"^cudnn/small_cnn\.toml: unknown top-level keys \['colour'\]"):
+        cnn.parse('colour = 1\n' + cnn.data_text(cnn.FILE))
+    text = facts.data_text(facts.FILE)
+    with pytest.raises(ValueError, match=r"^cudnn/facts\.toml: unknown top-level keys \['colour'\]"):
+        facts.parse("colour = 1\n" + text)
+    with pytest.raises(ValueError, match=r"^cudnn/facts\.toml: fact entry 1 \(.*\): topic"):
+        facts.parse(text.replace('topic = "tensor"', 'topic = "physics"', 1))
+    entries = text[text.index("[[fact]]") :]
+    for sources in ("[sources]\na = 1\n", "sources = 1\n"):  # a value that is not a string; not a table at all
+        with pytest.raises(ValueError, match=r"^cudnn/facts\.toml: \[sources\] must map keys to strings$"):
+            facts.parse(sources + entries)
+
+
+def test_facts_are_found_by_id_and_topic() -> None:
+    for f in facts.load().facts:
+        assert facts.fact(f.id) is f
+    with pytest.raises(ValueError, match=r"^no fact 'dims-9'; ids: \['"):
+        facts.fact("dims-9")
+    with pytest.raises(ValueError, match=r"^no facts of topic 'physics'; topics: tensor, convolution, math, algorithm$"):
+        facts.facts_table("physics")

@@ -7,7 +7,7 @@ import tomllib
 import pytest
 
 from tests.helpers import ROOT, h100_ceilings_json
-from tests.worked_problems import answer, assert_shows, rendered_problems
+from tests.worked_problems import answer, assert_shows, rendered_problems, working
 
 torch = pytest.importorskip("torch")
 
@@ -39,6 +39,13 @@ def test_stem_output(problems: dict[str, str]) -> None:
     text = answer(problems["stem-output"])
     assert text.startswith(f"({', '.join(map(str, shape))})")
     assert_shows(text, 2 * macs / 1e9, macs / 1e9, rel=0.01)
+    layer = _layer("conv1")
+    side = (layer["hw"] + 2 * layer["pad"] - layer["kernel"]) // layer["stride"] + 1
+    assert shape[2] == side
+    assert working(problems["stem-output"])[0].startswith(
+        f"Each spatial side: ({layer['hw']} + 2·{layer['pad']} − {layer['kernel']}) // {layer['stride']} + 1 = {side} "
+    )
+    assert "(https://arxiv.org/abs/1512.03385)" in problems["stem-output"]  # the layer's shape is the paper's
 
 
 def test_nhwc_offset(problems: dict[str, str]) -> None:

@@ -88,6 +88,12 @@ def check_frontend(markdown: str, kwargs: dict[str, Any]) -> None:
             assert row["workspace (bytes)"].replace(",", "") == str(r["workspace"])
             assert row["time (µs)"] == f"{r['ms']['median'] * 1e3:.1f}"
             assert row["error / max |y|"] == f"{r['max_abs_error']:.1e}"
+            assert row["plan (or error)"] == f"`{r['plan_name']}`"
+        else:
+            assert row["plan (or error)"] == (r["error"] or "failed")
+            assert [row[key] for key in ("plans", "workspace (bytes)", "error / max |y|", "time (µs)")] == ["–"] * 4
+        n, c, h, w, k, r_, s, _, _ = r["shape"]  # the filter has the input's channels (no groups)
+        assert row["fp16 shape"] == f"{n}×{c}×{h}×{w} ⊛ {k}×{c}×{r_}×{s}"
 
 
 def _layer_rows() -> list[dict[str, Any]]:
@@ -198,7 +204,69 @@ def check_header_functions(markdown: str, kwargs: dict[str, Any]) -> None:
     assert [row["yes or no"] for row in table] == ["yes" if declared[name] else "no" for name in declared]
 
 
+def check_conv_build(markdown: str, kwargs: dict[str, Any]) -> None:
+    build = _raw()["build"]
+    assert markdown == f"```text\n$ {build['command']}\n(exit status {build['returncode']})\n```"
+
+
+def check_conv_example(markdown: str, kwargs: dict[str, Any]) -> None:
+    """The program's output as recorded, between its command and its exit status, in a text block."""
+    example = _raw()["example"]
+    lines = markdown.split("\n")
+    assert (lines[0], lines[1], lines[-2], lines[-1]) == ("```text", f"$ {example['command']}",
+                                                          f"(exit status {example['returncode']})", "```")  # fmt: skip
+    assert lines[2:-2] == example["stdout"].rstrip("\n").split("\n")
+
+
+def check_gpu_tests(markdown: str, kwargs: dict[str, Any]) -> None:
+    """The command and pytest's last summary line (the one with the time, "N passed ... in S s") as recorded."""
+    t = _raw()["gpu_tests"]
+    summary = [line for line in t["stdout"].splitlines() if re.search(r"\d+ passed.* in [\d.]+s", line)][-1]
+    assert markdown == f"`{t['command']}` on the same machine: {summary.strip()} (exit status {t['returncode']})."
+
+
+def check_unsupported(markdown: str, kwargs: dict[str, Any]) -> None:
+    """Every layer found an algorithm in this run (no "unsupported" line): the sentence counts the runs per math type."""
+    raw = _raw()
+    assert "unsupported" not in raw["layers_run"]["stdout"]
+    tensor_op = sum(1 for t in raw["layers"] if t.get("math", "TENSOR_OP_MATH") == "TENSOR_OP_MATH")
+    assert markdown == (f"Every one of the {len(raw['layers'])} runs (layer, type, layout and math type) found an "
+                        f"algorithm: {tensor_op} under `CUDNN_TENSOR_OP_MATH` and {len(raw['layers']) - tensor_op} "
+                        "under the other math types.")  # fmt: skip
+
+
+def test_layers_without_an_algorithm_are_listed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The table the page shows when a layer found no algorithm (this run had none): two such lines added to the
+    record's output, each row as the line says, the layout in capitals."""
+    from gpukb.cudnn.pages import h100
+
+    record = h100._record(h100.CONV_H100)
+    lines = "layer res9 fp16 nhwc: unsupported: no algorithm\nlayer res8 bf16 nchw FMA_MATH: unsupported: all failed\n"
+    changed = record.model_copy(
+        update={"layers_run": record.layers_run.model_copy(update={"stdout": record.layers_run.stdout + lines})}
+    )
+    monkeypatch.setattr(h100, "_record", lambda record_id: changed)
+    assert markdown_tables(h100.unsupported()) == [[
+        {"layer": "res9", "type": "fp16", "layout": "NHWC", "why": "no algorithm"},
+        {"layer": "res8", "type": "bf16", "layout": "NCHW", "why": "all failed"},
+    ]]
+
+
+def test_the_ceilings_sentence_for_each_type() -> None:
+    """The default type is fp16 (what the pages pass); fp32 has no named quantity and takes the sweep's best."""
+    from gpukb.cudnn.pages import layer_ceilings
+    from tests.cudnn.pages import check_layer_ceilings
+
+    assert layer_ceilings() == layer_ceilings("fp16")
+    check_layer_ceilings(layer_ceilings(), {"args": ()})
+    check_layer_ceilings(layer_ceilings("fp32"), {"args": ("fp32",)})
+
+
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
+    "conv_build": check_conv_build,
+    "conv_example": check_conv_example,
+    "gpu_tests": check_gpu_tests,
+    "unsupported": check_unsupported,
     "torch_check": check_torch_check,
     "math_types": check_math_types,
     "probes": check_probes,
