@@ -235,6 +235,68 @@ def check_unsupported(markdown: str, kwargs: dict[str, Any]) -> None:
                         "under the other math types.")  # fmt: skip
 
 
+def _version(digits: str) -> str:
+    """cuDNN 9's version number read from its digits: the last two the patch, the two before the minor."""
+    return f"{digits[:-4]}.{int(digits[-4:-2])}.{int(digits[-2:])}"
+
+
+def check_conv_measured_on(markdown: str, kwargs: dict[str, Any]) -> None:
+    """What each part of the run loaded, as recorded: the program's cuDNN, the library it linked, the graph API's
+    versions, and the note that two cuDNN versions ran (the program's from its line, torch's from its wheel)."""
+    raw = _raw()
+    first, _, note = markdown.partition("\n\n")
+    assert first.endswith(f" The C++ program reported `{raw['cudnn_library']}` and loaded `{raw['linked']}`. "
+                          f"The graph API ran as {raw['frontend_version']}.")  # fmt: skip
+    program = _version(re.match(r"cuDNN (\d+) ", raw["cudnn_library"])[1])
+    backend = _version(re.search(r"backend (\d+)", raw["frontend_version"])[1])
+    torch_cudnn = raw["run"]["versions"]["cudnn"]
+    assert (program, backend, torch_cudnn) == ("9.14.0", "9.19.0", "9.19.0")  # the versions the page's prose names
+    assert note == (f"**Two cuDNN versions ran.** The C++ program used the machine's cuDNN {program}; torch used cuDNN "
+                    f"{torch_cudnn} from its own wheel; cudnn-frontend's backend is {backend}. The version in the line "
+                    "above is torch's. Where the program is compared with torch below, the library version differs as "
+                    "well as the API.")  # fmt: skip
+
+
+def test_a_run_without_its_optional_parts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A record whose example, torch comparison, GPU tests, header and host times are missing, whose graph-API run
+    failed, whose layers have no graph or torch times, and whose program and torch loaded one cuDNN: each page
+    function says what is missing instead of a number."""
+    from gpukb.cudnn.pages import h100
+
+    record = h100._record(h100.CONV_H100)
+    layers = [t.model_copy(update={"host_us": None, "graph_ms": None, "torch_ms": None, "torch_graph_ms": None})
+              for t in record.layers]  # fmt: skip
+    failed = record.frontend[0].model_copy(update={"built": False, "error": None})
+    bare = record.model_copy(update={
+        "example": None, "torch_check": None, "gpu_tests": None, "header_declares": {}, "layers": layers,
+        "frontend": [failed], "linked": None, "frontend_version": None,
+        "cudnn_library": record.cudnn_library.replace("91400", "91900"),
+    })  # fmt: skip
+    monkeypatch.setattr(h100, "_record", lambda record_id: bare)
+    assert h100.conv_example() == "The program did not run on the GPU machine."
+    assert h100.torch_check() == "The torch comparison did not run."
+    assert h100.gpu_tests() == "The GPU tests did not run with this record."
+    assert h100.header_functions() == "This run did not read the header."
+    assert h100.host_overhead() == "This run did not measure the host's time per call."
+    said = h100.conv_measured_on()
+    assert said.endswith(f" The C++ program reported `{bare.cudnn_library}` and loaded `unknown`.")  # one version
+    with pytest.raises(ValueError, match=r"^cudnn/conv-forward-h100: the example did not run$"):
+        h100.math_types()
+    (row,) = markdown_tables(h100.frontend())[0]
+    assert list(row.values())[2:] == ["–", "failed", "–", "–", "–"]
+    for row in markdown_tables(h100.layer_timings("fp16"))[0]:
+        assert [row[key] for key in ("program, in a graph (µs)", "torch, per call (µs)", "torch, in a graph (µs)")] == [
+            "–"] * 3  # fmt: skip
+        assert row["of bound#10"] == "–"  # torch's share of its bound
+    for row in markdown_tables(h100.layout_ratios())[0]:
+        assert row["fp16, torch"] == row["bf16, torch"] == "–"
+        assert row["fp16, cuDNN program"] != "–"  # from the times per call
+    ran = bare.model_copy(update={"example": record.example.model_copy(update={"returncode": 1})})
+    monkeypatch.setattr(h100, "_record", lambda record_id: ran)
+    with pytest.raises(ValueError, match=r"^cudnn/conv-forward-h100: the example did not run$"):
+        h100.probes()
+
+
 def test_layers_without_an_algorithm_are_listed(monkeypatch: pytest.MonkeyPatch) -> None:
     """The table the page shows when a layer found no algorithm (this run had none): two such lines added to the
     record's output, each row as the line says, the layout in capitals."""
@@ -263,6 +325,7 @@ def test_the_ceilings_sentence_for_each_type() -> None:
 
 
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
+    "conv_measured_on": check_conv_measured_on,
     "conv_build": check_conv_build,
     "conv_example": check_conv_example,
     "gpu_tests": check_gpu_tests,
