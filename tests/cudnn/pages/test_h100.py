@@ -257,15 +257,23 @@ def check_conv_measured_on(markdown: str, kwargs: dict[str, Any]) -> None:
                     "well as the API.")  # fmt: skip
 
 
+@pytest.mark.parametrize("digits", ["91400", "91900", "100203", "120010"])
+def test_cudnn_version_numbers_read_as_major_minor_patch(digits: str) -> None:
+    from gpukb.cudnn.pages.h100 import _cudnn_version
+
+    assert _cudnn_version(int(digits)) == _version(digits)  # 10.2.3 for 100203: a major of two digits
+
+
 def test_a_run_without_its_optional_parts(monkeypatch: pytest.MonkeyPatch) -> None:
     """A record whose example, torch comparison, GPU tests, header and host times are missing, whose graph-API run
-    failed, whose layers have no graph or torch times, and whose program and torch loaded one cuDNN: each page
-    function says what is missing instead of a number."""
+    failed, whose layers have no graph times (NHWC ones no torch times either), and whose program and torch loaded
+    one cuDNN: each page function says what is missing instead of a number."""
     from gpukb.cudnn.pages import h100
 
     record = h100._record(h100.CONV_H100)
-    layers = [t.model_copy(update={"host_us": None, "graph_ms": None, "torch_ms": None, "torch_graph_ms": None})
-              for t in record.layers]  # fmt: skip
+    layers = [t.model_copy(update={"host_us": None, "graph_ms": None} | ({"torch_ms": None, "torch_graph_ms": None}
+                                                                           if t.layout == "nhwc" else {}))
+              for t in record.layers]  # fmt: skip (torch ran NCHW only)
     failed = record.frontend[0].model_copy(update={"built": False, "error": None})
     bare = record.model_copy(update={
         "example": None, "torch_check": None, "gpu_tests": None, "header_declares": {}, "layers": layers,
@@ -285,9 +293,9 @@ def test_a_run_without_its_optional_parts(monkeypatch: pytest.MonkeyPatch) -> No
     (row,) = markdown_tables(h100.frontend())[0]
     assert list(row.values())[2:] == ["–", "failed", "–", "–", "–"]
     for row in markdown_tables(h100.layer_timings("fp16"))[0]:
-        assert [row[key] for key in ("program, in a graph (µs)", "torch, per call (µs)", "torch, in a graph (µs)")] == [
-            "–"] * 3  # fmt: skip
-        assert row["of bound#10"] == "–"  # torch's share of its bound
+        assert row["program, in a graph (µs)"] == "–"
+        torch_cells = [row[key] for key in ("torch, per call (µs)", "torch, in a graph (µs)", "of bound#10")]
+        assert (torch_cells == ["–"] * 3) == (row["layout"] == "NHWC")
     for row in markdown_tables(h100.layout_ratios())[0]:
         assert row["fp16, torch"] == row["bf16, torch"] == "–"
         assert row["fp16, cuDNN program"] != "–"  # from the times per call
