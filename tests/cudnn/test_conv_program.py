@@ -224,9 +224,9 @@ def test_the_layer_reader_on_lines_written_by_hand() -> None:
 def test_the_example_reader_names_the_line_it_misses() -> None:
     version = "cuDNN 91400 (header 91401), CUDA runtime 13000\n"
     dims = "output dims from cuDNN: 2 4 5 4, from the formula: 2 4 5 3\n"
-    with pytest.raises(ValueError, match="^the program's output has no output dims line:"):
+    with pytest.raises(ValueError, match=r"^the program's output has no output dims line:"):
         parse_example(version + "PASS\n")
-    with pytest.raises(ValueError, match="^the program's output has no modes apart line:"):
+    with pytest.raises(ValueError, match=r"^the program's output has no modes apart line:"):
         parse_example(version + dims + "PASS\n")
     ex = parse_example(version + dims + "largest difference between the two modes: 5.5\nPASS \n")
     assert (ex.library, ex.header, ex.cudart) == (91400, 91401, 13000)

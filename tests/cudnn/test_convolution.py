@@ -218,7 +218,8 @@ def test_the_references_refuse_what_is_not_2d() -> None:
     """Input and filter must both be 4-D (N, C, H, W and K, C/groups, R, S): either one wrong is refused."""
     x, w = np.zeros((1, 1, 5, 5)), np.zeros((1, 1, 3, 3))
     said = r"^these references are 2-D: input \(N, C, H, W\), filter \(K, C/groups, R, S\); got "
-    for bad_x, bad_w, shapes in ((x[0], w, r"\(1, 5, 5\), \(1, 1, 3, 3\)$"), (x, w[0], r"\(1, 1, 5, 5\), \(1, 3, 3\)$")):
+    cases = ((x[0], w, r"\(1, 5, 5\), \(1, 1, 3, 3\)$"), (x, w[0], r"\(1, 1, 5, 5\), \(1, 3, 3\)$"))
+    for bad_x, bad_w, shapes in cases:
         for reference in (conv2d_direct, conv2d_im2col):
             with pytest.raises(ValueError, match=said + shapes):
                 reference(bad_x, bad_w, conv_descriptor())
@@ -250,7 +251,7 @@ def test_data_file_errors_name_the_file_and_the_table() -> None:
     with pytest.raises(ValueError, match=r"^cudnn/small_cnn\.toml: example entry 1 .*filters"):
         cnn.parse(cnn.data_text(cnn.FILE).replace("filters = 2", "filters = 0"))
     with pytest.raises(ValueError, match=r"^cudnn/small_cnn\.toml: unknown top-level keys \['colour'\]"):
-        cnn.parse('colour = 1\n' + cnn.data_text(cnn.FILE))
+        cnn.parse("colour = 1\n" + cnn.data_text(cnn.FILE))
     text = facts.data_text(facts.FILE)
     with pytest.raises(ValueError, match=r"^cudnn/facts\.toml: unknown top-level keys \['colour'\]"):
         facts.parse("colour = 1\n" + text)
@@ -267,5 +268,6 @@ def test_facts_are_found_by_id_and_topic() -> None:
         assert facts.fact(f.id) is f
     with pytest.raises(ValueError, match=r"^no fact 'dims-9'; ids: \['"):
         facts.fact("dims-9")
-    with pytest.raises(ValueError, match=r"^no facts of topic 'physics'; topics: tensor, convolution, math, algorithm$"):
+    topics = "tensor, convolution, math, algorithm"
+    with pytest.raises(ValueError, match=rf"^no facts of topic 'physics'; topics: {topics}$"):
         facts.facts_table("physics")

@@ -200,7 +200,7 @@ def test_overlap_of_large_and_size_two_tensors(monkeypatch: pytest.MonkeyPatch) 
     0 (torch's expand of N = 1) changes nothing, even above the enumeration limit; and a tensor of exactly the limit
     that fails the stride-order test is still listed, so one that does not overlap is not counted as overlapping."""
     assert overlapping((2, 3), (0, 1)) is True
-    assert 64 * 256 * 512 > ENUMERATE_LIMIT
+    assert ENUMERATE_LIMIT < 64 * 256 * 512
     assert overlapping((1, 64, 256, 512), (0, 256 * 512, 512, 1)) is False
     assert overlapping((2, 2**22), (0, 1)) is True  # above the limit, decided without listing
     monkeypatch.setattr(descriptors, "ENUMERATE_LIMIT", 4)  # the boundary, without listing 2^22 addresses

@@ -226,7 +226,7 @@ def check_gpu_tests(markdown: str, kwargs: dict[str, Any]) -> None:
 
 
 def check_unsupported(markdown: str, kwargs: dict[str, Any]) -> None:
-    """Every layer found an algorithm in this run (no "unsupported" line): the sentence counts the runs per math type."""
+    """Every layer found an algorithm in this run (no "unsupported" line): the sentence counts runs per math type."""
     raw = _raw()
     assert "unsupported" not in raw["layers_run"]["stdout"]
     tensor_op = sum(1 for t in raw["layers"] if t.get("math", "TENSOR_OP_MATH") == "TENSOR_OP_MATH")
@@ -271,9 +271,13 @@ def test_a_run_without_its_optional_parts(monkeypatch: pytest.MonkeyPatch) -> No
     from gpukb.cudnn.pages import h100
 
     record = h100._record(h100.CONV_H100)
-    layers = [t.model_copy(update={"host_us": None, "graph_ms": None} | ({"torch_ms": None, "torch_graph_ms": None}
-                                                                           if t.layout == "nhwc" else {}))
-              for t in record.layers]  # fmt: skip (torch ran NCHW only)
+    layers = [
+        t.model_copy(
+            update={"host_us": None, "graph_ms": None}
+            | ({"torch_ms": None, "torch_graph_ms": None} if t.layout == "nhwc" else {})
+        )
+        for t in record.layers
+    ]  # torch ran NCHW only
     failed = record.frontend[0].model_copy(update={"built": False, "error": None})
     bare = record.model_copy(update={
         "example": None, "torch_check": None, "gpu_tests": None, "header_declares": {}, "layers": layers,
@@ -316,10 +320,12 @@ def test_layers_without_an_algorithm_are_listed(monkeypatch: pytest.MonkeyPatch)
         update={"layers_run": record.layers_run.model_copy(update={"stdout": record.layers_run.stdout + lines})}
     )
     monkeypatch.setattr(h100, "_record", lambda record_id: changed)
-    assert markdown_tables(h100.unsupported()) == [[
-        {"layer": "res9", "type": "fp16", "layout": "NHWC", "why": "no algorithm"},
-        {"layer": "res8", "type": "bf16", "layout": "NCHW", "why": "all failed"},
-    ]]
+    assert markdown_tables(h100.unsupported()) == [
+        [
+            {"layer": "res9", "type": "fp16", "layout": "NHWC", "why": "no algorithm"},
+            {"layer": "res8", "type": "bf16", "layout": "NCHW", "why": "all failed"},
+        ]
+    ]
 
 
 def test_the_ceilings_sentence_for_each_type() -> None:
