@@ -10,8 +10,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from gpukb.records import measured_on
 from tests.cudnn.pages import DATA, _ceilings, _layers, _work
-from tests.helpers import markdown_tables
+from tests.helpers import ROOT, markdown_tables
 
 RECORD = DATA / "results" / "cudnn" / "conv-forward-h100.json"
 
@@ -204,6 +205,22 @@ def check_header_functions(markdown: str, kwargs: dict[str, Any]) -> None:
     assert [row["yes or no"] for row in table] == ["yes" if declared[name] else "no" for name in declared]
 
 
+def check_findings(markdown: str, kwargs: dict[str, Any]) -> None:
+    """The answers' form (their numbers are recomputed in tests/cudnn/test_results.py): one bullet per question, each a
+    whole sentence, and the link to the ratio table reaching a heading of this page."""
+    assert markdown.endswith(".\n")
+    assert not markdown.endswith("\n\n")
+    lines = markdown.rstrip("\n").split("\n")
+    assert [re.match(r"- \*\*(.+?)\*\* ", line)[1] for line in lines] == [
+        "NHWC or NCHW?", "How close to the roofline?", "Can cuDNN's search be trusted?"]  # fmt: skip
+    assert all(line.endswith(".") for line in lines)
+    (anchor,) = re.findall(r"\[the ratio table\]\(\.\./h100/#([\w-]+)\)", markdown)
+    page = (ROOT / "docs" / "cudnn" / "h100.md").read_text(encoding="utf-8")
+    assert anchor in {
+        re.sub(r"[^\w\s-]", "", h.lower()).strip().replace(" ", "-") for h in re.findall(r"^#+ (.+)$", page, re.M)
+    }
+
+
 def check_conv_build(markdown: str, kwargs: dict[str, Any]) -> None:
     build = _raw()["build"]
     assert markdown == f"```text\n$ {build['command']}\n(exit status {build['returncode']})\n```"
@@ -266,18 +283,18 @@ def test_cudnn_version_numbers_read_as_major_minor_patch(digits: str) -> None:
 
 def test_a_run_without_its_optional_parts(monkeypatch: pytest.MonkeyPatch) -> None:
     """A record whose example, torch comparison, GPU tests, header and host times are missing, whose graph-API run
-    failed, whose layers have no graph times (NHWC ones no torch times either), and whose program and torch loaded
-    one cuDNN: each page function says what is missing instead of a number."""
+    failed, whose layers have no graph times (NHWC ones no torch times at all), and whose program and torch loaded
+    one cuDNN: each page function says what is missing instead of a number, or falls back to the time it has."""
     from gpukb.cudnn.pages import h100
 
     record = h100._record(h100.CONV_H100)
     layers = [
         t.model_copy(
-            update={"host_us": None, "graph_ms": None}
-            | ({"torch_ms": None, "torch_graph_ms": None} if t.layout == "nhwc" else {})
+            update={"host_us": None, "graph_ms": None, "torch_graph_ms": None}
+            | ({"torch_ms": None} if t.layout == "nhwc" else {})
         )
         for t in record.layers
-    ]  # torch ran NCHW only
+    ]  # torch ran NCHW only, timed per call
     failed = record.frontend[0].model_copy(update={"built": False, "error": None})
     bare = record.model_copy(update={
         "example": None, "torch_check": None, "gpu_tests": None, "header_declares": {}, "layers": layers,
@@ -297,9 +314,9 @@ def test_a_run_without_its_optional_parts(monkeypatch: pytest.MonkeyPatch) -> No
     (row,) = markdown_tables(h100.frontend())[0]
     assert list(row.values())[2:] == ["–", "failed", "–", "–", "–"]
     for row in markdown_tables(h100.layer_timings("fp16"))[0]:
-        assert row["program, in a graph (µs)"] == "–"
-        torch_cells = [row[key] for key in ("torch, per call (µs)", "torch, in a graph (µs)", "of bound#10")]
-        assert (torch_cells == ["–"] * 3) == (row["layout"] == "NHWC")
+        assert row["program, in a graph (µs)"] == row["torch, in a graph (µs)"] == "–"
+        torch_cells = [row[key] for key in ("torch, per call (µs)", "of bound#10")]
+        assert (torch_cells == ["–"] * 2) == (row["layout"] == "NHWC")  # NCHW's share is of its time per call
     for row in markdown_tables(h100.layout_ratios())[0]:
         assert row["fp16, torch"] == row["bf16, torch"] == "–"
         assert row["fp16, cuDNN program"] != "–"  # from the times per call
@@ -307,6 +324,16 @@ def test_a_run_without_its_optional_parts(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(h100, "_record", lambda record_id: ran)
     with pytest.raises(ValueError, match=r"^cudnn/conv-forward-h100: the example did not run$"):
         h100.probes()
+    unnamed = bare.model_copy(update={"cudnn_library": None})  # the program did not say which cuDNN it loaded
+    monkeypatch.setattr(h100, "_record", lambda record_id: unnamed)
+    assert h100.conv_measured_on() == measured_on(unnamed.run)
+
+
+def test_a_record_of_another_kind_is_refused() -> None:
+    from gpukb.cudnn.pages.h100 import conv_build
+
+    with pytest.raises(ValueError, match=r"holds a 'cuda\.\S+' record; expected 'cudnn\.conv-forward'"):
+        conv_build("cuda/device-h100")
 
 
 def test_layers_without_an_algorithm_are_listed(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -339,6 +366,7 @@ def test_the_ceilings_sentence_for_each_type() -> None:
 
 
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
+    "findings": check_findings,
     "conv_measured_on": check_conv_measured_on,
     "conv_build": check_conv_build,
     "conv_example": check_conv_example,
