@@ -324,9 +324,14 @@ def test_a_run_without_its_optional_parts(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(h100, "_record", lambda record_id: ran)
     with pytest.raises(ValueError, match=r"^cudnn/conv-forward-h100: the example did not run$"):
         h100.probes()
-    unnamed = bare.model_copy(update={"cudnn_library": None})  # the program did not say which cuDNN it loaded
+    # the program did not say which cuDNN it loaded; pytest stopped before its summary line
+    stopped = record.gpu_tests.model_copy(update={"stdout": "collected 2 items\n", "returncode": 2})
+    unnamed = bare.model_copy(update={"cudnn_library": None, "gpu_tests": stopped})
     monkeypatch.setattr(h100, "_record", lambda record_id: unnamed)
     assert h100.conv_measured_on() == measured_on(unnamed.run)
+    assert h100.gpu_tests() == f"`{stopped.command}` on the same machine: no summary (exit status 2)."
+    monkeypatch.undo()
+    assert h100.layer_timings() == h100.layer_timings("fp16")  # the default type
 
 
 def test_a_record_of_another_kind_is_refused() -> None:
