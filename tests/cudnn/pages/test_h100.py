@@ -312,11 +312,12 @@ def test_a_run_without_its_optional_parts(monkeypatch: pytest.MonkeyPatch) -> No
     with pytest.raises(ValueError, match=r"^cudnn/conv-forward-h100: the example did not run$"):
         h100.math_types()
     (row,) = markdown_tables(h100.frontend())[0]
+    assert row["layout"] == failed.layout.upper() == "NHWC"
     assert list(row.values())[2:] == ["–", "failed", "–", "–", "–"]
     for row in markdown_tables(h100.layer_timings("fp16"))[0]:
         assert row["program, in a graph (µs)"] == row["torch, in a graph (µs)"] == "–"
-        torch_cells = [row[key] for key in ("torch, per call (µs)", "of bound#10")]
-        assert (torch_cells == ["–"] * 2) == (row["layout"] == "NHWC")  # NCHW's share is of its time per call
+        for cell in (row["torch, per call (µs)"], row["of bound#10"]):  # NCHW's share is of its time per call
+            assert (cell == "–") == (row["layout"] == "NHWC")
     for row in markdown_tables(h100.layout_ratios())[0]:
         assert row["fp16, torch"] == row["bf16, torch"] == "–"
         assert row["fp16, cuDNN program"] != "–"  # from the times per call
@@ -326,12 +327,56 @@ def test_a_run_without_its_optional_parts(monkeypatch: pytest.MonkeyPatch) -> No
         h100.probes()
     # the program did not say which cuDNN it loaded; pytest stopped before its summary line
     stopped = record.gpu_tests.model_copy(update={"stdout": "collected 2 items\n", "returncode": 2})
-    unnamed = bare.model_copy(update={"cudnn_library": None, "gpu_tests": stopped})
+    unnamed = bare.model_copy(update={"cudnn_library": None, "gpu_tests": stopped, "layers_run": None})
     monkeypatch.setattr(h100, "_record", lambda record_id: unnamed)
     assert h100.conv_measured_on() == measured_on(unnamed.run)
+    assert h100.unsupported().startswith(f"Every one of the {len(layers)} runs ")  # no output to read
     assert h100.gpu_tests() == f"`{stopped.command}` on the same machine: no summary (exit status 2)."
+    # one layer without its NHWC runs: no ratio for it; no graph-API version: no backend in the note
+    partial = record.model_copy(
+        update={"layers": [t for t in record.layers if (t.layer, t.layout) != ("res5-1x1", "nhwc")],
+                "frontend_version": None}
+    )  # fmt: skip
+    monkeypatch.setattr(h100, "_record", lambda record_id: partial)
+    (row,) = [row for row in markdown_tables(h100.layout_ratios())[0] if row["layer"] == "res5-1x1"]
+    assert list(row.values()) == ["res5-1x1", "–", "–", "–", "–"]
+    assert "cuDNN 9.19.0 from its own wheel. The version in the line above is torch's." in h100.conv_measured_on()
     monkeypatch.undo()
     assert h100.layer_timings() == h100.layer_timings("fp16")  # the default type
+
+
+def _timed(record: Any, torch_ms: dict[tuple[str, str, str], float], graph_over_torch: dict[tuple, float]) -> Any:
+    """The record with each tensor-op run's torch time replaced: NCHW 2 ms, NHWC 1 ms unless ``torch_ms`` says
+    otherwise; the program's GPU time equal to torch's times the factor in ``graph_over_torch`` (1 by default)."""
+    layers = []
+    for t in record.layers:
+        key = (t.layer, t.dtype, t.layout)
+        ms = torch_ms.get(key, 2.0 if t.layout == "nchw" else 1.0)
+        layers.append(t.model_copy(update={"torch_graph_ms": ms, "graph_ms": ms * graph_over_torch.get(key, 1.0)}))
+    return record.model_copy(update={"layers": layers})
+
+
+def test_the_findings_count_ties_several_losers_and_the_10x_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs timed by hand. res2-1x1 ties in both types (a tie is not a win), res5-1x1 fp16 is slower in NHWC, conv1
+    fp16 NCHW takes 3 ms: 11 of 14 cases won, ratios 0.67 to 3.00. The program's GPU time is exactly 10× torch's for
+    res5-1x1 fp16 NHWC (not more than 10×), 10.5× for conv1 fp16 NCHW and 20× for res4-3x3 bf16 NHWC."""
+    from gpukb.cudnn.pages import h100
+
+    record = h100._record(h100.CONV_H100)
+    torch_ms = {("res2-1x1", d, lay): 1.0 for d in ("fp16", "bf16") for lay in ("nchw", "nhwc")}
+    torch_ms |= {("res5-1x1", "fp16", "nhwc"): 3.0, ("conv1", "fp16", "nchw"): 3.0}
+    slow = {("res5-1x1", "fp16", "nhwc"): 10.0, ("conv1", "fp16", "nchw"): 10.5, ("res4-3x3", "bf16", "nhwc"): 20.0}
+    monkeypatch.setattr(h100, "_record", lambda record_id: _timed(record, torch_ms, slow))
+    first, _, misled = h100.findings().split("\n")[:3]
+    assert "in 11 of 14 layer-and-type cases (all but `res2-1x1`, `res5-1x1`); " in first
+    assert "NCHW took a median 2.00× as long (0.67–3.00×)." in first  # 2/3, 1, 1, ten times 2, 3
+    assert misled.startswith("- **Can cuDNN's search be trusted?** Not blindly: for `conv1`, `res4-3x3` the algorithm")
+    # every case won, one case without its NHWC run, no run slower than torch's: no exceptions, no third answer
+    kept = [t for t in record.layers if (t.layer, t.dtype, t.layout) != ("res2-1x1", "bf16", "nhwc")]
+    monkeypatch.setattr(h100, "_record", lambda record_id: _timed(record.model_copy(update={"layers": kept}), {}, {}))
+    text = h100.findings()
+    assert "in 13 of 13 layer-and-type cases; NCHW took a median 2.00× as long (2.00–2.00×)." in text
+    assert len(text.splitlines()) == 2
 
 
 def test_a_record_of_another_kind_is_refused() -> None:
