@@ -74,6 +74,7 @@ HOST_SHAPES, HOST_CALLS = ((64, 64, 64), (3, 5, 7)), 1000
 # The shapes live with the kernel (gpukb.gemm.triton.sweep), where `gpukb bench` finds them too.
 from gpukb.dtypes import torch_dtype  # noqa: E402
 from gpukb.gemm.triton.sweep import (  # noqa: E402
+    FILL_TUNING,
     GAP_TUNING,
     ISSUE_SHAPES,
     ISSUE_TUNING,
@@ -169,11 +170,11 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
     from gpukb.gemm.triton.matmul import _sm_count, clear_plans, layout_code, matmul, rows_aligned
 
     sms = _sm_count(torch.device("cuda"))
-    extended, losers, gaps = mode == "issue29", mode == "losers", mode == "gaps"
+    extended, losers, gaps, fill = mode == "issue29", mode == "losers", mode == "gaps", mode == "fill"
     work: list[tuple[str, str, tuple[int, int, int]]] = []
     seen = set()
-    if extended or losers or gaps:
-        chosen = ISSUE_TUNING if extended else LOSER_TUNING if losers else GAP_TUNING
+    if extended or losers or gaps or fill:
+        chosen = ISSUE_TUNING if extended else LOSER_TUNING if losers else GAP_TUNING if gaps else FILL_TUNING
         sources = [("bfloat16", layout, shape) for layout, shape in chosen]
     else:
         sources = [("bfloat16", "NN", s[2:]) for s in shapes()]
@@ -197,8 +198,11 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
         out_dtype = torch.bfloat16 if dtype == "float8_e4m3fn" else tdtype
         c = torch.empty(m, n, device="cuda", dtype=out_dtype)
         aligned = rows_aligned(a, b, c)
-        pool = tuning.trials(dtype, m, n, k, sms, aligned=aligned, extended=extended, losers=losers, gaps=gaps)
+        pool = tuning.trials(
+            dtype, m, n, k, sms, aligned=aligned, extended=extended, losers=losers, gaps=gaps, fill=fill
+        )
         trials = [{"config": cfg.as_dict(), "split_k": None, "ms": None, "error": None} for cfg in pool]
+        expected = torch.matmul(a, b) if dtype != "float8_e4m3fn" else None
         for config, trial in zip(pool, trials, strict=True):  # compile and check every candidate first
             try:
                 if config.kernel == "splitk":
@@ -206,6 +210,7 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
                 elif config.split_tail:
                     trial["split_k"] = tail_rows(m, n, k, config, sms)[1]
                 matmul(a, b, out=c, config=config)
+                trial["error"] = _wrong(torch, c, expected)
             except Exception as err:  # a candidate that does not compile or fit is recorded, not fatal
                 trial["error"] = _first_line(err)
         if dtype == "float8_e4m3fn":
@@ -223,6 +228,13 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
                 run = lambda a=a, b=b, c=c, cfg=config: matmul(a, b, out=c, config=cfg)  # noqa: E731
                 ms = _bench(run, TUNE_WARMUP_MS, TUNE_REP_MS)
                 trial["ms"] = ms if trial["ms"] is None else min(trial["ms"], ms)
+        for config, trial in zip(pool, trials, strict=True):  # again after the timed calls (the plans' kept buffers)
+            if trial["ms"] is not None:
+                c.fill_(math.nan)
+                matmul(a, b, out=c, config=config)
+                wrong = _wrong(torch, c, expected)
+                if wrong is not None:
+                    trial["error"], trial["ms"] = f"after timing: {wrong}", None
         try:
             cublas_ms: float | None = _bench(peer, TUNE_WARMUP_MS, TUNE_REP_MS)
         except Exception:
@@ -263,10 +275,33 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
             else "class (gpukb.gemm.triton.sweep.GAP_TUNING: shapes designed for the classes the earlier tables left "
             "empty; extended, split-tail, decode and gap candidates)"
             if gaps
+            else "class (gpukb.gemm.triton.sweep.FILL_TUNING: shapes designed for the decode classes and for three "
+            "classes of under-filled waves; the earlier 64-row decode candidates and the fill candidates for M <= 64, "
+            "the gap candidates and the fill candidates above)"
+            if fill
             else "class (the first sweep shape in it)"
         ),
         "classes": classes,
     }
+
+
+#: A tuning candidate whose output differs from cuBLAS's by more than this (relative Frobenius norm) is recorded as
+#: wrong and never chosen: a 16-bit product rounded once differs by about 2^-8 at most.
+WRONG = 1e-2
+
+
+def _wrong(torch: Any, out: Any, expected: Any) -> str | None:
+    """Why a candidate's output is wrong (unwritten elements, or farther than :data:`WRONG` from ``expected``), or
+    ``None`` (also where there is nothing to compare with)."""
+    from gpukb.numerics import relative_error
+
+    torch.cuda.synchronize()
+    if expected is None:
+        return None
+    if not bool(torch.isfinite(out).all()):
+        return "wrong result: elements left unwritten (NaN)"
+    diff = relative_error(out, expected)
+    return None if diff <= WRONG else f"wrong result: {diff:.3g} from cuBLAS's (relative Frobenius norm)"
 
 
 def _keep_busy(torch: Any, fn: Any, seconds: float) -> None:
@@ -571,7 +606,7 @@ def profile_rows(torch: Any, rows: list[dict], budget: Budget) -> None:
 def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--budget", type=float, default=280.0, help="seconds the whole run may take")
     parser.add_argument("--table", type=Path, help="use this tuning table instead of tuning (skips the tuning)")
-    parser.add_argument("--tune", choices=("sweep", "issue29", "losers", "gaps", "none"), default="sweep",
+    parser.add_argument("--tune", choices=("sweep", "issue29", "losers", "gaps", "fill", "none"), default="sweep",
                         help="which classes to tune; none: use the committed tables")  # fmt: skip
     parser.add_argument("--tune-only", action="store_true", help="stop after writing the tuning table")
     parser.add_argument("--name", default="triton-gemm-sweep-h100", help="the sweep record's file name, no suffix")
@@ -643,7 +678,8 @@ def triton_gemm_sweep(script: Script) -> int:
         print(f"tuning done at {time.perf_counter() - started:.0f} s: {len(table.classes)} classes", flush=True)
         if args.tune_only:
             return 0
-        tuning.use_table(table)
+        # a table of new classes is measured over the committed ones (the first sweep's table replaces them)
+        tuning.use_table(table, merge=args.tune != "sweep")
         tuned = {(c.dtype, c.layout, tuple(c.shape)) for c in table.classes}
     clear_plans()  # plans made before hold configurations chosen without the table
     rows = sweep(torch, args.out_dir, budget, tuned, sets)
