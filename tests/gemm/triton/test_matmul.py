@@ -658,7 +658,9 @@ def test_gpu_split_tail_matches_float64(layout, m, n, k) -> None:
 @pytest.mark.gpu
 @pytest.mark.usefixtures("compiled")
 @pytest.mark.parametrize("swap", [False, True])
-@pytest.mark.parametrize(("layout", "m", "n", "k"), [("nt", 5, 4096, 4096), ("nn", 40, 1000, 3000), ("nt", 64, 768, 768)])
+@pytest.mark.parametrize(
+    ("layout", "m", "n", "k"), [("nt", 5, 4096, 4096), ("nn", 40, 1000, 3000), ("nt", 64, 768, 768)]
+)
 def test_gpu_fused_split_k_matches_float64_call_after_call(layout, m, n, k, swap) -> None:
     gen = torch.Generator().manual_seed(_seed("fused", layout, m, swap))
     a = _operand(m, k, torch.bfloat16, layout[0], gen, "cuda")

@@ -492,7 +492,7 @@ FP8_GOAL_MIN_DIM = 1024
 ERROR_GOAL = 2.0
 
 #: The sets of shapes a sweep record's rows belong to (:attr:`SweepRow.sweep`).
-SweepName = Literal["first", "issue", "random", "held-out", "held-out-2", "held-out-3", "tiny"]
+SweepName = Literal["first", "issue", "random", "held-out", "held-out-2", "held-out-3", "held-out-4", "tiny"]
 
 
 class SweepRow(StrictModel):
@@ -519,7 +519,7 @@ class SweepRow(StrictModel):
             issue-29 tuning), ``"held-out"`` (a second draw, made before the third tuning and measured only after it),
             ``"held-out-2"`` (a third draw, made after the fourth tuning and before the run that measured it),
             ``"held-out-3"`` (a fourth draw, made after the look-up's rules changed and before the run that measured
-            it),
+            it), ``"held-out-4"`` (a fifth draw, made before the fifth tuning and measured in the run after it),
             ``"tiny"`` (fewer than 2^20 multiply-adds).
         clocks: SM clock and power sampled while the row's rounds were timed (``None`` in earlier runs).
         kernel_host_us: The host's time to queue one timed sample of the kernel (the flush, two events and the
@@ -688,6 +688,8 @@ GOAL_SETS = (
     ("held-out-2", "float16"),
     ("held-out-3", "bfloat16"),
     ("held-out-3", "float16"),
+    ("held-out-4", "bfloat16"),
+    ("held-out-4", "float16"),
     ("first", "float8_e4m3fn"),
     ("tiny", "bfloat16"),
     ("tiny", "float16"),

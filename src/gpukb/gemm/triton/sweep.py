@@ -210,6 +210,14 @@ def held_out_3_shapes() -> list[tuple[str, Shape]]:
     return [(s.layout, ("held-out-3", s.label, s.m, s.n, s.k)) for s in draw(HELD_OUT_3_SEED, HELD_OUT_3_COUNT)]
 
 
+def held_out_4_shapes() -> list[tuple[str, Shape]]:
+    """The fourth held-out sweep (:data:`~gpukb.gemm.triton.model_shapes.HELD_OUT_4_SEED`), as ``(layout, shape)``
+    pairs: drawn and committed before the fifth tuning, measured once, in the run after it."""
+    from gpukb.gemm.triton.model_shapes import HELD_OUT_4_COUNT, HELD_OUT_4_SEED, draw
+
+    return [(s.layout, ("held-out-4", s.label, s.m, s.n, s.k)) for s in draw(HELD_OUT_4_SEED, HELD_OUT_4_COUNT)]
+
+
 #: Operand layouts: each letter says whether A, then B, is stored as given (N) or as its transpose's row-major
 #: storage viewed transposed (T): ``"NT"`` is ``x @ w.t()``, how a linear layer calls it.
 LAYOUTS = ("NN", "NT", "TN", "TT")
