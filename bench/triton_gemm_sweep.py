@@ -612,6 +612,7 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tune", choices=("sweep", "issue29", "losers", "gaps", "fill", "none"), default="sweep",
                         help="which classes to tune; none: use the committed tables")  # fmt: skip
     parser.add_argument("--tune-only", action="store_true", help="stop after writing the tuning table")
+    parser.add_argument("--reserve", type=float, default=SWEEP_RESERVE_S, help="seconds the tuning leaves the sweep")
     parser.add_argument("--name", default="triton-gemm-sweep-h100", help="the sweep record's file name, no suffix")
     parser.add_argument("--sets", default=",".join(SETS), help=f"the sets of shapes to measure, of {','.join(SETS)}")
     parser.add_argument("--held-out-commit", help="the commits that fixed the held-out draws, comma-separated, in the "
@@ -674,7 +675,7 @@ def triton_gemm_sweep(script: Script) -> int:
         tuned = {(c.dtype, c.layout, tuple(c.shape)) for c in active.values()}
         print(f"committed tables: {len(active)} classes", flush=True)
     else:
-        data = tune(torch, args.out_dir, budget, args.tune, 5 if args.tune_only else SWEEP_RESERVE_S)
+        data = tune(torch, args.out_dir, budget, args.tune, 5 if args.tune_only else args.reserve)
         data["run"] = script.finished().model_dump(mode="json")
         table = parse(data, "tuning", expect=tuning.GemmTuning)
         name = TABLE_FILE if args.tune == "sweep" else TABLE_FILE.replace(".json", f"-{args.tune}.json")
