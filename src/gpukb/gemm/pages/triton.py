@@ -409,6 +409,7 @@ _SWEEP_NAMES = {
     "held-out": "held-out sweep",
     "held-out-2": "second held-out sweep",
     "held-out-3": "third held-out sweep",
+    "held-out-4": "fourth held-out sweep",
     "tiny": "tiny",
 }
 
