@@ -64,7 +64,7 @@ def _label(config: dict[str, Any]) -> str:
     """A configuration's label, rebuilt from its JSON fields (not through gpukb's Config)."""
     flags = (
         ("ws", config["warp_specialize"]), ("sub", config["epilogue_subtile"]), ("pad", config.get("pad_rows")),
-        ("tail", config.get("split_tail")),
+        ("tail", config.get("split_tail")), ("fused", config.get("fused_reduce")), ("swap", config.get("swap_ab")),
     )  # fmt: skip
     extras = [f for f, on in flags if on]
     if config["kernel"] == "tma" and not config["flatten"]:
@@ -122,10 +122,12 @@ def check_triton_sweep_goal(markdown: str, kwargs: dict[str, Any]) -> None:
     raw = _sweep_raw(_record_name(kwargs, "record", 0))
     rows = raw["rows"]
     names = {"first sweep": "first", "random sweep": "random", "held-out sweep": "held-out",
-             "second held-out sweep": "held-out-2", "third held-out sweep": "held-out-3", "tiny": "tiny"}  # fmt: skip
+             "second held-out sweep": "held-out-2", "third held-out sweep": "held-out-3",
+             "fourth held-out sweep": "held-out-4", "tiny": "tiny"}  # fmt: skip
     order = [("first sweep", "bf16"), ("first sweep", "fp16"), ("random sweep", "bf16"), ("random sweep", "fp16"),
              ("held-out sweep", "bf16"), ("held-out sweep", "fp16"), ("second held-out sweep", "bf16"),
              ("second held-out sweep", "fp16"), ("third held-out sweep", "bf16"), ("third held-out sweep", "fp16"),
+             ("fourth held-out sweep", "bf16"), ("fourth held-out sweep", "fp16"),
              ("first sweep", "FP8 E4M3"), ("tiny", "bf16"), ("tiny", "fp16")]  # fmt: skip
     present = {(r["sweep"], _SHORT[r["dtype"]]) for r in rows}
     expected = [(name, short) for name, short in order if (names[name], short) in present]
@@ -298,8 +300,9 @@ def check_triton_sweep_changes(markdown: str, kwargs: dict[str, Any]) -> None:
         (r["dtype"], r["layout"], r["m"], r["n"], r["k"]): r
         for r in _sweep_raw(before_id.removeprefix("gemm/"))["rows"]
     }
+    after_id = _kwarg(kwargs, "after_id", 1, None)
     changed = []
-    for r in _sweep_raw()["rows"]:
+    for r in (_sweep_raw(after_id.removeprefix("gemm/")) if after_id else _sweep_raw())["rows"]:
         old = before.get((r["dtype"], r["layout"], r["m"], r["n"], r["k"]))
         if r["sweep"] != "first" or old is None or r["ratio"] is None or old["ratio"] is None:
             continue
@@ -337,7 +340,7 @@ def _paired(cell_ratio: str, cell_kernel: str, cell_peer: str, r: dict[str, Any]
 def _same_config(x: dict[str, Any], y: dict[str, Any]) -> bool:
     """Two configurations as JSON, equal once the fields added later (``pad_rows``, ``split_tail``) take their
     defaults."""
-    later = {"pad_rows": False, "split_tail": False}
+    later = {"pad_rows": False, "split_tail": False, "fused_reduce": False, "swap_ab": False}
     return {**later, **x} == {**later, **y}
 
 
@@ -577,27 +580,28 @@ def _geomean(rows: list[dict[str, Any]]) -> float:
 
 def check_triton_arc(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
-    assert [int(row["step"]) for row in table] == list(range(1, 10))
+    assert [int(row["step"]) for row in table] == list(range(1, 11))
     for row in table[:4]:  # the kernel on the squares of the first run
         label = row["configuration"].strip("`")
         (entry,) = [e for e in _triton_raw()["sweep"]["configs"] if _label(e["config"]) == label]
         for size in (4096, 8192):
             (case,) = [r for r in entry["results"] if r["m"] == size]
             assert float(row[f"{size}³"]) == pytest.approx(case["ratio"], abs=6e-4), row
-        sweeps = ("first sweep", "random sweep", "held-out sweep", "second held-out sweep", "third held-out sweep")
-        assert [row[column] for column in sweeps] == ["–"] * 5
+        sweeps = ("first sweep", "random sweep", "held-out sweep", "second held-out sweep", "third held-out sweep",
+                  "fourth held-out sweep")  # fmt: skip
+        assert [row[column] for column in sweeps] == ["–"] * 6
     assert [row["configuration"] for row in table[:4]] == [
         "`blocked 128x128x64 g8 s4 w4`", "`blocked 128x256x64 g8 s3 w8`", "`tma 128x256x64 g8 s3 w8`",
         "`tma 128x256x64 g8 s4 w8 sub`",
     ]  # fmt: skip
     for row, name in zip(table[4:], ("triton-gemm-sweep-h100", "triton-gemm-sweep-h100-issue29",
                                       "triton-gemm-sweep-h100-held-out", "triton-gemm-sweep-h100-held-out-2",
-                                      "triton-gemm-sweep-h100-held-out-3"),
+                                      "triton-gemm-sweep-h100-held-out-3", "triton-gemm-sweep-h100-held-out-4"),
                          strict=True):  # fmt: skip
         rows = _sweep_raw(name)["rows"]
         for column, sweep in (("first sweep", "first"), ("random sweep", "random"), ("held-out sweep", "held-out"),
-                              ("second held-out sweep", "held-out-2"),
-                              ("third held-out sweep", "held-out-3")):  # fmt: skip
+                              ("second held-out sweep", "held-out-2"), ("third held-out sweep", "held-out-3"),
+                              ("fourth held-out sweep", "held-out-4")):  # fmt: skip
             chosen = [r for r in rows if r["dtype"] == "bfloat16" and r.get("sweep", "first") == sweep]
             if not chosen:
                 assert row[column] == "–"
@@ -787,6 +791,78 @@ def check_triton_wave_rates(markdown: str, kwargs: dict[str, Any]) -> None:
         assert int(row["classes measured"]) == len(values)
 
 
+def _fill_kinds(c: dict[str, Any]) -> dict[str, float | None]:
+    """The best time of each kind of candidate on one class of the fifth tuning run, read with json: the earlier
+    candidates (none of the fill pools' tilings), 16- or 32-row tiles as they are, transposed tiles."""
+    from gpukb.gemm.triton import tuning
+
+    new = {_code_label(x).replace(" split auto", "") for x in tuning.CANDIDATES_16_FILL_DECODE}
+    new |= {_code_label(x).replace(" split auto", "") for x in tuning.CANDIDATES_16_FILL_MID}
+    new = {re.sub(r" split \d+$", "", x) for x in new}
+    timed = [t for t in c["trials"] if t["ms"] is not None]
+
+    def base(t: dict[str, Any]) -> str:
+        return re.sub(r" split (auto|\d+)$", "", _label(t["config"]))
+
+    def best(ts: list[dict[str, Any]]) -> float | None:
+        return min((t["ms"] for t in ts), default=None)
+
+    return {
+        "earlier": best([t for t in timed if base(t) not in new]),
+        "narrow": best([t for t in timed if t["config"]["block_m"] < 64 and not t["config"].get("swap_ab")]),
+        "swapped": best([t for t in timed if t["config"].get("swap_ab")]),
+        "best": best(timed),
+    }
+
+
+def check_triton_fill_alternatives(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    decode = _kwarg(kwargs, "decode", 0, True)
+    classes = [
+        c for c in _tuning_raw("gemm/triton-gemm-tuning-h100-fill")["classes"] if (c["shape"][0] <= 64) == decode
+    ]
+    assert len(table) == len(classes) > 0
+    for row, c in zip(table, classes, strict=True):
+        m, n, k = c["shape"]
+        assert row["product"] == f"{c['layout']} {m}×{n}×{k}"
+        kinds = _fill_kinds(c)
+        (top,) = [t for t in c["trials"] if t["ms"] == kinds["best"]][:1]
+        assert row["fastest"] == f"`{_label(top['config'])}`"
+        assert _label(top["config"]) == _label(c["config"])  # the class's choice
+        if not decode:
+            assert float(row["cuBLAS µs"]) == pytest.approx(c["cublas_ms"] * 1e3, abs=0.051)
+            assert float(row["earlier candidates, best µs"]) == pytest.approx(kinds["earlier"] * 1e3, abs=0.051)
+            assert float(row["fastest µs"]) == pytest.approx(kinds["best"] * 1e3, abs=0.051)
+            continue
+        weight = 2 * n * k
+        assert float(row["B (MiB)"]) == pytest.approx(weight / 2**20, abs=0.051)
+        columns = (("cuBLAS µs (TB/s)", c["cublas_ms"]), ("64-row tiles, as before", kinds["earlier"]),
+                   ("16- or 32-row tiles", kinds["narrow"]), ("transposed (swap_ab)", kinds["swapped"]))  # fmt: skip
+        for column, ms in columns:
+            us, rate = re.fullmatch(r"([\d.]+) \(([\d.]+)\)", row[column]).groups()
+            assert float(us) == pytest.approx(ms * 1e3, abs=0.051), (row, column)
+            assert float(rate) == pytest.approx(weight / (ms * 1e-3) / 1e12, abs=0.0051), (row, column)
+        # one launch against two kernels: 16×64×128 tiles, 4 stages, at the largest split both were timed at
+        pairs: dict[int, dict[bool, float]] = {}
+        for t in c["trials"]:
+            cfg = t["config"]
+            if t["ms"] is None or (cfg["block_m"], cfg["block_n"], cfg["block_k"], cfg["num_stages"]) != (
+                16,
+                64,
+                128,
+                4,
+            ):
+                continue
+            if cfg["kernel"] == "splitk" and not cfg.get("swap_ab") and t["split_k"] and t["split_k"] > 1:
+                pairs.setdefault(t["split_k"], {})[bool(cfg.get("fused_reduce"))] = t["ms"]
+        split = max(s for s, found in pairs.items() if len(found) == 2)
+        one, two = (float(x) for x in re.fullmatch(r"([\d.]+) / ([\d.]+) \(split \d+\)", row[
+            "16×64×128: one launch / two kernels, µs"]).groups())  # fmt: skip
+        assert row["16×64×128: one launch / two kernels, µs"].endswith(f"(split {split})")
+        assert one == pytest.approx(pairs[split][True] * 1e3, abs=0.051)
+        assert two == pytest.approx(pairs[split][False] * 1e3, abs=0.051)
+
+
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "triton_sweep_table": check_triton_sweep_table,
     "triton_sweep_goal": check_triton_sweep_goal,
@@ -813,6 +889,7 @@ CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "triton_rounds_delays": check_triton_rounds_delays,
     "triton_before_after": check_triton_before_after,
     "triton_wave_rates": check_triton_wave_rates,
+    "triton_fill_alternatives": check_triton_fill_alternatives,
 }
 
 

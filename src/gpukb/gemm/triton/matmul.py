@@ -308,6 +308,7 @@ def splitk_kernel(
         tl.store(c_ptr + c_offs, (acc * alpha).to(OUT_DTYPE), mask=mask)
     else:
         tl.store(w_ptr + pid_k * stride_cs + w_offs, acc, mask=mask)
+        # --8<-- [start:fused]
         if FUSED:
             # One launch: each slice counts itself done on its tile's lock once its partial sums are stored (the
             # barrier: every thread's stores; acq_rel: visible to whoever counts after); the slice that counts
@@ -324,6 +325,7 @@ def splitk_kernel(
                     total += tl.where(s == pid_k, acc, part)
                 tl.store(c_ptr + c_offs, (total * alpha).to(OUT_DTYPE), mask=mask)
                 tl.atomic_xchg(lock_ptr + tile, 0)
+        # --8<-- [end:fused]
     # --8<-- [end:splitk]
 
 
