@@ -79,9 +79,10 @@ def _sizes(**sizes: int) -> tuple[int, ...]:
 #: The committed tables, results records (ids for :func:`gpukb.records.load`), first the one that wins where two
 #: tuned the same class: the fifth run tuned shapes designed for the decode classes and three classes of
 #: under-filled waves, with 16-row tiles and the one-launch split-K (``sweep.FILL_TUNING``); the fourth run tuned
-#: shapes designed for the classes the others left empty (``sweep.GAP_TUNING``); the third run tuned the classes of the random sweep's products and of the first sweep's
-#: slowest (``sweep.LOSER_TUNING``); the second (issue 29) the classes the first sweep left out (tiny products,
-#: under-filled waves, rows off 128-byte lines, transposed operands); the first, the first sweep's classes.
+#: shapes designed for the classes the others left empty (``sweep.GAP_TUNING``); the third run tuned the classes of
+#: the random sweep's products and of the first sweep's slowest (``sweep.LOSER_TUNING``); the second (issue 29) the
+#: classes the first sweep left out (tiny products, under-filled waves, rows off 128-byte lines, transposed
+#: operands); the first, the first sweep's classes.
 TABLE_RECORDS = (
     "gemm/triton-gemm-tuning-h100-fill",
     "gemm/triton-gemm-tuning-h100-gaps",
