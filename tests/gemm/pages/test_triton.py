@@ -1185,3 +1185,99 @@ def test_the_triton_page_prose_matches_the_rules_run() -> None:
     }
     assert after == before
     assert len(after) > 90
+
+
+def _span(values: Any) -> tuple[str, str]:
+    """The lowest and highest of ``values``, as the page's prose rounds them (two decimals)."""
+    values = list(values)
+    return f"{min(values):.2f}", f"{max(values):.2f}"
+
+
+def test_the_triton_page_prose_matches_the_fill_run() -> None:
+    """What docs/gemm/triton.md says in words about step 10, checked against the records."""
+    from gpukb.gemm.triton import results, tuning
+
+    run = _sweep_raw("triton-gemm-sweep-h100-held-out-4")
+    table = _tuning_raw("gemm/triton-gemm-tuning-h100-fill")
+    # One run tuned and measured: the table and the sweep share its start; the draw was fixed by a commit.
+    assert run["run"]["started"] == table["run"]["started"]
+    assert "--tune fill" in run["run"]["command"]
+    assert run["run"]["gpu"]["name"] == "NVIDIA H100 80GB HBM3"
+    assert {r["sweep"] for r in run["rows"]} == {"held-out-4", "held-out-3", "tiny", "first"}
+    assert re.search(r"seed 276436, 32 products, fixed by commit [0-9a-f]{40}", run["held_out"])
+    # Sixteen designed shapes; no candidate's output was wrong, before or after timing.
+    assert len(table["classes"]) == 16
+    assert not [t for c in table["classes"] for t in c["trials"] if t["error"]]
+    rules = _sweep_raw("triton-gemm-sweep-h100-held-out-3")
+
+    def decode_misses(record: dict[str, Any]) -> dict[tuple, float]:
+        return {(r["dtype"], r["layout"], r["m"], r["n"], r["k"]): r["ratio"] for r in record["rows"]
+                if r["sweep"] == "held-out-3" and r["layout"] == "NT" and r["m"] <= 64}  # fmt: skip
+
+    before, after = decode_misses(rules), decode_misses(run)
+    low = {key for key, ratio in before.items() if ratio < 0.85}
+    assert {key[2] for key in low} >= {2, 52}  # forward products of 2 to 52 tokens
+    assert _span(before[key] for key in low) == ("0.64", "0.82")
+    assert _span(after[key] for key in low) == ("0.92", "1.00")
+    geomeans = {(g.sweep, g.dtype): g for g in results.sweep_goal_rows(results.sweep_committed(results.SWEEP_FILL_ID))}
+    old = {(g.sweep, g.dtype): g for g in results.sweep_goal_rows(results.sweep_committed(results.SWEEP_RULES_ID))}
+    assert f"{old['held-out-3', 'bfloat16'].geomean:.3f}" == "0.926"
+    assert f"{geomeans['held-out-3', 'bfloat16'].geomean:.3f}" == "0.974"
+    # The fourth held-out sweep: short of the goal, one product of at least 2^30 under 0.80 in each type.
+    assert [f"{geomeans['held-out-4', d].geomean:.3f}" for d in ("bfloat16", "float16")] == ["0.937", "0.939"]
+    for dtype in ("bfloat16", "float16"):
+        floor = [r for r in run["rows"] if r["sweep"] == "held-out-4" and r["dtype"] == dtype
+                 and r["m"] * r["n"] * r["k"] >= 2**30 and r["ratio"] < 0.8]  # fmt: skip
+        assert [(r["layout"], r["m"], r["n"], r["k"]) for r in floor] == [("NN", 86, 4096, 32000)]
+        assert round(floor[0]["ratio"], 2) in (0.66, 0.67)
+        assert (floor[0]["config"]["block_n"], floor[0]["split_k"]) == (256, 33)
+    active = tuning.active_table()
+    cls = tuning.ShapeClass.of("bfloat16", "NN", 86, 4096, 32000)
+    assert cls not in active
+    assert tuning._neighbour(active, cls, False).shape == (128, 128, 65536)
+    assert -(-86 // 64) * -(-4096 // 256) == 32  # output tiles here ...
+    assert -(-128 // 64) * -(-128 // 256) == 2  # ... and there
+    # Decode misses at 17–28 tokens: 0.81–0.84, each a candidate other than its representative's fastest, two split.
+    misses = [r for r in run["rows"] if r["sweep"] == "held-out-4" and (r["m"], r["n"], r["k"]) in
+              {(17, 768, 768), (21, 1024, 1024), (28, 4608, 3584)}]  # fmt: skip
+    assert len(misses) == 6
+    assert _span(r["ratio"] for r in misses) == ("0.81", "0.84")
+    for r in misses:
+        entry = active[tuning.ShapeClass.of("bfloat16", r["layout"], r["m"], r["n"], r["k"])]
+        assert entry.shape in ((40, 768, 768), (40, 5120, 4096))
+        assert r["config"] != entry.config.as_dict()
+    assert {(r["m"], r["split_k"]) for r in misses} == {(17, 2), (21, 2), (28, 1)}
+    # 65–256 rows: split-K carried over from classes tuned on 128 or 192 rows, 0.83–0.85.
+    mid = [r for r in run["rows"] if r["sweep"] == "held-out-4" and (r["m"], r["n"], r["k"]) in
+           {(127, 768, 3072), (112, 8192, 8192)}]  # fmt: skip
+    assert all(r["config"]["kernel"] == "splitk" for r in mid)
+    assert _span(r["ratio"] for r in mid) == ("0.83", "0.85")
+    for r in mid:
+        shape = active.get(tuning.ShapeClass.of("bfloat16", r["layout"], r["m"], r["n"], r["k"]))
+        cls = tuning.ShapeClass.of("bfloat16", r["layout"], r["m"], r["n"], r["k"])
+        shape = shape or tuning._neighbour(active, cls, False)
+        assert shape.shape[0] in (128, 192)
+    # At N = 4096 (NT): 16-row tiles unsplit, 64 programs of six stages, faster than cuBLAS.
+    c, timed = _trials_in("gemm/triton-gemm-tuning-h100-fill", "NT", [4, 4096, 4096])
+    assert _label(timed[0]["config"]) == "splitk 16x64x128 g8 s6 w4 fused split 1"
+    assert timed[0]["ms"] < c["cublas_ms"]
+    assert -(-4096 // 64) == 64
+    assert 4096 * 4096 * 2 == 32 * 2**20
+    # The counts behind the note: narrow tiles, one slice, one launch against two by slices, the transposed product.
+    f = results.fill_summary()
+    assert f.one_slice > f.classes / 2
+    assert f.by_split[2][1] > f.by_split[2][0] / 2  # two slices: the one launch faster in most classes
+    assert all(wins == 0 for split, (_, wins) in f.by_split.items() if split >= 8)  # from eight on: never
+    assert f.swap_gap < 0.08
+    # Above 64 rows: every one-launch split-K lost; the classes kept an earlier candidate at 0.75–0.81 of cuBLAS.
+    mids = [a for a in results.fill_alternatives() if a.shape[0] > 64]
+    assert len(mids) == 3
+    assert all(not a.best.fused_reduce for a in mids)
+    assert _span(a.cublas_ms / a.best_ms for a in mids) == ("0.75", "0.81")
+    # The first sweep: one configuration changed, 8×14336×4096 (NT), to 16-row tiles, 0.986 to 1.009.
+    changed = [c for c in results.sweep_changes(results.sweep_committed(results.SWEEP_RULES_ID),
+                                                results.sweep_committed(results.SWEEP_FILL_ID))
+               if c.before.config != c.after.config]  # fmt: skip
+    assert [(c.after.layout, c.after.m, c.after.n, c.after.k) for c in changed] == [("NT", 8, 14336, 4096)]
+    assert (f"{changed[0].before.ratio:.3f}", f"{changed[0].after.ratio:.3f}") == ("0.986", "1.009")
+    assert changed[0].after.config.block_m == 16
