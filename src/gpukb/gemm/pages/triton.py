@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import statistics
 
+from gpukb.arguments import flag
 from gpukb.figures import to_svg
 from gpukb.gemm import figures as gemm_figures
 from gpukb.gemm.triton import results as triton_results
@@ -960,7 +961,12 @@ def _us_and_rate(ms: float | None, nbytes: int) -> str:
 def triton_fill_alternatives(decode: bool = True) -> str:
     """What each kind of candidate reached on each class of the fifth tuning run (bf16, best of its kind, µs):
     ``decode``: the classes with M ≤ 64, with the weight's bytes over each time; otherwise the products above 64
-    rows, where the only new candidates were the one-launch split-K tilings."""
+    rows, where the only new candidates were the one-launch split-K tilings.
+
+    Raises:
+        TypeError: For a ``decode`` that is not a bool.
+    """
+    decode = flag("decode", decode)
     rows = []
     for a in triton_results.fill_alternatives():
         m, n, k = a.shape

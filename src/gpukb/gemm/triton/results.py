@@ -18,6 +18,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from gpukb.arguments import text
 from gpukb.gemm.triton.configs import (
     CANDIDATES,
     TUNED_ON,
@@ -859,11 +860,12 @@ def fill_alternatives(record_id: str = FILL_TABLE_ID) -> list[FillAlternatives]:
     """Each class of a ``--tune fill`` record, the best time of each kind of candidate (:class:`FillAlternatives`).
 
     Raises:
-        ValueError: If ``record_id`` is not a tuning record with the fill candidates.
+        TypeError, ValueError: For a ``record_id`` that is not a string, or not a tuning record that timed the fill
+            candidates. FileNotFoundError: For an id with no record.
     """
     from gpukb.gemm.triton.tuning import CANDIDATES_16_FILL_DECODE, CANDIDATES_16_FILL_MID, GemmTuning
 
-    record = load(record_id, expect=GemmTuning)
+    record = load(text("record_id", record_id), expect=GemmTuning)
     new = set(CANDIDATES_16_FILL_DECODE + CANDIDATES_16_FILL_MID)
     if not any(replace(t.config, split_k=None) in new or t.config in new for c in record.classes for t in c.trials):
         raise ValueError(f"{record_id} timed none of the fill candidates (tuning.CANDIDATES_16_FILL_DECODE, _MID)")
@@ -918,11 +920,15 @@ class FillSummary:
 
 
 def fill_summary(record_id: str = FILL_TABLE_ID) -> FillSummary:
-    """:class:`FillSummary` of a ``--tune fill`` record."""
+    """:class:`FillSummary` of a ``--tune fill`` record.
+
+    Raises:
+        TypeError, ValueError, FileNotFoundError: As :func:`fill_alternatives`.
+    """
     from gpukb.gemm.triton.tuning import SMALL_M, GemmTuning
 
-    record = load(record_id, expect=GemmTuning)
     decode = [a for a in fill_alternatives(record_id) if a.shape[0] <= SMALL_M]
+    record = load(record_id, expect=GemmTuning)
     pair = Config("splitk", 16, 64, 128, num_stages=4, num_warps=4)
     one_slice = 0
     by: dict[int, list[int]] = {}

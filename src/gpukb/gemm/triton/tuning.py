@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from gpukb.arguments import choice, integer, positive_int, text
+from gpukb.arguments import choice, flag, integer, positive_int, text
 from gpukb.gemm.triton.configs import (
     DEFAULT_CONFIGS,
     MAX_DIMENSION,
@@ -451,6 +451,7 @@ def use_table(table: GemmTuning | None, merge: bool = False) -> None:
     """
     if table is not None and not isinstance(table, GemmTuning):
         raise TypeError(f"table must be a GemmTuning or None; got {type(table).__name__}")
+    merge = flag("merge", merge)
     base: dict[ShapeClass, TunedClass] = {}
     if merge and table is not None:
         _ACTIVE.clear()
