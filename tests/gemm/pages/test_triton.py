@@ -827,7 +827,10 @@ def check_triton_fill_alternatives(markdown: str, kwargs: dict[str, Any]) -> Non
         assert row["product"] == f"{c['layout']} {m}×{n}×{k}"
         kinds = _fill_kinds(c)
         (top,) = [t for t in c["trials"] if t["ms"] == kinds["best"]][:1]
-        assert row["fastest"] == f"`{_label(top['config'])}`"
+        label = _label(top["config"])
+        if top["config"]["kernel"] == "splitk" and top["config"].get("split_k") is None:
+            label = label.replace("split auto", f"split {top['split_k']}")
+        assert row["fastest"] == f"`{label}`"
         assert _label(top["config"]) == _label(c["config"])  # the class's choice
         if not decode:
             assert float(row["cuBLAS µs"]) == pytest.approx(c["cublas_ms"] * 1e3, abs=0.051)

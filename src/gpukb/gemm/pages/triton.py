@@ -973,6 +973,9 @@ def triton_fill_alternatives(decode: bool = True) -> str:
         if (m <= triton_tuning.SMALL_M) != decode:
             continue
         shape = f"{a.layout} {m}×{n}×{k}"
+        fastest = f"`{a.best.label}`"
+        if a.best.kernel == "splitk" and a.best.split_k is None:  # the split the rule chose there
+            fastest = fastest.replace("split auto", f"split {a.best_split}")
         if decode:
             pair = "–" if a.split is None else f"{a.fused_ms * 1e3:.1f} / {a.unfused_ms * 1e3:.1f} (split {a.split})"
             rows.append(
@@ -983,7 +986,7 @@ def triton_fill_alternatives(decode: bool = True) -> str:
                     _us_and_rate(a.earlier_ms, a.weight_bytes),
                     _us_and_rate(a.narrow_ms, a.weight_bytes),
                     _us_and_rate(a.swapped_ms, a.weight_bytes),
-                    f"`{a.best.label}`",
+                    fastest,
                     pair,
                 )
             )
@@ -994,7 +997,7 @@ def triton_fill_alternatives(decode: bool = True) -> str:
                     "–" if a.cublas_ms is None else f"{a.cublas_ms * 1e3:.1f}",
                     "–" if a.earlier_ms is None else f"{a.earlier_ms * 1e3:.1f}",
                     f"{a.best_ms * 1e3:.1f}",
-                    f"`{a.best.label}`",
+                    fastest,
                 )
             )
     if decode:

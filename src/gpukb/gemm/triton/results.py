@@ -836,7 +836,7 @@ class FillAlternatives:
         earlier_ms: The best of the candidates the decode classes had before (64-row tiles, two kernels where split).
         narrow_ms: The best with 16- or 32-row tiles, each tile as it is.
         swapped_ms: The best computing each tile as its transpose (``swap_ab``).
-        best: The fastest candidate of all (the class's choice).
+        best: The fastest candidate of all (the class's choice); ``best_split`` the K slices it used.
         fused_ms, unfused_ms, split: 16×64×128 tiles, 4 stages, with the one-launch reduction and with the second
             kernel, at the most K slices both were timed at (``split``); ``None`` where neither was split.
         weight_bytes: Bytes of B (N·K elements of two bytes): what a decode step must read.
@@ -850,6 +850,7 @@ class FillAlternatives:
     swapped_ms: float | None
     best: Config
     best_ms: float
+    best_split: int | None
     fused_ms: float | None
     unfused_ms: float | None
     split: int | None
@@ -892,7 +893,7 @@ def fill_alternatives(record_id: str = FILL_TABLE_ID) -> list[FillAlternatives]:
         out.append(
             FillAlternatives(
                 entry.layout, (m, n, k), entry.cublas_ms, best(earlier), best(narrow), best(swapped), top.config,
-                float(top.ms), None if split is None else by_split[split][True],  # type: ignore[arg-type]
+                float(top.ms), top.split_k, None if split is None else by_split[split][True],  # type: ignore[arg-type]
                 None if split is None else by_split[split][False], split, 2 * n * k,
             )
         )  # fmt: skip
