@@ -29,7 +29,7 @@ from gpukb.gemm.triton import matmul as mm  # noqa: E402
 from gpukb.gemm.triton.matmul import Config, matmul  # noqa: E402
 from gpukb.numerics import relative_error  # noqa: E402
 
-#: Small TMA configurations for the interpreter (16 is tl.dot's smallest tile).
+#: Small TMA configurations for the interpreter (16: tl.dot's shortest K, and the smallest M and N tiled here).
 TMA_SMALL = {
     "plain": Config("tma", 16, 16, 16, group_m=2, num_stages=1, num_warps=4),
     "subtile": Config("tma", 16, 32, 16, group_m=2, num_stages=1, num_warps=4, epilogue_subtile=True),

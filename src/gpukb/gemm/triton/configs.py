@@ -81,8 +81,8 @@ class Config:
             # a tile of Triton holds at most 2^20 elements: 1024 × 1024
             if isinstance(value, bool) or not isinstance(value, int) or not 16 <= value <= 1024 or value & (value - 1):
                 raise ValueError(
-                    f"{name} must be a power of two ≥ 16 (tl.dot's smallest tile) and ≤ 1024 (Triton's largest "
-                    f"tile is 2^20 elements); got {value!r}"
+                    f"{name} must be a power of two ≥ 16 (tl.dot's shortest K; the smallest M and N tiled here) "
+                    f"and ≤ 1024 (Triton's largest tile is 2^20 elements); got {value!r}"
                 )
         for name, allowed in (("group_m", range(1, 65)), ("num_stages", range(1, 9)), ("num_warps", (4, 8, 16))):
             value = getattr(self, name)
@@ -317,7 +317,8 @@ BLOCKED_CONFIG = Config("blocked", 128, 128, 64, num_stages=4, num_warps=4)
 #: to fit shared memory. Checked on the CPU only: the H100 run measured no float32 product.
 FP32_CONFIG = Config("blocked", 64, 64, 32, num_stages=3, num_warps=4)
 
-#: Small tiles for the interpreter: tl.dot's smallest, so that tiny test shapes still span several tiles.
+#: Small tiles for the interpreter: the smallest tiled here (tl.dot's shortest K), so that tiny test shapes still span
+#: several tiles.
 INTERPRETER_CONFIG = Config("blocked", 16, 16, 16, group_m=2, num_stages=1, num_warps=4)
 
 #: The interpreter's tiles for fp8, which only the TMA kernels take (a K step of 32 one-byte elements).

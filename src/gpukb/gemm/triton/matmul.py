@@ -15,7 +15,9 @@ Three kernels, the first two as in Triton's own tutorials:
   warp-specialized partition (``compiled_summary`` reports it), so they measure the device-side descriptors.
 * :func:`splitk_kernel`: one program per output tile *and* K slice (TMA loads, plain masked stores), for
   products with few output tiles: small M (decode) and long K. When K is split, each slice's float32 partial
-  sums go to a workspace and :func:`reduce_kernel` adds them in a fixed order, scales and rounds once.
+  sums go to a workspace and :func:`reduce_kernel` adds them in a fixed order, scales and rounds once; or, with
+  ``Config.fused_reduce``, the slice of each tile that finishes last adds them, in the same order (one launch).
+  ``Config.swap_ab`` computes each tile as its transpose, ``Bᵀ Aᵀ``.
 
 Which kernel and tiling a product gets comes from a tuning table by shape class (:mod:`gpukb.gemm.triton.tuning`),
 measured ahead of time; nothing is timed at call time. Tiny products (fewer than 2^20 multiply-adds) take the
