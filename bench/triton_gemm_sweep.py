@@ -2,14 +2,18 @@
 
 Run from the repository root on a machine with a Hopper GPU::
 
-    python bench/triton_gemm_sweep.py OUT_DIR [--budget SECONDS] [--tune sweep|issue29|losers|none] [--tune-only]
-        [--sets first,issue,random,held-out,held-out-2,held-out-3,held-out-4,tiny]
+    python bench/triton_gemm_sweep.py OUT_DIR [--budget SECONDS] [--tune sweep|issue29|losers|gaps|fill|none]
+        [--tune-only] [--reserve SECONDS] [--sets first,issue,random,held-out,held-out-2,held-out-3,held-out-4,tiny]
 
 ``--tune issue29`` tunes the classes of issue 29's representatives (``gpukb.gemm.triton.sweep.ISSUE_TUNING``) with
 the extended candidates and writes ``triton-gemm-tuning-h100-issue29.json``; ``--tune losers`` the classes of the
 random sweep's products and the first sweep's slowest (``gpukb.gemm.triton.sweep.LOSER_TUNING``) with those and the
-split-tail and decode candidates, writing ``triton-gemm-tuning-h100-losers.json``; ``--tune none`` tunes nothing and
-uses the committed tables (``tuning.TABLE_RECORDS``). The sweep then measures the sets of shapes it is given
+split-tail and decode candidates, writing ``triton-gemm-tuning-h100-losers.json``; ``--tune gaps`` and ``--tune fill``
+the shapes designed for them (``sweep.GAP_TUNING``, ``sweep.FILL_TUNING``: 16-row, one-launch split-K and transposed
+decode tilings), writing ``-gaps`` and ``-fill`` tables, each measured over the committed ones; every candidate's
+output is compared with cuBLAS's before and after it is timed, and a wrong one is never chosen; ``--tune none`` tunes
+nothing and uses the committed tables (``tuning.TABLE_RECORDS``). ``--reserve``: the seconds the tuning leaves for
+the sweep. The sweep then measures the sets of shapes it is given
 (``--sets``), each row marked with its ``sweep``: ``first`` (the page's sweep: bf16, fp16, FP8), ``issue`` (the
 products issue 29 reported), ``random`` (the seeded draw of ``gpukb.gemm.triton.model_shapes``, bf16 and fp16),
 ``held-out`` (a second draw, committed before the third tuning and measured only after it), ``held-out-2`` (a third
