@@ -88,3 +88,18 @@ def test_layer_floor(problems: dict[str, str]) -> None:
     peak, bandwidth = quoted["fp16"], quoted["bandwidth"]
     floor = max(2 * macs / (peak * 1e12), 2 * elements / (bandwidth * 1e9))
     assert_shows(answer(problems["layer-floor"]), floor * 1e6, 2 * macs / 1e9, 2 * elements / 2**20, rel=0.01)
+    work, _, times = working(problems["layer-floor"])
+    assert work.endswith(f": {2 * elements:,}; intensity {2 * macs / (2 * elements):,.0f} FLOP/B.")
+    compute, memory = 2 * macs / (peak * 1e12), 2 * elements / (bandwidth * 1e9)
+    assert times == f"Compute {compute * 1e6:.1f} µs, memory {memory * 1e6:.1f} µs; the floor is the larger."
+    assert "(https://arxiv.org/abs/1512.03385)" in problems["layer-floor"]
+
+
+def test_layer_counts_take_another_batch() -> None:
+    from gpukb.cudnn import layers
+
+    layer = layers.load().layers[0]
+    shape, macs = _conv(_layer(layer.name))  # at the file's batch
+    c = layers.counts(layer, batch=8)
+    assert c.output_shape == (8, *shape[1:])
+    assert c.macs * LAYERS["batch"] == macs * 8
