@@ -271,3 +271,65 @@ def test_facts_are_found_by_id_and_topic() -> None:
     topics = "tensor, convolution, math, algorithm"
     with pytest.raises(ValueError, match=rf"^no facts of topic 'physics'; topics: {topics}$"):
         facts.facts_table("physics")
+
+
+INT_MAX = 2**31 - 1
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "allowed"),
+    [
+        ("size", 0, f"≥ 1, ≤ {INT_MAX}"),
+        ("filter_size", 2**31, f"≥ 1, ≤ {INT_MAX}"),
+        ("pad", -1, f"≥ 0, ≤ {INT_MAX}"),
+        ("stride", 0, f"≥ 1, ≤ {INT_MAX}"),
+        ("dilation", 2**31, f"≥ 1, ≤ {INT_MAX}"),
+    ],
+)
+def test_output_size_names_the_argument_and_its_range(name: str, value: int, allowed: str) -> None:
+    """cuDNN takes each as a C int: every argument is bounded above by 2^31 - 1, and named when out of range."""
+    with pytest.raises(ValueError, match=rf"^{name} must be an int {allowed}; got {value}$"):
+        output_size(**{"size": 9, "filter_size": 3, name: value})
+
+
+def test_convolution_descriptor_arguments_name_themselves_and_their_range() -> None:
+    assert conv_descriptor(spatial=1).pad == (0,)  # 1 to 6 spatial dimensions (3 to 8 in the tensor)
+    assert conv_descriptor(spatial=6).stride == (1,) * 6
+    for spatial in (0, 7):
+        with pytest.raises(ValueError, match=rf"^spatial must be an int ≥ 1, ≤ 6; got {spatial}$"):
+            conv_descriptor(spatial=spatial)
+    with pytest.raises(ValueError, match=rf"^groups must be an int ≤ {INT_MAX}; got {2**31}$"):
+        conv_descriptor(groups=2**31)
+    with pytest.raises(DescriptorError, match=r"^groups must be at least 1; got groups = 0") as info:
+        conv_descriptor(groups=0)
+    assert info.value.rule == "conv-parameters"
+    with pytest.raises(TypeError, match=rf"^pad must be an int ≤ {INT_MAX}; got 2\.5 \(float\)$"):
+        conv_descriptor(pad=(1, 2.5))
+    for compute in ("fp32", "fp16", "fp64", "int32"):
+        assert conv_descriptor(compute=compute).compute == compute
+    with pytest.raises(ValueError, match=r"^compute must be 'fp32', 'fp16', 'fp64' or 'int32'; got 'bf16'$"):
+        conv_descriptor(compute="bf16")
+
+
+def test_output_dims_at_the_edge_of_fitting() -> None:
+    """A filter exactly as wide as the padded input gives one output; one wider is refused with the formula's
+    output size: (2 + 2·1 - 5) // 1 + 1 = 0 for a 5×5 filter on a 2×2 input padded by 1, and for output_size with
+    stride 2, (2 + 2 - 5) // 2 + 1 = 0 as well."""
+    assert output_dims((1, 1, 3, 3), (1, 1, 3, 3), conv_descriptor()) == (1, 1, 1, 1)
+    assert output_dims((1, 1, 2, 2), (1, 1, 4, 4), conv_descriptor(pad=1)) == (1, 1, 1, 1)
+    with pytest.raises(DescriptorError, match=r"spanning 5 does not fit an input of 2 padded by 1 .*\(output size 0\)"):
+        output_dims((1, 1, 2, 2), (1, 1, 5, 5), conv_descriptor(pad=1))
+    with pytest.raises(ValueError, match=r"padded by 1 on each side \(output size 0\)$"):
+        output_size(2, 5, pad=1, stride=2)
+    with pytest.raises(TypeError, match=r"^x_dims\[1\] must be an int"):
+        output_dims((1, 1.5, 3, 3), (1, 1, 3, 3), conv_descriptor())
+    with pytest.raises(TypeError, match=r"^w_dims\[1\] must be an int"):
+        output_dims((1, 1, 3, 3), (1, 1.5, 3, 3), conv_descriptor())
+
+
+def test_the_layers_file_errors_name_the_file_and_the_table() -> None:
+    text = layers.data_text(layers.FILE)
+    with pytest.raises(ValueError, match=r"^cudnn/resnet50_layers\.toml: unknown top-level keys \['colour'\]"):
+        layers.parse("colour = 1\n" + text)
+    with pytest.raises(ValueError, match=r"^cudnn/resnet50_layers\.toml: layer entry 1 \(conv1\): c"):
+        layers.parse(text.replace("c = 3\n", "c = 0\n", 1))

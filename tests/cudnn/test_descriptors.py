@@ -14,8 +14,10 @@ from gpukb.cudnn.descriptors import (
     ENUMERATE_LIMIT,
     FORMATS,
     DescriptorError,
+    dims_of,
     fix_size_one_strides,
     layout_grid,
+    offset,
     overlapping,
     packed_strides,
     tensor,
@@ -216,3 +218,24 @@ def test_the_layout_grid_is_integer_offsets_and_refuses_big_tensors(monkeypatch:
     assert grid[0, 1, 1, 2].item() == 1 + 1 * 3 * 2 + 2 * 2  # c + h·(W·C) + w·C
     with pytest.raises(ValueError, match=r"keep the tensor at 65,536 elements or fewer; dims \(1, 1, 257, 256\)"):
         layout_grid((1, 1, 257, 256), "NCHW")
+
+
+def test_entry_lists_are_bounded_and_named() -> None:
+    """64 entries are read (and refused later by the rank rule); 65 are refused before any is read. An entry above a C
+    int says why; every argument's entries are named by the argument."""
+    assert dims_of("dims", [1] * 64) == (1,) * 64
+    with pytest.raises(ValueError, match=r"^dims has 65 entries; a cuDNN descriptor has at most 8$"):
+        dims_of("dims", [1] * 65)
+    with pytest.raises(ValueError, match=r"^dims\[0\] must be an int ≤ 2147483647; got 2147483648 \(cuDNN takes dims "):
+        dims_of("dims", [2**31])
+    with pytest.raises(TypeError, match=r"^format must be a string such as 'NHWC'; got 4 \(int\)$"):
+        packed_strides((1, 2, 3, 4), 4)
+    with pytest.raises(TypeError, match=r"^dims\[1\] must be an int"):
+        packed_strides((1, 2.5, 3, 4), "NCHW")
+    with pytest.raises(TypeError, match=r"^index\[1\] must be an int"):
+        offset((0, 0.5), (1, 1))
+    with pytest.raises(TypeError, match=r"^strides\[1\] must be an int"):
+        offset((0, 1), (1, 1.5))
+    with pytest.raises(ValueError, match=r"^index has 2 entries and strides 1$"):
+        offset((0, 1), (1,))
+    assert offset((1, 2, 3), (100, 10, 1)) == 123
