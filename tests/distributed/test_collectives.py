@@ -57,6 +57,7 @@ def test_traffic_table() -> None:
         (lambda: c.ring_all_reduce(np.ones(4)), TypeError, "list of 1-D numpy arrays"),
         (lambda: c.bus_factor("all_to_one", 2), ValueError, "unknown op 'all_to_one'"),
         (lambda: c.bandwidths("all_reduce", 1024, 0.0, 2), ValueError, "seconds must be positive"),
+        (lambda: c.bandwidths("all_reduce", 0, 1.0, 2), ValueError, "^size_bytes must be an int ≥ 1; got 0"),
         (lambda: c.ring_traffic_table(4098, [2]), ValueError, "multiple of 4"),
     ],
 )
