@@ -101,6 +101,9 @@ def test_activation_checkpointing_working(problems: dict[str, str]) -> None:
     saved, checkpoint, _ = working(text)
     assert numbers(saved) == [16, linear, scores, 2, full]
     assert numbers(checkpoint) == [2, kept]
+    for count in (linear, scores, full):  # element and byte counts are whole numbers, written as such
+        assert re.search(rf" {count:,}(?![\d.]|,\d)", saved), count
+    assert re.search(rf" {kept:,} B", checkpoint)
     assert _sources(text) == [(
         "Korthikanti et al., Reducing Activation Recomputation in Large Transformer Models (arXiv:2205.05198)",
         "https://arxiv.org/abs/2205.05198",

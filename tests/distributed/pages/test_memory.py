@@ -82,6 +82,9 @@ def check_memory_calculator(html: str, kwargs: dict[str, Any]) -> None:
                                    "mixed_precision", "checkpointing"}  # fmt: skip
     for name, field in fields.items():
         assert field["label"].split(" (")[0] in (name, f"activation {name}"), field["label"]
+    kinds = {name: field["kind"] for name, field in fields.items()}
+    assert kinds == {**dict.fromkeys(read, "text"), "scheme": "select", "mixed_precision": "select",
+                     "checkpointing": "checkbox"}  # fmt: skip
     assert [v for v, _ in fields["scheme"]["options"]] == data["schemes"] == list(memory.SCHEMES)
     for value, label in fields["scheme"]["options"]:
         assert label == f"{value}: {memory.SCHEMES[value]}"
