@@ -200,6 +200,12 @@ def test_data_file_sources_are_cited_and_pinned() -> None:
         (lambda t: t.replace('source = "torchtitan-fsdp"', 'source = "nowhere"', 1), "cites unknown source 'nowhere'"),
         (lambda t: t + "\n[[extra]]\nx = 1\n", r"unknown top-level keys \['extra'\]"),
         (
+            lambda t: t.replace('key = "activation_checkpointing"', 'key = "mixed_precision"', 1),
+            r"composer_key entry 2 \(mixed_precision\): key 'mixed_precision' repeats entry 1",
+        ),
+        (lambda t: t.replace("[[fsdp_map]]", "[[fsdp_map]]\nbogus = 1", 1), r"fsdp_map\[0\]\.bogus: Extra inputs"),
+        (lambda t: "x = [", "not valid TOML"),
+        (
             lambda t: t.replace('checked = "2026-11-23"\n', "", 1),
             r"source entry 1 \(composer-parallelism\): checked: Field required",
         ),
@@ -207,7 +213,7 @@ def test_data_file_sources_are_cited_and_pinned() -> None:
 )
 def test_corrupted_data_file(edit, match) -> None:
     text = (ROOT / "src/gpukb/data/distributed/fsdp.toml").read_text(encoding="utf-8")
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(ValueError, match=f"^distributed/fsdp.toml: .*{match}"):  # the message names the file
         options.parse(edit(text))
     with pytest.raises(ValueError, match="unknown source 'x'"):
         options.source("x")

@@ -152,6 +152,11 @@ def test_training_memory_refuses(args, message) -> None:
         *((lambda i=i: memory.korthikanti_bytes(*(0 if j == i else 8 for j in range(4))), ValueError,
            f"{name} must be an int ≥ 1; got 0") for i, name in enumerate(("batch", "seq", "hidden", "heads"))),
         (lambda: memory.states_table(8, float("nan")), ValueError, "parameters must be a finite number; got nan"),
+        *((lambda i=i: memory.checkpointed_block_bytes(*(0 if j == i else 8 for j in range(4))), ValueError,
+           f"{name} must be an int ≥ 1; got 0")
+          for i, name in enumerate(("batch", "seq", "hidden", "element_bytes"))),
+        (lambda: memory.fsdp2_unit_transient_bytes_per_param("bfloat16", "int8"), ValueError,
+         "unknown reduce_dtype 'int8'"),
         (lambda: memory.model_activation_bytes(ModelConfig.tiny(), 1, 2, "yes"), TypeError,
          "checkpointing must be True or False; got 'yes' \\(str\\)"),
         (lambda: memory.model_activation_bytes(ModelConfig.tiny(), 1, 0, False), ValueError,
