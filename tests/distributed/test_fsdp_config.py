@@ -255,3 +255,33 @@ def test_a_device_mesh_from_the_plan_on_a_one_rank_group() -> None:
             device_mesh(plan(), 2, "cpu")
     finally:
         dist.destroy_process_group()
+
+
+@pytest.mark.parametrize(
+    ("config", "error", "message"),
+    [
+        ({"data_parallel_shard_degree": -2}, ValueError, "data_parallel_shard_degree must be an int ≥ -1; got -2"),
+        ({"data_parallel_shard_degree": 0}, ValueError,
+         "data_parallel_shard_degree must be -1 .* or an int ≥ 1; got 0$"),
+        ({"data_parallel_replicate_degree": 0}, ValueError,
+         "data_parallel_replicate_degree must be an int ≥ 1; got 0"),
+        *(({key: "y"}, TypeError, f"{key} must be True or False; got 'y'") for key in (
+            "keep_low_precision_grads", "activation_checkpointing", "activation_checkpointing_reentrant", "cpu_offload",
+        )),
+        ({"backward_prefetch": "X"}, ValueError, r"unknown backward_prefetch 'X'; choose one of \['BACKWARD_PRE'"),
+        ({"mixed_precision": {"param_dtype": "int8"}}, ValueError,
+         "mixed_precision.param_dtype 'int8' is not supported"),
+        ({"mixed_precision": 3.5}, TypeError,
+         r"mixed_precision must be one of .* or a dict of dtypes; got 3.5 \(float\)"),
+        # keys of several types are listed, not a TypeError from sorting them
+        ({"mixed_precision": {1: 2, "b": 3}}, ValueError, r"unknown mixed_precision keys \[1, 'b'\]; valid keys are"),
+        ({1: 2, "b": 3}, ValueError, r"unknown fsdp_config keys \[1, 'b'\]; valid keys are"),
+    ],
+)  # fmt: skip
+def test_each_refusal_names_the_key(config, error, message) -> None:
+    with pytest.raises(error, match=f"^{message}"):
+        plan(config)
+
+
+def test_the_modes_default_to_the_trainers_default_precision() -> None:
+    assert mode_dtypes() == mode_dtypes(DEFAULTS["precision"])

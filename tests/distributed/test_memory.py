@@ -155,6 +155,13 @@ def test_training_memory_refuses(args, message) -> None:
         *((lambda i=i: memory.checkpointed_block_bytes(*(0 if j == i else 8 for j in range(4))), ValueError,
            f"{name} must be an int ≥ 1; got 0")
           for i, name in enumerate(("batch", "seq", "hidden", "element_bytes"))),
+        *((lambda i=i: memory.block_activation_bytes(*(0 if j == i else 8 for j in range(5))), ValueError,
+           f"{name} must be an int ≥ 1; got 0")
+          for i, name in enumerate(("batch", "seq", "hidden", "heads", "element_bytes"))),
+        (lambda: memory.block_activation_bytes(1, 2, 8, 2, 2, stats_bytes=-1), ValueError,
+         "stats_bytes must be an int ≥ 0; got -1"),
+        (lambda: memory.block_activation_bytes(1, 2, 8, 2, 2, attention="flash"), ValueError,
+         r"unknown attention 'flash'; choose one of \['written-out', 'fused'\]"),
         (lambda: memory.fsdp2_unit_transient_bytes_per_param("bfloat16", "int8"), ValueError,
          "unknown reduce_dtype 'int8'"),
         (lambda: memory.model_activation_bytes(ModelConfig.tiny(), 1, 2, "yes"), TypeError,
@@ -217,3 +224,11 @@ def test_training_memory_splits_the_states_by_scheme() -> None:
         m = memory.training_memory(config, 2, scheme, world, mode)
         assert (m.params, m.grads, m.optimizer) == pytest.approx((params * n, grads * n, optimizer * n))
         assert m.states == pytest.approx((params + grads + optimizer) * n)
+
+
+def test_a_fused_block_keeps_one_float32_log_sum_exp_per_row() -> None:
+    """scaled_dot_product_attention keeps a·b·s float32 values for backward in place of the a·b·s² probabilities."""
+    b, s, h, a, e = 3, 7, 10, 5, 2
+    rest = e * 16 * b * s * h + 4 * b * s * 4
+    assert memory.block_activation_bytes(b, s, h, a, e, attention="fused") == rest + 4 * a * b * s
+    assert memory.block_activation_bytes(b, s, h, a, e, attention="written-out") == rest + e * a * b * s * s
