@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import pytest
 
 from tests.distributed.pages import _arg, _by_id, _table
@@ -131,6 +132,13 @@ def check_alpha_beta(markdown: str, kwargs: dict[str, Any]) -> None:
         assert 9.5 <= float(row["S½ (MiB)"]) <= 15.5
         assert row["worst error of the model"].startswith("+")
         assert row["worst error of the model"].endswith(("at 4 MiB", "at 8 MiB"))
+        # the fit, made a second way: a line t = α + β·S by numpy's polyfit, each point weighted by 1/t
+        s = np.array([r["size_bytes"] for r in measured], dtype=float)
+        tt = np.array([r["ms"]["median"] / 1e3 for r in measured])
+        beta, a0 = np.polyfit(s, tt, 1, w=1 / tt)
+        assert row["α (µs)"] == f"{a0 * 1e6:.1f}"
+        assert row["B (GB/s)"] == f"{factors[op] / beta / 1e9:.0f}"
+        assert row["S½ (MiB)"] == f"{a0 / beta / 2**20:.1f}"
         at = max(zip(errors, measured, strict=True), key=lambda e: abs(e[0]))[1]["size_bytes"]
         assert row["worst error of the model"].endswith(f" at {_label(at)}")
     sizes = sorted({r["size_bytes"] for r in raw["rows"]})
