@@ -95,6 +95,8 @@ def test_alpha_beta_fit() -> None:
          r"trace must be a list to append the steps to, or None; got 3 \(int\)"),
         (lambda: c.ring_traffic_table(0, [2]), ValueError, "size_bytes must be an int ≥ 1; got 0"),
         (lambda: c.ring_traffic_table(8, "24"), TypeError, r"ranks must be a list of rank counts; got '24' \(str\)"),
+        (lambda: c.ring_traffic_table(8, 5), TypeError, r"ranks must be a list of rank counts; got 5 \(int\)"),
+        (lambda: c.ring_traffic_table(12, [2]), ValueError, "3 float32 elements are not divisible by 2 ranks$"),
         (lambda: c.ring_traffic_table(8, [2, 0]), ValueError, r"ranks\[1\] must be an int ≥ 1, ≤ 1024; got 0"),
         (lambda: c.ring_traffic_table(8, [1025]), ValueError, r"ranks\[0\] must be an int ≥ 1, ≤ 1024; got 1025"),
         (lambda: c.ring_traffic_table(6, [2]), ValueError, r"size_bytes must be a multiple of 4 \(float32 elements\)"),
