@@ -4,6 +4,7 @@ if a re-recorded file stops supporting a sentence, a test here fails."""
 from __future__ import annotations
 
 import itertools
+import re
 import json
 from typing import Any
 
@@ -286,3 +287,82 @@ def test_the_committed_cuda_records_say_how_they_were_converted() -> None:
         data = _record(name)
         assert (data["kind"], data["schema_version"]) == (kind, 2)
         assert data["run"]["notes"][-1] == CONVERSION_NOTES[kind]
+
+
+#: The rows each line of the kernels page's "bytes in flight" list names, line by line, in the order it names them.
+_IN_FLIGHT = [
+    [("copy", "copy, one element per thread"), ("vector add", "one element per thread")],
+    [("copy", "copy, 4 elements per thread"), ("copy", "copy, 8 elements per thread"),
+     ("vector add", "4 elements per thread"), ("vector add", "8 elements per thread")],
+    [("copy", "copy, 4 loads then 4 stores"), ("copy", "copy, 8 loads then 8 stores"),
+     ("vector add", "4 loads of each input, then 4 stores"), ("vector add", "8 loads of each input, then 8 stores")],
+    [("copy", "copy, 8-byte words, 4 loads then 4 stores")],
+    [("copy", "copy, 4 loads then 4 stores, grid-stride*"),
+     ("vector add", "4 loads of each input then 4 stores, grid-stride*")],
+]  # fmt: skip
+
+
+def test_the_bytes_in_flight_list_shows_each_named_rows_ratio() -> None:
+    from gpukb.cuda.pages.kernels import bytes_in_flight
+
+    lines = bytes_in_flight().splitlines()
+    for line, named in zip(lines, _IN_FLIGHT, strict=True):
+        assert re.findall(r"\d+\.\d+", line) == [f"{_numba(g, k)['ratio']:.2f}" for g, k in named], line
+
+
+def test_the_kernels_verdict_shows_each_groups_best_row_against_its_bar() -> None:
+    from gpukb.cuda.pages.kernels import kernels_verdict
+
+    best: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in _record("kernels-h100")["rows"]:
+        key = (r["group"], r["framework"])
+        if key not in best or r["ratio"] > best[key]["ratio"]:
+            best[key] = r
+
+    def verdict(ratio: float, bar: float) -> str:
+        return f"at or above {bar}" if ratio >= bar else f"below {bar}"
+
+    expected = [
+        f"- **{g}, {f}** (best: {best[g, f]['kernel']}): {best[g, f]['ratio']:.2f} of torch's copy bandwidth, "
+        f"{verdict(best[g, f]['ratio'], 0.95)}."
+        for g in ("copy", "vector add")
+        for f in ("numba", "triton")
+        if (g, f) in best
+    ]
+    red, mm = best["reduction", "numba"], best["matmul", "numba"]
+    expected += [
+        f"- **reduction, numba** (best: {red['kernel']}): {red['ratio']:.2f} of `torch.sum`'s bandwidth, "
+        f"{verdict(red['ratio'], 0.9)}.",
+        f"- **tiled matmul, numba**: {mm['rate']:.1f} {mm['unit']} against cuBLAS's {mm['peer_rate']:.1f}, "
+        f"{mm['ratio']:.2f} of it.",
+    ]
+    assert len(expected) == 6
+    assert kernels_verdict().splitlines() == expected
+
+
+def test_the_kernels_table_keeps_one_group() -> None:
+    from gpukb.cuda.pages.kernels import kernels
+    from gpukb.cuda.tables import kernels_table
+
+    rows = _record("kernels-h100")["rows"]
+    _, copies = kernels_table(group="copy")
+    assert [r[2] for r in copies] == [r["kernel"] for r in rows if r["group"] == "copy"]
+    assert kernels(group="reduction").count("| reduction |") == sum(r["group"] == "reduction" for r in rows) == 3
+
+
+def test_the_memory_page_sentences_show_the_records_ratios() -> None:
+    from gpukb.cuda.pages.memory import copy_width_verdict, transfers_verdict
+
+    t = {(r["kernel"], r["dtype"]): r["ms"]["median"] for r in _record("copy-width-h100")["rows"]}
+    one, narrow = "one per thread", "16 B per thread, narrow"
+    text = copy_width_verdict()
+    assert f"the table's run gave {t[one, 'u16'] / t[one, 'u32']:.2f}×) and the u8 copy {t[one, 'u8'] / t[one, 'u32']:.2f}×" in text
+    assert f"fall to {t[narrow, 'u16'] / t[narrow, 'u32']:.2f}× and {t[narrow, 'u8'] / t[narrow, 'u32']:.2f}×;" in text
+    assert f"runs at {_copy('16 B per thread, vector', 'u128')['ratio_to_torch']:.2f} of torch's copy" in text
+    rows = _record("transfers-h100")["rows"]
+    smallest = min(r["bytes"] for r in rows)
+    pinned = max(r["gbps"] for r in rows if r["host_memory"] == "pinned")
+    pageable = max(r["gbps"] for r in rows if r["host_memory"] == "pageable")
+    text = transfers_verdict()
+    assert f"Pinned memory reached {pinned:.1f} GB/s, pageable memory at best {pageable:.1f} GB/s." in text
+    assert f"takes about {min(r['ms']['median'] for r in rows if r['bytes'] == smallest) * 1e3:.0f} µs" in text
