@@ -133,6 +133,15 @@ def check_occupancy_calculator(markdown: str, kwargs: dict[str, Any]) -> None:
     read = set(re.findall(r"boxes\.(\w+)", script)) | set(re.findall(r'optional\("(\w+)"\)', script))
     fields = re.findall(r'data-field="(\w+)"', markdown)
     assert sorted(fields) == sorted(read)
+    # the script reads a number from the text fields, the choice or the tick itself from the others
+    texts = set(re.findall(r"fieldValue\(raw\(boxes\.(\w+)\)\)", script)) | set(re.findall(r'optional\("(\w+)"\)', script))
+    kinds = dict(re.findall(r'name="(\w+)" type="(text|checkbox)"', markdown)) | {
+        n: "select" for n in re.findall(r'<select [^>]*name="(\w+)"', markdown)
+    }
+    assert {n for n, k in kinds.items() if k == "text"} == texts
+    flags = {n for n, p in inspect.signature(occupancy).parameters.items() if isinstance(p.default, bool)}
+    assert {n for n, k in kinds.items() if k == "checkbox"} == flags == {"opt_in", "nonportable_cluster"}
+    assert {n for n, k in kinds.items() if k == "select"} == {"cc"}
     labels = dict(zip(fields, map(html.unescape, re.findall(r"<label for=[^>]*>([^<]*)</label>", markdown)), strict=True))
     values = dict(re.findall(r'name="(\w+)" type="text" value="([^"]*)"', markdown))
     checked = set(re.findall(r'name="(\w+)" type="checkbox" checked', markdown))
