@@ -4,8 +4,8 @@ if a re-recorded file stops supporting a sentence, a test here fails."""
 from __future__ import annotations
 
 import itertools
-import re
 import json
+import re
 from typing import Any
 
 import pytest
@@ -358,7 +358,8 @@ def test_the_memory_page_sentences_show_the_records_ratios() -> None:
     t = {(r["kernel"], r["dtype"]): r["ms"]["median"] for r in _record("copy-width-h100")["rows"]}
     one, narrow = "one per thread", "16 B per thread, narrow"
     text = copy_width_verdict()
-    assert f"the table's run gave {t[one, 'u16'] / t[one, 'u32']:.2f}×) and the u8 copy {t[one, 'u8'] / t[one, 'u32']:.2f}×" in text
+    u16, u8 = t[one, "u16"] / t[one, "u32"], t[one, "u8"] / t[one, "u32"]
+    assert f"the table's run gave {u16:.2f}×) and the u8 copy {u8:.2f}×" in text
     assert f"fall to {t[narrow, 'u16'] / t[narrow, 'u32']:.2f}× and {t[narrow, 'u8'] / t[narrow, 'u32']:.2f}×;" in text
     assert f"runs at {_copy('16 B per thread, vector', 'u128')['ratio_to_torch']:.2f} of torch's copy" in text
     rows = _record("transfers-h100")["rows"]

@@ -39,15 +39,16 @@ def test_occupancy(problems: dict[str, str]) -> None:
     assert text.startswith(f"{blocks} blocks, {blocks * warps} of {HOPPER['max_warps_per_sm']} warps")
     assert_shows(text, 100 * blocks * warps / HOPPER["max_warps_per_sm"])
     assert text.rstrip(".").endswith(" and ".join(r for r, v in limits.items() if v == blocks))
-    assert "uses 64 registers per thread and 32 KiB of dynamic shared memory, launched with 256 threads" in question(
-        problems["occupancy"]
-    )
+    asked = question(problems["occupancy"])
+    assert "uses 64 registers per thread and 32 KiB of dynamic shared memory, launched with 256 threads" in asked
     steps = working(problems["occupancy"])
     assert f"{HOPPER['max_warps_per_sm']}: {limits['warps']} blocks." in steps[0]
     assert f"64 × 32 = {64 * 32:,} per warp" in steps[1]
-    assert steps[1].endswith(f"{per_warp * warps:,} per block; {HOPPER['registers_per_sm']:,} per SM: {limits['registers']} blocks.")
+    per_sm = HOPPER["registers_per_sm"]
+    assert steps[1].endswith(f"{per_warp * warps:,} per block; {per_sm:,} per SM: {limits['registers']} blocks.")
     assert steps[2] == (
-        f"Shared memory: {32 * 1024:,} B + {HOPPER['reserved_shared_per_block']:,} B reserved = {shared:,} B per block; "
+        f"Shared memory: {32 * 1024:,} B + {HOPPER['reserved_shared_per_block']:,} B reserved = {shared:,} B per "
+        "block; "
         f"{HOPPER['shared_per_sm']:,} B per SM: {limits['shared memory']} blocks."
     )
     assert f"at most {HOPPER['max_blocks_per_sm']} per SM. The smallest limit, {blocks}, wins" in steps[3]
@@ -72,7 +73,8 @@ def test_register_budget(problems: dict[str, str]) -> None:
         f"{HOPPER['registers_per_sm']:,} registers: {full} each."
     )
     assert steps[1].endswith(
-        f"{unit}: {full} × 32 = {full * 32:,} fits exactly; {full + 1} × 32 = {(full + 1) * 32:,} rounds up to {over:,}."
+        f"{unit}: {full} × 32 = {full * 32:,} fits exactly; "
+        f"{full + 1} × 32 = {(full + 1) * 32:,} rounds up to {over:,}."
     )
     assert "[NVIDIA CUDA C++ Programming Guide" in problems["register-budget"].split("Sources:", 1)[1]
 
