@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import statistics
 from typing import Any
 
 import pytest
@@ -369,3 +370,54 @@ def test_the_memory_page_sentences_show_the_records_ratios() -> None:
     text = transfers_verdict()
     assert f"Pinned memory reached {pinned:.1f} GB/s, pageable memory at best {pageable:.1f} GB/s." in text
     assert f"takes about {min(r['ms']['median'] for r in rows if r['bytes'] == smallest) * 1e3:.0f} µs" in text
+
+
+def test_the_host_memory_figures_at_the_largest_and_smallest_size() -> None:
+    """host_memory_summary and the sentence under the host-memory table, against the record read raw."""
+    from gpukb.cuda.pages.memory import host_memory_verdict
+    from gpukb.cuda.tables import host_memory_summary
+
+    rows = {(r["method"], r["bytes"]): r for r in _record("host-memory-h100")["rows"]}
+    largest, smallest = max(b for _, b in rows), min(b for _, b in rows)
+    at_largest = {m: r["gbps"] for (m, b), r in rows.items() if b == largest}
+    fault = (
+        rows["managed-fault-kernel", largest]["ms"]["median"] / rows["managed-prefetch-kernel", largest]["ms"]["median"]
+    )
+    assert host_memory_summary() == {
+        "bytes": largest,
+        **at_largest,
+        "fault_over_prefetch": pytest.approx(fault),
+        "smallest": smallest,
+        **{
+            f"{m}@smallest_us": pytest.approx(rows[m, smallest]["ms"]["median"] * 1e3)
+            for m in ("pinned-copy-kernel", "mapped-kernel")
+        },
+    }
+    text = host_memory_verdict()
+    assert text.startswith(
+        f"At {largest // 2**20} MiB: a pinned copy alone moved {at_largest['pinned-copy']:.1f} GB/s, "
+    )
+    assert f"faulting managed pages in {at_largest['managed-fault-kernel']:.1f} GB/s" in text
+    assert f"(resident) pages {at_largest['managed-resident-kernel']:,.0f} GB/s." in text
+    assert text.endswith(f"took {fault:.1f}× as long as prefetching them first.\n")
+
+
+def test_the_overlap_sentence_shows_the_records_medians_and_bound() -> None:
+    from gpukb.cuda.pages.memory import overlap_verdict
+
+    variants = _record("overlap-h100")["variants"]
+    medians = {v["name"]: statistics.median(v["totals_ms"]) for v in variants}
+    first, best = variants[0]["name"], min(medians, key=medians.get)
+    text = overlap_verdict()
+    assert text.startswith(
+        f"Issued whole on one stream the work took {medians[first]:.2f} ms; the fastest way, {best}, took "
+        f"{medians[best]:.2f} ms ({medians[first] / medians[best]:.2f}× faster)."
+    )
+    chunked = max((v for v in variants if v["streams"] == 1), key=lambda v: v["chunks"])
+    assert f"From the {chunked['chunks']} chunks' operations" in text
+    d = {(o["op"], o["chunk"]): o["end_ms"] - o["start_ms"] for o in chunked["ops"]}
+    h, k, o = ([d[(s, c)] for c in range(chunked["chunks"])] for s in ("H2D", "kernel", "D2H"))
+    # three engines in a row: the busiest one's total, plus what must come before and after it
+    bound = max(sum(h) + k[-1] + o[-1], h[0] + sum(k) + o[-1], h[0] + k[0] + sum(o))
+    assert f"engines is {bound:.2f} ms" in text
+    assert text.endswith(f"reached {bound / medians[best]:.0%} of the ideal speed.\n")

@@ -67,6 +67,10 @@ def check_occupancy_kernels(markdown: str, kwargs: dict[str, Any]) -> None:
         assert _int(row["static shared (B)"]) == k["shared_size_bytes"]
         mine = [r for r in data["rows"] if data["kernels"][r["kernel"]] is k]
         assert _int(row["launches"]) == len(mine)
+        assert _int(row["local (B)"]) == k["local_size_bytes"]
+        assert _int(row["max threads"]) == k["max_threads_per_block"]
+        blocks = [r["runtime_blocks"] for r in mine]
+        assert row["driver's blocks/SM"] == f"{min(blocks)}–{max(blocks)}"
         assert row["calculator agrees"] == f"{len(mine)}/{len(mine)}"  # every launch: see test_occupancy.py
 
 
