@@ -23,8 +23,6 @@ cd "$work"
 PYTHONPATH=src${PYTHONPATH:+:$PYTHONPATH} python3 -m gpukb.site.mutation_scope --chapter "$chapter" --write
 
 export CUDA_VISIBLE_DEVICES=""
-# Processes the tests start (the `gpukb` command, snippets) import the mutated copy too, with the mutant under test.
-export PYTHONPATH="$work/mutants/src${PYTHONPATH:+:$PYTHONPATH}"
 started=$(date +%s)
 status=0
 if [ "$seconds" -gt 0 ]; then

@@ -41,6 +41,5 @@ CHAPTER = Chapter(
         "tests/attention/test_worked_problems.py",
         "tests/attention/test_cli.py",
         "tests/attention/pages",
-        "tests/site/test_page_tables.py",
     ),
 )

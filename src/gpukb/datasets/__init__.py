@@ -36,6 +36,5 @@ CHAPTER = Chapter(
         "tests/datasets/test_pages.py",
         "tests/datasets/test_worked_problems.py",
         "tests/datasets/test_page_tables.py",
-        "tests/site/test_page_tables.py",  # renders the pages and runs the chapter's cell checks on them
     ),
 )

@@ -48,6 +48,5 @@ CHAPTER = Chapter(
         "tests/sequences/test_worked_example.py",
         "tests/sequences/test_worked_problems.py",
         "tests/sequences/pages",
-        "tests/site/test_page_tables.py",
     ),
 )

@@ -13,9 +13,11 @@ from pathlib import Path
 
 from gpukb import arguments, chapters
 
-#: Layers below the chapters in the scope: the argument checks, tested by the fuzz tests and the CLI's.
+#: Layers below the chapters in the scope: the argument checks, tested by the fuzz tests and the CLI's. Every part
+#: also runs the page-table inventory, which renders each page's tables and runs its chapter's cell checks on them
+#: (a part without it leaves its page layer untested: the GEMM, formats and performance runs lacked it).
 BASE_FILES = ("src/gpukb/arguments.py",)
-BASE_TESTS = ("tests/fuzz", "tests/test_cli.py")
+BASE_TESTS = ("tests/fuzz", "tests/test_cli.py", "tests/site/test_page_tables.py")
 #: Layers below the chapters run on their own like a chapter (``--chapter records``): name → (files, tests).
 LAYERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "records": (
