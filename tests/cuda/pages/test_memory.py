@@ -127,6 +127,13 @@ def check_overlap_timings(markdown: str, kwargs: dict[str, Any]) -> None:
         # the kept timeline is the run whose total is the median one
         assert max(o["end_ms"] for o in v["ops"]) == sorted(v["totals_ms"])[len(v["totals_ms"]) // 2]
     assert "Measured on an NVIDIA H100" in markdown
+    data = _record("overlap-h100")
+    runs = {len(v["totals_ms"]) for v in variants}
+    assert len(runs) == 1
+    assert (
+        f"Buffer: {size_text(data['total_bytes'])} of float32; kernel: {data['kernel']}; {runs.pop()} runs of each. "
+        f"The device reports `asyncEngineCount` = {data['async_engine_count']}. "
+    ) in markdown
 
 
 def check_bank_conflicts(markdown: str, kwargs: dict[str, Any]) -> None:
