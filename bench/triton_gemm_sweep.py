@@ -2,19 +2,24 @@
 
 Run from the repository root on a machine with a Hopper GPU::
 
-    python bench/triton_gemm_sweep.py OUT_DIR [--budget SECONDS] [--tune sweep|issue29|losers|none] [--tune-only]
-        [--sets first,issue,random,held-out,held-out-2,held-out-3,tiny]
+    python bench/triton_gemm_sweep.py OUT_DIR [--budget SECONDS] [--tune sweep|issue29|losers|gaps|fill|none]
+        [--tune-only] [--reserve SECONDS] [--sets first,issue,random,held-out,held-out-2,held-out-3,held-out-4,tiny]
 
 ``--tune issue29`` tunes the classes of issue 29's representatives (``gpukb.gemm.triton.sweep.ISSUE_TUNING``) with
 the extended candidates and writes ``triton-gemm-tuning-h100-issue29.json``; ``--tune losers`` the classes of the
 random sweep's products and the first sweep's slowest (``gpukb.gemm.triton.sweep.LOSER_TUNING``) with those and the
-split-tail and decode candidates, writing ``triton-gemm-tuning-h100-losers.json``; ``--tune none`` tunes nothing and
-uses the committed tables (``tuning.TABLE_RECORDS``). The sweep then measures the sets of shapes it is given
+split-tail and decode candidates, writing ``triton-gemm-tuning-h100-losers.json``; ``--tune gaps`` and ``--tune fill``
+the shapes designed for them (``sweep.GAP_TUNING``, ``sweep.FILL_TUNING``: 16-row, one-launch split-K and transposed
+decode tilings), writing ``-gaps`` and ``-fill`` tables, each measured over the committed ones; every candidate's
+output is compared with cuBLAS's before and after it is timed, and a wrong one is never chosen; ``--tune none`` tunes
+nothing and uses the committed tables (``tuning.TABLE_RECORDS``). ``--reserve``: the seconds the tuning leaves for
+the sweep. The sweep then measures the sets of shapes it is given
 (``--sets``), each row marked with its ``sweep``: ``first`` (the page's sweep: bf16, fp16, FP8), ``issue`` (the
 products issue 29 reported), ``random`` (the seeded draw of ``gpukb.gemm.triton.model_shapes``, bf16 and fp16),
 ``held-out`` (a second draw, committed before the third tuning and measured only after it), ``held-out-2`` (a third
 draw, committed after the fourth tuning and before the run that measured it), ``held-out-3`` (a fourth draw,
-committed after the look-up's rules changed and before the run that measured it) and ``tiny`` (M·N·K < 2^20).
+committed after the look-up's rules changed and before the run that measured it), ``held-out-4`` (a fifth draw,
+committed before the fifth tuning, ``--tune fill``, and measured in the run after it) and ``tiny`` (M·N·K < 2^20).
 
 It writes, through ``gpukb.records``:
 
@@ -74,6 +79,7 @@ HOST_SHAPES, HOST_CALLS = ((64, 64, 64), (3, 5, 7)), 1000
 # The shapes live with the kernel (gpukb.gemm.triton.sweep), where `gpukb bench` finds them too.
 from gpukb.dtypes import torch_dtype  # noqa: E402
 from gpukb.gemm.triton.sweep import (  # noqa: E402
+    FILL_TUNING,
     GAP_TUNING,
     ISSUE_SHAPES,
     ISSUE_TUNING,
@@ -83,6 +89,7 @@ from gpukb.gemm.triton.sweep import (  # noqa: E402
     fp16_shapes,
     held_out_2_shapes,
     held_out_3_shapes,
+    held_out_4_shapes,
     held_out_shapes,
     operands,
     random_shapes,
@@ -169,11 +176,11 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
     from gpukb.gemm.triton.matmul import _sm_count, clear_plans, layout_code, matmul, rows_aligned
 
     sms = _sm_count(torch.device("cuda"))
-    extended, losers, gaps = mode == "issue29", mode == "losers", mode == "gaps"
+    extended, losers, gaps, fill = mode == "issue29", mode == "losers", mode == "gaps", mode == "fill"
     work: list[tuple[str, str, tuple[int, int, int]]] = []
     seen = set()
-    if extended or losers or gaps:
-        chosen = ISSUE_TUNING if extended else LOSER_TUNING if losers else GAP_TUNING
+    if extended or losers or gaps or fill:
+        chosen = ISSUE_TUNING if extended else LOSER_TUNING if losers else GAP_TUNING if gaps else FILL_TUNING
         sources = [("bfloat16", layout, shape) for layout, shape in chosen]
     else:
         sources = [("bfloat16", "NN", s[2:]) for s in shapes()]
@@ -197,8 +204,11 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
         out_dtype = torch.bfloat16 if dtype == "float8_e4m3fn" else tdtype
         c = torch.empty(m, n, device="cuda", dtype=out_dtype)
         aligned = rows_aligned(a, b, c)
-        pool = tuning.trials(dtype, m, n, k, sms, aligned=aligned, extended=extended, losers=losers, gaps=gaps)
+        pool = tuning.trials(
+            dtype, m, n, k, sms, aligned=aligned, extended=extended, losers=losers, gaps=gaps, fill=fill
+        )
         trials = [{"config": cfg.as_dict(), "split_k": None, "ms": None, "error": None} for cfg in pool]
+        expected = torch.matmul(a, b) if dtype != "float8_e4m3fn" else None
         for config, trial in zip(pool, trials, strict=True):  # compile and check every candidate first
             try:
                 if config.kernel == "splitk":
@@ -206,6 +216,7 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
                 elif config.split_tail:
                     trial["split_k"] = tail_rows(m, n, k, config, sms)[1]
                 matmul(a, b, out=c, config=config)
+                trial["error"] = _wrong(torch, c, expected)
             except Exception as err:  # a candidate that does not compile or fit is recorded, not fatal
                 trial["error"] = _first_line(err)
         if dtype == "float8_e4m3fn":
@@ -223,6 +234,13 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
                 run = lambda a=a, b=b, c=c, cfg=config: matmul(a, b, out=c, config=cfg)  # noqa: E731
                 ms = _bench(run, TUNE_WARMUP_MS, TUNE_REP_MS)
                 trial["ms"] = ms if trial["ms"] is None else min(trial["ms"], ms)
+        for config, trial in zip(pool, trials, strict=True):  # again after the timed calls (the plans' kept buffers)
+            if trial["ms"] is not None:
+                c.fill_(math.nan)
+                matmul(a, b, out=c, config=config)
+                wrong = _wrong(torch, c, expected)
+                if wrong is not None:
+                    trial["error"], trial["ms"] = f"after timing: {wrong}", None
         try:
             cublas_ms: float | None = _bench(peer, TUNE_WARMUP_MS, TUNE_REP_MS)
         except Exception:
@@ -263,10 +281,33 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
             else "class (gpukb.gemm.triton.sweep.GAP_TUNING: shapes designed for the classes the earlier tables left "
             "empty; extended, split-tail, decode and gap candidates)"
             if gaps
+            else "class (gpukb.gemm.triton.sweep.FILL_TUNING: shapes designed for the decode classes and for three "
+            "classes of under-filled waves; the earlier 64-row decode candidates and the fill candidates for M <= 64, "
+            "the gap candidates and the fill candidates above)"
+            if fill
             else "class (the first sweep shape in it)"
         ),
         "classes": classes,
     }
+
+
+#: A tuning candidate whose output differs from cuBLAS's by more than this (relative Frobenius norm) is recorded as
+#: wrong and never chosen: a 16-bit product rounded once differs by about 2^-8 at most.
+WRONG = 1e-2
+
+
+def _wrong(torch: Any, out: Any, expected: Any) -> str | None:
+    """Why a candidate's output is wrong (unwritten elements, or farther than :data:`WRONG` from ``expected``), or
+    ``None`` (also where there is nothing to compare with)."""
+    from gpukb.numerics import relative_error
+
+    torch.cuda.synchronize()
+    if expected is None:
+        return None
+    if not bool(torch.isfinite(out).all()):
+        return "wrong result: elements left unwritten (NaN)"
+    diff = relative_error(out, expected)
+    return None if diff <= WRONG else f"wrong result: {diff:.3g} from cuBLAS's (relative Frobenius norm)"
 
 
 def _keep_busy(torch: Any, fn: Any, seconds: float) -> None:
@@ -426,7 +467,7 @@ def layout_checks(torch: Any) -> list[dict]:
 
 
 #: The sets of shapes a run may measure (``--sets``), in the order it measures them.
-SETS = ("first", "issue", "random", "held-out", "held-out-2", "held-out-3", "tiny")
+SETS = ("first", "issue", "random", "held-out", "held-out-2", "held-out-3", "held-out-4", "tiny")
 
 
 def sweep_cases(sets: tuple[str, ...] = SETS) -> list[tuple[str, str, str, tuple]]:
@@ -442,6 +483,7 @@ def sweep_cases(sets: tuple[str, ...] = SETS) -> list[tuple[str, str, str, tuple
         cases += [("held-out", dtype, layout, s) for layout, s in held_out_shapes()]
         cases += [("held-out-2", dtype, layout, s) for layout, s in held_out_2_shapes()]
         cases += [("held-out-3", dtype, layout, s) for layout, s in held_out_3_shapes()]
+        cases += [("held-out-4", dtype, layout, s) for layout, s in held_out_4_shapes()]
         cases += [("tiny", dtype, "NN", s) for s in TINY_SHAPES]
     return sorted((case for case in cases if case[0] in sets), key=lambda case: sets.index(case[0]))  # sets' order
 
@@ -571,13 +613,14 @@ def profile_rows(torch: Any, rows: list[dict], budget: Budget) -> None:
 def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--budget", type=float, default=280.0, help="seconds the whole run may take")
     parser.add_argument("--table", type=Path, help="use this tuning table instead of tuning (skips the tuning)")
-    parser.add_argument("--tune", choices=("sweep", "issue29", "losers", "gaps", "none"), default="sweep",
+    parser.add_argument("--tune", choices=("sweep", "issue29", "losers", "gaps", "fill", "none"), default="sweep",
                         help="which classes to tune; none: use the committed tables")  # fmt: skip
     parser.add_argument("--tune-only", action="store_true", help="stop after writing the tuning table")
+    parser.add_argument("--reserve", type=float, default=SWEEP_RESERVE_S, help="seconds the tuning leaves the sweep")
     parser.add_argument("--name", default="triton-gemm-sweep-h100", help="the sweep record's file name, no suffix")
     parser.add_argument("--sets", default=",".join(SETS), help=f"the sets of shapes to measure, of {','.join(SETS)}")
     parser.add_argument("--held-out-commit", help="the commits that fixed the held-out draws, comma-separated, in the "
-                        "order held-out, held-out-2, held-out-3 (written to the record)")  # fmt: skip
+                        "order held-out, held-out-2, held-out-3, held-out-4 (written to the record)")  # fmt: skip
 
 
 def triton_gemm_sweep(script: Script) -> int:
@@ -597,15 +640,16 @@ def triton_gemm_sweep(script: Script) -> int:
     if unknown or not sets:
         raise ValueError(f"--sets must name sets of {list(SETS)}; got {args.sets!r}")
     held_out = None
-    if {"held-out", "held-out-2", "held-out-3"} & set(sets):
+    if {"held-out", "held-out-2", "held-out-3", "held-out-4"} & set(sets):
         from gpukb.gemm.triton import model_shapes as ms
 
-        names = ("held-out", "held-out-2", "held-out-3")
+        names = ("held-out", "held-out-2", "held-out-3", "held-out-4")
         commits = dict(zip(names, (args.held_out_commit or "unknown").split(","), strict=False))
         draws = (
             ("held-out", ms.HELD_OUT_SEED, ms.HELD_OUT_COUNT),
             ("held-out-2", ms.HELD_OUT_2_SEED, ms.HELD_OUT_2_COUNT),
             ("held-out-3", ms.HELD_OUT_3_SEED, ms.HELD_OUT_3_COUNT),
+            ("held-out-4", ms.HELD_OUT_4_SEED, ms.HELD_OUT_4_COUNT),
         )
         held_out = "; ".join(
             f"seed {seed}, {number} products, fixed by commit {commits.get(name, 'unknown')}"
@@ -635,7 +679,7 @@ def triton_gemm_sweep(script: Script) -> int:
         tuned = {(c.dtype, c.layout, tuple(c.shape)) for c in active.values()}
         print(f"committed tables: {len(active)} classes", flush=True)
     else:
-        data = tune(torch, args.out_dir, budget, args.tune, 5 if args.tune_only else SWEEP_RESERVE_S)
+        data = tune(torch, args.out_dir, budget, args.tune, 5 if args.tune_only else args.reserve)
         data["run"] = script.finished().model_dump(mode="json")
         table = parse(data, "tuning", expect=tuning.GemmTuning)
         name = TABLE_FILE if args.tune == "sweep" else TABLE_FILE.replace(".json", f"-{args.tune}.json")
@@ -643,7 +687,8 @@ def triton_gemm_sweep(script: Script) -> int:
         print(f"tuning done at {time.perf_counter() - started:.0f} s: {len(table.classes)} classes", flush=True)
         if args.tune_only:
             return 0
-        tuning.use_table(table)
+        # a table of new classes is measured over the committed ones (the first sweep's table replaces them)
+        tuning.use_table(table, merge=args.tune != "sweep")
         tuned = {(c.dtype, c.layout, tuple(c.shape)) for c in table.classes}
     clear_plans()  # plans made before hold configurations chosen without the table
     rows = sweep(torch, args.out_dir, budget, tuned, sets)

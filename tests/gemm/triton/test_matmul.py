@@ -29,7 +29,7 @@ from gpukb.gemm.triton import matmul as mm  # noqa: E402
 from gpukb.gemm.triton.matmul import Config, matmul  # noqa: E402
 from gpukb.numerics import relative_error  # noqa: E402
 
-#: Small TMA configurations for the interpreter (16 is tl.dot's smallest tile).
+#: Small TMA configurations for the interpreter (16: tl.dot's shortest K, and the smallest M and N tiled here).
 TMA_SMALL = {
     "plain": Config("tma", 16, 16, 16, group_m=2, num_stages=1, num_warps=4),
     "subtile": Config("tma", 16, 32, 16, group_m=2, num_stages=1, num_warps=4, epilogue_subtile=True),
@@ -37,11 +37,18 @@ TMA_SMALL = {
 }
 
 #: Split-K configurations for the interpreter: one slice (the result stored directly), slices chosen by the
-#: rule for 3 "multiprocessors", and a fixed 3 (partial sums reduced by the second kernel).
+#: rule for 3 "multiprocessors", and a fixed 3 (partial sums reduced by the second kernel); 3 and 4 slices added by
+#: the last slice of each tile (one launch), the second computing each tile as its transpose, and the transpose
+#: stored directly.
 SPLITK_SMALL = {
     "direct": Config("splitk", 16, 16, 16, group_m=2, num_stages=1, num_warps=4, split_k=1),
     "split auto": Config("splitk", 16, 32, 16, group_m=2, num_stages=1, num_warps=4),
     "split 3": Config("splitk", 16, 16, 32, group_m=2, num_stages=1, num_warps=4, split_k=3),
+    "fused 3": Config("splitk", 16, 16, 32, group_m=2, num_stages=1, num_warps=4, split_k=3, fused_reduce=True),
+    "swap fused 4": Config(
+        "splitk", 16, 32, 16, group_m=2, num_stages=1, num_warps=4, split_k=4, fused_reduce=True, swap_ab=True
+    ),
+    "swap direct": Config("splitk", 16, 16, 32, group_m=2, num_stages=1, num_warps=4, split_k=1, swap_ab=True),
 }
 
 
@@ -251,6 +258,10 @@ def test_unaligned_operands_and_output_are_copied(dtype, variant) -> None:
         ("direct", "nt", torch.float16),
         ("split auto", "tt", torch.bfloat16),
         ("split 3", "tn", torch.float16),
+        ("fused 3", "nt", torch.bfloat16),
+        ("swap fused 4", "nt", torch.float16),
+        ("swap fused 4", "nn", torch.bfloat16),
+        ("swap direct", "tn", torch.bfloat16),
     ],
     ids=str,
 )
@@ -430,6 +441,15 @@ def test_configs_are_validated() -> None:
     assert Config(**config.as_dict()) == config
     assert Config("splitk", 64, 128, 128, num_warps=4).label == "splitk 64x128x128 g8 s3 w4 split auto"
     assert Config("splitk", 64, 128, 128, num_warps=4, split_k=4).label == "splitk 64x128x128 g8 s3 w4 split 4"
+    fused = Config("splitk", 16, 64, 128, num_warps=4, fused_reduce=True, swap_ab=True)
+    assert fused.label == "splitk 16x64x128 g8 s3 w4 fused swap split auto"
+    assert Config(**fused.as_dict()) == fused
+    assert "fused_reduce" not in Config("splitk", 16, 64, 128).as_dict()  # records before the flags read the same
+    for flag in ("fused_reduce", "swap_ab"):
+        with pytest.raises(ValueError, match=f"{flag} applies to the 'splitk' kernel only; got kernel 'tma'"):
+            Config("tma", 64, 128, 64, **{flag: True})
+        with pytest.raises(ValueError, match=f"{flag} must be a bool; got 1"):
+            Config("splitk", 64, 128, 64, **{flag: 1})
 
 
 def test_wave_quantization_picks_the_tiling() -> None:
@@ -633,6 +653,31 @@ def test_gpu_split_tail_matches_float64(layout, m, n, k) -> None:
     (plan,) = mm._PLANS.values()
     assert type(plan).__name__ == "_TailPlan"
     assert plan.tail.quick is not None
+
+
+@pytest.mark.gpu
+@pytest.mark.usefixtures("compiled")
+@pytest.mark.parametrize("swap", [False, True])
+@pytest.mark.parametrize(
+    ("layout", "m", "n", "k"), [("nt", 5, 4096, 4096), ("nn", 40, 1000, 3000), ("nt", 64, 768, 768)]
+)
+def test_gpu_fused_split_k_matches_float64_call_after_call(layout, m, n, k, swap) -> None:
+    gen = torch.Generator().manual_seed(_seed("fused", layout, m, swap))
+    a = _operand(m, k, torch.bfloat16, layout[0], gen, "cuda")
+    b = _operand(k, n, torch.bfloat16, layout[1], gen, "cuda")
+    config = Config("splitk", 16, 64, 128, num_stages=4, num_warps=4, split_k=5, fused_reduce=True, swap_ab=swap)
+    mm.clear_plans()
+    out = torch.full((m, n), float("nan"), dtype=torch.bfloat16, device="cuda")
+    results = []
+    for _ in range(4):  # the JIT, the direct launcher, the quick path twice (its kept locks, reset by each call)
+        out.fill_(float("nan"))
+        matmul(a, b, out=out, config=config)
+        _assert_close_to_floor(out, a, b)
+        results.append(out.clone())
+    assert all(torch.equal(r, results[0]) for r in results)  # slices added in one order whichever finished last
+    (plan,) = mm._PLANS.values()
+    assert plan.fused
+    assert plan.quick is not None
 
 
 def test_compiled_summary_needs_a_compiler(interpret) -> None:

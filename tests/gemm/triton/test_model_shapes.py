@@ -226,6 +226,75 @@ def test_the_third_held_out_draw_is_pinned_and_shares_nothing_with_the_tuned_set
     assert ms.HELD_OUT_3_SEED not in (ms.RANDOM_SEED, ms.HELD_OUT_SEED, ms.HELD_OUT_2_SEED)
 
 
+#: The fourth held-out sweep's products (seed 276436), committed before the fifth tuning and the run that measured
+#: them.
+HELD_OUT_4 = [
+    ("NN", 112, 8192, 8192),
+    ("NT", 2, 16384, 2048),
+    ("TN", 8192, 8192, 118),
+    ("NN", 1686, 768, 3072),
+    ("NT", 10832, 14336, 4096),
+    ("TN", 4096, 14336, 135),
+    ("NN", 8, 4096, 128256),
+    ("NN", 16, 14336, 4096),
+    ("NT", 21, 1024, 1024),
+    ("NT", 4, 32000, 5120),
+    ("TN", 18944, 3584, 105),
+    ("TN", 3072, 4096, 29),
+    ("NT", 28, 4608, 3584),
+    ("NT", 127, 768, 3072),
+    ("NT", 9, 4096, 4096),
+    ("TN", 32000, 4096, 300),
+    ("NN", 61, 768, 30522),
+    ("NN", 5, 3072, 24576),
+    ("TN", 4096, 14336, 9),
+    ("NT", 21, 4096, 14336),
+    ("NN", 86, 4096, 32000),
+    ("TN", 15360, 5120, 3),
+    ("TN", 3072, 24576, 14658),
+    ("TN", 5120, 5120, 6),
+    ("NT", 17, 768, 768),
+    ("NN", 13012, 4096, 6144),
+    ("TN", 1024, 1024, 373),
+    ("TN", 32000, 5120, 22),
+    ("NN", 7972, 24576, 3072),
+    ("TN", 1024, 4096, 43),
+    ("NT", 674, 896, 4864),
+    ("TN", 3072, 1024, 6),
+]
+
+
+def test_the_fourth_held_out_draw_is_pinned_and_shares_nothing_with_the_tuned_sets():
+    from gpukb.gemm.triton.sweep import (
+        FILL_TUNING,
+        GAP_TUNING,
+        ISSUE_SHAPES,
+        ISSUE_TUNING,
+        LOSER_TUNING,
+        held_out_2_shapes,
+        held_out_3_shapes,
+        held_out_4_shapes,
+        held_out_shapes,
+        random_shapes,
+    )
+
+    shapes = ms.draw(ms.HELD_OUT_4_SEED, ms.HELD_OUT_4_COUNT)
+    assert [(s.layout, s.m, s.n, s.k) for s in shapes] == HELD_OUT_4
+    assert [(layout, s[2], s[3], s[4]) for layout, s in held_out_4_shapes()] == HELD_OUT_4
+    assert {s[0] for _, s in held_out_4_shapes()} == {"held-out-4"}
+    tuned = {(layout, *shape) for layout, shape in (*ISSUE_TUNING, *LOSER_TUNING, *GAP_TUNING, *FILL_TUNING)}
+    tuned |= {(layout, s[2], s[3], s[4]) for layout, s in ISSUE_SHAPES}
+    assert not tuned & set(HELD_OUT_4)
+    assert ms.HELD_OUT_4_SEED not in (ms.RANDOM_SEED, ms.HELD_OUT_SEED, ms.HELD_OUT_2_SEED, ms.HELD_OUT_3_SEED)
+    # the fifth tuning's designed shapes are none of any sweep's products
+    swept = {
+        (layout, s[2], s[3], s[4])
+        for layout, s in (*held_out_shapes(), *held_out_2_shapes(), *held_out_3_shapes(), *held_out_4_shapes(),
+                          *random_shapes(), *ISSUE_SHAPES)
+    }  # fmt: skip
+    assert not {(layout, *shape) for layout, shape in FILL_TUNING} & swept
+
+
 @pytest.mark.parametrize("layout", ["NN", "NT", "TN", "TT"])
 def test_bench_operands_have_the_shapes_and_strides_of_their_layout(layout: str) -> None:
     """The bench scripts' one operand maker: A is m×k and B k×n; a T operand is a transposed view of row-major

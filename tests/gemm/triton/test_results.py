@@ -251,3 +251,21 @@ def test_the_bench_script_writes_a_validated_record(tmp_path: Path, monkeypatch:
     assert written.run.duration_s is not None
     assert not math.isnan(written.run.duration_s)
     assert written.phases == [p.model_copy(update={"seconds": 1.0}) for p in record.phases]
+
+
+def test_the_fill_summaries_refuse_what_they_do_not_read() -> None:
+    from gpukb.gemm.pages.triton import triton_fill_alternatives
+    from gpukb.gemm.triton import results, tuning
+
+    with pytest.raises(TypeError, match="record_id must be"):
+        results.fill_alternatives(7)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="timed none of the fill candidates"):
+        results.fill_alternatives("gemm/triton-gemm-tuning-h100-gaps")
+    with pytest.raises(ValueError, match="timed none of the fill candidates"):
+        results.fill_summary("gemm/triton-gemm-tuning-h100")
+    with pytest.raises(TypeError, match="decode must be True or False; got 'yes'"):
+        triton_fill_alternatives("yes")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="table must be a GemmTuning or None; got dict"):
+        tuning.use_table({})  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="merge must be True or False"):
+        tuning.use_table(None, merge=1)  # type: ignore[arg-type]

@@ -191,12 +191,13 @@ def test_each_committed_table_is_the_fastest_candidate_of_each_class(record_id: 
     extended = record_id.endswith("-issue29")  # the second run tried the extended candidates
     losers = record_id.endswith("-losers")  # the third, those and the split-tail and decode candidates
     gaps = record_id.endswith("-gaps")  # the fourth, those and the gap candidates, on ten designed shapes
+    fill = record_id.endswith("-fill")  # the fifth, 16-row and one-launch split-K tilings, on sixteen designed shapes
     assert raw["kind"] == "gemm.triton-tuning"
     assert raw["edges"] == {"m": list(M_EDGES), "n": list(N_EDGES), "k": list(K_EDGES)}
     assert record.run.gpu is not None
     assert record.run.gpu.name == "NVIDIA H100 80GB HBM3"
-    assert len(raw["classes"]) == len(record.classes) >= (10 if extended or gaps else 20)
-    flags = {"extended": extended, "losers": losers, "gaps": gaps}
+    assert len(raw["classes"]) == len(record.classes) >= (10 if extended or gaps or fill else 20)
+    flags = {"extended": extended, "losers": losers, "gaps": gaps, "fill": fill}
     classes = set()
     for entry in raw["classes"]:
         m, n, k = entry["shape"]
@@ -225,9 +226,13 @@ def test_the_active_table_is_the_later_run_over_the_earlier() -> None:
     tuning._ACTIVE.clear()
     active = tuning.active_table()
     assert active is not None
-    fourth, third, second, first = (tuning.committed(r).table() for r in tuning.TABLE_RECORDS)
-    assert {cls: entry.config for cls, entry in active.items()} == {**first, **second, **third, **fourth}
+    fifth, fourth, third, second, first = (tuning.committed(r).table() for r in tuning.TABLE_RECORDS)
+    assert {cls: entry.config for cls, entry in active.items()} == {**first, **second, **third, **fourth, **fifth}
     assert not set(fourth) & (set(first) | set(second) | set(third))  # the fourth run tuned only empty classes
+    # the fifth re-tuned decode classes of the second and third (M ≤ 64); its classes above 64 rows were empty
+    again = set(fifth) & (set(first) | set(second) | set(third) | set(fourth))
+    assert again
+    assert all(cls.m <= tuning.SMALL_M_BUCKET for cls in again)
     assert set(third) & set(first)  # the third run re-tuned classes of the first (3000³, rows off sectors) ...
     assert set(third) & set(second)  # ... and of the second (issue 29's products)
     # 2000³ (rows on 32-byte sectors) keeps the second run's class; 3000³ (rows on 16-byte boundaries) has its own.

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import statistics
 
+from gpukb.arguments import flag
 from gpukb.figures import to_svg
 from gpukb.gemm import figures as gemm_figures
 from gpukb.gemm.triton import results as triton_results
@@ -409,6 +410,7 @@ _SWEEP_NAMES = {
     "held-out": "held-out sweep",
     "held-out-2": "second held-out sweep",
     "held-out-3": "third held-out sweep",
+    "held-out-4": "fourth held-out sweep",
     "tiny": "tiny",
 }
 
@@ -668,12 +670,12 @@ def triton_trials(layout: str, m: int, n: int, k: int, record_id: str | None = N
     return markdown_table(headers, rows)
 
 
-def triton_sweep_changes(before_id: str = triton_results.SWEEP_ISSUE29_ID) -> str:
-    """The first sweep's shapes whose configuration changed between the run ``before_id`` and the committed one, or
-    whose ratio to the peer moved by more than 0.05, before and after (two runs, each against cuBLAS in its own
-    process)."""
+def triton_sweep_changes(before_id: str = triton_results.SWEEP_ISSUE29_ID, after_id: str | None = None) -> str:
+    """The first sweep's shapes whose configuration changed between the run ``before_id`` and ``after_id`` (by default
+    the committed sweep record), or whose ratio to the peer moved by more than 0.05, before and after (two runs, each
+    against cuBLAS in its own process)."""
     before = triton_results.sweep_committed(before_id)
-    after = _sweep(None)
+    after = _sweep(after_id)
     rows = [
         (
             _DTYPE_SHORT[c.after.dtype],
@@ -759,12 +761,12 @@ def triton_arc() -> str:
                 *("–" if x is None else f"{x:.3f}" for x in step.squares),
                 *(
                     f"{step.sweeps[name]:.3f}" if name in step.sweeps else "–"
-                    for name in ("first", "random", "held-out", "held-out-2", "held-out-3")
+                    for name in ("first", "random", "held-out", "held-out-2", "held-out-3", "held-out-4")
                 ),
             )
         )
     headers = ["step", "change", "configuration", "4096³", "8192³", "first sweep", "random sweep", "held-out sweep",
-               "second held-out sweep", "third held-out sweep"]  # fmt: skip
+               "second held-out sweep", "third held-out sweep", "fourth held-out sweep"]  # fmt: skip
     return markdown_table(headers, rows)
 
 
@@ -946,3 +948,75 @@ def triton_wave_rates() -> str:
         if c.label in samples
     ]
     return markdown_table(["tiling", "rate per busy tile slot / 128×256's", "classes measured"], rows)
+
+
+# --- step 10: decode steps and the fifth tuning ---------------------------------------------------------------------
+
+
+def _us_and_rate(ms: float | None, nbytes: int) -> str:
+    """``"17.7 (1.90)"``: µs, and in brackets the weight's bytes over that time in TB/s."""
+    return "–" if ms is None else f"{ms * 1e3:.1f} ({nbytes / (ms * 1e-3) / 1e12:.2f})"
+
+
+def triton_fill_alternatives(decode: bool = True) -> str:
+    """What each kind of candidate reached on each class of the fifth tuning run (bf16, best of its kind, µs):
+    ``decode``: the classes with M ≤ 64, with the weight's bytes over each time; otherwise the products above 64
+    rows, where the only new candidates were the one-launch split-K tilings.
+
+    Raises:
+        TypeError: For a ``decode`` that is not a bool.
+    """
+    decode = flag("decode", decode)
+    rows = []
+    for a in triton_results.fill_alternatives():
+        m, n, k = a.shape
+        if (m <= triton_tuning.SMALL_M) != decode:
+            continue
+        shape = f"{a.layout} {m}×{n}×{k}"
+        fastest = f"`{a.best.label}`"
+        if a.best.kernel == "splitk" and a.best.split_k is None:  # the split the rule chose there
+            fastest = fastest.replace("split auto", f"split {a.best_split}")
+        if decode:
+            pair = "–" if a.split is None else f"{a.fused_ms * 1e3:.1f} / {a.unfused_ms * 1e3:.1f} (split {a.split})"
+            rows.append(
+                (
+                    shape,
+                    f"{a.weight_bytes / 2**20:.1f}",
+                    _us_and_rate(a.cublas_ms, a.weight_bytes),
+                    _us_and_rate(a.earlier_ms, a.weight_bytes),
+                    _us_and_rate(a.narrow_ms, a.weight_bytes),
+                    _us_and_rate(a.swapped_ms, a.weight_bytes),
+                    fastest,
+                    pair,
+                )
+            )
+        else:
+            rows.append(
+                (
+                    shape,
+                    "–" if a.cublas_ms is None else f"{a.cublas_ms * 1e3:.1f}",
+                    "–" if a.earlier_ms is None else f"{a.earlier_ms * 1e3:.1f}",
+                    f"{a.best_ms * 1e3:.1f}",
+                    fastest,
+                )
+            )
+    if decode:
+        headers = ["product", "B (MiB)", "cuBLAS µs (TB/s)", "64-row tiles, as before", "16- or 32-row tiles",
+                   "transposed (swap_ab)", "fastest", "16×64×128: one launch / two kernels, µs"]  # fmt: skip
+    else:
+        headers = ["product", "cuBLAS µs", "earlier candidates, best µs", "fastest µs", "fastest"]
+    return markdown_table(headers, rows)
+
+
+def triton_fill_note() -> str:
+    """The decode classes of the fifth tuning run in three counts: narrow tiles against the 64-row ones, the fastest
+    candidate's slices, one launch against two kernels by the number of slices."""
+    f = triton_results.fill_summary()
+    splits = "; ".join(f"{split} slices: {wins} of {pairs}" for split, (pairs, wins) in f.by_split.items())
+    return (
+        f"Over the {f.classes} decode classes, the best 16- or 32-row tiling beat the best 64-row candidate in "
+        f"{f.narrow_faster}, and the fastest candidate cut K into one slice in {f.one_slice}. The transposed "
+        f"product's best was within {100 * f.swap_gap:.0f} % of the plain narrow tiles' best in every class. 16×64×128 "
+        f"tiles in one launch against the same tiles and split with the second kernel, classes where the one launch "
+        f"was faster: {splits}."
+    )

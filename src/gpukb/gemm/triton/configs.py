@@ -50,6 +50,10 @@ class Config:
             of tiles on the persistent kernel and the rows left over (the *tail*) on the split-K kernel with K cut
             so that the tail fills one round (:func:`tail_rows` chooses both): the idea of Stream-K (Osama et al.,
             2023, arXiv:2301.03598), in two launches instead of one.
+        fused_reduce: ``splitk`` only: where K is split, the last slice of each tile to finish adds the partial
+            sums (in slice order, counted on a per-tile lock) instead of a second kernel: one launch.
+        swap_ab: ``splitk`` only: compute each tile as its transpose, ``Bᵀ Aᵀ``, so that the MMA's rows are B's
+            columns and A's few rows (a decode step's tokens) its narrow N dimension.
     """
 
     kernel: str
@@ -66,6 +70,8 @@ class Config:
     split_k: int | None = None
     pad_rows: bool = False
     split_tail: bool = False
+    fused_reduce: bool = False
+    swap_ab: bool = False
 
     def __post_init__(self) -> None:
         if self.kernel not in KERNELS:
@@ -75,8 +81,8 @@ class Config:
             # a tile of Triton holds at most 2^20 elements: 1024 × 1024
             if isinstance(value, bool) or not isinstance(value, int) or not 16 <= value <= 1024 or value & (value - 1):
                 raise ValueError(
-                    f"{name} must be a power of two ≥ 16 (tl.dot's smallest tile) and ≤ 1024 (Triton's largest "
-                    f"tile is 2^20 elements); got {value!r}"
+                    f"{name} must be a power of two ≥ 16 (tl.dot's shortest K; the smallest M and N tiled here) "
+                    f"and ≤ 1024 (Triton's largest tile is 2^20 elements); got {value!r}"
                 )
         for name, allowed in (("group_m", range(1, 65)), ("num_stages", range(1, 9)), ("num_warps", (4, 8, 16))):
             value = getattr(self, name)
@@ -90,6 +96,12 @@ class Config:
             raise ValueError(f"pad_rows must be a bool; got {self.pad_rows!r}")
         if not isinstance(self.split_tail, bool):
             raise ValueError(f"split_tail must be a bool; got {self.split_tail!r}")
+        for name in ("fused_reduce", "swap_ab"):
+            value = getattr(self, name)
+            if not isinstance(value, bool):
+                raise ValueError(f"{name} must be a bool; got {value!r}")
+            if value and self.kernel != "splitk":
+                raise ValueError(f"{name} applies to the 'splitk' kernel only; got kernel {self.kernel!r}")
         if self.split_tail and (self.kernel != "tma" or self.warp_specialize):
             raise ValueError("split_tail applies to the 'tma' kernel without warp_specialize")
         if self.kernel == "splitk" and (self.warp_specialize or self.epilogue_subtile):
@@ -115,7 +127,7 @@ class Config:
         """A short name, e.g. ``"tma 128x256x64 g8 s3 w8 ws"``."""
         flags = (
             ("ws", self.warp_specialize), ("sub", self.epilogue_subtile), ("pad", self.pad_rows),
-            ("tail", self.split_tail),
+            ("tail", self.split_tail), ("fused", self.fused_reduce), ("swap", self.swap_ab),
         )  # fmt: skip
         extras = [flag for flag, on in flags if on]
         if self.kernel == "tma" and not self.flatten:
@@ -128,14 +140,14 @@ class Config:
         return " ".join([self.kernel, shape, f"g{self.group_m}", f"s{self.num_stages}", f"w{self.num_warps}", *extras])
 
     def as_dict(self) -> dict[str, Any]:
-        """The configuration as plain JSON-ready data (what a results file records; ``pad_rows`` and
-        ``split_tail`` only when set, so that records written before the fields existed read and write back
+        """The configuration as plain JSON-ready data (what a results file records; the flags of
+        :data:`OPTIONAL_FLAGS` only when set, so that records written before the fields existed read and write back
         unchanged)."""
         return {k: v for k, v in asdict(self).items() if not (k in OPTIONAL_FLAGS and v is False)}
 
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
-        # Records serialize a configuration as as_dict() does: without pad_rows or split_tail where False.
+        # Records serialize a configuration as as_dict() does: without the OPTIONAL_FLAGS where False.
         from pydantic_core import core_schema
 
         schema = handler(source)
@@ -151,7 +163,7 @@ class Config:
 
 
 #: Fields a record writes only when set (added after the first records were written).
-OPTIONAL_FLAGS = ("pad_rows", "split_tail")
+OPTIONAL_FLAGS = ("pad_rows", "split_tail", "fused_reduce", "swap_ab")
 
 #: The most slices the split-K kernel cuts K into.
 MAX_SPLIT_K = 128
@@ -305,7 +317,8 @@ BLOCKED_CONFIG = Config("blocked", 128, 128, 64, num_stages=4, num_warps=4)
 #: to fit shared memory. Checked on the CPU only: the H100 run measured no float32 product.
 FP32_CONFIG = Config("blocked", 64, 64, 32, num_stages=3, num_warps=4)
 
-#: Small tiles for the interpreter: tl.dot's smallest, so that tiny test shapes still span several tiles.
+#: Small tiles for the interpreter: the smallest tiled here (tl.dot's shortest K), so that tiny test shapes still span
+#: several tiles.
 INTERPRETER_CONFIG = Config("blocked", 16, 16, 16, group_m=2, num_stages=1, num_warps=4)
 
 #: The interpreter's tiles for fp8, which only the TMA kernels take (a K step of 32 one-byte elements).

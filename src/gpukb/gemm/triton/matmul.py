@@ -15,7 +15,9 @@ Three kernels, the first two as in Triton's own tutorials:
   warp-specialized partition (``compiled_summary`` reports it), so they measure the device-side descriptors.
 * :func:`splitk_kernel`: one program per output tile *and* K slice (TMA loads, plain masked stores), for
   products with few output tiles: small M (decode) and long K. When K is split, each slice's float32 partial
-  sums go to a workspace and :func:`reduce_kernel` adds them in a fixed order, scales and rounds once.
+  sums go to a workspace and :func:`reduce_kernel` adds them in a fixed order, scales and rounds once; or, with
+  ``Config.fused_reduce``, the slice of each tile that finishes last adds them, in the same order (one launch).
+  ``Config.swap_ab`` computes each tile as its transpose, ``Bᵀ Aᵀ``.
 
 Which kernel and tiling a product gets comes from a tuning table by shape class (:mod:`gpukb.gemm.triton.tuning`),
 measured ahead of time; nothing is timed at call time. Tiny products (fewer than 2^20 multiply-adds) take the
@@ -179,24 +181,38 @@ def load_k_step(a, b, offs_am, offs_bn, offs_k,
 def k_loop(a, b, offs_am, offs_bn, k_start, steps,
            BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
            A_ROW_MAJOR: tl.constexpr, B_ROW_MAJOR: tl.constexpr, UPCAST: tl.constexpr,
-           MAX_IMPRECISE_ACC: tl.constexpr, PROMOTE_STEPS: tl.constexpr):  # fmt: skip
+           MAX_IMPRECISE_ACC: tl.constexpr, PROMOTE_STEPS: tl.constexpr, SWAP: tl.constexpr):  # fmt: skip
     # The float32 sum over `steps` K steps from k_start, for one output tile (the last step may pass K: zeros).
-    acc = tl.full((BLOCK_M, BLOCK_N), 0.0, dtype=tl.float32)
+    # SWAP: the transposed tile, BLOCK_N × BLOCK_M, as B^T A^T: the MMA's rows are then B's columns, so a decode
+    # step's few rows of A become the MMA's narrow N instead of 64 rows of which all but a few are zeros.
+    if SWAP:
+        acc = tl.full((BLOCK_N, BLOCK_M), 0.0, dtype=tl.float32)
+    else:
+        acc = tl.full((BLOCK_M, BLOCK_N), 0.0, dtype=tl.float32)
     if PROMOTE_STEPS:
         # fp8: chunks of PROMOTE_STEPS K steps, each summed in the tensor cores' fast mode into `part`, then
         # added to `acc` in float32 (a separate loop, so that the plain loop below stays as the pipeliner likes)
         for k0 in range(0, steps, PROMOTE_STEPS):
-            part = tl.full((BLOCK_M, BLOCK_N), 0.0, dtype=tl.float32)
+            if SWAP:
+                part = tl.full((BLOCK_N, BLOCK_M), 0.0, dtype=tl.float32)
+            else:
+                part = tl.full((BLOCK_M, BLOCK_N), 0.0, dtype=tl.float32)
             for ki in range(k0, tl.minimum(k0 + PROMOTE_STEPS, steps)):
                 a_tile, b_tile = load_k_step(a, b, offs_am, offs_bn, k_start + ki * BLOCK_K, True, False, False)
-                part = tl.dot(a_tile, b_tile, part)
+                if SWAP:
+                    part = tl.dot(b_tile.T, a_tile.T, part)
+                else:
+                    part = tl.dot(a_tile, b_tile, part)
             acc += part
     else:
         for ki in range(steps):
             a_tile, b_tile = load_k_step(
                 a, b, offs_am, offs_bn, k_start + ki * BLOCK_K, A_ROW_MAJOR, B_ROW_MAJOR, UPCAST
             )
-            acc = tl.dot(a_tile, b_tile, acc, max_num_imprecise_acc=MAX_IMPRECISE_ACC)
+            if SWAP:
+                acc = tl.dot(b_tile.T, a_tile.T, acc, max_num_imprecise_acc=MAX_IMPRECISE_ACC)
+            else:
+                acc = tl.dot(a_tile, b_tile, acc, max_num_imprecise_acc=MAX_IMPRECISE_ACC)
     return acc
     # --8<-- [end:helpers]
 
@@ -239,7 +255,7 @@ def tma_kernel(
     for tile_id in tl.range(start_pid, num_tiles, NUM_SMS, flatten=FLATTEN, warp_specialize=WARP_SPECIALIZE):
         pid_m, pid_n = grouped_tile(tile_id, num_pid_m, num_pid_n, GROUP_M)
         acc = k_loop(a_desc, b_desc, pid_m * BLOCK_M, pid_n * BLOCK_N, 0, k_tiles, BLOCK_M, BLOCK_N, BLOCK_K,
-                     A_ROW_MAJOR, B_ROW_MAJOR, UPCAST, MAX_IMPRECISE_ACC, PROMOTE_STEPS)  # fmt: skip
+                     A_ROW_MAJOR, B_ROW_MAJOR, UPCAST, MAX_IMPRECISE_ACC, PROMOTE_STEPS, False)  # fmt: skip
 
         tile_id_c += NUM_SMS
         pid_cm, pid_cn = grouped_tile(tile_id_c, num_pid_m, num_pid_n, GROUP_M)
@@ -258,31 +274,60 @@ def tma_kernel(
 
 # --8<-- [start:splitk]
 def splitk_kernel(
-    a, b, c_ptr, M, N, K, K_PER, STEPS, stride_cs, stride_cm, stride_cn, alpha,
+    a, b, c_ptr, w_ptr, lock_ptr, M, N, K, K_PER, STEPS, stride_cs, stride_cm, stride_cn, alpha,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
     A_ROW_MAJOR: tl.constexpr, B_ROW_MAJOR: tl.constexpr, OUT_DTYPE: tl.constexpr, UPCAST: tl.constexpr,
-    MAX_IMPRECISE_ACC: tl.constexpr, PROMOTE_STEPS: tl.constexpr, DIRECT: tl.constexpr,
+    MAX_IMPRECISE_ACC: tl.constexpr, PROMOTE_STEPS: tl.constexpr, DIRECT: tl.constexpr, FUSED: tl.constexpr,
+    SWAP: tl.constexpr,
 ):  # fmt: skip
     # One program per (output tile, K slice): the second grid axis cuts K into slices of K_PER (a multiple of
     # BLOCK_K), so a product with few output tiles and a long K still gives every multiprocessor work.
     pid_k = tl.program_id(axis=1)
+    tile = tl.program_id(axis=0)
     num_pid_m = (M + BLOCK_M - 1) // BLOCK_M
     num_pid_n = (N + BLOCK_N - 1) // BLOCK_N
-    pid_m, pid_n = grouped_tile(tl.program_id(axis=0), num_pid_m, num_pid_n, GROUP_M)
+    pid_m, pid_n = grouped_tile(tile, num_pid_m, num_pid_n, GROUP_M)
     offs_am = pid_m * BLOCK_M
     offs_bn = pid_n * BLOCK_N
     acc = k_loop(a, b, offs_am, offs_bn, pid_k * K_PER, STEPS, BLOCK_M, BLOCK_N, BLOCK_K,
-                 A_ROW_MAJOR, B_ROW_MAJOR, UPCAST, MAX_IMPRECISE_ACC, PROMOTE_STEPS)  # fmt: skip
+                 A_ROW_MAJOR, B_ROW_MAJOR, UPCAST, MAX_IMPRECISE_ACC, PROMOTE_STEPS, SWAP)  # fmt: skip
 
-    # Plain masked stores: C may have any strides (a slice's float32 partial sums go to a workspace instead).
-    offs_cm = offs_am + tl.arange(0, BLOCK_M)
-    offs_cn = offs_bn + tl.arange(0, BLOCK_N)
-    mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
-    c_ptrs = c_ptr + offs_cm[:, None] * stride_cm + offs_cn[None, :] * stride_cn
-    if DIRECT:
-        tl.store(c_ptrs, (acc * alpha).to(OUT_DTYPE), mask=mask)
+    # Plain masked stores: C may have any strides; a slice's float32 partial sums go to a workspace (SPLIT × M × N,
+    # contiguous). With SWAP the tile is C's transpose: its rows are columns of C.
+    if SWAP:
+        rows = offs_bn + tl.arange(0, BLOCK_N)
+        cols = offs_am + tl.arange(0, BLOCK_M)
+        mask = (rows[:, None] < N) & (cols[None, :] < M)
+        c_offs = rows[:, None] * stride_cn + cols[None, :] * stride_cm
+        w_offs = cols[None, :] * N + rows[:, None]
     else:
-        tl.store(c_ptrs + pid_k * stride_cs, acc, mask=mask)
+        rows = offs_am + tl.arange(0, BLOCK_M)
+        cols = offs_bn + tl.arange(0, BLOCK_N)
+        mask = (rows[:, None] < M) & (cols[None, :] < N)
+        c_offs = rows[:, None] * stride_cm + cols[None, :] * stride_cn
+        w_offs = rows[:, None] * N + cols[None, :]
+    if DIRECT:
+        tl.store(c_ptr + c_offs, (acc * alpha).to(OUT_DTYPE), mask=mask)
+    else:
+        tl.store(w_ptr + pid_k * stride_cs + w_offs, acc, mask=mask)
+        # --8<-- [start:fused]
+        if FUSED:
+            # One launch: each slice counts itself done on its tile's lock once its partial sums are stored (the
+            # barrier: every thread's stores; acq_rel: visible to whoever counts after); the slice that counts
+            # last adds all of them in slice order, its own from registers, so the sum is the same whichever
+            # slice finished last, and resets the lock for the next call.
+            split = tl.num_programs(axis=1)
+            tl.debug_barrier()
+            done = tl.atomic_add(lock_ptr + tile, 1, sem="acq_rel", scope="gpu")
+            if done == split - 1:
+                total = acc * 0.0
+                for s in range(0, split):
+                    part = tl.load(w_ptr + s * stride_cs + w_offs, mask=mask & (s != pid_k), other=0.0,
+                                   cache_modifier=".cg")  # fmt: skip
+                    total += tl.where(s == pid_k, acc, part)
+                tl.store(c_ptr + c_offs, (total * alpha).to(OUT_DTYPE), mask=mask)
+                tl.atomic_xchg(lock_ptr + tile, 0)
+        # --8<-- [end:fused]
     # --8<-- [end:splitk]
 
 
@@ -836,6 +881,8 @@ class _Plan:
             k_per = _round_up(-(-k // split), config.block_k)
             self.split = -(-k // k_per)  # no empty slices
             self.k_per = k_per
+        # The last slice of each tile adds the partial sums (one launch), where there are slices to add.
+        self.fused = config.kernel == "splitk" and config.fused_reduce and self.split > 1
         # The type the kernel stores: under the interpreter a bf16 output is written as float32 (see _staged).
         stored = "float32" if self.interpret and _dtype_name(out_dtype) == "bfloat16" else _dtype_name(out_dtype)
         self.tl_out = _tl_dtype(stored)
@@ -1021,25 +1068,30 @@ class _Plan:
         a_desc, b_desc, _, _ = self._descriptors(a, b, fast)
         tiles = triton.cdiv(m, config.block_m) * triton.cdiv(n, config.block_n)
         direct = self.split == 1
-        if direct:
-            target, stride_cs, stride_cm, stride_cn = out, 0, out.stride(0), out.stride(1)
-        else:
-            target = torch.empty((self.split, m, n), dtype=torch.float32, device=out.device)
-            stride_cs, stride_cm, stride_cn = m * n, n, 1
+        fused = self.fused
+        work = lock = out  # not read where the product is not split (DIRECT) or not fused
+        stride_cs = 0
+        if not direct:
+            work = lock = torch.empty((self.split, m, n), dtype=torch.float32, device=out.device)
+            stride_cs = m * n
+        if fused:
+            lock = torch.zeros(tiles, dtype=torch.int32, device=out.device)
         constants = {
             "BLOCK_M": config.block_m, "BLOCK_N": config.block_n, "BLOCK_K": config.block_k,
             "GROUP_M": config.group_m, "A_ROW_MAJOR": self.a_row, "B_ROW_MAJOR": self.b_row,
             "OUT_DTYPE": self.tl_out, "UPCAST": self.upcast,
             "MAX_IMPRECISE_ACC": self.imprecise_acc, "PROMOTE_STEPS": self.promote_steps, "DIRECT": direct,
+            "FUSED": fused, "SWAP": config.swap_ab,
         }  # fmt: skip
         steps = self.k_per // config.block_k
-        args = (a_desc, b_desc, target, m, n, k, self.k_per, steps, stride_cs, stride_cm, stride_cn, alpha)
+        stride_cm, stride_cn = out.stride(0), out.stride(1)
+        args = (a_desc, b_desc, out, work, lock, m, n, k, self.k_per, steps, stride_cs, stride_cm, stride_cn, alpha)
         self._launch("splitk", (tiles, self.split), args, constants, (config.num_stages, config.num_warps), 0)
         reduce_grid: tuple[int, ...] = ()
         reduce_constants = {"BLOCK": REDUCE_BLOCK[0], "SPLIT_BLOCK": REDUCE_BLOCK[1], "OUT_DTYPE": self.tl_out}
-        if not direct:
+        if not direct and not fused:
             reduce_grid = (triton.cdiv(m * n, REDUCE_BLOCK[0]), 1)
-            reduce_args = (target, out, m, n, self.split, m * n, out.stride(0), out.stride(1), alpha)
+            reduce_args = (work, out, m, n, self.split, m * n, out.stride(0), out.stride(1), alpha)
             self._launch("reduce", reduce_grid, reduce_args, reduce_constants, (1, 4), 1)
         self.fast = not self.interpret and self.fast_failed is None
         if self.fast and self.quick is None:
@@ -1056,7 +1108,7 @@ class _Plan:
         direct = self.direct
         if direct is None or direct[0] is None or direct[0].raw is None:
             return
-        if self.split > 1 and direct[1] is None:
+        if self.split > 1 and not self.fused and direct[1] is None:
             return
         config, m, n, k = self.config, self.m, self.n, self.k
         bm, bn, bk = config.block_m, config.block_n, config.block_k
@@ -1113,14 +1165,17 @@ class _Plan:
             def quick(a: Any, b: Any, out: Any, alpha: float) -> None:
                 stream = driver.get_current_stream(driver.get_current_device())
                 a, b = stage(a, b, stream)
-                main.launch_tensors(grid_x, grid_y, stream, (a, b), builders, (out, *static, alpha, *constants))
+                main.launch_tensors(
+                    grid_x, grid_y, stream, (a, b), builders, (out, out, out, *static, alpha, *constants)
+                )
                 _LAST["kernel"] = main.kernel
 
         else:
             builders = (build_a, build_b)
             torch = _torch()
-            split, second = self.split, direct[1]
+            split, second, fused = self.split, direct[1], self.fused
             (reduce_grid, reduce_constants, stride_cm, stride_cn) = reduce
+            tiles = grid_x
 
             def quick(a: Any, b: Any, out: Any, alpha: float) -> None:
                 stream = driver.get_current_stream(driver.get_current_device())
@@ -1131,7 +1186,18 @@ class _Plan:
                     if split * m * n * 4 <= KEEP_BYTES and _KEPT["bytes"] + split * m * n * 4 <= KEEP_TOTAL_BYTES:
                         keep[("W", stream)] = work
                         _KEPT["bytes"] += split * m * n * 4
-                main.launch_tensors(grid_x, grid_y, stream, (a, b), builders, (work, *static, alpha, *constants))
+                if fused:  # the tiles' locks: zero at rest (each call's last slices reset them), one set per stream
+                    lock = keep.get(("L", stream))
+                    if lock is None:
+                        lock = keep[("L", stream)] = torch.zeros(tiles, dtype=torch.int32, device=out.device)
+                    main.launch_tensors(
+                        grid_x, grid_y, stream, (a, b), builders, (out, work, lock, *static, alpha, *constants)
+                    )
+                    _LAST["kernel"] = main.kernel
+                    return
+                main.launch_tensors(
+                    grid_x, grid_y, stream, (a, b), builders, (out, work, work, *static, alpha, *constants)
+                )
                 second.launcher(
                     reduce_grid[0], reduce_grid[1], 1, stream, second.function, second.packed, None, None, None,
                     work, out, m, n, split, m * n, stride_cm, stride_cn, alpha, *reduce_constants,

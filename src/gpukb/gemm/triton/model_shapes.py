@@ -43,6 +43,11 @@ HELD_OUT_2_COUNT = 32
 #: changes and before the run that measured it.
 HELD_OUT_3_SEED = 877618
 HELD_OUT_3_COUNT = 32
+#: The fourth held-out sweep: once the third held-out sweep's results had been read, a fifth draw from the same
+#: generator, its seed drawn with ``secrets.randbelow(10**6)`` on 2026-11-27 and committed before the fifth tuning
+#: (decode steps and under-filled waves, on designed shapes) and before the run that measured it.
+HELD_OUT_4_SEED = 276436
+HELD_OUT_4_COUNT = 32
 #: The most products one call draws (a sweep measures a few dozen; a million is drawn in seconds).
 MAX_COUNT = 1_000_000
 #: Token counts are drawn log-uniformly from this range (a decode step of one token to a 16k-token batch).

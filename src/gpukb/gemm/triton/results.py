@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from pydantic import Field
 
+from gpukb.arguments import text
 from gpukb.gemm.triton.configs import (
     CANDIDATES,
     TUNED_ON,
@@ -473,6 +474,9 @@ SWEEP_H200_ID = "gemm/triton-gemm-sweep-h200-held-out"
 SWEEP_FINAL_ID = "gemm/triton-gemm-sweep-h100-held-out-2"
 #: The run after the look-up's rules changed (no tuning): the third held-out draw, the second re-measured (seen).
 SWEEP_RULES_ID = "gemm/triton-gemm-sweep-h100-held-out-3"
+#: The run after the fifth tuning (decode classes and under-filled waves on designed shapes), in the same process: the
+#: fourth held-out draw, the third re-measured (seen), the tiny products and the first sweep.
+SWEEP_FILL_ID = "gemm/triton-gemm-sweep-h100-held-out-4"
 #: The run after issue 29's tuning (the random sweep's first measurement), kept to show what the third tuning changed.
 SWEEP_ISSUE29_ID = "gemm/triton-gemm-sweep-h100-issue29"
 #: The sweep before issue 29 (the first run of the page's sweep), kept to show what changed.
@@ -492,7 +496,7 @@ FP8_GOAL_MIN_DIM = 1024
 ERROR_GOAL = 2.0
 
 #: The sets of shapes a sweep record's rows belong to (:attr:`SweepRow.sweep`).
-SweepName = Literal["first", "issue", "random", "held-out", "held-out-2", "held-out-3", "tiny"]
+SweepName = Literal["first", "issue", "random", "held-out", "held-out-2", "held-out-3", "held-out-4", "tiny"]
 
 
 class SweepRow(StrictModel):
@@ -519,7 +523,7 @@ class SweepRow(StrictModel):
             issue-29 tuning), ``"held-out"`` (a second draw, made before the third tuning and measured only after it),
             ``"held-out-2"`` (a third draw, made after the fourth tuning and before the run that measured it),
             ``"held-out-3"`` (a fourth draw, made after the look-up's rules changed and before the run that measured
-            it),
+            it), ``"held-out-4"`` (a fifth draw, made before the fifth tuning and measured in the run after it),
             ``"tiny"`` (fewer than 2^20 multiply-adds).
         clocks: SM clock and power sampled while the row's rounds were timed (``None`` in earlier runs).
         kernel_host_us: The host's time to queue one timed sample of the kernel (the flush, two events and the
@@ -688,6 +692,8 @@ GOAL_SETS = (
     ("held-out-2", "float16"),
     ("held-out-3", "bfloat16"),
     ("held-out-3", "float16"),
+    ("held-out-4", "bfloat16"),
+    ("held-out-4", "float16"),
     ("first", "float8_e4m3fn"),
     ("tiny", "bfloat16"),
     ("tiny", "float16"),
@@ -815,6 +821,143 @@ def class_trials(record_id: str, layout: str, shape: tuple[int, int, int], sms: 
     return rows
 
 
+#: The fifth tuning run's record (decode classes and under-filled waves on designed shapes, ``--tune fill``).
+FILL_TABLE_ID = "gemm/triton-gemm-tuning-h100-fill"
+
+
+@dataclass(frozen=True)
+class FillAlternatives:
+    """What each kind of candidate reached on one class of the fifth tuning run (bf16, times in ms, the best of the
+    kind; ``None`` where the kind was not tried there).
+
+    Attributes:
+        layout, shape: The class's representative product.
+        cublas_ms: cuBLAS's time on it in the same run.
+        earlier_ms: The best of the candidates the decode classes had before (64-row tiles, two kernels where split).
+        narrow_ms: The best with 16- or 32-row tiles, each tile as it is.
+        swapped_ms: The best computing each tile as its transpose (``swap_ab``).
+        best: The fastest candidate of all (the class's choice); ``best_split`` the K slices it used.
+        fused_ms, unfused_ms, split: 16×64×128 tiles, 4 stages, with the one-launch reduction and with the second
+            kernel, at the most K slices both were timed at (``split``); ``None`` where neither was split.
+        weight_bytes: Bytes of B (N·K elements of two bytes): what a decode step must read.
+    """
+
+    layout: str
+    shape: tuple[int, int, int]
+    cublas_ms: float | None
+    earlier_ms: float | None
+    narrow_ms: float | None
+    swapped_ms: float | None
+    best: Config
+    best_ms: float
+    best_split: int | None
+    fused_ms: float | None
+    unfused_ms: float | None
+    split: int | None
+    weight_bytes: int
+
+
+def fill_alternatives(record_id: str = FILL_TABLE_ID) -> list[FillAlternatives]:
+    """Each class of a ``--tune fill`` record, the best time of each kind of candidate (:class:`FillAlternatives`).
+
+    Raises:
+        TypeError, ValueError: For a ``record_id`` that is not a string, or not a tuning record that timed the fill
+            candidates. FileNotFoundError: For an id with no record.
+    """
+    from gpukb.gemm.triton.tuning import CANDIDATES_16_FILL_DECODE, CANDIDATES_16_FILL_MID, GemmTuning
+
+    record = load(text("record_id", record_id), expect=GemmTuning)
+    new = set(CANDIDATES_16_FILL_DECODE + CANDIDATES_16_FILL_MID)
+    if not any(replace(t.config, split_k=None) in new or t.config in new for c in record.classes for t in c.trials):
+        raise ValueError(f"{record_id} timed none of the fill candidates (tuning.CANDIDATES_16_FILL_DECODE, _MID)")
+    out = []
+    for entry in record.classes:
+        timed = [t for t in entry.trials if t.ms is not None]
+
+        def best(trials: list, _: object = None) -> float | None:
+            return min((float(t.ms) for t in trials), default=None)
+
+        earlier = [t for t in timed if t.config not in new and replace(t.config, split_k=None) not in new]
+        narrow = [t for t in timed if t.config.block_m < 64 and not t.config.swap_ab]
+        swapped = [t for t in timed if t.config.swap_ab]
+        pair = Config("splitk", 16, 64, 128, num_stages=4, num_warps=4)
+        by_split: dict[int, dict[bool, float]] = {}
+        for t in timed:
+            c = t.config
+            if replace(c, split_k=None, fused_reduce=False) == pair and t.split_k and t.split_k > 1:
+                by_split.setdefault(t.split_k, {})[c.fused_reduce] = float(t.ms)  # type: ignore[arg-type]
+        both = [split for split, found in by_split.items() if len(found) == 2]
+        split = max(both, default=None)
+        top = min(timed, key=lambda t: float(t.ms))  # type: ignore[arg-type]
+        m, n, k = entry.shape
+        out.append(
+            FillAlternatives(
+                entry.layout, (m, n, k), entry.cublas_ms, best(earlier), best(narrow), best(swapped), top.config,
+                float(top.ms), top.split_k, None if split is None else by_split[split][True],  # type: ignore[arg-type]
+                None if split is None else by_split[split][False], split, 2 * n * k,
+            )
+        )  # fmt: skip
+    return out
+
+
+@dataclass(frozen=True)
+class FillSummary:
+    """Counts over the decode classes (M ≤ 64) of a ``--tune fill`` record.
+
+    Attributes:
+        classes: Decode classes.
+        narrow_faster: Classes where the best 16- or 32-row tiling beat the best earlier (64-row) candidate.
+        one_slice: Classes whose fastest candidate cut K into one slice (stored directly).
+        by_split: For each split above 1, ``(pairs, fused faster)``: the classes where 16×64×128 tiles (4 stages) were
+            timed at that split with one launch and with two kernels, and how many the one launch won.
+        swap_gap: The largest relative difference between the best transposed and the best plain 16- or 32-row time.
+    """
+
+    classes: int
+    narrow_faster: int
+    one_slice: int
+    by_split: dict[int, tuple[int, int]]
+    swap_gap: float
+
+
+def fill_summary(record_id: str = FILL_TABLE_ID) -> FillSummary:
+    """:class:`FillSummary` of a ``--tune fill`` record.
+
+    Raises:
+        TypeError, ValueError, FileNotFoundError: As :func:`fill_alternatives`.
+    """
+    from gpukb.gemm.triton.tuning import SMALL_M, GemmTuning
+
+    decode = [a for a in fill_alternatives(record_id) if a.shape[0] <= SMALL_M]
+    record = load(record_id, expect=GemmTuning)
+    pair = Config("splitk", 16, 64, 128, num_stages=4, num_warps=4)
+    one_slice = 0
+    by: dict[int, list[int]] = {}
+    for entry in record.classes:
+        if entry.shape[0] > SMALL_M:
+            continue
+        timed = [t for t in entry.trials if t.ms is not None]
+        top = min(timed, key=lambda t: float(t.ms))  # type: ignore[arg-type]
+        one_slice += top.config.kernel != "splitk" or top.split_k == 1
+        by_split: dict[int, dict[bool, float]] = {}
+        for t in timed:
+            if replace(t.config, split_k=None, fused_reduce=False) == pair and t.split_k and t.split_k > 1:
+                by_split.setdefault(t.split_k, {})[t.config.fused_reduce] = float(t.ms)  # type: ignore[arg-type]
+        for split, found in by_split.items():
+            if len(found) == 2:
+                counts = by.setdefault(split, [0, 0])
+                counts[0] += 1
+                counts[1] += found[True] < found[False]
+    gaps = [abs(a.swapped_ms - a.narrow_ms) / a.narrow_ms for a in decode if a.swapped_ms and a.narrow_ms]
+    return FillSummary(
+        classes=len(decode),
+        narrow_faster=sum(1 for a in decode if a.narrow_ms and a.earlier_ms and a.narrow_ms < a.earlier_ms),
+        one_slice=one_slice,
+        by_split={split: (counts[0], counts[1]) for split, counts in sorted(by.items())},
+        swap_gap=max(gaps, default=0.0),
+    )
+
+
 @dataclass(frozen=True)
 class ChangedRow:
     """A shape of the first sweep measured before issue 29 and after it: its configuration and ratio in each."""
@@ -884,6 +1027,8 @@ ARC_SWEEPS: tuple[tuple[str, str], ...] = (
     ("classes designed for the empty ones; every set re-timed with a timer that cannot time the host", SWEEP_FINAL_ID),
     ("look-up rules: no fallback across layouts or row alignment, under-filled waves refilled, decode and long-K "
      "tiny products by rule", SWEEP_RULES_ID),
+    ("decode classes tuned on designed shapes: 16-row tiles, a one-launch split-K, the transposed product",
+     SWEEP_FILL_ID),
 )  # fmt: skip
 
 

@@ -146,6 +146,30 @@ GAP_TUNING: tuple[tuple[str, tuple[int, int, int]], ...] = (
     ("NT", (8192, 512, 512)),
 )
 
+#: What the fifth tuning run tuned on (``bench/triton_gemm_sweep.py --tune fill``): shapes designed for the decode
+#: classes (M ≤ 64; mostly forward products, ``x @ w.t()``, whose weight read is the whole cost), one per bucket of N
+#: and K that model layers fill, and three products above 64 rows whose tiles fill less than one wave, in classes no
+#: table had (K long, N mid-size; N beyond 16384 at 65–256 rows; N 4097–16384 at 513–1024 rows). None is a product
+#: of any sweep (a test checks it).
+FILL_TUNING: tuple[tuple[str, tuple[int, int, int]], ...] = (
+    ("NT", (4, 1024, 1024)),
+    ("NT", (4, 2560, 1024)),
+    ("NT", (4, 4096, 4096)),
+    ("NT", (4, 4096, 11008)),
+    ("NT", (4, 5120, 4096)),
+    ("NT", (4, 1024, 4096)),
+    ("NT", (8, 8192, 1024)),
+    ("NT", (40, 768, 768)),
+    ("NT", (40, 2560, 2560)),
+    ("NT", (24, 3072, 768)),
+    ("NT", (40, 5120, 4096)),
+    ("NN", (4, 4096, 4096)),
+    ("NN", (40, 1024, 1024)),
+    ("NT", (896, 3072, 8192)),
+    ("NN", (192, 24576, 6144)),
+    ("NT", (640, 8192, 2048)),
+)
+
 #: Tiny products (M·N·K < 2^20): timed against cuBLAS like the rest; their goal is within twice cuBLAS's time.
 TINY_SHAPES: tuple[Shape, ...] = (
     ("tiny", "3×5×7", 3, 5, 7),
@@ -184,6 +208,14 @@ def held_out_3_shapes() -> list[tuple[str, Shape]]:
     from gpukb.gemm.triton.model_shapes import HELD_OUT_3_COUNT, HELD_OUT_3_SEED, draw
 
     return [(s.layout, ("held-out-3", s.label, s.m, s.n, s.k)) for s in draw(HELD_OUT_3_SEED, HELD_OUT_3_COUNT)]
+
+
+def held_out_4_shapes() -> list[tuple[str, Shape]]:
+    """The fourth held-out sweep (:data:`~gpukb.gemm.triton.model_shapes.HELD_OUT_4_SEED`), as ``(layout, shape)``
+    pairs: drawn and committed before the fifth tuning, measured once, in the run after it."""
+    from gpukb.gemm.triton.model_shapes import HELD_OUT_4_COUNT, HELD_OUT_4_SEED, draw
+
+    return [(s.layout, ("held-out-4", s.label, s.m, s.n, s.k)) for s in draw(HELD_OUT_4_SEED, HELD_OUT_4_COUNT)]
 
 
 #: Operand layouts: each letter says whether A, then B, is stored as given (N) or as its transpose's row-major

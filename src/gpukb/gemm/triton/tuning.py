@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from gpukb.arguments import choice, integer, positive_int, text
+from gpukb.arguments import choice, flag, integer, positive_int, text
 from gpukb.gemm.triton.configs import (
     DEFAULT_CONFIGS,
     MAX_DIMENSION,
@@ -77,11 +77,14 @@ def _sizes(**sizes: int) -> tuple[int, ...]:
 
 
 #: The committed tables, results records (ids for :func:`gpukb.records.load`), first the one that wins where two
-#: tuned the same class: the fourth run tuned shapes designed for the classes the others left empty
-#: (``sweep.GAP_TUNING``); the third run tuned the classes of the random sweep's products and of the first sweep's
-#: slowest (``sweep.LOSER_TUNING``); the second (issue 29) the classes the first sweep left out (tiny products,
-#: under-filled waves, rows off 128-byte lines, transposed operands); the first, the first sweep's classes.
+#: tuned the same class: the fifth run tuned shapes designed for the decode classes and three classes of
+#: under-filled waves, with 16-row tiles and the one-launch split-K (``sweep.FILL_TUNING``); the fourth run tuned
+#: shapes designed for the classes the others left empty (``sweep.GAP_TUNING``); the third run tuned the classes of
+#: the random sweep's products and of the first sweep's slowest (``sweep.LOSER_TUNING``); the second (issue 29) the
+#: classes the first sweep left out (tiny products, under-filled waves, rows off 128-byte lines, transposed
+#: operands); the first, the first sweep's classes.
 TABLE_RECORDS = (
+    "gemm/triton-gemm-tuning-h100-fill",
     "gemm/triton-gemm-tuning-h100-gaps",
     "gemm/triton-gemm-tuning-h100-losers",
     "gemm/triton-gemm-tuning-h100-issue29",
@@ -169,6 +172,32 @@ CANDIDATES_16_GAPS: tuple[Config, ...] = (
     Config("splitk", 64, 128, 64, num_stages=5, num_warps=4),
     Config("splitk", 64, 64, 64, num_stages=6, num_warps=4, split_k=2),
 )
+#: Added for the fifth run's classes (``sweep.FILL_TUNING``), for decode steps (M ≤ 64), whose time is the weight's
+#: bytes over the bandwidth of the programs that stream it: 16- and 32-row tiles (``tl.dot``'s smallest is 16, so a
+#: decode step multiplies fewer rows of zeros), the K slices added by the last slice of each tile instead of a second
+#: kernel (``fused_reduce``: one launch), and the transposed product (``swap_ab``: the weight's rows in the MMA's
+#: 64-row dimension, the tokens in its narrow one). One tiling without ``fused_reduce``, to show what the second
+#: kernel costs.
+CANDIDATES_16_FILL_DECODE: tuple[Config, ...] = (
+    Config("splitk", 16, 64, 128, num_stages=4, num_warps=4, fused_reduce=True),
+    Config("splitk", 16, 64, 128, num_stages=4, num_warps=4),
+    Config("splitk", 16, 64, 128, num_stages=6, num_warps=4, fused_reduce=True),
+    Config("splitk", 16, 64, 256, num_stages=3, num_warps=4, fused_reduce=True),
+    Config("splitk", 16, 32, 256, num_stages=4, num_warps=4, fused_reduce=True),
+    Config("splitk", 16, 128, 128, num_stages=4, num_warps=4, fused_reduce=True),
+    Config("splitk", 32, 64, 128, num_stages=4, num_warps=4, fused_reduce=True),
+    Config("splitk", 64, 64, 128, num_stages=5, num_warps=4, fused_reduce=True),
+    Config("splitk", 16, 64, 128, num_stages=4, num_warps=4, fused_reduce=True, swap_ab=True),
+    Config("splitk", 16, 128, 128, num_stages=4, num_warps=4, fused_reduce=True, swap_ab=True),
+    Config("splitk", 64, 128, 128, num_stages=4, num_warps=4, fused_reduce=True, swap_ab=True),
+)
+#: ... and for products above 64 rows whose tiles fill less than one wave: split-K with the one-launch reduction.
+CANDIDATES_16_FILL_MID: tuple[Config, ...] = (
+    Config("splitk", 128, 128, 64, num_stages=5, num_warps=8, split_k=2, fused_reduce=True),
+    Config("splitk", 128, 128, 64, num_stages=5, num_warps=8, split_k=3, fused_reduce=True),
+    Config("splitk", 128, 256, 64, num_stages=3, num_warps=8, fused_reduce=True),
+    Config("splitk", 64, 128, 64, num_stages=5, num_warps=4, fused_reduce=True),
+)
 CANDIDATES_FP8: tuple[Config, ...] = (
     Config("tma", 128, 256, 128, num_stages=4, num_warps=8, epilogue_subtile=True),
     Config("tma", 128, 256, 128, num_stages=3, num_warps=8),
@@ -197,18 +226,26 @@ def candidates(
     extended: bool = False,
     losers: bool = False,
     gaps: bool = False,
+    fill: bool = False,
 ) -> tuple[Config, ...]:
     """The candidates the tuning run tries for an input type, M and K: for M ≤ 64, only those with 64-row tiles;
     for fp8 with K > :data:`FP8_PROMOTE`, each with its partial sums promoted every :data:`FP8_PROMOTE` products.
     ``extended`` (the issue-29 run): 16-bit classes also try :data:`CANDIDATES_16_WAVES`, and, for rows that are
     not 128-byte aligned, :data:`CANDIDATES_16_UNALIGNED`; a tiny 16-bit class tries :data:`CANDIDATES_16_TINY`.
     ``losers`` (the third run): as ``extended``, and :data:`CANDIDATES_16_TAIL` and :data:`CANDIDATES_16_DECODE`.
-    ``gaps`` (the fourth run): as ``losers``, and :data:`CANDIDATES_16_GAPS`."""
+    ``gaps`` (the fourth run): as ``losers``, and :data:`CANDIDATES_16_GAPS`. ``fill`` (the fifth run): for M ≤ 64,
+    the 64-row tilings of :data:`CANDIDATES_16`, :data:`CANDIDATES_16_WAVES` and :data:`CANDIDATES_16_DECODE`, and
+    :data:`CANDIDATES_16_FILL_DECODE` (the only pool with tiles under 64 rows); above, as ``gaps``, and
+    :data:`CANDIDATES_16_FILL_MID`."""
     fp8 = dtype == "float8_e4m3fn"
     pool = CANDIDATES_FP8 if fp8 else CANDIDATES_16
+    gaps = gaps or fill
     losers = losers or gaps
     if tiny and not fp8:
         return CANDIDATES_16_TINY
+    if fill and not fp8 and m <= SMALL_M:  # the 64-row tilings the decode classes chose before, and the new ones
+        earlier = CANDIDATES_16 + CANDIDATES_16_WAVES + CANDIDATES_16_DECODE
+        return tuple(c for c in earlier if c.block_m == 64) + CANDIDATES_16_FILL_DECODE
     if (extended or losers) and not fp8:
         pool = pool + CANDIDATES_16_WAVES + (() if aligned else CANDIDATES_16_UNALIGNED)
     if losers and not fp8:
@@ -217,6 +254,8 @@ def candidates(
         pool = pool + CANDIDATES_16_GAPS
     if m <= SMALL_M:
         pool = tuple(c for c in pool if c.block_m == 64)
+    if fill and not fp8:
+        pool = pool + (CANDIDATES_16_FILL_DECODE if m <= SMALL_M else CANDIDATES_16_FILL_MID)
     if fp8 and k > FP8_PROMOTE:
         pool = tuple(replace(c, fp8_imprecise_acc=FP8_PROMOTE) for c in pool)
     return pool
@@ -233,18 +272,26 @@ def trials(
     extended: bool = False,
     losers: bool = False,
     gaps: bool = False,
+    fill: bool = False,
 ) -> tuple[Config, ...]:
     """What the tuning run times on a class's representative m×n×k product: the :func:`candidates`, and for each
     split-K one whose automatic split (:func:`~gpukb.gemm.triton.configs.split_for`) is above 1, the same tiling at
-    half and at twice that split, so that the record shows what the rule's choice is worth."""
-    pool = candidates(dtype, m, k, tiny=is_tiny(m, n, k), aligned=aligned, extended=extended, losers=losers, gaps=gaps)
+    half and at twice that split, so that the record shows what the rule's choice is worth. ``fill``: for each
+    split-K tiling of :data:`CANDIDATES_16_FILL_DECODE` and :data:`CANDIDATES_16_FILL_MID` without a fixed split,
+    also two and four times the automatic split, where it is 1 too (programs filling two and four rounds: a
+    stream of bytes needs more in flight than one round of programs keeps)."""
+    pool = candidates(
+        dtype, m, k, tiny=is_tiny(m, n, k), aligned=aligned, extended=extended, losers=losers, gaps=gaps, fill=fill
+    )
+    new = set(CANDIDATES_16_FILL_DECODE + CANDIDATES_16_FILL_MID) if fill else set()
     extra = []
     for config in pool:
         if config.kernel != "splitk" or config.split_k is not None:
             continue
         auto = split_for(m, n, k, config, sms)
-        for split in (auto // 2, 2 * auto):
-            if auto > 1 and 1 <= split <= min(max(1, k // config.block_k), MAX_SPLIT_K):
+        splits = (auto // 2, 2 * auto, 4 * auto) if config in new else (auto // 2, 2 * auto)
+        for split in splits:
+            if (auto > 1 or config in new) and 1 <= split <= min(max(1, k // config.block_k), MAX_SPLIT_K):
                 extra.append(replace(config, split_k=split))
     return tuple(dict.fromkeys((*pool, *extra)))
 
@@ -393,12 +440,24 @@ def committed(record_id: str = TABLE_RECORD) -> GemmTuning:
 _ACTIVE: dict[str, Any] = {}
 
 
-def use_table(table: GemmTuning | None) -> None:
-    """Use ``table`` instead of the committed one (``None``: no table, :func:`heuristic` only). For the tuning
-    run, which measures the table it has just made, and for tests. Plans ``matmul`` made before keep their
-    configuration: call :func:`gpukb.gemm.triton.matmul.clear_plans` after."""
+def use_table(table: GemmTuning | None, merge: bool = False) -> None:
+    """Use ``table`` instead of the committed ones (``None``: no table, :func:`heuristic` only), or, with ``merge``,
+    over them (its classes replace theirs, as a later record's would). For the tuning run, which measures the table
+    it has just made, and for tests. Plans ``matmul`` made before keep their configuration: call
+    :func:`gpukb.gemm.triton.matmul.clear_plans` after.
+
+    Raises:
+        TypeError: For a ``table`` that is not a :class:`GemmTuning` (or ``None``).
+    """
+    if table is not None and not isinstance(table, GemmTuning):
+        raise TypeError(f"table must be a GemmTuning or None; got {type(table).__name__}")
+    merge = flag("merge", merge)
+    base: dict[ShapeClass, TunedClass] = {}
+    if merge and table is not None:
+        _ACTIVE.clear()
+        base = dict(active_table() or {})
     _ACTIVE.clear()  # the wave rates too (wave_rate_samples)
-    _ACTIVE["table"] = None if table is None else {c.shape_class: c for c in table.classes}
+    _ACTIVE["table"] = None if table is None else {**base, **{c.shape_class: c for c in table.classes}}
 
 
 def active_table() -> dict[ShapeClass, TunedClass] | None:
