@@ -53,6 +53,7 @@ CHAPTER = Chapter(
     ),
     mutation_tests=(
         "tests/distributed/test_memory.py",
+        "tests/distributed/test_model.py",
         "tests/distributed/test_collectives.py",
         "tests/distributed/test_fsdp_config.py",
         "tests/distributed/test_results.py",
