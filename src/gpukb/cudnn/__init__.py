@@ -48,5 +48,5 @@ CHAPTER = Chapter(
     ),
     # Every test of the chapter: the record's tests (test_results.py) are the only CPU callers of parse_layers and
     # check the h100 page's findings against the record; the snippet and command-line tests read the same code.
-    mutation_tests=("tests/cudnn", "tests/site/test_page_tables.py"),
+    mutation_tests=("tests/cudnn",),
 )

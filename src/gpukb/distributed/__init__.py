@@ -60,6 +60,5 @@ CHAPTER = Chapter(
         "tests/distributed/test_worked_problems.py",
         "tests/distributed/test_cli.py",
         "tests/distributed/pages",
-        "tests/site/test_page_tables.py",
     ),
 )
