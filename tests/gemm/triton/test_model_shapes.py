@@ -295,6 +295,65 @@ def test_the_fourth_held_out_draw_is_pinned_and_shares_nothing_with_the_tuned_se
     assert not {(layout, *shape) for layout, shape in FILL_TUNING} & swept
 
 
+#: The fifth held-out sweep's products (seed 402292), committed after step 11's rules and before the run that
+#: measured them.
+HELD_OUT_5 = [
+    ("NT", 2769, 24576, 3072),
+    ("NN", 2, 3072, 768),
+    ("NT", 4, 1024, 1024),
+    ("NN", 71, 3072, 768),
+    ("NT", 4, 2048, 2048),
+    ("NT", 4124, 3072, 1024),
+    ("NT", 4, 3072, 1024),
+    ("NT", 16073, 5120, 5120),
+    ("NN", 31, 1024, 50257),
+    ("NT", 7261, 2560, 2048),
+    ("NN", 10, 1024, 3072),
+    ("NT", 15782, 768, 768),
+    ("NT", 2, 2560, 2048),
+    ("NT", 21, 768, 3072),
+    ("TN", 4096, 1024, 17),
+    ("NT", 2072, 4864, 896),
+    ("NT", 1, 4096, 4096),
+    ("NT", 970, 2048, 16384),
+    ("NT", 3008, 4096, 4096),
+    ("NN", 133, 14336, 4096),
+    ("NN", 5, 3584, 3584),
+    ("TN", 15360, 5120, 2),
+    ("NT", 1775, 768, 768),
+    ("NT", 2630, 4096, 4096),
+    ("TN", 10240, 8192, 49),
+    ("TN", 3072, 768, 1),
+    ("NT", 4, 256000, 2048),
+    ("NT", 135, 5120, 13824),
+    ("NT", 6, 4096, 4096),
+    ("TN", 151936, 896, 9),
+    ("NN", 189, 4096, 128256),
+    ("NT", 3470, 3072, 768),
+]
+
+
+def test_the_fifth_held_out_draw_is_pinned_and_shares_nothing_with_the_tuned_sets():
+    from gpukb.gemm.triton.sweep import (
+        FILL_TUNING,
+        GAP_TUNING,
+        ISSUE_SHAPES,
+        ISSUE_TUNING,
+        LOSER_TUNING,
+        held_out_5_shapes,
+    )
+
+    shapes = ms.draw(ms.HELD_OUT_5_SEED, ms.HELD_OUT_5_COUNT)
+    assert [(s.layout, s.m, s.n, s.k) for s in shapes] == HELD_OUT_5
+    assert [(layout, s[2], s[3], s[4]) for layout, s in held_out_5_shapes()] == HELD_OUT_5
+    assert {s[0] for _, s in held_out_5_shapes()} == {"held-out-5"}
+    tuned = {(layout, *shape) for layout, shape in (*ISSUE_TUNING, *LOSER_TUNING, *GAP_TUNING, *FILL_TUNING)}
+    tuned |= {(layout, s[2], s[3], s[4]) for layout, s in ISSUE_SHAPES}
+    assert not tuned & set(HELD_OUT_5)
+    earlier = (ms.RANDOM_SEED, ms.HELD_OUT_SEED, ms.HELD_OUT_2_SEED, ms.HELD_OUT_3_SEED, ms.HELD_OUT_4_SEED)
+    assert ms.HELD_OUT_5_SEED not in earlier
+
+
 @pytest.mark.parametrize("layout", ["NN", "NT", "TN", "TT"])
 def test_bench_operands_have_the_shapes_and_strides_of_their_layout(layout: str) -> None:
     """The bench scripts' one operand maker: A is m×k and B k×n; a T operand is a transposed view of row-major
