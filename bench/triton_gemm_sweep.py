@@ -3,7 +3,8 @@
 Run from the repository root on a machine with a Hopper GPU::
 
     python bench/triton_gemm_sweep.py OUT_DIR [--budget SECONDS] [--tune sweep|issue29|losers|gaps|fill|none]
-        [--tune-only] [--reserve SECONDS] [--sets first,issue,random,held-out,held-out-2,held-out-3,held-out-4,held-out-5,tiny]
+        [--tune-only] [--reserve SECONDS]
+        [--sets first,issue,random,held-out,held-out-2,held-out-3,held-out-4,held-out-5,tiny]
 
 ``--tune issue29`` tunes the classes of issue 29's representatives (``gpukb.gemm.triton.sweep.ISSUE_TUNING``) with
 the extended candidates and writes ``triton-gemm-tuning-h100-issue29.json``; ``--tune losers`` the classes of the
@@ -623,7 +624,8 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--name", default="triton-gemm-sweep-h100", help="the sweep record's file name, no suffix")
     parser.add_argument("--sets", default=",".join(SETS), help=f"the sets of shapes to measure, of {','.join(SETS)}")
     parser.add_argument("--held-out-commit", help="the commits that fixed the held-out draws, comma-separated, in the "
-                        "order held-out, held-out-2, held-out-3, held-out-4, held-out-5 (written to the record)")  # fmt: skip
+                        "order held-out, held-out-2, held-out-3, held-out-4, held-out-5 (written to the "
+                        "record)")  # fmt: skip
 
 
 def triton_gemm_sweep(script: Script) -> int:

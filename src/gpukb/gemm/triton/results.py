@@ -496,7 +496,9 @@ FP8_GOAL_MIN_DIM = 1024
 ERROR_GOAL = 2.0
 
 #: The sets of shapes a sweep record's rows belong to (:attr:`SweepRow.sweep`).
-SweepName = Literal["first", "issue", "random", "held-out", "held-out-2", "held-out-3", "held-out-4", "held-out-5", "tiny"]
+SweepName = Literal[
+    "first", "issue", "random", "held-out", "held-out-2", "held-out-3", "held-out-4", "held-out-5", "tiny"
+]
 
 
 class SweepRow(StrictModel):

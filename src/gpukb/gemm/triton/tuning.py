@@ -648,7 +648,7 @@ CEILING_KEYS = {"bfloat16": "bf16", "float16": "fp16", "float8_e4m3fn": "fp8"}
 
 @functools.cache
 def _ridge(dtype: str) -> float:
-    """The H100's measured ridge point for ``dtype`` (FLOP per byte): the tables were tuned there (:data:`SMS_TUNED`)."""
+    """The H100's measured ridge point for ``dtype`` (FLOP per byte): the GPU the tables were tuned on."""
     from gpukb.performance.ceilings import h100_ceilings, measured_ridge  # reads records: only when a lookup needs it
 
     ridge = measured_ridge(h100_ceilings(), CEILING_KEYS[dtype])
