@@ -477,6 +477,10 @@ SWEEP_RULES_ID = "gemm/triton-gemm-sweep-h100-held-out-3"
 #: The run after the fifth tuning (decode classes and under-filled waves on designed shapes), in the same process: the
 #: fourth held-out draw, the third re-measured (seen), the tiny products and the first sweep.
 SWEEP_FILL_ID = "gemm/triton-gemm-sweep-h100-held-out-4"
+#: The run after step 11's look-up rules (weight-bound products carried over by bytes, a borrowed class's split-K
+#: re-split for the product, the one-launch reduction capped; no tuning): the fifth held-out draw, the fourth
+#: re-measured (seen), the tiny products and the first sweep.
+SWEEP_BYTES_ID = "gemm/triton-gemm-sweep-h100-held-out-5"
 #: The run after issue 29's tuning (the random sweep's first measurement), kept to show what the third tuning changed.
 SWEEP_ISSUE29_ID = "gemm/triton-gemm-sweep-h100-issue29"
 #: The sweep before issue 29 (the first run of the page's sweep), kept to show what changed.
@@ -1034,6 +1038,8 @@ ARC_SWEEPS: tuple[tuple[str, str], ...] = (
      "tiny products by rule", SWEEP_RULES_ID),
     ("decode classes tuned on designed shapes: 16-row tiles, a one-launch split-K, the transposed product",
      SWEEP_FILL_ID),
+    ("look-up rules: weight-bound products carried over by bytes, a borrowed split re-split, the one-launch "
+     "reduction at two slices at most", SWEEP_BYTES_ID),
 )  # fmt: skip
 
 
