@@ -662,7 +662,7 @@ def weight_bound(dtype: str, m: int, n: int, k: int) -> bool:
     than it multiplies (its intensity, 2·M·N·K over the bytes of A, B and C each moved once, is below the ridge point
     the H100 measured for the type, rate over bandwidth, :func:`gpukb.performance.ceilings.measured_ridge`: about 270
     FLOP/B for bf16), and B is most of those bytes (N·K above M·K + M·N). A product with M ≤ 64 and N, K ≥ 128 is;
-    112×8192×8192 and 86×4096×32000 are too; 65536×64×2048, which streams A, is not.
+    112×8192×8192 and 86×4096×32000 are too; 65536×64×2048, which streams A, is not, nor an empty product.
 
     Raises:
         TypeError, ValueError: For a ``dtype`` other than ``"bfloat16"``, ``"float16"`` or ``"float8_e4m3fn"``,
@@ -672,7 +672,7 @@ def weight_bound(dtype: str, m: int, n: int, k: int) -> bool:
     m, n, k = _sizes(m=m, n=n, k=k)
     size = 1 if dtype == "float8_e4m3fn" else 2
     moved = size * (m * k + k * n) + 2 * m * n  # C in a 16-bit type
-    return n * k > m * k + m * n and 2 * m * n * k < _ridge(dtype) * moved
+    return m * n * k > 0 and n * k > m * k + m * n and 2 * m * n * k < _ridge(dtype) * moved
 
 
 def by_bytes(entry: TunedClass, m: int, n: int, k: int, sms: int) -> Config:
