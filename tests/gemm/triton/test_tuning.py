@@ -525,8 +525,8 @@ def test_a_borrowed_split_k_is_split_for_the_product() -> None:
 
 def test_the_one_launch_reduction_is_capped_at_two_slices() -> None:
     assert tuning.one_launch_cap(replace(FUSED_16, split_k=2), 4, 1024, 1024, 132).fused_reduce
-    assert tuning.one_launch_cap(replace(FUSED_16, split_k=4), 4, 1024, 1024, 132) == replace(FUSED_16, split_k=4,
-                                                                                             fused_reduce=False)  # fmt: skip
+    four = replace(FUSED_16, split_k=4)
+    assert tuning.one_launch_cap(four, 4, 1024, 1024, 132) == replace(four, fused_reduce=False)
     assert not tuning.one_launch_cap(FUSED_16, 4, 1024, 4096, 132).fused_reduce  # automatic split: 4
     assert tuning.one_launch_cap(LARGE, 4, 1024, 4096, 132) == LARGE
 
