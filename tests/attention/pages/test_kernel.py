@@ -217,6 +217,9 @@ def check_training_losses(markdown: str, kwargs: dict[str, Any]) -> None:
     # the page's reading of it: the kernel stays equal to SDPA about as long as SDPA's backends agree, and learns
     assert ours >= 0.8 * theirs
     assert sum(kernel[-50:]) / 50 < 0.5 * kernel[0]
+    means = [f"{sum(xs[-50:]) / 50:.3f}" for xs in (kernel, sdpa, control)]
+    assert (f"Mean loss over the last 50 steps: kernel {means[0]}, SDPA {means[1]}, SDPA math {means[2]}. "
+            f"Model: {tr['model']}.") in markdown  # fmt: skip
 
 
 def check_training_tuning(markdown: str, kwargs: dict[str, Any]) -> None:
@@ -503,6 +506,32 @@ def test_the_answer_states_each_backend_ratio_at_the_standard_shape() -> None:
         rates = {t["name"]: t["tflops"] for t in c["backends"]}
         assert rates["flash"] < c["triton"]["tflops"] < rates["cudnn"]
         assert rates["efficient"] < c["triton"]["tflops"]
+
+
+#: ptxas's performance note as the Gluon records hold it (builds[].ptxas), and lines it could also print.
+_C7514 = (
+    "ptxas info : (C7514) Potential Performance Loss: wgmma.mma_async instructions are serialized due to non wgmma "
+    "instructions reading accumulator registers of a wgmma between start and end of the pipeline stage in the "
+    "function '_forward_ws'"
+)
+
+
+@pytest.mark.parametrize(
+    ("line", "note"),
+    [
+        (_C7514, "C7514: wgmma.mma_async instructions are serialized"),
+        (_C7514 + " (see ptxas (C7515)) due to x", "C7514: wgmma.mma_async instructions are serialized"),
+        ("ptxas info : Potential Performance Loss: spills due to x", "spills"),
+        (
+            "ptxas info : (C7000) a note without the usual words",
+            "C7000: ptxas info : (C7000) a note without the usual words",
+        ),
+    ],
+)
+def test_a_ptxas_note_is_its_code_and_what_it_costs(line: str, note: str) -> None:
+    """The code in the first parentheses, then what the note says is lost, up to the first " due to"; no code, no
+    prefix; a note without "Performance Loss: " is kept whole."""
+    assert page._ptxas_note(line) == note
 
 
 def test_a_sweep_direction_that_does_not_exist_is_refused() -> None:
