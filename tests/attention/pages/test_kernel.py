@@ -527,6 +527,7 @@ _C7514 = (
             "C7000: ptxas info : (C7000) a note without the usual words",
         ),
     ],
+    ids=["C7514", "more-parentheses-and-due-to", "no-code", "no-loss-words"],
 )
 def test_a_ptxas_note_is_its_code_and_what_it_costs(line: str, note: str) -> None:
     """The code in the first parentheses, then what the note says is lost, up to the first " due to"; no code, no
