@@ -50,6 +50,11 @@ def test_float32_stays_float32_and_integers_become_float64(rng) -> None:
     out, _ = ref.attention(ints, ints, ints)
     assert out.dtype == np.float64
     np.testing.assert_allclose(out, _naive(ints * 1.0, ints * 1.0, ints * 1.0, scale=1.0), rtol=1e-12)
+    half = ints.astype(np.float16)  # any float but float32 is computed in float64
+    assert ref.attention(half, half, half)[0].dtype == np.float64
+    assert ref.softmax(half).dtype == np.float64
+    flash_out, _ = flash.flash_forward(ints, ints, ints, block_m=2, block_n=2)  # integers are taken by flash too
+    np.testing.assert_allclose(flash_out, _naive(ints * 1.0, ints * 1.0, ints * 1.0), rtol=1e-12)
 
 
 @pytest.mark.parametrize("bad", [np.ones((2, 2), dtype=complex), np.array([["a", "b"]]), np.ones((2, 2), dtype=bool),

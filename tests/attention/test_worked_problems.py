@@ -92,6 +92,8 @@ def test_online_softmax_working(problems: dict[str, str]) -> None:
     assert "e^(3−3) + e^(1−3)" in steps[0]
     assert "maximum 5 and local sum e^(5−5) + e^(2−5)" in steps[1]
     assert_shows(steps[1], local, l1, np.exp(3 - 5), l1 * np.exp(3 - 5) + local, rel=1e-3)
+    rescale = f"l = {l1:.4f} · {np.exp(3 - 5):.4f} + {local:.4f} = {l1 * np.exp(3 - 5) + local:.4f}."
+    assert rescale in steps[1]  # the old sum rescaled, plus the block's, which already has the new maximum
     assert_shows(steps[2], l1 * np.exp(3 - 5) + local, rel=1e-3)
 
 
