@@ -25,16 +25,6 @@ def pytest_configure(config: pytest.Config) -> None:
     if "MUTANT_UNDER_TEST" in os.environ:  # under mutmut, which forks a test process per mutant
         _one_torch_thread()
         _clear_caches()
-        _mutated_copy_for_subprocesses()
-
-
-def _mutated_copy_for_subprocesses() -> None:
-    """The processes a test starts (the ``gpukb`` command, a snippet) import the mutated copy of gpukb that mutmut
-    put first on this process's path, not an installed gpukb, and inherit the mutant to apply from the environment."""
-    import gpukb
-
-    src = str(Path(gpukb.__file__).resolve().parents[1])
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p)
 
 
 def _one_torch_thread() -> None:

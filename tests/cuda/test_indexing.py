@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 
 import pytest
 
@@ -90,3 +91,88 @@ def test_every_launch_function_holds_the_cuda_limits(grid, block, message) -> No
                 call()
     with pytest.raises(ValueError, match=r"needs 4,294,967,296 blocks of 1; a grid's x dimension holds at most"):
         ix.blocks_for(2**32, 1)
+
+
+_BIG = 2**31 - 1  # the largest gridDim.x: one past every blockIdx.x
+_BLOCK_IDX = "blockIdx.x must be an int ≥ 0, ≤ 2147483646; got 2147483647"
+_BLOCK_DIM = "blockDim.x must be an int ≥ 1, ≤ 1024; got 1025"
+_THREAD_IDX = "threadIdx.x must be an int ≥ 0, ≤ 1023; got 1024"
+#: Each index function given one argument past its own CUDA limit (blockIdx below gridDim's 2^31 - 1, blockDim 1 to
+#: 1024, threadIdx below 1024, gridDim up to 2^31 - 1), and the message that must name that argument, its axis and
+#: its limit; or an index outside the launch it was given, named with the launch's sizes. An argument past its own
+#: limit is named before what it does to the rest (a blockIdx outside a 1-block grid, a table of 5 × 1025 threads).
+_REFUSED = {
+    "global_index_1d blockIdx": (lambda: ix.global_index_1d(_BIG, 1, 0), _BLOCK_IDX),
+    "global_index_1d blockDim": (lambda: ix.global_index_1d(0, 1025, 0), _BLOCK_DIM),
+    "global_index_1d threadIdx": (lambda: ix.global_index_1d(0, 1024, 1024), _THREAD_IDX),
+    "global_coordinates blockIdx": (lambda: ix.global_coordinates(_BIG, 1, 0), _BLOCK_IDX),
+    "global_coordinates threadIdx": (lambda: ix.global_coordinates(0, 1024, 1024), _THREAD_IDX),
+    "global_coordinates outside": (
+        lambda: ix.global_coordinates(0, (4, 3), (4, 0)),
+        "threadIdx (4, 0, 0) is outside blockDim (4, 3, 1)",
+    ),
+    "linear_index blockIdx": (lambda: ix.linear_index(_BIG, 1, 0, _BIG), _BLOCK_IDX),
+    "linear_index blockDim": (lambda: ix.linear_index(1, 1025, 0, 1), _BLOCK_DIM),
+    "block_major_index blockIdx": (lambda: ix.block_major_index(_BIG, 1, 0, _BIG), _BLOCK_IDX),
+    "block_major_index threadIdx": (lambda: ix.block_major_index(0, 1024, 1024, 1), _THREAD_IDX),
+    "block_major_index block outside": (
+        lambda: ix.block_major_index((3, 0), (4, 3), 0, (3, 2)),
+        "blockIdx (3, 0, 0) is outside gridDim (3, 2, 1)",
+    ),
+    "block_major_index thread outside": (
+        lambda: ix.block_major_index(0, (4, 3), (0, 3), (3, 2)),
+        "threadIdx (0, 3, 0) is outside blockDim (4, 3, 1)",
+    ),
+    "threads gridDim": (
+        lambda: next(ix.threads(_BIG + 1, 1)),
+        "gridDim.x must be an int ≥ 1, ≤ 2147483647; got 2147483648",
+    ),
+    "threads blockDim": (lambda: next(ix.threads(1, 1025)), _BLOCK_DIM),
+    "launch_table blockDim": (lambda: ix.launch_table(5, 1025), _BLOCK_DIM),
+}
+
+
+@pytest.mark.parametrize(("call", "message"), list(_REFUSED.values()), ids=list(_REFUSED))
+def test_each_index_function_names_the_argument_past_its_limit(call, message) -> None:
+    limit = " (a CUDA launch limit)" if "must be" in message else ""
+    with pytest.raises(ValueError, match=f"^{re.escape(message + limit)}$"):
+        call()
+
+
+def test_the_largest_block_and_grid_are_accepted() -> None:
+    """The limits are inclusive: a block of 1024 threads, its last thread, the last block of the largest grid."""
+    assert ix.global_index_1d(1, 1024, 1023) == 2047
+    assert ix.global_index_1d(_BIG - 1, 1, 0) == _BIG - 1
+    assert ix.blocks_for(_BIG, 1) == _BIG  # exactly the grid's x limit
+    with pytest.raises(ValueError, match=r"^n = 2,147,483,648 needs 2,147,483,648 blocks of 1; .* 2,147,483,647 \("):
+        ix.blocks_for(_BIG + 1, 1)
+    with pytest.raises(ValueError, match=r"^n must be an int ≥ 0; got -1$"):
+        ix.blocks_for(-1, 256)
+
+
+@pytest.mark.parametrize(
+    ("grid", "block"),
+    [(5, (1, 16, 64)), (5, (1, 1024)), ((1, 1, 5), 1024), ((1, 5), 1024)],
+    ids=["blockDim.z", "blockDim.y", "gridDim.z", "gridDim.y"],
+)
+def test_the_launch_table_counts_threads_along_every_axis(grid, block) -> None:
+    """5 × 1024 = 5,120 threads each way, whichever axis holds the factor: over the table's 4,096."""
+    with pytest.raises(ValueError, match=r"has 5,120$"):
+        ix.launch_table(grid, block)
+
+
+def test_the_launch_table_holds_exactly_its_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """At the limit the table lists every thread; one more is refused (a limit of 6 here: 4,096 rows cost 0.5 s)."""
+    monkeypatch.setattr(ix, "LAUNCH_TABLE_LIMIT", 6)
+    headers, rows = ix.launch_table(2, 3)
+    assert headers == ["blockIdx (x, y)", "threadIdx (x, y)", "global (x, y)", "row-major index", "block-major index"]
+    assert [r[2:] for r in rows] == [[f"({i}, 0)", i, i] for i in range(6)]
+    with pytest.raises(ValueError, match=r"keep the launch at 6 threads or fewer; gridDim \(7, 1, 1\) .* has 7$"):
+        ix.launch_table(7, 1)
+
+
+@pytest.mark.parametrize(("grid", "block"), [((1, 1, 2), 1), (1, (1, 1, 2))], ids=["grid z", "block z"])
+def test_a_z_extent_of_two_in_either_size_shows_z(grid, block) -> None:
+    headers, rows = ix.launch_table(grid, block)
+    assert headers[:3] == ["blockIdx (x, y, z)", "threadIdx (x, y, z)", "global (x, y, z)"]
+    assert [r[2] for r in rows] == ["(0, 0, 0)", "(0, 0, 1)"]

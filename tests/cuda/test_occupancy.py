@@ -4,6 +4,7 @@ recorded H100 grid of real kernels."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -156,3 +157,46 @@ def test_launch_bounds_rows_are_refused_where_the_driver_still_answers() -> None
             assert over or row["runtime_blocks"] == 0
             refused += over and row["runtime_blocks"] > 0
     assert refused == sum(1 for r in data["rows"] if r["calculator_blocks"] is None and r["runtime_blocks"] > 0)
+
+
+def test_occupancy_table_rows_by_hand() -> None:
+    """Hopper by hand: 256 threads are 8 warps; at 32 registers 1,024 per warp, 16 warps per quarter of the 64K file;
+    12 KiB static + 64 KiB dynamic (opt-in) + the 1 KiB reserve = 78,848 B, 2 per 233,472 B."""
+    headers, rows = occupancy_table("9.0", 32, 12 * 1024, 64 * 1024, block_sizes=(256,))
+    assert headers == ["threads/block", "blocks/SM", "warps/SM", "occupancy", "limited by"]
+    assert rows == [[256, 2, 16, "25%", "shared memory"]]
+    assert occupancy_table("9.0", 32, block_sizes=(256,))[1] == [[256, 8, 64, "100%", "warps, registers"]]
+    # the limits are inclusive: one thread per block (32 blocks of 1 warp), 0 and 255 registers per thread
+    assert occupancy_table("9.0", 0, block_sizes=(1,))[1] == [[1, 32, 32, "50%", "blocks"]]
+    # 255 × 32 rounds up to 8,192 registers per warp: 2 warps per quarter of the file
+    assert occupancy_table("9.0", 255, block_sizes=(32,))[1] == [[32, 8, 8, "12%", "registers"]]
+    refused = occupancy_table("9.0", 128, block_sizes=(1024,))[1][0]
+    assert refused[:4] == [1024, 0, 0, "0%"]
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "error", "message"),
+    [
+        (("9.0", -1), {}, ValueError, "registers per thread must be an int ≥ 0; got -1"),
+        (
+            ("9.0", 256),
+            {},
+            ValueError,
+            "256 registers per thread exceeds the limit of 255 (compute capability 9.0) at every block size",
+        ),
+        (("9.0", 32, -1), {}, ValueError, "static shared memory must be an int ≥ 0; got -1"),
+        (("9.0", 32, 0, -1), {}, ValueError, "dynamic shared memory must be an int ≥ 0; got -1"),
+        (("9.0", 32), {"block_sizes": ()}, TypeError, "block_sizes must be a non-empty tuple of ints; got () (tuple)"),
+        (
+            ("9.0", 32),
+            {"block_sizes": {64}},
+            TypeError,
+            "block_sizes must be a non-empty tuple of ints; got {64} (set)",
+        ),
+        (("9.0", 32), {"block_sizes": (64, 0)}, ValueError, "block_sizes[1] must be an int ≥ 1, ≤ 1024; got 0"),
+        (("9.0", 32), {"block_sizes": (1025,)}, ValueError, "block_sizes[0] must be an int ≥ 1, ≤ 1024; got 1025"),
+    ],
+)
+def test_occupancy_table_refuses_what_no_block_size_changes(args, kwargs, error, message) -> None:
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        occupancy_table(*args, **kwargs)

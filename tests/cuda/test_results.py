@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
+import statistics
 from typing import Any
 
 import pytest
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, markdown_tables
 
 RESULTS = ROOT / "src/gpukb/data/results/cuda"
 
@@ -286,3 +288,142 @@ def test_the_committed_cuda_records_say_how_they_were_converted() -> None:
         data = _record(name)
         assert (data["kind"], data["schema_version"]) == (kind, 2)
         assert data["run"]["notes"][-1] == CONVERSION_NOTES[kind]
+
+
+#: The rows each line of the kernels page's "bytes in flight" list names, line by line, in the order it names them.
+_IN_FLIGHT = [
+    [("copy", "copy, one element per thread"), ("vector add", "one element per thread")],
+    [("copy", "copy, 4 elements per thread"), ("copy", "copy, 8 elements per thread"),
+     ("vector add", "4 elements per thread"), ("vector add", "8 elements per thread")],
+    [("copy", "copy, 4 loads then 4 stores"), ("copy", "copy, 8 loads then 8 stores"),
+     ("vector add", "4 loads of each input, then 4 stores"), ("vector add", "8 loads of each input, then 8 stores")],
+    [("copy", "copy, 8-byte words, 4 loads then 4 stores")],
+    [("copy", "copy, 4 loads then 4 stores, grid-stride*"),
+     ("vector add", "4 loads of each input then 4 stores, grid-stride*")],
+]  # fmt: skip
+
+
+def test_the_bytes_in_flight_list_shows_each_named_rows_ratio() -> None:
+    from gpukb.cuda.pages.kernels import bytes_in_flight
+
+    lines = bytes_in_flight().splitlines()
+    for line, named in zip(lines, _IN_FLIGHT, strict=True):
+        assert re.findall(r"\d+\.\d+", line) == [f"{_numba(g, k)['ratio']:.2f}" for g, k in named], line
+
+
+def test_the_kernels_verdict_shows_each_groups_best_row_against_its_bar() -> None:
+    from gpukb.cuda.pages.kernels import kernels_verdict
+
+    best: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in _record("kernels-h100")["rows"]:
+        key = (r["group"], r["framework"])
+        if key not in best or r["ratio"] > best[key]["ratio"]:
+            best[key] = r
+
+    def verdict(ratio: float, bar: float) -> str:
+        return f"at or above {bar}" if ratio >= bar else f"below {bar}"
+
+    expected = [
+        f"- **{g}, {f}** (best: {best[g, f]['kernel']}): {best[g, f]['ratio']:.2f} of torch's copy bandwidth, "
+        f"{verdict(best[g, f]['ratio'], 0.95)}."
+        for g in ("copy", "vector add")
+        for f in ("numba", "triton")
+        if (g, f) in best
+    ]
+    red, mm = best["reduction", "numba"], best["matmul", "numba"]
+    expected += [
+        f"- **reduction, numba** (best: {red['kernel']}): {red['ratio']:.2f} of `torch.sum`'s bandwidth, "
+        f"{verdict(red['ratio'], 0.9)}.",
+        f"- **tiled matmul, numba**: {mm['rate']:.1f} {mm['unit']} against cuBLAS's {mm['peer_rate']:.1f}, "
+        f"{mm['ratio']:.2f} of it.",
+    ]
+    assert len(expected) == 6
+    assert kernels_verdict().splitlines() == expected
+
+
+def test_the_kernels_table_keeps_one_group() -> None:
+    from gpukb.cuda.pages.kernels import kernels
+    from gpukb.cuda.tables import kernels_table
+
+    rows = _record("kernels-h100")["rows"]
+    _, copies = kernels_table(group="copy")
+    assert [r[2] for r in copies] == [r["kernel"] for r in rows if r["group"] == "copy"]
+    (table,) = markdown_tables(kernels(group="reduction"))
+    assert [r["kernel"] for r in table] == [r["kernel"] for r in rows if r["group"] == "reduction"]
+    assert len(table) == 3
+
+
+def test_the_memory_page_sentences_show_the_records_ratios() -> None:
+    from gpukb.cuda.pages.memory import copy_width_verdict, transfers_verdict
+
+    t = {(r["kernel"], r["dtype"]): r["ms"]["median"] for r in _record("copy-width-h100")["rows"]}
+    one, narrow = "one per thread", "16 B per thread, narrow"
+    text = copy_width_verdict()
+    u16, u8 = t[one, "u16"] / t[one, "u32"], t[one, "u8"] / t[one, "u32"]
+    assert f"the table's run gave {u16:.2f}×) and the u8 copy {u8:.2f}×" in text
+    assert f"fall to {t[narrow, 'u16'] / t[narrow, 'u32']:.2f}× and {t[narrow, 'u8'] / t[narrow, 'u32']:.2f}×;" in text
+    assert f"runs at {_copy('16 B per thread, vector', 'u128')['ratio_to_torch']:.2f} of torch's copy" in text
+    rows = _record("transfers-h100")["rows"]
+    smallest = min(r["bytes"] for r in rows)
+    pinned = max(r["gbps"] for r in rows if r["host_memory"] == "pinned")
+    pageable = max(r["gbps"] for r in rows if r["host_memory"] == "pageable")
+    text = transfers_verdict()
+    assert f"Pinned memory reached {pinned:.1f} GB/s, pageable memory at best {pageable:.1f} GB/s." in text
+    assert f"takes about {min(r['ms']['median'] for r in rows if r['bytes'] == smallest) * 1e3:.0f} µs" in text
+
+
+def test_the_host_memory_figures_at_the_largest_and_smallest_size() -> None:
+    """host_memory_summary and the sentence under the host-memory table, against the record read raw."""
+    from gpukb.cuda.pages.memory import host_memory_verdict
+    from gpukb.cuda.tables import host_memory_summary
+
+    rows = {(r["method"], r["bytes"]): r for r in _record("host-memory-h100")["rows"]}
+    largest, smallest = max(b for _, b in rows), min(b for _, b in rows)
+    at_largest = {m: r["gbps"] for (m, b), r in rows.items() if b == largest}
+    fault = (
+        rows["managed-fault-kernel", largest]["ms"]["median"] / rows["managed-prefetch-kernel", largest]["ms"]["median"]
+    )
+    assert host_memory_summary() == {
+        "bytes": largest,
+        **at_largest,
+        "fault_over_prefetch": pytest.approx(fault),
+        "smallest": smallest,
+        **{
+            f"{m}@smallest_us": pytest.approx(rows[m, smallest]["ms"]["median"] * 1e3)
+            for m in ("pinned-copy-kernel", "mapped-kernel")
+        },
+    }
+    text = host_memory_verdict()
+    assert text.startswith(f"At {largest // 2**20} MiB: ")
+    for said, method in {  # each clause names the method whose rate it gives
+        "a pinned copy alone moved": "pinned-copy",
+        "copy plus kernel came to": "pinned-copy-kernel",
+        "the kernel reading mapped host memory": "mapped-kernel",
+        "the kernel faulting managed pages in": "managed-fault-kernel",
+        "prefetch plus kernel": "managed-prefetch-kernel",
+    }.items():
+        assert f"{said} {at_largest[method]:.1f} GB/s," in text, said
+    resident = at_largest["managed-resident-kernel"]
+    assert f"and the kernel on the prefetched (resident) pages {resident:,.0f} GB/s." in text
+    assert text.endswith(f"took {fault:.1f}× as long as prefetching them first.\n")
+
+
+def test_the_overlap_sentence_shows_the_records_medians_and_bound() -> None:
+    from gpukb.cuda.pages.memory import overlap_verdict
+
+    variants = _record("overlap-h100")["variants"]
+    medians = {v["name"]: statistics.median(v["totals_ms"]) for v in variants}
+    first, best = variants[0]["name"], min(medians, key=medians.get)
+    text = overlap_verdict()
+    assert text.startswith(
+        f"Issued whole on one stream the work took {medians[first]:.2f} ms; the fastest way, {best}, took "
+        f"{medians[best]:.2f} ms ({medians[first] / medians[best]:.2f}× faster)."
+    )
+    chunked = max((v for v in variants if v["streams"] == 1), key=lambda v: v["chunks"])
+    assert f"From the {chunked['chunks']} chunks' operations" in text
+    d = {(o["op"], o["chunk"]): o["end_ms"] - o["start_ms"] for o in chunked["ops"]}
+    h, k, o = ([d[(s, c)] for c in range(chunked["chunks"])] for s in ("H2D", "kernel", "D2H"))
+    # three engines in a row: the busiest one's total, plus what must come before and after it
+    bound = max(sum(h) + k[-1] + o[-1], h[0] + sum(k) + o[-1], h[0] + k[0] + sum(o))
+    assert f"engines is {bound:.2f} ms" in text
+    assert text.endswith(f"reached {bound / medians[best]:.0%} of the ideal speed.\n")

@@ -9,7 +9,7 @@ import tomllib
 import pytest
 
 from tests.helpers import ROOT
-from tests.worked_problems import answer, assert_shows, rendered_problems
+from tests.worked_problems import answer, assert_shows, question, rendered_problems, working
 
 DATA = ROOT / "src/gpukb/data"
 (HOPPER,) = [c for c in tomllib.loads((DATA / "cuda/limits.toml").read_text("utf-8"))["capability"] if c["cc"] == "9.0"]
@@ -39,13 +39,44 @@ def test_occupancy(problems: dict[str, str]) -> None:
     assert text.startswith(f"{blocks} blocks, {blocks * warps} of {HOPPER['max_warps_per_sm']} warps")
     assert_shows(text, 100 * blocks * warps / HOPPER["max_warps_per_sm"])
     assert text.rstrip(".").endswith(" and ".join(r for r, v in limits.items() if v == blocks))
+    asked = question(problems["occupancy"])
+    assert "uses 64 registers per thread and 32 KiB of dynamic shared memory, launched with 256 threads" in asked
+    steps = working(problems["occupancy"])
+    assert f"{HOPPER['max_warps_per_sm']}: {limits['warps']} blocks." in steps[0]
+    assert f"64 × 32 = {64 * 32:,} per warp" in steps[1]
+    per_sm = HOPPER["registers_per_sm"]
+    assert steps[1].endswith(f"{per_warp * warps:,} per block; {per_sm:,} per SM: {limits['registers']} blocks.")
+    assert steps[2] == (
+        f"Shared memory: {32 * 1024:,} B + {HOPPER['reserved_shared_per_block']:,} B reserved = {shared:,} B per "
+        "block; "
+        f"{HOPPER['shared_per_sm']:,} B per SM: {limits['shared memory']} blocks."
+    )
+    assert f"at most {HOPPER['max_blocks_per_sm']} per SM. The smallest limit, {blocks}, wins" in steps[3]
+    assert "[NVIDIA CUDA C++ Programming Guide" in problems["occupancy"].split("Sources:", 1)[1]
 
 
 def test_register_budget(problems: dict[str, str]) -> None:
     threads = HOPPER["max_warps_per_sm"] * 32
-    assert answer(problems["register-budget"]).startswith(
-        f"{HOPPER['registers_per_sm'] // threads} registers per thread."
+    full = HOPPER["registers_per_sm"] // threads  # every thread of a full SM gets an equal share
+    unit = HOPPER["register_allocation_unit"]
+    over = _round_up((full + 1) * 32, unit)  # one more register: the warp's allocation rounds up a whole unit
+    warps = 256 // 32
+    blocks = HOPPER["registers_per_sm"] // 4 // over * 4 // warps
+    assert answer(problems["register-budget"]) == (
+        f"{full} registers per thread. At {full + 1} the SM holds {blocks} blocks, "
+        f"{blocks * warps / HOPPER['max_warps_per_sm']:.0%} occupancy (`__launch_bounds__(256, {threads // 256})` "
+        "asks the compiler to stay within it)."
     )
+    steps = working(problems["register-budget"])
+    assert steps[0] == (
+        f"Full occupancy is {HOPPER['max_warps_per_sm']} warps × 32 = {threads:,} threads sharing "
+        f"{HOPPER['registers_per_sm']:,} registers: {full} each."
+    )
+    assert steps[1].endswith(
+        f"{unit}: {full} × 32 = {full * 32:,} fits exactly; "
+        f"{full + 1} × 32 = {(full + 1) * 32:,} rounds up to {over:,}."
+    )
+    assert "[NVIDIA CUDA C++ Programming Guide" in problems["register-budget"].split("Sources:", 1)[1]
 
 
 def test_grid_size(problems: dict[str, str]) -> None:
@@ -54,6 +85,9 @@ def test_grid_size(problems: dict[str, str]) -> None:
     resident = HOPPER["max_warps_per_sm"] // 8  # 32 registers per thread: the warp slots are the limit
     waves = blocks / (device["properties"]["multiProcessorCount"] * resident)
     assert_shows(answer(problems["grid-size"]), blocks, resident, waves)
+    sms = device["properties"]["multiProcessorCount"]
+    assert f"on {sms} SMs ({sms * resident:,} at once)" in answer(problems["grid-size"])
+    assert working(problems["grid-size"])[1].endswith("limited by warps and registers.")  # 8 blocks: 64 warps, 64K
 
 
 def test_overlap(problems: dict[str, str]) -> None:
@@ -72,3 +106,4 @@ def test_overlap(problems: dict[str, str]) -> None:
     text = answer(problems["overlap"])
     assert floor <= end_o + 1e-9
     assert_shows(text, sum(h) + sum(k) + sum(o), floor)
+    assert text.endswith(f"{(sum(h) + sum(k) + sum(o)) / floor:.2f}× faster at best.")

@@ -16,6 +16,7 @@ def check_memory_hierarchy(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
     p = _record("device-h100")["properties"]
     rows = {row["memory"]: row for row in table}
+    assert f"on the {p['name']}.\n" in markdown
     assert rows["registers"]["size on this GPU"].startswith(f"{p['regsPerMultiprocessor'] * 4 // 1024} KiB per SM")
     assert rows["shared memory"]["size on this GPU"] == (
         f"{p['sharedMemPerMultiprocessor'] // 1024} KiB per SM, "
@@ -38,6 +39,8 @@ def check_copy_width(markdown: str, kwargs: dict[str, Any]) -> None:
         assert row["median (µs)"] == f"{median * 1e3:,.0f}"
         # the committed run (do_bench) kept the 20th and 80th percentiles, not quartiles
         assert row["20–80 % (µs)"] == f"{rec['ms']['p20'] * 1e3:,.0f}–{rec['ms']['p80'] * 1e3:,.0f}"
+    size = size_text(data["buffer_bytes"])
+    assert f"Buffers of {size}; torch's `copy_` of the same bytes: {data['torch_copy_gbps']:,.0f} GB/s." in markdown
 
 
 def check_transfers(markdown: str, kwargs: dict[str, Any]) -> None:
@@ -92,6 +95,8 @@ def check_host_memory(markdown: str, kwargs: dict[str, Any]) -> None:
             seen += 1
     assert seen >= 8
     assert "Measured on an NVIDIA H100" in markdown
+    apis = _record("host-memory-h100")["apis"]
+    assert f"Allocations: {'; '.join(f'{kind}: {api}' for kind, api in sorted(apis.items()))}. " in markdown
 
 
 def check_host_memory_methods(markdown: str, kwargs: dict[str, Any]) -> None:
@@ -122,6 +127,13 @@ def check_overlap_timings(markdown: str, kwargs: dict[str, Any]) -> None:
         # the kept timeline is the run whose total is the median one
         assert max(o["end_ms"] for o in v["ops"]) == sorted(v["totals_ms"])[len(v["totals_ms"]) // 2]
     assert "Measured on an NVIDIA H100" in markdown
+    data = _record("overlap-h100")
+    runs = {len(v["totals_ms"]) for v in variants}
+    assert len(runs) == 1
+    assert (
+        f"Buffer: {size_text(data['total_bytes'])} of float32; kernel: {data['kernel']}; {runs.pop()} runs of each. "
+        f"The device reports `asyncEngineCount` = {data['async_engine_count']}. "
+    ) in markdown
 
 
 def check_bank_conflicts(markdown: str, kwargs: dict[str, Any]) -> None:

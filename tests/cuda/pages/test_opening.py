@@ -46,20 +46,29 @@ def check_device_facts(markdown: str, kwargs: dict[str, Any]) -> None:
     values = {**data["properties"], **data["attributes"]}
     # every row's label names the field its value was read from, in order
     assert [(row[""], row["reported as"]) for row in table] == [(v, f"`{k}`") for k, v in DEVICE_LABELS.items()]
+    # each field shown in its unit (cudaDeviceProp: sizes in bytes, clocks in kHz, the bus width in bits, the cluster
+    # launch a flag), the counts as plain integers
+    units = {
+        "sharedMemPerMultiprocessor": "bytes", "sharedMemPerBlock": "bytes", "sharedMemPerBlockOptin": "bytes",
+        "reservedSharedMemPerBlock": "bytes", "l2CacheSize": "bytes", "persistingL2CacheMaxSize": "bytes",
+        "totalConstMem": "bytes", "totalGlobalMem": "bytes", "memoryBusWidth": "bits", "ClockRate": "kHz",
+        "MemoryClockRate": "kHz", "clusterLaunch": "flag",
+    }  # fmt: skip
     seen = 0
     for row in table:
         field = row["reported as"].strip("`")
+        unit = units.get(field)
         if field == "major.minor":
             assert row["value"] == f"{values['major']}.{values['minor']}"
-        elif "(" in row["value"] and row["value"].endswith("B)"):
+        elif unit == "bytes":
             assert _bytes_in(row["value"]) == values[field], row
             assert row["value"] == f"{size_text(values[field])} ({values[field]:,} B)", row
-        elif row["value"].endswith("MHz"):
+        elif unit == "kHz":
             assert row["value"] == f"{values[field] / 1000:,.0f} MHz", row
-        elif row["value"].endswith("bits"):
+        elif unit == "bits":
             assert row["value"] == f"{values[field]:,} bits", row
-        elif row["value"] in ("yes", "no"):
-            assert (row["value"] == "yes") == bool(values[field]), row
+        elif unit == "flag":
+            assert row["value"] == ("yes" if values[field] else "no"), row
         else:
             assert row["value"] == f"{values[field]:,}", row
         seen += 1
