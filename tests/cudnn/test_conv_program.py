@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from gpukb.cudnn.program import FWD_ALGOS, parse_example, parse_layers, parse_problem
+from gpukb.cudnn.program import FWD_ALGOS, Found, parse_example, parse_layers, parse_problem, parse_unsupported
 from gpukb.site.snippets import nvcc_flags, run_snippet
 from tests.helpers import ROOT
 
@@ -187,3 +187,55 @@ def test_the_parsers_refuse_what_they_cannot_read() -> None:
         layer_argument("res 2", 1, 1, 1, 1, 1, 1, 1, 0, 1, "fp16", "nhwc")
     with pytest.raises(ValueError, match="math must be one of"):
         layer_argument("a", 1, 1, 1, 1, 1, 1, 1, 0, 1, "fp16", "nhwc", "TF32")
+
+
+#: Lines as the program prints them (the record's formats), written by hand: a layer with its search results, a layer
+#: the program could not run (its search results belong to no layer), one without a graph time and one whose graph
+#: was not captured (0 ms).
+HAND_LAYERS = """\
+  algorithm IMPLICIT_GEMM         CUDNN_STATUS_SUCCESS   time   0.4013 ms workspace 0 bytes math DEFAULT_MATH
+  algorithm FFT                   CUDNN_STATUS_NOT_SUPPORTED time   0.0000 ms workspace 8 bytes math TENSOR_OP_MATH
+layer a fp16 nchw TENSOR_OP_MATH: algo IMPLICIT_GEMM workspace 0 median 0.4187 ms graph 0.3780 ms host 31.3 us \
+20.0 TFLOP/s error 2.47e-04 over 4096 outputs
+  algorithm GEMM                  CUDNN_STATUS_SUCCESS   time   3.0550 ms workspace 0 bytes math DEFAULT_MATH
+layer b bf16 nhwc FMA_MATH: unsupported: no algorithm ran
+  algorithm DIRECT                CUDNN_STATUS_SUCCESS   time   1.5000 ms workspace 16 bytes math FMA_MATH
+layer c fp32 nhwc: algo DIRECT workspace 16 median 1.6 ms 3.5 TFLOP/s error 1e-06 over 5000 outputs
+layer d fp16 nhwc DEFAULT_MATH: algo GEMM workspace 0 median 2.5 ms graph 0 ms host 12 us 1.0 TFLOP/s error 0.001 \
+over 4096 outputs
+PASS
+"""
+
+
+def test_the_layer_reader_on_lines_written_by_hand() -> None:
+    a, c, d = parse_layers(HAND_LAYERS)
+    assert (a.layer, a.dtype, a.layout, a.math, a.algo, a.workspace) == ("a", "fp16", "nchw", "TENSOR_OP_MATH",
+                                                                         "IMPLICIT_GEMM", 0)  # fmt: skip
+    assert (a.ms, a.graph_ms, a.host_us, a.tflops, a.error, a.checked) == (0.4187, 0.378, 31.3, 20.0, 2.47e-4, 4096)
+    assert a.found == [Found("IMPLICIT_GEMM", "CUDNN_STATUS_SUCCESS", 0.4013, 0, "DEFAULT_MATH"),
+                       Found("FFT", "CUDNN_STATUS_NOT_SUPPORTED", 0.0, 8, "TENSOR_OP_MATH")]  # fmt: skip
+    # b's GEMM line went with b, which did not run; c has only its own search and the default math type
+    assert c.found == [Found("DIRECT", "CUDNN_STATUS_SUCCESS", 1.5, 16, "FMA_MATH")]
+    assert (c.math, c.graph_ms, c.host_us, c.workspace, c.checked) == ("TENSOR_OP_MATH", None, None, 16, 5000)
+    assert (d.math, d.graph_ms, d.host_us, d.found) == ("DEFAULT_MATH", None, 12.0, [])  # 0 ms: not captured
+    assert parse_unsupported(HAND_LAYERS) == [("b", "bf16", "nhwc", "no algorithm ran")]
+
+
+def test_the_example_reader_names_the_line_it_misses() -> None:
+    version = "cuDNN 91400 (header 91401), CUDA runtime 13000\n"
+    dims = "output dims from cuDNN: 2 4 5 4, from the formula: 2 4 5 3\n"
+    with pytest.raises(ValueError, match=r"^the program's output has no output dims line:"):
+        parse_example(version + "PASS\n")
+    with pytest.raises(ValueError, match=r"^the program's output has no modes apart line:"):
+        parse_example(version + dims + "PASS\n")
+    ex = parse_example(version + dims + "largest difference between the two modes: 5.5\nPASS \n")
+    assert (ex.library, ex.header, ex.cudart) == (91400, 91401, 13000)
+    assert (ex.dims_cudnn, ex.dims_formula, ex.modes_apart, ex.modes, ex.passed) == ((2, 4, 5, 4), (2, 4, 5, 3), 5.5,
+                                                                                    {}, True)  # fmt: skip
+    assert parse_example(version + dims + "largest difference between the two modes: 1\nFAIL\n").passed is False
+    line = "res2-b.1: x 32x64x56x57 w 128x32x3x5 pad 1 stride 2 dilation 3 groups 2 bf16 nhwc -> y 32x128x26x24\n"
+    p = parse_problem("PASS\n" + line, 0)
+    assert (p.name, p.n, p.c, p.h, p.w, p.k, p.r, p.s) == ("res2-b.1", 32, 64, 56, 57, 128, 3, 5)
+    # 56 + 2 - ((3 - 1)·3 + 1) = 51, // 2 + 1 = 26; 57 + 2 - ((5 - 1)·3 + 1) = 46, // 2 + 1 = 24
+    assert (p.pad, p.stride, p.dilation, p.groups, p.dtype, p.layout) == (1, 2, 3, 2, "bf16", "nhwc")
+    assert (p.ho, p.wo) == (26, 24)

@@ -34,6 +34,7 @@ CASES = [
     ((1, 4, 5, 5), (4, 1, 5, 5), 2, 1, 1, 4),
     ((1, 2, 9, 9), (3, 2, 1, 1), 0, 3, 1, 1),
     ((2, 4, 8, 6), (6, 2, 2, 3), (0, 1), 1, (3, 2), 2),
+    ((1, 2, 6, 7), (3, 2, 3, 3), (2, 0), 1, 1, 1),  # more padding along H than W: the last rows read H's bottom pad
 ]
 
 
@@ -211,3 +212,124 @@ def test_data_files_refuse_corrupted_copies() -> None:
         layers.parse(layer_text.replace("c = 3", "c = 0"))
     with pytest.raises(ValueError, match=re.escape("missing top-level keys ['batch']")):
         layers.parse(layer_text.replace("batch = 8\n", ""))
+
+
+def test_the_references_refuse_what_is_not_2d() -> None:
+    """Input and filter must both be 4-D (N, C, H, W and K, C/groups, R, S): either one wrong is refused."""
+    x, w = np.zeros((1, 1, 5, 5)), np.zeros((1, 1, 3, 3))
+    said = r"^these references are 2-D: input \(N, C, H, W\), filter \(K, C/groups, R, S\); got "
+    cases = ((x[0], w, r"\(1, 5, 5\), \(1, 1, 3, 3\)$"), (x, w[0], r"\(1, 1, 5, 5\), \(1, 3, 3\)$"))
+    for bad_x, bad_w, shapes in cases:
+        for reference in (conv2d_direct, conv2d_im2col):
+            with pytest.raises(ValueError, match=said + shapes):
+                reference(bad_x, bad_w, conv_descriptor())
+
+
+def test_counts_refuse_a_padding_or_stride_that_differs_between_h_and_w() -> None:
+    """The counter takes one padding and one stride: either differing between H and W alone is refused."""
+    for conv in (conv_descriptor(pad=(1, 0)), conv_descriptor(stride=(2, 1))):
+        with pytest.raises(ValueError, match=r"takes one padding and one stride and no dilation; got pad \("):
+            counts((1, 1, 9, 9), (1, 1, 3, 3), conv)
+
+
+def test_softmax_of_large_values_is_finite() -> None:
+    """Shifted by the maximum: exp(1000) overflows, exp(0) and exp(-1) do not. e / (e + 1) = 0.7311 by hand."""
+    np.testing.assert_allclose(cnn.softmax(np.array([1000.0, 999.0])), [np.e / (np.e + 1), 1 / (np.e + 1)])
+
+
+def test_another_network_has_its_own_shapes_and_parameters() -> None:
+    """A variant of the example worked by hand: 10×10×3 input, four 3×3 filters, stride 1, no padding -> 8×8×4;
+    a 2×2 pool of stride 2 -> 4×4×4 = 64 features; 5 dense units: 3·3·3·4 + 4 = 112 and 64·5 + 5 = 325."""
+    net = cnn.load().model_copy(update={"input_nhwc": [1, 10, 10, 3], "filters": 4, "conv_stride": 1,
+                                        "conv_pad": 0, "pool": 2, "pool_stride": 2, "dense_units": 5})  # fmt: skip
+    assert [shape for _, shape, _ in cnn.stages(net)] == [(1, 10, 10, 3), (1, 8, 8, 4), (1, 8, 8, 4), (1, 4, 4, 4),
+                                                          (1, 64), (1, 5), (1, 5)]  # fmt: skip
+    assert cnn.parameters(net) == 112 + 325
+
+
+def test_data_file_errors_name_the_file_and_the_table() -> None:
+    with pytest.raises(ValueError, match=r"^cudnn/small_cnn\.toml: example entry 1 .*filters"):
+        cnn.parse(cnn.data_text(cnn.FILE).replace("filters = 2", "filters = 0"))
+    with pytest.raises(ValueError, match=r"^cudnn/small_cnn\.toml: unknown top-level keys \['colour'\]"):
+        cnn.parse("colour = 1\n" + cnn.data_text(cnn.FILE))
+    text = facts.data_text(facts.FILE)
+    with pytest.raises(ValueError, match=r"^cudnn/facts\.toml: unknown top-level keys \['colour'\]"):
+        facts.parse("colour = 1\n" + text)
+    with pytest.raises(ValueError, match=r"^cudnn/facts\.toml: fact entry 1 \(.*\): topic"):
+        facts.parse(text.replace('topic = "tensor"', 'topic = "physics"', 1))
+    entries = text[text.index("[[fact]]") :]
+    for sources in ("[sources]\na = 1\n", "sources = 1\n"):  # a value that is not a string; not a table at all
+        with pytest.raises(ValueError, match=r"^cudnn/facts\.toml: \[sources\] must map keys to strings$"):
+            facts.parse(sources + entries)
+
+
+def test_facts_are_found_by_id_and_topic() -> None:
+    for f in facts.load().facts:
+        assert facts.fact(f.id) is f
+    with pytest.raises(ValueError, match=r"^no fact 'dims-9'; ids: \['"):
+        facts.fact("dims-9")
+    topics = "tensor, convolution, math, algorithm"
+    with pytest.raises(ValueError, match=rf"^no facts of topic 'physics'; topics: {topics}$"):
+        facts.facts_table("physics")
+
+
+INT_MAX = 2**31 - 1
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "allowed"),
+    [
+        ("size", 0, f"≥ 1, ≤ {INT_MAX}"),
+        ("filter_size", 2**31, f"≥ 1, ≤ {INT_MAX}"),
+        ("pad", -1, f"≥ 0, ≤ {INT_MAX}"),
+        ("stride", 0, f"≥ 1, ≤ {INT_MAX}"),
+        ("dilation", 2**31, f"≥ 1, ≤ {INT_MAX}"),
+    ],
+)
+def test_output_size_names_the_argument_and_its_range(name: str, value: int, allowed: str) -> None:
+    """cuDNN takes each as a C int: every argument is bounded above by 2^31 - 1, and named when out of range."""
+    with pytest.raises(ValueError, match=rf"^{name} must be an int {allowed}; got {value}$"):
+        output_size(**{"size": 9, "filter_size": 3, name: value})
+
+
+def test_convolution_descriptor_arguments_name_themselves_and_their_range() -> None:
+    assert conv_descriptor(spatial=1).pad == (0,)  # 1 to 6 spatial dimensions (3 to 8 in the tensor)
+    assert conv_descriptor(spatial=6).stride == (1,) * 6
+    for spatial in (0, 7):
+        with pytest.raises(ValueError, match=rf"^spatial must be an int ≥ 1, ≤ 6; got {spatial}$"):
+            conv_descriptor(spatial=spatial)
+    with pytest.raises(ValueError, match=rf"^groups must be an int ≤ {INT_MAX}; got {2**31}$"):
+        conv_descriptor(groups=2**31)
+    with pytest.raises(DescriptorError, match=r"^groups must be at least 1; got groups = 0") as info:
+        conv_descriptor(groups=0)
+    assert info.value.rule == "conv-parameters"
+    with pytest.raises(TypeError, match=rf"^pad must be an int ≤ {INT_MAX}; got 2\.5 \(float\)$"):
+        conv_descriptor(pad=(1, 2.5))
+    for compute in ("fp32", "fp16", "fp64", "int32"):
+        assert conv_descriptor(compute=compute).compute == compute
+    with pytest.raises(ValueError, match=r"^compute must be 'fp32', 'fp16', 'fp64' or 'int32'; got 'bf16'$"):
+        conv_descriptor(compute="bf16")
+
+
+def test_output_dims_at_the_edge_of_fitting() -> None:
+    """A filter exactly as wide as the padded input gives one output; one wider is refused with the formula's
+    output size: (2 + 2·1 - 5) // 1 + 1 = 0 for a 5×5 filter on a 2×2 input padded by 1, and for output_size with
+    stride 2, (2 + 2 - 5) // 2 + 1 = 0 as well."""
+    assert output_dims((1, 1, 3, 3), (1, 1, 3, 3), conv_descriptor()) == (1, 1, 1, 1)
+    assert output_dims((1, 1, 2, 2), (1, 1, 4, 4), conv_descriptor(pad=1)) == (1, 1, 1, 1)
+    with pytest.raises(DescriptorError, match=r"spanning 5 does not fit an input of 2 padded by 1 .*\(output size 0\)"):
+        output_dims((1, 1, 2, 2), (1, 1, 5, 5), conv_descriptor(pad=1))
+    with pytest.raises(ValueError, match=r"padded by 1 on each side \(output size 0\)$"):
+        output_size(2, 5, pad=1, stride=2)
+    with pytest.raises(TypeError, match=r"^x_dims\[1\] must be an int"):
+        output_dims((1, 1.5, 3, 3), (1, 1, 3, 3), conv_descriptor())
+    with pytest.raises(TypeError, match=r"^w_dims\[1\] must be an int"):
+        output_dims((1, 1, 3, 3), (1, 1.5, 3, 3), conv_descriptor())
+
+
+def test_the_layers_file_errors_name_the_file_and_the_table() -> None:
+    text = layers.data_text(layers.FILE)
+    with pytest.raises(ValueError, match=r"^cudnn/resnet50_layers\.toml: unknown top-level keys \['colour'\]"):
+        layers.parse("colour = 1\n" + text)
+    with pytest.raises(ValueError, match=r"^cudnn/resnet50_layers\.toml: layer entry 1 \(conv1\): c"):
+        layers.parse(text.replace("c = 3\n", "c = 0\n", 1))

@@ -9,11 +9,15 @@ import numpy as np
 import pytest
 import torch
 
+from gpukb.cudnn import descriptors
 from gpukb.cudnn.descriptors import (
+    ENUMERATE_LIMIT,
     FORMATS,
     DescriptorError,
+    dims_of,
     fix_size_one_strides,
     layout_grid,
+    offset,
     overlapping,
     packed_strides,
     tensor,
@@ -158,3 +162,80 @@ def test_every_fact_names_a_test_that_exists() -> None:
         path, _, name = f.test.partition("::")
         tree = ast.parse((ROOT / path).read_text(encoding="utf-8"))
         assert name in {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}, f.id
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: fix_size_one_strides((1, 2.5, 3, 4), (24, 12, 4, 1), "NCHW"), r"^dims\[1\] must be an int"),
+        (lambda: fix_size_one_strides((1, 2, 3, 4), (24, 1.5, 4, 1), "NCHW"), r"^strides\[1\] must be an int"),
+        (lambda: overlapping((1, 2.5, 3, 4), (24, 12, 4, 1)), r"^dims\[1\] must be an int"),
+        (lambda: overlapping((1, 2, 3, 4), (24, 1.5, 4, 1)), r"^strides\[1\] must be an int"),
+        (lambda: tensor((1, 2, 3, 4), (24, 1.5, 4, 1)), r"^strides\[1\] must be an int"),
+        (lambda: tensor((1, 2, 3, 4), fmt="NCHW").offset((0, 0.5, 0, 0)), r"^index\[1\] must be an int"),
+    ],
+)
+def test_an_entry_that_is_not_an_int_is_named_by_its_argument(call, message) -> None:
+    """Each function names the argument whose entry is wrong (dims, strides or index), and the entry's position."""
+    with pytest.raises(TypeError, match=message):
+        call()
+
+
+def test_length_mismatches_and_missing_strides_are_refused_in_words() -> None:
+    for call in (lambda: fix_size_one_strides((1, 2, 3, 4), (6, 3, 1), "NCHW"), lambda: overlapping((2, 2), (1,))):
+        with pytest.raises(ValueError, match=r"^dims has (4|2) entries and strides (3|1)$"):
+            call()
+    with pytest.raises(ValueError, match=r"^give strides or a format \(fmt='NCHW'\) to pack them$"):
+        tensor((1, 2, 3, 4))
+    assert tensor((1, 2, 3, 4), fmt="NHWC", dtype="fp16").dtype == "fp16"
+    assert tensor((1, 2, 3, 4), (24, 12, 4, 1), dtype="int8").element_bytes == 1
+
+
+def test_an_innermost_size_one_dimension_gets_stride_one() -> None:
+    """Walking NCHW from W: a W of size 1 takes the innermost packed stride, 1, whatever it was; H then steps 1."""
+    assert fix_size_one_strides((2, 3, 4, 1), (12, 4, 1, 99), "NCHW") == (12, 4, 1, 1)
+    assert fix_size_one_strides((2, 3, 1, 1), (3, 1, 7, 5), "NCHW") == (3, 1, 1, 1)
+
+
+def test_overlap_of_large_and_size_two_tensors(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Worked by hand: a size-2 dimension with stride 0 reaches every element twice; a size-1 dimension with stride
+    0 (torch's expand of N = 1) changes nothing, even above the enumeration limit; and a tensor of exactly the limit
+    that fails the stride-order test is still listed, so one that does not overlap is not counted as overlapping."""
+    assert overlapping((2, 3), (0, 1)) is True
+    assert ENUMERATE_LIMIT < 64 * 256 * 512
+    assert overlapping((1, 64, 256, 512), (0, 256 * 512, 512, 1)) is False
+    assert overlapping((2, 2**22), (0, 1)) is True  # above the limit, decided without listing
+    monkeypatch.setattr(descriptors, "ENUMERATE_LIMIT", 4)  # the boundary, without listing 2^22 addresses
+    assert overlapping((2, 2), (3, 2)) is False  # 4 elements, at the limit: listed, 0, 2, 3, 5
+    assert overlapping((2, 2, 2), (3, 2, 1)) is True  # 8, above it: counted as overlapping (it does: 2 = 2·1)
+
+
+def test_the_layout_grid_is_integer_offsets_and_refuses_big_tensors(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(descriptors, "LAYOUT_GRID_LIMIT", 12)  # at the limit: still drawn
+    grid = layout_grid((1, 2, 2, 3), "NHWC")
+    monkeypatch.undo()
+    assert grid.dtype.kind == "i"
+    assert grid[0, 1, 1, 2].item() == 1 + 1 * 3 * 2 + 2 * 2  # c + h·(W·C) + w·C
+    with pytest.raises(ValueError, match=r"keep the tensor at 65,536 elements or fewer; dims \(1, 1, 257, 256\)"):
+        layout_grid((1, 1, 257, 256), "NCHW")
+
+
+def test_entry_lists_are_bounded_and_named() -> None:
+    """64 entries are read (and refused later by the rank rule); 65 are refused before any is read. An entry above a C
+    int says why; every argument's entries are named by the argument."""
+    assert dims_of("dims", [1] * 64) == (1,) * 64
+    with pytest.raises(ValueError, match=r"^dims has 65 entries; a cuDNN descriptor has at most 8$"):
+        dims_of("dims", [1] * 65)
+    with pytest.raises(ValueError, match=r"^dims\[0\] must be an int ≤ 2147483647; got 2147483648 \(cuDNN takes dims "):
+        dims_of("dims", [2**31])
+    with pytest.raises(TypeError, match=r"^format must be a string such as 'NHWC'; got 4 \(int\)$"):
+        packed_strides((1, 2, 3, 4), 4)
+    with pytest.raises(TypeError, match=r"^dims\[1\] must be an int"):
+        packed_strides((1, 2.5, 3, 4), "NCHW")
+    with pytest.raises(TypeError, match=r"^index\[1\] must be an int"):
+        offset((0, 0.5), (1, 1))
+    with pytest.raises(TypeError, match=r"^strides\[1\] must be an int"):
+        offset((0, 1), (1, 1.5))
+    with pytest.raises(ValueError, match=r"^index has 2 entries and strides 1$"):
+        offset((0, 1), (1,))
+    assert offset((1, 2, 3), (100, 10, 1)) == 123

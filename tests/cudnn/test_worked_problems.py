@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
 
 import pytest
 
 from tests.helpers import ROOT, h100_ceilings_json
-from tests.worked_problems import answer, assert_shows, rendered_problems
+from tests.worked_problems import answer, assert_shows, rendered_problems, working
 
 torch = pytest.importorskip("torch")
 
@@ -39,6 +40,15 @@ def test_stem_output(problems: dict[str, str]) -> None:
     text = answer(problems["stem-output"])
     assert text.startswith(f"({', '.join(map(str, shape))})")
     assert_shows(text, 2 * macs / 1e9, macs / 1e9, rel=0.01)
+    layer = _layer("conv1")
+    side = (layer["hw"] + 2 * layer["pad"] - layer["kernel"]) // layer["stride"] + 1
+    assert shape[2] == side
+    assert working(problems["stem-output"])[0].startswith(
+        f"Each spatial side: ({layer['hw']} + 2·{layer['pad']} − {layer['kernel']}) // {layer['stride']} + 1 = {side} "
+    )
+    assert "(https://arxiv.org/abs/1512.03385)" in problems["stem-output"]  # the layer's shape is the paper's
+    taps = layer["c"] * layer["kernel"] ** 2  # 3·7·7
+    assert f"= {taps} products: {macs:,}; FLOPs twice that." in working(problems["stem-output"])[1]
 
 
 def test_nhwc_offset(problems: dict[str, str]) -> None:
@@ -46,13 +56,26 @@ def test_nhwc_offset(problems: dict[str, str]) -> None:
     index = (1, 3, 2, 5)
     text = answer(problems["nhwc-offset"])
     assert f"({', '.join(f'{s:,}' for s in t.stride())})" in text
-    assert_shows(text, sum(i * s for i, s in zip(index, t.stride(), strict=True)))
-    assert_shows(text, sum(i * s for i, s in zip(index, torch.empty(32, 64, 56, 56).stride(), strict=True)))
+    offset = sum(i * s for i, s in zip(index, t.stride(), strict=True))
+    nchw = sum(i * s for i, s in zip(index, torch.empty(32, 64, 56, 56).stride(), strict=True))
+    assert f"; offset {offset:,} (NCHW would put it at {nchw:,})." in text  # exact: one w step is 64 of 208,195
+    assert "N, C, H, W = 32, 64, 56, 56 is stored NHWC" in problems["nhwc-offset"]
+    assert "n = 1, c = 3, h = 2, w = 5?" in problems["nhwc-offset"]
+    sn, sc, sh, sw = t.stride()
+    steps = working(problems["nhwc-offset"])
+    assert steps[0].endswith(
+        f"stride_C = {sc}, stride_W = C = {sw}, stride_H = W·C = {sh:,}, stride_N = H·W·C = {sn:,}."
+    )
+    assert steps[2] == f"Offset Σ index·stride = 1·{sn:,} + 3·{sc} + 2·{sh:,} + 5·{sw} = {offset:,}."
 
 
 def test_winograd(problems: dict[str, str]) -> None:
     m, r = 2, 3  # F(m×m, r×r): (m + r − 1)² products per tile against m²·r² for the direct sum
-    assert answer(problems["winograd"]).startswith(f"{(m + r - 1) ** 2} instead of {m * m * r * r}:")
+    products, direct = (m + r - 1) ** 2, m * m * r * r
+    assert answer(problems["winograd"]).startswith(f"{products} instead of {direct}: {direct / products:.2f}× fewer")
+    error = re.search(r"matches the direct sum to (\S+)\.$", working(problems["winograd"])[-1])[1]
+    assert float(error) < 1e-12  # float64 rounding, not a wrong tile
+    assert "(https://arxiv.org/abs/1509.09308)" in problems["winograd"]  # Lavin and Gray's F(2×2, 3×3)
 
 
 def test_layer_floor(problems: dict[str, str]) -> None:
@@ -65,3 +88,18 @@ def test_layer_floor(problems: dict[str, str]) -> None:
     peak, bandwidth = quoted["fp16"], quoted["bandwidth"]
     floor = max(2 * macs / (peak * 1e12), 2 * elements / (bandwidth * 1e9))
     assert_shows(answer(problems["layer-floor"]), floor * 1e6, 2 * macs / 1e9, 2 * elements / 2**20, rel=0.01)
+    work, _, times = working(problems["layer-floor"])
+    assert work.endswith(f": {2 * elements:,}; intensity {2 * macs / (2 * elements):,.0f} FLOP/B.")
+    compute, memory = 2 * macs / (peak * 1e12), 2 * elements / (bandwidth * 1e9)
+    assert times == f"Compute {compute * 1e6:.1f} µs, memory {memory * 1e6:.1f} µs; the floor is the larger."
+    assert "(https://arxiv.org/abs/1512.03385)" in problems["layer-floor"]
+
+
+def test_layer_counts_take_another_batch() -> None:
+    from gpukb.cudnn import layers
+
+    layer = layers.load().layers[0]
+    shape, macs = _conv(_layer(layer.name))  # at the file's batch
+    c = layers.counts(layer, batch=8)
+    assert c.output_shape == (8, *shape[1:])
+    assert c.macs * LAYERS["batch"] == macs * 8

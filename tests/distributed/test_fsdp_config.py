@@ -10,6 +10,7 @@ import torch
 from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import CheckpointImpl, CheckpointWrapper
 from torch.distributed.fsdp import (
     BackwardPrefetch,
+    CPUOffload,
     CPUOffloadPolicy,
     FSDPModule,
     MixedPrecision,
@@ -56,6 +57,9 @@ def test_fsdp2_objects() -> None:
     assert isinstance(kwargs["offload_policy"], CPUOffloadPolicy)
     assert kwargs["reshard_after_forward"] is False  # SHARD_GRAD_OP = ZeRO-2
     assert type(plan().offload_policy()) is OffloadPolicy
+    mesh = object()  # fully_shard(module, **kwargs) takes the mesh under its own keyword
+    assert plan().fully_shard_kwargs(mesh)["mesh"] is mesh
+    assert set(plan().fully_shard_kwargs()) <= set(inspect.signature(fully_shard).parameters)
     assert plan(mixed_precision="FULL").mp_policy() == MixedPrecisionPolicy()
 
 
@@ -70,6 +74,9 @@ def test_fsdp1_objects() -> None:
     assert kwargs["sharding_strategy"] is ShardingStrategy.FULL_SHARD
     assert kwargs["backward_prefetch"] is BackwardPrefetch.BACKWARD_PRE
     assert kwargs["cpu_offload"] is None
+    offload = plan(cpu_offload=True).fsdp1_kwargs()["cpu_offload"]
+    assert isinstance(offload, CPUOffload)
+    assert offload.offload_params is True
     assert plan(backward_prefetch="NONE").fsdp1_kwargs()["backward_prefetch"] is None
 
 
@@ -79,8 +86,10 @@ def test_checkpointing_choice() -> None:
     assert plan(activation_checkpointing=True, activation_checkpointing_reentrant=False).checkpoint_impl() is (
         CheckpointImpl.NO_REENTRANT
     )
-    wrapped = on.wrap_block(torch.nn.Linear(2, 2))
+    inner = torch.nn.Linear(2, 2)
+    wrapped = on.wrap_block(inner)
     assert isinstance(wrapped, CheckpointWrapper)
+    assert wrapped._checkpoint_wrapped_module is inner  # the block given, not a fresh one
     assert wrapped.checkpoint_impl is CheckpointImpl.REENTRANT
     lin = torch.nn.Linear(2, 2)
     assert plan().wrap_block(lin) is lin
@@ -93,6 +102,10 @@ def test_custom_dtype_dict() -> None:
 
 def test_mesh_shapes() -> None:
     assert plan().mesh_shape(8) == (8,)
+    assert plan().mesh_shape(1) == (1,)  # one rank is a mesh too
+    shape = plan(data_parallel_replicate_degree=2).mesh_shape(6)
+    assert shape == (2, 3)
+    assert all(type(n) is int for n in shape)  # DeviceMesh takes ints, not 3.0
     assert plan(data_parallel_replicate_degree=2).mesh_shape(8) == (2, 4)
     assert plan(sharding_strategy="HYBRID_SHARD", data_parallel_replicate_degree=2).mesh_shape(8) == (2, 4)
     assert plan(sharding_strategy="NO_SHARD").mesh_shape(4) == (4, 1)
@@ -100,7 +113,9 @@ def test_mesh_shapes() -> None:
 
 def test_describe_table() -> None:
     headers, rows = describe([plan(mixed_precision=m) for m in ("FULL", "DEFAULT", "PURE")])
-    assert headers[2:5] == ["param_dtype", "reduce_dtype", "buffer_dtype"]
+    # the columns are named by the keys that set them (Composer's fsdp_config, the trainer's precision)
+    assert headers == ["mixed_precision", "precision", "param_dtype", "reduce_dtype", "buffer_dtype", "checkpointing"]
+    assert {headers[0], headers[1]} <= set(DEFAULTS)
     assert rows[0][2:] == ["-", "-", "-", "off"]
 
 
@@ -145,9 +160,16 @@ def test_describe_table() -> None:
             ValueError,
             "NO_SHARD shards nothing",
         ),
-        (lambda: check_reduce_dtype(torch.int8, "nccl"), ValueError, "reduce dtype for nccl 'int8'|int8"),
+        (
+            lambda: check_reduce_dtype(torch.int8, "nccl"),
+            ValueError,
+            r"^reduce dtype for nccl torch.int8 is not supported",
+        ),
+        (lambda: check_reduce_dtype("int8"), ValueError, r"^reduce dtype for nccl 'int8' is not supported"),  # NCCL's
+        (lambda: check_reduce_dtype("fp8", "gloo"), ValueError, r"^reduce dtype for gloo 'fp8' is not supported"),
         (lambda: check_reduce_dtype("bfloat16", "mpi"), ValueError, "unknown backend 'mpi'"),
-        (lambda: check_reduce_dtype(3, "gloo"), TypeError, "must be a torch.dtype or a dtype name"),
+        (lambda: check_reduce_dtype(3, "gloo"), TypeError, r"^reduce dtype for gloo must be a .* name; got 3 \(int\)"),
+        (lambda: plan().mesh_shape(0), ValueError, "^world_size must be an int ≥ 1; got 0"),
     ],
 )
 def test_bad_input(call, error, match) -> None:
@@ -178,6 +200,12 @@ def test_data_file_sources_are_cited_and_pinned() -> None:
         (lambda t: t.replace('source = "torchtitan-fsdp"', 'source = "nowhere"', 1), "cites unknown source 'nowhere'"),
         (lambda t: t + "\n[[extra]]\nx = 1\n", r"unknown top-level keys \['extra'\]"),
         (
+            lambda t: t.replace('key = "activation_checkpointing"', 'key = "mixed_precision"', 1),
+            r"composer_key entry 2 \(mixed_precision\): key 'mixed_precision' repeats entry 1",
+        ),
+        (lambda t: t.replace("[[fsdp_map]]", "[[fsdp_map]]\nbogus = 1", 1), r"fsdp_map\[0\]\.bogus: Extra inputs"),
+        (lambda t: "x = [", "not valid TOML"),
+        (
             lambda t: t.replace('checked = "2026-11-23"\n', "", 1),
             r"source entry 1 \(composer-parallelism\): checked: Field required",
         ),
@@ -185,7 +213,7 @@ def test_data_file_sources_are_cited_and_pinned() -> None:
 )
 def test_corrupted_data_file(edit, match) -> None:
     text = (ROOT / "src/gpukb/data/distributed/fsdp.toml").read_text(encoding="utf-8")
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(ValueError, match=f"^distributed/fsdp.toml: .*{match}"):  # the message names the file
         options.parse(edit(text))
     with pytest.raises(ValueError, match="unknown source 'x'"):
         options.source("x")
@@ -206,3 +234,54 @@ def test_the_options_page_names_every_fully_shard_keyword_and_the_prefetch_sette
         assert callable(getattr(FSDPModule, setter))
         assert f"`{setter}`" in prose
     assert "always prefetches" not in page
+
+
+def test_a_device_mesh_from_the_plan_on_a_one_rank_group() -> None:
+    """The mesh over this process's group, its dimensions named as fully_shard's HSDP expects, and a world size
+    other than the group's refused (one gloo rank in this process; the two-rank run is test_process_group's)."""
+    import torch.distributed as dist
+
+    from gpukb.distributed.fsdp_config import device_mesh
+
+    if not dist.is_available() or dist.is_initialized():
+        pytest.skip("torch.distributed is unavailable or already initialized in this process")
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        flat = device_mesh(plan(), 1, "cpu")
+        assert (tuple(flat.shape), flat.mesh_dim_names) == ((1,), ("shard",))
+        hybrid = device_mesh(plan(data_parallel_replicate_degree=1, sharding_strategy="HYBRID_SHARD"), 1, "cpu")
+        assert (tuple(hybrid.shape), hybrid.mesh_dim_names) == ((1, 1), ("replicate", "shard"))
+        with pytest.raises(ValueError, match=r"^world_size 2 is not the process group's size 1$"):
+            device_mesh(plan(), 2, "cpu")
+    finally:
+        dist.destroy_process_group()
+
+
+@pytest.mark.parametrize(
+    ("config", "error", "message"),
+    [
+        ({"data_parallel_shard_degree": -2}, ValueError, "data_parallel_shard_degree must be an int ≥ -1; got -2"),
+        ({"data_parallel_shard_degree": 0}, ValueError,
+         "data_parallel_shard_degree must be -1 .* or an int ≥ 1; got 0$"),
+        ({"data_parallel_replicate_degree": 0}, ValueError,
+         "data_parallel_replicate_degree must be an int ≥ 1; got 0"),
+        *(({key: "y"}, TypeError, f"{key} must be True or False; got 'y'") for key in (
+            "keep_low_precision_grads", "activation_checkpointing", "activation_checkpointing_reentrant", "cpu_offload",
+        )),
+        ({"backward_prefetch": "X"}, ValueError, r"unknown backward_prefetch 'X'; choose one of \['BACKWARD_PRE'"),
+        ({"mixed_precision": {"param_dtype": "int8"}}, ValueError,
+         "mixed_precision.param_dtype 'int8' is not supported"),
+        ({"mixed_precision": 3.5}, TypeError,
+         r"mixed_precision must be one of .* or a dict of dtypes; got 3.5 \(float\)"),
+        # keys of several types are listed, not a TypeError from sorting them
+        ({"mixed_precision": {1: 2, "b": 3}}, ValueError, r"unknown mixed_precision keys \[1, 'b'\]; valid keys are"),
+        ({1: 2, "b": 3}, ValueError, r"unknown fsdp_config keys \[1, 'b'\]; valid keys are"),
+    ],
+)  # fmt: skip
+def test_each_refusal_names_the_key(config, error, message) -> None:
+    with pytest.raises(error, match=f"^{message}"):
+        plan(config)
+
+
+def test_the_modes_default_to_the_trainers_default_precision() -> None:
+    assert mode_dtypes() == mode_dtypes(DEFAULTS["precision"])

@@ -141,3 +141,94 @@ def test_training_memory_refuses(args, message) -> None:
         memory.training_memory(ModelConfig.tiny(), 2, scheme, world, mode)
     with pytest.raises(TypeError, match="config must be a ModelConfig"):
         memory.training_memory({"hidden": 8}, 2, "ddp", 1)
+
+
+# --- each refusal names the argument it refuses (a message naming another, or none, sends a user to the wrong one) --
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        *((lambda i=i: memory.korthikanti_bytes(*(0 if j == i else 8 for j in range(4))), ValueError,
+           f"{name} must be an int ≥ 1; got 0") for i, name in enumerate(("batch", "seq", "hidden", "heads"))),
+        (lambda: memory.states_table(8, float("nan")), ValueError, "parameters must be a finite number; got nan"),
+        *((lambda i=i: memory.checkpointed_block_bytes(*(0 if j == i else 8 for j in range(4))), ValueError,
+           f"{name} must be an int ≥ 1; got 0")
+          for i, name in enumerate(("batch", "seq", "hidden", "element_bytes"))),
+        *((lambda i=i: memory.block_activation_bytes(*(0 if j == i else 8 for j in range(5))), ValueError,
+           f"{name} must be an int ≥ 1; got 0")
+          for i, name in enumerate(("batch", "seq", "hidden", "heads", "element_bytes"))),
+        (lambda: memory.block_activation_bytes(1, 2, 8, 2, 2, stats_bytes=-1), ValueError,
+         "stats_bytes must be an int ≥ 0; got -1"),
+        (lambda: memory.block_activation_bytes(1, 2, 8, 2, 2, attention="flash"), ValueError,
+         r"unknown attention 'flash'; choose one of \['written-out', 'fused'\]"),
+        (lambda: memory.fsdp2_unit_transient_bytes_per_param("bfloat16", "int8"), ValueError,
+         "unknown reduce_dtype 'int8'"),
+        (lambda: memory.model_activation_bytes(ModelConfig.tiny(), 1, 2, "yes"), TypeError,
+         "checkpointing must be True or False; got 'yes' \\(str\\)"),
+        (lambda: memory.model_activation_bytes(ModelConfig.tiny(), 1, 0, False), ValueError,
+         "element_bytes must be an int ≥ 1; got 0"),
+        (lambda: memory.model_activation_bytes(ModelConfig.tiny(), 1, 2, False, -1), ValueError,
+         "stats_bytes must be an int ≥ 0; got -1"),
+        (lambda: memory.activation_element_bytes("zero9", None), ValueError, "unknown scheme 'zero9'; choose one of"),
+        (lambda: memory.training_memory(ModelConfig.tiny(), 0, "ddp", 1), ValueError,
+         "batch must be an int ≥ 1; got 0"),
+        (lambda: memory.training_memory(ModelConfig.tiny(), 1, "ddp", 1, checkpointing=1), TypeError,
+         "checkpointing must be True or False; got 1 \\(int\\)"),
+        (lambda: memory.training_memory(3, 1, "ddp", 1), TypeError, r"config must be a ModelConfig; got 3 \(int\)"),
+    ],
+)  # fmt: skip
+def test_refusals_name_the_argument(call, error, message) -> None:
+    with pytest.raises(error, match=f"^{message}"):
+        call()
+
+
+# --- the head and the sum of the parts, with every term of a size no other term can mimic --------------------------
+
+
+@pytest.mark.parametrize("stats", [0, 4, 8])
+def test_model_activation_head_and_total(stats: int) -> None:
+    """The head's bytes, part by part as the docstring lists them, for a model whose sizes are distinct primes' worth
+    apart; and the total with checkpointing, where the recomputed block is counted once on top of the inputs kept."""
+    config = ModelConfig(vocab=97, seq=5, hidden=12, heads=3, layers=2)
+    b, s, h, v, e = 3, config.seq, config.hidden, config.vocab, 2
+    ln_out = 2 * (b * s * h) * e  # final LayerNorm input and output
+    ln_stats = 2 * (b * s) * stats  # its mean and reciprocal standard deviation
+    log_softmax = (b * s * v) * 4  # float32, whatever the activations' dtype
+    indices = (s + b * s) * 8  # int64 positions and the contiguous copy of the targets
+    head = ln_out + ln_stats + log_softmax + indices
+    block = memory.block_activation_bytes(b, s, h, config.heads, e, stats_bytes=stats)
+    assert block == e * (16 * b * s * h + config.heads * b * s * s) + 4 * b * s * stats
+    on = memory.model_activation_bytes(config, b, e, checkpointing=True, stats_bytes=stats)
+    assert on == {
+        "blocks": 2 * e * b * s * h,
+        "recompute": block,
+        "head": head,
+        "total": 2 * e * b * s * h + block + head,
+    }
+    off = memory.model_activation_bytes(config, b, e, checkpointing=False, stats_bytes=stats)
+    assert off == {"blocks": 2 * block, "recompute": 0, "head": head, "total": 2 * block + head}
+
+
+def test_training_memory_splits_the_states_by_scheme() -> None:
+    """Params, grads and optimizer each from the ZeRO paper's counts (2, 2, 12 B with mixed precision; FSDP2 keeps
+    4 + 4 + 8 B of float32), sharded over the ranks where the scheme shards them."""
+    config = ModelConfig.tiny()
+    n = config.parameter_count()
+    for scheme, world, (params, grads, optimizer) in (
+        ("zero2", 4, (2, 2 / 4, 12 / 4)),
+        ("zero3", 4, (2 / 4, 2 / 4, 12 / 4)),
+        ("fsdp2", 8, (4 / 8, 4 / 8, 8 / 8)),
+    ):
+        mode = "PURE" if scheme == "fsdp2" else None
+        m = memory.training_memory(config, 2, scheme, world, mode)
+        assert (m.params, m.grads, m.optimizer) == pytest.approx((params * n, grads * n, optimizer * n))
+        assert m.states == pytest.approx((params + grads + optimizer) * n)
+
+
+def test_a_fused_block_keeps_one_float32_log_sum_exp_per_row() -> None:
+    """scaled_dot_product_attention keeps a·b·s float32 values for backward in place of the a·b·s² probabilities."""
+    b, s, h, a, e = 3, 7, 10, 5, 2
+    rest = e * 16 * b * s * h + 4 * b * s * 4
+    assert memory.block_activation_bytes(b, s, h, a, e, attention="fused") == rest + 4 * a * b * s
+    assert memory.block_activation_bytes(b, s, h, a, e, attention="written-out") == rest + e * a * b * s * s

@@ -57,6 +57,5 @@ CHAPTER = Chapter(
         "tests/cuda/test_worked_problems.py",
         "tests/cuda/test_cli.py",
         "tests/cuda/pages",
-        "tests/site/test_page_tables.py",
     ),
 )

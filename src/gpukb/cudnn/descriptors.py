@@ -196,8 +196,14 @@ def overlapping(dims: Sequence[int], strides: Sequence[int]) -> bool:
     least 1): that is the test cuDNN's documentation gives. A tensor that fails it may still not overlap (strides
     ``(3, 2)`` for dims ``(2, 2)`` reach 0, 2, 3, 5); such tensors are decided by listing every address when they
     have at most :data:`ENUMERATE_LIMIT` elements, and counted as overlapping above that.
+
+    Raises:
+        TypeError: For dims or strides that are not sequences of ints.
+        ValueError: For an entry above 2^31 − 1, or dims and strides of different lengths.
     """
     dims, strides = dims_of("dims", dims), dims_of("strides", strides)
+    if len(dims) != len(strides):  # zip's own error would not say which was short
+        raise ValueError(f"dims has {len(dims)} entries and strides {len(strides)}")
     moving = sorted((abs(s), d) for d, s in zip(dims, strides, strict=True) if d > 1)
     if not moving:
         return False

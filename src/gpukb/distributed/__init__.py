@@ -53,12 +53,12 @@ CHAPTER = Chapter(
     ),
     mutation_tests=(
         "tests/distributed/test_memory.py",
+        "tests/distributed/test_model.py",
         "tests/distributed/test_collectives.py",
         "tests/distributed/test_fsdp_config.py",
         "tests/distributed/test_results.py",
         "tests/distributed/test_worked_problems.py",
         "tests/distributed/test_cli.py",
         "tests/distributed/pages",
-        "tests/site/test_page_tables.py",
     ),
 )

@@ -61,7 +61,7 @@ class ModelConfig:
 
     @classmethod
     def tiny(cls) -> ModelConfig:
-        """A model for CPU tests (0.1M parameters)."""
+        """A model for CPU tests (30,080 parameters)."""
         return cls(vocab=64, seq=16, hidden=32, heads=4, layers=2)
 
     def parameter_count(self) -> int:

@@ -81,6 +81,7 @@ SURVIVOR_KINDS = {
     "prose": "the wording of a sentence, heading or error message around the numbers, not a number",
     "equivalent": "cannot change any output for the arguments the pages pass and the data committed",
     "unreached": "code for data the committed records do not hold (refused rows, runs without clocks)",
+    "unread": "survived a run that ended after the last reading: counted, listed by function, not yet read",
 }
 
 

@@ -62,6 +62,36 @@ def _work(layer: dict[str, Any]) -> tuple[int, int, tuple[int, int, int, int]]:
     return flops, 2 * (n * c * hw * hw + k * c * r * r + n * k * out * out), (n, k, out, out)
 
 
+def check_layer_ceilings(markdown: str, kwargs: dict[str, Any]) -> None:
+    """The sentence under the bounds: each ceiling as the performance chapter quotes it (fp16 and bf16 and the copy as
+    their named quantities, another type as the sweep's best), the batch of the layers file, and a link to a heading
+    that exists."""
+    (dtype,) = kwargs["args"] or ("fp16",)
+    best, bandwidth = _ceilings()
+    quoted = h100_ceilings_json()
+    span = r'<span class="gpukb-q" data-quantity="(?P<name>[\w-]+)">(?P<value>[\d.]+)</span>'
+    match = re.fullmatch(
+        rf"Bounds use the H100's measured ceilings: (?:{span}|(?P<plain>\d+)) TFLOP/s for {dtype} products and "
+        rf"{span.replace('name', 'bw_name').replace('value', 'bw')} GB/s of copy bandwidth, each the median of rounds "
+        r"interleaved in one run \(\[the H100's ceilings\]\(\.\./\.\./performance/h100/#(?P<anchor>[\w-]+)\)\); "
+        r"batch (?P<batch>\d+), no bias\.",
+        markdown.strip(),
+    )
+    assert match, markdown
+    if dtype in ("fp16", "bf16"):
+        assert match["name"] == f"h100-cublas-{dtype}-ceiling"
+        assert float(match["value"]) == round(quoted[dtype], 1)
+    else:
+        assert int(match["plain"]) == round(best[dtype])
+    assert (match["bw_name"], int(match["bw"])) == ("h100-copy-1gib", round(bandwidth))
+    raw = tomllib.loads((DATA / "cudnn" / "resnet50_layers.toml").read_text(encoding="utf-8"))
+    assert int(match["batch"]) == raw["batch"]
+    headings = re.findall(r"^#+ (.+)$", (ROOT / "docs" / "performance" / "h100.md").read_text(encoding="utf-8"), re.M)
+    slugs = {re.sub(r"[^\w\s-]", "", h.lower()).strip().replace(" ", "-") for h in headings}
+    assert match["anchor"] in slugs
+
+
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "fact_table": check_fact_table,
+    "layer_ceilings": check_layer_ceilings,
 }

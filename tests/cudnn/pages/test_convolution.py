@@ -100,6 +100,16 @@ def check_layer_bounds(markdown: str, kwargs: dict[str, Any]) -> None:
         compute, memory = flops / (best[dtype] * 1e12), nbytes / (bandwidth * 1e9)
         assert row["bound (µs)"] == f"{max(compute, memory) * 1e6:.1f}"
         assert row["limited by"] == ("compute" if compute >= memory else "memory")
+        layer = layers[row["layer"]]
+        assert row["C→K, filter/stride, input"] == (f"{layer['c']}→{layer['k']}, {layer['kernel']}×{layer['kernel']}/"
+                                                    f"{layer['stride']}, {layer['hw']}²")  # fmt: skip
+
+
+def test_the_bounds_default_to_fp16() -> None:
+    from gpukb.cudnn.pages.convolution import layer_bounds
+
+    check_layer_bounds(layer_bounds(), {"args": ()})
+    assert layer_bounds() == layer_bounds("fp16")
 
 
 def _cnn_example() -> dict[str, Any]:

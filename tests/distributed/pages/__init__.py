@@ -7,6 +7,7 @@ read raw with ``json``.
 from __future__ import annotations
 
 import json
+import re
 import statistics
 import tomllib
 from collections.abc import Callable
@@ -80,8 +81,25 @@ def check_throughput(markdown: str, kwargs: dict[str, Any]) -> None:
             assert "× one GPU" not in row
     assert f"world size {raw['world_size']}." in markdown
     assert f"batch {raw['batch']} × {raw['model']['seq']} tokens" in markdown
+    _check_throughput_intro(markdown.split("\n\n", 1)[0], raw, _by_id(one_gpu) if one_gpu else None)
     assert "NVIDIA H100 80GB HBM3" in markdown
     assert "torch 2.11.0+cu130" in markdown
+
+
+def _check_throughput_intro(intro: str, raw: dict[str, Any], alone: dict[str, Any] | None) -> None:
+    """The sentence above the table: the model and the run's shape from the record, "per rank" and how tokens are
+    counted only on several ranks, and with a one-GPU record the number of repeats behind its medians."""
+    m, n = raw["model"], raw["world_size"]
+    repeats = len(next(r for r in raw["runs"] if r["name"] == "FSDP2 DEFAULT / checkpointing none")["tokens_per_s"])
+    assert intro.startswith(
+        f"{raw['parameters'] / 1e6:.0f}M parameters ({m['layers']} blocks, width {m['hidden']}, {m['heads']} heads, "
+        f"vocabulary {m['vocab']}), batch {raw['batch']} × {m['seq']} tokens{' per rank' if n > 1 else ''}, "
+        f"{repeats} timed repeats of {raw['steps']} steps after {raw['warmup']} warm-up steps, world size {n}."
+    )
+    several = " Tokens/s counts the tokens of every rank; each repeat lasts as long as its slowest rank."
+    counts = sorted({len(r["tokens_per_s"]) for r in alone["runs"]}) if alone else []
+    single = f" The one-GPU medians are of {' or '.join(map(str, counts))} repeats." if alone else ""
+    assert intro.endswith(f"world size {n}.{several if n > 1 else ''}{single}")
 
 
 def _predicted(raw: dict[str, Any], run: dict[str, Any]) -> tuple[int, float]:
@@ -142,7 +160,25 @@ def check_interleaved(markdown: str, kwargs: dict[str, Any]) -> None:
         assert ratios == pytest.approx(want, abs=0.006)
 
 
+def check_machine(markdown: str, kwargs: dict[str, Any]) -> None:
+    """Ranks and backend from the record, and the link ``nvidia-smi topo -m`` shows between the GPUs (its header is
+    underlined with terminal escapes): an H100 pair's NV18 is all 18 of an H100 SXM's NVLinks, through NVSwitch."""
+    raw = _by_id(_arg(kwargs, "record_id", 0))
+    assert markdown.startswith(f"{raw['world_size']} ranks, one GPU each, {raw['backend'].upper()}. ")
+    topology = re.sub(r"\x1b\[[0-9;]*m", "", raw["topology"] or "")
+    links = {int(n) for n in re.findall(r"\bNV(\d+)\b", topology)}
+    assert len(links) == 1, links
+    (n,) = links
+    assert f"`NV{n}`" in markdown
+    assert f"bonded set of {n} NVLinks" in markdown
+    h100_sxm = n == 18 and "H100" in raw["run"]["gpu"]["name"]  # 18 NVLinks per H100 SXM (NVIDIA's HGX H100 post)
+    assert h100_sxm == ("An H100 SXM has 18 NVLinks in all" in markdown)
+    assert "The record shows no NVLink" not in markdown
+    assert raw["run"]["gpu"]["name"] in markdown
+
+
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
+    "machine_markdown": check_machine,
     "interleaved_markdown": check_interleaved,
     "throughput_markdown": check_throughput,
     "memory_markdown": check_memory,

@@ -8,6 +8,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import pytest
 
 from tests.distributed.pages import _arg, _by_id, _table
@@ -54,6 +55,13 @@ def _bytes(label: str) -> int:
     return int(number) * _UNITS[unit]
 
 
+def _label(size: int) -> str:
+    """A power-of-two size as the page writes it: whole, in the largest unit it fills."""
+    unit = max((u for u, b in _UNITS.items() if size >= b), key=_UNITS.get)
+    assert size % _UNITS[unit] == 0
+    return f"{size // _UNITS[unit]} {unit}"
+
+
 def check_collective_bandwidth(markdown: str, kwargs: dict[str, Any]) -> None:
     rows = _table(markdown)
     raw = _by_id(_arg(kwargs, "record_id", 0))
@@ -78,6 +86,11 @@ def check_collective_bandwidth(markdown: str, kwargs: dict[str, Any]) -> None:
             assert busbw == pytest.approx(algbw * bus[op], abs=0.011)
     assert f"{raw['dtype']}, {n} ranks, {raw['backend'].upper()}; {raw['warmup']} warm-up calls" in markdown
     assert f"the mean of {raw['iters']} calls" in markdown
+    windows = f", in each of {raw['repeats']} windows: the median window" if raw["repeats"] != 1 else ""
+    assert (
+        f"the mean of {raw['iters']} calls of the slowest rank{windows}. Measured at {len(sizes)} sizes from "
+        f"{_label(sizes[0])} to {_label(sizes[-1])}; shown: each size {factor} times the one before." in markdown
+    )
 
 
 def check_link_comparison(markdown: str, kwargs: dict[str, Any]) -> None:
@@ -119,6 +132,21 @@ def check_alpha_beta(markdown: str, kwargs: dict[str, Any]) -> None:
         assert 9.5 <= float(row["S½ (MiB)"]) <= 15.5
         assert row["worst error of the model"].startswith("+")
         assert row["worst error of the model"].endswith(("at 4 MiB", "at 8 MiB"))
+        # the fit, made a second way: a line t = α + β·S by numpy's polyfit, each point weighted by 1/t
+        s = np.array([r["size_bytes"] for r in measured], dtype=float)
+        tt = np.array([r["ms"]["median"] / 1e3 for r in measured])
+        beta, a0 = np.polyfit(s, tt, 1, w=1 / tt)
+        assert row["α (µs)"] == f"{a0 * 1e6:.1f}"
+        assert row["B (GB/s)"] == f"{factors[op] / beta / 1e9:.0f}"
+        assert row["S½ (MiB)"] == f"{a0 / beta / 2**20:.1f}"
+        at = max(zip(errors, measured, strict=True), key=lambda e: abs(e[0]))[1]["size_bytes"]
+        assert row["worst error of the model"].endswith(f" at {_label(at)}")
+    sizes = sorted({r["size_bytes"] for r in raw["rows"]})
+    assert markdown.endswith(
+        f"\n\nFitted to the {len(sizes) - 1} sizes from {_label(sizes[1])} to {_label(sizes[-1])} of each collective "
+        f"({_label(sizes[0])} left out: the run's first call, an all-reduce of that size, was slower than the calls "
+        "after it).\n"
+    )
 
 
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {

@@ -46,8 +46,34 @@ def check_modes(markdown: str, kwargs: dict[str, Any]) -> None:
     peaks = {r["mixed_precision"]: r["peak_bytes"] / 2**30 for r in raw["runs"]}
     assert f"Peak memory per GPU: DEFAULT {peaks['DEFAULT']:.2f} GiB, PURE {peaks['PURE']:.2f} GiB." in markdown
 
+    for note in raw["run"]["notes"]:  # how the rounds were run: what makes them paired
+        assert note in markdown
 
-CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {"modes_markdown": check_modes}
+
+def check_modes_answer(markdown: str, kwargs: dict[str, Any]) -> None:
+    """The page's one-sentence answer: the median of the paired ratios and its sign-test interval, from the record,
+    and which side of the claimed 5% the interval's top lies."""
+    raw = _by_id(_arg(kwargs, "record_id", 0, "distributed/fsdp-modes-h100x4"))
+    runs = {r["mixed_precision"]: r["tokens_per_s"] for r in raw["runs"]}
+    ratios = [p / d for p, d in zip(runs["PURE"], runs["DEFAULT"], strict=True)]
+    n, median = len(ratios), statistics.median(ratios)
+    low, high = _binomial_interval(ratios)
+    j = sorted(ratios).index(low) + 1
+    coverage = 1 - 2 * sum(math.comb(n, i) for i in range(j)) / 2**n
+    assert "H100" in raw["run"]["gpu"]["name"]
+    assert markdown.startswith(
+        f"On {raw['world_size']} H100s, PURE trained the {raw['parameters'] / 1e6:,.0f}M-parameter model at "
+        f"**{median:.3f}×** DEFAULT's tokens/s (median of {n} paired rounds; {coverage:.0%} confidence interval "
+        f"{low:.3f}× to {high:.3f}×): {median - 1:+.0%}, "
+    )
+    below = "an interval that stops below the 5% at which the claimed 5–15% begins."
+    assert markdown.endswith(below if high < 1.05 else f"an interval that reaches {high - 1:+.0%}.")
+
+
+CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
+    "modes_markdown": check_modes,
+    "modes_answer": check_modes_answer,
+}
 
 
 @pytest.mark.parametrize("render", [modes_answer, modes_markdown])

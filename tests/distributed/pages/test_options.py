@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -9,8 +10,19 @@ from tests.distributed.pages import _data, _record, _table
 from tests.helpers import ROOT
 
 
+def _sources() -> dict[str, str]:
+    """Each source's cell, written out from the data file: the file in the repository, its version, the link."""
+    return {s["id"]: f"[{s['path'] + ' ' if s['path'] else ''}({s['version']})]({s['url']})" for s in _data()["source"]}
+
+
+def _text(value: str) -> str:
+    """A data-file sentence as a table cell: one line, pipes escaped."""
+    return " ".join(value.replace("|", "\\|").split())
+
+
 def check_composer_modes(markdown: str, kwargs: dict[str, Any]) -> None:
     rows = _table(markdown)
+    assert [r["source"] for r in rows] == [_sources()[m["source"]] for m in _data()["composer_mode"]]
     # composer/distributed/mosaic_parallelism.py v0.32.1 under amp_bf16
     want = {"FULL": (None, None, None), "DEFAULT": ("bfloat16", "float32", "bfloat16"), "PURE": ("bfloat16",) * 3}
     raw = {m["mode"]: m for m in _data()["composer_mode"]}
@@ -31,6 +43,8 @@ def check_composer_keys(markdown: str, kwargs: dict[str, Any]) -> None:
     raw = _data()["composer_key"]
     assert [r["key"] for r in rows] == [f"`{k['key']}`" for k in raw]
     assert [r["default"] for r in rows] == [f"`{k['default']}`" for k in raw]
+    assert [r["what it does"] for r in rows] == [_text(k["effect"]) for k in raw]
+    assert [r["source"] for r in rows] == [_sources()[k["source"]] for k in raw]
     defaults = {r["key"]: r["default"] for r in rows}
     # composer/utils/parallelism.py v0.32.1 FSDPConfig
     assert defaults["`activation_checkpointing_reentrant`"] == "`true`"
@@ -42,6 +56,7 @@ def check_fsdp_map(markdown: str, kwargs: dict[str, Any]) -> None:
     rows = _table(markdown)
     raw = _data()["fsdp_map"]
     assert [(r["FSDP1"], r["FSDP2"]) for r in rows] == [(m["fsdp1"], m["fsdp2"]) for m in raw]
+    assert [(r["note"], r["source"]) for r in rows] == [(_text(m["note"]), _sources()[m["source"]]) for m in raw]
     assert {"sharding_strategy": "reshard_after_forward"}.items() <= {r["FSDP1"]: r["FSDP2"] for r in rows}.items()
 
 
@@ -51,6 +66,7 @@ def check_mp_fields(markdown: str, kwargs: dict[str, Any]) -> None:
     assert [(r["class"], r["field"], r["default"]) for r in rows] == [
         (f["api"], f"`{f['field']}`", f"`{f['default']}`") for f in raw
     ]
+    assert [(r["meaning"], r["source"]) for r in rows] == [(_text(f["meaning"]), _sources()[f["source"]]) for f in raw]
     fsdp2 = {r["field"] for r in rows if r["class"].startswith("FSDP2")}
     assert "`buffer_dtype`" not in fsdp2
     assert "`output_dtype`" in fsdp2
@@ -72,7 +88,31 @@ def check_checkpoint_default(markdown: str, kwargs: dict[str, Any]) -> None:
         assert rows[1]["text"] == " ".join(gpu["message"].split())
 
 
+def check_fully_shard_signature(markdown: str, kwargs: dict[str, Any]) -> None:
+    """The installed torch's version, ``fully_shard``'s positional and keyword-only parameters in order, and every
+    ``set_`` method of ``FSDPModule``, as ``inspect`` and ``dir`` give them here."""
+    import inspect
+
+    import torch
+    from torch.distributed.fsdp import FSDPModule, fully_shard
+
+    params = list(inspect.signature(fully_shard).parameters.values())
+    first = [p.name for p in params if p.kind is not p.KEYWORD_ONLY]
+    keywords = [p.name for p in params if p.kind is p.KEYWORD_ONLY]
+    assert first == ["module"]
+    found = re.fullmatch(r"In torch (\S+): `fully_shard\((.*), \*, (.*)\)`; the module it returns is an `FSDPModule` "
+                         r"with (.*)\.\n", markdown)  # fmt: skip
+    assert found, markdown
+    version, positional, keyword, setters = found.groups()
+    assert version == torch.__version__.split("+")[0]
+    assert positional.split(", ") == first
+    assert keyword.split(", ") == keywords
+    assert setters.split(", ") == [f"`{m}`" for m in sorted(dir(FSDPModule)) if m.startswith("set_")]
+    assert "`set_requires_gradient_sync`" in setters
+
+
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
+    "fully_shard_signature": check_fully_shard_signature,
     "composer_modes_markdown": check_composer_modes,
     "composer_keys_markdown": check_composer_keys,
     "fsdp_map_markdown": check_fsdp_map,

@@ -18,6 +18,7 @@ def check_block_check(markdown: str, kwargs: dict[str, Any]) -> None:
         assert int(row["saved bytes (measured)"]) == x["live_bytes"] - x["output_bytes"] + x["input_bytes"]
         assert int(row["formula"]) == e * (16 * n * s * h + a * n * s * s) + 16 * n * s
         assert row["measured / formula"] == "1.0000"
+        assert row["shape"] == f"{n} × {s} × {h}, {a} heads"
 
 
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {

@@ -6,6 +6,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from tests.distributed.pages import _arg, _by_id, _config, _table
 
 
@@ -41,6 +43,7 @@ def check_ddp_buckets(markdown: str, kwargs: dict[str, Any]) -> None:
     numbers = [float(x) for x in re.findall(r"(\d+\.\d+) GiB", markdown)]
     assert numbers == [round(extra / 2**30, 3), round(buckets / 2**30, 3), round((extra - buckets) / 2**30, 3)]
     assert f"({buckets / extra:.0%})" in markdown
+    assert f"a float32 copy of the {raw['parameters'] / 1e6:.0f} M gradients" in markdown
     assert abs(buckets / extra - 0.5) < 0.01
 
 
@@ -48,3 +51,14 @@ CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "ddp_buckets_markdown": check_ddp_buckets,
     "fsdp_dtypes_markdown": check_fsdp_dtypes,
 }
+
+
+def test_records_of_another_model_or_batch_are_not_compared() -> None:
+    """A one-GPU record of another model gives no "saved" or "× one GPU" column: the error names both records."""
+    from gpukb.distributed.pages import memory_markdown, throughput_markdown
+
+    with pytest.raises(ValueError, match=r"^distributed/fsdp-modes-h100x4 trained \{.*'hidden': 2048.*\} with batch "
+                                         r"\d+, not \{.*'hidden': 768.*\} with batch 8$"):  # fmt: skip
+        throughput_markdown("distributed/fsdp-h100x2", one_gpu_id="distributed/fsdp-modes-h100x4")
+    with pytest.raises(ValueError, match=r"^distributed/fsdp-modes-h100x4 trained"):
+        memory_markdown("distributed/fsdp-memory-h100x2", one_gpu_id="distributed/fsdp-modes-h100x4")
