@@ -37,6 +37,8 @@ CHAPTER = Chapter(
     ),
     mutation_tests=(
         "tests/attention/test_reference.py",
+        "tests/attention/test_named_errors.py",
+        "tests/attention/test_edges.py",
         "tests/attention/test_flash_and_costs.py",
         "tests/attention/test_worked_problems.py",
         "tests/attention/test_cli.py",

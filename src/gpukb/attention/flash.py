@@ -68,7 +68,8 @@ def _check_qkv(q: Any, k: Any, v: Any) -> tuple[np.ndarray, np.ndarray, np.ndarr
     q, k, v = _rows("q", q), _rows("k", k), _rows("v", v)
     if q.ndim < 2 or k.ndim < 2 or v.ndim < 2:
         raise ValueError(f"q, k and v must be (..., length, width); got {q.shape}, {k.shape}, {v.shape}")
-    if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2] or q.shape[:-2] != k.shape[:-2] != v.shape[:-2]:
+    # all three leading shapes equal (a chained `!=` let a q batch differ from k's and v's, which numpy broadcast)
+    if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2] or not q.shape[:-2] == k.shape[:-2] == v.shape[:-2]:
         raise ValueError(
             f"need q (..., L_q, d), k (..., L_k, d), v (..., L_k, d_v) with one leading shape; "
             f"got {q.shape}, {k.shape}, {v.shape}"

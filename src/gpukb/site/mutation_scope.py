@@ -13,11 +13,13 @@ from pathlib import Path
 
 from gpukb import arguments, chapters
 
-#: Layers below the chapters in the scope: the argument checks, tested by the fuzz tests and the CLI's. Every part
-#: also runs the page-table inventory, which renders each page's tables and runs its chapter's cell checks on them
-#: (a part without it leaves its page layer untested: the GEMM, formats and performance runs lacked it).
+#: Layers below the chapters in the scope: the argument checks, tested by the fuzz tests and the CLI's.
 BASE_FILES = ("src/gpukb/arguments.py",)
-BASE_TESTS = ("tests/fuzz", "tests/test_cli.py", "tests/site/test_page_tables.py")
+BASE_TESTS = ("tests/fuzz", "tests/test_cli.py")
+#: What every chapter's part runs besides its own tests: the page-table inventory, which renders each page's tables
+#: and runs its chapter's cell checks on them (a chapter without it leaves its page layer untested: the GEMM, formats
+#: and performance runs lacked it).
+CHAPTER_TESTS = ("tests/site/test_page_tables.py",)
 #: Layers below the chapters run on their own like a chapter (``--chapter records``): name → (files, tests).
 LAYERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "records": (
@@ -29,7 +31,7 @@ LAYERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 
 def parts() -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
     """Each chapter with a mutation scope, then each layer of :data:`LAYERS`: name → (files, tests)."""
-    declared = {c.name: (c.mutation, c.mutation_tests) for c in chapters.chapters() if c.mutation}
+    declared = {c.name: (c.mutation, CHAPTER_TESTS + c.mutation_tests) for c in chapters.chapters() if c.mutation}
     return {**declared, **LAYERS}
 
 
@@ -48,7 +50,7 @@ def scope(chapter: str | None = None) -> tuple[list[str], list[str]]:
         raise ValueError(
             f"chapter must be one with a mutation scope, one of {list(named)}; got {arguments.given(chapter)}"
         )
-    everything = [(c.mutation, c.mutation_tests) for c in chapters.chapters()] + list(LAYERS.values())
+    everything = [(c.mutation, CHAPTER_TESTS + c.mutation_tests) for c in chapters.chapters()] + list(LAYERS.values())
     chosen = everything if chapter is None else [named[chapter]]  # a chapter may add tests alone (the About pages)
     files = [*(BASE_FILES if chapter is None else ()), *(f for fs, _ in chosen for f in fs)]
     tests = [*BASE_TESTS, *(t for _, ts in chosen for t in ts)]

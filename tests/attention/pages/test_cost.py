@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import inspect
+import json
 import math
+import re
 from collections.abc import Callable
+from html.parser import HTMLParser
 from typing import Any
 
 import pytest
 
+from gpukb.attention import costs
 from gpukb.attention.pages import cost as page
-from tests.helpers import markdown_tables
+from gpukb.measuring.counting import ELEMENT_BYTES
+from tests.helpers import ROOT, h100_ceilings_json, markdown_tables
 
 
 def check_scaling(markdown: str, kwargs: dict[str, Any]) -> None:
@@ -92,3 +98,91 @@ def test_a_rate_that_does_not_follow_from_its_time_fails_the_check() -> None:
     with pytest.raises(AssertionError):
         check_cost_table(markdown.replace(row, " | ".join(cells)), {})
     assert math.isfinite(float(cells[2]))
+
+
+def test_the_rereads_sentence_follows_from_the_record() -> None:
+    """Every number of the sentence under the cost table, recomputed from the record's JSON read raw: the standard,
+    non-causal case, its block of queries, the bytes with K and V read once per block and once in all, the time,
+    and the bandwidth that time would need against the copy ceiling."""
+    record = json.loads((ROOT / "src/gpukb/data/results/attention/flash-forward-h100.json").read_text("utf-8"))
+    case = next(c for c in record["cases"] if c["group"] == "standard" and not c["causal"])
+    b, h, seq, d = case["batch"], case["heads"], case["seq"], case["head_dim"]
+    block_m = int(case["config"].split("x")[0])
+    blocks = -(-seq // block_m)
+    traffic = b * h * d * 2 * (2 * seq + 2 * blocks * seq)  # Q read and O written once, K and V once per block
+    compulsory = b * h * d * 2 * 4 * seq
+    ms = case["triton"]["ms"]["median"]
+    needed = traffic / (ms / 1e3) / 1e12  # TB/s
+    copy = h100_ceilings_json()["bandwidth"] / 1e3  # TB/s
+    said = page.flash_rereads()
+    expected = (
+        f"(batch {b}, {h} heads, {seq} tokens, head dim {d}, not causal)",
+        f"blocks of {block_m} queries, so it reads K and V {seq // block_m} times: {traffic / 1e9:.1f} GB",
+        f"against {compulsory / 1e9:.2f} GB of compulsory traffic. It took {ms:.3f} ms",
+        f"need {needed:.1f} TB/s from HBM, {needed / copy:.1f} times the {copy:.2f} TB/s",
+        f"at least {1 - copy / needed:.0%} of those bytes cannot have come from HBM, and came from the L2 cache",
+    )
+    for part in expected:
+        assert part in said, f"{part!r} not in {said!r}"
+
+
+class _Form(HTMLParser):
+    """The fields, hints and data island of a calculator's HTML."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fields: dict[str, dict[str, str | None]] = {}
+        self.labels: dict[str, str] = {}
+        self.options: list[tuple[str, bool]] = []
+        self.hints: list[str] = []
+        self.data = ""
+        self._in: str | None = None
+        self._for: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag in ("input", "select"):
+            self.fields[a["name"]] = a
+        elif tag == "option":
+            self.options.append((a["value"], "selected" in a))
+        elif tag == "label":
+            self._in, self._for = "label", a["for"]
+        elif tag == "small":
+            self._in = "hint"
+        elif tag == "script":
+            self._in = "data"
+
+    def handle_endtag(self, tag: str) -> None:
+        self._in = None
+
+    def handle_data(self, data: str) -> None:
+        if self._in == "label":
+            self.labels[self._for.removeprefix("gpukb-attention-")] = data
+        elif self._in == "hint":
+            self.hints.append(data)
+        elif self._in == "data":
+            self.data += data
+
+
+def test_the_calculator_offers_what_its_script_reads() -> None:
+    """The form has a field for every argument docs/javascripts/calculators/attention.js reads, each labelled with
+    attention_summary's own argument name, prefilled with Llama-3-8B's attention at 8,192 tokens (32 layers, 32
+    query heads, 8 key/value heads of 128: the Llama 3 paper, table 3), causal, bf16; the type list offers every
+    floating-point type the data island sizes, and the island holds the library's element sizes."""
+    script = (ROOT / "docs/javascripts/calculators/attention.js").read_text("utf-8")
+    read = set(re.findall(r'value\("(\w+)"\)', script)) | set(re.findall(r"raw\(boxes\.(\w+)\)", script))
+    form = _Form()
+    form.feed(page.attention_calculator())
+    assert set(form.fields) == read == set(inspect.signature(costs.attention_summary).parameters)
+    assert {n: lbl for n, lbl in form.labels.items() if n != "layers"} == {n: n for n in read if n != "layers"}
+    assert form.labels["layers"].startswith("layers")
+    values = {n: f.get("value") for n, f in form.fields.items() if f.get("type") == "text"}
+    assert values == {"batch": "1", "heads": "32", "kv_heads": "8", "q_len": "8192", "kv_len": "8192",
+                      "head_dim": "128", "layers": "32"}  # fmt: skip
+    assert form.fields["causal"]["type"] == "checkbox"
+    assert "checked" in form.fields["causal"]
+    sizes = json.loads(form.data)["element_bytes"]
+    assert sizes == {name: ELEMENT_BYTES[name] for name in ELEMENT_BYTES}
+    assert [v for v, _ in form.options] == [n for n in sizes if not n.startswith(("int", "uint"))]
+    assert [v for v, chosen in form.options if chosen] == ["bf16"]
+    assert form.hints == ["empty: as many as heads"]  # an empty kv_heads is attention_summary's None

@@ -217,6 +217,9 @@ def check_training_losses(markdown: str, kwargs: dict[str, Any]) -> None:
     # the page's reading of it: the kernel stays equal to SDPA about as long as SDPA's backends agree, and learns
     assert ours >= 0.8 * theirs
     assert sum(kernel[-50:]) / 50 < 0.5 * kernel[0]
+    means = [f"{sum(xs[-50:]) / 50:.3f}" for xs in (kernel, sdpa, control)]
+    assert (f"Mean loss over the last 50 steps: kernel {means[0]}, SDPA {means[1]}, SDPA math {means[2]}. "
+            f"Model: {tr['model']}.\n\n") in markdown  # fmt: skip
 
 
 def check_training_tuning(markdown: str, kwargs: dict[str, Any]) -> None:
@@ -302,9 +305,10 @@ def check_gluon_steps(markdown: str, kwargs: dict[str, Any]) -> None:
             assert r["compiled (D=128)"] == (f"{build['registers']} regs, {build['spills']} spills, "
                                              f"{build['shared_bytes'] // 1024} KiB shared")  # fmt: skip
             serialized = any("C7514" in n and "serialized" in n for n in build["ptxas"])
-            assert (r["ptxas note"] == "C7514: wgmma.mma_async instructions are serialized") == serialized
-        else:
-            assert r["what it adds"] == "-"
+            note = "C7514: wgmma.mma_async instructions are serialized" if serialized else "-"
+            assert r["ptxas note"] == note
+        else:  # the Triton kernel and the SDPA backends: no build of ours to describe
+            assert (r["what it adds"], r["compiled (D=128)"], r["ptxas note"]) == ("-", "-", "-")
     # what the page says of the steps, in both columns: each of the first three steps gains; leaving P·V in
     # flight loses to the synchronous P·V it was meant to improve on, and is the step ptxas serializes; the
     # intra-warpgroup overlap of Q·Kᵀ alone is the fastest step that launches a program per tile; the explicit
@@ -353,7 +357,7 @@ def check_gluon_sweep(markdown: str, kwargs: dict[str, Any]) -> None:
         ratios.append(ratio)
     defaults = _step_ratios(cases)
     assert f"over the {len(cases)} shapes: {_summary(ratios)}; the default step (persistent) alone: " \
-           f"{_summary(defaults)}." in markdown  # fmt: skip
+           f"{_summary(defaults)}.\n\nMeasured on" in markdown  # fmt: skip
     # the page's opening: over more shapes the default step trails cuDNN most at the shortest sequences, and
     # ("Why cuDNN is faster") cuDNN stays ahead somewhere in the sweep
     lowest = min(range(len(cases)), key=lambda i: defaults[i])
@@ -380,8 +384,8 @@ def check_gluon_profile(markdown: str, kwargs: dict[str, Any]) -> None:
     for r in table:
         for name, readings in profile.items():
             assert r[name] == readings.get(r["reading"], "-")
-    for name, readings in profile.items():
-        assert f"{name}: `{readings['kernel']}`" in markdown
+    kernels = "; ".join(f"{name}: `{readings['kernel']}`" for name, readings in profile.items())
+    assert f"Kernels: {kernels}." in markdown
 
     # what the page says of these readings: the same 384 threads a program; cuDNN issues more instructions a cycle
     # and waits fewer cycles between two, with no more resident warps; its grid is one program per SM
@@ -453,8 +457,9 @@ def check_gluon_on_h200(markdown: str, kwargs: dict[str, Any]) -> None:
                                                               f"{top['max_mem_mhz']:.0f} MHz"  # fmt: skip
         rankings.append([_ranking(standard[causal], both) for causal in (False, True)])
     same = rankings[0] == rankings[1]
-    assert ("The steps both runs timed rank in the same order on both cards, causal and not." in markdown) == same
-    assert f"Measured on an {names[1]} " in markdown
+    sentence = ("The steps both runs timed rank in the same order on both cards, causal and not." if same else
+                "The steps both runs timed do not rank in the same order on the two cards.")  # fmt: skip
+    assert f"|\n\n{sentence}\n\nMeasured on an {names[1]} " in markdown  # the note between table and run
     # what the page says around the table: the same SMs at the same top clock, faster memory; DRAM about a tenth
     # busy or less for every profiled kernel on both cards; the overlap step's rates within 5% of each other on the
     # two cards
@@ -503,6 +508,37 @@ def test_the_answer_states_each_backend_ratio_at_the_standard_shape() -> None:
         rates = {t["name"]: t["tflops"] for t in c["backends"]}
         assert rates["flash"] < c["triton"]["tflops"] < rates["cudnn"]
         assert rates["efficient"] < c["triton"]["tflops"]
+
+
+#: ptxas's performance note as the Gluon records hold it (builds[].ptxas), and lines it could also print.
+_C7514 = (
+    "ptxas info : (C7514) Potential Performance Loss: wgmma.mma_async instructions are serialized due to non wgmma "
+    "instructions reading accumulator registers of a wgmma between start and end of the pipeline stage in the "
+    "function '_forward_ws'"
+)
+
+
+@pytest.mark.parametrize(
+    ("line", "note"),
+    [
+        (_C7514, "C7514: wgmma.mma_async instructions are serialized"),
+        (_C7514 + " (see ptxas (C7515)) due to x", "C7514: wgmma.mma_async instructions are serialized"),
+        ("ptxas info : Potential Performance Loss: spills due to x", "spills"),
+        (
+            "ptxas info : (C7000) a note without the usual words",
+            "C7000: ptxas info : (C7000) a note without the usual words",
+        ),
+    ],
+    ids=["C7514", "more-parentheses-and-due-to", "no-code", "no-loss-words"],
+)
+def test_a_ptxas_note_is_its_code_and_what_it_costs(line: str, note: str) -> None:
+    """The code in the first parentheses, then what the note says is lost, up to the first " due to"; no code, no
+    prefix; a note without "Performance Loss: " is kept whole."""
+    assert page._ptxas_note(line) == note
+
+
+def test_the_sweep_shows_the_forward_pass_by_default() -> None:
+    assert page.training_sweep() == page.training_sweep("forward")
 
 
 def test_a_sweep_direction_that_does_not_exist_is_refused() -> None:
