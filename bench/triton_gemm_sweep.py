@@ -623,6 +623,8 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reserve", type=float, default=SWEEP_RESERVE_S, help="seconds the tuning leaves the sweep")
     parser.add_argument("--name", default="triton-gemm-sweep-h100", help="the sweep record's file name, no suffix")
     parser.add_argument("--sets", default=",".join(SETS), help=f"the sets of shapes to measure, of {','.join(SETS)}")
+    parser.add_argument("--without-bytes-rules", action="store_true",
+                        help="the look-up as before step 11's rules (tuning.use_bytes_rules(False))")  # fmt: skip
     parser.add_argument("--held-out-commit", help="the commits that fixed the held-out draws, comma-separated, in the "
                         "order held-out, held-out-2, held-out-3, held-out-4, held-out-5 (written to the "
                         "record)")  # fmt: skip
@@ -696,6 +698,8 @@ def triton_gemm_sweep(script: Script) -> int:
         # a table of new classes is measured over the committed ones (the first sweep's table replaces them)
         tuning.use_table(table, merge=args.tune != "sweep")
         tuned = {(c.dtype, c.layout, tuple(c.shape)) for c in table.classes}
+    if args.without_bytes_rules:
+        tuning.use_bytes_rules(False)
     clear_plans()  # plans made before hold configurations chosen without the table
     rows = sweep(torch, args.out_dir, budget, tuned, sets)
     profile_rows(torch, rows, budget)
@@ -710,7 +714,8 @@ def triton_gemm_sweep(script: Script) -> int:
         "inputs": "torch.randn (standard normal), fresh per shape, rounded to the input type; outputs poisoned with "
         "NaN before the checked call",
         "error_rows": ERROR_ROWS,
-        "tuning": " + ".join(tuning.TABLE_RECORDS) if args.tune == "none" else tuning.TABLE_RECORD,
+        "tuning": (" + ".join(tuning.TABLE_RECORDS) if args.tune == "none" else tuning.TABLE_RECORD)
+        + (", look-up without step 11's rules" if args.without_bytes_rules else ""),
         "host": host,
         "tiny_host": tiny_host,
         "checks": checks,

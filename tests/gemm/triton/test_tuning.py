@@ -556,3 +556,25 @@ def _untimed() -> TunedClass:
 def test_step_11_rules_refuse_what_they_do_not_model(call, error: type[Exception], match: str) -> None:
     with pytest.raises(error, match=match):
         call()
+
+
+def test_without_the_bytes_rules_the_look_up_chooses_as_it_did_before_them() -> None:
+    """86×4096×32000 NN: the fourth held-out sweep ran it before step 11's rules with the same tables, at a split of
+    33 (its record); the rules give it this product's own split. use_table turns the rules on again."""
+    raw = json.loads((results_dir() / "gemm" / "triton-gemm-sweep-h100-held-out-4.json").read_text(encoding="utf-8"))
+    shape = ("bfloat16", 86, 4096, 32000)
+    (before,) = [r["config"] for r in raw["rows"] if (r["dtype"], r["m"], r["n"], r["k"]) == shape]
+    tuning._ACTIVE.clear()
+    try:
+        tuning.use_bytes_rules(False)
+        assert tuning.choose("bfloat16", "NN", 86, 4096, 32000, 132).as_dict() == before
+        tuning.use_bytes_rules(True)
+        assert tuning.choose("bfloat16", "NN", 86, 4096, 32000, 132).split_k is None
+        tuning.use_bytes_rules(False)
+        tuning.use_table(None)
+        assert tuning._ACTIVE.get("bytes_rules", True)  # on again
+        for bad in (1, "no", None):
+            with pytest.raises(TypeError, match="on"):
+                tuning.use_bytes_rules(bad)
+    finally:
+        tuning._ACTIVE.clear()

@@ -461,6 +461,18 @@ def use_table(table: GemmTuning | None, merge: bool = False) -> None:
     _ACTIVE["table"] = None if table is None else {**base, **{c.shape_class: c for c in table.classes}}
 
 
+def use_bytes_rules(on: bool) -> None:
+    """Whether :func:`lookup` applies step 11's rules (:func:`by_bytes` for weight-bound products, a borrowed
+    split-K's split from this product's tiles, :func:`one_launch_cap`); off, it chooses as it did before them. For a
+    run that measures one set both ways. :func:`use_table` turns them on again. Like it, call
+    :func:`gpukb.gemm.triton.matmul.clear_plans` after.
+
+    Raises:
+        TypeError: For anything but a bool.
+    """
+    _ACTIVE["bytes_rules"] = flag("on", on)
+
+
 def active_table() -> dict[ShapeClass, TunedClass] | None:
     """The table :func:`choose` reads: the committed one (``None`` where the package has none)."""
     if "table" not in _ACTIVE:
@@ -632,6 +644,8 @@ def lookup(
     timed = [t for t in entry.trials if t.ms is not None and not t.config.split_tail]
     if not timed:
         return refill(replace(entry.config, split_tail=False), entry.shape, m, n, k, sms)
+    if not _ACTIVE.get("bytes_rules", True):  # as before step 11's rules (use_bytes_rules)
+        return refill(min(timed, key=lambda t: predicted_ms(entry, t, m, n, k, sms)).config, entry.shape, m, n, k, sms)
     if weight_bound(dtype, m, n, k) and weight_bound(entry.dtype, *entry.shape):
         best = by_bytes(entry, m, n, k, sms)
     else:
