@@ -3,7 +3,7 @@
 Run from the repository root on a machine with a Hopper GPU::
 
     python bench/triton_gemm_sweep.py OUT_DIR [--budget SECONDS] [--tune sweep|issue29|losers|gaps|fill|none]
-        [--tune-only] [--reserve SECONDS]
+        [--tune-only] [--reserve SECONDS] [--bytes-rules]
         [--sets first,issue,random,held-out,held-out-2,held-out-3,held-out-4,held-out-5,tiny]
 
 ``--tune issue29`` tunes the classes of issue 29's representatives (``gpukb.gemm.triton.sweep.ISSUE_TUNING``) with
@@ -623,8 +623,8 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reserve", type=float, default=SWEEP_RESERVE_S, help="seconds the tuning leaves the sweep")
     parser.add_argument("--name", default="triton-gemm-sweep-h100", help="the sweep record's file name, no suffix")
     parser.add_argument("--sets", default=",".join(SETS), help=f"the sets of shapes to measure, of {','.join(SETS)}")
-    parser.add_argument("--without-bytes-rules", action="store_true",
-                        help="the look-up as before step 11's rules (tuning.use_bytes_rules(False))")  # fmt: skip
+    parser.add_argument("--bytes-rules", action="store_true",
+                        help="the look-up with step 11's rules (tuning.use_bytes_rules); off by default")  # fmt: skip
     parser.add_argument("--held-out-commit", help="the commits that fixed the held-out draws, comma-separated, in the "
                         "order held-out, held-out-2, held-out-3, held-out-4, held-out-5 (written to the "
                         "record)")  # fmt: skip
@@ -698,8 +698,8 @@ def triton_gemm_sweep(script: Script) -> int:
         # a table of new classes is measured over the committed ones (the first sweep's table replaces them)
         tuning.use_table(table, merge=args.tune != "sweep")
         tuned = {(c.dtype, c.layout, tuple(c.shape)) for c in table.classes}
-    if args.without_bytes_rules:
-        tuning.use_bytes_rules(False)
+    if args.bytes_rules:
+        tuning.use_bytes_rules(True)
     clear_plans()  # plans made before hold configurations chosen without the table
     rows = sweep(torch, args.out_dir, budget, tuned, sets)
     profile_rows(torch, rows, budget)
@@ -715,7 +715,7 @@ def triton_gemm_sweep(script: Script) -> int:
         "NaN before the checked call",
         "error_rows": ERROR_ROWS,
         "tuning": (" + ".join(tuning.TABLE_RECORDS) if args.tune == "none" else tuning.TABLE_RECORD)
-        + (", look-up without step 11's rules" if args.without_bytes_rules else ""),
+        + (", look-up with step 11's rules" if args.bytes_rules else ""),
         "host": host,
         "tiny_host": tiny_host,
         "checks": checks,

@@ -1354,3 +1354,54 @@ def test_the_triton_page_prose_matches_the_bytes_run() -> None:
                != (dataclasses.replace(c.after.config, split_k=None), c.after.split_k)]  # fmt: skip
     assert [(c.after.layout, c.after.m, c.after.n, c.after.k) for c in changed] == [("NT", 8, 14336, 4096)]
     assert (f"{changed[0].before.ratio:.3f}", f"{changed[0].after.ratio:.3f}") == ("1.009", "0.983")
+
+
+def test_the_triton_page_prose_matches_the_paired_run() -> None:
+    """Step 11's last section: the fifth held-out sweep with and without the rules, checked against both records."""
+    import math
+
+    text = (ROOT / "docs" / "gemm" / "triton.md").read_text(encoding="utf-8")
+    on, off = (
+        _sweep_raw("triton-gemm-sweep-h100-held-out-5-rules"),
+        _sweep_raw("triton-gemm-sweep-h100-held-out-5-without-rules"),
+    )
+    assert "look-up with" not in on["tuning"]  # as each ran: with the rules, then without
+    assert "look-up without step 11's rules" in off["tuning"]
+    for run in (on, off):
+        assert "--tune none --sets held-out-5" in run["run"]["command"]
+        assert run["run"]["gpu"]["name"] == "NVIDIA H100 80GB HBM3"
+    rows_on = {(r["dtype"], r["layout"], r["m"], r["n"], r["k"]): r for r in on["rows"] if r["sweep"] == "held-out-5"}
+    rows_off = {(r["dtype"], r["layout"], r["m"], r["n"], r["k"]): r for r in off["rows"] if r["sweep"] == "held-out-5"}
+    assert rows_on.keys() == rows_off.keys()
+    assert len(rows_on) == 64
+    changed = [k for k in rows_on if rows_on[k]["config"] != rows_off[k]["config"]]
+    same = [rows_on[k]["ratio"] / rows_off[k]["ratio"] for k in rows_on if k not in changed]
+    assert (len(changed), len(same)) == (20, 44)
+    assert f"{math.exp(sum(map(math.log, same)) / len(same)):.3f}" == "0.996"
+    assert (f"{min(same):.2f}", f"{max(same):.2f}") == ("0.89", "1.07")
+    said = {
+        (163, 12288, 3072): ("0.44", "0.80"),
+        (18, 5120, 13824): ("0.58", "0.96"),
+        (90, 4096, 14336): ("0.75", "0.92"),
+    }
+    for (m, n, k), pair in said.items():
+        (key,) = [x for x in rows_on if x[0] == "bfloat16" and x[2:] == (m, n, k)]
+        assert key in changed
+        assert (f"{rows_on[key]['ratio']:.2f}", f"{rows_off[key]['ratio']:.2f}") == pair
+        assert (
+            f"{m}×{n}×{k} at {pair[0]} with them and {pair[1]} without" in text
+            or f"{m}×{n}×{k} at {pair[0]} against {pair[1]}" in text
+        )
+
+    def geomean(rows: dict, dtype: str) -> float:
+        picked = [r["ratio"] for key, r in rows.items() if key[0] == dtype]
+        return math.exp(sum(map(math.log, picked)) / len(picked))
+
+    # Without the rules the draw ran faster in both types: why the look-up leaves them off.
+    assert geomean(rows_off, "bfloat16") > geomean(rows_on, "bfloat16")
+    assert geomean(rows_off, "float16") > geomean(rows_on, "float16")
+    fourth = _sweep_raw("triton-gemm-sweep-h100-held-out-4")  # the last honest figure, step 10's
+    for dtype, said_mean in (("bfloat16", "0.937"), ("float16", "0.939")):
+        ratios = [r["ratio"] for r in fourth["rows"] if r["sweep"] == "held-out-4" and r["dtype"] == dtype]
+        assert f"{math.exp(sum(map(math.log, ratios)) / len(ratios)):.3f}" == said_mean
+    assert "sweep's, measured before its rows were read: 0.937 in bf16 and 0.939 in fp16" in text

@@ -463,9 +463,11 @@ def use_table(table: GemmTuning | None, merge: bool = False) -> None:
 
 def use_bytes_rules(on: bool) -> None:
     """Whether :func:`lookup` applies step 11's rules (:func:`by_bytes` for weight-bound products, a borrowed
-    split-K's split from this product's tiles, :func:`one_launch_cap`); off, it chooses as it did before them. For a
-    run that measures one set both ways. :func:`use_table` turns them on again. Like it, call
-    :func:`gpukb.gemm.triton.matmul.clear_plans` after.
+    split-K's split from this product's tiles, :func:`one_launch_cap`). Off by default: on the fifth held-out draw,
+    measured both ways in one run (records ``gemm/triton-gemm-sweep-h100-held-out-5-rules`` and
+    ``-without-rules``), they lost (bf16 geometric mean 0.866 with them, 0.906 without). For a run that measures a
+    set both ways; :func:`use_table` turns them off again. Like it, call :func:`gpukb.gemm.triton.matmul.clear_plans`
+    after.
 
     Raises:
         TypeError: For anything but a bool.
@@ -644,7 +646,7 @@ def lookup(
     timed = [t for t in entry.trials if t.ms is not None and not t.config.split_tail]
     if not timed:
         return refill(replace(entry.config, split_tail=False), entry.shape, m, n, k, sms)
-    if not _ACTIVE.get("bytes_rules", True):  # as before step 11's rules (use_bytes_rules)
+    if not _ACTIVE.get("bytes_rules", False):  # step 11's rules lost on fresh products: off unless asked for
         return refill(min(timed, key=lambda t: predicted_ms(entry, t, m, n, k, sms)).config, entry.shape, m, n, k, sms)
     if weight_bound(dtype, m, n, k) and weight_bound(entry.dtype, *entry.shape):
         best = by_bytes(entry, m, n, k, sms)
