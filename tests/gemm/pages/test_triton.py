@@ -123,12 +123,13 @@ def check_triton_sweep_goal(markdown: str, kwargs: dict[str, Any]) -> None:
     rows = raw["rows"]
     names = {"first sweep": "first", "random sweep": "random", "held-out sweep": "held-out",
              "second held-out sweep": "held-out-2", "third held-out sweep": "held-out-3",
-             "fourth held-out sweep": "held-out-4", "tiny": "tiny"}  # fmt: skip
+             "fourth held-out sweep": "held-out-4", "fifth held-out sweep": "held-out-5", "tiny": "tiny"}  # fmt: skip
     order = [("first sweep", "bf16"), ("first sweep", "fp16"), ("random sweep", "bf16"), ("random sweep", "fp16"),
              ("held-out sweep", "bf16"), ("held-out sweep", "fp16"), ("second held-out sweep", "bf16"),
              ("second held-out sweep", "fp16"), ("third held-out sweep", "bf16"), ("third held-out sweep", "fp16"),
-             ("fourth held-out sweep", "bf16"), ("fourth held-out sweep", "fp16"),
-             ("first sweep", "FP8 E4M3"), ("tiny", "bf16"), ("tiny", "fp16")]  # fmt: skip
+             ("fourth held-out sweep", "bf16"), ("fourth held-out sweep", "fp16"), ("fifth held-out sweep", "bf16"),
+             ("fifth held-out sweep", "fp16"), ("first sweep", "FP8 E4M3"), ("tiny", "bf16"),
+             ("tiny", "fp16")]  # fmt: skip
     present = {(r["sweep"], _SHORT[r["dtype"]]) for r in rows}
     expected = [(name, short) for name, short in order if (names[name], short) in present]
     assert [(row["shapes"], row["type"]) for row in table] == expected
@@ -580,7 +581,7 @@ def _geomean(rows: list[dict[str, Any]]) -> float:
 
 def check_triton_arc(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
-    assert [int(row["step"]) for row in table] == list(range(1, 11))
+    assert [int(row["step"]) for row in table] == list(range(1, 12))
     for row in table[:4]:  # the kernel on the squares of the first run
         label = row["configuration"].strip("`")
         (entry,) = [e for e in _triton_raw()["sweep"]["configs"] if _label(e["config"]) == label]
@@ -588,20 +589,22 @@ def check_triton_arc(markdown: str, kwargs: dict[str, Any]) -> None:
             (case,) = [r for r in entry["results"] if r["m"] == size]
             assert float(row[f"{size}³"]) == pytest.approx(case["ratio"], abs=6e-4), row
         sweeps = ("first sweep", "random sweep", "held-out sweep", "second held-out sweep", "third held-out sweep",
-                  "fourth held-out sweep")  # fmt: skip
-        assert [row[column] for column in sweeps] == ["–"] * 6
+                  "fourth held-out sweep", "fifth held-out sweep")  # fmt: skip
+        assert [row[column] for column in sweeps] == ["–"] * 7
     assert [row["configuration"] for row in table[:4]] == [
         "`blocked 128x128x64 g8 s4 w4`", "`blocked 128x256x64 g8 s3 w8`", "`tma 128x256x64 g8 s3 w8`",
         "`tma 128x256x64 g8 s4 w8 sub`",
     ]  # fmt: skip
     for row, name in zip(table[4:], ("triton-gemm-sweep-h100", "triton-gemm-sweep-h100-issue29",
                                       "triton-gemm-sweep-h100-held-out", "triton-gemm-sweep-h100-held-out-2",
-                                      "triton-gemm-sweep-h100-held-out-3", "triton-gemm-sweep-h100-held-out-4"),
+                                      "triton-gemm-sweep-h100-held-out-3", "triton-gemm-sweep-h100-held-out-4",
+                                      "triton-gemm-sweep-h100-held-out-5"),
                          strict=True):  # fmt: skip
         rows = _sweep_raw(name)["rows"]
         for column, sweep in (("first sweep", "first"), ("random sweep", "random"), ("held-out sweep", "held-out"),
                               ("second held-out sweep", "held-out-2"), ("third held-out sweep", "held-out-3"),
-                              ("fourth held-out sweep", "held-out-4")):  # fmt: skip
+                              ("fourth held-out sweep", "held-out-4"),
+                              ("fifth held-out sweep", "held-out-5")):  # fmt: skip
             chosen = [r for r in rows if r["dtype"] == "bfloat16" and r.get("sweep", "first") == sweep]
             if not chosen:
                 assert row[column] == "–"
