@@ -46,3 +46,31 @@ def test_bad_input() -> None:
         banks.tile_column(33, swizzle=True)
     with pytest.raises(ValueError, match="tile must divide or be a multiple of 32; got 12"):
         banks.matmul_tile_reads(12)
+
+
+def test_tile_and_column_arguments_are_named_in_errors() -> None:
+    """Bad tile, step, column arguments are refused naming the argument; ``j = tile`` is one past the tile."""
+    with pytest.raises(ValueError, match=r"^tile must be an int ≥ 1; got 0"):
+        banks.matmul_tile_reads(0)
+    with pytest.raises(ValueError, match=r"^j must be an int ≥ 0; got -1"):
+        banks.matmul_tile_reads(4, -1)
+    with pytest.raises(ValueError, match=r"^j must be below tile = 4; got 4"):
+        banks.matmul_tile_reads(4, 4)
+    with pytest.raises(ValueError, match=r"^columns must be an int ≥ 1; got 0"):
+        banks.tile_column(0)
+    with pytest.raises(ValueError, match=r"^column must be an int ≥ 0; got -1"):
+        banks.tile_column(4, -1)
+
+
+def test_a_tile_twice_the_warp_wide() -> None:
+    """tile = 64 (a multiple of 32): the warp is the first 32 threads of row 0: ``sa[0, j]`` broadcast, and
+    ``sb[j, 0..31]`` = words 64·j + 0..31, 32 banks."""
+    reads = banks.matmul_tile_reads(64, 3)
+    assert reads == {"sa[ty, j]": [3] * 32, "sb[j, tx]": list(range(192, 224))}
+
+
+def test_word_and_stride_arguments_are_named_in_errors() -> None:
+    with pytest.raises(ValueError, match=r"^stride must be an int ≥ 1; got 0"):
+        banks.strided(0)
+    with pytest.raises(ValueError, match=r"^word index must be an int ≥ 0; got -1"):
+        banks.wavefronts([0] * 31 + [-1])

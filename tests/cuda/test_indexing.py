@@ -176,3 +176,12 @@ def test_a_z_extent_of_two_in_either_size_shows_z(grid, block) -> None:
     headers, rows = ix.launch_table(grid, block)
     assert headers[:3] == ["blockIdx (x, y, z)", "threadIdx (x, y, z)", "global (x, y, z)"]
     assert [r[2] for r in rows] == ["(0, 0, 0)", "(0, 0, 1)"]
+
+
+def test_below_the_minimum_is_no_launch_limit_and_z_counts_in_the_thread_total() -> None:
+    """A size of 0 is refused without calling it a launch limit (the limit is the top); (32, 32, 2) has
+    32 · 32 · 2 = 2,048 threads, over the 1024 a block may have though each axis is within its own limit."""
+    with pytest.raises(ValueError, match=r"^blockDim\.x must be an int ≥ 1, ≤ 1024; got 0$"):
+        ix.global_index_1d(0, 0, 0)
+    with pytest.raises(ValueError, match=r"^blockDim \(32, 32, 2\) has 2,048 threads; a block has at most 1024"):
+        next(ix.threads(1, (32, 32, 2)))

@@ -114,3 +114,15 @@ def test_bad_launch_tables_are_refused(old: str, new: str, message: str) -> None
     assert old in TEXT
     with pytest.raises(ValueError, match=message):
         limits.parse(TEXT.replace(old, new, 1))
+
+
+def test_a_copy_without_sources_and_errors_naming_the_file_given() -> None:
+    """A file with no ``[sources]`` refuses every source it cites (none is known); errors name the file the text
+    came from, whichever it is."""
+    start, end = TEXT.index("[sources.guide]"), TEXT.index("[launch]")
+    with pytest.raises(ValueError, match=r"^other\.toml: launch: unknown sources \['guide'\]; known: \[\]"):
+        limits.parse(TEXT[:start] + TEXT[end:], "other.toml")
+    with pytest.raises(ValueError, match=r"^other\.toml\b.*unknown top-level keys \['extra'\]"):
+        limits.parse("extra = 1\n" + TEXT, "other.toml")
+    with pytest.raises(ValueError, match=r"^other\.toml\b.*capability entry 1 \(9\.0\): max_blocks_per_sm"):
+        limits.parse(TEXT.replace("max_blocks_per_sm = 32\n", 'max_blocks_per_sm = "32"\n', 1), "other.toml")

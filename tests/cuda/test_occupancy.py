@@ -200,3 +200,52 @@ def test_occupancy_table_rows_by_hand() -> None:
 def test_occupancy_table_refuses_what_no_block_size_changes(args, kwargs, error, message) -> None:
     with pytest.raises(error, match=f"^{re.escape(message)}$"):
         occupancy_table(*args, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("needed", "percent", "capacity_kib"),
+    [
+        (0, 0, 0),  # 0 % of 228 KiB is exactly the 0 KiB step
+        (0, 100, 228),  # 100 % is allowed: the whole 228 KiB
+        (0, 44, 132),  # 44 % of 233,472 B = 102,727 B: just over the 100 KiB step, so 132 KiB
+        (64 * 1024, 0, 64),  # too small a preference: the smallest step that holds the block, exactly 64 KiB
+    ],
+)
+def test_carveout_steps_worked_by_hand(needed: int, percent: int, capacity_kib: int) -> None:
+    """Hopper's carveouts are 0, 8, 16, 32, 64, 100, 132, 164, 196, 228 KiB; a preference rounds up to one."""
+    assert carveout(capability("9.0"), needed, percent) == capacity_kib * 1024
+
+
+@pytest.mark.parametrize("bad", [True, 1.5, "5"])
+def test_carveout_preference_must_be_an_int(bad: object) -> None:
+    with pytest.raises(TypeError, match=r"^carveout preference must be an int percent; got "):
+        carveout(capability("9.0"), 0, bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("args", "kwargs", "message"),
+    [
+        ((1024, 256), {}, r"^256 registers per thread exceeds the limit of 255 \(compute capability 9\.0\)$"),
+        ((128, 32), {"kernel_max_threads": 0}, r"^kernel_max_threads must be an int ≥ 1; got 0"),
+        # 224 registers × 32 lanes = 7,168 per warp; 9 warps are counted as 12 (4 sub-partitions): 86,016 > 65,536
+        ((288, 224), {}, r"need 86016 registers per block \(7168 per warp, 9 warps counted as 12\)"),
+        ((1024, 255), {}, r"need 262144 registers per block \(8192 per warp, 32 warps\)"),
+        ((128, 32), {"dynamic_shared": 300000, "opt_in": False}, r"^300000 bytes .* exceed the opt-in limit"),
+        ((128, 32), {"dynamic_shared": 232448, "opt_in": False}, r"^232448 bytes .* exceed the default limit"),
+    ],
+)
+def test_refused_launches_say_why(args: tuple[int, int], kwargs: dict[str, object], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        occupancy("9.0", *args, **kwargs)  # type: ignore[arg-type]
+
+
+def test_a_block_of_one_thread_under_a_kernel_limit_of_one() -> None:
+    result = occupancy((9, 0), 1, 32, kernel_max_threads=1)
+    assert (result.cc, result.threads_per_block, result.warps_per_block) == ("9.0", 1, 1)
+
+
+def test_a_cluster_of_one_block_is_allowed() -> None:
+    """A cluster may hold a single block (the guide's minimum is 1); 0 is refused."""
+    assert occupancy("9.0", 128, 32, cluster_size=1).active_blocks == occupancy("9.0", 128, 32).active_blocks
+    with pytest.raises(ValueError, match=r"cluster size"):
+        occupancy("9.0", 128, 32, cluster_size=0)

@@ -98,3 +98,34 @@ def test_managed_allocations_leave_the_gpu_room() -> None:
         check_managed_size(1.5, 10_000)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"share must be ≤ 1; got 2"):
         check_managed_size(1, 10, share=2)
+
+
+def test_stage_and_ops_checks_name_what_they_refuse() -> None:
+    """A string or a mapping is not a sequence of durations or of operations, and the error says what it got."""
+    from gpukb.cuda.overlap import engine_lanes
+
+    with pytest.raises(TypeError, match=r"^H2D durations must be a sequence of numbers, one per chunk; got 'abc'"):
+        sequential_time("abc", "abc", "abc")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^H2D durations must be .*; got \{0: 1\.0\} \(dict\)"):
+        sequential_time({0: 1.0}, [1.0], [1.0])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^ops must be a sequence of .*; got \{\} \(dict\)"):
+        engine_lanes({})  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^ops\[0\] must be .*; got \('H2D', 0, 0\) \(tuple\)"):
+        engine_lanes([("H2D", 0, 0)])  # type: ignore[list-item]
+
+
+@pytest.mark.parametrize(
+    ("ops", "lane"),
+    [
+        # in order of end, not of chunk: chunk 1 ends first, chunk 0 waits for it
+        ([("H2D", 0, 0.0, 5.0), ("H2D", 1, 0.0, 2.0)], [(1, 0.0, 2.0), (0, 2.0, 5.0)]),
+        # equal ends: the earlier start first
+        ([("H2D", 0, 1.0, 5.0), ("H2D", 1, 0.0, 5.0)], [(1, 0.0, 5.0), (0, 5.0, 5.0)]),
+        # an operation of no length (start = end) is allowed
+        ([("H2D", 0, 1.0, 1.0)], [(0, 1.0, 1.0)]),
+    ],
+)
+def test_engine_lane_order(ops: list[tuple[str, int, float, float]], lane: list[tuple[int, float, float]]) -> None:
+    from gpukb.cuda.overlap import engine_lanes
+
+    assert engine_lanes(ops)["H2D"] == lane

@@ -427,3 +427,62 @@ def test_the_overlap_sentence_shows_the_records_medians_and_bound() -> None:
     bound = max(sum(h) + k[-1] + o[-1], h[0] + sum(k) + o[-1], h[0] + k[0] + sum(o))
     assert f"engines is {bound:.2f} ms" in text
     assert text.endswith(f"reached {bound / medians[best]:.0%} of the ideal speed.\n")
+
+
+def test_hierarchy_table_cells_and_the_fields_they_name() -> None:
+    """The memory-hierarchy table, cell by cell: scope and lifetime of each memory as the CUDA programming guide
+    gives them, sizes worked by hand from the raw device record (65,536 registers × 4 B = 256 KiB; 233,472 B =
+    228 KiB; 232,448 B = 227 KiB; 52,428,800 B = 50 MiB; 65,536 B = 64 KiB; 85,017,493,504 B = 79.2 GiB), and
+    every backticked field in the last column a field the record really has (spelled as the runtime spells it)."""
+    from gpukb.cuda.tables import hierarchy_table
+
+    props = _record("device-h100")["properties"]
+    assert (props["regsPerMultiprocessor"], props["sharedMemPerMultiprocessor"]) == (65536, 233472)
+    assert (props["sharedMemPerBlockOptin"], props["l2CacheSize"]) == (232448, 52428800)
+    assert (props["totalConstMem"], props["totalGlobalMem"]) == (65536, 85017493504)
+    headers, rows = hierarchy_table()
+    assert headers == ["memory", "scope", "lifetime", "size on this GPU", "where the size comes from"]
+    assert [row[:3] for row in rows] == [
+        ["registers", "one thread", "thread"],
+        ["local memory", "one thread", "thread"],
+        ["shared memory", "one block (a cluster on 9.0)", "block"],
+        ["L1 / texture cache", "one SM", "—"],
+        ["L2 cache", "whole GPU", "—"],
+        ["constant memory", "whole grid (read-only)", "application"],
+        ["global memory", "whole grid and host", "application"],
+    ]
+    assert [row[3] for row in rows] == [
+        "256 KiB per SM (65,536 × 32-bit); at most 255 per thread",
+        "spills and large per-thread arrays, in device memory (cached)",
+        "228 KiB per SM, up to 227 KiB per block",
+        "the part of the SM's data cache not configured as shared memory",
+        "50 MiB",
+        "64 KiB",
+        "79.2 GiB",
+    ]
+    assert [row[4] for row in rows] == [
+        "`regsPerMultiprocessor`",
+        "compiler report (`local_size_bytes`)",
+        "`sharedMemPerMultiprocessor`, `sharedMemPerBlockOptin`",
+        "carveout (`cudaFuncAttributePreferredSharedMemoryCarveout`)",
+        "`l2CacheSize`",
+        "`totalConstMem`",
+        "`totalGlobalMem`",
+    ]
+    named = {f for row in rows for f in re.findall(r"`(\w+)`", str(row[4]))}
+    assert named - set(props) == {"local_size_bytes", "cudaFuncAttributePreferredSharedMemoryCarveout"}
+
+
+def test_copy_width_table_headers() -> None:
+    from gpukb.cuda.tables import copy_width_table
+
+    headers, rows = copy_width_table()
+    assert headers[:5] == ["kernel", "type", "element (B)", "bytes per access", "median (µs)"]
+    assert len(rows) == len(_record("copy-width-h100")["rows"])
+
+
+@pytest.mark.parametrize(("ms", "text"), [(9.9994, "9,999 µs"), (10.0, "10.0 ms"), (10.5, "10.5 ms")])
+def test_times_switch_to_milliseconds_from_10_ms(ms: float, text: str) -> None:
+    from gpukb.cuda.tables import _time
+
+    assert _time(ms) == text
