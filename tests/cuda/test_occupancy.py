@@ -249,3 +249,5 @@ def test_a_cluster_of_one_block_is_allowed() -> None:
     assert occupancy("9.0", 128, 32, cluster_size=1).active_blocks == occupancy("9.0", 128, 32).active_blocks
     with pytest.raises(ValueError, match=r"cluster size"):
         occupancy("9.0", 128, 32, cluster_size=0)
+    with pytest.raises(ValueError, match=r"portable \(allow 16 with cudaFuncAttributeNonPortableClusterSizeAllowed\)"):
+        occupancy("9.0", 128, 32, cluster_size=9)

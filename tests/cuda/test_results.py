@@ -486,3 +486,24 @@ def test_times_switch_to_milliseconds_from_10_ms(ms: float, text: str) -> None:
     from gpukb.cuda.tables import _time
 
     assert _time(ms) == text
+
+
+def test_the_smallest_transfer_time_is_the_fastest_row_at_the_smallest_size() -> None:
+    """``smallest_us``: the least median (ms → µs, × 1000) among the rows of the smallest size, read with json."""
+    from gpukb.cuda.tables import transfers_summary
+
+    rows = _record("transfers-h100")["rows"]
+    smallest = min(r["bytes"] for r in rows)
+    expected = min(r["ms"]["median"] for r in rows if r["bytes"] == smallest) * 1000
+    s = transfers_summary()
+    assert s["smallest_bytes"] == smallest
+    assert s["smallest_us"] == pytest.approx(expected, rel=1e-12)
+
+
+def test_band_labels_quartiles_and_refuses_a_timing_with_only_its_median() -> None:
+    from gpukb.cuda.tables import band
+    from gpukb.measuring.stats import PartialSummary, summarize
+
+    assert band(summarize([1.0, 2.0, 3.0, 4.0, 5.0])) == ("25–75 %", 2.0, 4.0)  # linear quartiles of 1..5
+    with pytest.raises(ValueError, match=r"^this timing kept only its median \(1\.5 ms\); there is no spread"):
+        band(PartialSummary(median=1.5))
