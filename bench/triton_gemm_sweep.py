@@ -3,7 +3,8 @@
 Run from the repository root on a machine with a Hopper GPU::
 
     python bench/triton_gemm_sweep.py OUT_DIR [--budget SECONDS] [--tune sweep|issue29|losers|gaps|fill|none]
-        [--tune-only] [--reserve SECONDS] [--sets first,issue,random,held-out,held-out-2,held-out-3,held-out-4,tiny]
+        [--tune-only] [--reserve SECONDS] [--bytes-rules]
+        [--sets first,issue,random,held-out,held-out-2,held-out-3,held-out-4,held-out-5,tiny]
 
 ``--tune issue29`` tunes the classes of issue 29's representatives (``gpukb.gemm.triton.sweep.ISSUE_TUNING``) with
 the extended candidates and writes ``triton-gemm-tuning-h100-issue29.json``; ``--tune losers`` the classes of the
@@ -19,7 +20,8 @@ products issue 29 reported), ``random`` (the seeded draw of ``gpukb.gemm.triton.
 ``held-out`` (a second draw, committed before the third tuning and measured only after it), ``held-out-2`` (a third
 draw, committed after the fourth tuning and before the run that measured it), ``held-out-3`` (a fourth draw,
 committed after the look-up's rules changed and before the run that measured it), ``held-out-4`` (a fifth draw,
-committed before the fifth tuning, ``--tune fill``, and measured in the run after it) and ``tiny`` (M·N·K < 2^20).
+committed before the fifth tuning, ``--tune fill``, and measured in the run after it), ``held-out-5`` (a sixth draw,
+committed after the look-up's step-11 rules and before the run that measured it) and ``tiny`` (M·N·K < 2^20).
 
 It writes, through ``gpukb.records``:
 
@@ -90,6 +92,7 @@ from gpukb.gemm.triton.sweep import (  # noqa: E402
     held_out_2_shapes,
     held_out_3_shapes,
     held_out_4_shapes,
+    held_out_5_shapes,
     held_out_shapes,
     operands,
     random_shapes,
@@ -467,7 +470,7 @@ def layout_checks(torch: Any) -> list[dict]:
 
 
 #: The sets of shapes a run may measure (``--sets``), in the order it measures them.
-SETS = ("first", "issue", "random", "held-out", "held-out-2", "held-out-3", "held-out-4", "tiny")
+SETS = ("first", "issue", "random", "held-out", "held-out-2", "held-out-3", "held-out-4", "held-out-5", "tiny")
 
 
 def sweep_cases(sets: tuple[str, ...] = SETS) -> list[tuple[str, str, str, tuple]]:
@@ -484,6 +487,7 @@ def sweep_cases(sets: tuple[str, ...] = SETS) -> list[tuple[str, str, str, tuple
         cases += [("held-out-2", dtype, layout, s) for layout, s in held_out_2_shapes()]
         cases += [("held-out-3", dtype, layout, s) for layout, s in held_out_3_shapes()]
         cases += [("held-out-4", dtype, layout, s) for layout, s in held_out_4_shapes()]
+        cases += [("held-out-5", dtype, layout, s) for layout, s in held_out_5_shapes()]
         cases += [("tiny", dtype, "NN", s) for s in TINY_SHAPES]
     return sorted((case for case in cases if case[0] in sets), key=lambda case: sets.index(case[0]))  # sets' order
 
@@ -619,8 +623,11 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reserve", type=float, default=SWEEP_RESERVE_S, help="seconds the tuning leaves the sweep")
     parser.add_argument("--name", default="triton-gemm-sweep-h100", help="the sweep record's file name, no suffix")
     parser.add_argument("--sets", default=",".join(SETS), help=f"the sets of shapes to measure, of {','.join(SETS)}")
+    parser.add_argument("--bytes-rules", action="store_true",
+                        help="the look-up with step 11's rules (tuning.use_bytes_rules); off by default")  # fmt: skip
     parser.add_argument("--held-out-commit", help="the commits that fixed the held-out draws, comma-separated, in the "
-                        "order held-out, held-out-2, held-out-3, held-out-4 (written to the record)")  # fmt: skip
+                        "order held-out, held-out-2, held-out-3, held-out-4, held-out-5 (written to the "
+                        "record)")  # fmt: skip
 
 
 def triton_gemm_sweep(script: Script) -> int:
@@ -640,16 +647,17 @@ def triton_gemm_sweep(script: Script) -> int:
     if unknown or not sets:
         raise ValueError(f"--sets must name sets of {list(SETS)}; got {args.sets!r}")
     held_out = None
-    if {"held-out", "held-out-2", "held-out-3", "held-out-4"} & set(sets):
+    if {"held-out", "held-out-2", "held-out-3", "held-out-4", "held-out-5"} & set(sets):
         from gpukb.gemm.triton import model_shapes as ms
 
-        names = ("held-out", "held-out-2", "held-out-3", "held-out-4")
+        names = ("held-out", "held-out-2", "held-out-3", "held-out-4", "held-out-5")
         commits = dict(zip(names, (args.held_out_commit or "unknown").split(","), strict=False))
         draws = (
             ("held-out", ms.HELD_OUT_SEED, ms.HELD_OUT_COUNT),
             ("held-out-2", ms.HELD_OUT_2_SEED, ms.HELD_OUT_2_COUNT),
             ("held-out-3", ms.HELD_OUT_3_SEED, ms.HELD_OUT_3_COUNT),
             ("held-out-4", ms.HELD_OUT_4_SEED, ms.HELD_OUT_4_COUNT),
+            ("held-out-5", ms.HELD_OUT_5_SEED, ms.HELD_OUT_5_COUNT),
         )
         held_out = "; ".join(
             f"seed {seed}, {number} products, fixed by commit {commits.get(name, 'unknown')}"
@@ -690,6 +698,8 @@ def triton_gemm_sweep(script: Script) -> int:
         # a table of new classes is measured over the committed ones (the first sweep's table replaces them)
         tuning.use_table(table, merge=args.tune != "sweep")
         tuned = {(c.dtype, c.layout, tuple(c.shape)) for c in table.classes}
+    if args.bytes_rules:
+        tuning.use_bytes_rules(True)
     clear_plans()  # plans made before hold configurations chosen without the table
     rows = sweep(torch, args.out_dir, budget, tuned, sets)
     profile_rows(torch, rows, budget)
@@ -704,7 +714,8 @@ def triton_gemm_sweep(script: Script) -> int:
         "inputs": "torch.randn (standard normal), fresh per shape, rounded to the input type; outputs poisoned with "
         "NaN before the checked call",
         "error_rows": ERROR_ROWS,
-        "tuning": " + ".join(tuning.TABLE_RECORDS) if args.tune == "none" else tuning.TABLE_RECORD,
+        "tuning": (" + ".join(tuning.TABLE_RECORDS) if args.tune == "none" else tuning.TABLE_RECORD)
+        + (", look-up with step 11's rules" if args.bytes_rules else ""),
         "host": host,
         "tiny_host": tiny_host,
         "checks": checks,

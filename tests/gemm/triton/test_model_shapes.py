@@ -295,6 +295,65 @@ def test_the_fourth_held_out_draw_is_pinned_and_shares_nothing_with_the_tuned_se
     assert not {(layout, *shape) for layout, shape in FILL_TUNING} & swept
 
 
+#: The fifth held-out sweep's products (seed 599625), committed after step 11's rules and before the run that
+#: measured them.
+HELD_OUT_5 = [
+    ("NT", 74, 28672, 8192),
+    ("TN", 128256, 8192, 21),
+    ("TN", 896, 4864, 7503),
+    ("NN", 1970, 5120, 32000),
+    ("NT", 593, 3584, 3584),
+    ("NT", 18, 32000, 4096),
+    ("TN", 1024, 4096, 879),
+    ("NN", 1, 3072, 12288),
+    ("NN", 40, 4096, 6144),
+    ("TN", 3072, 4096, 7),
+    ("NT", 20, 768, 3072),
+    ("NN", 2868, 4096, 14336),
+    ("NN", 3903, 768, 3072),
+    ("TN", 3072, 768, 15),
+    ("NT", 163, 12288, 3072),
+    ("TN", 3072, 1024, 5),
+    ("NT", 90, 4096, 14336),
+    ("NN", 18, 5120, 13824),
+    ("TN", 10240, 8192, 2),
+    ("NN", 11, 4096, 11008),
+    ("TN", 1024, 4096, 13),
+    ("NT", 2, 152064, 3584),
+    ("NN", 43, 8192, 28672),
+    ("TN", 1152, 896, 677),
+    ("NT", 821, 3584, 18944),
+    ("TN", 4096, 11008, 2),
+    ("NT", 256, 128256, 4096),
+    ("NT", 1170, 4096, 14336),
+    ("NT", 21, 4096, 4096),
+    ("NT", 7087, 3072, 24576),
+    ("NT", 67, 768, 3072),
+    ("NN", 1, 4096, 14336),
+]
+
+
+def test_the_fifth_held_out_draw_is_pinned_and_shares_nothing_with_the_tuned_sets():
+    from gpukb.gemm.triton.sweep import (
+        FILL_TUNING,
+        GAP_TUNING,
+        ISSUE_SHAPES,
+        ISSUE_TUNING,
+        LOSER_TUNING,
+        held_out_5_shapes,
+    )
+
+    shapes = ms.draw(ms.HELD_OUT_5_SEED, ms.HELD_OUT_5_COUNT)
+    assert [(s.layout, s.m, s.n, s.k) for s in shapes] == HELD_OUT_5
+    assert [(layout, s[2], s[3], s[4]) for layout, s in held_out_5_shapes()] == HELD_OUT_5
+    assert {s[0] for _, s in held_out_5_shapes()} == {"held-out-5"}
+    tuned = {(layout, *shape) for layout, shape in (*ISSUE_TUNING, *LOSER_TUNING, *GAP_TUNING, *FILL_TUNING)}
+    tuned |= {(layout, s[2], s[3], s[4]) for layout, s in ISSUE_SHAPES}
+    assert not tuned & set(HELD_OUT_5)
+    earlier = (ms.RANDOM_SEED, ms.HELD_OUT_SEED, ms.HELD_OUT_2_SEED, ms.HELD_OUT_3_SEED, ms.HELD_OUT_4_SEED)
+    assert ms.HELD_OUT_5_SEED not in earlier
+
+
 @pytest.mark.parametrize("layout", ["NN", "NT", "TN", "TT"])
 def test_bench_operands_have_the_shapes_and_strides_of_their_layout(layout: str) -> None:
     """The bench scripts' one operand maker: A is m×k and B k×n; a T operand is a transposed view of row-major

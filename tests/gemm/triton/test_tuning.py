@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 
@@ -462,3 +463,122 @@ def test_efficiency_refuses_what_it_does_not_model(args: tuple, error: type, mat
 def test_the_small_m_rule_needs_columns() -> None:
     with pytest.raises(ValueError, match=r"n must be an int ≥ 1.*got 0"):  # divided by zero
         tuning.small_m_rule(0, 4096, 132)
+
+
+# Step 11: weight-bound products carried over by bytes, a borrowed split re-split, the one-launch cap.
+
+FUSED_16 = Config("splitk", 16, 32, 256, num_stages=4, num_warps=4, fused_reduce=True)
+SPLIT_64 = Config("splitk", 64, 64, 128, num_stages=5, num_warps=4)
+
+
+def test_weight_bound_products_are_below_the_ridge_and_mostly_weight() -> None:
+    from gpukb.performance.ceilings import h100_ceilings, measured_ridge
+
+    assert tuning._ridge("bfloat16") == measured_ridge(h100_ceilings(), "bf16")
+    assert tuning.weight_bound("bfloat16", 17, 768, 768)  # a decode step
+    assert tuning.weight_bound("bfloat16", 112, 8192, 8192)  # intensity about 110
+    assert tuning.weight_bound("float16", 86, 4096, 32000)
+    assert not tuning.weight_bound("bfloat16", 65536, 64, 2048)  # bytes-bound, but the bytes are A's
+    assert not tuning.weight_bound("bfloat16", 128, 128, 65536)  # A and B alike
+    assert not tuning.weight_bound("bfloat16", 4096, 4096, 4096)  # compute-bound
+    assert not tuning.weight_bound("bfloat16", 0, 4096, 4096)  # nothing moved
+
+
+@pytest.mark.usefixtures("table")
+def test_a_weight_bound_product_takes_its_representatives_fastest_with_no_more_work_units() -> None:
+    # 40×768×768: 3 × 24 tiles of 16×32, one slice each (72 units), fastest; the same tiles in two slices slower.
+    two = replace(FUSED_16, split_k=2)
+    entry = _entry("bfloat16", "NT", (40, 768, 768), [(FUSED_16, 7.1e-3), (two, 7.4e-3)])
+    entry = entry.model_copy(update={"trials": [entry.trials[0].model_copy(update={"split_k": 1}), entry.trials[1]]})
+    tuning.use_table(_table(entry))
+    tuning.use_bytes_rules(True)  # off by default (step 11 measured them losing on fresh products)
+    # Carried over by rounds of tiles, 17×768×768 (48 tiles) would take the two slices its representative ran slower
+    by_rounds = min(entry.trials, key=lambda t: tuning.predicted_ms(entry, t, 17, 768, 768, 132))
+    assert by_rounds.config == two
+    chosen = tuning.choose("bfloat16", "NT", 17, 768, 768, 132)
+    assert chosen == replace(FUSED_16, split_k=1)
+    assert tuning.by_bytes(entry, 17, 768, 768, 132) == chosen
+
+
+def test_by_bytes_cuts_a_split_to_the_representatives_work_units() -> None:
+    # 128×128×65536: 4 tiles of 64×64 in 33 slices, 132 units. 86×4096×32000 has 128 such tiles: one slice.
+    entry = _entry("bfloat16", "NN", (128, 128, 65536), [(replace(SPLIT_64, split_k=33), 0.026)])
+    assert tuning.by_bytes(entry, 86, 4096, 32000, 132).split_k == 1
+    assert tuning.by_bytes(entry, 64, 128, 65536, 132).split_k == 33  # 2 tiles: the split as it ran
+    assert tuning.by_bytes(entry, 64, 128, 256, 132).split_k == 2  # at least one K step a slice
+    tma = _entry("bfloat16", "NN", (128, 128, 65536), [(LARGE, 0.02), (SPLIT_64, 0.03)])
+    assert tuning.by_bytes(tma, 86, 4096, 32000, 132) == LARGE  # not split-K: as it is
+
+
+@pytest.mark.usefixtures("table")
+def test_a_borrowed_split_k_is_split_for_the_product() -> None:
+    # The class of 128×128×65536 (M 65–256, N ≤ 1024, K > 16384), timed fastest at a fixed 33 slices on 2 tiles;
+    # 100×4096×32000 (N one bucket up, 32 tiles of 64×256) borrows it, not weight-bound-matched (the
+    # representative streams A as much as B), and takes the split its own tiles give.
+    fixed = Config("splitk", 64, 256, 64, num_stages=4, num_warps=4, split_k=33)
+    entry = _entry("bfloat16", "NN", (128, 128, 65536), [(fixed, 0.026)])
+    tuning.use_table(_table(entry))
+    tuning.use_bytes_rules(True)
+    assert tuning.choose("bfloat16", "NN", 128, 128, 65536, 132) == fixed  # its own class: as measured
+    borrowed = tuning.choose("bfloat16", "NN", 100, 4096, 32000, 132)
+    assert borrowed == replace(fixed, split_k=None)
+    assert split_for(100, 4096, 32000, borrowed, 132) == 4
+
+
+def test_the_one_launch_reduction_is_capped_at_two_slices() -> None:
+    assert tuning.one_launch_cap(replace(FUSED_16, split_k=2), 4, 1024, 1024, 132).fused_reduce
+    four = replace(FUSED_16, split_k=4)
+    assert tuning.one_launch_cap(four, 4, 1024, 1024, 132) == replace(four, fused_reduce=False)
+    assert not tuning.one_launch_cap(FUSED_16, 4, 1024, 4096, 132).fused_reduce  # automatic split: 4
+    assert tuning.one_launch_cap(LARGE, 4, 1024, 4096, 132) == LARGE
+
+
+def _untimed() -> TunedClass:
+    entry = _entry("bfloat16", "NN", (1, 2, 3), [(LARGE, 1.0)])
+    return entry.model_copy(update={"trials": [Trial(config=LARGE, split_k=None, ms=None)]})
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "match"),
+    [
+        (lambda: tuning.weight_bound("float32", 1, 2, 3), ValueError, "dtype"),
+        (lambda: tuning.weight_bound("bfloat16", -1, 2, 3), ValueError, "m must be an int ≥ 0"),
+        (lambda: tuning.weight_bound("bfloat16", 1, 2.0, 3), TypeError, "n must be an int"),
+        (lambda: tuning.by_bytes("entry", 1, 2, 3, 132), TypeError, "entry must be a TunedClass; got str"),
+        (lambda: tuning.by_bytes(_untimed(), 1, 2, 3, 132), ValueError, "no timed candidate"),
+        (lambda: tuning.by_bytes(_entry("bfloat16", "NN", (1, 2, 3), [(LARGE, 1.0)]), 0, 2, 3, 132), ValueError,
+         "m must be an int ≥ 1"),
+        (lambda: tuning.by_bytes(_entry("bfloat16", "NN", (1, 2, 3), [(LARGE, 1.0)]), 1, 2, 3, 0), ValueError,
+         "sms must be an int ≥ 1"),
+        (lambda: tuning.one_launch_cap("splitk", 1, 2, 3, 132), TypeError, "config must be a gpukb"),
+        (lambda: tuning.one_launch_cap(FUSED_16, 1, -2, 3, 132), ValueError, "n must be an int ≥ 0"),
+        (lambda: tuning.one_launch_cap(FUSED_16, 1, 2, 3, 0), ValueError, "sms must be an int ≥ 1"),
+    ],
+)  # fmt: skip
+def test_step_11_rules_refuse_what_they_do_not_model(call, error: type[Exception], match: str) -> None:
+    with pytest.raises(error, match=match):
+        call()
+
+
+def test_the_bytes_rules_are_off_unless_asked_for() -> None:
+    """86×4096×32000 NN: the fourth held-out sweep ran it before step 11's rules with the same tables, at a split of
+    33 (its record), which the look-up gives again by default; the rules give it this product's own split.
+    use_table turns them off again."""
+    raw = json.loads((results_dir() / "gemm" / "triton-gemm-sweep-h100-held-out-4.json").read_text(encoding="utf-8"))
+    shape = ("bfloat16", 86, 4096, 32000)
+    (before,) = [r["config"] for r in raw["rows"] if (r["dtype"], r["m"], r["n"], r["k"]) == shape]
+    tuning._ACTIVE.clear()
+    try:
+        assert tuning.choose("bfloat16", "NN", 86, 4096, 32000, 132).as_dict() == before
+        tuning.use_bytes_rules(True)
+        assert tuning.choose("bfloat16", "NN", 86, 4096, 32000, 132).split_k is None
+        tuning.use_bytes_rules(False)
+        assert tuning.choose("bfloat16", "NN", 86, 4096, 32000, 132).as_dict() == before
+        tuning.use_bytes_rules(True)
+        tuning.use_table(None)
+        assert not tuning._ACTIVE.get("bytes_rules", False)  # off again
+        for bad in (1, "no", None):
+            with pytest.raises(TypeError, match="on"):
+                tuning.use_bytes_rules(bad)
+    finally:
+        tuning._ACTIVE.clear()

@@ -411,6 +411,7 @@ _SWEEP_NAMES = {
     "held-out-2": "second held-out sweep",
     "held-out-3": "third held-out sweep",
     "held-out-4": "fourth held-out sweep",
+    "held-out-5": "fifth held-out sweep",
     "tiny": "tiny",
 }
 
@@ -761,12 +762,13 @@ def triton_arc() -> str:
                 *("–" if x is None else f"{x:.3f}" for x in step.squares),
                 *(
                     f"{step.sweeps[name]:.3f}" if name in step.sweeps else "–"
-                    for name in ("first", "random", "held-out", "held-out-2", "held-out-3", "held-out-4")
+                    for name in ("first", "random", "held-out", "held-out-2", "held-out-3", "held-out-4", "held-out-5")
                 ),
             )
         )
     headers = ["step", "change", "configuration", "4096³", "8192³", "first sweep", "random sweep", "held-out sweep",
-               "second held-out sweep", "third held-out sweep", "fourth held-out sweep"]  # fmt: skip
+               "second held-out sweep", "third held-out sweep", "fourth held-out sweep",
+               "fifth held-out sweep"]  # fmt: skip
     return markdown_table(headers, rows)
 
 

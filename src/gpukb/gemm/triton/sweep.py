@@ -218,6 +218,14 @@ def held_out_4_shapes() -> list[tuple[str, Shape]]:
     return [(s.layout, ("held-out-4", s.label, s.m, s.n, s.k)) for s in draw(HELD_OUT_4_SEED, HELD_OUT_4_COUNT)]
 
 
+def held_out_5_shapes() -> list[tuple[str, Shape]]:
+    """The fifth held-out sweep (:data:`~gpukb.gemm.triton.model_shapes.HELD_OUT_5_SEED`), as ``(layout, shape)``
+    pairs: drawn and committed after the look-up's step-11 rules, measured once, in the run after them."""
+    from gpukb.gemm.triton.model_shapes import HELD_OUT_5_COUNT, HELD_OUT_5_SEED, draw
+
+    return [(s.layout, ("held-out-5", s.label, s.m, s.n, s.k)) for s in draw(HELD_OUT_5_SEED, HELD_OUT_5_COUNT)]
+
+
 #: Operand layouts: each letter says whether A, then B, is stored as given (N) or as its transpose's row-major
 #: storage viewed transposed (T): ``"NT"`` is ``x @ w.t()``, how a linear layer calls it.
 LAYOUTS = ("NN", "NT", "TN", "TT")

@@ -19,6 +19,7 @@ Torch-free and triton-free, so that pages and tests can use it anywhere.
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 import statistics
 from dataclasses import dataclass, replace
@@ -460,6 +461,20 @@ def use_table(table: GemmTuning | None, merge: bool = False) -> None:
     _ACTIVE["table"] = None if table is None else {**base, **{c.shape_class: c for c in table.classes}}
 
 
+def use_bytes_rules(on: bool) -> None:
+    """Whether :func:`lookup` applies step 11's rules (:func:`by_bytes` for weight-bound products, a borrowed
+    split-K's split from this product's tiles, :func:`one_launch_cap`). Off by default: on the fifth held-out draw,
+    measured both ways in one run (records ``gemm/triton-gemm-sweep-h100-held-out-5-rules`` and
+    ``-without-rules``), they lost (bf16 geometric mean 0.866 with them, 0.906 without). For a run that measures a
+    set both ways; :func:`use_table` turns them off again. Like it, call :func:`gpukb.gemm.triton.matmul.clear_plans`
+    after.
+
+    Raises:
+        TypeError: For anything but a bool.
+    """
+    _ACTIVE["bytes_rules"] = flag("on", on)
+
+
 def active_table() -> dict[ShapeClass, TunedClass] | None:
     """The table :func:`choose` reads: the committed one (``None`` where the package has none)."""
     if "table" not in _ACTIVE:
@@ -621,6 +636,7 @@ def lookup(
         if name is not None
     ]
     entry = next((table[cls] for cls in search if cls in table), None)
+    borrowed = entry is None
     if entry is None:
         entry = _neighbour(table, search[0], copied)
     if entry is None:
@@ -630,8 +646,110 @@ def lookup(
     timed = [t for t in entry.trials if t.ms is not None and not t.config.split_tail]
     if not timed:
         return refill(replace(entry.config, split_tail=False), entry.shape, m, n, k, sms)
-    best = min(timed, key=lambda t: predicted_ms(entry, t, m, n, k, sms)).config
-    return refill(best, entry.shape, m, n, k, sms)
+    if not _ACTIVE.get("bytes_rules", False):  # step 11's rules lost on fresh products: off unless asked for
+        return refill(min(timed, key=lambda t: predicted_ms(entry, t, m, n, k, sms)).config, entry.shape, m, n, k, sms)
+    if weight_bound(dtype, m, n, k) and weight_bound(entry.dtype, *entry.shape):
+        best = by_bytes(entry, m, n, k, sms)
+    else:
+        best = min(timed, key=lambda t: predicted_ms(entry, t, m, n, k, sms)).config
+        if borrowed and best.kernel == "splitk":  # a split fixed on another class's tiles: this product's instead
+            best = replace(best, split_k=None)
+    return refill(one_launch_cap(best, m, n, k, sms), entry.shape, m, n, k, sms)
+
+
+# --8<-- [start:bytes]
+#: Element types by the key of their product ceiling in :func:`gpukb.performance.ceilings.h100_ceilings`.
+CEILING_KEYS = {"bfloat16": "bf16", "float16": "fp16", "float8_e4m3fn": "fp8"}
+
+
+@functools.cache
+def _ridge(dtype: str) -> float:
+    """The H100's measured ridge point for ``dtype`` (FLOP per byte): the GPU the tables were tuned on."""
+    from gpukb.performance.ceilings import h100_ceilings, measured_ridge  # reads records: only when a lookup needs it
+
+    ridge = measured_ridge(h100_ceilings(), CEILING_KEYS[dtype])
+    if ridge is None:
+        raise ValueError(f"the H100's measured ceilings have no {dtype} rate or no bandwidth")
+    return ridge
+
+
+def weight_bound(dtype: str, m: int, n: int, k: int) -> bool:
+    """Whether an m×n×k product of ``dtype`` is bound by reading B, the weight of a linear layer: it moves more bytes
+    than it multiplies (its intensity, 2·M·N·K over the bytes of A, B and C each moved once, is below the ridge point
+    the H100 measured for the type, rate over bandwidth, :func:`gpukb.performance.ceilings.measured_ridge`: about 270
+    FLOP/B for bf16), and B is most of those bytes (N·K above M·K + M·N). A product with M ≤ 64 and N, K ≥ 128 is;
+    112×8192×8192 and 86×4096×32000 are too; 65536×64×2048, which streams A, is not, nor an empty product.
+
+    Raises:
+        TypeError, ValueError: For a ``dtype`` other than ``"bfloat16"``, ``"float16"`` or ``"float8_e4m3fn"``,
+            or a size that is not an int ≥ 0.
+    """
+    choice("dtype", dtype, tuple(CEILING_KEYS))
+    m, n, k = _sizes(m=m, n=n, k=k)
+    size = 1 if dtype == "float8_e4m3fn" else 2
+    moved = size * (m * k + k * n) + 2 * m * n  # C in a 16-bit type
+    return m * n * k > 0 and n * k > m * k + m * n and 2 * m * n * k < _ridge(dtype) * moved
+
+
+def by_bytes(entry: TunedClass, m: int, n: int, k: int, sms: int) -> Config:
+    """The configuration for a :func:`weight_bound` m×n×k product from a class whose representative is weight-bound
+    too: the representative's fastest candidate, with the K split it ran there, cut where this product's tiles times
+    that split would exceed the representative's work units (tiles × slices).
+
+    A weight-bound product's time is its bytes over the rate its programs stream them, and that rate is what the
+    representative measured, candidate by candidate: carried over by bytes, every candidate's time scales alike,
+    so their order is the representative's. :func:`predicted_ms` carries times over by rounds of tiles instead,
+    which rewards more work units: it moved 17×768×768 (class of 40×768×768, where one slice was fastest) to two.
+    A split never adds programs beyond those the representative ran: 86×4096×32000, in the class of
+    128×128×65536 whose 4 tiles ran fastest in 33 slices, has 128 tiles of 64×64, and takes one slice.
+
+    Raises:
+        TypeError, ValueError: For an ``entry`` that is not a :class:`TunedClass` with a timed candidate, a size
+            that is not an int ≥ 1 (K ≥ 0), or an ``sms`` below 1.
+    """
+    if not isinstance(entry, TunedClass):
+        raise TypeError(f"entry must be a TunedClass; got {type(entry).__name__}")
+    m = integer("m", m, minimum=1, maximum=MAX_DIMENSION)
+    n = integer("n", n, minimum=1, maximum=MAX_DIMENSION)
+    (k,) = _sizes(k=k)
+    sms = positive_int("sms", sms)
+    timed = [t for t in entry.trials if t.ms is not None and not t.config.split_tail]
+    if not timed:
+        raise ValueError(f"the class of {entry.shape} has no timed candidate")
+    best = min(timed, key=lambda t: t.ms)  # the bytes scale every candidate's time alike
+    config = best.config
+    if config.kernel != "splitk":
+        return config
+    rm, rn, rk = entry.shape
+    ran = best.split_k or split_for(rm, rn, rk, config, sms)
+    units = _tiles(rm, rn, config) * ran
+    split = max(1, min(ran, units // _tiles(m, n, config), k // config.block_k, MAX_SPLIT_K))
+    return replace(config, split_k=split)
+
+
+#: The most K slices the one-launch reduction (``Config.fused_reduce``) is kept for: its last slice adds the others'
+#: partial sums one after another. Against the reduction kernel, the same 16×64 tiling in the fifth tuning run's
+#: decode classes was faster in 11 of 12 classes at two slices, 7 of 13 at four, none of 7 at eight
+#: (``results.fill_summary``).
+FUSED_MAX_SPLIT = 2
+
+
+def one_launch_cap(config: Config, m: int, n: int, k: int, sms: int) -> Config:
+    """``config`` without ``fused_reduce`` where it cuts the m×n×k product's K into more than
+    :data:`FUSED_MAX_SPLIT` slices (the reduction kernel then adds them, in the same order); otherwise ``config``.
+
+    Raises:
+        TypeError, ValueError: For a ``config`` that is not a :class:`Config`, a size that is not an int ≥ 0, or an
+            ``sms`` below 1.
+    """
+    if not isinstance(config, Config):
+        raise TypeError(f"config must be a gpukb.gemm.triton.configs.Config; got {type(config).__name__}")
+    if config.fused_reduce and split_for(m, n, k, config, sms) > FUSED_MAX_SPLIT:
+        return replace(config, fused_reduce=False)
+    return config
+
+
+# --8<-- [end:bytes]
 
 
 def contiguous_copied(dtype: str, layout: str, m: int, n: int, k: int) -> bool:
