@@ -219,6 +219,9 @@ def test_a_library_name_that_says_fnuz_is_refused_with_the_file_named() -> None:
     name claims (fnuz) against the format's encoding (fn)."""
     assert DATA.count('torch = "float8_e4m3fn"\n') == 1
     bad = DATA.replace('torch = "float8_e4m3fn"\n', 'torch = "float8_e4m3fnuz"\n')
-    message = r"^x\.toml: format entry \d+ \(e4m3\): torch name 'float8_e4m3fnuz' says fnuz; the format's encoding is 'fn'"
+    message = (
+        r"^x\.toml: format entry \d+ \(e4m3\): torch name 'float8_e4m3fnuz' says fnuz; "
+        r"the format's encoding is 'fn'$"
+    )
     with pytest.raises(ValueError, match=message):
         parse(bad, "x.toml")
