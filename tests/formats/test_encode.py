@@ -7,12 +7,14 @@ format, the subnormal boundaries, the overflow thresholds, NaN, signed zeros and
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
 
+from gpukb.formats import codec
 from gpukb.formats.arrays import decode_array, encode_array
-from gpukb.formats.codec import encode
+from gpukb.formats.codec import encode, floor_log2, nan_bits, to_fraction
 from gpukb.formats.library_casts import (
     ml_dtypes_bits,
     ml_dtypes_type,
@@ -224,3 +226,34 @@ def test_number_text_is_read_up_to_its_length_limit() -> None:
     assert encode(one, "fp16") == 0x3C00
     with pytest.raises(ValueError, match="at most 2,000 characters; got 2,001"):
         encode(one + "0", "fp16")
+
+
+# --- the codec's helpers and messages (the formats chapter's mutation run, 2026-11-27) ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("x", "want"),
+    [(Fraction(8), 3), (Fraction(1, 2**24), -24), (Fraction(3), 1), (Fraction(1, 3), -2), (Fraction(1), 0)],
+)
+def test_floor_log2_exact_powers(x: Fraction, want: int) -> None:
+    assert floor_log2(x) == want == math.floor(math.log2(x))
+
+
+def test_encode_does_not_saturate_by_default() -> None:
+    assert encode(1e6, "fp16") == 0x7C00  # fp16 overflows to +inf
+    assert encode(1e6, "fp16", saturate=True) == 0x7BFF  # 65504
+
+
+def test_messages_show_the_value_given() -> None:
+    with pytest.raises(ValueError, match=r"^'1e99999' lies beyond 10\*\*±1000"):
+        to_fraction("1e99999")
+    text = "1e" + "9" * 25
+    with pytest.raises(ValueError, match=rf"^'{text}' has an exponent of 25 digits"):
+        to_fraction(text)
+    with pytest.raises(ValueError, match=r"e2m1 has no NaN: every one of its 16 bit patterns"):
+        nan_bits(get_format("e2m1"))
+
+
+def test_short_keeps_reprs_of_up_to_40_characters() -> None:
+    assert codec._short("a" * 38) == repr("a" * 38)  # 40 characters with the quotes
+    assert codec._short("a" * 39) == "'" + "a" * 29 + "...(41 characters)"

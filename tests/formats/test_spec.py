@@ -212,3 +212,16 @@ def test_every_library_name_spells_its_format() -> None:
         assert fmt.bias == 2 ** (fmt.exponent_bits - 1) - 1 + (fmt.encoding == "fnuz")
         for library_name in fmt.library_names.values():
             assert get_format(library_name).name == name
+
+
+def test_a_library_name_that_says_fnuz_is_refused_with_the_file_named() -> None:
+    """formats.toml with e4m3's torch name swapped for the fnuz one: the message names the file and says what the
+    name claims (fnuz) against the format's encoding (fn)."""
+    assert DATA.count('torch = "float8_e4m3fn"\n') == 1
+    bad = DATA.replace('torch = "float8_e4m3fn"\n', 'torch = "float8_e4m3fnuz"\n')
+    message = (
+        r"^x\.toml: format entry \d+ \(e4m3\): torch name 'float8_e4m3fnuz' says fnuz; "
+        r"the format's encoding is 'fn'$"
+    )
+    with pytest.raises(ValueError, match=message):
+        parse(bad, "x.toml")

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable
+from html import unescape
 from typing import Any
 
 import ml_dtypes
@@ -10,7 +13,7 @@ import numpy as np
 import pytest
 
 from tests.formats.pages import DTYPES, _decode, _measured_on, _raw_formats, _raw_record, _same
-from tests.helpers import markdown_tables
+from tests.helpers import ROOT, markdown_tables
 
 
 def check_value(markdown: str, kwargs: dict[str, Any]) -> None:
@@ -62,7 +65,47 @@ def check_tf32(markdown: str, kwargs: dict[str, Any]) -> None:
     _measured_on(markdown, raw["run"])
 
 
+def check_calculator(html: str, kwargs: dict[str, Any]) -> None:
+    """The form carries every field docs/javascripts/calculators/formats.js reads, of the kind it reads, opening on
+    the page's example (42.5, and 0x63 read as e4m3); the rounding choices are the ones the script implements (not
+    stochastic), the formats to read a pattern as are formats.toml's, and the data island holds every format's
+    parameters as formats.toml has them."""
+    fields = {}
+    for kind, name, body in re.findall(
+        r'<div class="gpukb-calc-field gpukb-calc-(\w+)" data-field="(\w+)">(.*?)</div>', html
+    ):
+        options = re.findall(r'<option value="([^"]*)"( selected)?>([^<]*)</option>', body)
+        value = re.search(r'type="text" value="([^"]*)"', body)
+        default = (
+            next((v for v, chosen, _ in options if chosen), None) if kind == "select"
+            else ("on" if " checked" in body else "") if kind == "checkbox"
+            else unescape(value.group(1))
+        )  # fmt: skip
+        fields[name] = {"kind": kind, "default": default, "options": [v for v, _, _ in options]}
+    script = (ROOT / "docs/javascripts/calculators/formats.js").read_text(encoding="utf-8")
+    read = set(re.findall(r"raw\(boxes\.(\w+)\)", script))
+    assert set(fields) == read == {"value", "rounding", "saturate", "bits", "as_format"}
+    assert {n: f["kind"] for n, f in fields.items()} == {
+        "value": "text", "rounding": "select", "saturate": "checkbox", "bits": "text", "as_format": "select"
+    }  # fmt: skip
+    assert {n: f["default"] for n, f in fields.items()} == {
+        "value": "42.5", "rounding": "nearest-even", "saturate": "", "bits": "0x63", "as_format": "e4m3"
+    }  # fmt: skip
+    assert fields["rounding"]["options"] == ["nearest-even", "toward-zero"]
+    assert 'rounding === "toward-zero"' in script
+    assert '"stochastic"' not in script
+    raw = _raw_formats()
+    assert fields["as_format"]["options"] == list(raw)
+    island = re.search(r'<script type="application/json" class="gpukb-calc-data">(.*?)</script>', html).group(1)
+    data = json.loads(island)
+    assert set(data) == {"formats"}
+    assert "data.formats" in script
+    keys = ("name", "exponent_bits", "mantissa_bits", "bias", "encoding")
+    assert [{k: f[k] for k in keys} for f in data["formats"]] == [{k: r[k] for k in keys} for r in raw.values()]
+
+
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "value_table": check_value,
     "tf32_check": check_tf32,
+    "format_calculator": check_calculator,
 }
