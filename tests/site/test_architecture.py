@@ -1,4 +1,5 @@
-"""The chapter skeleton, enforced: the layers docs/contributing/contributing.md ("Adding a chapter") tells a chapter to copy.
+"""The chapter skeleton, enforced: the layers docs/contributing/contributing.md ("Adding a chapter") tells a chapter to
+copy.
 
 data file + model -> library (values or ``(headers, rows)``) -> one ``pages.py`` (the only Markdown) -> the page;
 snippets import the library, never the page layer; results are found through ``gpukb.records`` by id and written

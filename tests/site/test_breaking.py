@@ -57,7 +57,8 @@ def test_the_page_shows_the_mutation_runs() -> None:
 
 
 #: Files of the recorded runs that have moved since: a page layer split into one module per page (``folder/``: its
-#: modules but ``__init__.py``; ``folder/*``: all of them), and its cell checks with it. A run's scope is compared in the files' new places.
+#: modules but ``__init__.py``; ``folder/*``: all of them), and its cell checks with it. A run's scope is compared in
+#: the files' new places.
 MOVED = {
     "src/gpukb/gemm/pages.py": "src/gpukb/gemm/pages/",
     "tests/gemm/test_page_tables.py": "tests/gemm/pages",

@@ -135,7 +135,9 @@ BAD = {
     "console block": ("```console\n$ make test\n```\n", "untested-fence", 1, "page.md"),
     "console exec of another command": ('```console exec="on"\n$ rm -rf /tmp/x\n```\n', "cli-block", 1, "page.md"),
     "unclosed fence": ("```python\nassert 1\n", "unclosed-fence", 1, "page.md"),
-    "include that pytest-codeblocks runs": ('```python\n--8<-- "snippets/t/a.py:s"\n```\n', "include-run", 1, "page.md"),
+    "include that pytest-codeblocks runs": (
+        '```python\n--8<-- "snippets/t/a.py:s"\n```\n', "include-run", 1, "page.md"
+    ),
     "include that pytest-codeblocks runs, in an admonition": (
         '??? note "n"\n\n    ```python\n    --8<-- "snippets/t/a.py:s"\n    ```\n', "include-run", 3, "page.md",
     ),
@@ -278,6 +280,7 @@ def test_markdown_that_includes_itself_is_refused(tmp_path: Path) -> None:
 def test_included_markdown_with_tested_code_is_accepted(tmp_path: Path) -> None:
     page = _tree(tmp_path, '# Page\n\n--8<-- "snippets/t/good.md"\n')
     (tmp_path / "snippets" / "t" / "good.md").write_text(
-        'Prose with `inline code`.\n\n```python\nassert 1 + 1 == 2\n```\n\n```python title="a.py"\n--8<-- "snippets/t/a.py:s"\n```\n'
+        "Prose with `inline code`.\n\n```python\nassert 1 + 1 == 2\n```\n\n"
+        '```python title="a.py"\n--8<-- "snippets/t/a.py:s"\n```\n'
     )
     assert check_page(page, tmp_path) == []

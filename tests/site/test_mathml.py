@@ -17,10 +17,13 @@ def test_inline_and_display_math() -> None:
         '<div class="arithmatex">\\[\n\\frac{m}{2^{23}}\n\\]</div>'
     )
     out = render_math(html)
-    assert "arithmatex" not in out and "\\(" not in out and "\\frac" not in out
+    assert "arithmatex" not in out
+    assert "\\(" not in out
+    assert "\\frac" not in out
     assert out.count("<math") == 2
     assert 'display="block"' in out
-    assert "<msup>" in out and "<mfrac>" in out
+    assert "<msup>" in out
+    assert "<mfrac>" in out
 
 
 def test_html_entities_are_unescaped_before_conversion() -> None:

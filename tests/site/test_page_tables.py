@@ -12,19 +12,13 @@ modules read the same rendering.
 from __future__ import annotations
 
 import importlib
-import os
 import re
-from dataclasses import dataclass
-from functools import cache
-from typing import Any
 
 import pytest
 
 from gpukb import chapters
-from gpukb.site.fences import LintError, classify, iter_fences, page_files, render_calls
 from tests.helpers import ROOT, markdown_tables
 from tests.page_calls import PageCall, page_calls, rendered
-
 
 #: Each page layer and the test module that checks its cells, from the chapters' declarations.
 CHECK_MODULES = chapters.check_modules()

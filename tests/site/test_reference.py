@@ -7,7 +7,6 @@ import json
 import subprocess
 
 import pytest
-import yaml
 
 from gpukb.site import reference
 from tests.helpers import ROOT, mkdocs_config

@@ -9,10 +9,6 @@ import re
 from collections.abc import Callable
 
 import numpy as np
-import pytest
-
-from gpukb.site.snippets import run_snippet
-from tests.helpers import ROOT
 
 
 def check_environment(out: str) -> None:

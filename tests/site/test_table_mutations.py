@@ -5,7 +5,8 @@ Every table a checked chapter's pages print is mutated three ways, the way a sli
 and its cell check (``CHECKS`` of the chapter's ``tests/<topic>/test_page_tables.py``) must fail on each:
 
 - a number: one numeric cell, the last in the table, gets a digit in front (``52.0`` becomes ``952.0``);
-- swapped columns: the headers of the first two neighbouring columns whose headers and cells differ (the label column included)
+- swapped columns: the headers of the first two neighbouring columns whose headers and cells differ (the label column
+  included)
   are swapped, as if a page layer printed its columns in the wrong order;
 - a mislabelled row: the first cells of the first two rows that differ are swapped.
 

@@ -18,8 +18,12 @@ CHAPTER = Chapter(
     },
     data_files={
         "errata.toml": DataFile("gpukb.errata:parse", "erratum", schemas=(("erratum", "gpukb.errata:Erratum"),)),
-        "mutation.toml": DataFile("gpukb.site.breaking:parse_mutation", "run", schemas=(("run", "gpukb.site.breaking:MutationRun"),)),
-        "fuzz.toml": DataFile("gpukb.site.breaking:parse_fuzz", "target", schemas=(("target", "gpukb.site.breaking:FuzzTarget"),)),
+        "mutation.toml": DataFile(
+            "gpukb.site.breaking:parse_mutation", "run", schemas=(("run", "gpukb.site.breaking:MutationRun"),)
+        ),
+        "fuzz.toml": DataFile(
+            "gpukb.site.breaking:parse_fuzz", "target", schemas=(("target", "gpukb.site.breaking:FuzzTarget"),)
+        ),
         "glossary.toml": DataFile("gpukb.glossary:parse", "term", schemas=(("term", "gpukb.glossary:Term"),)),
     },
     checks="tests.site.test_about_page_tables",

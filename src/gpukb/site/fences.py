@@ -10,7 +10,8 @@ counts as run only if it really is. Code may reach a page in one of four ways, a
 * **codeblock**: a block that pytest-codeblocks collects and runs (info string exactly ``python``, ``bash`` or
   ``sh``, no skip mark). A ``python`` block must assert something itself or be followed by an expected-output block.
 * **render**: a markdown-exec block that shows no source (``exec="on"`` without ``source=``) and only imports
-  names from a chapter's page layer (:func:`page_layer_modules`, from the chapters' declarations) and prints one of them called with literal arguments.
+  names from a chapter's page layer (:func:`page_layer_modules`, from the chapters' declarations) and prints one of
+  them called with literal arguments.
 * **cli**: a markdown-exec ``console`` block whose every line is a ``$ gpukb ...`` command: the page shows the
   command line's real output, produced at build time (the CLI has its own tests).
 

@@ -15,8 +15,8 @@ from gpukb import errata as errata_data
 from gpukb import glossary as glossary_data
 from gpukb.records import load, measured_table, record_ids
 from gpukb.site.gpu_tests import RECORD_ID, GpuTestRun
-from gpukb.site.snippet_runs import recorded_output
 from gpukb.site.schemas import schemas
+from gpukb.site.snippet_runs import recorded_output
 from gpukb.tables import html_with_links, markdown_table
 
 
@@ -85,8 +85,8 @@ def schema_table() -> str:
     """Every published JSON Schema: a link to it, what it describes and the model that reads it; and, for each
     results kind, the committed records of that kind.
 
-    The link is written as the browser resolves it from the built page (``contributing/schemas/``): the output of a render
-    block is not rewritten by MkDocs the way links in the page's own Markdown are.
+    The link is written as the browser resolves it from the built page (``contributing/schemas/``): the output of a
+    render block is not rewritten by MkDocs the way links in the page's own Markdown are.
     """
     ids_by_kind: dict[str, list[str]] = {}
     for record_id in record_ids():
@@ -100,7 +100,7 @@ def schema_table() -> str:
     return markdown_table(["schema", "describes", "model", "committed records"], rows)
 
 
-# --- "How we try to break this site" (docs/contributing/breaking.md) ---------------------------------------------------
+# --- "How we try to break this site" (docs/contributing/breaking.md) --------------------------------------------------
 
 
 def lint_rules() -> str:
@@ -150,7 +150,10 @@ def mutation_score() -> str:
         if r.chapter is not None:
             return r.chapter
         named = [c.name for c in chapters.chapters() if mutated(c.mutation, r)]
-        return f"{', '.join(named)} and the argument checks, in one run"
+        alone = {x.chapter for x in m.run if x.chapter is not None}  # chapters run on their own since
+        text = f"{', '.join(n for n in named if n not in alone)} and the argument checks, in one run"
+        since = [n for n in named if n in alone]
+        return text + (f" ({', '.join(since)}: since run alone, below)" if since else "")
 
     from gpukb.site.mutation_scope import parts
 
@@ -245,7 +248,8 @@ def glossary(terms: tuple[glossary_data.Term, ...] | None = None) -> str:
         href = folder + (f"#{anchor}" if anchor else "")
         rows.append(
             f'<tr id="{t.id}" data-status="{chapter}"><td><strong>{html.escape(t.term)}</strong></td>'
-            f'<td>{html.escape(t.definition)}</td><td><a href="{href}">{html.escape(_page_label(t.page, titles))}</a></td>'
+            f"<td>{html.escape(t.definition)}</td>"
+            f'<td><a href="{href}">{html.escape(_page_label(t.page, titles))}</a></td>'
             f"<td>{html_with_links(t.source)}</td></tr>"
         )
     return (

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from gpukb import chapters, records
 
+
 def data_files() -> list[tuple[str, str, str]]:
     """Data files (under ``gpukb/data/``), the table of theirs a schema describes ("" for the whole file), and the
     model that reads it, from the chapters' declarations."""
