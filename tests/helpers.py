@@ -52,6 +52,29 @@ def markdown_tables(text: str) -> list[list[dict[str, str]]]:
     return tables
 
 
+def calculator_fields(html: str) -> dict[str, dict[str, object]]:
+    """The fields of a calculator form (``gpukb.calculators.calculator_html``), read from its HTML: by field name,
+    its kind (``text``, ``select``, ``checkbox``), the value it opens on, its options ``(value, text)``, the layers it
+    shows for (``data-only``, split) and the HTML inside it."""
+    from html import unescape
+
+    fields: dict[str, dict[str, object]] = {}
+    pattern = r'<div class="gpukb-calc-field gpukb-calc-(\w+)" data-field="(\w+)"(?: data-only="([^"]*)")?>(.*?)</div>'
+    for kind, name, only, body in re.findall(pattern, html):
+        options = re.findall(r'<option value="([^"]*)"( selected)?>([^<]*)</option>', body)
+        value = re.search(r'type="text" value="([^"]*)"', body)
+        default = (
+            next((v for v, chosen, _ in options if chosen), None) if kind == "select"
+            else ("on" if " checked" in body else "") if kind == "checkbox"
+            else unescape(value.group(1))
+        )  # fmt: skip
+        fields[name] = {
+            "kind": kind, "default": default, "only": only.split(), "body": body,
+            "options": [(v, unescape(t)) for v, _, t in options],
+        }  # fmt: skip
+    return fields
+
+
 def outside_tables(text: str) -> list[str]:
     """The non-blank lines of a rendered Markdown text that are not part of a pipe table, stripped: what a check
     reads besides the tables (a table-only render block must have none)."""

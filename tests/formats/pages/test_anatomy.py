@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from html import unescape
 from typing import Any
 
 import ml_dtypes
@@ -13,7 +12,7 @@ import numpy as np
 import pytest
 
 from tests.formats.pages import DTYPES, _decode, _measured_on, _raw_formats, _raw_record, _same
-from tests.helpers import ROOT, markdown_tables
+from tests.helpers import ROOT, calculator_fields, markdown_tables
 
 
 def check_value(markdown: str, kwargs: dict[str, Any]) -> None:
@@ -70,18 +69,7 @@ def check_calculator(html: str, kwargs: dict[str, Any]) -> None:
     the page's example (42.5, and 0x63 read as e4m3); the rounding choices are the ones the script implements (not
     stochastic), the formats to read a pattern as are formats.toml's, and the data island holds every format's
     parameters as formats.toml has them."""
-    fields = {}
-    for kind, name, body in re.findall(
-        r'<div class="gpukb-calc-field gpukb-calc-(\w+)" data-field="(\w+)">(.*?)</div>', html
-    ):
-        options = re.findall(r'<option value="([^"]*)"( selected)?>([^<]*)</option>', body)
-        value = re.search(r'type="text" value="([^"]*)"', body)
-        default = (
-            next((v for v, chosen, _ in options if chosen), None) if kind == "select"
-            else ("on" if " checked" in body else "") if kind == "checkbox"
-            else unescape(value.group(1))
-        )  # fmt: skip
-        fields[name] = {"kind": kind, "default": default, "options": [v for v, _, _ in options]}
+    fields = {name: {**f, "options": [v for v, _ in f["options"]]} for name, f in calculator_fields(html).items()}
     script = (ROOT / "docs/javascripts/calculators/formats.js").read_text(encoding="utf-8")
     read = set(re.findall(r"raw\(boxes\.(\w+)\)", script))
     assert set(fields) == read == {"value", "rounding", "saturate", "bits", "as_format"}

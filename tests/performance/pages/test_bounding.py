@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import ROOT, markdown_tables
+from tests.helpers import ROOT, calculator_fields, markdown_tables
 from tests.performance.pages import H100, _ceilings, _figures, _raw, _rounds, _sheet, _sheet_id
 
 
@@ -76,23 +76,12 @@ def check_bound_calculator(html: str, kwargs: dict[str, Any]) -> None:
     from gpukb.performance.layer_bound import LAYERS, layer_bound
     from gpukb.performance.specs import QUANTITIES
 
-    fields = {}
-    for kind, name, only, body in re.findall(
-        r'<div class="gpukb-calc-field gpukb-calc-(\w+)" data-field="(\w+)"(?: data-only="([^"]*)")?>(.*?)</div>', html
-    ):
-        options = re.findall(r'<option value="([^"]*)"( selected)?>([^<]*)</option>', body)
-        value = re.search(r'type="text" value="([^"]*)"', body)
-        default = (
-            next((v for v, chosen, _ in options if chosen), None) if kind == "select"
-            else ("on" if " checked" in body else "") if kind == "checkbox"
-            else unescape(value.group(1))
-        )  # fmt: skip
-        label = unescape(re.search(r"<label for=\"gpukb-bound-(\w+)\">([^<]*)</label>", body).group(2))
-        assert re.search(rf'<(?:input|select) id="gpukb-bound-{name}" name="{name}"', body), name
-        fields[name] = {
-            "kind": kind, "default": default, "only": only.split(), "label": label,
-            "options": [(v, unescape(t)) for v, _, t in options],
-        }  # fmt: skip
+    fields = calculator_fields(html)
+    for name, field in fields.items():
+        field["label"] = unescape(
+            re.search(r"<label for=\"gpukb-bound-(\w+)\">([^<]*)</label>", field["body"]).group(2)
+        )
+        assert re.search(rf'<(?:input|select) id="gpukb-bound-{name}" name="{name}"', field["body"]), name
     assert html.count('class="gpukb-calc-field ') == len(fields)
     assert 'data-calc="bound"' in html
     # what the script reads: the three choices, a size field per name of each layer (the convolution's batch is
