@@ -13,6 +13,8 @@ chapter=${1:?chapter name}
 out=$(mkdir -p "${2:?output folder}" && cd "$2" && pwd)
 children=${3:-2}
 seconds=${4:-0}
+[[ $children =~ ^[1-9][0-9]*$ ]] || { echo "CORES must be a whole number >= 1; got '$children'" >&2; exit 2; }
+[[ $seconds =~ ^[0-9]+$ ]] || { echo "SECONDS must be a whole number >= 0 (0: no limit); got '$seconds'" >&2; exit 2; }
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/mutation-$chapter.XXXXXX")
 
