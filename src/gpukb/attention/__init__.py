@@ -32,6 +32,10 @@ CHAPTER = Chapter(
         "src/gpukb/attention/costs.py",
         "src/gpukb/attention/flash.py",
         "src/gpukb/attention/problems.py",
+        # The kernels' host side (configurations, checks, launch geometry, the persistent schedule); the jitted
+        # kernels are decorated, which mutmut leaves alone.
+        "src/gpukb/attention/kernel.py",
+        "src/gpukb/attention/gluon_forward.py",
         "src/gpukb/attention/pages/__init__.py",
         *(f"src/gpukb/attention/pages/{page}.py" for page in _PAGES),
     ),
@@ -42,6 +46,8 @@ CHAPTER = Chapter(
         "tests/attention/test_flash_and_costs.py",
         "tests/attention/test_worked_problems.py",
         "tests/attention/test_cli.py",
+        "tests/attention/test_kernel.py",
+        "tests/attention/test_gluon_forward.py",
         "tests/attention/pages",
     ),
 )

@@ -7,6 +7,7 @@ from gpukb.chapters import Chapter, DataFile, GpuRun
 #: tables ``tests/gemm/pages/test_<page>.py`` checks. The opening page, index.md, is ``opening`` (a module named
 #: ``index`` would take the package's place in the API reference); it prints no table.
 _PAGES = ("opening", "type_tables", "accuracy", "ground_up", "timing", "triton")
+_TRITON_HOST = ("matmul", "configs", "tuning", "model_shapes", "sweep", "pairs", "results")
 
 CHAPTER = Chapter(
     name="gemm",
@@ -38,13 +39,19 @@ CHAPTER = Chapter(
     kernel_pairs="gpukb.gemm.triton.pairs:pairs",
     page_layers=tuple(f"gpukb.gemm.pages.{page}" for page in _PAGES),
     checks={f"gpukb.gemm.pages.{page}": f"tests.gemm.pages.test_{page}" for page in _PAGES if page != "opening"},
-    mutation=("src/gpukb/gemm/type_tables.py", *(f"src/gpukb/gemm/pages/{page}.py" for page in _PAGES)),
+    mutation=(
+        "src/gpukb/gemm/type_tables.py",
+        *(f"src/gpukb/gemm/pages/{page}.py" for page in _PAGES),
+        # The Triton GEMM's host side: launch checks, configurations, the tuning look-up, sweeps and records (the
+        # @triton.jit kernels themselves are decorated, which mutmut leaves alone, and run only on a GPU).
+        *(f"src/gpukb/gemm/triton/{part}.py" for part in _TRITON_HOST),
+    ),
     mutation_tests=(
         "tests/gemm/test_types.py",
         "tests/gemm/pages",
         "tests/gemm/test_results.py",
         "tests/gemm/test_fp8_hardware.py",
-        "tests/gemm/triton/test_results.py",
+        "tests/gemm/triton",
     ),
     gpu_runs={
         "triton": GpuRun("python3 bench/triton_gemm.py {out}", "gemm/triton-gemm-h100", 300),
