@@ -2,7 +2,7 @@
 # Mutation-test one chapter (or layer) of gpukb in a copy of this checkout, and keep what a reader of the run needs:
 # mutmut's counts and every survivor's diff. Usage:
 #
-#   tools/mutation_chapter.sh CHAPTER OUT_DIR [CHILDREN] [SECONDS]
+#   tools/mutation_chapter.sh CHAPTER OUT_DIR [CHILDREN] [SECONDS] [MUTANT ...]
 #
 # CHAPTER is a name `python -m gpukb.site.mutation_scope --chapter` knows; CHILDREN is mutmut's --max-children (the
 # number of cores to use; default 2); SECONDS stops a run that is taking too long (default: none), and the counts it
@@ -13,6 +13,7 @@ chapter=${1:?chapter name}
 out=$(mkdir -p "${2:?output folder}" && cd "$2" && pwd)
 children=${3:-2}
 seconds=${4:-0}
+shift $(( $# < 4 ? $# : 4 ))
 [[ $children =~ ^[1-9][0-9]*$ ]] || { echo "CORES must be a whole number >= 1; got '$children'" >&2; exit 2; }
 [[ $seconds =~ ^[0-9]+$ ]] || { echo "SECONDS must be a whole number >= 0 (0: no limit); got '$seconds'" >&2; exit 2; }
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,6 +23,9 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/mutation-$chapter.XXXXXX")
 cp -r "$root"/pyproject.toml "$root"/mkdocs.yml "$root"/src "$root"/tests "$root"/snippets "$root"/docs "$root"/bench "$work"/
 find "$work" -name __pycache__ -prune -exec rm -rf {} +
 cd "$work"
+if [ -n "${RESUME:-}" ]; then
+    mkdir -p mutants && cp -r "$RESUME"/. mutants/
+fi
 PYTHONPATH=src${PYTHONPATH:+:$PYTHONPATH} python3 -m gpukb.site.mutation_scope --chapter "$chapter" --write
 
 export CUDA_VISIBLE_DEVICES=""
@@ -29,9 +33,9 @@ started=$(date +%s)
 status=0
 if [ "$seconds" -gt 0 ]; then
     timeout --signal=INT --kill-after=30 "$seconds" python3 -m mutmut run --max-children "$children" \
-        >"$out/run.log" 2>&1 || status=$?
+        "$@" >"$out/run.log" 2>&1 || status=$?
 else
-    python3 -m mutmut run --max-children "$children" >"$out/run.log" 2>&1 || status=$?
+    python3 -m mutmut run --max-children "$children" "$@" >"$out/run.log" 2>&1 || status=$?
 fi
 echo "mutmut run: exit $status after $(( $(date +%s) - started )) s" | tee -a "$out/run.log"
 
@@ -58,4 +62,7 @@ with open(Path(sys.argv[1]) / "diffs.txt", "w") as diffs:
             if status_by_exit_code[code] in ("survived", "no tests"):
                 diffs.write(f"=== {name}: {status_by_exit_code[code]}\n{get_diff_for_mutant(name, path=path)}\n")
 PY
+# The verdicts and the stats pass's test map, for RESUME.
+mkdir -p "$out/mutants" && (cd mutants && find . \( -name '*.meta' -o -name 'mutmut-stats.json' \) -print0 |
+    xargs -0 -r cp --parents -t "$out/mutants")
 cat "$out/stats.json"

@@ -231,6 +231,9 @@ def persistent_schedule(heads_total: int, n_mb: int, programs: int) -> list[list
     return plan
 
 
+# pragma: no mutate start
+# Device code, Gluon kernels and their helpers, jitted below: mutmut's trampolines would replace
+# these bodies with code no kernel compiler reads. The host code around them is mutated.
 @gluon.constexpr_function
 def _mma_layout(n, warps):
     """The wgmma accumulator layout: warps stacked along M (16 rows each), one instruction N wide."""
@@ -785,6 +788,7 @@ def _forward_persistent(q_desc, k_desc, v_desc, out_ptr, lse_ptr, qk_scale, head
     # --8<-- [end:persistent]
 
 
+# pragma: no mutate end
 _DO_NOT_SPECIALIZE = ["heads", "group", "q_len", "kv_len", "offset", "n_mb", "n_units"]
 #: The kernels, jitted once (Gluon has no interpreter mode to switch between).
 _KERNELS = {

@@ -239,6 +239,9 @@ _MAX = tl.standard._elementwise_max
 _SUM = tl.standard._sum_combine
 
 
+# pragma: no mutate start
+# Device code, jitted at launch by `_jitted` (for the interpreter or the GPU): mutmut's trampolines would replace
+# these bodies with code no kernel compiler reads. The host code around them is mutated.
 # --8<-- [start:inner]
 def _inner(
     acc, l_i, m_i, q, k_ptrs, v_ptrs, stride_kn, stride_vn, offs_m, offs_n, lo, hi, SEQ_K, OFFSET, qk_scale,
@@ -617,6 +620,7 @@ def _bwd_dq(
     # --8<-- [end:backward]
 
 
+# pragma: no mutate end
 _COMPILED: dict[tuple[bool, str], Any] = {}
 #: The compiled kernel of the most recent launch of each kind ("forward", "dkdv", "dq"): registers, spills.
 LAST: dict[str, Any] = {}

@@ -104,6 +104,9 @@ MAX_BLOCKED_OFFSET = 2**31 - 1
 INTERPRETER_SMS = 3
 
 
+# pragma: no mutate start
+# Device code, jitted at launch by `_jitted` (for the interpreter or the GPU): mutmut's trampolines would replace
+# these bodies with code no kernel compiler reads. The host code around them is mutated.
 # --8<-- [start:blocked]
 def blocked_kernel(
     a_ptr, b_ptr, c_ptr, M, N, K,
@@ -354,6 +357,7 @@ def reduce_kernel(
     # --8<-- [end:reduce]
 
 
+# pragma: no mutate end
 # tl.sum is itself a jitted function, which triton 3.6's interpreter cannot call when TRITON_INTERPRET was set
 # after triton was imported; tl.reduce with its combine function is what it compiles to, and the interpreter
 # reduces that with numpy.
