@@ -1103,6 +1103,9 @@ class _Plan:
             reduce = (reduce_grid, tuple(reduce_constants.values()), out.stride(0), out.stride(1))
             self._prepare_quick((tiles, self.split), static, tuple(constants.values()), None, reduce)
 
+    # pragma: no mutate start
+    # GPU only (CUDA tensors, the driver's launchers): the CPU tests cannot reach it and the GPU tests do, so
+    # it stays out of the CPU mutation run.
     def _prepare_quick(
         self, grid: tuple[int, ...], static: tuple, constants: tuple, c_block: list[int] | None, reduce: Any = None
     ) -> None:
@@ -1210,6 +1213,7 @@ class _Plan:
 
         self.quick = quick
 
+    # pragma: no mutate end
     @property
     def compiled(self) -> list[Any] | None:
         """The compiled kernels of the first call (main kernel, reduction), where the plan launches them directly."""
@@ -1218,6 +1222,9 @@ class _Plan:
         return [None if d is None else d.kernel for d in self.direct]
 
 
+# pragma: no mutate start
+# GPU only (CUDA tensors, the driver's launchers): the CPU tests cannot reach it and the GPU tests do, so
+# it stays out of the CPU mutation run.
 class _DirectLaunch:
     """Calls a compiled kernel's launcher the way Triton's JIT does after its cache look-up, and keeps the TMA
     descriptor (``CUtensorMap``) of each tensor it has seen: the encoding depends only on the address, shape,
@@ -1299,6 +1306,7 @@ class _DirectLaunch:
         _LAST["kernel"] = self.kernel
 
 
+# pragma: no mutate end
 def _no_launch_hooks() -> bool:
     """Whether no launch hook is set (a profiler such as proton sets one); triton 3.6 keeps them in a chain that is
     never ``None``, older versions in a plain attribute."""
@@ -1352,6 +1360,9 @@ PTX_MARKERS = {
 }
 
 
+# pragma: no mutate start
+# GPU only (CUDA tensors, the driver's launchers): the CPU tests cannot reach it and the GPU tests do, so
+# it stays out of the CPU mutation run.
 def compiled_summary(a: Any, b: Any, *, config: Config | None = None) -> dict[str, Any]:
     """Run the product once and describe the kernel Triton compiled for it (the main kernel: for a split
     product, the split-K kernel, not the reduction).
@@ -1384,6 +1395,7 @@ def compiled_summary(a: Any, b: Any, *, config: Config | None = None) -> dict[st
     }
 
 
+# pragma: no mutate end
 def _upcast(a: Any) -> bool:
     # triton 3.6's interpreter keeps bf16 as uint16 and its dot multiplies the bit patterns as integers
     # (triton/runtime/interpreter.py, InterpreterBuilder.create_dot); widening the tiles to fp32 first gives

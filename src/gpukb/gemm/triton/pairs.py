@@ -29,6 +29,9 @@ def parse_case(case: str) -> tuple[int, int, int]:
     return m, n, k
 
 
+# pragma: no mutate start
+# GPU only (CUDA tensors, the driver's launchers): the CPU tests cannot reach it and the GPU tests do, so
+# it stays out of the CPU mutation run.
 def _gemm_inputs(case: str) -> dict[str, Any]:
     import torch
 
@@ -76,6 +79,7 @@ GEMM_PAIR = KernelPair(
 )
 
 
+# pragma: no mutate end
 def pairs() -> list[KernelPair]:
     """The Triton GEMM's pairs: square bf16 products, then the shape sweep (bf16, fp16, FP8)."""
     from gpukb.gemm.triton.sweep import pairs as sweep_pairs
