@@ -458,13 +458,9 @@ def triton_sweep_figure(record: TritonSweepRecord | None = None) -> str:
     from gpukb.figures import new_figure, to_svg
 
     record = _sweep(record)
-    labels: list[str] = []
-    index: dict[tuple[str, str], int] = {}
+    index: dict[tuple[str, str], int] = {}  # one place along x per shape and layout, in the record's order
     for r in record.rows:
-        key = (r.label, r.layout)
-        if key not in index:
-            index[key] = len(labels)
-            labels.append(r.label.replace("Llama-3-8B ", "") + (f" ({r.layout})" if r.layout != "NN" else ""))
+        index.setdefault((r.label, r.layout), len(index))
     fig, ax = new_figure(9.0, 4.2)
     for dtype, marker in (("bfloat16", "o"), ("float16", "s"), ("float8_e4m3fn", "^")):
         points = [(index[(r.label, r.layout)], r.ratio) for r in record.rows if r.dtype == dtype and r.ratio]
@@ -477,8 +473,8 @@ def triton_sweep_figure(record: TritonSweepRecord | None = None) -> str:
     ax.axhline(floor, color="grey", linestyle="-.", linewidth=0.8, label=f"{floor:.2f}: target for 16-bit {large}")
     # Over a hundred shape names cannot be read along one axis (they overlapped); the tables below name them.
     ax.set_xticks([])
-    ax.set_xlim(-1, len(labels))
-    ax.set_xlabel(f"{len(labels)} shapes and layouts (the tables below name them)")
+    ax.set_xlim(-1, len(index))
+    ax.set_xlabel(f"{len(index)} shapes and layouts (the tables below name them)")
     ax.set_yscale("log")
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if round(v * 10) in (2, 3, 5, 7, 20, 30) else ""))

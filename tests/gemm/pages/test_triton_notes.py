@@ -1,0 +1,167 @@
+"""The Triton GEMM page's sweep figure read back from the matplotlib figure it draws, and its tables and notes for
+runs unlike the committed ones: a copy of a record's JSON changed as the committed runs never are (a comparison row
+that measured a tiling the code no longer picks, a failed case, a run without clocks), validated by the project's
+model and rendered, then checked by the page's own cell checks (``tests/gemm/pages/test_triton.py``) against the
+changed JSON."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from typing import Any
+
+import matplotlib.colors
+import numpy as np
+import pytest
+from matplotlib.markers import MarkerStyle
+
+import gpukb.figures
+from gpukb.gemm.pages import triton as page
+from gpukb.gemm.triton import configs
+from gpukb.gemm.triton.results import TritonGemm
+from tests.gemm.pages import test_triton as checks
+from tests.gemm.pages.test_triton import _SHORT, _sweep_raw, _triton_raw
+
+
+def _drawn(draw: Callable[..., str], *args: Any) -> Any:
+    """The figure a figure function drew, taken at the call that would turn it into SVG."""
+    import matplotlib.pyplot as plt
+
+    drawn = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(gpukb.figures, "to_svg", lambda fig: drawn.append(fig) or "")
+        draw(*args)
+    (fig,) = drawn
+    plt.close(fig)
+    return fig
+
+
+def _marker_path(marker: str) -> np.ndarray:
+    style = MarkerStyle(marker)
+    return style.get_path().transformed(style.get_transform()).vertices
+
+
+def test_the_sweep_figure_plots_every_measured_ratio_by_type_against_the_targets() -> None:
+    fig = _drawn(page.triton_sweep_figure)
+    (ax,) = fig.axes
+    rows = _sweep_raw()["rows"]
+    places: dict[tuple[str, str], int] = {}
+    for r in rows:  # one place along x per shape and layout, in the record's order
+        places.setdefault((r["label"], r["layout"]), len(places))
+    markers = {"bfloat16": "o", "float16": "s", "float8_e4m3fn": "^"}
+    expected = {
+        dtype: [(places[(r["label"], r["layout"])], r["ratio"]) for r in rows if r["dtype"] == dtype and r["ratio"]]
+        for dtype in markers
+    }
+    assert [c.get_label() for c in ax.collections] == [_SHORT[d] for d, points in expected.items() if points]
+    for points, dtype in zip(ax.collections, markers, strict=True):
+        assert np.array_equal(np.asarray(points.get_offsets(), float), np.asarray(expected[dtype], float)), dtype
+        assert np.allclose(points.get_paths()[0].vertices, _marker_path(markers[dtype])), dtype
+        assert list(points.get_sizes()) == [18]
+    # the parity line and the two targets of the sweep: a geometric mean of 0.95, no large 16-bit product under 0.80
+    lines = [(line.get_label(), list(line.get_ydata()), line.get_linestyle(), line.get_linewidth(),
+              matplotlib.colors.to_rgba(line.get_color())) for line in ax.get_lines()]  # fmt: skip
+    grey = matplotlib.colors.to_rgba("grey")
+    assert lines[0][1:] == ([1.0, 1.0], ":", 1.5, grey)
+    assert lines[1:] == [
+        ("0.95: geometric-mean target", [0.95, 0.95], "--", 0.8, grey),
+        ("0.80: target for 16-bit M·N·K ≥ 2^30", [0.8, 0.8], "-.", 0.8, grey),
+    ]
+    legend = ax.get_legend().get_texts()
+    assert [t.get_text() for t in legend] == [_SHORT[d] for d in markers] + [label for label, *_ in lines[1:]]
+    assert {t.get_fontsize() for t in legend} == {8}
+    assert list(ax.get_xticks()) == []
+    assert ax.get_xlim() == (-1, len(places))
+    assert ax.get_xlabel() == f"{len(places)} shapes and layouts (the tables below name them)"
+    assert (ax.get_yscale(), ax.get_ylabel()) == ("log", "peer time / Triton time")
+    assert ax.get_title() == "The Triton GEMM against cuBLAS (bf16, fp16) and _scaled_mm (FP8), H100"
+    assert ax.yaxis.get_major_formatter()(0.5, 0) == "0.5"
+    ticks = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 2, 3, 4)
+    assert [ax.yaxis.get_minor_formatter()(v, 0) for v in ticks] == ["0.2", "0.3", "", "0.5", "", "0.7", "", "2",
+                                                                     "3", ""]  # fmt: skip
+    assert list(fig.get_size_inches()) == [9.0, 4.2]
+
+
+def _variant(change: Callable[[dict[str, Any]], None]) -> tuple[TritonGemm, dict[str, Any]]:
+    """The committed Triton GEMM run with ``change`` made to a copy of its JSON: the record the page functions take
+    (validated by the project's model) and the changed JSON the checks read (``{"raw": ...}``)."""
+    raw = copy.deepcopy(_triton_raw())
+    change(raw)
+    return TritonGemm.model_validate_json(json.dumps(raw)), {"raw": raw}
+
+
+def _config(config: Any) -> dict[str, Any]:
+    return dict(config.as_dict())
+
+
+def _rows_measured_elsewhere(raw: dict[str, Any]) -> None:
+    """Comparison rows that measured tilings the code no longer picks (two of them, at four sizes, one not swept),
+    the FP8 run choosing the code's default, and a 16-bit choice and small tiling unlike the code's."""
+    large, small = _config(configs.DEFAULT_CONFIGS["bfloat16"]), _config(configs.SMALL_CONFIGS["bfloat16"])
+    blocked = raw["sweep"]["configs"][0]["config"]
+    assert blocked["kernel"] == "blocked"
+    for r in raw["compare"]["records"]:
+        r["config"] = {512: large, 4096: small, 6144: small, 8192: blocked}.get(r["m"], r["config"])
+    raw["chosen"]["fp8"]["config"] = _config(configs.DEFAULT_CONFIGS["float8_e4m3fn"])
+    raw["chosen"]["large"]["config"] = blocked
+    raw["chosen"]["small"]["config"] = large
+    raw["chosen"]["small_rate"] = configs.SMALL_RATE
+
+
+def _failed_cases(raw: dict[str, Any]) -> None:
+    """Failed and partial cases in every phase, a large product under the goal, a run with fewer readings."""
+    records = raw["compare"]["records"]
+    records[1]["error"] = "OutOfResources: shared memory"  # an error on a row that kept its configuration
+    records[2]["config"] = None  # no configuration, no error
+    records[3].update(identical_to_cublas=False, diff_vs_cublas=0.25)
+    compiled = raw["compare"]["compiled"]
+    compiled[0]["error"] = "compile failed"
+    compiled[1]["ptx"] = None
+    compiled[2]["config"] = None
+    compiled[3].update(warp_specialized=True, shared_bytes=230_000)  # 224.6 KiB: 225, where 230,000 / 1025 is 224.4
+    raw["fp8"]["configs"][0]["error"] = "OutOfResources: shared memory"
+    raw["chosen"]["fp8"] = None
+    raw["chosen"]["small"] = None
+    raw["chosen"]["small_rate"] = configs.SMALL_RATE + 0.004  # within the half-percent the note ignores
+    large = raw["chosen"]["large"]["config"]
+    (entry,) = [e for e in raw["sweep"]["configs"] if checks._same_config(e["config"], large)]
+    for case in entry["results"]:
+        if case["m"] == 4096:
+            case["clocks"] = None
+        if case["m"] == 8192:  # slower by half: outside cuBLAS's drift, under the goal
+            case["clocks"]["power_w_median"] = None
+            case["kernel_ms"] = {key: v * 1.5 if key != "n" else v for key, v in case["kernel_ms"].items()}
+            case["ratio"] = case["cublas_ms"]["median"] / case["kernel_ms"]["median"]
+            case["tflops"] /= 1.5
+    blocked = raw["sweep"]["configs"][0]
+    blocked["results"] = [c for c in blocked["results"] if c["m"] != 1024]  # a size it has no result for
+    blocked["check"] = None
+    raw["run"]["gpu"]["driver"] = None
+    raw["run"]["started"] = None
+    del raw["run"]["clocks"]["compare_end"]
+
+
+def _fp8_default_untimed(raw: dict[str, Any]) -> None:
+    """An FP8 run that timed none of the code's default configuration (and chose another)."""
+    default = _config(configs.DEFAULT_CONFIGS["float8_e4m3fn"])
+    raw["fp8"]["configs"] = [e for e in raw["fp8"]["configs"] if not checks._same_config(e["config"], default)]
+    raw["compare"] = None
+
+
+VARIANTS = {"rows measured elsewhere": _rows_measured_elsewhere, "failed cases": _failed_cases,
+            "FP8 default untimed": _fp8_default_untimed}  # fmt: skip
+_PAGES = ("triton_drift", "triton_defaults_note", "triton_mismatch_note", "triton_goal", "triton_sweep",
+          "triton_compare", "triton_fp8", "triton_compiled", "triton_run")  # fmt: skip
+
+
+@pytest.mark.parametrize("name", VARIANTS)
+def test_the_triton_run_tables_and_notes_of_runs_unlike_the_committed_one(name: str) -> None:
+    record, kwargs = _variant(VARIANTS[name])
+    for function in _PAGES:
+        if kwargs["raw"]["compare"] is None and function in ("triton_mismatch_note", "triton_compare",
+                                                               "triton_compiled"):  # fmt: skip
+            with pytest.raises(ValueError, match="has no comparison phase"):
+                getattr(page, function)(record)
+            continue
+        checks.CHECKS[function](getattr(page, function)(record), kwargs)
