@@ -165,3 +165,29 @@ def test_the_triton_run_tables_and_notes_of_runs_unlike_the_committed_one(name: 
                 getattr(page, function)(record)
             continue
         checks.CHECKS[function](getattr(page, function)(record), kwargs)
+
+
+def _unlike_the_committed_sweep(raw: dict[str, Any]) -> None:
+    """A sweep with a failed and a partial layout check, profiled rows missing a side's kernels or a ratio, a row
+    whose error is over twice its peer's, and no host measurement."""
+    failed, unwritten = raw["checks"][:2]
+    failed.update(config=None, all_written=None, rel_error=None, peer_rel_error=None, error="refused: not modelled")
+    unwritten["all_written"] = False
+    profiled = [r for r in raw["rows"] if r.get("kernels") is not None or r.get("peer_kernels") is not None]
+    profiled[0]["kernels"] = None
+    profiled[1].update(ratio=None, kernel_tflops=None, peer_tflops=None)
+    profiled[2]["peer_kernels"] = ["Memset (Device)"]  # only a memset: no cuBLAS kernel to name
+    raw["rows"][0]["rel_error"] = 3 * raw["rows"][0]["peer_rel_error"]
+    raw["host"] = raw["tiny_host"] = None
+
+
+def test_the_sweep_tables_and_notes_of_a_sweep_unlike_the_committed_one() -> None:
+    from gpukb.gemm.triton.results import TritonGemmSweep
+
+    raw = copy.deepcopy(_sweep_raw())
+    _unlike_the_committed_sweep(raw)
+    record, kwargs = TritonGemmSweep.model_validate_json(json.dumps(raw)), {"raw": raw}
+    for function in ("triton_layout_checks", "triton_sweep_kernels", "triton_host_path", "triton_sweep_notes"):
+        checks.CHECKS[function](getattr(page, function)(record=record), kwargs)
+    checks.CHECKS["triton_host_path"](page.triton_host_path(True, record), {**kwargs, "tiny": True})
+    assert page.triton_sweep_notes(record).startswith(f"- bf16 {raw['rows'][0]['label']} (")
