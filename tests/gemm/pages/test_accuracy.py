@@ -17,8 +17,9 @@ from tests.gemm.pages import _raw, _record, _rounds, _sig
 from tests.helpers import markdown_tables
 
 
-def _fp8() -> dict[str, Any]:
-    return _record("gemm/fp8-h100")
+def _fp8(kwargs: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The FP8 record a check reads: a variant's changed JSON (``kwargs["raw"]``), else the committed one."""
+    return kwargs["raw"] if kwargs and "raw" in kwargs else _record("gemm/fp8-h100")
 
 
 def _tf32(x: np.ndarray) -> np.ndarray:
@@ -132,11 +133,12 @@ def check_fp8_acceptance(markdown: str, kwargs: dict[str, Any]) -> None:
 
 def check_fp8_layout(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
-    records = _fp8()["layout"]
+    records = _fp8(kwargs)["layout"]
     assert [(row["A"], row["B"]) for row in table] == [(r["a_layout"], r["b_layout"]) for r in records]
     for row, r in zip(table, records, strict=True):
         assert row["accepted"] == ("yes" if r["accepted"] else "refused")
         assert _code_text(row["error"]) == _first_line(r["error"]), row
+        assert bool(row["error"]) == bool(r["error"]), row
 
 
 def _combination(r: dict[str, Any]) -> str:
@@ -145,14 +147,14 @@ def _combination(r: dict[str, Any]) -> str:
 
 def check_fp8_agreement(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
-    records = [r for r in _fp8()["agreement"] if r["out"] not in ("e4m3", "e5m2")]
+    records = [r for r in _fp8(kwargs)["agreement"] if r["out"] not in ("e4m3", "e5m2")]
     assert [(row["combination"], row["fast accumulation"]) for row in table] == [
         (_combination(r), "on" if r["fast_accum"] else "off") for r in records
     ]
     for row, r in zip(table, records, strict=True):
         assert _sig(row["GPU vs FP64"], r["hw_vs_fp64"], 3)
         if not r["emulated"]:
-            assert row["GPU vs emulator"] == "not in cuBLASLt's table"
+            assert list(row.values())[2:] == ["not in cuBLASLt's table", "", "", row["GPU vs FP64"], ""], row
             continue
         assert _sig(row["GPU vs emulator"], r["hw_vs_emulator"], 2)
         assert _sig(row["FP32 bound"], r["bound"], 2)
@@ -208,7 +210,7 @@ def _cell_value(value: Any) -> float:
 
 def check_fp8_overflow(markdown: str, kwargs: dict[str, Any]) -> None:
     table, ints = markdown_tables(markdown)
-    data = _fp8()
+    data = _fp8(kwargs)
     expected = []
     for r in data["overflow"]:
         label = f"{r['a']} × {r['b']} → {r['out']}"
@@ -220,7 +222,7 @@ def check_fp8_overflow(markdown: str, kwargs: dict[str, Any]) -> None:
     rows = iter(table)
     for r in data["overflow"]:
         if not r["accepted"] or r["hardware"] is None:
-            next(rows)
+            assert list(next(rows).values())[2:] == ["", "", ""]
             continue
         for s, hw in zip(r["sums"], r["hardware"], strict=True):
             row = next(rows)
@@ -235,8 +237,10 @@ def check_fp8_overflow(markdown: str, kwargs: dict[str, Any]) -> None:
         exact = r["k"] * 128 * 128  # K products of −128 × −128
         assert int(row["exact"]) == exact == r["exact"], row
         assert row["GPU (torch._int_mm)"] == ("refused" if r["hardware"] is None else str(r["hardware"]))
-        assert int(row["wrap (two's complement)"]) == (exact + 2**31) % 2**32 - 2**31, row
-        assert int(row["saturate"]) == min(exact, 2**31 - 1), row
+        for column, key, value in (("wrap (two's complement)", "emulator_wrap", (exact + 2**31) % 2**32 - 2**31),
+                                   ("saturate", "emulator_saturate", min(exact, 2**31 - 1))):  # fmt: skip
+            assert row[column] == ("" if r[key] is None else str(value)), row
+            assert r[key] in (None, value), r
 
 
 def _same_number(cell: str, value: float) -> bool:
@@ -246,7 +250,7 @@ def _same_number(cell: str, value: float) -> bool:
 
 def check_fp8_scale_result(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
-    records = _fp8()["scale_result"]
+    records = _fp8(kwargs)["scale_result"]
     assert [row["D"] for row in table] == [r["out"] for r in records]
     header = "‖D(scale_result=0.5)‖ / ‖D(scale_result=1)‖"
     for row, r in zip(table, records, strict=True):
@@ -281,3 +285,32 @@ CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "fp8_scale_result": check_fp8_scale_result,
     "fp8_tf32": check_fp8_tf32,
 }
+
+
+def _unlike_the_committed_run(raw: dict[str, Any]) -> None:
+    """A run with refusals and gaps the committed one lacks: an overflow case refused, one the GPU ran without a
+    result, an INT32 case refused and not emulated, a 16-bit combination not emulated, scale_result refused for
+    one D type and accepted without a ratio for another."""
+    raw["overflow"][0].update(accepted=False, error_type="RuntimeError", error="CUBLAS_STATUS_NOT_SUPPORTED")
+    raw["overflow"][1]["hardware"] = None
+    raw["int32_overflow"][0].update(hardware=None, emulator_wrap=None, emulator_saturate=None)
+    (first,) = [r for r in raw["agreement"] if r["out"] not in ("e4m3", "e5m2")][:1]
+    first["emulated"] = False
+    raw["scale_result"][0].update(accepted=False, error_type="RuntimeError", error="scale_result: not `supported`")
+    raw["scale_result"][1]["norm_ratio"] = None
+
+
+def test_the_fp8_tables_of_a_run_unlike_the_committed_one() -> None:
+    import copy
+    import json
+
+    from gpukb.gemm.pages import accuracy as page
+    from gpukb.gemm.results import Fp8Hardware
+
+    raw = copy.deepcopy(_fp8())
+    _unlike_the_committed_run(raw)
+    record = Fp8Hardware.model_validate_json(json.dumps(raw))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(page, "_fp8", lambda record_id: record)
+        for function in ("fp8_overflow", "fp8_agreement", "fp8_scale_result", "fp8_layout"):
+            CHECKS[function](getattr(page, function)(), {"raw": raw})
