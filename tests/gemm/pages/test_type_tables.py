@@ -165,10 +165,12 @@ def check_type_names(markdown: str, kwargs: dict[str, Any]) -> None:
             bits = name[3:]
             assert row["type"] == f"{bits}-bit signed integer", row
             assert names == [f"HIP_R_{bits}I", f"CUDA_R_{bits}I"], row
+            assert row["HIP / CUDA name"] == ", ".join(f"`{n}`" for n in names), row
             continue
         fmt = formats[name]
         assert row["type"] == fmt["title"], row
         assert names == [n for n in (fmt["hip"], fmt["cuda"]) if n], row
+        assert row["HIP / CUDA name"] == (", ".join(f"`{n}`" for n in names) or "-"), row
     used = {v for lib in ("hipblaslt", "cublaslt") for v in re.findall(r"\b(e\dm\d\w*|fp\d+|bf16|int\d+)\b",
                                                                          str(_raw(lib)["group"]))}  # fmt: skip
     aliases = {a for lib in ("hipblaslt", "cublaslt") for a in _raw(lib).get("aliases", {})}
@@ -216,6 +218,10 @@ def check_type_library(markdown: str, kwargs: dict[str, Any]) -> None:
         assert int(count) == len(expected), (gid, count)
         constant = dict(item.split(": ", 1) for item in (caption or "").split("; ") if item)
         (table,) = markdown_tables(section)
+        # the types stay in the table; any other column with one value on every row (of two or more) is in the caption
+        assert not set(constant) & {"A", "B", "C", "D", "A × B"}, (gid, constant)
+        assert not constant if len(table) == 1 else all(len({row[h] for row in table}) > 1 for h in table[0]
+                                                       if h not in ("A", "B", "C", "D", "A × B")), gid  # fmt: skip
         shown = []
         for row in table:
             cells = {**constant, **row}
@@ -227,6 +233,21 @@ def check_type_library(markdown: str, kwargs: dict[str, Any]) -> None:
         for row in group["rows"]:  # a default bias type is the one the page puts in parentheses
             if "default_bias" in row:
                 assert f"(default {row['default_bias']})" in section, (gid, row)
+        # caption, blank line, table, blank line, then one line: conditions, the group's note, the rows' own notes
+        # and the sources (each once, in order of first appearance), and a blank line before the next group
+        assert caption != "", gid
+        end = "\n\n" if section is not sections[-1] else "\n"  # the page ends on one line break
+        assert section.endswith(end) and not section.endswith(end + "\n"), gid
+        lines = section.removesuffix(end).split("\n")
+        assert lines[1] == lines[-2] == "" and all(x.startswith("|") for x in lines[2:-2]), gid
+        fields = [{**{k: v for k, v in group.items() if k != "rows"}, **row} for row in group["rows"]]
+        note = group.get("note")
+        sources = _raw(library)["sources"]
+        cited = list(dict.fromkeys(s for f in fields for s in f["source"]))
+        said = [*(f"Conditions: {c}." for c in sorted({f["constraints"] for f in fields if f.get("constraints")})),
+                *([note] if note else []), *sorted({f["note"] for f in fields if f.get("note") and f["note"] != note}),
+                "Sources: " + ", ".join(f"[{s}]({sources[s]['url']})" for s in cited) + "."]  # fmt: skip
+        assert lines[-1] == " ".join(said), gid
 
 
 #: The FP8 question rows of the quick answers, and the architectures' columns.
@@ -289,6 +310,19 @@ def check_answers(markdown: str, kwargs: dict[str, Any]) -> None:
             assert all(t.endswith("fnuz") == fnuz for t in types), (column, cell)
             if "sm_90" in column:
                 assert "A transposed, B not" in cell, cell  # Hopper's FP8 GEMM takes A transposed only
+    for row in table:  # what follows a "yes": the layout, a block scaling the row needs, the fields not confirmed
+        for column, cell in row.items():
+            if column == "combination" or not cell.startswith("yes: "):
+                continue
+            library = _titles()[column.split(",")[0]]
+            unconfirmed = {", ".join(f.replace("_", " ") for f in {**g, **r}.get("unconfirmed", []))
+                           for g in _raw(library)["group"] for r in g["rows"]}  # fmt: skip
+            for extra in re.findall(r" \(([^()]*)\)", cell):
+                scaling = re.fullmatch(r"(\w+) scaling only", extra)
+                fields = re.fullmatch(r"unconfirmed: (.+)", extra)
+                assert (re.fullmatch(r"C \w+", extra) or extra == "A transposed, B not"
+                        or (scaling and scaling[1] not in ("none", "tensor"))
+                        or (fields and fields[1] in unconfirmed)), (column, cell)  # fmt: skip
 
 
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
@@ -328,3 +362,22 @@ def test_the_notes_errata_are_the_gemm_claims_of_the_notes() -> None:
     assert re.findall(r"errata/#([\w-]+)\)", markdown) == [e["id"] for e in wanted]
     for e in wanted:
         assert f"A claim you may meet: {e['claim']}" in markdown, e["id"]
+    lines = []
+    for e in wanted:  # each a collapsed note: the claim as its title, the truth, then the deciding test and the link
+        lines += [f'??? note "A claim you may meet: {e["claim"]}"', f"    {e['truth']}", "",
+                  f"    Decided by `{e['test']}`; [errata entry](../../about/errata/#{e['id']}).", ""]  # fmt: skip
+    assert markdown == "\n".join(lines)
+
+
+@pytest.mark.parametrize("library", ["hipblaslt", "cublaslt"])
+def test_the_sources_list_is_the_data_files_sources(library: str) -> None:
+    """type_sources: one item per source of the data file (read with tomllib), in its order: id, title linked to
+    its URL, version, the repository path at the first 12 digits of its commit where it has both, the date the
+    table was checked."""
+    raw = _raw(library)
+    lines = []
+    for sid, s in raw["sources"].items():
+        where = f" `{s['path']}` at `{s['commit'][:12]}`." if s["path"] and s["commit"] else ""
+        lines.append(f"- **{sid}**: [{s['title']}]({s['url']}). {s['version']}.{where} Checked {raw['checked']}.")
+    assert any(s["path"] and s["commit"] for s in raw["sources"].values()) == (library == "hipblaslt")
+    assert page.type_sources(library) == "\n".join(lines) + "\n"
