@@ -230,3 +230,36 @@ CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "blocking_levels": check_blocking_levels,
     "blocking_capacity": check_blocking_capacity,
 }
+
+
+def test_the_batched_figure_plots_loop_over_bmm_per_size_against_batch_count() -> None:
+    """batched_figure: one line per size, a point per batch count where both the loop and bmm were timed, at the
+    loop's median time over bmm's (the record read raw), on log axes (base 2 along the batch count)."""
+    import matplotlib.colors
+    import numpy as np
+
+    from gpukb.gemm.pages import ground_up as page
+    from tests.gemm.pages import drawn
+
+    fig = drawn(page.batched_figure)
+    (ax,) = fig.axes
+    times = {(r["m"], r["batch"], r["variant"]): r["ms"]["median"] for r in _ground()["batched"]}
+    sizes = sorted({m for m, _, _ in times})
+    lines = ax.get_lines()
+    *curves, parity = lines
+    assert [line.get_label() for line in curves] == [f"{m}×{m}×{m}" for m in sizes]
+    for line, m in zip(curves, sizes, strict=True):
+        points = sorted((b, times[m, b, "loop"] / times[m, b, "bmm"]) for mm, b, v in times
+                        if mm == m and v == "bmm" and (m, b, "loop") in times)  # fmt: skip
+        assert np.allclose(np.column_stack([line.get_xdata(), line.get_ydata()]), points, rtol=1e-12), m
+        assert line.get_marker() == "o"
+    assert (list(parity.get_ydata()), parity.get_linestyle()) == ([1.0, 1.0], ":")
+    assert matplotlib.colors.to_rgba(parity.get_color()) == matplotlib.colors.to_rgba("grey")
+    assert (ax.get_xscale(), ax.xaxis.get_transform().base, ax.get_yscale()) == ("log", 2, "log")
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("matrices in the batch", "loop time / bmm time")
+    assert ax.get_title() == "One batched call against a loop of GEMMs (bf16)"
+    legend = ax.get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == [line.get_label() for line in curves]
+    assert legend.get_title().get_text() == "each product"
+    assert {t.get_fontsize() for t in legend.get_texts()} == {8}
+    assert list(fig.get_size_inches()) == [6.5, 3.6]

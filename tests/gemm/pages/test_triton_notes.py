@@ -16,25 +16,12 @@ import numpy as np
 import pytest
 from matplotlib.markers import MarkerStyle
 
-import gpukb.figures
 from gpukb.gemm.pages import triton as page
 from gpukb.gemm.triton import configs
 from gpukb.gemm.triton.results import TritonGemm
+from tests.gemm.pages import drawn
 from tests.gemm.pages import test_triton as checks
 from tests.gemm.pages.test_triton import _SHORT, _sweep_raw, _triton_raw
-
-
-def _drawn(draw: Callable[..., str], *args: Any) -> Any:
-    """The figure a figure function drew, taken at the call that would turn it into SVG."""
-    import matplotlib.pyplot as plt
-
-    drawn = []
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(gpukb.figures, "to_svg", lambda fig: drawn.append(fig) or "")
-        draw(*args)
-    (fig,) = drawn
-    plt.close(fig)
-    return fig
 
 
 def _marker_path(marker: str) -> np.ndarray:
@@ -43,7 +30,7 @@ def _marker_path(marker: str) -> np.ndarray:
 
 
 def test_the_sweep_figure_plots_every_measured_ratio_by_type_against_the_targets() -> None:
-    fig = _drawn(page.triton_sweep_figure)
+    fig = drawn(page.triton_sweep_figure)
     (ax,) = fig.axes
     rows = _sweep_raw()["rows"]
     places: dict[tuple[str, str], int] = {}
