@@ -48,6 +48,8 @@ CHAPTER = Chapter(
     ),
     mutation_tests=(
         "tests/gemm/test_types.py",
+        "tests/gemm/test_blas.py",  # the BLAS roofline and examples tables of the ground-up page
+        "tests/gemm/test_blocking.py",  # its blocking tables
         "tests/gemm/pages",
         "tests/gemm/test_results.py",
         "tests/gemm/test_fp8_hardware.py",

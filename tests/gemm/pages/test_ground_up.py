@@ -135,7 +135,10 @@ def check_blas_roofline(markdown: str, kwargs: dict[str, Any]) -> None:
         assert _sig(row["floor (µs)"], floor * 1e6, 3), (row, floor)
         assert _rounds(row["at most TFLOP/s"], flops / floor / 1e12, 2), row
         assert row["limited by"] == ("compute" if compute > memory else "memory"), row
-    assert f"ridge point {peak / bandwidth:.0f} FLOP/byte" in markdown
+    assert markdown.endswith(
+        f"|\n\nCeilings: {peak / 1e12:.1f} TFLOP/s ({dtype} matrix product) and {bandwidth / 1e9:,.0f} GB/s (copy), "
+        f"ridge point {peak / bandwidth:.0f} FLOP/byte."
+    )
 
 
 def check_blocking_traffic(markdown: str, kwargs: dict[str, Any]) -> None:
