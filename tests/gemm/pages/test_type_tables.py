@@ -381,3 +381,40 @@ def test_the_sources_list_is_the_data_files_sources(library: str) -> None:
         lines.append(f"- **{sid}**: [{s['title']}]({s['url']}). {s['version']}.{where} Checked {raw['checked']}.")
     assert any(s["path"] and s["commit"] for s in raw["sources"].values()) == (library == "hipblaslt")
     assert page.type_sources(library) == "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("library", "arch", "types"),
+    [("cublaslt", "sm_90", ("e2m1", "e2m1", "bf16")), ("cublaslt", "sm_100", ("e2m1", "e2m1", "bf16")),
+     ("hipblaslt", "gfx950", ("bf16", "bf16", "fp32")), ("hipblaslt", "gfx950", ("e2m1", "e2m1", "bf16"))],
+)  # fmt: skip
+def test_an_answer_is_its_architectures_one_row_with_every_condition(library: str, arch: str, types: tuple) -> None:
+    """Quick answers beyond the page's questions, each with at most one row in the data file (read with tomllib) on
+    that architecture: ``no`` without one (FP4 before Blackwell, BF16 in and FP32 out only on gfx942), else the
+    row's types and all its conditions: A transposed where its layout rule holds there, its block scaling, the
+    fields not confirmed."""
+    from gpukb.gemm import type_tables
+
+    a, b, d = types
+    rows = []
+    for group in _raw(library)["group"]:
+        for row in group["rows"]:
+            f = {**{k: v for k, v in group.items() if k != "rows"}, **row}
+            listed = {(x[0], x[1], x[3]) for x in _raw_combinations({**group, "rows": [row]})}
+            arches = f.get("arch", ["any"])
+            if (a, b, d) in listed and ("any" in arches or arch in arches):
+                rows.append(f)
+    answer = type_tables.answer(library, arch, {"a": a, "b": b, "d": d})
+    if not rows:
+        assert answer == "no"
+        return
+    (f,) = rows
+    extras = []
+    if f.get("layout") == "TN" and ("layout_arch" not in f or arch in f["layout_arch"]):
+        extras.append("A transposed, B not")
+    if f["scaling"] not in ("none", "tensor"):
+        extras.append(f"{f['scaling']} scaling only")
+    if f.get("confirmed", True) is False:
+        extras.append("unconfirmed: " + ", ".join(x.replace("_", " ") for x in f["unconfirmed"]))
+    assert len(extras) >= 2
+    assert answer == f"yes: {a} × {b} → {d} ({'; '.join(extras)})"
