@@ -84,12 +84,16 @@ def _config(config: Any) -> dict[str, Any]:
 
 def _rows_measured_elsewhere(raw: dict[str, Any]) -> None:
     """Comparison rows that measured tilings the code no longer picks (two of them, at four sizes, one not swept),
-    the FP8 run choosing the code's default, and a 16-bit choice and small tiling unlike the code's."""
+    the FP8 run choosing the code's default, a 16-bit choice and small tiling unlike the code's, and a compiler
+    refusal that named no limit."""
     large, small = _config(configs.DEFAULT_CONFIGS["bfloat16"]), _config(configs.SMALL_CONFIGS["bfloat16"])
     blocked = raw["sweep"]["configs"][0]["config"]
     assert blocked["kernel"] == "blocked"
     for r in raw["compare"]["records"]:
-        r["config"] = {512: large, 4096: small, 6144: small, 8192: blocked}.get(r["m"], r["config"])
+        r["config"] = {512: blocked, 4096: small, 6144: small, 8192: blocked}.get(r["m"], r["config"])
+    assert all(_config(configs.current_choice(m, 132)) == large for m in (2048, 3072, 12288))  # rows kept as they were
+    (refused,) = [e for e in raw["sweep"]["configs"] if e["error"]]
+    refused["error"] = "OutOfResources: out of resource: shared memory"
     raw["chosen"]["fp8"]["config"] = _config(configs.DEFAULT_CONFIGS["float8_e4m3fn"])
     raw["chosen"]["large"]["config"] = blocked
     raw["chosen"]["small"]["config"] = large
@@ -102,6 +106,8 @@ def _failed_cases(raw: dict[str, Any]) -> None:
     records[1]["error"] = "OutOfResources: shared memory"  # an error on a row that kept its configuration
     records[2]["config"] = None  # no configuration, no error
     records[3].update(identical_to_cublas=False, diff_vs_cublas=0.25)
+    records[4].update(graph_ratio=None, graph_rounds=[], graph_error="graph capture failed")
+    raw["compare"].update(host_overhead=None, host_overhead_error="no host timer")
     compiled = raw["compare"]["compiled"]
     compiled[0]["error"] = "compile failed"
     compiled[1]["ptx"] = None
@@ -136,10 +142,17 @@ def _fp8_default_untimed(raw: dict[str, Any]) -> None:
     raw["compare"] = None
 
 
+def _fp8_choice_far_from_the_default(raw: dict[str, Any]) -> None:
+    """An FP8 choice half again faster than the code's default (the note gives how far apart, in percent)."""
+    raw["chosen"]["fp8"]["geomean_ratio"] = 1.5
+
+
 VARIANTS = {"rows measured elsewhere": _rows_measured_elsewhere, "failed cases": _failed_cases,
-            "FP8 default untimed": _fp8_default_untimed}  # fmt: skip
+            "FP8 default untimed": _fp8_default_untimed,
+            "FP8 choice far from the default": _fp8_choice_far_from_the_default}  # fmt: skip
 _PAGES = ("triton_drift", "triton_defaults_note", "triton_mismatch_note", "triton_goal", "triton_sweep",
-          "triton_compare", "triton_fp8", "triton_compiled", "triton_run")  # fmt: skip
+          "triton_compare", "triton_fp8", "triton_compiled", "triton_run", "triton_overhead",
+          "triton_shared_memory")  # fmt: skip
 
 
 @pytest.mark.parametrize("name", VARIANTS)
@@ -147,25 +160,51 @@ def test_the_triton_run_tables_and_notes_of_runs_unlike_the_committed_one(name: 
     record, kwargs = _variant(VARIANTS[name])
     for function in _PAGES:
         if kwargs["raw"]["compare"] is None and function in ("triton_mismatch_note", "triton_compare",
-                                                               "triton_compiled"):  # fmt: skip
+                                                               "triton_compiled", "triton_overhead"):  # fmt: skip
             with pytest.raises(ValueError, match="has no comparison phase"):
                 getattr(page, function)(record)
             continue
         checks.CHECKS[function](getattr(page, function)(record), kwargs)
 
 
+def test_what_the_run_lacks_is_refused_by_name() -> None:
+    record, _ = _variant(lambda raw: raw.update(fp8=None))
+    with pytest.raises(ValueError, match=r"^the Triton GEMM run of 2026-11-23 has no FP8 phase$"):
+        page.triton_fp8(record)
+    with pytest.raises(ValueError, match=r"^record_id must be one of \['gemm/triton-gemm-tuning-h100-fill', .*; got 'x'$"):
+        page.triton_tuning_table("x")
+
+
+def test_the_run_table_of_a_run_on_no_named_gpu() -> None:
+    record, kwargs = _variant(lambda raw: raw["run"].update(gpu=None))
+    checks.CHECKS["triton_run"](page.triton_run(record), kwargs)
+
+
 def _unlike_the_committed_sweep(raw: dict[str, Any]) -> None:
-    """A sweep with a failed and a partial layout check, profiled rows missing a side's kernels or a ratio, a row
-    whose error is over twice its peer's, and no host measurement."""
-    failed, unwritten = raw["checks"][:2]
+    """A sweep with a failed and a partial layout check and one of a type the page has no short name for, profiled
+    rows missing a side's kernels or a ratio, a row whose error is over twice its peer's and one at exactly twice,
+    bf16/fp16 twins of different tilings far apart and of one tiling exactly 0.2 apart, no host measurement and
+    no held-out draw."""
+    failed, unwritten, other = raw["checks"][:3]
     failed.update(config=None, all_written=None, rel_error=None, peer_rel_error=None, error="refused: not modelled")
     unwritten["all_written"] = False
+    other["dtype"] = "float32"
     profiled = [r for r in raw["rows"] if r.get("kernels") is not None or r.get("peer_kernels") is not None]
     profiled[0]["kernels"] = None
     profiled[1].update(ratio=None, kernel_tflops=None, peer_tflops=None)
     profiled[2]["peer_kernels"] = ["Memset (Device)"]  # only a memset: no cuBLAS kernel to name
     raw["rows"][0]["rel_error"] = 3 * raw["rows"][0]["peer_rel_error"]
-    raw["host"] = raw["tiny_host"] = None
+    raw["rows"][1]["rel_error"] = 2 * raw["rows"][1]["peer_rel_error"]  # at the goal, not over it
+    plain = [r for r in raw["rows"] if r["ratio"] and r.get("kernels") is None and r.get("peer_kernels") is None]
+    bf16 = {(r["m"], r["n"], r["k"], r["layout"]): r for r in plain if r["dtype"] == "bfloat16"}
+    twins = [(bf16[key], r) for r in plain if r["dtype"] == "float16"
+             for key in [(r["m"], r["n"], r["k"], r["layout"])] if key in bf16]  # fmt: skip
+    (near, near_twin), (far, far_twin) = twins[-2:]
+    near_twin["config"] = dict(near["config"])
+    near["ratio"], near_twin["ratio"] = 0.25, 0.45  # 0.45 - 0.25 is 0.2 exactly: not over it
+    far_twin["config"] = {**far["config"], "num_stages": far["config"]["num_stages"] + 1}
+    far_twin["ratio"] = far["ratio"] + 0.5
+    raw["host"] = raw["tiny_host"] = raw["held_out"] = None
 
 
 def test_the_sweep_tables_and_notes_of_a_sweep_unlike_the_committed_one() -> None:
@@ -174,7 +213,36 @@ def test_the_sweep_tables_and_notes_of_a_sweep_unlike_the_committed_one() -> Non
     raw = copy.deepcopy(_sweep_raw())
     _unlike_the_committed_sweep(raw)
     record, kwargs = TritonGemmSweep.model_validate_json(json.dumps(raw)), {"raw": raw}
-    for function in ("triton_layout_checks", "triton_sweep_kernels", "triton_host_path", "triton_sweep_notes"):
+    for function in ("triton_layout_checks", "triton_sweep_kernels", "triton_host_path", "triton_sweep_notes",
+                     "triton_sweep_run"):  # fmt: skip
         checks.CHECKS[function](getattr(page, function)(record=record), kwargs)
     checks.CHECKS["triton_host_path"](page.triton_host_path(True, record), {**kwargs, "tiny": True})
     assert page.triton_sweep_notes(record).startswith(f"- bf16 {raw['rows'][0]['label']} (")
+
+
+def test_the_sweep_notes_of_a_sweep_with_nothing_to_note() -> None:
+    from gpukb.gemm.triton.results import TritonGemmSweep
+
+    raw = copy.deepcopy(_sweep_raw())
+    raw["rows"] = [r for r in raw["rows"] if r["dtype"] == "bfloat16"
+                   and (r["rel_error"] is None or not r["peer_rel_error"] or r["rel_error"] <= 2 * r["peer_rel_error"])]
+    record = TritonGemmSweep.model_validate_json(json.dumps(raw))
+    checks.CHECKS["triton_sweep_notes"](page.triton_sweep_notes(record), {"raw": raw})
+
+
+def test_the_diagnostic_run_of_delays_and_flushes_unlike_the_committed_one() -> None:
+    """A diagnostic run that timed one delay with do_bench only and another with the held timer only, and read the
+    clock sampler's time not at all."""
+    from gpukb.gemm.triton import results
+    from gpukb.gemm.triton.results import TritonRounds
+
+    raw = copy.deepcopy(checks._rounds_raw())
+    delays = sorted({d["delay_us"] for d in raw["delays"]})
+    raw["delays"] = [d for d in raw["delays"] if (d["delay_us"], d["method"]) not in
+                     ((delays[1], "held"), (delays[2], "do_bench"))]  # fmt: skip
+    raw["sampler_read_us"] = []
+    record = TritonRounds.model_validate_json(json.dumps(raw))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(results, "rounds_committed", lambda record_id=None: record)
+        for function in ("triton_rounds_delays", "triton_rounds_flush"):
+            checks.CHECKS[function](getattr(page, function)(), {"raw": raw})
