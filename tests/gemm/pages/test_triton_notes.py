@@ -30,9 +30,11 @@ def _marker_path(marker: str) -> np.ndarray:
 
 
 def test_the_sweep_figure_plots_every_measured_ratio_by_type_against_the_targets() -> None:
-    fig = drawn(page.triton_sweep_figure)
+    _check_sweep_figure(drawn(page.triton_sweep_figure), _sweep_raw()["rows"])
+
+
+def _check_sweep_figure(fig: Any, rows: list[dict[str, Any]]) -> None:
     (ax,) = fig.axes
-    rows = _sweep_raw()["rows"]
     places: dict[tuple[str, str], int] = {}
     for r in rows:  # one place along x per shape and layout, in the record's order
         places.setdefault((r["label"], r["layout"]), len(places))
@@ -217,6 +219,7 @@ def test_the_sweep_tables_and_notes_of_a_sweep_unlike_the_committed_one() -> Non
                      "triton_sweep_run"):  # fmt: skip
         checks.CHECKS[function](getattr(page, function)(record=record), kwargs)
     checks.CHECKS["triton_host_path"](page.triton_host_path(True, record), {**kwargs, "tiny": True})
+    _check_sweep_figure(drawn(page.triton_sweep_figure, record), raw["rows"])
     assert page.triton_sweep_notes(record).startswith(f"- bf16 {raw['rows'][0]['label']} (")
 
 
