@@ -54,6 +54,7 @@ def _type_names(library: str) -> set[str]:
 
 def check_comparison(markdown: str, kwargs: dict[str, Any]) -> None:
     table = markdown_tables(markdown)[0]
+    every: dict[str, set[tuple]] = {}  # each library's combinations without block scaling, from its data file
     fnuz_arches = {a for lib in ("hipblaslt", "cublaslt") for a, v in _arches(lib).items() if "fnuz" in v["fp8"][0]}
     assert fnuz_arches == FNUZ_ARCHITECTURES
     assert list(table[0]) == ["A × B", "C", "D", "arithmetic", "scale", *_titles()]
@@ -96,11 +97,33 @@ def check_comparison(markdown: str, kwargs: dict[str, Any]) -> None:
             listed = {(family(x[0]), family(x[1]), family(x[2]), family(x[3]), arithmetic(x[4]), x[6])
                       for group in _raw(library)["group"] if group.get("scaling") in ("none", "tensor")
                       for x in _raw_combinations(group)}  # fmt: skip
+            every[library] = listed
             key = (row["C"], row["D"], row["arithmetic"], row["scale"])
             present = [(x, y, *key) in listed for x, y in _pairs(row["A × B"])]
             assert all(present) if row[title] != "-" else not any(present), (title, row)
             if row[title] != "-":
                 _check_marks(library, row[title], {(x, y, *key) for x, y in _pairs(row["A × B"])}, arithmetic)
+    # every combination once; E4M3/E5M2 rows alike but for A and B merged, as "(x or y) × (z or w)" when they are
+    # every pairing of their A and B types
+    shown = [((x, y, row["C"], row["D"], row["arithmetic"], row["scale"]), row) for row in table
+             for x, y in _pairs(row["A × B"])]  # fmt: skip
+    assert len({key for key, _ in shown}) == len(shown)
+    assert {key for key, _ in shown} == set().union(*every.values())
+    merged = [tuple(v for h, v in row.items() if h != "A × B") for row in table
+              if any(f in row["A × B"] for f in ("E4M3", "E5M2"))]  # fmt: skip
+    assert len(set(merged)) == len(merged)
+    for row in table:
+        pairs = _pairs(row["A × B"])
+        full = len(pairs) == len({x for x, _ in pairs}) * len({y for _, y in pairs})
+        assert row["A × B"].startswith("(") == (full and len(pairs) > 1), row
+    titles = list(_titles())
+    counts = [sum(row[t] != "-" and all(row[o] == "-" for o in titles if o != t) for _, row in shown) for t in titles]
+    both = sum(all(row[t] != "-" for t in titles) for _, row in shown)
+    assert markdown.startswith(
+        f"{len(shown)} combinations without block scaling: {both} in both libraries, "
+        + ", ".join(f"{n} only in {t}" for t, n in zip(titles, counts, strict=True))
+        + ".\n\n|"
+    )
 
 
 def _check_marks(library: str, cell: str, keys: set[tuple], arithmetic: Callable[[str], str]) -> None:
