@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from functools import cache
 from typing import Any
@@ -88,7 +89,10 @@ def check_emulator_errors(markdown: str, kwargs: dict[str, Any]) -> None:
             continue
         assert printed[0] == pytest.approx(frobenius, rel=5e-3), (row, frobenius)
         assert printed[1] == pytest.approx(max_abs, rel=0.02), (row, max_abs)
-    assert "A is 256×1024 and B is 1024×256" in markdown
+    assert markdown.endswith(
+        "|\n\nA is 256×1024 and B is 1024×256, both standard normal (numpy `default_rng(0)`), compared with their "
+        "float64 product before any rounding. Computed by `gpukb.gemm.emulator.error_rows` when this page was built."
+    )
 
 
 def _documented_fp8() -> set[tuple[str, str, str]]:
@@ -103,7 +107,10 @@ def _first_line(text: str | None) -> str:
 
 
 def _code_text(cell: str) -> str:
-    return cell.strip("`").strip()
+    """The text of a code span cell, which is in single backticks unless it holds one (then doubled, padded)."""
+    text = cell.strip("`").strip()
+    assert cell == (f"`` {text} ``" if "`" in text else f"`{text}`" if text else ""), cell
+    return text
 
 
 def check_fp8_acceptance(markdown: str, kwargs: dict[str, Any]) -> None:
@@ -163,7 +170,10 @@ def check_fp8_agreement(markdown: str, kwargs: dict[str, Any]) -> None:
         # the GPU and the emulator differ by less than two FP32 accumulations may
         assert r["hw_vs_emulator"] <= r["bound"], row
     first = records[0]
-    assert f"A is {first['m']}×{first['k']} and B {first['k']}×{first['n']}" in markdown
+    assert markdown.endswith(
+        f"|\n\nA is {first['m']}×{first['k']} and B {first['k']}×{first['n']}, standard normal, quantized with "
+        "per-tensor amax scales; all figures are relative Frobenius norms."
+    )
 
 
 def check_fp8_output(markdown: str, kwargs: dict[str, Any]) -> None:
@@ -172,11 +182,22 @@ def check_fp8_output(markdown: str, kwargs: dict[str, Any]) -> None:
     records = [r for r in _fp8()["agreement"]
                if r["out"] in ("e4m3", "e5m2") and not r["fast_accum"] and r["bias"] == "none"]  # fmt: skip
     assert [row["combination"] for row in table] == [_combination(r) for r in records]
+    gaps = []
     for row, r in zip(table, records, strict=True):
         gpu = r["hw_over_requested_vs_fp64"]
         assert _rounds(row["GPU"], gpu, 4), (row, gpu)
         applied, ignored = float(row["emulator, scale_result applied"]), float(row["emulator, scale_result ignored"])
         assert row["scale_result was"] == ("ignored" if abs(gpu - ignored) < abs(gpu - applied) else "applied"), row
+        gaps.append(abs(float(row["GPU"]) - (ignored if row["scale_result was"] == "ignored" else applied)))
+    # the sentence under the table: how near the GPU came to the emulator under the verdict, within the printed cells'
+    # rounding (four decimals each)
+    found = re.fullmatch(
+        r"Relative Frobenius error against FP64 of D divided by the requested `scale_result`; the GPU's figure is "
+        r"within (\S+) of the emulator's under the verdict in every row\.",
+        markdown.split("\n\n")[-1],
+    )
+    assert found, markdown
+    assert abs(float(found[1]) - max(gaps)) <= 1e-4 + 1e-12
 
 
 def check_fp8_accumulation(markdown: str, kwargs: dict[str, Any]) -> None:
