@@ -80,6 +80,7 @@ HOST_SHAPES, HOST_CALLS = ((64, 64, 64), (3, 5, 7)), 1000
 
 # The shapes live with the kernel (gpukb.gemm.triton.sweep), where `gpukb bench` finds them too.
 from gpukb.dtypes import torch_dtype  # noqa: E402
+from gpukb.gemm.triton.model_shapes import HELD_OUT_DRAWS  # noqa: E402
 from gpukb.gemm.triton.sweep import (  # noqa: E402
     FILL_TUNING,
     GAP_TUNING,
@@ -89,11 +90,7 @@ from gpukb.gemm.triton.sweep import (  # noqa: E402
     TINY_SHAPES,
     fp8_shapes,
     fp16_shapes,
-    held_out_2_shapes,
-    held_out_3_shapes,
-    held_out_4_shapes,
-    held_out_5_shapes,
-    held_out_shapes,
+    held_out,
     operands,
     random_shapes,
     shapes,
@@ -470,7 +467,7 @@ def layout_checks(torch: Any) -> list[dict]:
 
 
 #: The sets of shapes a run may measure (``--sets``), in the order it measures them.
-SETS = ("first", "issue", "random", "held-out", "held-out-2", "held-out-3", "held-out-4", "held-out-5", "tiny")
+SETS = ("first", "issue", "random", *HELD_OUT_DRAWS, "tiny")
 
 
 def sweep_cases(sets: tuple[str, ...] = SETS) -> list[tuple[str, str, str, tuple]]:
@@ -483,11 +480,8 @@ def sweep_cases(sets: tuple[str, ...] = SETS) -> list[tuple[str, str, str, tuple
     for dtype in ("bfloat16", "float16"):
         cases += [("issue", dtype, layout, s) for layout, s in ISSUE_SHAPES]
         cases += [("random", dtype, layout, s) for layout, s in random_shapes()]
-        cases += [("held-out", dtype, layout, s) for layout, s in held_out_shapes()]
-        cases += [("held-out-2", dtype, layout, s) for layout, s in held_out_2_shapes()]
-        cases += [("held-out-3", dtype, layout, s) for layout, s in held_out_3_shapes()]
-        cases += [("held-out-4", dtype, layout, s) for layout, s in held_out_4_shapes()]
-        cases += [("held-out-5", dtype, layout, s) for layout, s in held_out_5_shapes()]
+        for name in HELD_OUT_DRAWS:
+            cases += [(name, dtype, layout, s) for layout, s in held_out(name)]
         cases += [("tiny", dtype, "NN", s) for s in TINY_SHAPES]
     return sorted((case for case in cases if case[0] in sets), key=lambda case: sets.index(case[0]))  # sets' order
 
@@ -626,8 +620,7 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bytes-rules", action="store_true",
                         help="the look-up with step 11's rules (tuning.use_bytes_rules); off by default")  # fmt: skip
     parser.add_argument("--held-out-commit", help="the commits that fixed the held-out draws, comma-separated, in the "
-                        "order held-out, held-out-2, held-out-3, held-out-4, held-out-5 (written to the "
-                        "record)")  # fmt: skip
+                        f"order {', '.join(HELD_OUT_DRAWS)} (written to the record)")  # fmt: skip
 
 
 def triton_gemm_sweep(script: Script) -> int:
@@ -646,23 +639,14 @@ def triton_gemm_sweep(script: Script) -> int:
     unknown = sorted(set(sets) - set(SETS))
     if unknown or not sets:
         raise ValueError(f"--sets must name sets of {list(SETS)}; got {args.sets!r}")
-    held_out = None
-    if {"held-out", "held-out-2", "held-out-3", "held-out-4", "held-out-5"} & set(sets):
-        from gpukb.gemm.triton import model_shapes as ms
-
-        names = ("held-out", "held-out-2", "held-out-3", "held-out-4", "held-out-5")
-        commits = dict(zip(names, (args.held_out_commit or "unknown").split(","), strict=False))
-        draws = (
-            ("held-out", ms.HELD_OUT_SEED, ms.HELD_OUT_COUNT),
-            ("held-out-2", ms.HELD_OUT_2_SEED, ms.HELD_OUT_2_COUNT),
-            ("held-out-3", ms.HELD_OUT_3_SEED, ms.HELD_OUT_3_COUNT),
-            ("held-out-4", ms.HELD_OUT_4_SEED, ms.HELD_OUT_4_COUNT),
-            ("held-out-5", ms.HELD_OUT_5_SEED, ms.HELD_OUT_5_COUNT),
-        )
-        held_out = "; ".join(
-            f"seed {seed}, {number} products, fixed by commit {commits.get(name, 'unknown')}"
-            for name, seed, number in draws
-            if name in sets
+    held_out_sets = [name for name in HELD_OUT_DRAWS if name in sets]
+    held_out_text = None
+    if held_out_sets:
+        commits = dict(zip(HELD_OUT_DRAWS, (args.held_out_commit or "unknown").split(","), strict=False))
+        held_out_text = "; ".join(
+            f"seed {HELD_OUT_DRAWS[name][0]}, {HELD_OUT_DRAWS[name][1]} products, fixed by commit "
+            f"{commits.get(name, 'unknown')}"
+            for name in held_out_sets
         )
     budget = Budget(args.budget)
     args.out_dir.mkdir(parents=True, exist_ok=True)
@@ -720,7 +704,7 @@ def triton_gemm_sweep(script: Script) -> int:
         "tiny_host": tiny_host,
         "checks": checks,
         "rows": rows,
-        "held_out": held_out,
+        "held_out": held_out_text,
         "run": script.finished().model_dump(mode="json"),
     }
     path = script.write(parse(record, "sweep", expect=TritonGemmSweep), f"{args.name}.json")
