@@ -170,6 +170,19 @@ FILL_TUNING: tuple[tuple[str, tuple[int, int, int]], ...] = (
     ("NT", (640, 8192, 2048)),
 )
 
+#: What step 12 timed one stream-K round on (``bench/triton_gemm_sweep.py --tune streamk``): products whose last round
+#: of tiles is part full, all of them already seen (3000³ of the first sweep, 128×256 tiles: 288 tiles, two rounds of
+#: 132 and 24; the fifth held-out draw's 896×4864×7503 weight gradient; issue 29's Llama-2 and GPT-2 products), and
+#: two products already level with cuBLAS as guards (4096³, Llama-3-8B's MLP up at 4096 tokens).
+STREAMK_TUNING: tuple[tuple[str, tuple[int, int, int]], ...] = (
+    ("NN", (3000, 3000, 3000)),
+    ("TN", (896, 4864, 7503)),
+    ("NT", (512, 11008, 4096)),
+    ("NN", (2304, 768, 3072)),
+    ("NN", (4096, 4096, 4096)),
+    ("NT", (4096, 14336, 4096)),
+)
+
 #: Tiny products (M·N·K < 2^20): timed against cuBLAS like the rest; their goal is within twice cuBLAS's time.
 TINY_SHAPES: tuple[Shape, ...] = (
     ("tiny", "3×5×7", 3, 5, 7),
