@@ -386,14 +386,16 @@ def test_split_tail_runs_the_last_rows_split_along_k(layout, m, rows) -> None:
 @pytest.mark.parametrize(
     ("layout", "m", "n", "k", "subtile", "sk"),
     [
-        ("nn", 53, 32, 200, False, 2),  # 8 tiles on 3 programs: 6 in two rounds, 2 × 13 K steps shared 9, 9, 8
-        ("nt", 20, 16, 16, False, 2),  # fewer tiles than programs, one K step each: the third program has none
+        ("nn", 117, 32, 200, False, 2),  # 32×16 tiles: 4 × 2 on 3 programs, 6 in two rounds, 2 × 13 K steps shared
+        ("nt", 40, 16, 16, False, 2),  # fewer tiles than programs, one K step each: the third program has none
         ("tn", 65, 64, 70, True, 1),  # 5 × 2 tiles of 16×32 (subtiled stores): 9, then one of 5 K steps shared 2, 2, 1
-        ("nn", 48, 48, 40, False, 0),  # 9 tiles: whole rounds, the persistent kernel alone
+        ("nn", 96, 48, 40, False, 0),  # 9 tiles: whole rounds, the persistent kernel alone
     ],
 )
-def test_stream_k_shares_the_last_round_and_adds_in_a_fixed_order(layout, m, n, k, subtile, sk) -> None:
-    config = Config("tma", 16, 32 if subtile else 16, 16, group_m=2, num_stages=1, num_warps=4,
+def test_stream_k_shares_the_last_round_and_adds_in_a_fixed_order(layout, m, n, k, subtile, sk, monkeypatch) -> None:
+    # 32-row tiles where the tiles are 16 wide, and the fix-up adds 16 rows at a time: two chunks per tile
+    monkeypatch.setattr(mm, "FIX_ELEMENTS", 256)
+    config = Config("tma", 16 if subtile else 32, 32 if subtile else 16, 16, group_m=2, num_stages=1, num_warps=4,
                     epilogue_subtile=subtile, stream_k=True)  # fmt: skip
     assert mm.stream_k_tiles(m, n, config, mm.INTERPRETER_SMS) == sk
     gen = torch.Generator().manual_seed(_seed("stream-k", layout, m))

@@ -287,11 +287,11 @@ def tma_kernel(
 
 # --8<-- [start:streamk]
 def streamk_kernel(
-    a, b, c, w_ptr, lock_ptr, M, N, K, SK_TILES, alpha,
+    a, b, c, c_ptr, w_ptr, lock_ptr, M, N, K, SK_TILES, ldc, alpha,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
     A_ROW_MAJOR: tl.constexpr, B_ROW_MAJOR: tl.constexpr, OUT_DTYPE: tl.constexpr, UPCAST: tl.constexpr,
     EPILOGUE_SUBTILE: tl.constexpr, FLATTEN: tl.constexpr, NUM_SMS: tl.constexpr,
-    MAX_IMPRECISE_ACC: tl.constexpr, PROMOTE_STEPS: tl.constexpr,
+    MAX_IMPRECISE_ACC: tl.constexpr, PROMOTE_STEPS: tl.constexpr, FIX_M: tl.constexpr,
 ):  # fmt: skip
     # Data-parallel + one stream-K round, in one launch of NUM_SMS programs. The first tiles, in whole rounds, as
     # in the persistent kernel; the last SK_TILES tiles (the round that would be part full) are one run of
@@ -317,7 +317,9 @@ def streamk_kernel(
     start = pid * per + tl.minimum(pid, extra)
     end = start + per + tl.where(pid < extra, 1, 0)
     offs = tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
-    # A range is at most one tile long (SK_TILES ≤ NUM_SMS), so it touches at most two tiles: the end of one (its
+    fix_rows = tl.arange(0, FIX_M)
+    fix_cols = tl.arange(0, BLOCK_N)
+    # A range is at most one tile long (SK_TILES < NUM_SMS), so it touches at most two tiles: the end of one (its
     # first segment, partial sums in slot 2p) and the start of the next (its second, slot 2p + 1).
     for seg in tl.static_range(2):
         tile = start // k_tiles
@@ -330,20 +332,26 @@ def streamk_kernel(
             # --8<-- [start:fixup]
             # The fix-up, as the one-launch split-K's: store the partial sums, count this segment done on the tile's
             # lock (after a barrier: every thread's stores first); the segment that counts last adds all of the
-            # tile's partial sums in program order, so the sum is the same whoever finished last, and resets the lock.
+            # tile's partial sums in program order, so the sum is the same whoever finished last, and resets the
+            # lock. It adds FIX_M rows at a time, so that a whole tile's sum is never held in registers beside one.
             tl.store(w_ptr + (2 * pid + seg) * (BLOCK_M * BLOCK_N) + offs, acc)
             first = streamk_owner(tile * k_tiles, per, extra)
             last = streamk_owner((tile + 1) * k_tiles - 1, per, extra)
             tl.debug_barrier()
             done = tl.atomic_add(lock_ptr + tile, 1, sem="acq_rel", scope="gpu")
             if done == last - first:
-                total = acc * 0.0
-                for p in range(first, last + 1):
-                    # p's segment of this tile is its second where p's range began in the tile before
-                    p_seg = tl.where(p * per + tl.minimum(p, extra) < tile * k_tiles, 1, 0)
-                    total += tl.load(w_ptr + (2 * p + p_seg) * (BLOCK_M * BLOCK_N) + offs, cache_modifier=".cg")
-                store_tile(c, total * alpha, pid_m * BLOCK_M, pid_n * BLOCK_N, BLOCK_M, BLOCK_N, OUT_DTYPE,
-                           EPILOGUE_SUBTILE)  # fmt: skip
+                for r0 in tl.static_range(0, BLOCK_M, FIX_M):
+                    rows = r0 + fix_rows
+                    chunk = rows[:, None] * BLOCK_N + fix_cols[None, :]
+                    total = tl.full((FIX_M, BLOCK_N), 0.0, dtype=tl.float32)
+                    for p in range(first, last + 1):
+                        # p's segment of this tile is its second where p's range began in the tile before
+                        p_seg = tl.where(p * per + tl.minimum(p, extra) < tile * k_tiles, 1, 0)
+                        total += tl.load(w_ptr + (2 * p + p_seg) * (BLOCK_M * BLOCK_N) + chunk, cache_modifier=".cg")
+                    c_rows = pid_m * BLOCK_M + rows
+                    c_cols = pid_n * BLOCK_N + fix_cols
+                    mask = (c_rows[:, None] < M) & (c_cols[None, :] < N)
+                    tl.store(c_ptr + c_rows[:, None] * ldc + c_cols[None, :], (total * alpha).to(OUT_DTYPE), mask=mask)
                 tl.atomic_xchg(lock_ptr + tile, 0)
             # --8<-- [end:fixup]
         start = stop
@@ -442,7 +450,7 @@ _NOT_SPECIALIZED = {
     "blocked": None,
     "tma": ["M", "N", "K", "lda", "ldb", "ldc"],
     "splitk": ["M", "N", "K", "K_PER", "STEPS", "stride_cs"],
-    "streamk": ["M", "N", "K", "SK_TILES"],
+    "streamk": ["M", "N", "K", "SK_TILES", "ldc"],
     "reduce": ["M", "N", "SPLIT", "stride_ws"],
 }
 _KERNELS = {
@@ -1169,9 +1177,10 @@ class _Plan:
             "GROUP_M": config.group_m, "A_ROW_MAJOR": self.a_row, "B_ROW_MAJOR": self.b_row,
             "OUT_DTYPE": self.tl_out, "UPCAST": self.upcast, "EPILOGUE_SUBTILE": config.epilogue_subtile,
             "FLATTEN": config.flatten, "NUM_SMS": self.sms, "MAX_IMPRECISE_ACC": self.imprecise_acc,
-            "PROMOTE_STEPS": self.promote_steps,
+            "PROMOTE_STEPS": self.promote_steps, "FIX_M": min(config.block_m, max(16, FIX_ELEMENTS // config.block_n)),
         }  # fmt: skip
-        args = (a_desc, b_desc, c_desc, *buffers, self.m, self.n, self.k, self.sk_tiles, alpha)
+        ldc = out.stride(0) if self.m > 1 else self.n
+        args = (a_desc, b_desc, c_desc, out, *buffers, self.m, self.n, self.k, self.sk_tiles, ldc, alpha)
         self._launch("streamk", (self.sms,), args, constants, (config.num_stages, config.num_warps), 0)
         self.fast = not self.interpret and self.fast_failed is None
 
@@ -1415,6 +1424,10 @@ def _no_launch_hooks() -> bool:
     hooks = triton.knobs.runtime.launch_enter_hook
     return hooks is None or not getattr(hooks, "calls", True)
 
+
+#: Elements of a tile the stream-K fix-up adds at a time (rows of FIX_ELEMENTS // BLOCK_N): 32 rows of a 128×256 tile
+#: are 32 float32 registers a thread of eight warps, where a whole tile beside the one being added would spill.
+FIX_ELEMENTS = 8192
 
 #: The reduction kernel's tile for split-K partial sums: elements of C per program, slices loaded at once.
 REDUCE_BLOCK = (256, 8)
