@@ -321,14 +321,17 @@ def streamk_kernel(
     fix_cols = tl.arange(0, BLOCK_N)
     # A range is at most one tile long (SK_TILES < NUM_SMS), so it touches at most two tiles: the end of one (its
     # first segment, partial sums in slot 2p) and the start of the next (its second, slot 2p + 1).
+    # The K loop runs outside any branch (an empty segment runs it zero times): a loop inside a branch was not
+    # software-pipelined, and every K step waited for its loads.
     for seg in tl.static_range(2):
         tile = start // k_tiles
         stop = tl.minimum(end, (tile + 1) * k_tiles)
+        # (an empty segment may start past the last tile: it looks up the last one, and reads none of it)
+        pid_m, pid_n = grouped_tile(dp_tiles + tl.minimum(tile, SK_TILES - 1), num_pid_m, num_pid_n, GROUP_M)
+        acc = k_loop(a, b, pid_m * BLOCK_M, pid_n * BLOCK_N, (start - tile * k_tiles) * BLOCK_K,
+                     tl.maximum(stop - start, 0), BLOCK_M, BLOCK_N, BLOCK_K, A_ROW_MAJOR, B_ROW_MAJOR, UPCAST,
+                     MAX_IMPRECISE_ACC, PROMOTE_STEPS, False)  # fmt: skip
         if start < stop:
-            pid_m, pid_n = grouped_tile(dp_tiles + tile, num_pid_m, num_pid_n, GROUP_M)
-            acc = k_loop(a, b, pid_m * BLOCK_M, pid_n * BLOCK_N, (start - tile * k_tiles) * BLOCK_K, stop - start,
-                         BLOCK_M, BLOCK_N, BLOCK_K, A_ROW_MAJOR, B_ROW_MAJOR, UPCAST, MAX_IMPRECISE_ACC,
-                         PROMOTE_STEPS, False)  # fmt: skip
             # --8<-- [start:fixup]
             # The fix-up, as the one-launch split-K's: store the partial sums, count this segment done on the tile's
             # lock (after a barrier: every thread's stores first); the segment that counts last adds all of the
