@@ -65,6 +65,7 @@ def _label(config: dict[str, Any]) -> str:
     flags = (
         ("ws", config["warp_specialize"]), ("sub", config["epilogue_subtile"]), ("pad", config.get("pad_rows")),
         ("tail", config.get("split_tail")), ("fused", config.get("fused_reduce")), ("swap", config.get("swap_ab")),
+        ("sk", config.get("stream_k")),
     )  # fmt: skip
     extras = [f for f, on in flags if on]
     if config["kernel"] == "tma" and not config["flatten"]:
@@ -869,6 +870,68 @@ def check_triton_fill_alternatives(markdown: str, kwargs: dict[str, Any]) -> Non
         assert two == pytest.approx(pairs[split][False] * 1e3, abs=0.051)
 
 
+def _streamk_classes(kwargs: dict[str, Any]) -> list[dict[str, Any]]:
+    return _tuning_raw(_kwarg(kwargs, "record_id", 0, "gemm/triton-gemm-tuning-h100-streamk"))["classes"]
+
+
+def _us_cell(cell: str, ms: float | None) -> None:
+    assert (cell == "–") if ms is None else float(cell) == pytest.approx(ms * 1e3, abs=0.051), (cell, ms)
+
+
+def check_triton_streamk_pairs(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    expected = []
+    for c in _streamk_classes(kwargs):
+        m, n, k = c["shape"]
+        for t in c["trials"]:
+            if not t["config"].get("stream_k"):
+                continue
+            plain = [p for p in c["trials"] if p["config"] == {x: v for x, v in t["config"].items() if x != "stream_k"}]
+            if plain:
+                expected.append((c, t, plain[0]))
+    assert len(table) == len(expected) > 0
+    for row, (c, t, plain) in zip(table, expected, strict=True):
+        m, n, k = c["shape"]
+        config = t["config"]
+        assert row["product"] == f"{c['layout']} {m}×{n}×{k}"
+        assert row["tiling"] == f"`{_label(plain['config'])}`"
+        tiles = -(-m // config["block_m"]) * -(-n // config["block_n"])
+        assert row["tiles"] == f"{tiles} ({tiles // 132} whole rounds)"
+        shared, steps = tiles % 132, -(-k // config["block_k"])
+        if shared:
+            share = -(-shared * steps // 132)
+            assert (
+                row["shared round"] == f"{shared} × {steps} steps, ≤ {min(132, -(-steps // share) + 1)} programs a tile"
+            )
+        else:
+            assert row["shared round"] == "none (whole rounds)"
+        _us_cell(row["without, µs"], plain["ms"])
+        _us_cell(row["with stream-K, µs"], t["ms"])
+        _us_cell(row["cuBLAS µs"], c["cublas_ms"])
+        if plain["ms"] and t["ms"]:
+            assert float(row["without / with"]) == pytest.approx(plain["ms"] / t["ms"], abs=0.0051)
+
+
+def check_triton_streamk_choices(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    classes = _streamk_classes(kwargs)
+    assert len(table) == len(classes) > 0
+    for row, c in zip(table, classes, strict=True):
+        m, n, k = c["shape"]
+        first = c["trials"][0]  # the look-up's choice, timed first
+        assert not first["config"].get("stream_k")
+        assert row["product"] == f"{c['layout']} {m}×{n}×{k}"
+        assert row["look-up's choice"] == f"`{_label(first['config'])}`"
+        timed = [t for t in c["trials"] if t["config"].get("stream_k") and t["ms"] is not None]
+        best = min(timed, key=lambda t: t["ms"])
+        assert row["fastest with stream-K"] == f"`{_label(best['config'])}`"
+        _us_cell(row["cuBLAS µs"], c["cublas_ms"])
+        _us_cell(row["its µs"], first["ms"])
+        _us_cell(row["stream-K µs"], best["ms"])
+        assert float(row["its cuBLAS / Triton"]) == pytest.approx(c["cublas_ms"] / first["ms"], abs=6e-4)
+        assert float(row["stream-K cuBLAS / Triton"]) == pytest.approx(c["cublas_ms"] / best["ms"], abs=6e-4)
+
+
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "triton_sweep_table": check_triton_sweep_table,
     "triton_sweep_goal": check_triton_sweep_goal,
@@ -896,6 +959,8 @@ CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "triton_before_after": check_triton_before_after,
     "triton_wave_rates": check_triton_wave_rates,
     "triton_fill_alternatives": check_triton_fill_alternatives,
+    "triton_streamk_pairs": check_triton_streamk_pairs,
+    "triton_streamk_choices": check_triton_streamk_choices,
 }
 
 

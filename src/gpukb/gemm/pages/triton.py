@@ -1081,6 +1081,6 @@ def triton_streamk_choices(record_id: str = triton_results.STREAMK_TABLE_ID) -> 
                 ratio(c.best_stream_k_ms),
             )
         )
-    headers = ["product", "cuBLAS µs", "look-up's choice", "µs", "cuBLAS / Triton", "fastest with stream-K", "µs",
-               "cuBLAS / Triton"]  # fmt: skip
+    headers = ["product", "cuBLAS µs", "look-up's choice", "its µs", "its cuBLAS / Triton", "fastest with stream-K",
+               "stream-K µs", "stream-K cuBLAS / Triton"]  # fmt: skip
     return markdown_table(headers, rows)

@@ -321,8 +321,7 @@ def streamk_kernel(
     fix_cols = tl.arange(0, BLOCK_N)
     # A range is at most one tile long (SK_TILES < NUM_SMS), so it touches at most two tiles: the end of one (its
     # first segment, partial sums in slot 2p) and the start of the next (its second, slot 2p + 1).
-    # The K loop runs outside any branch (an empty segment runs it zero times): a loop inside a branch was not
-    # software-pipelined, and every K step waited for its loads.
+    # Every segment runs the K loop (an empty one zero times), so that the branch below holds only the fix-up.
     for seg in tl.static_range(2):
         tile = start // k_tiles
         stop = tl.minimum(end, (tile + 1) * k_tiles)
@@ -1429,7 +1428,8 @@ def _no_launch_hooks() -> bool:
 
 
 #: Elements of a tile the stream-K fix-up adds at a time (rows of FIX_ELEMENTS // BLOCK_N): 32 rows of a 128×256 tile
-#: are 32 float32 registers a thread of eight warps, where a whole tile beside the one being added would spill.
+#: are 32 float32 registers a thread of eight warps, where a whole tile's running sum would take 128 beside the 128
+#: of the partial sums being added.
 FIX_ELEMENTS = 8192
 
 #: The reduction kernel's tile for split-K partial sums: elements of C per program, slices loaded at once.
