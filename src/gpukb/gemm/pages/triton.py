@@ -1038,7 +1038,7 @@ def triton_streamk_pairs(record_id: str = triton_results.STREAMK_TABLE_ID) -> st
         shared = (
             "none (whole rounds)"
             if not p.shared
-            else f"{p.shared} × {p.k_steps} steps, ≤ {p.contributors} programs a tile"
+            else f"{p.shared} × {p.k_steps} steps, up to {p.contributors} programs a tile"
         )
         gain = "–" if not (p.plain_ms and p.stream_k_ms) else f"{p.plain_ms / p.stream_k_ms:.2f}"
         rows.append(

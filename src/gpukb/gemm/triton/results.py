@@ -998,6 +998,19 @@ class StreamKPair:
     cublas_ms: float | None
 
 
+def _streamk_contributors(shared: int, k_steps: int, sms: int) -> int:
+    """The most programs that share one tile of a stream-K round of ``shared`` tiles of ``k_steps`` K steps on ``sms``
+    programs, as the kernel divides them (the first ``total % sms`` programs take one step more)."""
+    total = shared * k_steps
+    per, extra = divmod(total, sms)
+    starts = [p * per + min(p, extra) for p in range(sms)] + [total]
+    most = 0
+    for tile in range(shared):
+        lo, hi = tile * k_steps, (tile + 1) * k_steps
+        most = max(most, sum(1 for p in range(sms) if starts[p] < hi and starts[p + 1] > lo))
+    return most
+
+
 def streamk_pairs(record_id: str = STREAMK_TABLE_ID, sms: int = 132) -> list[StreamKPair]:
     """Every tiling a ``--tune streamk`` record timed both without and with ``stream_k``, product by product in the
     record's order.
@@ -1022,10 +1035,7 @@ def streamk_pairs(record_id: str = STREAMK_TABLE_ID, sms: int = 132) -> list[Str
             tiles = -(-m // config.block_m) * -(-n // config.block_n)
             shared = stream_k_tiles(m, n, config, sms)
             k_steps = -(-k // config.block_k)
-            # a program's share of the shared round's K steps is ceil(shared · k_steps / sms); a tile meets at most
-            # one more program than fit in its K steps
-            share = -(-shared * k_steps // sms)
-            contributors = 0 if not shared else min(sms, -(-k_steps // share) + 1)
+            contributors = _streamk_contributors(shared, k_steps, sms)
             out.append(
                 StreamKPair(
                     entry.layout,
