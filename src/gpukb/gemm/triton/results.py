@@ -1085,9 +1085,9 @@ def streamk_choices(record_id: str = STREAMK_TABLE_ID) -> list[StreamKChoice]:
         out.append(
             StreamKChoice(
                 entry.layout,
-                tuple(entry.shape),
+                entry.shape,
                 first.config,
-                first.ms,  # type: ignore[arg-type]
+                first.ms,
                 None if best is None else best.config,
                 None if best is None else best.ms,
                 entry.cublas_ms,
