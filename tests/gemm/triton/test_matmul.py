@@ -428,10 +428,17 @@ def test_stream_k_refuses_what_it_does_not_model(kwargs, match) -> None:
     kernel = kwargs.pop("kernel")
     with pytest.raises(ValueError, match=match):
         Config(kernel, 16, 16, 16, stream_k=True, **kwargs)
+
+
+@pytest.mark.usefixtures("interpret")
+def test_stream_k_refuses_a_flag_that_is_not_a_bool_and_inputs_it_was_not_built_for() -> None:
     with pytest.raises(ValueError, match="stream_k must be a bool; got 1"):
         Config("tma", 16, 16, 16, stream_k=1)
     with pytest.raises(ValueError, match="stream_k_tiles is for stream_k configurations; got 'tma 16x16x16"):
         mm.stream_k_tiles(16, 16, Config("tma", 16, 16, 16), 3)
+    fp8 = torch.zeros(16, 16).to(torch.float8_e4m3fn)
+    with pytest.raises(ValueError, match="stream_k is built and tested for float16 and bfloat16 inputs; got float8"):
+        matmul(fp8, fp8.t(), config=Config("tma", 16, 16, 32, stream_k=True))
 
 
 @pytest.mark.usefixtures("interpret")

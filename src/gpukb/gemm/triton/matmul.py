@@ -319,8 +319,9 @@ def streamk_kernel(
     offs = tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
     fix_rows = tl.arange(0, FIX_M)
     fix_cols = tl.arange(0, BLOCK_N)
-    # A range is at most one tile long (SK_TILES < NUM_SMS), so it touches at most two tiles: the end of one (its
-    # first segment, partial sums in slot 2p) and the start of the next (its second, slot 2p + 1).
+    # A range is at most one tile long (SK_TILES < NUM_SMS), so it touches at most two tiles: its first segment (partial
+    # sums in slot 2p) runs to the end of the tile it starts in or to the end of the range, its second (slot 2p + 1)
+    # from the start of the next tile.
     # Every segment runs the K loop (an empty one zero times), so that the branch below holds only the fix-up.
     for seg in tl.static_range(2):
         tile = start // k_tiles
@@ -331,7 +332,6 @@ def streamk_kernel(
                      tl.maximum(stop - start, 0), BLOCK_M, BLOCK_N, BLOCK_K, A_ROW_MAJOR, B_ROW_MAJOR, UPCAST,
                      MAX_IMPRECISE_ACC, PROMOTE_STEPS, False)  # fmt: skip
         if start < stop:
-            # --8<-- [start:fixup]
             # The fix-up, as the one-launch split-K's: store the partial sums, count this segment done on the tile's
             # lock (after a barrier: every thread's stores first); the segment that counts last adds all of the
             # tile's partial sums in program order, so the sum is the same whoever finished last, and resets the
@@ -355,7 +355,6 @@ def streamk_kernel(
                     mask = (c_rows[:, None] < M) & (c_cols[None, :] < N)
                     tl.store(c_ptr + c_rows[:, None] * ldc + c_cols[None, :], (total * alpha).to(OUT_DTYPE), mask=mask)
                 tl.atomic_xchg(lock_ptr + tile, 0)
-            # --8<-- [end:fixup]
         start = stop
     # --8<-- [end:streamk]
 
@@ -978,6 +977,10 @@ class _Plan:
             self.k_per = k_per
         # The last slice of each tile adds the partial sums (one launch), where there are slices to add.
         self.fused = config.kernel == "splitk" and config.fused_reduce and self.split > 1
+        if config.stream_k and _dtype_name(a.dtype) not in ("float16", "bfloat16"):
+            raise ValueError(
+                f"stream_k is built and tested for float16 and bfloat16 inputs; got {_dtype_name(a.dtype)}"
+            )
         # Stream-K: the tiles of the last, part-full round share their K steps among all the programs (0: none).
         self.sk_tiles = stream_k_tiles(m, n, config, self.sms) if config.stream_k else 0
         self.sk_buffers: dict[Any, tuple[Any, Any]] = {}  # stream -> (partial sums, locks), kept between calls
