@@ -46,11 +46,12 @@ def _sections(text: str) -> list[tuple[str, list[str]]]:
     return [(heading, body.strip().split("\n\n\n\n")) for heading, body in zip(parts[1::2], parts[2::2], strict=True)]
 
 
-def test_the_run_summary_holds_each_suites_tables() -> None:
-    """What ``gpukb bench`` prints after a run: a section per suite the record holds, in a fixed order, each
-    holding only its tables (checked cell by cell as on the page)."""
-    raw = _raw(H100)
-    kwargs = {"record": H100}
+@pytest.mark.parametrize("record", [H100, "performance/h100-sweep-quick"])
+def test_the_run_summary_holds_each_suites_tables(record: str) -> None:
+    """What ``gpukb bench`` prints after a run (or for ``--show FILE``): a section per suite the record holds, in a
+    fixed order, each holding only its tables, of that record (checked cell by cell as on the page)."""
+    raw = _raw(record)
+    kwargs = {"record": record}
     mistakes = [m for m in ("sync", "cold_start", "zeros", "idle_gpu", "l2_cache")
                 if any(r["mistake"] == m for r in raw["mistakes"])]  # fmt: skip
     checks = {"Run": [check_meta], "Matrix products: best per type": [check_gemm_peaks],
@@ -61,7 +62,7 @@ def test_the_run_summary_holds_each_suites_tables() -> None:
               "Mistake: one run": [check_one_run], "Project kernels": [check_kernels]}  # fmt: skip
     assert len(mistakes) == 5
     assert {"gemm", "copy", "host_device", "attention", "kernels"} <= set(raw["suites"])
-    sections = _sections(page.run_summary(H100))
+    sections = _sections(page.run_summary(record))
     assert [heading for heading, _ in sections] == list(checks)
     for heading, blocks in sections:
         assert len(blocks) == len(checks[heading]), heading

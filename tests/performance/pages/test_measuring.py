@@ -256,7 +256,20 @@ def _no_l2_records(raw: dict[str, Any]) -> None:
     raw["mistakes"] = [r for r in raw["mistakes"] if r["mistake"] != "l2_cache"]
 
 
-@pytest.mark.parametrize("change", [None, _first_case_not_warm, _no_write_flush, _no_l2_records])
+def _rates_far_apart(raw: dict[str, Any]) -> None:
+    """The first case's warm run three times its read-flushed rate, its write-flushed run a fifth of it: shares
+    that the percentages' rounding cannot hide."""
+    from gpukb.performance.suites.mistakes import FLUSHED
+
+    cases = [r for r in raw["mistakes"] if r["mistake"] == "l2_cache"]
+    what = cases[0]["variant"].split(", ", 1)[0]
+    read = next(r for r in cases if r["variant"] == f"{what}, {FLUSHED}")["rate"]
+    for r in cases:
+        if r["variant"].startswith(what) and r["variant"] != f"{what}, {FLUSHED}":
+            r["rate"] = 3 * read if "cache warm" in r["variant"] else read / 5
+
+
+@pytest.mark.parametrize("change", [None, _first_case_not_warm, _no_write_flush, _no_l2_records, _rates_far_apart])
 def test_the_flush_sentence_reads_the_l2_records(change) -> None:
     from gpukb.performance.pages.measuring import flush_effect
 
@@ -296,6 +309,19 @@ def test_a_quantitys_sentence_states_its_figure_runs_and_clocks(quantity_id: str
     assert (found[2], found[3]) == (f"{low:.{q.digits}f}", f"{high:.{q.digits}f}")
     assert found[4] == f"{100 * (high - low) / figure:.0f}"
     assert found.groups()[4:] == ((None, None) if clocks is None else (f"{clocks[0]:.0f}", f"{clocks[1]:.0f}"))
+
+
+def test_a_quantity_of_one_run_without_clocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A quantity measured once, by a run that sampled no clocks (as runs recorded before the harness did)."""
+    from gpukb import performance
+    from gpukb.performance.quantities import Reading, Reconciled
+
+    q = QUANTITIES["h100-cublas-bf16-8192-do-bench"]
+    once = Reconciled(q, (Reading("gemm/ground-up-h100", "timing: do_bench", 691.6),))
+    monkeypatch.setattr(performance.pages, "reconcile", lambda quantity_id: once)
+    parts = _sentence_parts(performance.pages.quantity_sentence(q.id))
+    assert _span(parts["figure"]) == f"{691.6:.{q.digits}f} {q.unit}"
+    assert parts["runs"] == "one run (`gemm/ground-up-h100`)"
 
 
 def test_a_quantity_list_is_one_bullet_per_quantity() -> None:
