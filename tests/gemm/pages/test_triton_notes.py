@@ -193,7 +193,7 @@ def _unlike_the_committed_sweep(raw: dict[str, Any]) -> None:
     other["dtype"] = "float32"
     profiled = [r for r in raw["rows"] if r.get("kernels") is not None or r.get("peer_kernels") is not None]
     profiled[0]["kernels"] = None
-    profiled[1].update(ratio=None, kernel_tflops=None, peer_tflops=None)
+    profiled[1].update(ratio=None, kernel_tflops=None, peer_tflops=None, rel_error=None, peer_error="peer refused")
     profiled[2]["peer_kernels"] = ["Memset (Device)"]  # only a memset: no cuBLAS kernel to name
     raw["rows"][0]["rel_error"] = 3 * raw["rows"][0]["peer_rel_error"]
     raw["rows"][1]["rel_error"] = 2 * raw["rows"][1]["peer_rel_error"]  # at the goal, not over it
@@ -220,7 +220,19 @@ def test_the_sweep_tables_and_notes_of_a_sweep_unlike_the_committed_one() -> Non
         checks.CHECKS[function](getattr(page, function)(record=record), kwargs)
     checks.CHECKS["triton_host_path"](page.triton_host_path(True, record), {**kwargs, "tiny": True})
     _check_sweep_figure(drawn(page.triton_sweep_figure, record), raw["rows"])
+    checks.CHECKS["triton_sweep_goal"](page.triton_sweep_goal(record), kwargs)  # an error over twice the peer's
+    (unmeasured,) = [r for r in raw["rows"] if r.get("peer_error")]
+    dtype, sweep = unmeasured["dtype"], unmeasured["sweep"]
+    markdown = page.triton_sweep_table(dtype, sweep, record)
+    checks.CHECKS["triton_sweep_table"](markdown, {**kwargs, "args": (dtype, sweep)})
+    assert "| peer refused |" in markdown
     assert page.triton_sweep_notes(record).startswith(f"- bf16 {raw['rows'][0]['label']} (")
+
+
+def test_the_sweep_table_by_default_and_what_it_refuses() -> None:
+    checks.CHECKS["triton_sweep_table"](page.triton_sweep_table(), {})  # bf16, the first sweep
+    with pytest.raises(ValueError, match=r"^sweep must be one of \['first', 'issue', .*\]; got 'second'$"):
+        page.triton_sweep_table("bfloat16", "second")
 
 
 def test_the_sweep_notes_of_a_sweep_with_nothing_to_note() -> None:
