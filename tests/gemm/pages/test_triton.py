@@ -97,6 +97,9 @@ def check_triton_sweep_table(markdown: str, kwargs: dict[str, Any]) -> None:
         # the group named in the shape's cell, unless every row shares it
         assert row["shape"] == (shape if len({x["group"] for x in raw}) == 1 else f"{r['group']}: {shape}")
         assert "group" not in row
+        ours, theirs = row[f"error, Triton / {peer}"].split(" / ")
+        for cell, error in ((ours, r["rel_error"]), (theirs, r["peer_rel_error"])):
+            assert (cell == "–") if error is None else float(cell) == pytest.approx(error, rel=5e-3), row
         if r["ratio"] is None:
             assert row[f"Triton / {peer}"] == "–"
             continue
@@ -106,9 +109,6 @@ def check_triton_sweep_table(markdown: str, kwargs: dict[str, Any]) -> None:
         flops = 2 * r["m"] * r["n"] * r["k"]
         assert float(row["Triton TFLOP/s"]) == pytest.approx(flops / (k_ms * 1e-3) / 1e12, abs=0.51), row
         assert float(row[f"{peer} TFLOP/s"]) == pytest.approx(flops / (p_ms * 1e-3) / 1e12, abs=0.51), row
-        ours, theirs = row[f"error, Triton / {peer}"].split(" / ")
-        for cell, error in ((ours, r["rel_error"]), (theirs, r["peer_rel_error"])):
-            assert (cell == "–") if error is None else float(cell) == pytest.approx(error, rel=5e-3), row
         label = _label(r["config"])
         if r["config"]["kernel"] == "splitk" and r["config"].get("split_k") is None:
             label = label.replace("split auto", f"split {r['split_k']}")

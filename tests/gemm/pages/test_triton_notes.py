@@ -193,7 +193,8 @@ def _unlike_the_committed_sweep(raw: dict[str, Any]) -> None:
     other["dtype"] = "float32"
     profiled = [r for r in raw["rows"] if r.get("kernels") is not None or r.get("peer_kernels") is not None]
     profiled[0]["kernels"] = None
-    profiled[1].update(ratio=None, kernel_tflops=None, peer_tflops=None, rel_error=None, peer_error="peer refused")
+    profiled[1].update(ratio=None, kernel_tflops=None, peer_tflops=None, rel_error=None, peer_rel_error=None,
+                       peer_error="peer refused")
     profiled[2]["peer_kernels"] = ["Memset (Device)"]  # only a memset: no cuBLAS kernel to name
     raw["rows"][0]["rel_error"] = 3 * raw["rows"][0]["peer_rel_error"]
     raw["rows"][1]["rel_error"] = 2 * raw["rows"][1]["peer_rel_error"]  # at the goal, not over it
