@@ -260,7 +260,9 @@ def check_triton_layout_checks(markdown: str, kwargs: dict[str, Any]) -> None:
 
 def check_triton_sweep_kernels(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
-    profiled = [r for r in _sweep_of(kwargs)["rows"] if r.get("kernels") is not None or r.get("peer_kernels") is not None]
+    profiled = [
+        r for r in _sweep_of(kwargs)["rows"] if r.get("kernels") is not None or r.get("peer_kernels") is not None
+    ]
     assert len(table) == len(profiled) > 0
     for row, r in zip(table, profiled, strict=True):
         assert (row["shape"], row["M×N×K"]) == (r["label"], f"{r['m']}×{r['n']}×{r['k']}")
@@ -568,9 +570,9 @@ def check_triton_run(markdown: str, kwargs: dict[str, Any]) -> None:
 
     assert cells == list(
         {
-            "GPU": "none" if gpu is None else (
-                f"{gpu['name']} ({gpu['sm_count']} SMs, compute capability {gpu['compute_capability']})"
-            ),
+            "GPU": "none"
+            if gpu is None
+            else (f"{gpu['name']} ({gpu['sm_count']} SMs, compute capability {gpu['compute_capability']})"),
             "driver": "–" if gpu is None or gpu["driver"] is None else gpu["driver"],
             "torch / CUDA": f"{v['torch']} / {v['torch_cuda']}",
             "triton": v["triton"],
@@ -964,8 +966,8 @@ def check_triton_drift(markdown: str, kwargs: dict[str, Any]) -> None:
         )
     )
     if raw["compare"] is not None:
-        rounds = [_ratio_of(p) for r in raw["compare"]["records"]
-                  if r["m"] == 8192 and r["dtype"] == "bfloat16" and r["error"] is None for p in r["rounds"]]  # fmt: skip
+        squares = [r for r in raw["compare"]["records"] if (r["m"], r["dtype"], r["error"]) == (8192, "bfloat16", None)]
+        rounds = [_ratio_of(p) for r in squares for p in r["rounds"]]
         if rounds:
             expected += (
                 f" The comparison's {len(rounds)} rounds at bf16 8192³ (eager calls, both layouts) gave "
@@ -983,7 +985,9 @@ def check_triton_defaults_note(markdown: str, kwargs: dict[str, Any]) -> None:
         ("small tiling", configs.SMALL_CONFIGS["bfloat16"], chosen["small"]),
     ):
         if choice is not None and not _same_config(dataclasses.asdict(code), choice["config"]):
-            notes.append(f"the {name} in the code is `{_code_label(code)}`, this run chose `{_label(choice['config'])}`")
+            notes.append(
+                f"the {name} in the code is `{_code_label(code)}`, this run chose `{_label(choice['config'])}`"
+            )
     code = dataclasses.asdict(configs.DEFAULT_CONFIGS["float8_e4m3fn"])
     choice = chosen.get("fp8")
     if choice is not None and raw["fp8"] is not None and not _same_config(code, choice["config"]):
@@ -1025,7 +1029,9 @@ def check_triton_mismatch_note(markdown: str, kwargs: dict[str, Any]) -> None:
         f"`{'`, `'.join(picks)}` there."
     )
     if swept:
-        expected += f" For {', '.join(f'{s}³' for s in swept)} the sweep above measured it against cuBLAS in the same run."
+        expected += (
+            f" For {', '.join(f'{s}³' for s in swept)} the sweep above measured it against cuBLAS in the same run."
+        )
     assert markdown == expected
 
 
@@ -1126,8 +1132,9 @@ def check_triton_rounds_flush(markdown: str, kwargs: dict[str, Any]) -> None:
         else ""
     )
     assert markdown == (
-        f"In this run do_bench's flush (`zero_()` of 256 MiB) took {raw['flush_us']['zero_ 256 MiB']:.0f} µs of device "
-        f"time, the project's flush (a read) {raw['flush_us']['read']:.0f} µs.{sampler} {_measured_on_words(raw['run'])}"
+        f"In this run do_bench's flush (`zero_()` of 256 MiB) took {raw['flush_us']['zero_ 256 MiB']:.0f} µs of "
+        f"device time, the project's flush (a read) {raw['flush_us']['read']:.0f} µs.{sampler} "
+        + _measured_on_words(raw["run"])
     )
 
 
@@ -1144,7 +1151,12 @@ def check_triton_fill_note(markdown: str, kwargs: dict[str, Any]) -> None:
         pairs: dict[int, dict[bool, float]] = {}
         for t in c["trials"]:
             cfg = t["config"]
-            if t["ms"] is None or (cfg["block_m"], cfg["block_n"], cfg["block_k"], cfg["num_stages"]) != (16, 64, 128, 4):
+            if t["ms"] is None or (cfg["block_m"], cfg["block_n"], cfg["block_k"], cfg["num_stages"]) != (
+                16,
+                64,
+                128,
+                4,
+            ):
                 continue
             if cfg["kernel"] == "splitk" and not cfg.get("swap_ab") and t["split_k"] and t["split_k"] > 1:
                 pairs.setdefault(t["split_k"], {})[bool(cfg.get("fused_reduce"))] = t["ms"]

@@ -173,7 +173,9 @@ def test_what_the_run_lacks_is_refused_by_name() -> None:
     record, _ = _variant(lambda raw: raw.update(fp8=None))
     with pytest.raises(ValueError, match=r"^the Triton GEMM run of 2026-11-23 has no FP8 phase$"):
         page.triton_fp8(record)
-    with pytest.raises(ValueError, match=r"^record_id must be one of \['gemm/triton-gemm-tuning-h100-fill', .*; got 'x'$"):
+    with pytest.raises(
+        ValueError, match=r"^record_id must be one of \['gemm/triton-gemm-tuning-h100-fill', .*; got 'x'$"
+    ):
         page.triton_tuning_table("x")
 
 
@@ -193,8 +195,9 @@ def _unlike_the_committed_sweep(raw: dict[str, Any]) -> None:
     other["dtype"] = "float32"
     profiled = [r for r in raw["rows"] if r.get("kernels") is not None or r.get("peer_kernels") is not None]
     profiled[0]["kernels"] = None
-    profiled[1].update(ratio=None, kernel_tflops=None, peer_tflops=None, rel_error=None, peer_rel_error=None,
-                       peer_error="peer refused")
+    profiled[1].update(
+        ratio=None, kernel_tflops=None, peer_tflops=None, rel_error=None, peer_rel_error=None, peer_error="peer refused"
+    )
     profiled[2]["peer_kernels"] = ["Memset (Device)"]  # only a memset: no cuBLAS kernel to name
     raw["rows"][0]["rel_error"] = 3 * raw["rows"][0]["peer_rel_error"]
     raw["rows"][1]["rel_error"] = 2 * raw["rows"][1]["peer_rel_error"]  # at the goal, not over it
@@ -240,8 +243,12 @@ def test_the_sweep_notes_of_a_sweep_with_nothing_to_note() -> None:
     from gpukb.gemm.triton.results import TritonGemmSweep
 
     raw = copy.deepcopy(_sweep_raw())
-    raw["rows"] = [r for r in raw["rows"] if r["dtype"] == "bfloat16"
-                   and (r["rel_error"] is None or not r["peer_rel_error"] or r["rel_error"] <= 2 * r["peer_rel_error"])]
+    raw["rows"] = [
+        r
+        for r in raw["rows"]
+        if r["dtype"] == "bfloat16"
+        and (r["rel_error"] is None or not r["peer_rel_error"] or r["rel_error"] <= 2 * r["peer_rel_error"])
+    ]
     record = TritonGemmSweep.model_validate_json(json.dumps(raw))
     checks.CHECKS["triton_sweep_notes"](page.triton_sweep_notes(record), {"raw": raw})
 

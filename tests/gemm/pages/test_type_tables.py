@@ -260,9 +260,11 @@ def check_type_library(markdown: str, kwargs: dict[str, Any]) -> None:
         # and the sources (each once, in order of first appearance), and a blank line before the next group
         assert caption != "", gid
         end = "\n\n" if section is not sections[-1] else "\n"  # the page ends on one line break
-        assert section.endswith(end) and not section.endswith(end + "\n"), gid
+        assert section.endswith(end), gid
+        assert not section.endswith(end + "\n"), gid
         lines = section.removesuffix(end).split("\n")
-        assert lines[1] == lines[-2] == "" and all(x.startswith("|") for x in lines[2:-2]), gid
+        assert lines[1] == lines[-2] == "", gid
+        assert all(x.startswith("|") for x in lines[2:-2]), gid
         fields = [{**{k: v for k, v in group.items() if k != "rows"}, **row} for row in group["rows"]]
         note = group.get("note")
         sources = _raw(library)["sources"]
