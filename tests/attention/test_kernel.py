@@ -675,7 +675,7 @@ def test_the_autograd_function_saves_what_the_backward_kernels_read(monkeypatch:
         seen["forward"] = (q, k, v, causal, offset, scale, config)
         seen["lse"] = (lse.shape, lse.dtype, lse.device)
         lse.fill_(7.0)
-        return torch.full(q.shape, 3.0, dtype=q.dtype)
+        return torch.full(q.shape, 3.0, dtype=q.dtype, device=q.device)
 
     def backward_launch(q, k, v, out, lse, d_out, causal, offset, scale, config):
         seen["backward"] = (q, k, v, out, lse, d_out, causal, offset, scale, config)
@@ -702,3 +702,6 @@ def test_the_autograd_function_saves_what_the_backward_kernels_read(monkeypatch:
     for grad, value in zip(grads, (1.0, 2.0, 4.0), strict=True):
         assert (grad == value).all()
     assert fa._function() is fa._function()
+    # the log-sum-exp buffer is made on the inputs' device (meta tensors here: no data)
+    fa._function().apply(_meta(1, 2, 3, 16), _meta(1, 1, 5, 16), _meta(1, 1, 5, 16), False, 0, 0.5, config, backward)
+    assert seen["lse"] == ((1, 2, 3), torch.float32, torch.device("meta"))
