@@ -23,6 +23,7 @@ import torch.nn.functional as F  # noqa: E402, N812
 from gpukb.attention import gluon_forward as gf  # noqa: E402
 from gpukb.attention.reference import causal_mask  # noqa: E402
 from gpukb.numerics import relative_error  # noqa: E402
+from tests.helpers import reporting_cuda  # noqa: E402
 
 
 def _inputs(b, h, hkv, sq, sk, d, dtype, device="cpu", seed=0):
@@ -225,14 +226,6 @@ def test_the_persistent_schedule_matches_one_worked_by_hand(monkeypatch: pytest.
         gf.persistent_schedule(7, 1, 2)
 
 
-class _OnCuda(torch.Tensor):
-    """A CPU tensor that reports a CUDA device: what gluon_refusal reads before it asks for the capability."""
-
-    @property
-    def device(self) -> torch.device:
-        return torch.device("cuda", 0)
-
-
 @pytest.mark.parametrize(
     ("capability", "reason"),
     [
@@ -243,7 +236,7 @@ class _OnCuda(torch.Tensor):
 )
 def test_gluon_refusal_on_a_cuda_device_reads_its_capability(capability, reason, monkeypatch) -> None:
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
-    q = torch.empty(1, 1, 1, 64).as_subclass(_OnCuda)
+    q = reporting_cuda(torch.empty(1, 1, 1, 64))
     asked = []
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device: asked.append(device) or capability)
     assert gf.gluon_refusal(q) == reason

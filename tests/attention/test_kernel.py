@@ -27,6 +27,7 @@ from gpukb.attention import kernel as fa  # noqa: E402
 from gpukb.attention.kernel import BackwardConfig, FlashConfig, flash_attention  # noqa: E402
 from gpukb.attention.reference import causal_mask  # noqa: E402
 from gpukb.numerics import relative_error  # noqa: E402
+from tests.helpers import reporting_cuda  # noqa: E402
 
 
 @pytest.fixture
@@ -705,3 +706,99 @@ def test_the_autograd_function_saves_what_the_backward_kernels_read(monkeypatch:
     # the log-sum-exp buffer is made on the inputs' device (meta tensors here: no data)
     fa._function().apply(_meta(1, 2, 3, 16), _meta(1, 1, 5, 16), _meta(1, 1, 5, 16), False, 0, 0.5, config, backward)
     assert seen["lse"] == ((1, 2, 3), torch.float32, torch.device("meta"))
+
+
+def _cpu(*shape, dtype=torch.float16):
+    return torch.zeros(shape, dtype=dtype)
+
+
+#: (q, k, v) → the refusal of each check, in the order the checks run, message in full.
+CHECKS = [
+    (lambda: ([1.0], _cpu(1, 2, 8, 16), _cpu(1, 2, 8, 16)), TypeError, "q must be a torch.Tensor; got list"),
+    (lambda: (_cpu(1, 2, 8, 16), _cpu(1, 2, 8, 16), None), TypeError, "v must be a torch.Tensor; got NoneType"),
+    (lambda: (_cpu(1, 2, 8, 16), _cpu(2, 8, 16), _cpu(1, 2, 8, 16)), ValueError,
+     "k must be 4-D (batch, heads, sequence, head_dim); got shape (2, 8, 16)"),
+    (lambda: (_cpu(1, 2, 8, 16), _cpu(1, 2, 8, 16), _cpu(1, 2, 8, 16, dtype=torch.bfloat16)), TypeError,
+     "q, k and v must have one element type; got float16, float16, bfloat16"),
+    (lambda: (_cpu(1, 2, 8, 16, dtype=torch.float32),) * 3, TypeError,
+     "element type float32 is not supported; supported: ['float16', 'bfloat16']"),
+    (lambda: (_cpu(1, 2, 8, 16), _cpu(1, 2, 8, 16), _cpu(1, 2, 9, 16)), ValueError,
+     "k and v must have one shape; got (1, 2, 8, 16) and (1, 2, 9, 16)"),
+    (lambda: (_cpu(1, 2, 8, 16), _cpu(2, 2, 8, 16), _cpu(2, 2, 8, 16)), ValueError,
+     "q (1, 2, 8, 16) and k (2, 2, 8, 16) must agree in batch and head_dim (dimensions 0 and 3)"),
+    (lambda: (_cpu(1, 2, 8, 16), _cpu(1, 2, 8, 32), _cpu(1, 2, 8, 32)), ValueError,
+     "q (1, 2, 8, 16) and k (1, 2, 8, 32) must agree in batch and head_dim (dimensions 0 and 3)"),
+    (lambda: (_cpu(1, 2, 8, 24),) * 3, ValueError, "head_dim must be one of (16, 32, 64, 128, 256); got 24"),
+    (lambda: (_cpu(1, 4, 8, 16), _cpu(1, 3, 8, 16), _cpu(1, 3, 8, 16)), ValueError,
+     "key/value heads (3) must divide query heads (4) for grouped-query attention"),
+    (lambda: (_cpu(1, 4, 8, 16), _cpu(1, 0, 8, 16), _cpu(1, 0, 8, 16)), ValueError,
+     "key/value heads (0) must divide query heads (4) for grouped-query attention"),
+    (lambda: (_cpu(1, 2, 8, 16), _meta(1, 2, 8, 16), _meta(1, 2, 8, 16)), ValueError,
+     "q, k and v must be on one device; got cpu, meta, meta"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("make", "error", "message"), CHECKS)
+def test_check_names_the_value_and_what_is_allowed(make, error, message, monkeypatch) -> None:
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        fa._check(*make())
+
+
+def test_check_returns_the_sizes_and_refuses_cpu_tensors_without_the_interpreter(monkeypatch) -> None:
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    q, k, v = _cpu(2, 4, 8, 32), _cpu(2, 2, 9, 32), _cpu(2, 2, 9, 32)
+    assert fa._check(q, k, v, where=False) == (2, 4, 2, 8, 9, 32)
+    message = ("tensors on cpu need Triton's interpreter: set TRITON_INTERPRET=1 before the first call, or move them "
+               "to a CUDA device")  # fmt: skip
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        fa._check(q, k, v)
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    assert fa._check(q, k, v) == (2, 4, 2, 8, 9, 32)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"causal": "yes"}, TypeError, "causal must be True or False; got 'yes' (str)"),
+        ({"scale": -1e39}, ValueError, "scale must be ≥ -3.4028234663852886e+38; got -1e+39"),
+        ({"scale": 1e39}, ValueError, "scale must be ≤ 3.4028234663852886e+38; got 1e+39"),
+        ({"align": "bottom-right"}, ValueError,
+         "align='bottom-right' places the causal mask's diagonal; it applies only with causal=True"),
+        ({"config": (16, 16)}, TypeError, "config must be a FlashConfig; got tuple"),
+        ({"backward_config": FlashConfig(16, 16)}, TypeError,
+         "backward_config must be a BackwardConfig; got FlashConfig"),
+    ],
+)  # fmt: skip
+def test_flash_attention_names_what_it_refuses(kwargs, error, message, monkeypatch) -> None:
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    q, k, v = _meta(1, 2, 8, 16), _meta(1, 1, 8, 16), _meta(1, 1, 8, 16)  # no kernel runs: each call is refused
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        flash_attention(q, k, v, **kwargs)
+    with pytest.raises(ValueError, match=r"^kv_len must be positive: a softmax over no keys is undefined$"):
+        flash_attention(q, k[:, :, :0], v[:, :, :0])
+    empty = flash_attention(q[:, :, :0], k, v)
+    assert (empty.shape, empty.dtype, empty.device) == ((1, 2, 0, 16), torch.float16, q.device)
+
+
+@pytest.mark.parametrize(
+    ("capability", "strided", "want"),
+    [
+        ((9, 0), False, FlashConfig(64, 64, 4, 3, tma=True)),  # the default for head dim 64, causal
+        ((9, 0), True, FlashConfig(64, 64, 4, 3)),  # k not contiguous: the same tiling, pointer loads
+        ((8, 0), False, FlashConfig(64, 64, 4, 3)),  # no TMA before Hopper
+    ],
+)
+def test_the_default_tma_tiling_falls_back_to_pointer_loads(capability, strided, want, monkeypatch) -> None:
+    """On a GPU (here a tensor that says it is on one, and a stand-in launch), the default tiling of head dim 64
+    under a causal mask is the TMA kernel's, and the pointer kernel's where tma_refusal refuses."""
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device: capability)
+    launched = []
+    monkeypatch.setattr(fa, "_forward_launch", lambda *args: launched.append(args) or "out")
+    q, k, v = (reporting_cuda(_cpu(1, 2, 8, 64)) for _ in range(3))
+    if strided:
+        k = reporting_cuda(_cpu(1, 2, 64, 8)).mT
+    assert flash_attention(q, k, v, causal=True) == "out"
+    [(_, _, _, causal, offset, scale, config)] = launched
+    assert (causal, offset, scale, config) == (True, 0, 0.125, want)
