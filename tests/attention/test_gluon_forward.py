@@ -123,6 +123,8 @@ def test_bad_input_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     for not_a_tensor in (None, q.float().numpy(force=True)):  # q.device raised AttributeError
         with pytest.raises(TypeError, match=r"q must be a torch tensor; got (None|array)"):
             gf.gluon_refusal(not_a_tensor)
+    with pytest.raises(TypeError, match=r"^q must be a torch tensor; got \[1\.0\] \(list\)$"):
+        gf.gluon_refusal([1.0])
 
 
 #: Each step's fields and label, written out here (not read from STEPS), so that a check that refuses a valid

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+from types import SimpleNamespace
 from typing import Any, ClassVar
 
 import pytest
@@ -397,6 +398,7 @@ def test_head_dim_256_forward_on_gpu(causal) -> None:
         (lambda: FlashConfig(16, 16, num_warps=32), ValueError, "num_warps must be in (1, 2, 4, 8, 16); got 32"),
         (lambda: FlashConfig(16, 16, tma=1), TypeError, "tma must be a bool; got 1"),
         (lambda: FlashConfig(2048, 16), ValueError, "block_m must be a power of two from 16 to 1024; got 2048"),
+        (lambda: FlashConfig(16.0, 16), ValueError, "block_m must be a power of two from 16 to 1024; got 16.0"),
         (lambda: BackwardConfig(16, 16, 16, 16, num_stages=9), ValueError, "num_stages must be an int ≥ 1, ≤ 8; got 9"),
         (lambda: fa.default_config(64, "yes"), TypeError, "causal must be True or False; got 'yes' (str)"),
     ],
@@ -649,6 +651,8 @@ def test_backward_launch_with_dq_added_by_the_dkdv_kernel(interpreted, dq, launc
         _meta(1, 4, 40, 32)  # fmt: skip
     lse = _meta(1, 4, 40, dtype=torch.float32)
     config = BackwardConfig(16, 32, 64, 16, dq=dq)
+    fa._backward_launch(q, k, v, out, lse, d_out, False, 0, 0.25, config)  # with no dQ kernel in LAST too
+    launches.calls.clear()
     grads = fa._backward_launch(q, k, v, out, lse, d_out, False, 0, 0.25, config)
     assert [call[0] for call in launches.calls] == ["delta", "dkdv"]
     args = launches.calls[1][2]
@@ -777,8 +781,35 @@ def test_flash_attention_names_what_it_refuses(kwargs, error, message, monkeypat
         flash_attention(q, k, v, **kwargs)
     with pytest.raises(ValueError, match=r"^kv_len must be positive: a softmax over no keys is undefined$"):
         flash_attention(q, k[:, :, :0], v[:, :, :0])
-    empty = flash_attention(q[:, :, :0], k, v)
-    assert (empty.shape, empty.dtype, empty.device) == ((1, 2, 0, 16), torch.float16, q.device)
+    for no_query, shape in ((q[:, :, :0], (1, 2, 0, 16)), (q[:, :0], (1, 0, 8, 16)), (q[:0], (0, 2, 8, 16))):
+        empty = flash_attention(no_query, k[: no_query.shape[0]], v[: no_query.shape[0]])
+        assert (empty.shape, empty.dtype, empty.device) == (shape, torch.float16, q.device)
+
+
+@pytest.mark.parametrize("needs_grad", ["q", "k", "v", None])
+def test_flash_attention_takes_the_autograd_path_when_any_input_needs_a_gradient(needs_grad, monkeypatch) -> None:
+    """Any one input that needs a gradient (with autograd on) takes the autograd function, with contiguous inputs;
+    otherwise the forward launch, where only a tensor without a unit stride along head_dim is copied."""
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    taken = []
+    monkeypatch.setattr(fa, "_forward_launch", lambda *args: taken.append(("launch", args)))
+    monkeypatch.setattr(fa, "_function", lambda: SimpleNamespace(apply=lambda *args: taken.append(("autograd", args))))
+    q, k = _meta(1, 2, 8, 16), _meta(1, 1, 8, 16)
+    v = _meta(1, 1, 16, 8).mT  # head_dim not the unit stride
+    inputs = {"q": q, "k": k, "v": v}
+    if needs_grad:
+        inputs[needs_grad].requires_grad_()
+    flash_attention(*inputs.values())
+    [(path, args)] = taken
+    assert path == ("autograd" if needs_grad else "launch")
+    assert args[0] is q  # already contiguous: passed as they are
+    assert args[1] is k
+    assert args[2].is_contiguous()
+    if needs_grad:
+        taken.clear()
+        with torch.no_grad():
+            flash_attention(*inputs.values())
+        assert taken[0][0] == "launch"
 
 
 @pytest.mark.parametrize(
