@@ -518,6 +518,15 @@ def _meta(*shape, dtype=torch.float16):
 
 
 @pytest.fixture
+def float64_default() -> Any:
+    """torch's default element type set to float64 (as a program may): the float32 buffers must not follow it."""
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield
+    torch.set_default_dtype(previous)
+
+
+@pytest.fixture
 def launches(monkeypatch: pytest.MonkeyPatch) -> _Launches:
     recorder = _Launches()
     monkeypatch.setattr(fa, "_jitted", recorder)
@@ -607,6 +616,7 @@ def test_tma_refusal_reads_the_capability_then_the_layout(capability, monkeypatc
 
 @pytest.mark.parametrize("interpreted", [True, False])
 @pytest.mark.parametrize(("sq", "sk"), [(65, 50), (64, 64)])
+@pytest.mark.usefixtures("float64_default")
 def test_backward_launch_grids_and_arguments(interpreted, sq, sk, launches, monkeypatch) -> None:
     """dQ by its own pass: the delta kernel in blocks of 64 rows (65 rows: 2 programs), the dK/dV kernel per 32 keys
     of each key/value head, the dQ kernel per 64 queries of each head; EVEN when the block divides the length."""
@@ -643,6 +653,7 @@ def test_backward_launch_grids_and_arguments(interpreted, sq, sk, launches, monk
 
 @pytest.mark.parametrize("interpreted", [True, False])
 @pytest.mark.parametrize("dq", ["atomic", "tma"])
+@pytest.mark.usefixtures("float64_default")
 def test_backward_launch_with_dq_added_by_the_dkdv_kernel(interpreted, dq, launches, monkeypatch) -> None:
     """dQ summed into float32 by the dK/dV kernel (mode 1, atomic adds; mode 2, TMA reductions of block_m1 rows,
     which the interpreter does not have: there mode 1), no dQ pass, and no stale dQ kernel left in LAST."""
@@ -669,6 +680,7 @@ def test_backward_launch_with_dq_added_by_the_dkdv_kernel(interpreted, dq, launc
     assert fa.LAST == {"dkdv": "compiled dkdv"}
 
 
+@pytest.mark.usefixtures("float64_default")
 def test_the_autograd_function_saves_what_the_backward_kernels_read(monkeypatch: pytest.MonkeyPatch) -> None:
     """The forward launch gets a float32 (batch, heads, q_len) buffer for the log-sum-exp; the backward launch gets
     q, k, v, the output and that buffer as saved, d_out made contiguous, and the forward's causal, offset, scale and
