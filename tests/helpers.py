@@ -121,3 +121,16 @@ def h100_ceilings_json() -> dict[str, float]:
         "fp16": median(f"gemm-fp16-{shape}"),
         "bf16": median(f"gemm-bf16-{shape}"),
     }
+
+
+def reporting_cuda(tensor: object) -> object:
+    """``tensor`` (a CPU tensor) viewed as one that reports a CUDA device: for the host-side checks and choices that
+    read ``.device`` before anything runs on it, tested without a GPU (nothing may compute with it)."""
+    import torch
+
+    class OnCuda(torch.Tensor):
+        @property
+        def device(self) -> torch.device:
+            return torch.device("cuda", 0)
+
+    return tensor.as_subclass(OnCuda)

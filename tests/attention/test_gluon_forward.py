@@ -8,7 +8,9 @@ compiles for sm_90a with the Hopper instructions it is written for (Triton's com
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -21,6 +23,7 @@ import torch.nn.functional as F  # noqa: E402, N812
 from gpukb.attention import gluon_forward as gf  # noqa: E402
 from gpukb.attention.reference import causal_mask  # noqa: E402
 from gpukb.numerics import relative_error  # noqa: E402
+from tests.helpers import reporting_cuda  # noqa: E402
 
 
 def _inputs(b, h, hkv, sq, sk, d, dtype, device="cpu", seed=0):
@@ -120,6 +123,153 @@ def test_bad_input_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     for not_a_tensor in (None, q.float().numpy(force=True)):  # q.device raised AttributeError
         with pytest.raises(TypeError, match=r"q must be a torch tensor; got (None|array)"):
             gf.gluon_refusal(not_a_tensor)
+    with pytest.raises(TypeError, match=r"^q must be a torch tensor; got \[1\.0\] \(list\)$"):
+        gf.gluon_refusal([1.0])
+
+
+#: Each step's fields and label, written out here (not read from STEPS), so that a check that refuses a valid
+#: configuration, or accepts an invalid one, fails here.
+STEP_FIELDS = [
+    (("plain", 128, 1, 1, "none", False, False), "plain 128"),
+    (("plain", 64, 1, 1, "none", False, False), "plain 64"),
+    (("ws", 64, 4, 1, "none", False, False), "ws 64 s4 c1"),
+    (("ws", 128, 1, 2, "qk-pv", False, False), "ws 128 s1 c2 overlap qk-pv"),
+    (("ws", 128, 2, 2, "none", True, False), "ws 128 s2 c2 pingpong"),
+    (("ws", 128, 2, 2, "qk", False, True), "ws 128 s2 c2 overlap qk persistent"),
+]
+
+
+@pytest.mark.parametrize(("fields", "label"), STEP_FIELDS, ids=[label for _, label in STEP_FIELDS])
+def test_every_valid_configuration_is_built(fields, label) -> None:
+    config = gf.GluonConfig(*fields)
+    assert config.label == label
+    assert (config.variant, config.block_n, config.num_stages, config.consumers, config.overlap, config.pingpong,
+            config.persistent) == fields  # fmt: skip
+    assert config.block_m == 128
+
+
+def test_the_steps_are_built_afresh_as_declared() -> None:
+    """The page's steps, built again now (STEPS was built when the module was imported, before any test)."""
+    for step in gf.STEPS.values():
+        assert gf.GluonConfig(**dataclasses.asdict(step)) == step
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"num_stages": 5}, ValueError, "num_stages must be an int ≥ 1, ≤ 4; got 5"),
+        ({"consumers": 3}, ValueError, "consumers must be an int ≥ 1, ≤ 2; got 3"),
+        ({"overlap": "both"}, ValueError, "unknown overlap 'both'; choose one of ['none', 'qk', 'qk-pv']"),
+        ({"pingpong": 1}, TypeError, "pingpong must be True or False; got 1 (int)"),
+        ({"variant": "plain"}, ValueError, "the 'plain' variant has one partition and one buffer: consumers=1, "
+         "overlap='none', num_stages=1; got consumers=1, overlap='none', num_stages=2"),
+        ({"variant": "plain", "num_stages": 1, "overlap": "qk"}, ValueError, "the 'plain' variant has one partition "
+         "and one buffer: consumers=1, overlap='none', num_stages=1; got consumers=1, overlap='qk', num_stages=1"),
+        ({"consumers": 2, "overlap": "qk", "pingpong": True}, ValueError, "pingpong hands the tensor cores between "
+         "two consumers: it needs consumers=2 and overlap='none'; got consumers=2, overlap='qk'"),
+        ({"variant": "plain", "num_stages": 1, "persistent": True}, ValueError, "the persistent kernel is the "
+         "two-consumer overlapped one: it needs variant='ws', consumers=2 and overlap='qk'; got variant='plain', "
+         "consumers=1, overlap='none'"),
+        ({"consumers": 2, "overlap": "qk-pv", "persistent": True}, ValueError, "the persistent kernel is the "
+         "two-consumer overlapped one: it needs variant='ws', consumers=2 and overlap='qk'; got variant='ws', "
+         "consumers=2, overlap='qk-pv'"),
+    ],
+)  # fmt: skip
+def test_a_configuration_outside_the_steps_is_refused_by_name(kwargs, error, message) -> None:
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        gf.GluonConfig(**kwargs)
+
+
+#: (q_start, q_rows, kv_len, offset, block_n, causal) → (n_total, n_full), worked by hand: rows i see keys
+#: j < kv_len and, causal, j ≤ i + offset; n_total = ceil(last visible key + 1 over the rows / block_n), at least 1;
+#: n_full = the blocks every row sees whole.
+KEY_BLOCKS_BY_HAND = [
+    ((0, 128, 1000, 0, 64, False), (16, 15)),  # 1000 keys: 15 whole blocks of 64 and 40 more
+    ((0, 128, 100, 0, 64, False), (2, 1)),
+    ((0, 128, 0, 0, 64, False), (1, 0)),  # no key: one block, all of it masked
+    ((0, 128, 1000, 0, 64, True), (2, 0)),  # row 0 sees key 0 only: no block whole for every row
+    ((128, 128, 1000, 0, 64, True), (4, 2)),  # rows 128..255 see keys up to 255; row 128 sees 0..128
+    ((62, 1, 1000, 0, 64, True), (1, 0)),  # one row, 62, sees keys 0..62: 63 of block 0's 64
+    ((63, 1, 1000, 0, 64, True), (1, 1)),  # row 63 sees 0..63: block 0 whole
+    ((0, 128, 300, 200, 128, True), (3, 1)),  # bottom-right, 100 queries on 300 keys: row 0 sees 0..200
+    ((0, 4, 10, -5, 1, True), (1, 0)),  # 4 rows before the first key's diagonal: none sees a key
+]
+
+
+@pytest.mark.parametrize(("args", "want"), KEY_BLOCKS_BY_HAND)
+def test_key_blocks_match_counts_worked_by_hand(args, want) -> None:
+    got = gf.key_blocks(*args)
+    assert got == want
+    assert all(type(n) is int for n in got)
+
+
+def test_key_blocks_name_the_count_they_refuse() -> None:
+    with pytest.raises(ValueError, match=r"^q_rows must be an int ≥ 1; got 0$"):
+        gf.key_blocks(0, 0, 1024, 0, 128, False)
+    with pytest.raises(TypeError, match=r"^offset must be an int; got 1\.5 \(float\)$"):
+        gf.key_blocks(0, 128, 1024, 1.5, 128, True)
+
+
+def test_the_persistent_schedule_matches_one_worked_by_hand(monkeypatch: pytest.MonkeyPatch) -> None:
+    """2 heads of 5 query blocks: units (long, short) = (4, 0), (3, 1), (2) per head, 6 in all, dealt to 3
+    programs in turn; with 8 programs, 6 have a unit and no empty program is listed."""
+    assert gf.persistent_units(2, 5) == 6
+    assert gf.persistent_units(3, 4) == 6
+    assert gf.persistent_schedule(2, 5, 3) == [[(0, 4), (0, 0), (1, 4), (1, 0)], [(0, 3), (0, 1), (1, 3), (1, 1)],
+                                               [(0, 2), (1, 2)]]  # fmt: skip
+    assert gf.persistent_schedule(2, 5, 8) == [[(0, 4), (0, 0)], [(0, 3), (0, 1)], [(0, 2)], [(1, 4), (1, 0)],
+                                               [(1, 3), (1, 1)], [(1, 2)]]  # fmt: skip
+    # the limit on tiles, at a size this test can build: exactly the limit is listed, one more is refused
+    monkeypatch.setattr(gf, "MAX_SCHEDULED_TILES", 6)
+    assert sum(map(len, gf.persistent_schedule(3, 2, 2))) == 6
+    with pytest.raises(
+        ValueError, match=r"^persistent_schedule lists at most 6 tiles; got heads_total × n_mb = 7 × 1$"
+    ):
+        gf.persistent_schedule(7, 1, 2)
+
+
+@pytest.mark.parametrize(
+    ("capability", "reason"),
+    [
+        ((9, 0), None),
+        ((8, 0), "the Gluon kernel uses Hopper's wgmma (compute capability 9.x); this GPU has 8.0"),
+        ((10, 0), "the Gluon kernel uses Hopper's wgmma (compute capability 9.x); this GPU has 10.0"),
+    ],
+)
+def test_gluon_refusal_on_a_cuda_device_reads_its_capability(capability, reason, monkeypatch) -> None:
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    q = reporting_cuda(torch.empty(1, 1, 1, 64))
+    asked = []
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device: asked.append(device) or capability)
+    assert gf.gluon_refusal(q) == reason
+    assert asked == [torch.device("cuda", 0)]
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    assert gf.gluon_refusal(q) == ("Gluon kernels do not run under Triton's interpreter (TRITON_INTERPRET=1); they "
+                                   "need a Hopper GPU")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"causal": "yes"}, TypeError, "causal must be True or False; got 'yes' (str)"),
+        ({"causal": True, "align": "diagonal"}, ValueError,
+         "unknown align 'diagonal'; choose one of ['top-left', 'bottom-right']"),
+        ({"scale": float("nan")}, ValueError, "scale must be a finite number; got nan"),
+        ({"scale": "0.5"}, TypeError, "scale must be a real number; got '0.5' (str)"),
+        ({"scale": 1e39}, ValueError, "scale must be ≤ 3.4028234663852886e+38; got 1e+39"),
+        ({"scale": -1e39}, ValueError, "scale must be ≥ -3.4028234663852886e+38; got -1e+39"),
+        ({"config": "ws"}, TypeError, "config must be a GluonConfig; got str"),
+        # what passes the checks reaches the refusal: a causal mask aligned bottom-right, a negative scale
+        ({"causal": True, "align": "bottom-right"}, ValueError,
+         "the Gluon kernel needs a CUDA tensor on a Hopper GPU; got a tensor on cpu"),
+        ({"scale": -0.5}, ValueError, "the Gluon kernel needs a CUDA tensor on a Hopper GPU; got a tensor on cpu"),
+    ],
+)  # fmt: skip
+def test_gluon_attention_checks_its_arguments_before_the_device(kwargs, error, message, monkeypatch) -> None:
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    q, k, v = _inputs(1, 2, 1, 8, 8, 64, torch.float16)
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        gf.gluon_attention(q, k, v, **kwargs)
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,11 @@ split and the GQA indexing, not bf16 arithmetic, which the ``gpu`` tests exercis
 
 from __future__ import annotations
 
+import math
+import re
+from types import SimpleNamespace
+from typing import Any, ClassVar
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -23,6 +28,7 @@ from gpukb.attention import kernel as fa  # noqa: E402
 from gpukb.attention.kernel import BackwardConfig, FlashConfig, flash_attention  # noqa: E402
 from gpukb.attention.reference import causal_mask  # noqa: E402
 from gpukb.numerics import relative_error  # noqa: E402
+from tests.helpers import reporting_cuda  # noqa: E402
 
 
 @pytest.fixture
@@ -79,6 +85,8 @@ def _assert_close(out, q, k, v, causal, scale=None, factor=4.0):
     ],
     ids=["fp16", "bf16-causal", "gqa-causal-32x16", "mqa-cross", "causal-q>kv-d128", "tma-gqa-causal", "tma-cross"],
 )
+# numpy's warning about the interpreter's scalar conversions is silenced by the launches themselves, not here
+@pytest.mark.filterwarnings("error::DeprecationWarning")
 def test_kernel_matches_float64_attention(dtype, causal, shape, config) -> None:
     b, h, hkv, sq, sk, d = shape
     q, k, v = _inputs(b, h, hkv, sq, sk, d, dtype, seed=sum(shape))
@@ -243,6 +251,7 @@ BACKWARD_CASES = [
     "case", BACKWARD_CASES, ids=["plain", "gqa-causal", "q<k-bottom-right", "q>k-bottom-right", "blocks-16x32",
                                 "cross-d64", "dq-atomic-gqa", "dq-tma-no-key-rows"],
 )  # fmt: skip
+@pytest.mark.filterwarnings("error::DeprecationWarning")
 def test_backward_matches_autograd_on_masked_reference(case) -> None:
     b, h, hkv, sq, sk, d, dtype, causal, align, bwd = case
     q, k, v = _inputs(b, h, hkv, sq, sk, d, dtype, seed=sq + sk + d)
@@ -374,3 +383,465 @@ def test_head_dim_256_forward_on_gpu(causal) -> None:
     ref = _reference(q, k, v, causal)
     peer = F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
     assert relative_error(out, ref) <= 1.5 * relative_error(peer, ref) + 1e-4
+
+
+# --- the host side on the CPU, without running a kernel: configurations, refusals, the kernels each launch
+# builds, and the grids, arguments and buffers of every launch ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "message"),
+    [
+        (lambda: FlashConfig(16, 16, num_stages=0), ValueError, "num_stages must be an int ≥ 1, ≤ 8; got 0"),
+        (lambda: FlashConfig(16, 16, num_stages=9), ValueError, "num_stages must be an int ≥ 1, ≤ 8; got 9"),
+        (lambda: FlashConfig(16, 16, num_warps=3), ValueError, "num_warps must be in (1, 2, 4, 8, 16); got 3"),
+        (lambda: FlashConfig(16, 16, num_warps=32), ValueError, "num_warps must be in (1, 2, 4, 8, 16); got 32"),
+        (lambda: FlashConfig(16, 16, tma=1), TypeError, "tma must be a bool; got 1"),
+        (lambda: FlashConfig(2048, 16), ValueError, "block_m must be a power of two from 16 to 1024; got 2048"),
+        (lambda: FlashConfig(16.0, 16), ValueError, "block_m must be a power of two from 16 to 1024; got 16.0"),
+        (lambda: BackwardConfig(16, 16, 16, 16, num_stages=9), ValueError, "num_stages must be an int ≥ 1, ≤ 8; got 9"),
+        (lambda: fa.default_config(64, "yes"), TypeError, "causal must be True or False; got 'yes' (str)"),
+    ],
+)  # fmt: skip
+def test_configurations_name_what_they_refuse(make, error, message) -> None:
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        make()
+
+
+def test_configurations_take_every_value_in_range() -> None:
+    for warps in (1, 2, 4, 8, 16):
+        assert FlashConfig(16, 16, num_warps=warps).num_warps == warps
+    for stages in (1, 8):
+        assert FlashConfig(16, 16, num_stages=stages).label == f"16x16 w4 s{stages}"
+        assert BackwardConfig(16, 16, 16, 16, num_stages=stages).num_stages == stages
+    assert FlashConfig(1024, 16).label == "1024x16 w4 s2"
+    assert FlashConfig(16, 16, tma=True).label == "16x16 w4 s2 tma"
+
+
+def test_default_configs_by_mode(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    assert fa.default_config(64, True) is fa.DEFAULT_CONFIGS[(64, True)]
+    assert fa.default_backward_config(256) is fa.DEFAULT_BACKWARD_CONFIGS[256]
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    assert fa.default_config(64, True) is fa.INTERPRETER_CONFIG
+    assert fa.default_backward_config(256) is fa.INTERPRETER_BACKWARD_CONFIG
+
+
+def test_clone_replaces_globals_and_keeps_what_triton_reads() -> None:
+    def sample(x, n: int = 3):
+        """Doc."""
+        return helper(x) * n  # noqa: F821 (a global the clone supplies)
+
+    copy = fa._clone(sample, helper=lambda x: x + 1)
+    assert copy(1) == 6  # (1 + 1) · 3: the replaced global, the default kept
+    assert copy(1, 2) == 4
+    assert (copy.__name__, copy.__qualname__, copy.__module__, copy.__doc__) == (
+        "sample", sample.__qualname__, __name__, "Doc.")  # fmt: skip
+    assert copy.__annotations__ == {"n": "int"}  # (a string: this module has postponed annotations)
+    assert copy.__annotations__ is not sample.__annotations__
+    assert "helper" not in sample.__globals__  # the original's globals are untouched
+    assert type(copy) is type(sample)
+
+
+@pytest.mark.parametrize("interpreted", [True, False])
+def test_jitted_builds_each_kernel_with_its_helpers_once_per_mode(interpreted, monkeypatch) -> None:
+    """Each name's kernel, its jitted helpers swapped in for the plain functions (the module's own are left as
+    they are), built once per mode; the default is the pointer kernel."""
+    monkeypatch.setattr(fa, "_COMPILED", {})
+    _mode(monkeypatch, interpreted)
+    kinds = {
+        "pointer": (fa._forward, {"_inner": fa._inner, "_epilogue": fa._epilogue}),
+        "tma": (fa._forward_tma, {"_inner_tma": fa._inner_tma, "_epilogue": fa._epilogue}),
+        "delta": (fa._bwd_delta, {}),
+        "dkdv": (fa._bwd_dkdv, {"_dkdv_steps": fa._dkdv_steps}),
+        "dq": (fa._bwd_dq, {"_dq_steps": fa._dq_steps}),
+    }
+    built = {}
+    for name, (kernel, helpers) in kinds.items():
+        jitted = fa._jitted(name)
+        assert type(jitted).__name__ == ("InterpretedFunction" if interpreted else "JITFunction")
+        assert jitted.fn.__name__ == kernel.__name__
+        assert jitted.fn.__code__ is kernel.__code__
+        for helper, plain in helpers.items():
+            assert type(jitted.fn.__globals__[helper]) is type(jitted), helper
+            assert jitted.fn.__globals__[helper].fn is plain, helper
+            assert kernel.__globals__[helper] is plain
+        built[name] = jitted
+    assert fa._jitted() is built["pointer"]
+    assert all(fa._jitted(name) is jitted for name, jitted in built.items())
+    assert set(fa._COMPILED) == {(interpreted, name) for name in kinds}
+
+
+class _Launches:
+    """Stands in for ``fa._jitted``: each launch is recorded (the kernel's name, its grid, and its arguments bound to
+    the kernel's own parameters) instead of run."""
+
+    KERNELS: ClassVar[dict[str, str]] = {"pointer": "_forward", "tma": "_forward_tma", "delta": "_bwd_delta",
+                                         "dkdv": "_bwd_dkdv", "dq": "_bwd_dq"}  # fmt: skip
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, tuple[int, ...], dict, dict]] = []
+
+    def __call__(self, name: str = "pointer") -> Any:
+        import inspect
+
+        signature = inspect.signature(getattr(fa, self.KERNELS[name]))
+        calls = self.calls
+
+        class Kernel:
+            def __getitem__(self, grid):
+                def launch(*args, **kwargs):
+                    options = {key: kwargs.pop(key) for key in ("num_warps", "num_stages") if key in kwargs}
+                    calls.append((name, grid, signature.bind(*args, **kwargs).arguments, options))
+                    return f"compiled {name}"
+
+                return launch
+
+        return Kernel()
+
+
+def _mode(monkeypatch: pytest.MonkeyPatch, interpreted: bool) -> None:
+    if interpreted:
+        monkeypatch.setenv("TRITON_INTERPRET", "1")
+    else:
+        monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+
+
+def _pop_same(args: dict, **tensors: Any) -> None:
+    """Each named argument of a recorded launch is that very tensor (removed from ``args``)."""
+    for name, tensor in tensors.items():
+        assert args.pop(name) is tensor, name
+
+
+def _meta(*shape, dtype=torch.float16):
+    return torch.empty(shape, dtype=dtype, device="meta")
+
+
+@pytest.fixture
+def float64_default() -> Any:
+    """torch's default element type set to float64 (as a program may): the float32 buffers must not follow it."""
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield
+    torch.set_default_dtype(previous)
+
+
+@pytest.fixture
+def launches(monkeypatch: pytest.MonkeyPatch) -> _Launches:
+    recorder = _Launches()
+    monkeypatch.setattr(fa, "_jitted", recorder)
+    monkeypatch.setattr(fa, "LAST", {"dq": "from an earlier launch"})
+    return recorder
+
+
+@pytest.mark.parametrize("interpreted", [True, False])
+@pytest.mark.parametrize("with_lse", [False, True])
+def test_forward_launch_grid_and_arguments(interpreted, with_lse, launches, monkeypatch) -> None:
+    """(batch 2, 4 heads on 2 key/value heads, 37 queries, 50 keys, head dim 32) at 32x16: cdiv(37, 32) = 2 query
+    blocks by 2 · 4 heads; strides of each tensor, lengths, the causal offset, exp2's scale; float32 output under
+    the interpreter (rounded on return), the input type on a GPU; tensors on meta, so no kernel runs."""
+    _mode(monkeypatch, interpreted)
+    q, k, v = _meta(2, 4, 37, 32), _meta(2, 2, 50, 32), _meta(2, 2, 50, 32).transpose(2, 3).contiguous().mT
+    lse = _meta(2, 4, 37, dtype=torch.float32) if with_lse else None
+    out = fa._forward_launch(q, k, v, True, 13, 0.25, FlashConfig(32, 16, 8, 3), lse)
+    [(name, grid, args, options)] = launches.calls
+    assert (name, grid, options) == ("pointer", (2, 8), {"num_warps": 8, "num_stages": 3})
+    buffer = args.pop("O")
+    assert (buffer.shape, buffer.dtype, buffer.device) == (
+        q.shape, torch.float32 if interpreted else torch.float16, q.device)  # fmt: skip
+    assert args.pop("LSE") is (lse if with_lse else buffer)
+    _pop_same(args, Q=q, K=k, V=v)
+    assert args.pop("qk_scale") == pytest.approx(0.25 / math.log(2))
+    assert args == {
+        "stride_qb": 4 * 37 * 32, "stride_qh": 37 * 32, "stride_qm": 32, "stride_kb": 2 * 50 * 32,
+        "stride_kh": 50 * 32, "stride_kn": 32, "stride_vb": 2 * 50 * 32, "stride_vh": 50 * 32, "stride_vn": 1,
+        "stride_ob": 4 * 37 * 32, "stride_oh": 37 * 32, "stride_om": 32, "H": 4, "GROUP": 2, "SEQ_Q": 37,
+        "SEQ_K": 50, "OFFSET": 13, "HEAD_DIM": 32, "BLOCK_M": 32, "BLOCK_N": 16, "CAUSAL": True,
+        "UPCAST": interpreted, "STORE_LSE": with_lse,
+    }  # fmt: skip
+    assert (out.shape, out.dtype, out.device) == (q.shape, torch.float16, q.device)
+    assert fa.LAST["kernel"] == fa.LAST["forward"] == "compiled pointer"
+
+
+@pytest.mark.parametrize("interpreted", [True, False])
+def test_forward_launch_of_the_tma_kernel(interpreted, launches, monkeypatch) -> None:
+    """The TMA kernel takes each tensor as one (batch · heads · length, head_dim) matrix in blocks of block_m query
+    rows or block_n keys; on a GPU below compute capability 9.0 the launch is refused, naming the capability."""
+    _mode(monkeypatch, interpreted)
+    asked = []
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device: asked.append(device) or (9, 0))
+    q, k, v = _meta(2, 4, 37, 32), _meta(2, 2, 50, 32), _meta(2, 2, 50, 32)
+    lse = _meta(2, 4, 37, dtype=torch.float32)
+    fa._forward_launch(q, k, v, False, 0, 0.5, FlashConfig(32, 16, tma=True), lse)
+    [(name, grid, args, options)] = launches.calls
+    assert (name, grid, options) == ("tma", (2, 8), {"num_warps": 4, "num_stages": 2})
+    for desc, tensor, rows in ((args.pop("q_desc"), q, 32), (args.pop("k_desc"), k, 16), (args.pop("v_desc"), v, 16)):
+        assert desc.base is tensor
+        assert (list(desc.shape), list(desc.strides), list(desc.block_shape)) == (
+            [tensor.shape[0] * tensor.shape[1] * tensor.shape[2], 32], [32, 1], [rows, 32])  # fmt: skip
+    buffer = args.pop("O")
+    assert args.pop("LSE") is lse
+    assert args.pop("qk_scale") == pytest.approx(0.5 / math.log(2))
+    assert args == {"stride_ob": 4 * 37 * 32, "stride_oh": 37 * 32, "stride_om": 32, "H": 4, "GROUP": 2,
+                    "SEQ_Q": 37, "SEQ_K": 50, "OFFSET": 0, "HEAD_DIM": 32, "BLOCK_M": 32, "BLOCK_N": 16,
+                    "CAUSAL": False, "UPCAST": interpreted, "STORE_LSE": True}  # fmt: skip
+    assert buffer.shape == q.shape
+    assert fa.LAST["kernel"] == fa.LAST["forward"] == "compiled tma"
+    assert asked == ([] if interpreted else [q.device])
+    if not interpreted:
+        monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device: (8, 6))
+        message = ("config '32x16 w4 s2 tma' asks for the TMA kernel, but the TMA kernel needs compute capability "
+                   "9.0 or newer (Hopper); this GPU has 8.6")  # fmt: skip
+        with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+            fa._forward_launch(q, k, v, False, 0, 0.5, FlashConfig(32, 16, tma=True))
+
+
+@pytest.mark.parametrize("capability", [(8, 0), (9, 0), (10, 0)])
+def test_tma_refusal_reads_the_capability_then_the_layout(capability, monkeypatch) -> None:
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    asked = []
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device: asked.append(device) or capability)
+    q, k, v = _meta(1, 2, 8, 16), _meta(1, 2, 8, 16), _meta(1, 2, 8, 16)
+    if capability < (9, 0):
+        want = "the TMA kernel needs compute capability 9.0 or newer (Hopper); this GPU has 8.0"
+        assert fa.tma_refusal(q, k, v) == want
+    else:
+        assert fa.tma_refusal(q, k, v) is None
+        for name, strided in (("q", (q.mT, k, v)), ("k", (q, k.mT, v)), ("v", (q, k, v.mT))):
+            assert fa.tma_refusal(*strided) == (f"{name} must be contiguous (batch, heads, length, head_dim) for a "
+                                                "2-D tensor descriptor")  # fmt: skip
+    assert asked
+    assert all(device == q.device for device in asked)
+
+
+@pytest.mark.parametrize("interpreted", [True, False])
+@pytest.mark.parametrize(("sq", "sk"), [(65, 50), (64, 64)])
+@pytest.mark.usefixtures("float64_default")
+def test_backward_launch_grids_and_arguments(interpreted, sq, sk, launches, monkeypatch) -> None:
+    """dQ by its own pass: the delta kernel in blocks of 64 rows (65 rows: 2 programs), the dK/dV kernel per 32 keys
+    of each key/value head, the dQ kernel per 64 queries of each head; EVEN when the block divides the length."""
+    _mode(monkeypatch, interpreted)
+    q, k, v, out, d_out = _meta(1, 4, sq, 32), _meta(1, 2, sk, 32), _meta(1, 2, sk, 32), _meta(1, 4, sq, 32), \
+        _meta(1, 4, sq, 32)  # fmt: skip
+    lse = _meta(1, 4, sq, dtype=torch.float32)
+    grads = fa._backward_launch(q, k, v, out, lse, d_out, True, sk - sq, 0.25, BackwardConfig(16, 32, 64, 16, 8, 3))
+    (_, g1, delta_args, o1), (_, g2, dkdv, o2), (_, g3, dq_args, o3) = launches.calls
+    assert [call[0] for call in launches.calls] == ["delta", "dkdv", "dq"]
+    assert (g1, g2, g3) == ((-(-sq // 64), 4), (-(-sk // 32), 2), (-(-sq // 64), 4))
+    assert o1 == {}  # the delta kernel's launch takes Triton's defaults
+    assert o2 == o3 == {"num_warps": 8, "num_stages": 3}
+    delta = delta_args["DELTA"]
+    assert (delta.shape, delta.dtype, delta.device) == ((1, 4, sq), torch.float32, q.device)
+    _pop_same(dict(delta_args), O=out, DO=d_out)
+    assert (delta_args["SEQ_Q"], delta_args["HEAD_DIM"], delta_args["BLOCK_M"]) == (sq, 32, 64)
+    grad_type = torch.float32 if interpreted else torch.float16
+    for args, names in ((dkdv, ("DK", "DV", "DQ")), (dq_args, ("DQ",))):
+        for name in names:
+            buffer = args.pop(name)
+            assert (buffer.dtype, buffer.device) == (grad_type, q.device), name
+        _pop_same(args, DELTA=delta, LSE=lse, DO=d_out, Q=q, K=k, V=v)
+        assert args.pop("qk_scale") == pytest.approx(0.25 / math.log(2))
+        assert (args.pop("scale"), args.pop("H"), args.pop("GROUP"), args.pop("SEQ_Q"), args.pop("SEQ_K"),
+                args.pop("OFFSET"), args.pop("HEAD_DIM"), args.pop("CAUSAL"), args.pop("UPCAST")) == (
+            0.25, 4, 2, sq, sk, sk - sq, 32, True, interpreted)  # fmt: skip
+    assert dkdv == {"BLOCK_M": 16, "BLOCK_N": 32, "EVEN": sq % 16 == 0, "DQ_MODE": 0}
+    assert dq_args == {"BLOCK_M": 64, "BLOCK_N": 16, "EVEN": sk % 16 == 0}
+    for grad, like in zip(grads, (q, k, v), strict=True):
+        assert (grad.shape, grad.dtype, grad.device) == (like.shape, torch.float16, q.device)
+    assert fa.LAST == {"dkdv": "compiled dkdv", "dq": "compiled dq"}
+
+
+@pytest.mark.parametrize("interpreted", [True, False])
+@pytest.mark.parametrize("dq", ["atomic", "tma"])
+@pytest.mark.usefixtures("float64_default")
+def test_backward_launch_with_dq_added_by_the_dkdv_kernel(interpreted, dq, launches, monkeypatch) -> None:
+    """dQ summed into float32 by the dK/dV kernel (mode 1, atomic adds; mode 2, TMA reductions of block_m1 rows,
+    which the interpreter does not have: there mode 1), no dQ pass, and no stale dQ kernel left in LAST."""
+    _mode(monkeypatch, interpreted)
+    q, k, v, out, d_out = _meta(1, 4, 40, 32), _meta(1, 2, 24, 32), _meta(1, 2, 24, 32), _meta(1, 4, 40, 32), \
+        _meta(1, 4, 40, 32)  # fmt: skip
+    lse = _meta(1, 4, 40, dtype=torch.float32)
+    config = BackwardConfig(16, 32, 64, 16, dq=dq)
+    fa._backward_launch(q, k, v, out, lse, d_out, False, 0, 0.25, config)  # with no dQ kernel in LAST too
+    launches.calls.clear()
+    grads = fa._backward_launch(q, k, v, out, lse, d_out, False, 0, 0.25, config)
+    assert [call[0] for call in launches.calls] == ["delta", "dkdv"]
+    args = launches.calls[1][2]
+    tma = dq == "tma" and not interpreted
+    assert args["DQ_MODE"] == (2 if tma else 1)
+    buffer = args["DQ"].base if tma else args["DQ"]
+    assert (buffer.shape, buffer.dtype, buffer.device) == (q.shape, torch.float32, q.device)
+    if tma:
+        assert (list(args["DQ"].shape), list(args["DQ"].strides), list(args["DQ"].block_shape)) == (
+            [1 * 4 * 40, 32], [32, 1], [16, 32])  # fmt: skip
+    assert args["DK"].dtype == args["DV"].dtype == (torch.float32 if interpreted else torch.float16)
+    for grad, like in zip(grads, (q, k, v), strict=True):
+        assert (grad.shape, grad.dtype, grad.device) == (like.shape, torch.float16, q.device)
+    assert fa.LAST == {"dkdv": "compiled dkdv"}
+
+
+@pytest.mark.usefixtures("float64_default")
+def test_the_autograd_function_saves_what_the_backward_kernels_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The forward launch gets a float32 (batch, heads, q_len) buffer for the log-sum-exp; the backward launch gets
+    q, k, v, the output and that buffer as saved, d_out made contiguous, and the forward's causal, offset, scale and
+    backward config; the launches' dQ, dK, dV are the gradients (the launches here are stand-ins on tiny tensors)."""
+    monkeypatch.setattr(fa, "_FUNCTION", [])  # the class is built on first use: build it under this test
+    seen = {}
+
+    def forward_launch(q, k, v, causal, offset, scale, config, lse=None):
+        seen["forward"] = (q, k, v, causal, offset, scale, config)
+        seen["lse"] = (lse.shape, lse.dtype, lse.device)
+        lse.fill_(7.0)
+        return torch.full(q.shape, 3.0, dtype=q.dtype, device=q.device)
+
+    def backward_launch(q, k, v, out, lse, d_out, causal, offset, scale, config):
+        seen["backward"] = (q, k, v, out, lse, d_out, causal, offset, scale, config)
+        return torch.full(q.shape, 1.0), torch.full(k.shape, 2.0), torch.full(v.shape, 4.0)
+
+    monkeypatch.setattr(fa, "_forward_launch", forward_launch)
+    monkeypatch.setattr(fa, "_backward_launch", backward_launch)
+    q, k, v = (t.requires_grad_() for t in _inputs(1, 2, 1, 3, 5, 16, torch.float16))
+    config, backward = FlashConfig(16, 16), BackwardConfig(16, 16, 16, 16)
+    out = fa._function().apply(q, k, v, True, 2, 0.5, config, backward)
+    assert torch.equal(out, torch.full(q.shape, 3.0, dtype=q.dtype))
+    assert seen["forward"][3:] == (True, 2, 0.5, config)
+    assert all(a is b for a, b in zip(seen["forward"][:3], (q, k, v), strict=True))
+    assert seen["lse"] == ((1, 2, 3), torch.float32, q.device)
+    d_out = torch.randn(1, 2, 16, 3).to(torch.float16).mT  # not contiguous
+    grads = torch.autograd.grad(out, (q, k, v), d_out)
+    bq, bk, bv, bout, blse, bd_out, *rest = seen["backward"]
+    assert rest == [True, 2, 0.5, backward]
+    for got, want in ((bq, q), (bk, k), (bv, v), (bd_out, d_out)):
+        assert torch.equal(got, want)
+    assert bd_out.is_contiguous()
+    assert torch.equal(bout, out.detach())
+    assert torch.equal(blse, torch.full((1, 2, 3), 7.0))
+    for grad, value in zip(grads, (1.0, 2.0, 4.0), strict=True):
+        assert (grad == value).all()
+    assert fa._function() is fa._function()
+    # the log-sum-exp buffer is made on the inputs' device (meta tensors here: no data)
+    fa._function().apply(_meta(1, 2, 3, 16), _meta(1, 1, 5, 16), _meta(1, 1, 5, 16), False, 0, 0.5, config, backward)
+    assert seen["lse"] == ((1, 2, 3), torch.float32, torch.device("meta"))
+
+
+def _cpu(*shape, dtype=torch.float16):
+    return torch.zeros(shape, dtype=dtype)
+
+
+#: (q, k, v) → the refusal of each check, in the order the checks run, message in full.
+CHECKS = [
+    (lambda: ([1.0], _cpu(1, 2, 8, 16), _cpu(1, 2, 8, 16)), TypeError, "q must be a torch.Tensor; got list"),
+    (lambda: (_cpu(1, 2, 8, 16), _cpu(1, 2, 8, 16), None), TypeError, "v must be a torch.Tensor; got NoneType"),
+    (lambda: (_cpu(1, 2, 8, 16), _cpu(2, 8, 16), _cpu(1, 2, 8, 16)), ValueError,
+     "k must be 4-D (batch, heads, sequence, head_dim); got shape (2, 8, 16)"),
+    (lambda: (_cpu(1, 2, 8, 16), _cpu(1, 2, 8, 16), _cpu(1, 2, 8, 16, dtype=torch.bfloat16)), TypeError,
+     "q, k and v must have one element type; got float16, float16, bfloat16"),
+    (lambda: (_cpu(1, 2, 8, 16, dtype=torch.float32),) * 3, TypeError,
+     "element type float32 is not supported; supported: ['float16', 'bfloat16']"),
+    (lambda: (_cpu(1, 2, 8, 16), _cpu(1, 2, 8, 16), _cpu(1, 2, 9, 16)), ValueError,
+     "k and v must have one shape; got (1, 2, 8, 16) and (1, 2, 9, 16)"),
+    (lambda: (_cpu(1, 2, 8, 16), _cpu(2, 2, 8, 16), _cpu(2, 2, 8, 16)), ValueError,
+     "q (1, 2, 8, 16) and k (2, 2, 8, 16) must agree in batch and head_dim (dimensions 0 and 3)"),
+    (lambda: (_cpu(1, 2, 8, 16), _cpu(1, 2, 8, 32), _cpu(1, 2, 8, 32)), ValueError,
+     "q (1, 2, 8, 16) and k (1, 2, 8, 32) must agree in batch and head_dim (dimensions 0 and 3)"),
+    (lambda: (_cpu(1, 2, 8, 24),) * 3, ValueError, "head_dim must be one of (16, 32, 64, 128, 256); got 24"),
+    (lambda: (_cpu(1, 4, 8, 16), _cpu(1, 3, 8, 16), _cpu(1, 3, 8, 16)), ValueError,
+     "key/value heads (3) must divide query heads (4) for grouped-query attention"),
+    (lambda: (_cpu(1, 4, 8, 16), _cpu(1, 0, 8, 16), _cpu(1, 0, 8, 16)), ValueError,
+     "key/value heads (0) must divide query heads (4) for grouped-query attention"),
+    (lambda: (_cpu(1, 2, 8, 16), _meta(1, 2, 8, 16), _meta(1, 2, 8, 16)), ValueError,
+     "q, k and v must be on one device; got cpu, meta, meta"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("make", "error", "message"), CHECKS)
+def test_check_names_the_value_and_what_is_allowed(make, error, message, monkeypatch) -> None:
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        fa._check(*make())
+
+
+def test_check_returns_the_sizes_and_refuses_cpu_tensors_without_the_interpreter(monkeypatch) -> None:
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    q, k, v = _cpu(2, 4, 8, 32), _cpu(2, 2, 9, 32), _cpu(2, 2, 9, 32)
+    assert fa._check(q, k, v, where=False) == (2, 4, 2, 8, 9, 32)
+    message = ("tensors on cpu need Triton's interpreter: set TRITON_INTERPRET=1 before the first call, or move them "
+               "to a CUDA device")  # fmt: skip
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        fa._check(q, k, v)
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    assert fa._check(q, k, v) == (2, 4, 2, 8, 9, 32)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"causal": "yes"}, TypeError, "causal must be True or False; got 'yes' (str)"),
+        ({"scale": -1e39}, ValueError, "scale must be ≥ -3.4028234663852886e+38; got -1e+39"),
+        ({"scale": 1e39}, ValueError, "scale must be ≤ 3.4028234663852886e+38; got 1e+39"),
+        ({"align": "bottom-right"}, ValueError,
+         "align='bottom-right' places the causal mask's diagonal; it applies only with causal=True"),
+        ({"config": (16, 16)}, TypeError, "config must be a FlashConfig; got tuple"),
+        ({"backward_config": FlashConfig(16, 16)}, TypeError,
+         "backward_config must be a BackwardConfig; got FlashConfig"),
+    ],
+)  # fmt: skip
+def test_flash_attention_names_what_it_refuses(kwargs, error, message, monkeypatch) -> None:
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    q, k, v = _meta(1, 2, 8, 16), _meta(1, 1, 8, 16), _meta(1, 1, 8, 16)  # no kernel runs: each call is refused
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        flash_attention(q, k, v, **kwargs)
+    with pytest.raises(ValueError, match=r"^kv_len must be positive: a softmax over no keys is undefined$"):
+        flash_attention(q, k[:, :, :0], v[:, :, :0])
+    for no_query, shape in ((q[:, :, :0], (1, 2, 0, 16)), (q[:, :0], (1, 0, 8, 16)), (q[:0], (0, 2, 8, 16))):
+        empty = flash_attention(no_query, k[: no_query.shape[0]], v[: no_query.shape[0]])
+        assert (empty.shape, empty.dtype, empty.device) == (shape, torch.float16, q.device)
+
+
+@pytest.mark.parametrize("needs_grad", ["q", "k", "v", None])
+def test_flash_attention_takes_the_autograd_path_when_any_input_needs_a_gradient(needs_grad, monkeypatch) -> None:
+    """Any one input that needs a gradient (with autograd on) takes the autograd function, with contiguous inputs;
+    otherwise the forward launch, where only a tensor without a unit stride along head_dim is copied."""
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    taken = []
+    monkeypatch.setattr(fa, "_forward_launch", lambda *args: taken.append(("launch", args)))
+    monkeypatch.setattr(fa, "_function", lambda: SimpleNamespace(apply=lambda *args: taken.append(("autograd", args))))
+    q, k = _meta(1, 2, 8, 16), _meta(1, 1, 8, 16)
+    v = _meta(1, 1, 16, 8).mT  # head_dim not the unit stride
+    inputs = {"q": q, "k": k, "v": v}
+    if needs_grad:
+        inputs[needs_grad].requires_grad_()
+    flash_attention(*inputs.values())
+    [(path, args)] = taken
+    assert path == ("autograd" if needs_grad else "launch")
+    assert args[0] is q  # already contiguous: passed as they are
+    assert args[1] is k
+    assert args[2].is_contiguous()
+    if needs_grad:
+        taken.clear()
+        with torch.no_grad():
+            flash_attention(*inputs.values())
+        assert taken[0][0] == "launch"
+
+
+@pytest.mark.parametrize(
+    ("capability", "strided", "want"),
+    [
+        ((9, 0), False, FlashConfig(64, 64, 4, 3, tma=True)),  # the default for head dim 64, causal
+        ((9, 0), True, FlashConfig(64, 64, 4, 3)),  # k not contiguous: the same tiling, pointer loads
+        ((8, 0), False, FlashConfig(64, 64, 4, 3)),  # no TMA before Hopper
+    ],
+)
+def test_the_default_tma_tiling_falls_back_to_pointer_loads(capability, strided, want, monkeypatch) -> None:
+    """On a GPU (here a tensor that says it is on one, and a stand-in launch), the default tiling of head dim 64
+    under a causal mask is the TMA kernel's, and the pointer kernel's where tma_refusal refuses."""
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device: capability)
+    launched = []
+    monkeypatch.setattr(fa, "_forward_launch", lambda *args: launched.append(args) or "out")
+    q, k, v = (reporting_cuda(_cpu(1, 2, 8, 64)) for _ in range(3))
+    if strided:
+        k = reporting_cuda(_cpu(1, 2, 64, 8)).mT
+    assert flash_attention(q, k, v, causal=True) == "out"
+    [(_, _, _, causal, offset, scale, config)] = launched
+    assert (causal, offset, scale, config) == (True, 0, 0.125, want)
