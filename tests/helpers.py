@@ -8,7 +8,9 @@ import os
 import re
 import statistics
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -134,3 +136,20 @@ def reporting_cuda(tensor: object) -> object:
             return torch.device("cuda", 0)
 
     return tensor.as_subclass(OnCuda)
+
+
+def drawn(draw: Callable[..., str], *args: Any) -> Any:
+    """The matplotlib figure a page's figure function drew, taken at the call that would turn it into SVG (its
+    points, lines, axes and legend are then read back against the records)."""
+    import matplotlib.pyplot as plt
+    import pytest
+
+    import gpukb.figures
+
+    figures = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(gpukb.figures, "to_svg", lambda fig: figures.append(fig) or "")
+        draw(*args)
+    (fig,) = figures
+    plt.close(fig)
+    return fig

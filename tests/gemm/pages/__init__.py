@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import math
 import tomllib
-from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -46,20 +45,3 @@ def _sig(cell: str, value: float, digits: int) -> bool:
     if value == 0:
         return _num(cell) == 0
     return abs(_num(cell) - value) <= 0.5 * 10 ** (math.floor(math.log10(abs(value))) - digits + 1) * (1 + 1e-6)
-
-
-def drawn(draw: Callable[..., str], *args: Any) -> Any:
-    """The matplotlib figure a page's figure function drew, taken at the call that would turn it into SVG (its
-    points, lines, axes and legend are then read back against the records)."""
-    import matplotlib.pyplot as plt
-    import pytest
-
-    import gpukb.figures
-
-    figures = []
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(gpukb.figures, "to_svg", lambda fig: figures.append(fig) or "")
-        draw(*args)
-    (fig,) = figures
-    plt.close(fig)
-    return fig

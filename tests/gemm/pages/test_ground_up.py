@@ -242,7 +242,7 @@ def test_the_batched_figure_plots_loop_over_bmm_per_size_against_batch_count() -
     import numpy as np
 
     from gpukb.gemm.pages import ground_up as page
-    from tests.gemm.pages import drawn
+    from tests.helpers import drawn
 
     fig = drawn(page.batched_figure)
     (ax,) = fig.axes

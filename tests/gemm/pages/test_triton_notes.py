@@ -19,9 +19,9 @@ from matplotlib.markers import MarkerStyle
 from gpukb.gemm.pages import triton as page
 from gpukb.gemm.triton import configs
 from gpukb.gemm.triton.results import TritonGemm
-from tests.gemm.pages import drawn
 from tests.gemm.pages import test_triton as checks
 from tests.gemm.pages.test_triton import _SHORT, _sweep_raw, _triton_raw
+from tests.helpers import drawn
 
 
 def _marker_path(marker: str) -> np.ndarray:

@@ -10,23 +10,15 @@ import matplotlib.colors
 import numpy as np
 import pytest
 
-import gpukb.figures
 from gpukb.performance.pages import h100 as page
 from gpukb.performance.results import H100_SWEEP, H200_SWEEP
+from tests.helpers import drawn
 from tests.performance.pages import H100, PEAK_OF, _ceilings, _dense, _gbps, _raw, _raw_of, _record, _tflops, variant
 
 
 def _drawn(draw, *args) -> Any:
-    """The axes a figure function drew, taken at the call that would turn them into SVG."""
-    import matplotlib.pyplot as plt
-
-    drawn = []
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(gpukb.figures, "to_svg", lambda fig: drawn.append(fig) or "")
-        draw(*args)
-    (fig,) = drawn
-    plt.close(fig)
-    (ax,) = fig.axes
+    """The one axes a figure function drew (:func:`tests.helpers.drawn`)."""
+    (ax,) = drawn(draw, *args).axes
     return ax
 
 
@@ -167,9 +159,9 @@ def test_roofline_figure_draws_the_ceilings_and_the_measured_operations(which: s
     points = {c.get_label(): c for c in ax.collections}
     expected_points = {label: pts for label, pts in _roofline_points(raw).items() if pts}
     assert sorted(points) == sorted(expected_points)
-    for label, drawn in points.items():
-        assert np.allclose(sorted(map(tuple, drawn.get_offsets())), sorted(expected_points[label]), rtol=1e-9), label
-        assert drawn.get_zorder() > max(line.get_zorder() for line in ax.get_lines())  # points above the roofs
+    for label, scatter in points.items():
+        assert np.allclose(sorted(map(tuple, scatter.get_offsets())), sorted(expected_points[label]), rtol=1e-9), label
+        assert scatter.get_zorder() > max(line.get_zorder() for line in ax.get_lines())  # points above the roofs
     markers = {label: tuple(map(tuple, c.get_paths()[0].vertices.round(6))) for label, c in points.items()}
     assert len(set(markers.values())) == len(markers)  # each kind of operation its own marker
     assert set(_legend(ax)) == set(lines) | set(points)
