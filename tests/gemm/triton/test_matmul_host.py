@@ -114,7 +114,8 @@ def test_a_plan_keeps_small_buffers_up_to_its_budget(monkeypatch: pytest.MonkeyP
     assert t.numel() * 2 == mm.KEEP_BYTES
     keep: dict = {}
     made = mm._kept_buffer(keep, "A", t, True)
-    assert made is not None and made.stride() == (1, 1024)  # column-major copy, columns of 1024 rows (2048 bytes)
+    assert made is not None
+    assert made.stride() == (1, 1024)  # a column-major copy: columns of 1024 rows (2048 bytes)
     assert mm._kept_buffer(keep, "A", t, True) is made
     assert mm._KEPT["bytes"] == mm.KEEP_BYTES
     assert mm._kept_buffer({"B": None}, "B", t, False) is None  # once refused, refused for good
@@ -159,7 +160,8 @@ def test_a_split_tail_is_two_plans_of_row_slices(fp8: bool) -> None:
     assert plan.tail.extents[2] == ((m - rows - 1) * (n + 8) + n) * 2
     assert plan.staged == {"A": None, "B": None, "C": None}
     own = mm._TailPlan(a, b, None, out_dtype, config, m, n, k, rows, split)
-    assert own.extents[2] == 0 and own.head.extents[2] == own.tail.extents[2] == 0  # an output of its own
+    assert own.extents[2] == 0  # an output of its own
+    assert own.head.extents[2] == own.tail.extents[2] == 0
 
 
 @pytest.mark.usefixtures("interpret")
