@@ -222,3 +222,8 @@ def test_the_diagnostic_runs_rounds_by_default() -> None:
     one = SimpleNamespace(dtype="bfloat16", layout="NN", m=1, n=2, k=3, side="kernel", method="held", rounds_ms=[1.0])
     with pytest.raises(ValueError, match=r"^bfloat16 NN 1x2x3 kernel: no rounds by \["):
         results.rounds_rows(SimpleNamespace(cases=[one]))
+
+
+def test_the_diagnostic_run_is_read_as_one() -> None:
+    with pytest.raises(ValueError, match=r"holds a 'gemm\.triton-gemm' record; expected 'gemm\.triton-rounds'"):
+        results.rounds_committed("gemm/triton-gemm-h100")
