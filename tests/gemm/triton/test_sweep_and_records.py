@@ -75,6 +75,26 @@ def test_bench_operands_default_to_nn_and_keep_a_16_bit_type() -> None:
             sweep.operands(torch, torch.bfloat16, *args, device="cpu")
 
 
+@pytest.mark.parametrize("layout", ["NN", "TT"])
+def test_bench_operands_are_made_on_the_device_asked_for(layout: str) -> None:
+    import torch
+
+    a, b = sweep.operands(torch, torch.bfloat16, 3, 5, 7, layout, device="meta")
+    assert (a.device.type, b.device.type) == ("meta", "meta")
+
+
+def test_bench_operands_are_made_on_the_gpu_by_default() -> None:
+    devices = []
+
+    def randn(*shape: int, device: str, dtype: object) -> SimpleNamespace:
+        devices.append(device)
+        return SimpleNamespace(t=lambda: None)
+
+    fake = SimpleNamespace(float8_e4m3fn="fp8", bfloat16="bf16", randn=randn)  # records where torch was asked
+    sweep.operands(fake, "bf16", 3, 5, 7)
+    assert devices == ["cuda", "cuda"]
+
+
 @pytest.mark.parametrize("case", ["1x2", "0x1x1", "ax1x1", "1x1x1x1", "-1x2x3", 4096, None])
 def test_a_case_that_is_not_three_positive_integers_is_refused(case: object) -> None:
     with pytest.raises(ValueError, match=r"^a GEMM case is 'MxNxK' with positive integers, e\.g\. '4096x4096x4096'"):
