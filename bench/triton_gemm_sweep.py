@@ -80,20 +80,18 @@ HOST_SHAPES, HOST_CALLS = ((64, 64, 64), (3, 5, 7)), 1000
 
 # The shapes live with the kernel (gpukb.gemm.triton.sweep), where `gpukb bench` finds them too.
 from gpukb.dtypes import torch_dtype  # noqa: E402
+from gpukb.gemm.triton.model_shapes import HELD_OUT_DRAWS  # noqa: E402
 from gpukb.gemm.triton.sweep import (  # noqa: E402
     FILL_TUNING,
     GAP_TUNING,
     ISSUE_SHAPES,
     ISSUE_TUNING,
     LOSER_TUNING,
+    STREAMK_TUNING,
     TINY_SHAPES,
     fp8_shapes,
     fp16_shapes,
-    held_out_2_shapes,
-    held_out_3_shapes,
-    held_out_4_shapes,
-    held_out_5_shapes,
-    held_out_shapes,
+    held_out,
     operands,
     random_shapes,
     shapes,
@@ -176,14 +174,21 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
     candidates (``tuning.candidates(..., extended=True)``)."""
     from gpukb.gemm.triton import tuning
     from gpukb.gemm.triton.configs import split_for, tail_rows
-    from gpukb.gemm.triton.matmul import _sm_count, clear_plans, layout_code, matmul, rows_aligned
+    from gpukb.gemm.triton.matmul import _sm_count, clear_plans, default_config, layout_code, matmul, rows_aligned
 
     sms = _sm_count(torch.device("cuda"))
     extended, losers, gaps, fill = mode == "issue29", mode == "losers", mode == "gaps", mode == "fill"
+    streamk = mode == "streamk"
     work: list[tuple[str, str, tuple[int, int, int]]] = []
     seen = set()
-    if extended or losers or gaps or fill:
-        chosen = ISSUE_TUNING if extended else LOSER_TUNING if losers else GAP_TUNING if gaps else FILL_TUNING
+    if streamk:  # against the look-up as it is: the committed tables (the run cleared them for the host path)
+        tuning._ACTIVE.clear()
+        clear_plans()
+    if extended or losers or gaps or fill or streamk:
+        chosen = (
+            ISSUE_TUNING if extended else LOSER_TUNING if losers else GAP_TUNING if gaps else FILL_TUNING if fill
+            else STREAMK_TUNING
+        )  # fmt: skip
         sources = [("bfloat16", layout, shape) for layout, shape in chosen]
     else:
         sources = [("bfloat16", "NN", s[2:]) for s in shapes()]
@@ -207,9 +212,12 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
         out_dtype = torch.bfloat16 if dtype == "float8_e4m3fn" else tdtype
         c = torch.empty(m, n, device="cuda", dtype=out_dtype)
         aligned = rows_aligned(a, b, c)
-        pool = tuning.trials(
-            dtype, m, n, k, sms, aligned=aligned, extended=extended, losers=losers, gaps=gaps, fill=fill
-        )
+        if streamk:  # the look-up's choice first, then the stream-K candidates
+            pool = tuning.streamk_trials(default_config(a, b, c))
+        else:
+            pool = tuning.trials(
+                dtype, m, n, k, sms, aligned=aligned, extended=extended, losers=losers, gaps=gaps, fill=fill
+            )
         trials = [{"config": cfg.as_dict(), "split_k": None, "ms": None, "error": None} for cfg in pool]
         expected = torch.matmul(a, b) if dtype != "float8_e4m3fn" else None
         for config, trial in zip(pool, trials, strict=True):  # compile and check every candidate first
@@ -218,6 +226,7 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
                     trial["split_k"] = split_for(m, n, k, config, sms)
                 elif config.split_tail:
                     trial["split_k"] = tail_rows(m, n, k, config, sms)[1]
+                c.fill_(math.nan)
                 matmul(a, b, out=c, config=config)
                 trial["error"] = _wrong(torch, c, expected)
             except Exception as err:  # a candidate that does not compile or fit is recorded, not fatal
@@ -230,6 +239,7 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
         else:
             peer = lambda a=a, b=b, c=c: torch.matmul(a, b, out=c)  # noqa: E731
         _keep_busy(torch, peer, 0.03)  # compiling left the GPU idle: bring its clock up before timing
+        peer_ms = [_bench(peer, TUNE_WARMUP_MS, TUNE_REP_MS)] if streamk else []  # cuBLAS before the passes too
         for order in (list(zip(pool, trials, strict=True)), list(zip(pool, trials, strict=True))[::-1]):
             for config, trial in order:  # two passes, the second in reverse order; the faster median kept
                 if trial["error"] is not None:
@@ -245,7 +255,7 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
                 if wrong is not None:
                     trial["error"], trial["ms"] = f"after timing: {wrong}", None
         try:
-            cublas_ms: float | None = _bench(peer, TUNE_WARMUP_MS, TUNE_REP_MS)
+            cublas_ms: float | None = min([*peer_ms, _bench(peer, TUNE_WARMUP_MS, TUNE_REP_MS)])
         except Exception:
             cublas_ms = None
         timed = [t for t in trials if t["ms"] is not None]
@@ -288,6 +298,12 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
             "classes of under-filled waves; the earlier 64-row decode candidates and the fill candidates for M <= 64, "
             "the gap candidates and the fill candidates above)"
             if fill
+            else "product (gpukb.gemm.triton.sweep.STREAMK_TUNING: products with a part-full last round, all seen, "
+            "and two guards level with cuBLAS; the look-up's choice with the committed tables first, then "
+            "tuning.CANDIDATES_16_STREAMK, each tiling with and without one stream-K round; every output checked "
+            "into a NaN-filled C before timing and again after; cuBLAS timed before the two passes and after, the "
+            "faster kept)"
+            if streamk
             else "class (the first sweep shape in it)"
         ),
         "classes": classes,
@@ -470,7 +486,7 @@ def layout_checks(torch: Any) -> list[dict]:
 
 
 #: The sets of shapes a run may measure (``--sets``), in the order it measures them.
-SETS = ("first", "issue", "random", "held-out", "held-out-2", "held-out-3", "held-out-4", "held-out-5", "tiny")
+SETS = ("first", "issue", "random", *HELD_OUT_DRAWS, "tiny")
 
 
 def sweep_cases(sets: tuple[str, ...] = SETS) -> list[tuple[str, str, str, tuple]]:
@@ -483,11 +499,8 @@ def sweep_cases(sets: tuple[str, ...] = SETS) -> list[tuple[str, str, str, tuple
     for dtype in ("bfloat16", "float16"):
         cases += [("issue", dtype, layout, s) for layout, s in ISSUE_SHAPES]
         cases += [("random", dtype, layout, s) for layout, s in random_shapes()]
-        cases += [("held-out", dtype, layout, s) for layout, s in held_out_shapes()]
-        cases += [("held-out-2", dtype, layout, s) for layout, s in held_out_2_shapes()]
-        cases += [("held-out-3", dtype, layout, s) for layout, s in held_out_3_shapes()]
-        cases += [("held-out-4", dtype, layout, s) for layout, s in held_out_4_shapes()]
-        cases += [("held-out-5", dtype, layout, s) for layout, s in held_out_5_shapes()]
+        for name in HELD_OUT_DRAWS:
+            cases += [(name, dtype, layout, s) for layout, s in held_out(name)]
         cases += [("tiny", dtype, "NN", s) for s in TINY_SHAPES]
     return sorted((case for case in cases if case[0] in sets), key=lambda case: sets.index(case[0]))  # sets' order
 
@@ -617,7 +630,8 @@ def profile_rows(torch: Any, rows: list[dict], budget: Budget) -> None:
 def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--budget", type=float, default=280.0, help="seconds the whole run may take")
     parser.add_argument("--table", type=Path, help="use this tuning table instead of tuning (skips the tuning)")
-    parser.add_argument("--tune", choices=("sweep", "issue29", "losers", "gaps", "fill", "none"), default="sweep",
+    parser.add_argument("--tune", choices=("sweep", "issue29", "losers", "gaps", "fill", "streamk", "none"),
+                        default="sweep",
                         help="which classes to tune; none: use the committed tables")  # fmt: skip
     parser.add_argument("--tune-only", action="store_true", help="stop after writing the tuning table")
     parser.add_argument("--reserve", type=float, default=SWEEP_RESERVE_S, help="seconds the tuning leaves the sweep")
@@ -626,8 +640,7 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bytes-rules", action="store_true",
                         help="the look-up with step 11's rules (tuning.use_bytes_rules); off by default")  # fmt: skip
     parser.add_argument("--held-out-commit", help="the commits that fixed the held-out draws, comma-separated, in the "
-                        "order held-out, held-out-2, held-out-3, held-out-4, held-out-5 (written to the "
-                        "record)")  # fmt: skip
+                        f"order {', '.join(HELD_OUT_DRAWS)} (written to the record)")  # fmt: skip
 
 
 def triton_gemm_sweep(script: Script) -> int:
@@ -646,23 +659,14 @@ def triton_gemm_sweep(script: Script) -> int:
     unknown = sorted(set(sets) - set(SETS))
     if unknown or not sets:
         raise ValueError(f"--sets must name sets of {list(SETS)}; got {args.sets!r}")
-    held_out = None
-    if {"held-out", "held-out-2", "held-out-3", "held-out-4", "held-out-5"} & set(sets):
-        from gpukb.gemm.triton import model_shapes as ms
-
-        names = ("held-out", "held-out-2", "held-out-3", "held-out-4", "held-out-5")
-        commits = dict(zip(names, (args.held_out_commit or "unknown").split(","), strict=False))
-        draws = (
-            ("held-out", ms.HELD_OUT_SEED, ms.HELD_OUT_COUNT),
-            ("held-out-2", ms.HELD_OUT_2_SEED, ms.HELD_OUT_2_COUNT),
-            ("held-out-3", ms.HELD_OUT_3_SEED, ms.HELD_OUT_3_COUNT),
-            ("held-out-4", ms.HELD_OUT_4_SEED, ms.HELD_OUT_4_COUNT),
-            ("held-out-5", ms.HELD_OUT_5_SEED, ms.HELD_OUT_5_COUNT),
-        )
-        held_out = "; ".join(
-            f"seed {seed}, {number} products, fixed by commit {commits.get(name, 'unknown')}"
-            for name, seed, number in draws
-            if name in sets
+    held_out_sets = [name for name in HELD_OUT_DRAWS if name in sets]
+    held_out_text = None
+    if held_out_sets:
+        commits = dict(zip(HELD_OUT_DRAWS, (args.held_out_commit or "unknown").split(","), strict=False))
+        held_out_text = "; ".join(
+            f"seed {HELD_OUT_DRAWS[name][0]}, {HELD_OUT_DRAWS[name][1]} products, fixed by commit "
+            f"{commits.get(name, 'unknown')}"
+            for name in held_out_sets
         )
     budget = Budget(args.budget)
     args.out_dir.mkdir(parents=True, exist_ok=True)
@@ -720,7 +724,7 @@ def triton_gemm_sweep(script: Script) -> int:
         "tiny_host": tiny_host,
         "checks": checks,
         "rows": rows,
-        "held_out": held_out,
+        "held_out": held_out_text,
         "run": script.finished().model_dump(mode="json"),
     }
     path = script.write(parse(record, "sweep", expect=TritonGemmSweep), f"{args.name}.json")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import tomllib
 
+import numpy as np
 import pytest
 
 from tests.helpers import ROOT, h100_ceilings_json
@@ -75,6 +76,13 @@ def test_winograd(problems: dict[str, str]) -> None:
     assert answer(problems["winograd"]).startswith(f"{products} instead of {direct}: {direct / products:.2f}× fewer")
     error = re.search(r"matches the direct sum to (\S+)\.$", working(problems["winograd"])[-1])[1]
     assert float(error) < 1e-12  # float64 rounding, not a wrong tile
+    # The tile is drawn with seed 0, so the printed error is reproducible: the direct sum, written out here.
+    from gpukb.cudnn.convolution import winograd_tile
+
+    rng = np.random.default_rng(0)
+    d, g = rng.standard_normal((4, 4)), rng.standard_normal((3, 3))
+    direct_sum = np.array([[(d[i : i + 3, j : j + 3] * g).sum() for j in range(2)] for i in range(2)])
+    assert error == f"{np.abs(winograd_tile(d, g)[0] - direct_sum).max():.1e}"
     assert "(https://arxiv.org/abs/1509.09308)" in problems["winograd"]  # Lavin and Gray's F(2×2, 3×3)
 
 

@@ -12,6 +12,12 @@ from tests.cuda.pages import _int, _record
 from tests.helpers import markdown_tables, size_text
 
 
+def _ends_on_its_run_line(markdown: str) -> None:
+    """A measured table's block ends on the line that names its run (the command in backticks), then a line break:
+    anything after it would run into the page's next paragraph."""
+    assert markdown.endswith("`.\n"), markdown[-80:]
+
+
 def check_memory_hierarchy(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
     p = _record("device-h100")["properties"]
@@ -29,6 +35,7 @@ def check_memory_hierarchy(markdown: str, kwargs: dict[str, Any]) -> None:
 
 def check_copy_width(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
+    _ends_on_its_run_line(markdown)
     data = _record("copy-width-h100")
     assert len(table) == len(data["rows"])
     for row, rec in zip(table, data["rows"], strict=True):
@@ -45,6 +52,7 @@ def check_copy_width(markdown: str, kwargs: dict[str, Any]) -> None:
 
 def check_transfers(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
+    _ends_on_its_run_line(markdown)
     data = _record("transfers-h100")
     by = {(r["direction"], r["host_memory"], r["bytes"]): r for r in data["rows"]}
     assert len(table) == len(data["rows"]) // 2
@@ -75,6 +83,7 @@ HOST_MEMORY_HEADINGS = {
 
 def check_host_memory(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
+    _ends_on_its_run_line(markdown)
     data = _record("host-memory-h100")
     sizes = sorted({r["bytes"] for r in data["rows"]})
     assert len(table) == len(sizes)
@@ -114,6 +123,7 @@ def check_host_memory_methods(markdown: str, kwargs: dict[str, Any]) -> None:
 
 def check_overlap_timings(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
+    _ends_on_its_run_line(markdown)
     variants = _record("overlap-h100")["variants"]
     assert [r["issued as"] for r in table] == [v["name"] for v in variants]
     base = statistics.median(variants[0]["totals_ms"])

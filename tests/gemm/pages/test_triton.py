@@ -65,6 +65,7 @@ def _label(config: dict[str, Any]) -> str:
     flags = (
         ("ws", config["warp_specialize"]), ("sub", config["epilogue_subtile"]), ("pad", config.get("pad_rows")),
         ("tail", config.get("split_tail")), ("fused", config.get("fused_reduce")), ("swap", config.get("swap_ab")),
+        ("sk", config.get("stream_k")),
     )  # fmt: skip
     extras = [f for f, on in flags if on]
     if config["kernel"] == "tma" and not config["flatten"]:
@@ -341,7 +342,7 @@ def _paired(cell_ratio: str, cell_kernel: str, cell_peer: str, r: dict[str, Any]
 def _same_config(x: dict[str, Any], y: dict[str, Any]) -> bool:
     """Two configurations as JSON, equal once the fields added later (``pad_rows``, ``split_tail``) take their
     defaults."""
-    later = {"pad_rows": False, "split_tail": False, "fused_reduce": False, "swap_ab": False}
+    later = {"pad_rows": False, "split_tail": False, "fused_reduce": False, "swap_ab": False, "stream_k": False}
     return {**later, **x} == {**later, **y}
 
 
@@ -869,6 +870,68 @@ def check_triton_fill_alternatives(markdown: str, kwargs: dict[str, Any]) -> Non
         assert two == pytest.approx(pairs[split][False] * 1e3, abs=0.051)
 
 
+def _streamk_classes(kwargs: dict[str, Any]) -> list[dict[str, Any]]:
+    return _tuning_raw(_kwarg(kwargs, "record_id", 0, "gemm/triton-gemm-tuning-h100-streamk"))["classes"]
+
+
+def _us_cell(cell: str, ms: float | None) -> None:
+    assert (cell == "–") if ms is None else float(cell) == pytest.approx(ms * 1e3, abs=0.051), (cell, ms)
+
+
+def check_triton_streamk_pairs(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    expected = []
+    for c in _streamk_classes(kwargs):
+        m, n, k = c["shape"]
+        for t in c["trials"]:
+            if not t["config"].get("stream_k"):
+                continue
+            plain = [p for p in c["trials"] if p["config"] == {x: v for x, v in t["config"].items() if x != "stream_k"}]
+            if plain:
+                expected.append((c, t, plain[0]))
+    assert len(table) == len(expected) > 0
+    for row, (c, t, plain) in zip(table, expected, strict=True):
+        m, n, k = c["shape"]
+        config = t["config"]
+        assert row["product"] == f"{c['layout']} {m}×{n}×{k}"
+        assert row["tiling"] == f"`{_label(plain['config'])}`"
+        tiles = -(-m // config["block_m"]) * -(-n // config["block_n"])
+        assert row["tiles"] == f"{tiles} ({tiles // 132} whole rounds)"
+        shared, steps = tiles % 132, -(-k // config["block_k"])
+        if shared:  # each K step of the shared round, by program: the first (total % 132) programs take one more
+            total = shared * steps
+            owner = [p for p in range(132) for _ in range(total // 132 + (p < total % 132))]
+            most = max(len(set(owner[t * steps : (t + 1) * steps])) for t in range(shared))
+            assert row["shared round"] == f"{shared} × {steps} steps, up to {most} programs a tile"
+        else:
+            assert row["shared round"] == "none (whole rounds)"
+        _us_cell(row["without, µs"], plain["ms"])
+        _us_cell(row["with stream-K, µs"], t["ms"])
+        _us_cell(row["cuBLAS µs"], c["cublas_ms"])
+        if plain["ms"] and t["ms"]:
+            assert float(row["without / with"]) == pytest.approx(plain["ms"] / t["ms"], abs=0.0051)
+
+
+def check_triton_streamk_choices(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    classes = _streamk_classes(kwargs)
+    assert len(table) == len(classes) > 0
+    for row, c in zip(table, classes, strict=True):
+        m, n, k = c["shape"]
+        first = c["trials"][0]  # the look-up's choice, timed first
+        assert not first["config"].get("stream_k")
+        assert row["product"] == f"{c['layout']} {m}×{n}×{k}"
+        assert row["look-up's choice"] == f"`{_label(first['config'])}`"
+        timed = [t for t in c["trials"] if t["config"].get("stream_k") and t["ms"] is not None]
+        best = min(timed, key=lambda t: t["ms"])
+        assert row["fastest with stream-K"] == f"`{_label(best['config'])}`"
+        _us_cell(row["cuBLAS µs"], c["cublas_ms"])
+        _us_cell(row["its µs"], first["ms"])
+        _us_cell(row["stream-K µs"], best["ms"])
+        assert float(row["its cuBLAS / Triton"]) == pytest.approx(c["cublas_ms"] / first["ms"], abs=6e-4)
+        assert float(row["stream-K cuBLAS / Triton"]) == pytest.approx(c["cublas_ms"] / best["ms"], abs=6e-4)
+
+
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "triton_sweep_table": check_triton_sweep_table,
     "triton_sweep_goal": check_triton_sweep_goal,
@@ -896,6 +959,8 @@ CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "triton_before_after": check_triton_before_after,
     "triton_wave_rates": check_triton_wave_rates,
     "triton_fill_alternatives": check_triton_fill_alternatives,
+    "triton_streamk_pairs": check_triton_streamk_pairs,
+    "triton_streamk_choices": check_triton_streamk_choices,
 }
 
 
@@ -1408,3 +1473,67 @@ def test_the_triton_page_prose_matches_the_paired_run() -> None:
         ratios = [r["ratio"] for r in fourth["rows"] if r["sweep"] == "held-out-4" and r["dtype"] == dtype]
         assert f"{math.exp(sum(map(math.log, ratios)) / len(ratios)):.3f}" == said_mean
     assert "sweep's, measured before its rows were read: 0.937 in bf16 and 0.939 in fp16" in text
+
+
+def test_the_triton_page_prose_matches_the_streamk_run() -> None:
+    """Step 12's words, checked against the record ``gemm/triton-gemm-tuning-h100-streamk``, read raw."""
+    text = " ".join((ROOT / "docs" / "gemm" / "triton.md").read_text(encoding="utf-8").split())
+    run = _tuning_raw("gemm/triton-gemm-tuning-h100-streamk")
+    assert "--tune streamk --tune-only" in run["run"]["command"]
+    assert run["run"]["gpu"]["name"] == "NVIDIA H100 80GB HBM3"
+    classes = {(c["layout"], *c["shape"]): c for c in run["classes"]}
+    assert len(classes) == 6
+
+    def ms(c: dict[str, Any], **config: Any) -> float:
+        config = {"stream_k": False, **config}
+        (t,) = [t for t in c["trials"] if all(t["config"].get(k, False) == v for k, v in config.items())]
+        return t["ms"]
+
+    # The look-up's choice (the first trial) beat every stream-K candidate on five products of six.
+    lost = 0
+    for c in classes.values():
+        best = min(t["ms"] for t in c["trials"] if t["config"].get("stream_k"))
+        lost += c["trials"][0]["ms"] < best
+    assert lost == 5
+    wide = classes["TN", 896, 4864, 7503]
+    best = min((t for t in wide["trials"] if t["config"].get("stream_k")), key=lambda t: t["ms"])
+    assert (best["config"]["block_m"], best["config"]["block_n"]) == (256, 128)
+    assert f"{wide['cublas_ms'] / wide['trials'][0]['ms']:.3f}" == "0.617"
+    assert f"{wide['cublas_ms'] / best['ms']:.3f}" == "0.691"
+    # Each tiling with and without: 31 pairs, 14 more than 5 % slower with stream-K, 3 more than 5 % faster.
+    gains = []
+    for c in classes.values():
+        for t in c["trials"]:
+            if t["config"].get("stream_k"):
+                (plain,) = [p for p in c["trials"] if p["config"] == {**t["config"], "stream_k": False}
+                            or p["config"] == {k: v for k, v in t["config"].items() if k != "stream_k"}]  # fmt: skip
+                gains.append(plain["ms"] / t["ms"])
+    assert (len(gains), sum(g < 0.95 for g in gains), sum(g > 1.05 for g in gains)) == (31, 14, 3)
+    assert (
+        "more than 5 % slower than the part-empty round it replaced on 14 of 31 pairs, and more than 5 % faster on 3"
+        in text
+    )
+    # 3000³ in 128×256 tiles: 288 tiles, 24 of them shared, 47 K steps each.
+    assert (-(-3000 // 128) * -(-3000 // 256), 288 % 132, -(-3000 // 64)) == (288, 24, 47)
+    assert f"{2 + 24 * 47 / 132 / 47:.2f}" == "2.18"
+    # All shared: 2304×768×3072 in 128×128 tiles.
+    shared = classes["NN", 2304, 768, 3072]
+    plain, sk = (
+        ms(shared, block_n=128, block_m=128, stream_k=False),
+        ms(shared, block_n=128, block_m=128, stream_k=True),
+    )
+    assert (-(-108 * 48 // 132), f"{plain * 1e3:.1f}", f"{plain * 40 / 48 * 1e3:.1f}", f"{sk * 1e3:.1f}") == (
+        40, "24.4", "20.3", "38.2")  # fmt: skip
+    # One tile shared by 118 programs.
+    one = (ms(wide, block_m=128, block_n=256, num_stages=4), ms(wide, block_m=128, block_n=256, num_stages=4,
+                                                                   stream_k=True))  # fmt: skip
+    assert tuple(f"{x * 1e3:.1f}" for x in one) == ("154.5", "228.4")
+    # 128×128 tiles on the two guards.
+    for key, said, tiles in ((("NN", 4096, 4096, 4096), "1.17", (1024, 7, 100)),
+                             (("NT", 4096, 14336, 4096), "1.21", (3584, 27, 20))):  # fmt: skip
+        c = classes[key]
+        pair = (ms(c, block_m=128, block_n=128, stream_k=False), ms(c, block_m=128, block_n=128, stream_k=True))
+        assert f"{pair[0] / pair[1]:.2f}" == said
+        assert (tiles[0] // 132, tiles[0] % 132) == tiles[1:]
+        assert round(100 * ((tiles[1] + 1) / (tiles[1] + tiles[2] / 132) - 1)) == 3
+        assert pair[1] > ms(c, block_m=128, block_n=256, num_stages=4, stream_k=False)

@@ -383,6 +383,65 @@ def test_split_tail_runs_the_last_rows_split_along_k(layout, m, rows) -> None:
 
 
 @pytest.mark.usefixtures("interpret")
+@pytest.mark.parametrize(
+    ("layout", "m", "n", "k", "subtile", "sk"),
+    [
+        ("nn", 117, 32, 200, False, 2),  # 32×16 tiles: 4 × 2 on 3 programs, 6 in two rounds, 2 × 13 K steps shared
+        ("nt", 40, 16, 16, False, 2),  # fewer tiles than programs, one K step each: the third program has none
+        ("tn", 65, 64, 70, True, 1),  # 5 × 2 tiles of 16×32 (subtiled stores): 9, then one of 5 K steps shared 2, 2, 1
+        ("nn", 96, 48, 40, False, 0),  # 9 tiles: whole rounds, the persistent kernel alone
+    ],
+)
+def test_stream_k_shares_the_last_round_and_adds_in_a_fixed_order(layout, m, n, k, subtile, sk, monkeypatch) -> None:
+    # 32-row tiles where the tiles are 16 wide, and the fix-up adds 16 rows at a time: two chunks per tile
+    monkeypatch.setattr(mm, "FIX_ELEMENTS", 256)
+    config = Config("tma", 16 if subtile else 32, 32 if subtile else 16, 16, group_m=2, num_stages=1, num_warps=4,
+                    epilogue_subtile=subtile, stream_k=True)  # fmt: skip
+    assert mm.stream_k_tiles(m, n, config, mm.INTERPRETER_SMS) == sk
+    gen = torch.Generator().manual_seed(_seed("stream-k", layout, m))
+    dtype = torch.bfloat16 if subtile else torch.float16
+    a, b = _operand(m, k, dtype, layout[0], gen), _operand(k, n, dtype, layout[1], gen)
+    mm.clear_plans()
+    results = []
+    for _ in range(2):  # the second call finds the locks the first call's last segments reset
+        out = torch.full((m, n), float("nan"), dtype=dtype)
+        assert matmul(a, b, out=out, config=config) is out
+        _assert_close_to_floor(out, a, b)
+        results.append(out)
+    assert torch.equal(results[0], results[1])
+    (plan,) = mm._PLANS.values()
+    assert plan.sk_tiles == sk
+    assert all(not lock.any() for _, lock in plan.sk_buffers.values())
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"kernel": "splitk"}, "stream_k applies to the 'tma' kernel without warp_specialize or split_tail; got "
+         "kernel 'splitk'"),
+        ({"kernel": "blocked"}, "got kernel 'blocked'"),
+        ({"kernel": "tma", "warp_specialize": True}, "warp_specialize=True"),
+        ({"kernel": "tma", "split_tail": True}, "split_tail=True"),
+    ],
+)  # fmt: skip
+def test_stream_k_refuses_what_it_does_not_model(kwargs, match) -> None:
+    kernel = kwargs.pop("kernel")
+    with pytest.raises(ValueError, match=match):
+        Config(kernel, 16, 16, 16, stream_k=True, **kwargs)
+
+
+@pytest.mark.usefixtures("interpret")
+def test_stream_k_refuses_a_flag_that_is_not_a_bool_and_inputs_it_was_not_built_for() -> None:
+    with pytest.raises(ValueError, match="stream_k must be a bool; got 1"):
+        Config("tma", 16, 16, 16, stream_k=1)
+    with pytest.raises(ValueError, match="stream_k_tiles is for stream_k configurations; got 'tma 16x16x16"):
+        mm.stream_k_tiles(16, 16, Config("tma", 16, 16, 16), 3)
+    fp8 = torch.zeros(16, 16).to(torch.float8_e4m3fn)
+    with pytest.raises(ValueError, match="stream_k is built and tested for float16 and bfloat16 inputs; got float8"):
+        matmul(fp8, fp8.t(), config=Config("tma", 16, 16, 32, stream_k=True))
+
+
+@pytest.mark.usefixtures("interpret")
 def test_bad_input_is_named() -> None:
     x = torch.randn(4, 4).half()
     with pytest.raises(TypeError, match=r"A must be a torch\.Tensor; got list"):
@@ -678,6 +737,39 @@ def test_gpu_fused_split_k_matches_float64_call_after_call(layout, m, n, k, swap
     (plan,) = mm._PLANS.values()
     assert plan.fused
     assert plan.quick is not None
+
+
+@pytest.mark.gpu
+@pytest.mark.usefixtures("compiled")
+@pytest.mark.parametrize(
+    ("layout", "m", "n", "k", "block_n"),
+    [("nn", 3000, 3000, 3000, 256), ("tn", 896, 4864, 7503, 128), ("nt", 512, 11008, 4096, 256),
+     ("nn", 2304, 768, 3072, 128), ("nt", 1000, 1000, 40, 128)],
+)  # fmt: skip
+def test_gpu_stream_k_matches_float64_call_after_call(layout, m, n, k, block_n) -> None:
+    # Whole rounds and a shared last round (3000² in 128×256: 288 tiles, 24 shared), more tiles than programs by a
+    # few (896×4864 in 128×128: 266, 2 shared), fewer tiles than programs (2304×768: 108, all shared), a short K
+    # (40: one K step, shared by one program each).
+    gen = torch.Generator().manual_seed(_seed("stream-k", layout, m))
+    a = _operand(m, k, torch.bfloat16, layout[0], gen, "cuda")
+    b = _operand(k, n, torch.bfloat16, layout[1], gen, "cuda")
+    config = Config("tma", 128, block_n, 64, num_stages=4, num_warps=8, epilogue_subtile=block_n == 256,
+                    stream_k=True)  # fmt: skip
+    assert mm.stream_k_tiles(m, n, config, torch.cuda.get_device_properties(0).multi_processor_count) > 0
+    mm.clear_plans()
+    out = torch.full((m, n), float("nan"), dtype=torch.bfloat16, device="cuda")
+    results = []
+    for _ in range(4):  # the JIT, then the direct launcher three times (the kept locks, reset by each call)
+        out.fill_(float("nan"))
+        matmul(a, b, out=out, config=config)
+        assert torch.isfinite(out).all()
+        results.append(out.clone())
+    sample = slice(0, m, max(1, m // 64))
+    _assert_close_to_floor(out[sample], a[sample], b)
+    assert all(torch.equal(r, results[0]) for r in results)  # the same bits whoever finished last
+    (plan,) = mm._PLANS.values()
+    assert plan.sk_tiles > 0
+    assert plan.fast_failed is None
 
 
 def test_compiled_summary_needs_a_compiler(interpret) -> None:

@@ -67,291 +67,224 @@ def test_a_bad_file_names_the_model_and_field():
         ms.parse(text)
 
 
-#: The held-out sweep's products, committed before the tuning that followed the random sweep (and never tuned on).
-HELD_OUT = [
-    ("NN", 1127, 28672, 8192),
-    ("NT", 1, 16384, 2048),
-    ("NN", 1239, 8192, 8192),
-    ("NT", 159, 768, 3072),
-    ("TN", 30522, 1024, 3),
-    ("NN", 7, 8192, 128256),
-    ("TN", 4608, 3584, 15034),
-    ("TN", 10240, 8192, 99),
-    ("NT", 28, 15360, 5120),
-    ("NT", 128, 32000, 4096),
-    ("NT", 9642, 14336, 4096),
-    ("NT", 1, 4864, 896),
-    ("NN", 69, 896, 4864),
-    ("NT", 8305, 3072, 24576),
-    ("NT", 932, 768, 3072),
-    ("NT", 209, 128256, 4096),
-    ("NT", 4, 28672, 8192),
-    ("NN", 12, 3072, 768),
-    ("NN", 11640, 896, 896),
-    ("NT", 14101, 4096, 11008),
-    ("NT", 1, 896, 4864),
-    ("TN", 6144, 4096, 1453),
-    ("NT", 4, 4096, 14336),
-    ("TN", 13824, 5120, 3549),
-    ("NT", 10443, 896, 4864),
-    ("TN", 28672, 8192, 226),
-    ("NN", 5197, 1024, 30522),
-    ("NT", 3533, 4096, 4096),
-    ("NT", 116, 2304, 768),
-    ("NN", 3708, 3584, 18944),
-    ("NT", 1, 10240, 8192),
-    ("TN", 11008, 4096, 1),
-]
+#: Every held-out draw's products, by name, pinned when the draw was committed: a change to a seed, the generator or
+#: the model file shows up here.
+HELD_OUT: dict[str, list[tuple[str, int, int, int]]] = {
+    # seed 909044: committed before the tuning that followed the random sweep (and never tuned on)
+    "held-out": [
+        ("NN", 1127, 28672, 8192),
+        ("NT", 1, 16384, 2048),
+        ("NN", 1239, 8192, 8192),
+        ("NT", 159, 768, 3072),
+        ("TN", 30522, 1024, 3),
+        ("NN", 7, 8192, 128256),
+        ("TN", 4608, 3584, 15034),
+        ("TN", 10240, 8192, 99),
+        ("NT", 28, 15360, 5120),
+        ("NT", 128, 32000, 4096),
+        ("NT", 9642, 14336, 4096),
+        ("NT", 1, 4864, 896),
+        ("NN", 69, 896, 4864),
+        ("NT", 8305, 3072, 24576),
+        ("NT", 932, 768, 3072),
+        ("NT", 209, 128256, 4096),
+        ("NT", 4, 28672, 8192),
+        ("NN", 12, 3072, 768),
+        ("NN", 11640, 896, 896),
+        ("NT", 14101, 4096, 11008),
+        ("NT", 1, 896, 4864),
+        ("TN", 6144, 4096, 1453),
+        ("NT", 4, 4096, 14336),
+        ("TN", 13824, 5120, 3549),
+        ("NT", 10443, 896, 4864),
+        ("TN", 28672, 8192, 226),
+        ("NN", 5197, 1024, 30522),
+        ("NT", 3533, 4096, 4096),
+        ("NT", 116, 2304, 768),
+        ("NN", 3708, 3584, 18944),
+        ("NT", 1, 10240, 8192),
+        ("TN", 11008, 4096, 1),
+    ],
+    # seed 961848: committed after the fourth tuning and before the run that measured it
+    "held-out-2": [
+        ("TN", 4096, 11008, 30),
+        ("NT", 2605, 11008, 4096),
+        ("NT", 1052, 1024, 1024),
+        ("TN", 2048, 2048, 2054),
+        ("TN", 151936, 896, 1),
+        ("NT", 1209, 2048, 2048),
+        ("TN", 12288, 3072, 149),
+        ("NN", 1, 3072, 768),
+        ("NT", 49, 4096, 14336),
+        ("TN", 2304, 768, 1),
+        ("NT", 15598, 768, 3072),
+        ("NT", 914, 2048, 16384),
+        ("TN", 18944, 3584, 19),
+        ("NT", 7910, 8192, 28672),
+        ("NN", 1, 8192, 28672),
+        ("TN", 10240, 8192, 4),
+        ("NN", 1075, 3072, 768),
+        ("NN", 7313, 4096, 6144),
+        ("NT", 5, 4096, 14336),
+        ("NT", 23, 12288, 3072),
+        ("NN", 127, 2048, 256000),
+        ("NN", 9334, 16384, 2048),
+        ("TN", 1024, 4096, 1837),
+        ("NT", 7, 1024, 1024),
+        ("NT", 15, 6144, 4096),
+        ("NN", 1, 896, 896),
+        ("TN", 3072, 768, 40),
+        ("TN", 5120, 5120, 3261),
+        ("NT", 574, 12288, 3072),
+        ("NN", 170, 28672, 8192),
+        ("TN", 6144, 4096, 46),
+        ("NN", 30, 4096, 32000),
+    ],
+    # seed 877618: committed after the look-up's rules changed and before the run that measured it
+    "held-out-3": [
+        ("NT", 2, 4096, 1024),
+        ("NT", 52, 768, 768),
+        ("NN", 5494, 4096, 32000),
+        ("NT", 2036, 3072, 1024),
+        ("TN", 768, 3072, 59),
+        ("NT", 4987, 3072, 1024),
+        ("NT", 6461, 16384, 2048),
+        ("NT", 4, 16384, 2048),
+        ("NT", 6, 3584, 3584),
+        ("NT", 1, 14336, 4096),
+        ("NT", 6, 3072, 768),
+        ("TN", 2048, 2048, 10),
+        ("NT", 9, 128256, 4096),
+        ("NT", 4, 4608, 3584),
+        ("NT", 16, 12288, 3072),
+        ("NT", 2, 12288, 3072),
+        ("TN", 3584, 3584, 314),
+        ("TN", 16384, 2048, 6205),
+        ("NT", 979, 768, 768),
+        ("TN", 768, 768, 60),
+        ("NT", 5, 3072, 1024),
+        ("NT", 417, 32000, 4096),
+        ("NN", 719, 1024, 30522),
+        ("TN", 4096, 4096, 7),
+        ("TN", 1024, 1024, 531),
+        ("NN", 1690, 4096, 6144),
+        ("NN", 362, 5120, 32000),
+        ("NN", 728, 2048, 16384),
+        ("TN", 3072, 24576, 9275),
+        ("NN", 427, 4096, 4096),
+        ("NT", 11655, 4096, 1024),
+        ("NN", 6195, 4096, 4096),
+    ],
+    # seed 276436: committed before the fifth tuning and the run that measured it
+    "held-out-4": [
+        ("NN", 112, 8192, 8192),
+        ("NT", 2, 16384, 2048),
+        ("TN", 8192, 8192, 118),
+        ("NN", 1686, 768, 3072),
+        ("NT", 10832, 14336, 4096),
+        ("TN", 4096, 14336, 135),
+        ("NN", 8, 4096, 128256),
+        ("NN", 16, 14336, 4096),
+        ("NT", 21, 1024, 1024),
+        ("NT", 4, 32000, 5120),
+        ("TN", 18944, 3584, 105),
+        ("TN", 3072, 4096, 29),
+        ("NT", 28, 4608, 3584),
+        ("NT", 127, 768, 3072),
+        ("NT", 9, 4096, 4096),
+        ("TN", 32000, 4096, 300),
+        ("NN", 61, 768, 30522),
+        ("NN", 5, 3072, 24576),
+        ("TN", 4096, 14336, 9),
+        ("NT", 21, 4096, 14336),
+        ("NN", 86, 4096, 32000),
+        ("TN", 15360, 5120, 3),
+        ("TN", 3072, 24576, 14658),
+        ("TN", 5120, 5120, 6),
+        ("NT", 17, 768, 768),
+        ("NN", 13012, 4096, 6144),
+        ("TN", 1024, 1024, 373),
+        ("TN", 32000, 5120, 22),
+        ("NN", 7972, 24576, 3072),
+        ("TN", 1024, 4096, 43),
+        ("NT", 674, 896, 4864),
+        ("TN", 3072, 1024, 6),
+    ],
+    # seed 599625: committed after step 11's rules and before the run that measured it
+    "held-out-5": [
+        ("NT", 74, 28672, 8192),
+        ("TN", 128256, 8192, 21),
+        ("TN", 896, 4864, 7503),
+        ("NN", 1970, 5120, 32000),
+        ("NT", 593, 3584, 3584),
+        ("NT", 18, 32000, 4096),
+        ("TN", 1024, 4096, 879),
+        ("NN", 1, 3072, 12288),
+        ("NN", 40, 4096, 6144),
+        ("TN", 3072, 4096, 7),
+        ("NT", 20, 768, 3072),
+        ("NN", 2868, 4096, 14336),
+        ("NN", 3903, 768, 3072),
+        ("TN", 3072, 768, 15),
+        ("NT", 163, 12288, 3072),
+        ("TN", 3072, 1024, 5),
+        ("NT", 90, 4096, 14336),
+        ("NN", 18, 5120, 13824),
+        ("TN", 10240, 8192, 2),
+        ("NN", 11, 4096, 11008),
+        ("TN", 1024, 4096, 13),
+        ("NT", 2, 152064, 3584),
+        ("NN", 43, 8192, 28672),
+        ("TN", 1152, 896, 677),
+        ("NT", 821, 3584, 18944),
+        ("TN", 4096, 11008, 2),
+        ("NT", 256, 128256, 4096),
+        ("NT", 1170, 4096, 14336),
+        ("NT", 21, 4096, 4096),
+        ("NT", 7087, 3072, 24576),
+        ("NT", 67, 768, 3072),
+        ("NN", 1, 4096, 14336),
+    ],
+}
 
 
-def test_the_held_out_draw_is_pinned_and_shares_nothing_with_the_tuned_sets():
-    from gpukb.gemm.triton.sweep import ISSUE_SHAPES, ISSUE_TUNING, LOSER_TUNING, held_out_shapes
+def _tuned_and_swept() -> tuple[set, set]:
+    from gpukb.gemm.triton.sweep import FILL_TUNING, GAP_TUNING, ISSUE_SHAPES, ISSUE_TUNING, LOSER_TUNING, random_shapes
 
-    shapes = ms.draw(ms.HELD_OUT_SEED, ms.HELD_OUT_COUNT)
-    assert [(s.layout, s.m, s.n, s.k) for s in shapes] == HELD_OUT
-    assert [(layout, s[2], s[3], s[4]) for layout, s in held_out_shapes()] == HELD_OUT
-    tuned = {(layout, *shape) for layout, shape in (*ISSUE_TUNING, *LOSER_TUNING)}
-    tuned |= {(layout, s[2], s[3], s[4]) for layout, s in ISSUE_SHAPES}
-    assert not tuned & set(HELD_OUT)
-
-
-#: The second held-out sweep's products (seed 961848), committed after the fourth tuning and before the run that
-#: measured them.
-HELD_OUT_2 = [
-    ("TN", 4096, 11008, 30),
-    ("NT", 2605, 11008, 4096),
-    ("NT", 1052, 1024, 1024),
-    ("TN", 2048, 2048, 2054),
-    ("TN", 151936, 896, 1),
-    ("NT", 1209, 2048, 2048),
-    ("TN", 12288, 3072, 149),
-    ("NN", 1, 3072, 768),
-    ("NT", 49, 4096, 14336),
-    ("TN", 2304, 768, 1),
-    ("NT", 15598, 768, 3072),
-    ("NT", 914, 2048, 16384),
-    ("TN", 18944, 3584, 19),
-    ("NT", 7910, 8192, 28672),
-    ("NN", 1, 8192, 28672),
-    ("TN", 10240, 8192, 4),
-    ("NN", 1075, 3072, 768),
-    ("NN", 7313, 4096, 6144),
-    ("NT", 5, 4096, 14336),
-    ("NT", 23, 12288, 3072),
-    ("NN", 127, 2048, 256000),
-    ("NN", 9334, 16384, 2048),
-    ("TN", 1024, 4096, 1837),
-    ("NT", 7, 1024, 1024),
-    ("NT", 15, 6144, 4096),
-    ("NN", 1, 896, 896),
-    ("TN", 3072, 768, 40),
-    ("TN", 5120, 5120, 3261),
-    ("NT", 574, 12288, 3072),
-    ("NN", 170, 28672, 8192),
-    ("TN", 6144, 4096, 46),
-    ("NN", 30, 4096, 32000),
-]
-
-
-def test_the_second_held_out_draw_is_pinned_and_shares_nothing_with_the_tuned_sets():
-    from gpukb.gemm.triton.sweep import (
-        GAP_TUNING,
-        ISSUE_SHAPES,
-        ISSUE_TUNING,
-        LOSER_TUNING,
-        held_out_2_shapes,
-        held_out_shapes,
-        random_shapes,
-    )
-
-    shapes = ms.draw(ms.HELD_OUT_2_SEED, ms.HELD_OUT_2_COUNT)
-    assert [(s.layout, s.m, s.n, s.k) for s in shapes] == HELD_OUT_2
-    assert [(layout, s[2], s[3], s[4]) for layout, s in held_out_2_shapes()] == HELD_OUT_2
-    tuned = {(layout, *shape) for layout, shape in (*ISSUE_TUNING, *LOSER_TUNING, *GAP_TUNING)}
-    tuned |= {(layout, s[2], s[3], s[4]) for layout, s in ISSUE_SHAPES}
-    assert not tuned & set(HELD_OUT_2)
-    # the fourth tuning's designed shapes are none of any sweep's products either
-    swept = {(layout, s[2], s[3], s[4]) for layout, s in (*held_out_shapes(), *random_shapes(), *ISSUE_SHAPES)}
-    assert not {(layout, *shape) for layout, shape in GAP_TUNING} & swept
-
-
-#: The third held-out sweep's products (seed 877618), committed after the look-up's rules changed and before the run
-#: that measured them.
-HELD_OUT_3 = [
-    ("NT", 2, 4096, 1024),
-    ("NT", 52, 768, 768),
-    ("NN", 5494, 4096, 32000),
-    ("NT", 2036, 3072, 1024),
-    ("TN", 768, 3072, 59),
-    ("NT", 4987, 3072, 1024),
-    ("NT", 6461, 16384, 2048),
-    ("NT", 4, 16384, 2048),
-    ("NT", 6, 3584, 3584),
-    ("NT", 1, 14336, 4096),
-    ("NT", 6, 3072, 768),
-    ("TN", 2048, 2048, 10),
-    ("NT", 9, 128256, 4096),
-    ("NT", 4, 4608, 3584),
-    ("NT", 16, 12288, 3072),
-    ("NT", 2, 12288, 3072),
-    ("TN", 3584, 3584, 314),
-    ("TN", 16384, 2048, 6205),
-    ("NT", 979, 768, 768),
-    ("TN", 768, 768, 60),
-    ("NT", 5, 3072, 1024),
-    ("NT", 417, 32000, 4096),
-    ("NN", 719, 1024, 30522),
-    ("TN", 4096, 4096, 7),
-    ("TN", 1024, 1024, 531),
-    ("NN", 1690, 4096, 6144),
-    ("NN", 362, 5120, 32000),
-    ("NN", 728, 2048, 16384),
-    ("TN", 3072, 24576, 9275),
-    ("NN", 427, 4096, 4096),
-    ("NT", 11655, 4096, 1024),
-    ("NN", 6195, 4096, 4096),
-]
-
-
-def test_the_third_held_out_draw_is_pinned_and_shares_nothing_with_the_tuned_sets():
-    from gpukb.gemm.triton.sweep import GAP_TUNING, ISSUE_SHAPES, ISSUE_TUNING, LOSER_TUNING, held_out_3_shapes
-
-    shapes = ms.draw(ms.HELD_OUT_3_SEED, ms.HELD_OUT_3_COUNT)
-    assert [(s.layout, s.m, s.n, s.k) for s in shapes] == HELD_OUT_3
-    assert [(layout, s[2], s[3], s[4]) for layout, s in held_out_3_shapes()] == HELD_OUT_3
-    assert {s[0] for _, s in held_out_3_shapes()} == {"held-out-3"}
-    tuned = {(layout, *shape) for layout, shape in (*ISSUE_TUNING, *LOSER_TUNING, *GAP_TUNING)}
-    tuned |= {(layout, s[2], s[3], s[4]) for layout, s in ISSUE_SHAPES}
-    assert not tuned & set(HELD_OUT_3)
-    assert ms.HELD_OUT_3_SEED not in (ms.RANDOM_SEED, ms.HELD_OUT_SEED, ms.HELD_OUT_2_SEED)
-
-
-#: The fourth held-out sweep's products (seed 276436), committed before the fifth tuning and the run that measured
-#: them.
-HELD_OUT_4 = [
-    ("NN", 112, 8192, 8192),
-    ("NT", 2, 16384, 2048),
-    ("TN", 8192, 8192, 118),
-    ("NN", 1686, 768, 3072),
-    ("NT", 10832, 14336, 4096),
-    ("TN", 4096, 14336, 135),
-    ("NN", 8, 4096, 128256),
-    ("NN", 16, 14336, 4096),
-    ("NT", 21, 1024, 1024),
-    ("NT", 4, 32000, 5120),
-    ("TN", 18944, 3584, 105),
-    ("TN", 3072, 4096, 29),
-    ("NT", 28, 4608, 3584),
-    ("NT", 127, 768, 3072),
-    ("NT", 9, 4096, 4096),
-    ("TN", 32000, 4096, 300),
-    ("NN", 61, 768, 30522),
-    ("NN", 5, 3072, 24576),
-    ("TN", 4096, 14336, 9),
-    ("NT", 21, 4096, 14336),
-    ("NN", 86, 4096, 32000),
-    ("TN", 15360, 5120, 3),
-    ("TN", 3072, 24576, 14658),
-    ("TN", 5120, 5120, 6),
-    ("NT", 17, 768, 768),
-    ("NN", 13012, 4096, 6144),
-    ("TN", 1024, 1024, 373),
-    ("TN", 32000, 5120, 22),
-    ("NN", 7972, 24576, 3072),
-    ("TN", 1024, 4096, 43),
-    ("NT", 674, 896, 4864),
-    ("TN", 3072, 1024, 6),
-]
-
-
-def test_the_fourth_held_out_draw_is_pinned_and_shares_nothing_with_the_tuned_sets():
-    from gpukb.gemm.triton.sweep import (
-        FILL_TUNING,
-        GAP_TUNING,
-        ISSUE_SHAPES,
-        ISSUE_TUNING,
-        LOSER_TUNING,
-        held_out_2_shapes,
-        held_out_3_shapes,
-        held_out_4_shapes,
-        held_out_shapes,
-        random_shapes,
-    )
-
-    shapes = ms.draw(ms.HELD_OUT_4_SEED, ms.HELD_OUT_4_COUNT)
-    assert [(s.layout, s.m, s.n, s.k) for s in shapes] == HELD_OUT_4
-    assert [(layout, s[2], s[3], s[4]) for layout, s in held_out_4_shapes()] == HELD_OUT_4
-    assert {s[0] for _, s in held_out_4_shapes()} == {"held-out-4"}
     tuned = {(layout, *shape) for layout, shape in (*ISSUE_TUNING, *LOSER_TUNING, *GAP_TUNING, *FILL_TUNING)}
     tuned |= {(layout, s[2], s[3], s[4]) for layout, s in ISSUE_SHAPES}
-    assert not tuned & set(HELD_OUT_4)
-    assert ms.HELD_OUT_4_SEED not in (ms.RANDOM_SEED, ms.HELD_OUT_SEED, ms.HELD_OUT_2_SEED, ms.HELD_OUT_3_SEED)
-    # the fifth tuning's designed shapes are none of any sweep's products
-    swept = {
-        (layout, s[2], s[3], s[4])
-        for layout, s in (*held_out_shapes(), *held_out_2_shapes(), *held_out_3_shapes(), *held_out_4_shapes(),
-                          *random_shapes(), *ISSUE_SHAPES)
-    }  # fmt: skip
-    assert not {(layout, *shape) for layout, shape in FILL_TUNING} & swept
+    swept = {(layout, s[2], s[3], s[4]) for layout, s in (*random_shapes(), *ISSUE_SHAPES)}
+    return tuned, swept
 
 
-#: The fifth held-out sweep's products (seed 599625), committed after step 11's rules and before the run that
-#: measured them.
-HELD_OUT_5 = [
-    ("NT", 74, 28672, 8192),
-    ("TN", 128256, 8192, 21),
-    ("TN", 896, 4864, 7503),
-    ("NN", 1970, 5120, 32000),
-    ("NT", 593, 3584, 3584),
-    ("NT", 18, 32000, 4096),
-    ("TN", 1024, 4096, 879),
-    ("NN", 1, 3072, 12288),
-    ("NN", 40, 4096, 6144),
-    ("TN", 3072, 4096, 7),
-    ("NT", 20, 768, 3072),
-    ("NN", 2868, 4096, 14336),
-    ("NN", 3903, 768, 3072),
-    ("TN", 3072, 768, 15),
-    ("NT", 163, 12288, 3072),
-    ("TN", 3072, 1024, 5),
-    ("NT", 90, 4096, 14336),
-    ("NN", 18, 5120, 13824),
-    ("TN", 10240, 8192, 2),
-    ("NN", 11, 4096, 11008),
-    ("TN", 1024, 4096, 13),
-    ("NT", 2, 152064, 3584),
-    ("NN", 43, 8192, 28672),
-    ("TN", 1152, 896, 677),
-    ("NT", 821, 3584, 18944),
-    ("TN", 4096, 11008, 2),
-    ("NT", 256, 128256, 4096),
-    ("NT", 1170, 4096, 14336),
-    ("NT", 21, 4096, 4096),
-    ("NT", 7087, 3072, 24576),
-    ("NT", 67, 768, 3072),
-    ("NN", 1, 4096, 14336),
-]
+@pytest.mark.parametrize("name", list(HELD_OUT))
+def test_each_held_out_draw_is_pinned_and_shares_nothing_with_the_tuned_sets(name: str) -> None:
+    from gpukb.gemm.triton.sweep import FILL_TUNING, GAP_TUNING, held_out
+
+    pinned = HELD_OUT[name]
+    seed, count = ms.HELD_OUT_DRAWS[name]
+    assert [(s.layout, s.m, s.n, s.k) for s in ms.draw(seed, count)] == pinned
+    shapes = held_out(name)
+    assert [(layout, s[2], s[3], s[4]) for layout, s in shapes] == pinned
+    assert {s[0] for _, s in shapes} == {name}
+    tuned, swept = _tuned_and_swept()
+    assert not tuned & set(pinned)
+    # the designed tuning shapes (fourth and fifth tuning) are none of any sweep's products either
+    assert not {(layout, *shape) for layout, shape in (*GAP_TUNING, *FILL_TUNING)} & (swept | set(pinned))
 
 
-def test_the_fifth_held_out_draw_is_pinned_and_shares_nothing_with_the_tuned_sets():
-    from gpukb.gemm.triton.sweep import (
-        FILL_TUNING,
-        GAP_TUNING,
-        ISSUE_SHAPES,
-        ISSUE_TUNING,
-        LOSER_TUNING,
-        held_out_5_shapes,
-    )
+def test_every_draw_has_its_own_seed_and_a_pinned_list() -> None:
+    seeds = [ms.RANDOM_SEED, *(seed for seed, _ in ms.HELD_OUT_DRAWS.values())]
+    assert len(set(seeds)) == len(seeds)
+    assert list(HELD_OUT) == list(ms.HELD_OUT_DRAWS)
 
-    shapes = ms.draw(ms.HELD_OUT_5_SEED, ms.HELD_OUT_5_COUNT)
-    assert [(s.layout, s.m, s.n, s.k) for s in shapes] == HELD_OUT_5
-    assert [(layout, s[2], s[3], s[4]) for layout, s in held_out_5_shapes()] == HELD_OUT_5
-    assert {s[0] for _, s in held_out_5_shapes()} == {"held-out-5"}
-    tuned = {(layout, *shape) for layout, shape in (*ISSUE_TUNING, *LOSER_TUNING, *GAP_TUNING, *FILL_TUNING)}
-    tuned |= {(layout, s[2], s[3], s[4]) for layout, s in ISSUE_SHAPES}
-    assert not tuned & set(HELD_OUT_5)
-    earlier = (ms.RANDOM_SEED, ms.HELD_OUT_SEED, ms.HELD_OUT_2_SEED, ms.HELD_OUT_3_SEED, ms.HELD_OUT_4_SEED)
-    assert ms.HELD_OUT_5_SEED not in earlier
+
+@pytest.mark.parametrize("name", ["held-out-0", "random", None, 5])
+def test_held_out_refuses_a_name_that_is_not_a_draw(name: object) -> None:
+    from gpukb.gemm.triton.sweep import held_out
+
+    with pytest.raises(ValueError, match=r"name must be one of \['held-out', 'held-out-2'.*; got"):
+        held_out(name)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("layout", ["NN", "NT", "TN", "TT"])

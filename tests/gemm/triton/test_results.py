@@ -269,3 +269,17 @@ def test_the_fill_summaries_refuse_what_they_do_not_read() -> None:
         tuning.use_table({})  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="merge must be True or False"):
         tuning.use_table(None, merge=1)  # type: ignore[arg-type]
+
+
+def test_streamk_pairs_refuse_a_record_without_stream_k() -> None:
+    from gpukb.gemm.triton import results
+
+    with pytest.raises(ValueError, match="gemm/triton-gemm-tuning-h100-fill timed no stream_k candidate"):
+        results.streamk_pairs("gemm/triton-gemm-tuning-h100-fill")
+    with pytest.raises(TypeError, match="record_id"):
+        results.streamk_choices(None)  # type: ignore[arg-type]
+    # the committed run: each pair is one tiling with and without, the shared tiles its tiles left after whole rounds
+    pairs = results.streamk_pairs()
+    assert all(not p.config.stream_k and p.shared == p.tiles % 132 for p in pairs)
+    assert results._streamk_contributors(1, 118, 132) == 118  # one K step each for 118 programs
+    assert results._streamk_contributors(24, 47, 132) == 7  # 8 or 9 steps a program over a tile of 47

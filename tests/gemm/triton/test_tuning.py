@@ -582,3 +582,19 @@ def test_the_bytes_rules_are_off_unless_asked_for() -> None:
                 tuning.use_bytes_rules(bad)
     finally:
         tuning._ACTIVE.clear()
+
+
+def test_streamk_trials_put_the_look_ups_choice_first_and_pair_each_tiling() -> None:
+    chosen = Config("tma", 64, 128, 64, num_stages=6, num_warps=4)
+    pool = tuning.streamk_trials(chosen)
+    assert pool[:2] == (chosen, replace(chosen, stream_k=True))
+    plain = [c for c in pool if not c.stream_k]
+    assert {replace(c, stream_k=True) for c in plain} == {c for c in pool if c.stream_k}
+    assert len(pool) == len(set(pool)) == 12
+    split = Config("splitk", 128, 256, 64, num_stages=3, num_warps=8)  # no stream-K twin: another kernel
+    assert tuning.streamk_trials(split)[0] == split
+    assert not any(c.kernel == "splitk" and c.stream_k for c in tuning.streamk_trials(split))
+    padded = Config("tma", 128, 128, 64, num_stages=4, num_warps=8, pad_rows=True)
+    assert all(c.pad_rows for c in tuning.streamk_trials(padded))  # every candidate reads A and B as the choice does
+    with pytest.raises(TypeError, match=r"chosen must be a gpukb\.gemm\.triton\.configs\.Config; got dict"):
+        tuning.streamk_trials({"kernel": "tma"})  # type: ignore[arg-type]

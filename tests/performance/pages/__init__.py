@@ -5,8 +5,11 @@ datasheets, read raw, and how a printed cell compares with a value.
 
 from __future__ import annotations
 
+import copy
 import json
+import re
 import tomllib
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
@@ -62,7 +65,11 @@ def _number(cell: str) -> float:
 
 
 def _rounds(cell: str, value: float, digits: int) -> bool:
-    """Whether ``cell`` is ``value`` printed with ``digits`` decimals (a grouping comma allowed)."""
+    """Whether ``cell`` is ``value`` printed with ``digits`` decimals (a grouping comma allowed): exactly that many
+    decimals, and a number within half of the last one's unit (the value's own rounding may differ in the last bit)."""
+    decimals = re.search(r"\.(\d+)", cell)
+    if (len(decimals.group(1)) if decimals else 0) != digits:
+        return False
     return cell == f"{value:,.{digits}f}" or abs(_number(cell) - value) <= 0.5 * 10**-digits * (1 + 1e-9)
 
 
@@ -81,7 +88,28 @@ def _gbps(nbytes: int, ms: float) -> float:
 
 def _record(kwargs: dict[str, Any]) -> str:
     args = kwargs.get("args", ())
-    return kwargs.get("record") or next((a for a in args if isinstance(a, str) and "/" in a), H100)
+    record = kwargs.get("record")
+    if record is not None and not isinstance(record, str):  # a variant (below): the id of the record it changes
+        return f"{kwargs['variant_of']} (changed)"
+    return record or next((a for a in args if isinstance(a, str) and "/" in a), H100)
+
+
+def _raw_of(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The raw record a render call read: a variant's changed JSON (``kwargs["raw"]``), else the committed file."""
+    return kwargs["raw"] if "raw" in kwargs else _raw(_record(kwargs))
+
+
+def variant(record_id: str, change: Callable[[dict[str, Any]], None]) -> tuple[Any, dict[str, Any]]:
+    """A committed sweep changed as the committed records never are (a GPU the datasheet lacks, a refused case, a
+    missing reading), to reach the pages' branches for such runs: ``change`` edits a copy of the raw JSON in place.
+    Returns the record the page functions take (validated by the project's model) and the changed JSON the checks
+    read, as ``(record, kwargs)`` for a check: ``check(page_function(record=record), kwargs)``."""
+    from gpukb.performance.results import SweepRecord
+
+    raw = copy.deepcopy(_raw(record_id))
+    change(raw)
+    record = SweepRecord.model_validate_json(json.dumps(raw))
+    return record, {"record": record, "raw": raw, "variant_of": record_id}
 
 
 def _ceilings(record_id: str, raw: dict[str, Any]) -> tuple[dict[str, float], float | None]:

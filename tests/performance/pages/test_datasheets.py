@@ -7,17 +7,17 @@ from typing import Any
 
 from gpukb.performance.pages import datasheets as page
 from tests.helpers import markdown_tables
-from tests.performance.pages import DASH, MARK, PEAK_OF, _ceilings, _figures, _number, _raw, _record, _sheet
+from tests.performance.pages import DASH, MARK, PEAK_OF, _ceilings, _figures, _number, _raw_of, _record, _sheet
 
 
 def check_spec(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
-    raw = _raw(_record(kwargs))
+    raw = _raw_of(kwargs)
     gpu = raw["run"]["gpu"]
     gpus = {g["name"]: g["id"] for g in _sheet()["gpu"]}
     names = list(table[0])[1:-1]
     assert list(table[0])[-1] == f"measured on this {gpu['name']}"
-    assert [gpus[n] for n in names] == list(page.DATASHEET_GPUS)
+    assert [gpus[n] for n in names] == list(kwargs.get("gpu_ids", page.DATASHEET_GPUS))
     labels = {"SMs (AMD: compute units)": "sm_count", "boost clock (MHz)": "boost_clock", "memory (GB)": "memory",
               "memory bandwidth (GB/s)": "memory_bandwidth", "L2 cache (MB)": "l2_cache",
               "FP64 (vector) (TFLOP/s)": "fp64", "FP64 tensor core (TFLOP/s)": "fp64_tensor",
@@ -43,6 +43,31 @@ def check_spec(markdown: str, kwargs: dict[str, Any]) -> None:
             assert row[name].endswith(mark), (name, row)
             assert _number(row[name].removesuffix(mark)) == value, (name, row)
         assert row[f"measured on this {gpu['name']}"] == measured.get(quantity, DASH), row
+
+
+def check_sources(markdown: str, gpu_ids: tuple[str, ...]) -> None:
+    """The date the figures were checked, a link per source the GPUs' figures cite (by source id), then where each
+    GPU's figures were read, as Markdown lists each after a blank line."""
+    sheet = _sheet()
+    used = sorted({f["source"] for g in gpu_ids for f in _figures(g).values()})
+    entries = {g["id"]: g for g in sheet["gpu"]}
+    assert markdown.split("\n") == [
+        f"Checked {sheet['checked']}. Sources:",
+        "",
+        *(f"- [{sheet['sources'][s]['title']}]({sheet['sources'][s]['url']})" for s in used),
+        "",
+        "Where the figures were read:",
+        "",
+        *(f"- **{entries[g]['name']}**: {entries[g]['evidence']}" for g in gpu_ids),
+    ]
+
+
+def test_sources_and_a_table_of_fewer_gpus() -> None:
+    """The page's sources, and the table for two GPUs that both lack some figures (rows after those stay)."""
+    check_sources(page.spec_sources(), page.DATASHEET_GPUS)
+    gpu_ids = ("v100-sxm2", "h200-sxm")
+    check_sources(page.spec_sources(gpu_ids), gpu_ids)
+    check_spec(page.spec_table(gpu_ids=gpu_ids), {"gpu_ids": gpu_ids})
 
 
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {

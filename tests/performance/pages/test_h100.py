@@ -22,7 +22,7 @@ from tests.performance.pages import (
     _dense,
     _gbps,
     _pct,
-    _raw,
+    _raw_of,
     _record,
     _rounds,
     _tflops,
@@ -39,7 +39,7 @@ def _spread(cell: str, ms: dict[str, Any]) -> None:
 
 def check_meta(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
-    raw = _raw(_record(kwargs))
+    raw = _raw_of(kwargs)
     run, gpu = raw["run"], raw["run"]["gpu"]
     cells = {row["item"]: row["value"] for row in table}
     assert cells["GPU"] == gpu["name"]
@@ -65,7 +65,7 @@ def check_meta(markdown: str, kwargs: dict[str, Any]) -> None:
 
 def check_gemm_peaks(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
-    raw = _raw(_record(kwargs))
+    raw = _raw_of(kwargs)
     best = _best(raw)
     assert [row["type"] for row in table] == [d for d in DTYPES if d in best]
     for row in table:
@@ -90,7 +90,7 @@ def check_gemm_peaks(markdown: str, kwargs: dict[str, Any]) -> None:
 
 def check_gemm_squares(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
-    raw = _raw(_record(kwargs))
+    raw = _raw_of(kwargs)
     squares = [r for r in raw["gemm"] if r["sweep"] == "square"]
     assert [int(row["N (M = N = K)"]) for row in table] == sorted({r["m"] for r in squares})
     assert list(table[0])[1:] == [d for d in DTYPES if any(r["dtype"] == d for r in squares)]
@@ -107,7 +107,7 @@ def check_gemm_squares(markdown: str, kwargs: dict[str, Any]) -> None:
 
 def check_alignment(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
-    rows = [r for r in _raw(_record(kwargs))["gemm"] if r["sweep"] == "alignment"]
+    rows = [r for r in _raw_of(kwargs)["gemm"] if r["sweep"] == "alignment"]
     assert len(table) == len(rows) > 0
     for row, r in zip(table, rows, strict=True):
         n = int(row["N (M = N = K, bf16)"])
@@ -122,7 +122,7 @@ def check_alignment(markdown: str, kwargs: dict[str, Any]) -> None:
 
 def check_copy_sizes(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
-    raw = _raw(_record(kwargs))
+    raw = _raw_of(kwargs)
     bw = _dense(raw["run"]["gpu"]["name"], "memory_bandwidth")
     first: dict[int, dict[str, Any]] = {}
     for r in raw["copy"]:
@@ -141,7 +141,7 @@ def check_copy_sizes(markdown: str, kwargs: dict[str, Any]) -> None:
 
 def check_copy_widths(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
-    copies = _raw(_record(kwargs))["copy"]
+    copies = _raw_of(kwargs)["copy"]
     nbytes = next(r["bytes"] for r in copies if r["method"] == "elementwise")
     header = next(iter(table[0]))
     assert header == f"element ({size_text(nbytes)} per copy)"
@@ -156,7 +156,7 @@ def check_copy_widths(markdown: str, kwargs: dict[str, Any]) -> None:
 
 def check_host_device(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
-    records = _raw(_record(kwargs))["host_device"]
+    records = _raw_of(kwargs)["host_device"]
     sizes = sorted({r["bytes"] for r in records})
     assert [row["copied"] for row in table] == [size_text(n) for n in sizes]
     columns = {"host→device pageable": ("h2d", "pageable"), "host→device pinned": ("h2d", "pinned"),
@@ -172,7 +172,7 @@ def check_host_device(markdown: str, kwargs: dict[str, Any]) -> None:
 def check_attention(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
     d, causal = kwargs.get("head_dim", 128), kwargs.get("causal", False)
-    records = [r for r in _raw(_record(kwargs))["attention"] if r["head_dim"] == d and r["causal"] == causal]
+    records = [r for r in _raw_of(kwargs)["attention"] if r["head_dim"] == d and r["causal"] == causal]
     assert [int(row["sequence"]) for row in table] == sorted({r["seq"] for r in records})
     for row in table:
         s = int(row["sequence"])
@@ -194,7 +194,7 @@ def check_attention(markdown: str, kwargs: dict[str, Any]) -> None:
 
 def check_ceilings(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
-    raw = _raw(_record(kwargs))
+    raw = _raw_of(kwargs)
     device = raw["run"]["gpu"]["name"]
     best = _best(raw)
     rates, bw = _ceilings(_record(kwargs), raw)
@@ -206,8 +206,11 @@ def check_ceilings(markdown: str, kwargs: dict[str, Any]) -> None:
     for row in table:
         if row["ceiling"].startswith("memory"):
             assert _rounds(row["measured"], bw, 0)
-            assert row["datasheet"] == f"{sheet_bw[0]:,.0f}{MARK[sheet_bw[1]]}"
-            _pct(row["of datasheet"], bw / sheet_bw[0])
+            if sheet_bw is None:  # a GPU the datasheet file lacks
+                assert row["datasheet"] == row["of datasheet"] == DASH, row
+            else:
+                assert row["datasheet"] == f"{sheet_bw[0]:,.0f}{MARK[sheet_bw[1]]}"
+                _pct(row["of datasheet"], bw / sheet_bw[0])
             assert row["ridge, measured (FLOP/B)"] == row["ridge, datasheet"] == DASH
             continue
         dtype = row["ceiling"].split()[0]
@@ -228,7 +231,7 @@ def check_ceilings(markdown: str, kwargs: dict[str, Any]) -> None:
 
 def check_kernels(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
-    records = _raw(_record(kwargs))["kernels"]
+    records = _raw_of(kwargs)["kernels"]
     assert [(row["kernel"], row["peer"], row["case"]) for row in table] == [
         (r["name"], r["peer"], r["case"]) for r in records
     ]
@@ -244,7 +247,7 @@ def check_kernels(markdown: str, kwargs: dict[str, Any]) -> None:
 def check_kernels_summary(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
     by_name: dict[str, list[dict[str, Any]]] = {}
-    for r in _raw(_record(kwargs))["kernels"]:
+    for r in _raw_of(kwargs)["kernels"]:
         by_name.setdefault(r["name"], []).append(r)
     assert [row["kernel"] for row in table] == list(by_name)
     for row, (name, runs) in zip(table, by_name.items(), strict=True):

@@ -1022,3 +1022,65 @@ def triton_fill_note() -> str:
         f"tiles in one launch against the same tiles and split with the second kernel, classes where the one launch "
         f"was faster: {splits}."
     )
+
+
+def _us(ms: float | None) -> str:
+    return "–" if ms is None else f"{ms * 1e3:.1f}"
+
+
+def triton_streamk_pairs(record_id: str = triton_results.STREAMK_TABLE_ID) -> str:
+    """Step 12's evidence: each tiling timed without and with one stream-K round on each product (bf16, µs), with
+    the round it shares: its tiles × K steps over the 132 programs, and the most programs that meet on one tile."""
+    rows = []
+    for p in triton_results.streamk_pairs(record_id):
+        m, n, k = p.shape
+        whole = p.tiles // 132
+        shared = (
+            "none (whole rounds)"
+            if not p.shared
+            else f"{p.shared} × {p.k_steps} steps, up to {p.contributors} programs a tile"
+        )
+        gain = "–" if not (p.plain_ms and p.stream_k_ms) else f"{p.plain_ms / p.stream_k_ms:.2f}"
+        rows.append(
+            (
+                f"{p.layout} {m}×{n}×{k}",
+                f"`{p.config.label}`",
+                f"{p.tiles} ({whole} whole rounds)",
+                shared,
+                _us(p.plain_ms),
+                _us(p.stream_k_ms),
+                gain,
+                _us(p.cublas_ms),
+            )
+        )
+    headers = ["product", "tiling", "tiles", "shared round", "without, µs", "with stream-K, µs",
+               "without / with", "cuBLAS µs"]  # fmt: skip
+    return markdown_table(headers, rows)
+
+
+def triton_streamk_choices(record_id: str = triton_results.STREAMK_TABLE_ID) -> str:
+    """Step 12's products: the look-up's configuration and the fastest with one stream-K round, each against cuBLAS
+    in the same run (bf16, µs; the ratio is cuBLAS's time over the kernel's)."""
+    rows = []
+    for c in triton_results.streamk_choices(record_id):
+        m, n, k = c.shape
+
+        def ratio(ms: float | None, peer: float | None = c.cublas_ms) -> str:
+            return "–" if not (ms and peer) else f"{peer / ms:.3f}"
+
+        best = "–" if c.best_stream_k is None else f"`{c.best_stream_k.label}`"
+        rows.append(
+            (
+                f"{c.layout} {m}×{n}×{k}",
+                _us(c.cublas_ms),
+                f"`{c.chosen.label}`",
+                _us(c.chosen_ms),
+                ratio(c.chosen_ms),
+                best,
+                _us(c.best_stream_k_ms),
+                ratio(c.best_stream_k_ms),
+            )
+        )
+    headers = ["product", "cuBLAS µs", "look-up's choice", "its µs", "its cuBLAS / Triton", "fastest with stream-K",
+               "stream-K µs", "stream-K cuBLAS / Triton"]  # fmt: skip
+    return markdown_table(headers, rows)

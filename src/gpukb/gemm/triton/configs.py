@@ -54,6 +54,11 @@ class Config:
             sums (in slice order, counted on a per-tile lock) instead of a second kernel: one launch.
         swap_ab: ``splitk`` only: compute each tile as its transpose, ``Bᵀ Aᵀ``, so that the MMA's rows are B's
             columns and A's few rows (a decode step's tokens) its narrow N dimension.
+        stream_k: ``tma`` only (without ``warp_specialize`` or ``split_tail``): data-parallel + one stream-K round
+            in one launch (Osama et al., 2023, arXiv:2301.03598): the tiles of whole rounds as in the persistent
+            kernel; the tiles of the last, part-full round (:func:`stream_k_tiles`) have their K steps divided
+            evenly among all the programs, and each tile's partial sums are added in a fixed order by whichever of
+            its programs finishes last, as with ``fused_reduce``.
     """
 
     kernel: str
@@ -72,6 +77,7 @@ class Config:
     split_tail: bool = False
     fused_reduce: bool = False
     swap_ab: bool = False
+    stream_k: bool = False
 
     def __post_init__(self) -> None:
         if self.kernel not in KERNELS:
@@ -104,6 +110,13 @@ class Config:
                 raise ValueError(f"{name} applies to the 'splitk' kernel only; got kernel {self.kernel!r}")
         if self.split_tail and (self.kernel != "tma" or self.warp_specialize):
             raise ValueError("split_tail applies to the 'tma' kernel without warp_specialize")
+        if not isinstance(self.stream_k, bool):
+            raise ValueError(f"stream_k must be a bool; got {self.stream_k!r}")
+        if self.stream_k and (self.kernel != "tma" or self.warp_specialize or self.split_tail):
+            raise ValueError(
+                "stream_k applies to the 'tma' kernel without warp_specialize or split_tail; got kernel "
+                f"{self.kernel!r}, warp_specialize={self.warp_specialize}, split_tail={self.split_tail}"
+            )
         if self.kernel == "splitk" and (self.warp_specialize or self.epilogue_subtile):
             raise ValueError("warp_specialize and epilogue_subtile apply to the 'tma' kernel only")
         split = self.split_k
@@ -127,7 +140,7 @@ class Config:
         """A short name, e.g. ``"tma 128x256x64 g8 s3 w8 ws"``."""
         flags = (
             ("ws", self.warp_specialize), ("sub", self.epilogue_subtile), ("pad", self.pad_rows),
-            ("tail", self.split_tail), ("fused", self.fused_reduce), ("swap", self.swap_ab),
+            ("tail", self.split_tail), ("fused", self.fused_reduce), ("swap", self.swap_ab), ("sk", self.stream_k),
         )  # fmt: skip
         extras = [flag for flag, on in flags if on]
         if self.kernel == "tma" and not self.flatten:
@@ -163,7 +176,7 @@ class Config:
 
 
 #: Fields a record writes only when set (added after the first records were written).
-OPTIONAL_FLAGS = ("pad_rows", "split_tail", "fused_reduce", "swap_ab")
+OPTIONAL_FLAGS = ("pad_rows", "split_tail", "fused_reduce", "swap_ab", "stream_k")
 
 #: The most slices the split-K kernel cuts K into.
 MAX_SPLIT_K = 128
@@ -215,6 +228,21 @@ def tail_rows(m: int, n: int, k: int, config: Config, sms: int) -> tuple[int, in
             best = (cost, rows, split)
     _, rows, split = best
     return min(m, rows * config.block_m), split
+
+
+def stream_k_tiles(m: int, n: int, config: Config, sms: int) -> int:
+    """For a ``stream_k`` configuration: how many tiles of an m×n output form the stream-K round, the last ones in
+    the persistent kernel's order, whose K steps all ``sms`` programs share; 0 where the tiles fill whole rounds.
+
+    The tiles left over after whole rounds of ``sms``: 3000² in 128×256 tiles on 132 multiprocessors is 288 tiles,
+    two rounds and 24 tiles, whose 24 × 47 K steps of 64 are shared by the 132 programs, 8 or 9 each. A product of
+    fewer tiles than programs is all one stream-K round. At most ``sms - 1``: each program's share of the K steps
+    is then shorter than one tile's, so it touches at most two tiles (the kernel relies on it).
+    """
+    _checked(m, n, None, config, sms)
+    if not config.stream_k:
+        raise ValueError(f"stream_k_tiles is for stream_k configurations; got {config.label!r}")
+    return (_cdiv(m, config.block_m) * _cdiv(n, config.block_n)) % sms
 
 
 def tail_rounds(m: int, n: int, k: int, config: Config, sms: int) -> float:

@@ -62,6 +62,7 @@ from gpukb.gemm.triton.configs import (
     Config,
     pick_by_waves,
     split_for,
+    stream_k_tiles,
     tail_rows,
     waves,
 )
@@ -88,6 +89,7 @@ __all__ = [
     "pick_by_waves",
     "split_for",
     "staging",
+    "stream_k_tiles",
     "tma_refusal",
     "waves",
 ]
@@ -217,7 +219,26 @@ def k_loop(a, b, offs_am, offs_bn, k_start, steps,
             else:
                 acc = tl.dot(a_tile, b_tile, acc, max_num_imprecise_acc=MAX_IMPRECISE_ACC)
     return acc
+
+
+def store_tile(c_desc, acc, offs_cm, offs_cn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+               OUT_DTYPE: tl.constexpr, EPILOGUE_SUBTILE: tl.constexpr):  # fmt: skip
+    # One tile of C through its descriptor, rounded once; stores that hang over the edge are clipped by the copy
+    # engine. EPILOGUE_SUBTILE: in two halves, so that the output buffer in shared memory is half as large.
+    if EPILOGUE_SUBTILE:
+        acc0, acc1 = tl.split(tl.permute(tl.reshape(acc, (BLOCK_M, 2, BLOCK_N // 2)), (0, 2, 1)))
+        c_desc.store([offs_cm, offs_cn], acc0.to(OUT_DTYPE))
+        c_desc.store([offs_cm, offs_cn + BLOCK_N // 2], acc1.to(OUT_DTYPE))
+    else:
+        c_desc.store([offs_cm, offs_cn], acc.to(OUT_DTYPE))
     # --8<-- [end:helpers]
+
+
+def streamk_owner(i, per, extra):
+    # The program whose K steps include step i of the stream-K run: the first `extra` programs take per + 1 steps,
+    # the others per (where per is 0, only the first `extra` have any, and i < extra).
+    long_steps = extra * (per + 1)
+    return tl.where(i < long_steps, i // (per + 1), extra + (i - long_steps) // tl.maximum(per, 1))
 
 
 # --8<-- [start:tma]
@@ -262,17 +283,83 @@ def tma_kernel(
 
         tile_id_c += NUM_SMS
         pid_cm, pid_cn = grouped_tile(tile_id_c, num_pid_m, num_pid_n, GROUP_M)
-        offs_cm = pid_cm * BLOCK_M
-        offs_cn = pid_cn * BLOCK_N
-        acc = acc * alpha
-        # Stores that hang over the edge are clipped by the copy engine.
-        if EPILOGUE_SUBTILE:
-            acc0, acc1 = tl.split(tl.permute(tl.reshape(acc, (BLOCK_M, 2, BLOCK_N // 2)), (0, 2, 1)))
-            c_desc.store([offs_cm, offs_cn], acc0.to(OUT_DTYPE))
-            c_desc.store([offs_cm, offs_cn + BLOCK_N // 2], acc1.to(OUT_DTYPE))
-        else:
-            c_desc.store([offs_cm, offs_cn], acc.to(OUT_DTYPE))
+        store_tile(c_desc, acc * alpha, pid_cm * BLOCK_M, pid_cn * BLOCK_N, BLOCK_M, BLOCK_N, OUT_DTYPE,
+                   EPILOGUE_SUBTILE)  # fmt: skip
     # --8<-- [end:tma]
+
+
+# --8<-- [start:streamk]
+def streamk_kernel(
+    a, b, c, c_ptr, w_ptr, lock_ptr, M, N, K, SK_TILES, ldc, alpha,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+    A_ROW_MAJOR: tl.constexpr, B_ROW_MAJOR: tl.constexpr, OUT_DTYPE: tl.constexpr, UPCAST: tl.constexpr,
+    EPILOGUE_SUBTILE: tl.constexpr, FLATTEN: tl.constexpr, NUM_SMS: tl.constexpr,
+    MAX_IMPRECISE_ACC: tl.constexpr, PROMOTE_STEPS: tl.constexpr, FIX_M: tl.constexpr,
+):  # fmt: skip
+    # Data-parallel + one stream-K round, in one launch of NUM_SMS programs. The first tiles, in whole rounds, as
+    # in the persistent kernel; the last SK_TILES tiles (the round that would be part full) are one run of
+    # SK_TILES × k_tiles K steps, cut into NUM_SMS near-equal ranges, one per program.
+    pid = tl.program_id(axis=0)
+    num_pid_m = (M + BLOCK_M - 1) // BLOCK_M
+    num_pid_n = (N + BLOCK_N - 1) // BLOCK_N
+    k_tiles = (K + BLOCK_K - 1) // BLOCK_K
+    dp_tiles = num_pid_m * num_pid_n - SK_TILES
+    tile_id_c = pid - NUM_SMS
+    for tile_id in tl.range(pid, dp_tiles, NUM_SMS, flatten=FLATTEN):
+        pid_m, pid_n = grouped_tile(tile_id, num_pid_m, num_pid_n, GROUP_M)
+        acc = k_loop(a, b, pid_m * BLOCK_M, pid_n * BLOCK_N, 0, k_tiles, BLOCK_M, BLOCK_N, BLOCK_K,
+                     A_ROW_MAJOR, B_ROW_MAJOR, UPCAST, MAX_IMPRECISE_ACC, PROMOTE_STEPS, False)  # fmt: skip
+        tile_id_c += NUM_SMS
+        pid_cm, pid_cn = grouped_tile(tile_id_c, num_pid_m, num_pid_n, GROUP_M)
+        store_tile(c, acc * alpha, pid_cm * BLOCK_M, pid_cn * BLOCK_N, BLOCK_M, BLOCK_N, OUT_DTYPE,
+                   EPILOGUE_SUBTILE)  # fmt: skip
+
+    # The stream-K round: program p takes K steps [start, end) of the run; the first `extra` programs one more.
+    per = SK_TILES * k_tiles // NUM_SMS
+    extra = SK_TILES * k_tiles % NUM_SMS
+    start = pid * per + tl.minimum(pid, extra)
+    end = start + per + tl.where(pid < extra, 1, 0)
+    offs = tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
+    fix_rows = tl.arange(0, FIX_M)
+    fix_cols = tl.arange(0, BLOCK_N)
+    # A range is at most one tile long (SK_TILES < NUM_SMS), so it touches at most two tiles: its first segment (partial
+    # sums in slot 2p) runs to the end of the tile it starts in or to the end of the range, its second (slot 2p + 1)
+    # from the start of the next tile.
+    # Every segment runs the K loop (an empty one zero times), so that the branch below holds only the fix-up.
+    for seg in tl.static_range(2):
+        tile = start // k_tiles
+        stop = tl.minimum(end, (tile + 1) * k_tiles)
+        # (an empty segment may start past the last tile: it looks up the last one, and reads none of it)
+        pid_m, pid_n = grouped_tile(dp_tiles + tl.minimum(tile, SK_TILES - 1), num_pid_m, num_pid_n, GROUP_M)
+        acc = k_loop(a, b, pid_m * BLOCK_M, pid_n * BLOCK_N, (start - tile * k_tiles) * BLOCK_K,
+                     tl.maximum(stop - start, 0), BLOCK_M, BLOCK_N, BLOCK_K, A_ROW_MAJOR, B_ROW_MAJOR, UPCAST,
+                     MAX_IMPRECISE_ACC, PROMOTE_STEPS, False)  # fmt: skip
+        if start < stop:
+            # The fix-up, as the one-launch split-K's: store the partial sums, count this segment done on the tile's
+            # lock (after a barrier: every thread's stores first); the segment that counts last adds all of the
+            # tile's partial sums in program order, so the sum is the same whoever finished last, and resets the
+            # lock. It adds FIX_M rows at a time, so that a whole tile's sum is never held in registers beside one.
+            tl.store(w_ptr + (2 * pid + seg) * (BLOCK_M * BLOCK_N) + offs, acc)
+            first = streamk_owner(tile * k_tiles, per, extra)
+            last = streamk_owner((tile + 1) * k_tiles - 1, per, extra)
+            tl.debug_barrier()
+            done = tl.atomic_add(lock_ptr + tile, 1, sem="acq_rel", scope="gpu")
+            if done == last - first:
+                for r0 in tl.static_range(0, BLOCK_M, FIX_M):
+                    rows = r0 + fix_rows
+                    chunk = rows[:, None] * BLOCK_N + fix_cols[None, :]
+                    total = tl.full((FIX_M, BLOCK_N), 0.0, dtype=tl.float32)
+                    for p in range(first, last + 1):
+                        # p's segment of this tile is its second where p's range began in the tile before
+                        p_seg = tl.where(p * per + tl.minimum(p, extra) < tile * k_tiles, 1, 0)
+                        total += tl.load(w_ptr + (2 * p + p_seg) * (BLOCK_M * BLOCK_N) + chunk, cache_modifier=".cg")
+                    c_rows = pid_m * BLOCK_M + rows
+                    c_cols = pid_n * BLOCK_N + fix_cols
+                    mask = (c_rows[:, None] < M) & (c_cols[None, :] < N)
+                    tl.store(c_ptr + c_rows[:, None] * ldc + c_cols[None, :], (total * alpha).to(OUT_DTYPE), mask=mask)
+                tl.atomic_xchg(lock_ptr + tile, 0)
+        start = stop
+    # --8<-- [end:streamk]
 
 
 # --8<-- [start:splitk]
@@ -368,14 +455,21 @@ _NOT_SPECIALIZED = {
     "blocked": None,
     "tma": ["M", "N", "K", "lda", "ldb", "ldc"],
     "splitk": ["M", "N", "K", "K_PER", "STEPS", "stride_cs"],
+    "streamk": ["M", "N", "K", "SK_TILES", "ldc"],
     "reduce": ["M", "N", "SPLIT", "stride_ws"],
 }
-_KERNELS = {"blocked": blocked_kernel, "tma": tma_kernel, "splitk": splitk_kernel, "reduce": reduce_kernel}
+_KERNELS = {
+    "blocked": blocked_kernel, "tma": tma_kernel, "splitk": splitk_kernel, "reduce": reduce_kernel,
+    "streamk": streamk_kernel,
+}  # fmt: skip
 _COMPILED: dict[bool, dict[str, Any]] = {}
 
 
 #: The device functions the kernels call, by the global name they call them by.
-_HELPERS = {"grouped_tile": grouped_tile, "load_k_step": load_k_step, "k_loop": k_loop}
+_HELPERS = {
+    "grouped_tile": grouped_tile, "load_k_step": load_k_step, "k_loop": k_loop, "store_tile": store_tile,
+    "streamk_owner": streamk_owner,
+}  # fmt: skip
 
 
 def _jitted(name: str) -> Any:
@@ -887,6 +981,13 @@ class _Plan:
             self.k_per = k_per
         # The last slice of each tile adds the partial sums (one launch), where there are slices to add.
         self.fused = config.kernel == "splitk" and config.fused_reduce and self.split > 1
+        if config.stream_k and _dtype_name(a.dtype) not in ("float16", "bfloat16"):
+            raise ValueError(
+                f"stream_k is built and tested for float16 and bfloat16 inputs; got {_dtype_name(a.dtype)}"
+            )
+        # Stream-K: the tiles of the last, part-full round share their K steps among all the programs (0: none).
+        self.sk_tiles = stream_k_tiles(m, n, config, self.sms) if config.stream_k else 0
+        self.sk_buffers: dict[Any, tuple[Any, Any]] = {}  # stream -> (partial sums, locks), kept between calls
         # The type the kernel stores: under the interpreter a bf16 output is written as float32 (see _staged).
         stored = "float32" if self.interpret and _dtype_name(out_dtype) == "bfloat16" else _dtype_name(out_dtype)
         self.tl_out = _tl_dtype(stored)
@@ -1049,6 +1150,9 @@ class _Plan:
             make = _fast_descriptor if fast else _checked_descriptor
             c_arg = make(out, [m, n], [out.stride(0) if m > 1 else n, 1], [bm, c_bn])
         ldc = out.stride(0) if m > 1 else n
+        if self.sk_tiles:
+            self._streamk(a_arg, b_arg, c_arg, out, alpha)
+            return
         grid = (min(self.sms, triton.cdiv(m, bm) * triton.cdiv(n, bn)),)
         constants = {
             "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": config.block_k, "GROUP_M": config.group_m,
@@ -1064,6 +1168,30 @@ class _Plan:
         if self.fast and self.quick is None:
             c_block = [bm, bn // 2 if config.epilogue_subtile else bn]
             self._prepare_quick(grid, (m, n, k, lda, ldb, ldc), tuple(constants.values()), c_block)
+
+    def _streamk(self, a_desc: Any, b_desc: Any, c_desc: Any, out: Any, alpha: float) -> None:
+        """Launch the stream-K kernel on all the multiprocessors, with the plan's partial-sum slots (two a program)
+        and tile locks for the current stream: the locks are zero at rest (each tile's last segment resets its
+        own), so they are made once. No quick path: each call goes through :meth:`_launch`."""
+        torch = _torch()
+        config = self.config
+        key = _torch().cuda.current_stream(out.device).cuda_stream if out.device.type == "cuda" else 0
+        buffers = self.sk_buffers.get(key)
+        if buffers is None:
+            work = torch.empty(2 * self.sms * config.block_m * config.block_n, dtype=torch.float32, device=out.device)
+            lock = torch.zeros(self.sk_tiles, dtype=torch.int32, device=out.device)
+            buffers = self.sk_buffers[key] = (work, lock)
+        constants = {
+            "BLOCK_M": config.block_m, "BLOCK_N": config.block_n, "BLOCK_K": config.block_k,
+            "GROUP_M": config.group_m, "A_ROW_MAJOR": self.a_row, "B_ROW_MAJOR": self.b_row,
+            "OUT_DTYPE": self.tl_out, "UPCAST": self.upcast, "EPILOGUE_SUBTILE": config.epilogue_subtile,
+            "FLATTEN": config.flatten, "NUM_SMS": self.sms, "MAX_IMPRECISE_ACC": self.imprecise_acc,
+            "PROMOTE_STEPS": self.promote_steps, "FIX_M": min(config.block_m, max(16, FIX_ELEMENTS // config.block_n)),
+        }  # fmt: skip
+        ldc = out.stride(0) if self.m > 1 else self.n
+        args = (a_desc, b_desc, c_desc, out, *buffers, self.m, self.n, self.k, self.sk_tiles, ldc, alpha)
+        self._launch("streamk", (self.sms,), args, constants, (config.num_stages, config.num_warps), 0)
+        self.fast = not self.interpret and self.fast_failed is None
 
     def _splitk(self, a: Any, b: Any, out: Any, alpha: float) -> None:
         torch = _torch()
@@ -1313,6 +1441,11 @@ def _no_launch_hooks() -> bool:
     hooks = triton.knobs.runtime.launch_enter_hook
     return hooks is None or not getattr(hooks, "calls", True)
 
+
+#: Elements of a tile the stream-K fix-up adds at a time (rows of FIX_ELEMENTS // BLOCK_N): 32 rows of a 128×256 tile
+#: are 32 float32 registers a thread of eight warps, where a whole tile's running sum would take 128 beside the 128
+#: of the partial sums being added.
+FIX_ELEMENTS = 8192
 
 #: The reduction kernel's tile for split-K partial sums: elements of C per program, slices loaded at once.
 REDUCE_BLOCK = (256, 8)

@@ -3,8 +3,8 @@ with a fixed seed, from model families (``gpukb/data/gemm/model_shapes.toml``) a
 
 The second sweep exists because a sweep chosen by the people who tune a kernel tends to contain the shapes they
 tuned for. The first draw (:data:`RANDOM_SEED`) was committed before the tuning it measured; once its losses were
-known and tuned on, a new draw (:data:`HELD_OUT_SEED`) was committed before that tuning and measured only after it:
-its figures are what a user of these models would see. Torch-free.
+known and tuned on, a new draw (the first of :data:`HELD_OUT_DRAWS`) was committed before that tuning and measured
+only after it: its figures are what a user of these models would see. Torch-free.
 """
 
 from __future__ import annotations
@@ -28,32 +28,27 @@ FILE = "gemm/model_shapes.toml"
 #: were measured and read after issue 29's tuning, so later tuning may use it: it is no longer held out.
 RANDOM_SEED = 29
 RANDOM_COUNT = 24
-#: The held-out sweep: a second draw from the same generator, seed drawn with ``secrets.randbelow(10**6)`` on
-#: 2026-11-27 and committed before the tuning that followed the random sweep, measured once, in the final run.
-HELD_OUT_SEED = 909044
-HELD_OUT_COUNT = 32
-#: The second held-out sweep: once the first held-out sweep's results had been read (and its losing classes tuned,
-#: through shapes designed for them, not its own), a third draw from the same generator, its seed drawn with
-#: ``secrets.randbelow(10**6)`` on 2026-11-27 and committed after the last tuning and before the run that measured it.
-HELD_OUT_2_SEED = 961848
-HELD_OUT_2_COUNT = 32
-#: The third held-out sweep: once the second held-out sweep's results had been read (and the rules of the class
-#: look-up changed for the causes its losses showed, checked on designed shapes, not its own), a fourth draw from
-#: the same generator, its seed drawn with ``secrets.randbelow(10**6)`` on 2026-11-27 and committed after those
-#: changes and before the run that measured it.
-HELD_OUT_3_SEED = 877618
-HELD_OUT_3_COUNT = 32
-#: The fourth held-out sweep: once the third held-out sweep's results had been read, a fifth draw from the same
-#: generator, its seed drawn with ``secrets.randbelow(10**6)`` on 2026-11-27 and committed before the fifth tuning
-#: (decode steps and under-filled waves, on designed shapes) and before the run that measured it.
-HELD_OUT_4_SEED = 276436
-HELD_OUT_4_COUNT = 32
-#: The fifth held-out sweep: once the fourth held-out sweep's results had been read (and the look-up's rules changed
-#: for what they showed: weight-bound products carried over by bytes, borrowed splits, the one-launch cap), a sixth
-#: draw, its seed drawn with ``secrets.randbelow(10**6)`` on 2026-11-27 and committed before the run that measured
-#: it. A first seed, 402292, drew 4×1024×1024 NT, a shape the fifth tuning ran; it was set aside, unmeasured.
-HELD_OUT_5_SEED = 599625
-HELD_OUT_5_COUNT = 32
+#: The held-out draws from the same generator, by the name of the set of shapes each is (the ``sweep`` of a sweep
+#: record's rows): ``(seed, count)``. Each seed was drawn with ``secrets.randbelow(10**6)`` and committed before the
+#: run that first measured its draw; once that run's results had been read, the draw was *seen* and the next one was
+#: drawn. :func:`gpukb.gemm.triton.sweep.held_out` turns a draw into the sweep's shapes.
+HELD_OUT_DRAWS: dict[str, tuple[int, int]] = {
+    # 2026-11-27, committed before the tuning that followed the random sweep, measured once, in the final run.
+    "held-out": (909044, 32),
+    # Once the first held-out sweep's results had been read (and its losing classes tuned, through shapes designed
+    # for them, not its own): committed after the last tuning and before the run that measured it.
+    "held-out-2": (961848, 32),
+    # Once the second's results had been read (and the rules of the class look-up changed for the causes its losses
+    # showed, checked on designed shapes, not its own): committed after those changes, before the run that measured it.
+    "held-out-3": (877618, 32),
+    # Once the third's results had been read: committed before the fifth tuning (decode steps and under-filled waves,
+    # on designed shapes) and before the run that measured it.
+    "held-out-4": (276436, 32),
+    # Once the fourth's results had been read (and the look-up's rules changed for what they showed: weight-bound
+    # products carried over by bytes, borrowed splits, the one-launch cap): committed before the run that measured
+    # it. A first seed, 402292, drew 4×1024×1024 NT, a shape the fifth tuning ran; it was set aside, unmeasured.
+    "held-out-5": (599625, 32),
+}
 #: The most products one call draws (a sweep measures a few dozen; a million is drawn in seconds).
 MAX_COUNT = 1_000_000
 #: Token counts are drawn log-uniformly from this range (a decode step of one token to a 16k-token batch).

@@ -25,6 +25,7 @@ from gpukb.gemm.triton.configs import (
     Config,
     current_choice,
     shared_memory_model,
+    stream_k_tiles,
     tail_rows,
 )
 from gpukb.measuring.device import WindowClocks
@@ -965,6 +966,134 @@ def fill_summary(record_id: str = FILL_TABLE_ID) -> FillSummary:
         by_split={split: (counts[0], counts[1]) for split, counts in sorted(by.items())},
         swap_gap=max(gaps, default=0.0),
     )
+
+
+#: Step 12's run: one stream-K round timed on seen products against the look-up's choice (``--tune streamk``).
+STREAMK_TABLE_ID = "gemm/triton-gemm-tuning-h100-streamk"
+
+
+@dataclass(frozen=True)
+class StreamKPair:
+    """One tiling of a ``--tune streamk`` record, timed without and with one stream-K round on one product.
+
+    Attributes:
+        layout, shape: The product.
+        config: The tiling without ``stream_k``.
+        tiles: Its tiles of C; ``shared`` those of the last, part-full round, whose K steps the stream-K kernel
+            shares among ``sms`` programs (0: the tiles fill whole rounds, and the two are one kernel).
+        k_steps: K steps of one tile (``ceil(K / block_k)``); ``contributors`` the most programs that share a tile.
+        plain_ms, stream_k_ms: The two times (``None`` where one failed or was not timed).
+        cublas_ms: cuBLAS's time on the product in the same run.
+    """
+
+    layout: str
+    shape: tuple[int, int, int]
+    config: Config
+    tiles: int
+    shared: int
+    k_steps: int
+    contributors: int
+    plain_ms: float | None
+    stream_k_ms: float | None
+    cublas_ms: float | None
+
+
+def _streamk_contributors(shared: int, k_steps: int, sms: int) -> int:
+    """The most programs that share one tile of a stream-K round of ``shared`` tiles of ``k_steps`` K steps on ``sms``
+    programs, as the kernel divides them (the first ``total % sms`` programs take one step more)."""
+    total = shared * k_steps
+    per, extra = divmod(total, sms)
+    starts = [p * per + min(p, extra) for p in range(sms)] + [total]
+    most = 0
+    for tile in range(shared):
+        lo, hi = tile * k_steps, (tile + 1) * k_steps
+        most = max(most, sum(1 for p in range(sms) if starts[p] < hi and starts[p + 1] > lo))
+    return most
+
+
+def streamk_pairs(record_id: str = STREAMK_TABLE_ID, sms: int = 132) -> list[StreamKPair]:
+    """Every tiling a ``--tune streamk`` record timed both without and with ``stream_k``, product by product in the
+    record's order.
+
+    Raises:
+        TypeError, ValueError: For a ``record_id`` that is not a string, or not a tuning record that timed a
+            ``stream_k`` candidate. FileNotFoundError: For an id with no record.
+    """
+    from gpukb.gemm.triton.tuning import GemmTuning
+
+    record = load(text("record_id", record_id), expect=GemmTuning)
+    if not any(t.config.stream_k for c in record.classes for t in c.trials):
+        raise ValueError(f"{record_id} timed no stream_k candidate")
+    out = []
+    for entry in record.classes:
+        times = {t.config: t.ms for t in entry.trials}
+        m, n, k = entry.shape
+        for config in times:
+            if not config.stream_k or replace(config, stream_k=False) not in times:
+                continue
+            plain = replace(config, stream_k=False)
+            tiles = -(-m // config.block_m) * -(-n // config.block_n)
+            shared = stream_k_tiles(m, n, config, sms)
+            k_steps = -(-k // config.block_k)
+            contributors = _streamk_contributors(shared, k_steps, sms)
+            out.append(
+                StreamKPair(
+                    entry.layout,
+                    (m, n, k),
+                    plain,
+                    tiles,
+                    shared,
+                    k_steps,
+                    contributors,
+                    times[plain],
+                    times[config],
+                    entry.cublas_ms,
+                )
+            )
+    return out
+
+
+@dataclass(frozen=True)
+class StreamKChoice:
+    """One product of a ``--tune streamk`` record: the look-up's choice (the record's first trial of the product) and
+    the fastest candidate with ``stream_k``, each with its time, and cuBLAS's (ms; ``None`` where not timed)."""
+
+    layout: str
+    shape: tuple[int, int, int]
+    chosen: Config
+    chosen_ms: float | None
+    best_stream_k: Config | None
+    best_stream_k_ms: float | None
+    cublas_ms: float | None
+
+
+def streamk_choices(record_id: str = STREAMK_TABLE_ID) -> list[StreamKChoice]:
+    """:class:`StreamKChoice` for each product of a ``--tune streamk`` record, in its order.
+
+    Raises:
+        TypeError, ValueError, FileNotFoundError: As :func:`streamk_pairs`.
+    """
+    from gpukb.gemm.triton.tuning import GemmTuning
+
+    streamk_pairs(record_id)  # refuses a record that timed no stream_k candidate
+    record = load(record_id, expect=GemmTuning)
+    out = []
+    for entry in record.classes:
+        first = entry.trials[0]
+        timed = [t for t in entry.trials if t.config.stream_k and t.ms is not None]
+        best = min(timed, key=lambda t: float(t.ms or 0.0), default=None)
+        out.append(
+            StreamKChoice(
+                entry.layout,
+                entry.shape,
+                first.config,
+                first.ms,
+                None if best is None else best.config,
+                None if best is None else best.ms,
+                entry.cublas_ms,
+            )
+        )
+    return out
 
 
 @dataclass(frozen=True)

@@ -96,7 +96,7 @@ ISSUE_TUNING: tuple[tuple[str, tuple[int, int, int]], ...] = (
 #: every product of the random sweep (its results were read, so it is now tuned on, not held out), two of issue 29's
 #: products still under 0.9, and the first sweep's products under 0.9 of cuBLAS (3000³, whose rows start off
 #: 128-byte lines; small squares; a long K with M = 512), the worst first (a run short of time tunes those). None
-#: is a product of the held-out sweep (``held_out_shapes``), drawn before this tuning: the random sweep's
+#: is a product of the held-out sweep (``held_out("held-out")``), drawn before this tuning: the random sweep's
 #: 1×896×4864 (Qwen2-0.5B's MLP down at one token, NT) was drawn again there, so it is left out here.
 LOSER_TUNING: tuple[tuple[str, tuple[int, int, int]], ...] = (
     ("NT", (67, 4864, 896)),
@@ -170,6 +170,19 @@ FILL_TUNING: tuple[tuple[str, tuple[int, int, int]], ...] = (
     ("NT", (640, 8192, 2048)),
 )
 
+#: What step 12 timed one stream-K round on (``bench/triton_gemm_sweep.py --tune streamk``): products whose last round
+#: of tiles is part full, all of them already seen (3000³ of the first sweep, 128×256 tiles: 288 tiles, two rounds of
+#: 132 and 24; the fifth held-out draw's 896×4864×7503 weight gradient; issue 29's Llama-2 and GPT-2 products), and
+#: two products already level with cuBLAS as guards (4096³, Llama-3-8B's MLP up at 4096 tokens).
+STREAMK_TUNING: tuple[tuple[str, tuple[int, int, int]], ...] = (
+    ("NN", (3000, 3000, 3000)),
+    ("TN", (896, 4864, 7503)),
+    ("NT", (512, 11008, 4096)),
+    ("NN", (2304, 768, 3072)),
+    ("NN", (4096, 4096, 4096)),
+    ("NT", (4096, 14336, 4096)),
+)
+
 #: Tiny products (M·N·K < 2^20): timed against cuBLAS like the rest; their goal is within twice cuBLAS's time.
 TINY_SHAPES: tuple[Shape, ...] = (
     ("tiny", "3×5×7", 3, 5, 7),
@@ -186,44 +199,20 @@ def random_shapes() -> list[tuple[str, Shape]]:
     return [(s.layout, ("random", s.label, s.m, s.n, s.k)) for s in draw()]
 
 
-def held_out_shapes() -> list[tuple[str, Shape]]:
-    """The held-out sweep (the same generator, :data:`~gpukb.gemm.triton.model_shapes.HELD_OUT_SEED`), as
-    ``(layout, shape)`` pairs: drawn and committed before the tuning it measures, which never saw it."""
-    from gpukb.gemm.triton.model_shapes import HELD_OUT_COUNT, HELD_OUT_SEED, draw
+def held_out(name: str) -> list[tuple[str, Shape]]:
+    """A held-out sweep (the same generator as the random sweep, with the seed and count
+    :data:`~gpukb.gemm.triton.model_shapes.HELD_OUT_DRAWS` gives ``name``), as ``(layout, shape)`` pairs whose
+    group is ``name``: each drawn and committed before the run that first measured it.
 
-    return [(s.layout, ("held-out", s.label, s.m, s.n, s.k)) for s in draw(HELD_OUT_SEED, HELD_OUT_COUNT)]
+    Raises:
+        ValueError: For a name that is not a held-out draw's (the message lists them).
+    """
+    from gpukb.gemm.triton.model_shapes import HELD_OUT_DRAWS, draw
 
-
-def held_out_2_shapes() -> list[tuple[str, Shape]]:
-    """The second held-out sweep (:data:`~gpukb.gemm.triton.model_shapes.HELD_OUT_2_SEED`), as ``(layout, shape)``
-    pairs: drawn and committed after the last tuning, measured once, in the run that followed."""
-    from gpukb.gemm.triton.model_shapes import HELD_OUT_2_COUNT, HELD_OUT_2_SEED, draw
-
-    return [(s.layout, ("held-out-2", s.label, s.m, s.n, s.k)) for s in draw(HELD_OUT_2_SEED, HELD_OUT_2_COUNT)]
-
-
-def held_out_3_shapes() -> list[tuple[str, Shape]]:
-    """The third held-out sweep (:data:`~gpukb.gemm.triton.model_shapes.HELD_OUT_3_SEED`), as ``(layout, shape)``
-    pairs: drawn and committed after the look-up's rules changed, measured once, in the run that followed."""
-    from gpukb.gemm.triton.model_shapes import HELD_OUT_3_COUNT, HELD_OUT_3_SEED, draw
-
-    return [(s.layout, ("held-out-3", s.label, s.m, s.n, s.k)) for s in draw(HELD_OUT_3_SEED, HELD_OUT_3_COUNT)]
-
-
-def held_out_4_shapes() -> list[tuple[str, Shape]]:
-    """The fourth held-out sweep (:data:`~gpukb.gemm.triton.model_shapes.HELD_OUT_4_SEED`), as ``(layout, shape)``
-    pairs: drawn and committed before the fifth tuning, measured once, in the run after it."""
-    from gpukb.gemm.triton.model_shapes import HELD_OUT_4_COUNT, HELD_OUT_4_SEED, draw
-
-    return [(s.layout, ("held-out-4", s.label, s.m, s.n, s.k)) for s in draw(HELD_OUT_4_SEED, HELD_OUT_4_COUNT)]
-
-
-def held_out_5_shapes() -> list[tuple[str, Shape]]:
-    """The fifth held-out sweep (:data:`~gpukb.gemm.triton.model_shapes.HELD_OUT_5_SEED`), as ``(layout, shape)``
-    pairs: drawn and committed after the look-up's step-11 rules, measured once, in the run after them."""
-    from gpukb.gemm.triton.model_shapes import HELD_OUT_5_COUNT, HELD_OUT_5_SEED, draw
-
-    return [(s.layout, ("held-out-5", s.label, s.m, s.n, s.k)) for s in draw(HELD_OUT_5_SEED, HELD_OUT_5_COUNT)]
+    if not isinstance(name, str) or name not in HELD_OUT_DRAWS:
+        raise ValueError(f"name must be one of {list(HELD_OUT_DRAWS)}; got {name!r}")
+    seed, count = HELD_OUT_DRAWS[name]
+    return [(s.layout, (name, s.label, s.m, s.n, s.k)) for s in draw(seed, count)]
 
 
 #: Operand layouts: each letter says whether A, then B, is stored as given (N) or as its transpose's row-major

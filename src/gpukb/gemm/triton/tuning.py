@@ -199,6 +199,40 @@ CANDIDATES_16_FILL_MID: tuple[Config, ...] = (
     Config("splitk", 128, 256, 64, num_stages=3, num_warps=8, fused_reduce=True),
     Config("splitk", 64, 128, 64, num_stages=5, num_warps=4, fused_reduce=True),
 )
+#: Step 12's candidates (``bench/triton_gemm_sweep.py --tune streamk``): the persistent tilings with one stream-K
+#: round (``stream_k``: the tiles of the last, part-full round share their K steps among all the programs), each next
+#: to the same tiling without it.
+CANDIDATES_16_STREAMK: tuple[Config, ...] = tuple(
+    config
+    for plain in (
+        Config("tma", 128, 256, 64, num_stages=4, num_warps=8, epilogue_subtile=True),
+        Config("tma", 128, 256, 64, num_stages=3, num_warps=8),
+        Config("tma", 128, 128, 64, num_stages=5, num_warps=8),
+        Config("tma", 256, 128, 64, num_stages=3, num_warps=8),
+        Config("tma", 64, 128, 64, num_stages=4, num_warps=4),
+    )
+    for config in (plain, replace(plain, stream_k=True))
+)
+
+
+def streamk_trials(chosen: Config) -> tuple[Config, ...]:
+    """What step 12 times on a product: the configuration the look-up gives it (``chosen``), the same with one
+    stream-K round where it is a persistent tiling that can take one (with its ``pad_rows``), and
+    :data:`CANDIDATES_16_STREAMK` (with ``chosen``'s ``pad_rows``, so that every candidate reads the operands as
+    ``chosen`` does).
+
+    Raises:
+        TypeError: For a ``chosen`` that is not a :class:`Config`.
+    """
+    if not isinstance(chosen, Config):
+        raise TypeError(f"chosen must be a gpukb.gemm.triton.configs.Config; got {type(chosen).__name__}")
+    own = ()
+    if chosen.kernel == "tma" and not (chosen.warp_specialize or chosen.split_tail or chosen.stream_k):
+        own = (replace(chosen, stream_k=True),)
+    pad = chosen.pad_rows and chosen.kernel != "blocked"
+    return tuple(dict.fromkeys((chosen, *own, *(replace(c, pad_rows=pad) for c in CANDIDATES_16_STREAMK))))
+
+
 CANDIDATES_FP8: tuple[Config, ...] = (
     Config("tma", 128, 256, 128, num_stages=4, num_warps=8, epilogue_subtile=True),
     Config("tma", 128, 256, 128, num_stages=3, num_warps=8),

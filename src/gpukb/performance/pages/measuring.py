@@ -136,5 +136,5 @@ def flush_effect(record: Sweep = H100_SWEEP) -> str:
         sentences.append(text)
     if not sentences:
         return "This run has no L2 records."
-    gpu = record.run.gpu.name if record.run.gpu else "the GPU"
-    return f"On the {gpu} ({record.run.date.isoformat()}): " + "; ".join(sentences) + "."
+    # a sweep always names its GPU (its model refuses a run without one)
+    return f"On the {record.run.gpu.name} ({record.run.date.isoformat()}): " + "; ".join(sentences) + "."
