@@ -1072,6 +1072,9 @@ class _Plan:
         self.fast = not self.interpret and self.fast_failed is None
         return _LAST["kernel"]
 
+    # pragma: no mutate start
+    # GPU only (the driver's launcher, after a direct launch the interpreter never makes): the CPU tests cannot
+    # reach it and the GPU tests do, so it stays out of the CPU mutation run.
     def _prepare_blocked_quick(self, grid_x: int, static: tuple, constants: tuple) -> None:
         """Set :attr:`quick` for the blocked kernel: pointers need no descriptors and no copies, so a call is the
         launcher alone (the strides are the plan's: they are part of its key)."""
@@ -1087,6 +1090,7 @@ class _Plan:
 
         self.quick = quick
 
+    # pragma: no mutate end
     def _descriptors(self, a: Any, b: Any, fast: bool) -> tuple[Any, Any, int, int]:
         from triton.tools.tensor_descriptor import TensorDescriptor
 
