@@ -146,7 +146,7 @@ def check_mutation_score(markdown: str, kwargs: dict[str, Any]) -> None:
     expected = [last[None]] + [r for c, r in last.items() if c is not None]
     planned = [row for row in per_chapter if row["run"] == "not run yet"]  # declared parts no run has mutated yet
     for row in planned:
-        assert list(row.values())[2:] == ["–"] * 7, row
+        assert list(row.values())[2:] == ["–"] * 8, row
         files = chapters.resolve("gpukb.site.mutation_scope:parts")()[row["chapter"]][0]
         assert not any(set(files) & _then(r["scope"]) for r in raw["run"]), row
     per_chapter = per_chapter[: len(per_chapter) - len(planned)]
@@ -161,8 +161,9 @@ def check_mutation_score(markdown: str, kwargs: dict[str, Any]) -> None:
             assert row["chapter"] == said + (f" ({', '.join(alone)}: since run alone, below)" if alone else "")
         assert row["date"] == r["date"].isoformat()
         assert (int(row["mutants"]), int(row["killed (timeouts too)"]), int(row["survived"]),
-                int(row["no test calls it"]), int(row["timeouts"])) == (
-            r["mutants"], r["killed"] + r["timeout"], r["survived"], r["no_tests"], r["timeout"])  # fmt: skip
+                int(row["no test calls it"]), int(row["timeouts"]), int(row["not reached"])) == (
+            r["mutants"], r["killed"] + r["timeout"], r["survived"], r["no_tests"], r["timeout"],
+            r.get("not_reached", 0))  # fmt: skip
         assert row["score"] == f"{100 * (r['killed'] + r['timeout']) / r['mutants']:.1f}%", row
     scopes = re.findall(r"^Mutated: (.*)\.$", markdown, flags=re.MULTILINE)
     assert len(scopes) == len(run_tables)
@@ -175,9 +176,11 @@ def check_mutation_score(markdown: str, kwargs: dict[str, Any]) -> None:
         assert row["date"] == r["date"].isoformat()
         assert [_code(t) for t in row["tests selected"].split(", ")] == r["tests"]
         killed = r["killed"] + r["timeout"]  # mutmut counts a timeout as killed
-        assert r["mutants"] == r["killed"] + r["survived"] + r["no_tests"] + r["timeout"]
-        counts = (row["mutants"], row["killed (timeouts too)"], row["survived"], row["no test calls it"])
-        assert tuple(map(int, counts)) == (r["mutants"], killed, r["survived"], r["no_tests"])
+        not_reached = r.get("not_reached", 0)  # a run stopped part way: never ran, not killed
+        assert r["mutants"] == r["killed"] + r["survived"] + r["no_tests"] + r["timeout"] + not_reached
+        counts = (row["mutants"], row["killed (timeouts too)"], row["survived"], row["no test calls it"],
+                  row["not reached"])  # fmt: skip
+        assert tuple(map(int, counts)) == (r["mutants"], killed, r["survived"], r["no_tests"], not_reached)
         score = 100 * killed / r["mutants"]
         assert row["score"] == f"{score:.1f}%", (row, score)
     ids = ", ".join(f"`{r['id']}`" for r in expected)

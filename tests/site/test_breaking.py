@@ -159,3 +159,15 @@ def test_the_tests_the_page_names_exist() -> None:
     assert all((ROOT / p).exists() for p in paths), sorted(p for p in paths if not (ROOT / p).exists())
     for name in re.findall(r"`(test_\w+)`", text):  # the corruption table's tests are in test_data_files.py
         assert any(name in f.read_text(encoding="utf-8") for f in (ROOT / "tests").rglob("test_*.py")), name
+
+
+def test_a_run_stopped_part_way_counts_the_mutants_it_never_ran_as_not_killed() -> None:
+    import datetime
+
+    from gpukb.site.breaking import MutationRun
+
+    run = {"id": "x", "date": datetime.date(2026, 11, 27), "scope": ["a.py"], "tests": ["tests/t.py"], "mutants": 10}
+    stopped = MutationRun(**run, killed=6, survived=1, no_tests=0, timeout=1, not_reached=2)
+    assert stopped.score == 0.7  # (6 killed + 1 timeout) / 10: the 2 never run count against it
+    with pytest.raises(ValueError, match=r"not_reached = 9, but mutants = 10"):
+        MutationRun(**run, killed=6, survived=1, no_tests=0, timeout=1, not_reached=1)

@@ -48,6 +48,7 @@ class MutationRun(StrictModel):
         survived: Mutants every selected test passed with.
         no_tests: Mutants in functions no selected test calls.
         timeout: Mutants that ran past the time limit (counted as killed by mutmut).
+        not_reached: Mutants a run stopped part way never ran (counted as not killed: the score is a floor).
     """
 
     id: str
@@ -60,12 +61,15 @@ class MutationRun(StrictModel):
     survived: int = Field(ge=0)
     no_tests: int = Field(ge=0)
     timeout: int = Field(ge=0)
+    not_reached: int = Field(default=0, ge=0)
 
     @model_validator(mode="after")
     def _adds_up(self) -> MutationRun:
-        counted = self.killed + self.survived + self.no_tests + self.timeout
+        counted = self.killed + self.survived + self.no_tests + self.timeout + self.not_reached
         if counted != self.mutants:
-            raise ValueError(f"killed + survived + no_tests + timeout = {counted}, but mutants = {self.mutants}")
+            raise ValueError(
+                f"killed + survived + no_tests + timeout + not_reached = {counted}, but mutants = {self.mutants}"
+            )
         return self
 
     @property

@@ -136,10 +136,10 @@ def mutation_score() -> str:
     from gpukb.site.breaking import SURVIVOR_KINDS, MutationRun, mutation
 
     m = mutation()
-    counts = ["mutants", "killed (timeouts too)", "survived", "no test calls it", "score"]
+    counts = ["mutants", "killed (timeouts too)", "survived", "no test calls it", "not reached", "score"]
 
     def numbers(r: MutationRun) -> list[object]:
-        return [r.mutants, r.killed + r.timeout, r.survived, r.no_tests, f"{r.score:.1%}"]
+        return [r.mutants, r.killed + r.timeout, r.survived, r.no_tests, r.not_reached, f"{r.score:.1%}"]
 
     def mutated(files: tuple[str, ...], run: MutationRun) -> bool:
         """Whether the run mutated any of the files, where they were then (a page layer split into one module per
@@ -163,7 +163,7 @@ def mutation_score() -> str:
     per_chapter = markdown_table(
         ["chapter", "run", "date", *counts[:-1], "timeouts", counts[-1]],
         [[chapter(r), r.id, str(r.date), *numbers(r)[:-1], r.timeout, numbers(r)[-1]] for r in m.last_runs()]
-        + [[name, "not run yet", "–", "–", "–", "–", "–", "–", "–"] for name in not_run],
+        + [[name, "not run yet", *["–"] * 8] for name in not_run],
     )
     headers = ["run", "date", "tests selected", *counts]
     scopes: dict[tuple[str, ...], list[list[object]]] = {}  # runs grouped by what they mutated, in order
