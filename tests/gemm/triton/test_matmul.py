@@ -425,9 +425,9 @@ def test_stream_k_shares_the_last_round_and_adds_in_a_fixed_order(layout, m, n, 
     ],
 )  # fmt: skip
 def test_stream_k_refuses_what_it_does_not_model(kwargs, match) -> None:
-    kernel = kwargs.pop("kernel")
+    flags = {name: value for name, value in kwargs.items() if name != "kernel"}  # the parameter is shared: no pop
     with pytest.raises(ValueError, match=match):
-        Config(kernel, 16, 16, 16, stream_k=True, **kwargs)
+        Config(kwargs["kernel"], 16, 16, 16, stream_k=True, **flags)
 
 
 @pytest.mark.usefixtures("interpret")
