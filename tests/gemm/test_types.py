@@ -433,9 +433,9 @@ def test_page_cublaslt_fast16_accumulator_and_int8_fp32_layout_are_unconfirmed()
     ],
 )
 def test_unknown_names_list_what_is_allowed(kwargs, message) -> None:
-    library = kwargs.pop("library")
+    names = {key: value for key, value in kwargs.items() if key != "library"}  # the parameter is shared: no pop
     with pytest.raises(ValueError, match=message):
-        check(library, **kwargs)
+        check(kwargs["library"], **names)
 
 
 def test_names_must_be_strings() -> None:
