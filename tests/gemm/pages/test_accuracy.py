@@ -335,3 +335,25 @@ def test_the_fp8_tables_of_a_run_unlike_the_committed_one() -> None:
         patch.setattr(page, "_fp8", lambda record_id: record)
         for function in ("fp8_overflow", "fp8_agreement", "fp8_scale_result", "fp8_layout"):
             CHECKS[function](getattr(page, function)(), {"raw": raw})
+
+
+@pytest.mark.parametrize("short", ["hardware", "emulator_saturating", "emulator_format_rules"])
+def test_an_overflow_case_whose_columns_differ_in_length_is_refused(short: str) -> None:
+    """A record with fewer GPU (or emulator) values than probed sums stops the page with zip's ValueError, rather
+    than a table that silently drops the unmatched sums."""
+    import copy
+    import json
+
+    from gpukb.gemm.pages import accuracy as page
+    from gpukb.gemm.results import Fp8Hardware
+
+    raw = copy.deepcopy(_fp8())
+    case = next(r for r in raw["overflow"] if r["accepted"] and r["hardware"] is not None)
+    assert len(case[short]) == len(case["sums"]) > 1  # the committed record: one value per sum
+    case[short] = case[short][:-1]
+    record = Fp8Hardware.model_validate_json(json.dumps(raw))
+    argument = {"hardware": 2, "emulator_saturating": 3, "emulator_format_rules": 4}[short]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(page, "_fp8", lambda record_id: record)
+        with pytest.raises(ValueError, match=rf"zip\(\) argument {argument} is shorter than argument"):
+            page.fp8_overflow()
