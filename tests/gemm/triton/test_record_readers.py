@@ -146,6 +146,9 @@ def odd_fill(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     path = tmp_path / "gemm" / "fill-odd.json"
     path.parent.mkdir()
     path.write_text(json.dumps(raw), encoding="utf-8")
+    # a record that timed the fill candidates only cut into K slices (16×64×128 in two, one launch)
+    raw["classes"] = [tie | {"trials": tie["trials"][2:3]}]
+    path.with_name("fill-split-only.json").write_text(json.dumps(raw), encoding="utf-8")
     monkeypatch.setenv(RESULTS_DIR_VARIABLE, str(tmp_path))
     return "gemm/fill-odd"
 
@@ -159,3 +162,5 @@ def test_fill_summary_counts_decode_classes_up_to_64_rows_and_no_ties(odd_fill: 
     # fastest candidates store directly (a tma tiling; one slice); the tied pair at 2 slices is no one-launch win;
     # no transposed trial: no gap
     assert results.fill_summary(odd_fill) == results.FillSummary(2, 1, 2, {2: (1, 0)}, 0.0)
+    (split_only,) = results.fill_alternatives("gemm/fill-split-only")  # a split fill candidate is one too
+    assert (split_only.best_split, split_only.best_ms) == (2, 0.0092)
