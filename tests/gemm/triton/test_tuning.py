@@ -594,6 +594,12 @@ def test_streamk_trials_put_the_look_ups_choice_first_and_pair_each_tiling() -> 
     split = Config("splitk", 128, 256, 64, num_stages=3, num_warps=8)  # no stream-K twin: another kernel
     assert tuning.streamk_trials(split)[0] == split
     assert not any(c.kernel == "splitk" and c.stream_k for c in tuning.streamk_trials(split))
+    assert not any(c.pad_rows for c in pool)  # an unpadded choice: every candidate reads A and B in place
+    for other in ({"split_tail": True}, {"warp_specialize": True}):  # persistent tilings that take no stream-K round
+        ws = Config("tma", 128, 128, 64, num_stages=4, num_warps=8, **other)
+        assert tuning.streamk_trials(ws)[0] == ws
+        twins = sum(c.stream_k for c in tuning.CANDIDATES_16_STREAMK)
+        assert sum(c.stream_k for c in tuning.streamk_trials(ws)) == twins  # the candidates' own, none for ``ws``
     padded = Config("tma", 128, 128, 64, num_stages=4, num_warps=8, pad_rows=True)
     assert all(c.pad_rows for c in tuning.streamk_trials(padded))  # every candidate reads A and B as the choice does
     with pytest.raises(TypeError, match=r"chosen must be a gpukb\.gemm\.triton\.configs\.Config; got dict"):

@@ -1,0 +1,166 @@
+"""The record readers of :mod:`gpukb.gemm.triton.results` and step 12's two page tables, checked against the raw
+JSON and against a small stream-K record written here with the cases the committed one lacks: a tiling whose tiles
+fill whole rounds, a missing time, a stream-K trial without its plain twin, a product with no stream-K trial and no
+cuBLAS time. Torch-free and cheap (no page render beyond the two small tables)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from gpukb.gemm.pages.triton import triton_streamk_choices, triton_streamk_pairs
+from gpukb.gemm.triton import results
+from gpukb.records import RESULTS_DIR_VARIABLE, results_dir
+
+STREAMK_JSON = results_dir() / "gemm" / "triton-gemm-tuning-h100-streamk.json"
+
+
+def _cells(markdown: str) -> list[list[str]]:
+    """The body rows of a pipe table, cell by cell."""
+    lines = [line for line in markdown.splitlines() if line.startswith("|")][2:]
+    return [[cell.strip() for cell in line.strip("|").split(" | ")] for line in lines]
+
+
+def test_the_readers_refuse_a_record_of_another_kind() -> None:
+    # gemm/triton-gemm-h100 is the kernel record (TritonGemm), not a tuning record
+    for read in (results.fill_alternatives, results.streamk_pairs, lambda i: results.class_trials(i, "NN", (1, 1, 1))):
+        with pytest.raises(ValueError, match=r"holds a 'gemm\.triton-gemm' record; expected 'gemm\.triton-tuning'"):
+            read("gemm/triton-gemm-h100")
+    with pytest.raises(TypeError, match=r"^record_id must be"):
+        results.streamk_pairs(3)  # type: ignore[arg-type]
+
+
+def test_class_trials_names_the_classes_a_record_tuned() -> None:
+    raw = json.loads(STREAMK_JSON.read_text(encoding="utf-8"))
+    tuned = sorted({(c["layout"], tuple(c["shape"])) for c in raw["classes"]})
+    assert len(tuned) == 6
+    assert tuned[0] == ("NN", (2304, 768, 3072))
+    with pytest.raises(ValueError, match=re.escape(f"tuned no class on TT (1, 2, 3); it tuned {tuned}")):
+        results.class_trials(results.STREAMK_TABLE_ID, "TT", (1, 2, 3))
+
+
+def test_no_shared_tiles_no_contributors() -> None:
+    assert results._streamk_contributors(0, 47, 132) == 0  # tiles filling whole rounds: nobody shares one
+
+
+def test_sweep_changes_skip_unmatched_and_unmeasured_rows() -> None:
+    sweep = results.sweep_committed(results.SWEEP_RULES_ID)
+    first = next(i for i, r in enumerate(sweep.rows) if r.sweep == "first" and r.ratio is not None)
+    assert results.sweep_changes(sweep, sweep, threshold=0.0) == []  # the same ratio has not moved by more than 0
+    assert results.sweep_changes(sweep.model_copy(update={"rows": []}), sweep) == []  # nothing before: no pair
+    rows = list(sweep.rows)
+    rows[first] = rows[first].model_copy(update={"ratio": None})
+    assert results.sweep_changes(sweep, sweep.model_copy(update={"rows": rows}), threshold=0.0) == []
+
+
+def test_arc_steps_name_each_change_and_its_record() -> None:
+    steps = results.arc_steps()
+    assert [s.change for s in steps] == [c for c, _ in results.ARC_CONFIGS] + [c for c, _ in results.ARC_SWEEPS]
+    assert [s.record for s in steps] == ["gemm/triton-gemm-h100"] * 4 + [r for _, r in results.ARC_SWEEPS]
+    # the tiny products are left out of the means, though the sweep records time them in bf16
+    raw = json.loads((results_dir() / f"{results.SWEEP_RULES_ID}.json").read_text(encoding="utf-8"))
+    assert any(r["sweep"] == "tiny" and r["dtype"] == "bfloat16" for r in raw["rows"])
+    assert not any("tiny" in s.sweeps for s in steps)
+    kernel = results.committed()
+    empty = kernel.model_copy(update={"sweep": kernel.sweep.model_copy(update={"configs": []})})
+    label = results.ARC_CONFIGS[0][1].label
+    with pytest.raises(ValueError, match=re.escape(f"has no 4096³ and 8192³ result for {label!r}")):
+        results.arc_steps(empty)
+
+
+@pytest.fixture
+def odd_streamk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A two-product stream-K record: 16896×256 (132 tiles of 128×256: whole rounds) without the plain time of
+    one pair and the plain twin of another stream-K trial; 896×4864×7503 with no stream-K trial and no cuBLAS time."""
+    raw = json.loads(STREAMK_JSON.read_text(encoding="utf-8"))
+    whole, none = raw["classes"][0], raw["classes"][1]
+    whole["shape"] = [16896, 256, 3000]
+    whole["trials"] = [whole["trials"][i] for i in (0, 1, 2, 4)]  # 4: stream-K 128×256×64 3 stages, its twin (3) gone
+    whole["trials"][1]["ms"] = None
+    none["trials"] = [t for t in none["trials"] if not t["config"].get("stream_k")]
+    none["cublas_ms"] = None
+    raw["classes"] = [whole, none]
+    path = tmp_path / "gemm" / "streamk-odd.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(raw), encoding="utf-8")
+    monkeypatch.setenv(RESULTS_DIR_VARIABLE, str(tmp_path))
+    return "gemm/streamk-odd"
+
+
+def test_streamk_tables_show_what_is_missing(odd_streamk: str) -> None:
+    pairs = results.streamk_pairs(odd_streamk)
+    shown = [(p.shape, p.tiles, p.shared, p.contributors, p.plain_ms) for p in pairs]
+    assert shown == [((16896, 256, 3000), 132, 0, 0, None)]
+    assert _cells(triton_streamk_pairs(odd_streamk)) == [[
+        "NN 16896×256×3000", f"`{pairs[0].config.label}`", "132 (1 whole rounds)", "none (whole rounds)", "–",
+        "140.8", "–", "82.5",
+    ]]  # fmt: skip
+    choices = results.streamk_choices(odd_streamk)
+    assert [(c.best_stream_k, c.best_stream_k_ms) for c in choices][1] == (None, None)
+    rows = _cells(triton_streamk_choices(odd_streamk))
+    # 3000-class times from the record: chosen 0.123968 ms, cuBLAS 0.082464 ms (ratio 0.665), best stream-K 0.139536
+    assert rows[0][1:2] + rows[0][3:5] + rows[0][6:] == ["82.5", "124.0", "0.665", "139.5", "0.591"]
+    assert rows[1][1:2] + rows[1][3:] == ["–", "148.4", "–", "–", "–", "–"]
+    # no cuBLAS time: no ratio, for each of the product's six timed tilings
+    assert [t.ratio for t in results.class_trials(odd_streamk, "TN", (896, 4864, 7503))] == [None] * 6
+
+
+def _trial(entry: dict, kernel: str, tile: tuple[int, int, int], stages: int, fused: bool, split: int | None) -> dict:
+    """A copy of the one plain (not transposed) trial of ``entry`` with that tiling."""
+    (found,) = [
+        t for t in entry["trials"]
+        if (t["config"]["kernel"], t["config"]["block_m"], t["config"]["block_n"], t["config"]["block_k"])
+        == (kernel, *tile) and t["config"]["num_stages"] == stages and bool(t["config"].get("fused_reduce")) == fused
+        and not t["config"].get("swap_ab") and t["split_k"] == split and t["config"].get("split_k") in (None, split)
+    ]  # fmt: skip
+    return json.loads(json.dumps(found))
+
+
+@pytest.fixture
+def odd_fill(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A three-class fill record: 896×3072×8192 first (M above 64), then two decode classes with no transposed
+    trial: 64×768×768 (M = 64) whose best 16-row and 64-row times tie, and whose 16×64×128 pair ties at 2 slices;
+    40×768×768 whose 16×64×128 pair was timed at one slice only."""
+    raw = json.loads((results_dir() / f"{results.FILL_TABLE_ID}.json").read_text(encoding="utf-8"))
+    src = next(c for c in raw["classes"] if c["shape"] == [40, 768, 768])
+    tie = json.loads(json.dumps(src)) | {"shape": [64, 768, 768]}
+    tie["trials"] = [
+        _trial(src, "tma", (64, 32, 128), 4, False, None),
+        _trial(src, "splitk", (16, 32, 256), 4, True, 1),
+        _trial(src, "splitk", (16, 64, 128), 4, True, 2),
+        _trial(src, "splitk", (16, 64, 128), 4, False, 2),
+    ]
+    tie["trials"][1]["ms"] = tie["trials"][0]["ms"] = 0.007248  # 16-row and 64-row: the same time
+    tie["trials"][2]["ms"] = tie["trials"][3]["ms"] = 0.0092  # one launch and two kernels: the same time
+    one = json.loads(json.dumps(src))
+    one["trials"] = [
+        _trial(src, "splitk", (16, 32, 256), 4, True, 1),
+        _trial(src, "splitk", (64, 16, 256), 4, False, 1),
+        _trial(src, "splitk", (16, 64, 128), 4, True, 1),
+        _trial(src, "splitk", (16, 64, 128), 4, False, 1),
+    ]
+    raw["classes"] = [next(c for c in raw["classes"] if c["shape"][0] > 64), tie, one]
+    path = tmp_path / "gemm" / "fill-odd.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(raw), encoding="utf-8")
+    # a record that timed the fill candidates only cut into K slices (16×64×128 in two, one launch)
+    raw["classes"] = [tie | {"trials": tie["trials"][2:3]}]
+    path.with_name("fill-split-only.json").write_text(json.dumps(raw), encoding="utf-8")
+    monkeypatch.setenv(RESULTS_DIR_VARIABLE, str(tmp_path))
+    return "gemm/fill-odd"
+
+
+def test_fill_summary_counts_decode_classes_up_to_64_rows_and_no_ties(odd_fill: str) -> None:
+    tie, one = results.fill_alternatives(odd_fill)[1:]
+    assert (tie.earlier_ms, tie.narrow_ms, tie.swapped_ms) == (0.007248, 0.007248, None)
+    assert (tie.split, tie.fused_ms, tie.unfused_ms) == (2, 0.0092, 0.0092)
+    assert (one.narrow_ms, one.split, one.fused_ms, one.unfused_ms) == (0.007055999943986535, None, None, None)
+    # two decode classes (M = 64 and 40); only 40's 16-row best (7.056 µs) beats its 64-row best (7.312 µs); both
+    # fastest candidates store directly (a tma tiling; one slice); the tied pair at 2 slices is no one-launch win;
+    # no transposed trial: no gap
+    assert results.fill_summary(odd_fill) == results.FillSummary(2, 1, 2, {2: (1, 0)}, 0.0)
+    (split_only,) = results.fill_alternatives("gemm/fill-split-only")  # a split fill candidate is one too
+    assert (split_only.best_split, split_only.best_ms) == (2, 0.0092)
