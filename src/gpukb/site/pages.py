@@ -151,7 +151,9 @@ def mutation_score() -> str:
             return r.chapter
         named = [c.name for c in chapters.chapters() if mutated(c.mutation, r)]
         alone = {x.chapter for x in m.run if x.chapter is not None}  # chapters run on their own since
-        text = f"{', '.join(n for n in named if n not in alone)} and the argument checks, in one run"
+        rest = [n for n in named if n not in alone]
+        text = f"{', '.join(rest)} and the argument checks" if rest else "the argument checks"
+        text += ", in one run"
         since = [n for n in named if n in alone]
         return text + (f" ({', '.join(since)}: since run alone, below)" if since else "")
 
