@@ -906,18 +906,7 @@ def check_triton_fill_alternatives(markdown: str, kwargs: dict[str, Any]) -> Non
             assert float(us) == pytest.approx(ms * 1e3, abs=0.051), (row, column)
             assert float(rate) == pytest.approx(weight / (ms * 1e-3) / 1e12, abs=0.0051), (row, column)
         # one launch against two kernels: 16×64×128 tiles, 4 stages, at the largest split both were timed at
-        pairs: dict[int, dict[bool, float]] = {}
-        for t in c["trials"]:
-            cfg = t["config"]
-            if t["ms"] is None or (cfg["block_m"], cfg["block_n"], cfg["block_k"], cfg["num_stages"]) != (
-                16,
-                64,
-                128,
-                4,
-            ):
-                continue
-            if cfg["kernel"] == "splitk" and not cfg.get("swap_ab") and t["split_k"] and t["split_k"] > 1:
-                pairs.setdefault(t["split_k"], {})[bool(cfg.get("fused_reduce"))] = t["ms"]
+        pairs = _one_launch_pairs(c)
         split = max(s for s, found in pairs.items() if len(found) == 2)
         one, two = (float(x) for x in re.fullmatch(r"([\d.]+) / ([\d.]+) \(split \d+\)", row[
             "16×64×128: one launch / two kernels, µs"]).groups())  # fmt: skip
@@ -1148,18 +1137,7 @@ def check_triton_fill_note(markdown: str, kwargs: dict[str, Any]) -> None:
         (top,) = [t for t in c["trials"] if t["ms"] == kinds["best"]][:1]
         one_slice += (top["split_k"] or 1) == 1
         gaps.append(kinds["swapped"] / kinds["narrow"] - 1)
-        pairs: dict[int, dict[bool, float]] = {}
-        for t in c["trials"]:
-            cfg = t["config"]
-            if t["ms"] is None or (cfg["block_m"], cfg["block_n"], cfg["block_k"], cfg["num_stages"]) != (
-                16,
-                64,
-                128,
-                4,
-            ):
-                continue
-            if cfg["kernel"] == "splitk" and not cfg.get("swap_ab") and t["split_k"] and t["split_k"] > 1:
-                pairs.setdefault(t["split_k"], {})[bool(cfg.get("fused_reduce"))] = t["ms"]
+        pairs = _one_launch_pairs(c)
         for split, found in pairs.items():
             if len(found) == 2:
                 count = by_split.setdefault(split, [0, 0])
@@ -1850,3 +1828,15 @@ def test_the_triton_page_prose_matches_the_streamk_run() -> None:
         assert (tiles[0] // 132, tiles[0] % 132) == tiles[1:]
         assert round(100 * ((tiles[1] + 1) / (tiles[1] + tiles[2] / 132) - 1)) == 3
         assert pair[1] > ms(c, block_m=128, block_n=256, num_stages=4, stream_k=False)
+
+
+def _one_launch_pairs(c: dict) -> dict[int, dict[bool, float]]:
+    """A fill class's split-K trials of 16×64×128 tiles, 4 stages, by split: {one launch?: ms}, from the raw JSON."""
+    pairs: dict[int, dict[bool, float]] = {}
+    for t in c["trials"]:
+        cfg = t["config"]
+        if t["ms"] is None or (cfg["block_m"], cfg["block_n"], cfg["block_k"], cfg["num_stages"]) != (16, 64, 128, 4):
+            continue
+        if cfg["kernel"] == "splitk" and not cfg.get("swap_ab") and t["split_k"] and t["split_k"] > 1:
+            pairs.setdefault(t["split_k"], {})[bool(cfg.get("fused_reduce"))] = t["ms"]
+    return pairs
