@@ -617,6 +617,9 @@ def default_config(a: Any, b: Any, out: Any) -> Config:
     name = _dtype_name(a.dtype)
     if interpreting():
         return INTERPRETER_FP8_CONFIG if name == "float8_e4m3fn" else INTERPRETER_CONFIG
+    # GPU only past this point (the CPU tests always interpret): out of the CPU mutation run, like the quick launch
+    # path; the GPU tests run the Hopper branch (the tuned choice) on every call they make without a config.
+    # pragma: no mutate start
     if name == "float32":
         return FP32_CONFIG
     if name not in DEFAULT_CONFIGS or _hopper_refusal(a) is not None:
@@ -625,6 +628,7 @@ def default_config(a: Any, b: Any, out: Any) -> Config:
     aligned, sectors = rows_aligned(a, b, out), rows_aligned(a, b, out, tuning.SECTOR_BYTES)
     copied = any(_describable(t, layouts) is not None for t, layouts in zip((a, b), _operand_layouts(a), strict=True))
     return tuning.choose(name, layout_code(a, b), m, n, k, _sm_count(a.device), aligned, sectors, copied)
+    # pragma: no mutate end
 
 
 def layout_code(a: Any, b: Any) -> str:
