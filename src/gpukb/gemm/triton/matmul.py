@@ -659,13 +659,13 @@ def _check(a: Any, b: Any, out: Any, out_dtype: Any) -> tuple[int, int, int, Any
             "or move them to a CUDA device"
         )
     fp8 = _dtype_name(a.dtype) == "float8_e4m3fn"
+    if out is not None and not isinstance(out, torch.Tensor):  # before its type is read as out_dtype's default
+        raise TypeError(f"out must be a torch.Tensor; got {type(out).__name__}")
     if out_dtype is None:
         out_dtype = out.dtype if out is not None else (torch.bfloat16 if fp8 else a.dtype)
     if _dtype_name(out_dtype) not in OUTPUT_DTYPES:
         raise TypeError(f"output type {_dtype_name(out_dtype)} is not supported; supported: {list(OUTPUT_DTYPES)}")
     if out is not None:
-        if not isinstance(out, torch.Tensor):
-            raise TypeError(f"out must be a torch.Tensor; got {type(out).__name__}")
         if tuple(out.shape) != (m, n) or out.dtype != out_dtype or out.device != a.device:
             raise ValueError(
                 f"out must be a {m}×{n} {_dtype_name(out_dtype)} tensor on {a.device}; got "
