@@ -158,3 +158,11 @@ def test_tile_groups_split_by_powers_of_two_and_split_k() -> None:
         logs = [math.log(r.row.ratio) for r in g.rows]
         assert g.geomean == pytest.approx(math.exp(sum(logs) / len(logs)), rel=1e-12)
     assert pk.tile_groups([])[0].geomean is None
+
+
+def test_a_measured_row_without_a_configuration_is_refused() -> None:
+    record = sweep_committed(pk.PEER_TILES_ID)
+    row = pk.peer_tile_rows(record)[0].row
+    broken = record.model_copy(update={"rows": [row.model_copy(update={"config": None})]})
+    with pytest.raises(ValueError, match=f"the row '{row.label}' .* has a ratio but no configuration"):
+        pk.peer_tile_rows(broken)

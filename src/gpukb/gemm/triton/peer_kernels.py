@@ -149,7 +149,8 @@ def peer_tile_rows(record: TritonGemmSweep | str = PEER_TILES_ID) -> list[PeerTi
     cuBLAS's side, lowest ratio first, on the multiprocessor count the record's GPU reported.
 
     Raises:
-        ValueError: For a record whose run names no GPU (its multiprocessors are not known).
+        ValueError: For a record whose run names no GPU (its multiprocessors are not known), or a row with a ratio and
+            no configuration.
     """
     if isinstance(record, str):
         record = sweep_committed(record)
@@ -162,6 +163,8 @@ def peer_tile_rows(record: TritonGemmSweep | str = PEER_TILES_ID) -> list[PeerTi
         peer = peer_gemm(row.peer_kernels) if row.dtype == "bfloat16" and row.ratio else None
         if peer is None:
             continue
+        if row.config is None:
+            raise ValueError(f"the row {row.label!r} ({row.sweep}) has a ratio but no configuration to count tiles of")
         peer_fill = None if peer.split_k else fill(row.m, row.n, peer.tile_m, peer.tile_n, sms)
         slices = row.split_k or 1
         own = fill(row.m, row.n, row.config.block_m, row.config.block_n, sms, slices)
