@@ -1930,7 +1930,10 @@ def test_the_triton_page_prose_matches_the_peer_tiles_run() -> None:
     assert len(eight) == 8
     assert len(rows) == 63
     assert "On the eight products of the fourth and fifth held-out draws" in text
-    assert "Over all 63 products whose cuBLAS kernel could be read" in text
+    whole = [name for _, _, name in rows if "_splitK_" not in name]
+    assert len(whole) == 50
+    assert "Of the 63 products whose cuBLAS kernel could be read, 50 ran on cuBLAS with K whole" in text
+    assert "where the look-up chose the persistent kernel, neither side cut K, and the look-up ran below 0.9" in text
 
     def useful(m: int, n: int, tm: int, tn: int) -> tuple[int, int, float]:
         tiles = -(-m // tm) * -(-n // tn)
@@ -1981,4 +1984,8 @@ def test_the_triton_page_prose_matches_the_peer_tiles_run() -> None:
 
     assert (f"{mean(True):.3f}", f"{mean(False):.3f}") == ("0.956", "0.902")
     assert "ran at 0.956 of cuBLAS where cuBLAS's tile was a power of two on both sides, and at 0.902" in text
-    assert "Where cuBLAS's tile was a power of two the Triton GEMM was still at 0.956" in text
+    assert "Where cuBLAS's tile was a power of two and K whole, the Triton GEMM was still at 0.956" in text
+    # The clusters the names give: two, four or eight thread blocks.
+    blocks = {int(cx) * int(cy) for _, match, _ in rows for cx, cy in [match.groups()[2:4]]}
+    assert blocks == {2, 4, 8}
+    assert "clusters of two, four or eight thread blocks" in text
