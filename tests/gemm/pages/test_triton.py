@@ -1264,13 +1264,13 @@ def check_triton_peer_tiles(markdown: str, kwargs: dict[str, Any]) -> None:
 def check_triton_peer_tile_groups(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
     rows = _peer_rows(kwargs)
-    assert [(row["cuBLAS's tile"], row["K"]) for row in table] == [
+    assert [(row["cuBLAS's tile"], row["cuBLAS's K"]) for row in table] == [
         ("powers of two", "whole"), ("powers of two", "split"), ("another size", "whole"), ("another size", "split")
     ]  # fmt: skip
     assert sum(int(row["products"]) for row in table) == len(rows) > 0
     for row in table:
         pow2 = row["cuBLAS's tile"] == "powers of two"
-        split = row["K"] == "split"
+        split = row["cuBLAS's K"] == "split"
         ratios = sorted(
             r["ratio"]
             for r, match, name in rows

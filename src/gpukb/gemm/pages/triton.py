@@ -1129,5 +1129,5 @@ def triton_peer_tile_groups(record_id: str = peer_kernels.PEER_TILES_ID) -> str:
                 "–" if not g.rows else f"{g.rows[0].row.ratio:.3f}",
             )
         )
-    headers = ["cuBLAS's tile", "K", "products", "cuBLAS / Triton, geometric mean", "lowest"]
+    headers = ["cuBLAS's tile", "cuBLAS's K", "products", "cuBLAS / Triton, geometric mean", "lowest"]
     return markdown_table(headers, rows)
