@@ -236,13 +236,15 @@ def test_one_row_products_whose_rows_are_copied(config, a_shape, b_shape, dtype)
 
 
 @pytest.mark.usefixtures("interpret")
-def test_a_product_under_the_interpreter_raises_no_numpy_deprecation() -> None:
-    # triton 3.6's interpreter converts one-element arrays to ints, which numpy deprecates on every launch
+def test_a_call_under_the_interpreter_warns_nothing_and_records_its_launch(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mm, "_LAST", {})  # what compiled_summary reads: no launch yet
     a, b = torch.randn(16, 16).half(), torch.randn(16, 16).half()
     with warnings.catch_warnings():
+        # triton 3.6's interpreter converts one-element arrays to ints, which numpy deprecates, on every launch
         warnings.simplefilter("error", DeprecationWarning)
-        out = mm.matmul(a, b)
+        out = mm.matmul(a, b)  # the blocked kernel
     assert torch.allclose(out.double(), a.double() @ b.double(), rtol=2**-10, atol=1e-3)
+    assert "kernel" in mm._LAST
 
 
 def test_the_kernels_are_jitted_once_per_mode_and_their_helpers_bound_to_that_mode(
