@@ -4,7 +4,7 @@ Run from the repository root on a machine with a Hopper GPU::
 
     python bench/triton_gemm_sweep.py OUT_DIR [--budget SECONDS] [--tune sweep|issue29|losers|gaps|fill|none]
         [--tune-only] [--reserve SECONDS] [--bytes-rules]
-        [--sets first,issue,random,held-out,held-out-2,held-out-3,held-out-4,held-out-5,tiny]
+        [--sets first,issue,random,held-out,held-out-2,held-out-3,held-out-4,held-out-5,tiny] [--profile some|all]
 
 ``--tune issue29`` tunes the classes of issue 29's representatives (``gpukb.gemm.triton.sweep.ISSUE_TUNING``) with
 the extended candidates and writes ``triton-gemm-tuning-h100-issue29.json``; ``--tune losers`` the classes of the
@@ -134,7 +134,8 @@ def _tflops(m: int, n: int, k: int, ms: float | None) -> float | None:
     return None if not ms else 2 * m * n * k / (ms * 1e-3) / 1e12
 
 
-#: bf16 products with M up to this (and the K-heavy ones) get the names of the GPU kernels each side launched.
+#: bf16 products with M up to this (and the K-heavy ones) get the names of the GPU kernels each side launched
+#: (``--profile some``; ``--profile all``: every bf16 product, in its own layout).
 PROFILE_MAX_M = 64
 
 
@@ -607,18 +608,19 @@ def _describe_row(row: dict) -> str:
     )
 
 
-def profile_rows(torch: Any, rows: list[dict], budget: Budget) -> None:
+def profile_rows(torch: Any, rows: list[dict], budget: Budget, every: bool = False) -> None:
     """After every timing is done (the profiler slows later launches): the GPU kernels each side launched, by name,
-    for the bf16 rows with M ≤ ``PROFILE_MAX_M`` and the K-heavy ones."""
+    for the bf16 NN rows with M ≤ ``PROFILE_MAX_M`` and the K-heavy ones, or with ``every``, for every bf16 row in
+    its own layout."""
     from gpukb.gemm.triton.matmul import matmul
 
     for row in rows:
-        if row["dtype"] != "bfloat16" or row["layout"] != "NN" or row.get("error"):
+        if row["dtype"] != "bfloat16" or row.get("error") or budget.left() < 5:
             continue
-        if not (row["m"] <= PROFILE_MAX_M or row["group"] == "k-heavy") or budget.left() < 5:
+        if not every and (row["layout"] != "NN" or not (row["m"] <= PROFILE_MAX_M or row["group"] == "k-heavy")):
             continue
         m, n, k = row["m"], row["n"], row["k"]
-        a, b = operands(torch, torch.bfloat16, m, n, k, "NN")
+        a, b = operands(torch, torch.bfloat16, m, n, k, row["layout"])
         c = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
         matmul(a, b, out=c)
         torch.matmul(a, b, out=c)
@@ -639,6 +641,9 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sets", default=",".join(SETS), help=f"the sets of shapes to measure, of {','.join(SETS)}")
     parser.add_argument("--bytes-rules", action="store_true",
                         help="the look-up with step 11's rules (tuning.use_bytes_rules); off by default")  # fmt: skip
+    parser.add_argument("--profile", choices=("some", "all"), default="some",
+                        help="which bf16 products get the names of the kernels each side launched: some (M ≤ "
+                        f"{PROFILE_MAX_M} and the K-heavy ones, NN) or all (every one, in its own layout)")  # fmt: skip
     parser.add_argument("--held-out-commit", help="the commits that fixed the held-out draws, comma-separated, in the "
                         f"order {', '.join(HELD_OUT_DRAWS)} (written to the record)")  # fmt: skip
 
@@ -706,7 +711,7 @@ def triton_gemm_sweep(script: Script) -> int:
         tuning.use_bytes_rules(True)
     clear_plans()  # plans made before hold configurations chosen without the table
     rows = sweep(torch, args.out_dir, budget, tuned, sets)
-    profile_rows(torch, rows, budget)
+    profile_rows(torch, rows, budget, every=args.profile == "all")
     record = {
         "kind": TritonGemmSweep.kind_name(),
         "schema_version": TritonGemmSweep.version(),

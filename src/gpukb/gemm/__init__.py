@@ -7,7 +7,7 @@ from gpukb.chapters import Chapter, DataFile, GpuRun
 #: tables ``tests/gemm/pages/test_<page>.py`` checks. The opening page, index.md, is ``opening`` (a module named
 #: ``index`` would take the package's place in the API reference); it prints no table.
 _PAGES = ("opening", "type_tables", "accuracy", "ground_up", "timing", "triton")
-_TRITON_HOST = ("matmul", "configs", "tuning", "model_shapes", "sweep", "pairs", "results")
+_TRITON_HOST = ("matmul", "configs", "tuning", "model_shapes", "sweep", "pairs", "results", "peer_kernels")
 
 CHAPTER = Chapter(
     name="gemm",

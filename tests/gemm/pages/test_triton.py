@@ -1215,6 +1215,74 @@ def check_triton_streamk_choices(markdown: str, kwargs: dict[str, Any]) -> None:
         assert float(row["stream-K cuBLAS / Triton"]) == pytest.approx(c["cublas_ms"] / best["ms"], abs=6e-4)
 
 
+# cuBLAS's nvjet kernels, read independently of gpukb.gemm.triton.peer_kernels: the first pair of numbers after the
+# variant letters, the tile with N first; the third pair, the cluster; "_splitK_" a split product.
+_NVJET = re.compile(r"^nvjet_sm\d+_[a-z]+_(\d+)x(\d+)_\d+x\d+_(\d+)x(\d+)_")
+
+
+def _peer_rows(kwargs: dict[str, Any]) -> list[tuple[dict[str, Any], re.Match, str]]:
+    """The bf16 rows of the peer-tiles run whose cuBLAS call ran an nvjet kernel, with the match and the name,
+    lowest ratio first."""
+    record_id = _kwarg(kwargs, "record_id", 0, "gemm/triton-gemm-sweep-h100-peer-tiles")
+    rows = []
+    for r in _sweep_raw(record_id.removeprefix("gemm/"))["rows"]:
+        names = [k for k in r["peer_kernels"] or [] if _NVJET.match(k)] if r["dtype"] == "bfloat16" else []
+        if names and r["ratio"]:
+            rows.append((r, _NVJET.match(names[0]), names[0]))
+    return sorted(rows, key=lambda x: x[0]["ratio"])
+
+
+def _rounds_cell(m: int, n: int, tm: int, tn: int, slices: int = 1) -> str:
+    tiles = -(-m // tm) * -(-n // tn) * slices
+    rounds = -(-tiles // 132)
+    return f"{tiles} in {rounds} ({m * n * slices / (rounds * 132 * tm * tn):.2f})"
+
+
+def check_triton_peer_tiles(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    below = _kwarg(kwargs, "below", 1, 0.9)
+    expected = [
+        (r, match)
+        for r, match, name in _peer_rows(kwargs)
+        if "_splitK_" not in name and r["config"]["kernel"] == "tma" and (r["split_k"] or 1) == 1 and r["ratio"] < below
+    ]
+    assert len(table) == len(expected) > 0
+    for row, (r, match) in zip(table, expected, strict=True):
+        tn, tm, cx, cy = (int(g) for g in match.groups())
+        c = r["config"]
+        assert row["product"] == f"{r['layout']} {r['m']}×{r['n']}×{r['k']}"
+        assert row["layer"] == r["label"]
+        assert float(row["cuBLAS / Triton"]) == pytest.approx(r["ratio"], abs=5e-4)
+        assert row["cuBLAS's tile M×N (cluster, as named)"] == f"{tm}×{tn} (cluster {cx}×{cy})"
+        assert row["cuBLAS's tiles in rounds (useful share)"] == _rounds_cell(r["m"], r["n"], tm, tn)
+        assert row["look-up's tile"] == f"{c['block_m']}×{c['block_n']}"
+        assert row["look-up's tiles in rounds (useful share)"] == _rounds_cell(
+            r["m"], r["n"], c["block_m"], c["block_n"]
+        )
+
+
+def check_triton_peer_tile_groups(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    rows = _peer_rows(kwargs)
+    assert [(row["cuBLAS's tile"], row["cuBLAS's K"]) for row in table] == [
+        ("powers of two", "whole"), ("powers of two", "split"), ("another size", "whole"), ("another size", "split")
+    ]  # fmt: skip
+    assert sum(int(row["products"]) for row in table) == len(rows) > 0
+    for row in table:
+        pow2 = row["cuBLAS's tile"] == "powers of two"
+        split = row["cuBLAS's K"] == "split"
+        ratios = sorted(
+            r["ratio"]
+            for r, match, name in rows
+            if all(int(g) & (int(g) - 1) == 0 for g in match.groups()[:2]) == pow2 and ("_splitK_" in name) == split
+        )
+        assert int(row["products"]) == len(ratios)
+        if ratios:
+            mean = statistics.geometric_mean(ratios)
+            assert float(row["cuBLAS / Triton, geometric mean"]) == pytest.approx(mean, abs=5e-4)
+            assert float(row["lowest"]) == pytest.approx(ratios[0], abs=5e-4)
+
+
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "triton_sweep_table": check_triton_sweep_table,
     "triton_sweep_goal": check_triton_sweep_goal,
@@ -1252,6 +1320,8 @@ CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "triton_fill_note": check_triton_fill_note,
     "triton_streamk_pairs": check_triton_streamk_pairs,
     "triton_streamk_choices": check_triton_streamk_choices,
+    "triton_peer_tiles": check_triton_peer_tiles,
+    "triton_peer_tile_groups": check_triton_peer_tile_groups,
 }
 
 
@@ -1840,3 +1910,82 @@ def _one_launch_pairs(c: dict) -> dict[int, dict[bool, float]]:
         if cfg["kernel"] == "splitk" and not cfg.get("swap_ab") and t["split_k"] and t["split_k"] > 1:
             pairs.setdefault(t["split_k"], {})[bool(cfg.get("fused_reduce"))] = t["ms"]
     return pairs
+
+
+def test_the_triton_page_prose_matches_the_peer_tiles_run() -> None:
+    """Step 13's words, checked against the record ``gemm/triton-gemm-sweep-h100-peer-tiles``, read raw."""
+    text = " ".join((ROOT / "docs" / "gemm" / "triton.md").read_text(encoding="utf-8").split())
+    run = _sweep_raw("triton-gemm-sweep-h100-peer-tiles")
+    command = "--tune none --budget 480 --sets held-out-5,held-out-4 --profile all"
+    assert command in run["run"]["command"]
+    assert command in text
+    assert run["run"]["gpu"]["name"] == "NVIDIA H100 80GB HBM3"
+    assert run["run"]["gpu"]["sm_count"] == 132
+    rows = _peer_rows({})
+    eight = [
+        (r, [int(g) for g in match.groups()])
+        for r, match, name in rows
+        if "_splitK_" not in name and r["config"]["kernel"] == "tma" and (r["split_k"] or 1) == 1 and r["ratio"] < 0.9
+    ]
+    assert len(eight) == 8
+    assert len(rows) == 63
+    assert "On the eight products of the fourth and fifth held-out draws" in text
+    whole = [name for _, _, name in rows if "_splitK_" not in name]
+    assert len(whole) == 50
+    assert "Of the 63 products whose cuBLAS kernel could be read, 50 ran on cuBLAS with K whole" in text
+    assert "where the look-up chose the persistent kernel, neither side cut K, and the look-up ran below 0.9" in text
+
+    def useful(m: int, n: int, tm: int, tn: int) -> tuple[int, int, float]:
+        tiles = -(-m // tm) * -(-n // tn)
+        rounds = -(-tiles // 132)
+        return tiles, rounds, m * n / (rounds * 132 * tm * tn)
+
+    theirs = [useful(r["m"], r["n"], tm, tn) for r, (tn, tm, *_) in eight]
+    ours = [useful(r["m"], r["n"], r["config"]["block_m"], r["config"]["block_n"]) for r, _ in eight]
+    assert f"{min(u for *_, u in theirs):.2f}, {max(u for *_, u in theirs):.2f}" == "0.90, 0.98"
+    assert f"{min(u for *_, u in ours):.2f}, {max(u for *_, u in ours):.2f}" == "0.46, 0.93"
+    assert "90 to 98 % of the work its rounds could do was the product's, against 46 to 93 %" in text
+    gaps = [t[2] - o[2] for t, o in zip(theirs, ours, strict=True)]
+    assert min(gaps) > 0
+    assert f"{min(gaps):.2f} to {max(gaps):.2f}" == "0.05 to 0.44"
+    idle = sorted(1 - t[2] for t in theirs)
+    assert f"{100 * idle[0]:.0f} to {100 * idle[-1]:.0f}" == "2 to 10"
+    assert "0.05 to 0.44 of it more, and left only 2 to 10 % of it idle" in text
+    tiles = {f"{tm}×{tn}" for _, (tn, tm, *_) in eight}
+    assert {"192×192", "152×256", "88×192"} <= tiles
+    sides = sorted({s for _, (tn, tm, *_) in eight for s in (tn, tm) if s & (s - 1)})
+    assert sides == [80, 88, 96, 152, 176, 192]
+    assert "had sides of 80, 88, 96, 152, 176 and 192" in text
+    # Read with N first, no last round of the eight has more than 8 empty slots; read the other way, six spill.
+    assert max(rounds * 132 - t for t, rounds, _ in theirs) == 8
+    spills = []
+    for r, (tn, tm, *_) in eight:
+        other, _, _ = useful(r["m"], r["n"], tn, tm)
+        _, rounds, _ = useful(r["m"], r["n"], tm, tn)
+        if -(-other // 132) > rounds:
+            spills.append(other - rounds * 132)
+    assert (len(spills), min(spills), max(spills)) == (6, 3, 20)
+    assert useful(1170, 4096, 256, 152)[0] == 135
+    assert "none of the eight leaves more than 8 of its last round's 132 slots empty; read the other way, six" in text
+    # The worked example: 896×4864 in 64×128 and 192×192 tiles.
+    narrow = useful(896, 4864, 64, 128)
+    assert (narrow[:2], narrow[0] - 4 * 132, f"{narrow[2]:.2f}") == ((532, 5), 4, "0.81")
+    assert (useful(896, 4864, 192, 192)[:2], f"{useful(896, 4864, 192, 192)[2]:.2f}") == ((130, 1), "0.90")
+    assert "14 × 38 = 532 tiles: four full rounds and a fifth of four tiles, 0.81" in text
+    assert "5 × 26 = 130 tiles, one round, 0.90" in text
+
+    # The groups: powers of two on both sides (whole K) against the rest (whole K).
+    def mean(pow2: bool) -> float:
+        return statistics.geometric_mean(
+            r["ratio"]
+            for r, match, name in rows
+            if "_splitK_" not in name and all(int(g) & (int(g) - 1) == 0 for g in match.groups()[:2]) == pow2
+        )
+
+    assert (f"{mean(True):.3f}", f"{mean(False):.3f}") == ("0.956", "0.902")
+    assert "ran at 0.956 of cuBLAS where cuBLAS's tile was a power of two on both sides, and at 0.902" in text
+    assert "Where cuBLAS's tile was a power of two and K whole, the Triton GEMM was still at 0.956" in text
+    # The clusters the names give: two, four or eight thread blocks.
+    blocks = {int(cx) * int(cy) for _, match, _ in rows for cx, cy in [match.groups()[2:4]]}
+    assert blocks == {2, 4, 8}
+    assert "clusters of two, four or eight thread blocks" in text

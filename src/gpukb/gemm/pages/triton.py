@@ -10,6 +10,7 @@ import statistics
 from gpukb.arguments import flag
 from gpukb.figures import to_svg
 from gpukb.gemm import figures as gemm_figures
+from gpukb.gemm.triton import peer_kernels
 from gpukb.gemm.triton import results as triton_results
 from gpukb.gemm.triton import tuning as triton_tuning
 from gpukb.gemm.triton.configs import DEFAULT_CONFIGS, current_choice
@@ -1079,4 +1080,54 @@ def triton_streamk_choices(record_id: str = triton_results.STREAMK_TABLE_ID) -> 
         )
     headers = ["product", "cuBLAS µs", "look-up's choice", "its µs", "its cuBLAS / Triton", "fastest with stream-K",
                "stream-K µs", "stream-K cuBLAS / Triton"]  # fmt: skip
+    return markdown_table(headers, rows)
+
+
+def _fill_cell(f: peer_kernels.Fill | None) -> str:
+    return "–" if f is None else f"{f.tiles} in {f.rounds} ({f.useful:.2f})"
+
+
+def triton_peer_tiles(record_id: str = peer_kernels.PEER_TILES_ID, below: float = 0.9) -> str:
+    """Step 13: the bf16 products on which neither side cut K and the look-up ran below ``below`` of cuBLAS, with
+    the tile each side ran and how its tiles fill rounds of the GPU's multiprocessors: the tiles, the rounds they
+    take, and the share of the work those rounds could do that is the product's
+    (:attr:`~gpukb.gemm.triton.peer_kernels.Fill.useful`)."""
+    rows = []
+    for r in peer_kernels.peer_tile_rows(record_id):
+        own_split = r.row.split_k is not None and r.row.split_k > 1
+        if r.peer.split_k or own_split or r.row.config.kernel != "tma" or r.row.ratio >= below:
+            continue
+        cluster = "×".join(map(str, r.peer.cluster))
+        rows.append(
+            (
+                f"{r.row.layout} {r.row.m}×{r.row.n}×{r.row.k}",
+                r.row.label,
+                f"{r.row.ratio:.3f}",
+                f"{r.peer.tile_m}×{r.peer.tile_n} (cluster {cluster})",
+                _fill_cell(r.peer_fill),
+                f"{r.row.config.block_m}×{r.row.config.block_n}",
+                _fill_cell(r.own_fill),
+            )
+        )
+    headers = ["product", "layer", "cuBLAS / Triton", "cuBLAS's tile M×N (cluster, as named)",
+               "cuBLAS's tiles in rounds (useful share)", "look-up's tile",
+               "look-up's tiles in rounds (useful share)"]  # fmt: skip
+    return markdown_table(headers, rows)
+
+
+def triton_peer_tile_groups(record_id: str = peer_kernels.PEER_TILES_ID) -> str:
+    """Step 13: the bf16 products grouped by cuBLAS's tile (powers of two on both sides or not) and whether it cut
+    K: how many, and the Triton GEMM's ratio to cuBLAS on them (geometric mean, lowest)."""
+    rows = []
+    for g in peer_kernels.tile_groups(peer_kernels.peer_tile_rows(record_id)):
+        rows.append(
+            (
+                "powers of two" if g.powers_of_two else "another size",
+                "split" if g.split_k else "whole",
+                len(g.rows),
+                "–" if g.geomean is None else f"{g.geomean:.3f}",
+                "–" if not g.rows else f"{g.rows[0].row.ratio:.3f}",
+            )
+        )
+    headers = ["cuBLAS's tile", "cuBLAS's K", "products", "cuBLAS / Triton, geometric mean", "lowest"]
     return markdown_table(headers, rows)

@@ -357,10 +357,26 @@ def _cdiv(x: int, y: int) -> int:
     return -(-x // y)
 
 
+def tile_rounds(m: int, n: int, tile_m: int, tile_n: int, sms: int) -> tuple[int, int]:
+    """``(tiles, rounds)`` of an m×n output in ``tile_m``×``tile_n`` tiles on ``sms`` programs: ceil(m / tile_m) ×
+    ceil(n / tile_n) tiles, ceil(tiles / sms) rounds. Tiles of any size (a peer library's need not be powers of two).
+
+    Raises:
+        TypeError, ValueError: For sizes that are not ints ≥ 0, or tiles or a multiprocessor count that are not ints
+            ≥ 1.
+    """
+    for name, value in (("m", m), ("n", n)):
+        integer(name, value, minimum=0, maximum=MAX_DIMENSION)
+    for name, value in (("tile_m", tile_m), ("tile_n", tile_n), ("sms", sms)):
+        positive_int(name, value)
+    tiles = _cdiv(m, tile_m) * _cdiv(n, tile_n)
+    return tiles, _cdiv(tiles, sms)
+
+
 def waves(m: int, n: int, config: Config, sms: int) -> int:
     """Rounds of tiles a persistent grid of ``sms`` programs needs for an m×n output: ceil(tiles / sms)."""
     _checked(m, n, None, config, sms)
-    return _cdiv(_cdiv(m, config.block_m) * _cdiv(n, config.block_n), sms)
+    return tile_rounds(m, n, config.block_m, config.block_n, sms)[1]
 
 
 def pick_by_waves(m: int, n: int, large: Config, small: Config, sms: int, small_rate: float) -> Config:

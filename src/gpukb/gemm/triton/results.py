@@ -524,7 +524,8 @@ class SweepRow(StrictModel):
         all_written: No output element was left NaN.
         error: Why the kernel's case failed; ``peer_error`` why the peer's did.
         peer_kernels: The GPU kernels one call of the peer launched, by name (``torch.profiler``, after all the
-            timing; bf16 products with M ≤ 64 and the K-heavy ones only); ``kernels`` the same for ``matmul``.
+            timing; bf16 products with M ≤ 64 and the K-heavy ones, or every bf16 product in runs with
+            ``--profile all``); ``kernels`` the same for ``matmul``.
         sweep: Which set of shapes the row belongs to: ``"first"`` (the page's sweep), ``"issue"`` (the products
             issue 29 reported), ``"random"`` (the seeded draw of :mod:`gpukb.gemm.triton.model_shapes`, made before the
             issue-29 tuning), ``"held-out"`` (a second draw, made before the third tuning and measured only after it),
