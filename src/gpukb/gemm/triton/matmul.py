@@ -525,6 +525,17 @@ def _leading_stride(t: Any, layout: str) -> int:
     return s1 if cols > 1 else max(rows, 1)
 
 
+def _descriptor_stride(t: Any, row_major: bool) -> int:
+    """The leading stride a tensor descriptor of ``t`` is given (``t`` read row-major, else column-major): its own;
+    for a single row (column), which no step crosses, the row's length rounded up to 16 bytes. TMA refuses a stride
+    that is not a multiple of 16 bytes, used or not, and a staged single row of 4 fp16 elements (8 bytes) has one."""
+    rows, cols = t.shape
+    lines, length, stride = (rows, cols, t.stride(0)) if row_major else (cols, rows, t.stride(1))
+    if lines > 1:
+        return stride
+    return _round_up(length, 16 // t.element_size())  # (a plan has no empty operand: length >= 1)
+
+
 def _describable(t: Any, layouts: tuple[str, ...]) -> str | None:
     """Why a tensor descriptor cannot describe ``t`` in one of ``layouts``, or ``None`` when it can."""
     layout = _layout(t)
@@ -1101,17 +1112,14 @@ class _Plan:
         make = _fast_descriptor if fast else TensorDescriptor
         bm, bn, bk = self.config.block_m, self.config.block_n, self.config.block_k
         m, n, k = self.m, self.n, self.k
+        lda, ldb = _descriptor_stride(a, self.a_row), _descriptor_stride(b, self.b_row)
         if self.a_row:
-            lda = a.stride(0) if m > 1 else max(k, 1)
             a_desc = make(a, [m, k], [lda, 1], [bm, bk])
         else:
-            lda = a.stride(1) if k > 1 else max(m, 1)
             a_desc = make(a.t(), [k, m], [lda, 1], [bk, bm])
         if self.b_row:
-            ldb = b.stride(0) if k > 1 else max(n, 1)
             b_desc = make(b, [k, n], [ldb, 1], [bk, bn])
         else:
-            ldb = b.stride(1) if n > 1 else max(k, 1)
             b_desc = make(b.t(), [n, k], [ldb, 1], [bn, bk])
         return a_desc, b_desc, lda, ldb
 
@@ -1150,14 +1158,13 @@ class _Plan:
         fast = self.fast and not device_desc
         if device_desc:
             a_arg, b_arg, c_arg = a, b, out
-            lda = _leading_stride(a, "row" if self.a_row else "col")
-            ldb = _leading_stride(b, "row" if self.b_row else "col")
+            lda, ldb = _descriptor_stride(a, self.a_row), _descriptor_stride(b, self.b_row)
         else:
             a_arg, b_arg, lda, ldb = self._descriptors(a, b, fast)
             c_bn = bn // 2 if config.epilogue_subtile else bn
             make = _fast_descriptor if fast else _checked_descriptor
-            c_arg = make(out, [m, n], [out.stride(0) if m > 1 else n, 1], [bm, c_bn])
-        ldc = out.stride(0) if m > 1 else n
+            c_arg = make(out, [m, n], [_descriptor_stride(out, True), 1], [bm, c_bn])
+        ldc = _descriptor_stride(out, True)
         if self.sk_tiles:
             self._streamk(a_arg, b_arg, c_arg, out, alpha)
             return
@@ -1259,13 +1266,13 @@ class _Plan:
 
         def build_a(t: Any) -> Any:
             if a_row:
-                return _fast_descriptor(t, [m, k], [t.stride(0) if m > 1 else max(k, 1), 1], [bm, bk])
-            return _fast_descriptor(t.t(), [k, m], [t.stride(1) if k > 1 else max(m, 1), 1], [bk, bm])
+                return _fast_descriptor(t, [m, k], [_descriptor_stride(t, True), 1], [bm, bk])
+            return _fast_descriptor(t.t(), [k, m], [_descriptor_stride(t, False), 1], [bk, bm])
 
         def build_b(t: Any) -> Any:
             if b_row:
-                return _fast_descriptor(t, [k, n], [t.stride(0) if k > 1 else max(n, 1), 1], [bk, bn])
-            return _fast_descriptor(t.t(), [n, k], [t.stride(1) if n > 1 else max(k, 1), 1], [bn, bk])
+                return _fast_descriptor(t, [k, n], [_descriptor_stride(t, True), 1], [bk, bn])
+            return _fast_descriptor(t.t(), [n, k], [_descriptor_stride(t, False), 1], [bn, bk])
 
         main = direct[0]
         driver = triton.runtime.driver.active
