@@ -959,10 +959,8 @@ class _Plan:
         self.m, self.n, self.k = m, n, k
         self.out_dtype = out_dtype
         self.extents = (_extent(a), _extent(b), 0 if out is None else _extent(out))
-        self.device = a.device
         self.fp8 = _dtype_name(a.dtype) == "float8_e4m3fn"
         self.interpret = interpreting()
-        self.given_config = config
         out_like = out if out is not None else _OutShape(m, n, out_dtype)
         if config is None:
             config = default_config(a, b, out_like)
@@ -979,11 +977,10 @@ class _Plan:
         self.sms = _sm_count(a.device)
         stage = staging(a, b, out_like, config)
         self.staged = stage
-        a_layouts, b_layouts = _operand_layouts(a)
+        _, b_layouts = _operand_layouts(a)  # every type reads A row-major, so a copy of A is row-major
         self.stage_a = stage["A"] is not None
         self.stage_b = stage["B"] is not None
         self.stage_c = stage["C"] is not None
-        self.a_col_major_copy = a_layouts == ("col",)
         self.b_col_major_copy = b_layouts == ("col",)
         # The storage order the kernel sees (after any copy).
         self.a_row = True if self.stage_a else _layout(a) == "row"
@@ -1051,12 +1048,12 @@ class _Plan:
         kernel = self.config.kernel
         if kernel == "blocked":
             target = _staged(out)
-            _LAST["kernel"] = self._blocked(a, b, target, alpha)
+            self._blocked(a, b, target, alpha)  # records its kernel in _LAST itself
             if target is not out:
                 out.copy_(target)
             return out
         if self.stage_a:
-            a = _aligned_copy(a, self.a_col_major_copy)
+            a = _aligned_copy(a, False)
         if self.stage_b:
             b = _aligned_copy(b, self.b_col_major_copy)
         if kernel == "tma":
@@ -1277,13 +1274,13 @@ class _Plan:
         main = direct[0]
         driver = triton.runtime.driver.active
         stage_a, stage_b, stage_c = self.stage_a, self.stage_b, self.stage_c
-        a_col, b_col = self.a_col_major_copy, self.b_col_major_copy
+        b_col = self.b_col_major_copy
 
         keep: dict[tuple[str, int], Any] = {}  # (operand, stream) -> the buffer its copies go to
 
         def stage(a: Any, b: Any, stream: int) -> tuple[Any, Any]:  # operands a descriptor cannot read: aligned copies
             if stage_a:
-                a = _aligned_copy(a, a_col, _kept_buffer(keep, ("A", stream), a, a_col))
+                a = _aligned_copy(a, False, _kept_buffer(keep, ("A", stream), a, False))
             if stage_b:
                 b = _aligned_copy(b, b_col, _kept_buffer(keep, ("B", stream), b, b_col))
             return a, b
