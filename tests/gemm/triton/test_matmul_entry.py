@@ -70,7 +70,9 @@ def test_an_output_sharing_a_is_refused_on_a_later_call_of_a_cached_plan() -> No
     assert mm.matmul(a, b, out=c) is c
     assert len(mm._PLANS) == 1
     # a has c's shape, strides, type and device: the same plan's key, which holds A's and C's 512-byte extents
-    with pytest.raises(ValueError, match=_exactly("out shares memory with A or B; the product cannot be written in place")):
+    with pytest.raises(
+        ValueError, match=_exactly("out shares memory with A or B; the product cannot be written in place")
+    ):
         mm.matmul(a, b, out=a)
     assert len(mm._PLANS) == 1
 
