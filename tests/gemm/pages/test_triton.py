@@ -1281,6 +1281,8 @@ def check_triton_peer_tile_groups(markdown: str, kwargs: dict[str, Any]) -> None
             mean = statistics.geometric_mean(ratios)
             assert float(row["cuBLAS / Triton, geometric mean"]) == pytest.approx(mean, abs=5e-4)
             assert float(row["lowest"]) == pytest.approx(ratios[0], abs=5e-4)
+        else:
+            assert (row["cuBLAS / Triton, geometric mean"], row["lowest"]) == ("–", "–")
 
 
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
@@ -1989,3 +1991,30 @@ def test_the_triton_page_prose_matches_the_peer_tiles_run() -> None:
     blocks = {int(cx) * int(cy) for _, match, _ in rows for cx, cy in [match.groups()[2:4]]}
     assert blocks == {2, 4, 8}
     assert "clusters of two, four or eight thread blocks" in text
+
+
+@pytest.mark.parametrize(
+    "record_id",
+    # an empty group (no product on a power-of-two tile with K whole), and runs with fewer, other products
+    ["gemm/triton-gemm-sweep-h100-held-out-5-rules", "gemm/triton-gemm-sweep-h100-held-out-2"],
+)
+def test_step_13_groups_of_other_runs(record_id: str) -> None:
+    from gpukb.gemm.pages.triton import triton_peer_tile_groups
+
+    check_triton_peer_tile_groups(triton_peer_tile_groups(record_id), {"record_id": record_id})
+
+
+@pytest.mark.parametrize("record_id", ["gemm/triton-gemm-sweep-h100-held-out-2", "gemm/triton-gemm-sweep-h100-issue29"])
+def test_step_13_products_of_other_runs(record_id: str) -> None:
+    from gpukb.gemm.pages.triton import triton_peer_tiles
+
+    check_triton_peer_tiles(triton_peer_tiles(record_id, below=1.5), {"record_id": record_id, "below": 1.5})
+
+
+def test_step_13_table_leaves_out_a_product_at_exactly_the_bound() -> None:
+    from gpukb.gemm.pages.triton import triton_peer_tiles
+
+    kept = [r for r, _, name in _peer_rows({}) if "_splitK_" not in name and r["config"]["kernel"] == "tma"]
+    bound = sorted(r["ratio"] for r in kept)[7]  # the eighth lowest: at the bound, so not below it
+    check_triton_peer_tiles(triton_peer_tiles(below=bound), {"below": bound})
+    assert len(markdown_tables(triton_peer_tiles(below=bound))[0]) == 7
