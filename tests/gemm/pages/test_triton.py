@@ -1281,6 +1281,8 @@ def check_triton_peer_tile_groups(markdown: str, kwargs: dict[str, Any]) -> None
             mean = statistics.geometric_mean(ratios)
             assert float(row["cuBLAS / Triton, geometric mean"]) == pytest.approx(mean, abs=5e-4)
             assert float(row["lowest"]) == pytest.approx(ratios[0], abs=5e-4)
+        else:
+            assert (row["cuBLAS / Triton, geometric mean"], row["lowest"]) == ("–", "–")
 
 
 CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
@@ -1983,9 +1985,51 @@ def test_the_triton_page_prose_matches_the_peer_tiles_run() -> None:
         )
 
     assert (f"{mean(True):.3f}", f"{mean(False):.3f}") == ("0.956", "0.902")
+    # Each draw's geometric mean as measured, and with the eight at 1.
+    level = {(r["m"], r["n"], r["k"], r["layout"]) for r, _ in eight}
+    said = []
+    for draw in ("held-out-4", "held-out-5"):
+        ratios = [r for r in run["rows"] if r["sweep"] == draw and r["dtype"] == "bfloat16" and r["ratio"]]
+        now = statistics.geometric_mean(r["ratio"] for r in ratios)
+        parity = statistics.geometric_mean(
+            1.0 if (r["m"], r["n"], r["k"], r["layout"]) in level else r["ratio"] for r in ratios
+        )
+        said.append(f"{now:.3f} to {parity:.3f}")
+    assert said == ["0.937 to 0.941", "0.910 to 0.963"]
+    assert (
+        "the fourth draw's geometric mean in this run would go from 0.937 to 0.941 and the fifth's from 0.910 to 0.963"
+        in text
+    )
     assert "ran at 0.956 of cuBLAS where cuBLAS's tile was a power of two on both sides, and at 0.902" in text
     assert "Where cuBLAS's tile was a power of two and K whole, the Triton GEMM was still at 0.956" in text
     # The clusters the names give: two, four or eight thread blocks.
     blocks = {int(cx) * int(cy) for _, match, _ in rows for cx, cy in [match.groups()[2:4]]}
     assert blocks == {2, 4, 8}
     assert "clusters of two, four or eight thread blocks" in text
+
+
+@pytest.mark.parametrize(
+    "record_id",
+    # an empty group (no product on a power-of-two tile with K whole), and runs with fewer, other products
+    ["gemm/triton-gemm-sweep-h100-held-out-5-rules", "gemm/triton-gemm-sweep-h100-held-out-2"],
+)
+def test_step_13_groups_of_other_runs(record_id: str) -> None:
+    from gpukb.gemm.pages.triton import triton_peer_tile_groups
+
+    check_triton_peer_tile_groups(triton_peer_tile_groups(record_id), {"record_id": record_id})
+
+
+@pytest.mark.parametrize("record_id", ["gemm/triton-gemm-sweep-h100-held-out-2", "gemm/triton-gemm-sweep-h100-issue29"])
+def test_step_13_products_of_other_runs(record_id: str) -> None:
+    from gpukb.gemm.pages.triton import triton_peer_tiles
+
+    check_triton_peer_tiles(triton_peer_tiles(record_id, below=1.5), {"record_id": record_id, "below": 1.5})
+
+
+def test_step_13_table_leaves_out_a_product_at_exactly_the_bound() -> None:
+    from gpukb.gemm.pages.triton import triton_peer_tiles
+
+    kept = [r for r, _, name in _peer_rows({}) if "_splitK_" not in name and r["config"]["kernel"] == "tma"]
+    bound = sorted(r["ratio"] for r in kept)[7]  # the eighth lowest: at the bound, so not below it
+    check_triton_peer_tiles(triton_peer_tiles(below=bound), {"below": bound})
+    assert len(markdown_tables(triton_peer_tiles(below=bound))[0]) == 7

@@ -390,6 +390,7 @@ def test_split_tail_runs_the_last_rows_split_along_k(layout, m, rows) -> None:
         ("nt", 40, 16, 16, False, 2),  # fewer tiles than programs, one K step each: the third program has none
         ("tn", 65, 64, 70, True, 1),  # 5 × 2 tiles of 16×32 (subtiled stores): 9, then one of 5 K steps shared 2, 2, 1
         ("nn", 96, 48, 40, False, 0),  # 9 tiles: whole rounds, the persistent kernel alone
+        ("nn", 2, 32, 40, False, 2),  # two rows: the fix-up's stores still step by C's own (padded) pitch
     ],
 )
 def test_stream_k_shares_the_last_round_and_adds_in_a_fixed_order(layout, m, n, k, subtile, sk, monkeypatch) -> None:
@@ -403,7 +404,7 @@ def test_stream_k_shares_the_last_round_and_adds_in_a_fixed_order(layout, m, n, 
     a, b = _operand(m, k, dtype, layout[0], gen), _operand(k, n, dtype, layout[1], gen)
     mm.clear_plans()
     results, works = [], []
-    pad = 8 if sk == 2 and layout == "nn" else 0  # one case writes into rows 8 elements wider than C (its own pitch)
+    pad = 8 if sk == 2 and layout == "nn" else 0  # two cases write into rows 8 elements wider than C (own pitch)
     for _ in range(2):  # the second call finds the locks the first call's last segments reset
         out = torch.full((m, n + pad), float("nan"), dtype=dtype)[:, :n]
         assert matmul(a, b, out=out, config=config) is out

@@ -115,7 +115,14 @@ def test_tile_rounds_takes_any_tile_and_refuses_bad_sizes() -> None:
     assert tile_rounds(1170, 4096, 152, 256, 132) == (8 * 16, 1)
     assert tile_rounds(1170, 4096, 256, 152, 132) == (5 * 27, 2)
     assert tile_rounds(0, 4096, 128, 128, 132) == (0, 0)  # an empty output: no tiles, no rounds
-    for args, match in (((4, 4, 0, 4, 1), "tile_m"), ((4, 4, 4, 4, 0), "sms"), ((-1, 4, 4, 4, 1), "m must")):
+    for args, match in (
+        ((4, 4, 0, 4, 1), "tile_m"),
+        ((4, 4, 4, 4, 0), "sms"),
+        ((-1, 4, 4, 4, 1), "^m must"),
+        ((4, -1, 4, 4, 1), "^n must"),
+        ((2**63, 4, 4, 4, 1), "^m must"),  # past a torch size (an int64)
+        ((4, 2**63, 4, 4, 1), "^n must"),
+    ):
         with pytest.raises(ValueError, match=match):
             tile_rounds(*args)
 
@@ -143,7 +150,7 @@ def test_peer_tile_rows_read_the_committed_run() -> None:
 def test_peer_tile_rows_need_the_gpu_the_run_named() -> None:
     record = sweep_committed(pk.PEER_TILES_ID)
     nameless = record.model_copy(update={"run": record.run.model_copy(update={"gpu": None})})
-    with pytest.raises(ValueError, match="names no GPU"):
+    with pytest.raises(ValueError, match=r"^the record's run names no GPU, so its multiprocessor count is not known$"):
         pk.peer_tile_rows(nameless)
 
 
@@ -158,6 +165,7 @@ def test_tile_groups_split_by_powers_of_two_and_split_k() -> None:
         logs = [math.log(r.row.ratio) for r in g.rows]
         assert g.geomean == pytest.approx(math.exp(sum(logs) / len(logs)), rel=1e-12)
     assert pk.tile_groups([])[0].geomean is None
+    assert pk.tile_groups() == groups  # by default, the committed run's rows
 
 
 def test_a_measured_row_without_a_configuration_is_refused() -> None:
@@ -166,3 +174,13 @@ def test_a_measured_row_without_a_configuration_is_refused() -> None:
     broken = record.model_copy(update={"rows": [row.model_copy(update={"config": None})]})
     with pytest.raises(ValueError, match=f"the row '{row.label}' .* has a ratio but no configuration"):
         pk.peer_tile_rows(broken)
+
+
+def test_rows_of_other_types_are_left_out() -> None:
+    """Only bf16 rows count (the run names kernels for bf16 products only; an fp16 row that had names is not read)."""
+    record = sweep_committed(pk.PEER_TILES_ID)
+    bf16 = pk.peer_tile_rows(record)[0].row
+    fp16 = bf16.model_copy(update={"dtype": "float16"})
+    unmeasured = bf16.model_copy(update={"ratio": None})
+    only = record.model_copy(update={"rows": [fp16, unmeasured, bf16]})
+    assert [r.row for r in pk.peer_tile_rows(only)] == [bf16]

@@ -1083,20 +1083,20 @@ def triton_streamk_choices(record_id: str = triton_results.STREAMK_TABLE_ID) -> 
     return markdown_table(headers, rows)
 
 
-def _fill_cell(f: peer_kernels.Fill | None) -> str:
-    return "–" if f is None else f"{f.tiles} in {f.rounds} ({f.useful:.2f})"
+def _fill_cell(f: peer_kernels.Fill) -> str:
+    return f"{f.tiles} in {f.rounds} ({f.useful:.2f})"
 
 
 def triton_peer_tiles(record_id: str = peer_kernels.PEER_TILES_ID, below: float = 0.9) -> str:
-    """Step 13: the bf16 products on which neither side cut K and the look-up ran below ``below`` of cuBLAS, with
-    the tile each side ran and how its tiles fill rounds of the GPU's multiprocessors: the tiles, the rounds they
-    take, and the share of the work those rounds could do that is the product's
-    (:attr:`~gpukb.gemm.triton.peer_kernels.Fill.useful`)."""
+    """Step 13: the bf16 products on which cuBLAS did not cut K, the look-up ran its persistent kernel (which does
+    not either) and ran below ``below`` of cuBLAS, with the tile each side ran and how its tiles fill rounds of the
+    GPU's multiprocessors: the tiles, the rounds they take, and the share of the work those rounds could do that is
+    the product's (:attr:`~gpukb.gemm.triton.peer_kernels.Fill.useful`)."""
     rows = []
     for r in peer_kernels.peer_tile_rows(record_id):
-        own_split = r.row.split_k is not None and r.row.split_k > 1
-        if r.peer.split_k or own_split or r.row.config.kernel != "tma" or r.row.ratio >= below:
+        if r.peer.split_k or r.row.config.kernel != "tma" or r.row.ratio >= below:
             continue
+        assert r.peer_fill is not None  # cuBLAS did not cut K, so its tiles were counted
         cluster = "×".join(map(str, r.peer.cluster))
         rows.append(
             (
