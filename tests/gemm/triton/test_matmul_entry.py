@@ -217,3 +217,15 @@ def test_a_plan_on_hopper_takes_the_tuned_configuration_for_its_shape_class(monk
     plan = mm._Plan(_on_cuda(m, k), _on_cuda(k, n), None, F16, None, m, n, k)
     assert plan.config == tuning.choose("float16", "NN", m, n, k, 132, True, True, False)
     assert plan.sms == 132
+
+
+@pytest.mark.usefixtures("interpreted")
+def test_tensors_with_no_data_are_refused_unless_the_product_is_empty() -> None:
+    """meta tensors have shapes and no data: a product that reads them is refused by name (it failed in torch's copy
+    with NotImplementedError); an empty one still gives its (empty or zero) result."""
+    a = torch.empty(4, 3, dtype=torch.float16, device="meta")
+    b = torch.empty(3, 5, dtype=torch.float16, device="meta")
+    with pytest.raises(ValueError, match=r"^tensors on meta have no data for a kernel to read: the kernels multiply"):
+        mm.matmul(a, b)
+    empty = mm.matmul(a[:, :0], b[:0])  # K = 0: zeros, made on the operands' device without a kernel
+    assert (empty.shape, empty.device) == ((4, 5), META)

@@ -669,6 +669,11 @@ def _check(a: Any, b: Any, out: Any, out_dtype: Any) -> tuple[int, int, int, Any
             f"tensors on {a.device} need Triton's interpreter: set TRITON_INTERPRET=1 before the first call, "
             "or move them to a CUDA device"
         )
+    if a.device.type not in ("cuda", "cpu") and m * n * k:  # an empty product needs no data (zeros, or nothing)
+        raise ValueError(
+            f"tensors on {a.device} have no data for a kernel to read: the kernels multiply CUDA tensors, or CPU "
+            "tensors under Triton's interpreter"
+        )
     fp8 = _dtype_name(a.dtype) == "float8_e4m3fn"
     if out is not None and not isinstance(out, torch.Tensor):  # before its type is read as out_dtype's default
         raise TypeError(f"out must be a torch.Tensor; got {type(out).__name__}")
