@@ -67,3 +67,19 @@ def test_edf_layout(problems: dict[str, str]) -> None:
         in (steps[1])
     )
     assert steps[2].endswith(f"-500 to 500 µV: 1000 / 65,535 = {1000 / 65535:.5f} µV per step.")
+
+
+def _sources_line(text: str) -> str:
+    (line,) = [ln.strip() for ln in text.splitlines() if ln.strip().startswith("Sources:")]
+    return line
+
+
+def test_the_problems_cite_what_they_read(problems: dict[str, str]) -> None:
+    """The epoch problem cites the first source its catalog entry was checked against, and only it; the EDF problem
+    the EDF specification, and only it."""
+    (entry,) = [e for e in _entries("eeg") if e["id"] == "bci-iv-2a"]
+    first = entry["verification"]["sources"][0]
+    assert _sources_line(problems["epoch-tensor"]) == f"Sources: [{first['title']}]({first['url']})."
+    assert _sources_line(problems["edf-layout"]) == (
+        "Sources: [European Data Format (EDF) specification](https://www.edfplus.info/specs/edf.html)."
+    )
