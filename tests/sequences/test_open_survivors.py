@@ -117,6 +117,8 @@ def test_weight_sizes_refused_with_the_count_of_each_model() -> None:
     top = sys.float_info.max
     with raises(ValueError, f"scale must be ≤ {top / 2}; got {top!r}"):
         RNNParams.random(2, 2, scale=top)
+    with raises(ValueError, f"scale must be ≤ {top / 2}; got {top!r}"):  # refused before the sizes are counted
+        Seq2Seq.random(vocab_size=2**28, embed=1, hidden=1, scale=top)
 
 
 def test_lstm_layout_refusals() -> None:
@@ -318,3 +320,14 @@ def test_lstm_parameters_answer_by_hand() -> None:
     assert lstm_parameters().answer == (
         "1,576,960: weight_ih 2,048 × 256, weight_hh 2,048 × 512, and two bias vectors of 2,048."
     )
+
+
+def test_segment_table_ends_with_the_mean_and_the_corpus_score() -> None:
+    """The last two rows of the per-segment table are labelled for what they hold, read against the functions."""
+    example = bleu.examples()["sacrebleu-readme"]
+    _, rows = bleu.segment_rows("sacrebleu-readme")
+    mean = [f"{bleu.mean_sentence_bleu(example.hypotheses, example.references, tokenize_method=m):.2f}"
+            for m in bleu.TOKENIZERS]  # fmt: skip
+    corpus = [f"{bleu.corpus_bleu(example.hypotheses, example.references, tokenize_method=m).score:.2f}"
+              for m in bleu.TOKENIZERS]  # fmt: skip
+    assert rows[-2:] == [["all", "mean of the sentence scores", *mean], ["all", "corpus BLEU", *corpus]]
