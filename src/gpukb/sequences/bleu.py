@@ -207,6 +207,28 @@ class Score:
         )
 
 
+def _smoothing(stats: object, smooth: object, smooth_value: object, effective_order: object) -> float:
+    """Check :func:`score_from_stats`'s arguments; the smoothing value to use (the method's default if none given).
+
+    Raises:
+        TypeError: For ``stats`` that are not :class:`Stats`, a ``smooth_value`` that is not a real number, an
+            ``effective_order`` that is not a bool.
+        ValueError: For an unknown method, a negative ``smooth_value`` or one given to a method that takes none.
+    """
+    if not isinstance(stats, Stats):
+        raise TypeError(f"stats must be a bleu.Stats (see segment_stats); got {given(stats)}")
+    choice("smooth", smooth, SMOOTHING)
+    flag("effective_order", effective_order)
+    if smooth_value is None:
+        return SMOOTH_DEFAULTS.get(smooth, 0.0)
+    if smooth not in SMOOTH_DEFAULTS:  # sacreBLEU ignores it; a caller who passes one expects it to count
+        raise ValueError(
+            f"smooth_value applies only to the methods {list(SMOOTH_DEFAULTS)}; smooth {smooth!r} takes none, "
+            f"got smooth_value={smooth_value!r}"
+        )
+    return real("smooth_value", smooth_value, minimum=0)
+
+
 # --8<-- [start:score]
 def score_from_stats(
     stats: Stats, smooth: str = "exp", smooth_value: float | None = None, effective_order: bool = False
@@ -219,16 +241,7 @@ def score_from_stats(
         ValueError: For an unknown smoothing method, a negative ``smooth_value``, or one given to a method that
             takes none (``exp``, ``none``: it was ignored before).
     """
-    if not isinstance(stats, Stats):
-        raise TypeError(f"stats must be a bleu.Stats (see segment_stats); got {given(stats)}")
-    choice("smooth", smooth, SMOOTHING)
-    flag("effective_order", effective_order)
-    if smooth_value is not None and smooth not in SMOOTH_DEFAULTS:
-        raise ValueError(
-            f"smooth_value applies only to the methods {list(SMOOTH_DEFAULTS)}; smooth {smooth!r} takes none, "
-            f"got smooth_value={smooth_value!r}"
-        )
-    value = SMOOTH_DEFAULTS.get(smooth, 0.0) if smooth_value is None else real("smooth_value", smooth_value, minimum=0)
+    value = _smoothing(stats, smooth, smooth_value, effective_order)
     c, r = stats.hyp_len, stats.ref_len
     bp = 1.0 if c >= r else (math.exp(1 - r / c) if c > 0 else 0.0)
     order = len(stats.totals)
