@@ -124,7 +124,7 @@ def test_a_context_of_h_numbers_cannot_tell_apart_more_than_h_input_numbers() ->
         assert r[5] == pytest.approx(1.0, abs=1e-12)
         assert r[6] < 1e-12
     assert rows[0][5] is rows[0][6] is None
-    with pytest.raises(ValueError, match=r"length must be an int ≥ 1; got 0"):
+    with pytest.raises(ValueError, match=r"^lengths\[0\] must be an int ≥ 1, ≤ 100000; got 0$"):
         capacity_rows(lengths=(0,))
 
 

@@ -72,13 +72,13 @@ def tokenize(line: str, method: str = "13a", lowercase: bool = False) -> list[st
     """A line's tokens: ``"13a"`` (sacreBLEU's default) or ``"none"`` (whitespace only); trailing space removed.
 
     Raises:
-        TypeError: If ``line`` is not a string.
+        TypeError: If ``line`` is not a string, ``lowercase`` not a bool.
         ValueError: For another method.
     """
     if not isinstance(line, str):
         raise TypeError(f"a segment must be a string; got {given(line)}")
     choice("tokenize", method, TOKENIZERS)
-    line = line.lower() if lowercase else line
+    line = line.lower() if flag("lowercase", lowercase) else line  # a truthy "no" lowercased the text before
     line = line.rstrip()
     return tokenize_13a(line) if method == "13a" else line.split()
 
@@ -87,9 +87,11 @@ def ngrams(tokens: Sequence[str], max_order: int = MAX_ORDER) -> Counter:
     """Counts of every n-gram (as a tuple) of orders 1 .. ``max_order`` (orders longer than the tokens have none).
 
     Raises:
-        TypeError: For a ``max_order`` that is not an int.
+        TypeError: For ``tokens`` that are a lone string (its characters were counted as tokens before) or not a
+            sequence of strings, a ``max_order`` that is not an int.
         ValueError: For a ``max_order`` below 1.
     """
+    _tokens("tokens", tokens)
     top = min(integer("max_order", max_order, minimum=1), len(tokens))
     return Counter(tuple(tokens[i : i + n]) for n in range(1, top + 1) for i in range(len(tokens) - n + 1))
 
@@ -120,9 +122,47 @@ class Stats:
         )
 
 
+def _tokens(name: str, tokens: object) -> None:
+    """Refuse what is not a list of tokens: a lone string, a non-sequence, an item that is not a string.
+
+    Raises:
+        TypeError: Naming ``name``, what was given and what is allowed.
+    """
+    if isinstance(tokens, str | bytes) or not isinstance(tokens, Sequence):
+        raise TypeError(f"{name} must be a list of token strings (see tokenize); got {given(tokens)}")
+    for k, token in enumerate(tokens):
+        if not isinstance(token, str):
+            raise TypeError(f"{name}[{k}] must be a token string; got {given(token)}")
+
+
+def _check_segment(hypothesis: object, references: object) -> None:
+    """Refuse a segment that is not tokenized lists: hypothesis tokens and a non-empty list of reference token lists.
+
+    Raises:
+        TypeError: For a lone string or a list of strings where lists of tokens are expected.
+        ValueError: For no reference.
+    """
+    _tokens("hypothesis", hypothesis)
+    if isinstance(references, str | bytes) or not isinstance(references, Sequence):
+        raise TypeError(
+            f"references must be a list of tokenized references (lists of strings); got {given(references)}"
+        )
+    if len(references) == 0:
+        raise ValueError("references is empty: a segment needs at least one tokenized reference")
+    for k, ref in enumerate(references):
+        _tokens(f"references[{k}]", ref)
+
+
 # --8<-- [start:segment-stats]
 def segment_stats(hypothesis: list[str], references: list[list[str]], max_order: int = MAX_ORDER) -> Stats:
-    """The statistics of one tokenized segment against its tokenized references."""
+    """The statistics of one tokenized segment against its tokenized references.
+
+    Raises:
+        TypeError: For a hypothesis or a reference that is a string instead of a list of tokens (before, a string
+            was read as a list of characters and a list of strings as one reference per character string).
+        ValueError: For no reference (a bare ``min()`` error before), a ``max_order`` below 1.
+    """
+    _check_segment(hypothesis, references)
     hyp = ngrams(hypothesis, max_order)
     best: Counter = Counter()
     for ref in references:  # clip each n-gram at its largest count in any single reference
@@ -167,6 +207,28 @@ class Score:
         )
 
 
+def _smoothing(stats: object, smooth: object, smooth_value: object, effective_order: object) -> float:
+    """Check :func:`score_from_stats`'s arguments; the smoothing value to use (the method's default if none given).
+
+    Raises:
+        TypeError: For ``stats`` that are not :class:`Stats`, a ``smooth_value`` that is not a real number, an
+            ``effective_order`` that is not a bool.
+        ValueError: For an unknown method, a negative ``smooth_value`` or one given to a method that takes none.
+    """
+    if not isinstance(stats, Stats):
+        raise TypeError(f"stats must be a bleu.Stats (see segment_stats); got {given(stats)}")
+    choice("smooth", smooth, SMOOTHING)
+    flag("effective_order", effective_order)
+    if smooth_value is None:
+        return SMOOTH_DEFAULTS.get(smooth, 0.0)
+    if smooth not in SMOOTH_DEFAULTS:  # sacreBLEU ignores it; a caller who passes one expects it to count
+        raise ValueError(
+            f"smooth_value applies only to the methods {list(SMOOTH_DEFAULTS)}; smooth {smooth!r} takes none, "
+            f"got smooth_value={smooth_value!r}"
+        )
+    return real("smooth_value", smooth_value, minimum=0)
+
+
 # --8<-- [start:score]
 def score_from_stats(
     stats: Stats, smooth: str = "exp", smooth_value: float | None = None, effective_order: bool = False
@@ -174,10 +236,12 @@ def score_from_stats(
     """BLEU from summed statistics: smoothed precisions, their geometric mean, the brevity penalty.
 
     Raises:
-        ValueError: For an unknown smoothing method.
+        TypeError: For ``stats`` that are not :class:`Stats`, a ``smooth_value`` that is not a real number, an
+            ``effective_order`` that is not a bool.
+        ValueError: For an unknown smoothing method, a negative ``smooth_value``, or one given to a method that
+            takes none (``exp``, ``none``: it was ignored before).
     """
-    choice("smooth", smooth, SMOOTHING)
-    value = SMOOTH_DEFAULTS.get(smooth, 0.0) if smooth_value is None else real("smooth_value", smooth_value, minimum=0)
+    value = _smoothing(stats, smooth, smooth_value, effective_order)
     c, r = stats.hyp_len, stats.ref_len
     bp = 1.0 if c >= r else (math.exp(1 - r / c) if c > 0 else 0.0)
     order = len(stats.totals)
@@ -204,6 +268,19 @@ def score_from_stats(
     score = bp * math.exp(sum(logs) / used) if all(math.isfinite(x) for x in logs) else 0.0
     return Score(score, tuple(precisions), bp, stats)
     # --8<-- [end:score]
+
+
+def _hypotheses(hypotheses: object) -> None:
+    """Refuse hypotheses that are not a non-empty list (a lone string included).
+
+    Raises:
+        TypeError: For a string or a non-sequence.
+        ValueError: For an empty list.
+    """
+    if isinstance(hypotheses, str) or not isinstance(hypotheses, Sequence):
+        raise TypeError(f"hypotheses must be a list of strings; got {given(hypotheses)}")
+    if len(hypotheses) == 0:
+        raise ValueError("hypotheses is empty: BLEU needs at least one segment")
 
 
 def _references(references: object, segments: int) -> list[list[str]]:
@@ -270,10 +347,7 @@ def corpus_bleu(
         ValueError: For no hypotheses, no reference stream, streams of the wrong length, an empty reference, a
             segment without a reference, an unknown tokenizer or smoothing.
     """
-    if isinstance(hypotheses, str) or not isinstance(hypotheses, Sequence):
-        raise TypeError(f"hypotheses must be a list of strings; got {given(hypotheses)}")
-    if len(hypotheses) == 0:
-        raise ValueError("hypotheses is empty: BLEU needs at least one segment")
+    _hypotheses(hypotheses)
     per_segment = _references(references, len(hypotheses))
     flag("effective_order", effective_order)
     total = None
@@ -318,7 +392,13 @@ def sentence_bleu(
 
 
 def mean_sentence_bleu(hypotheses: Sequence[str], references: Sequence[Sequence[str | None]], **options) -> float:
-    """The average of per-segment sentence BLEU: a different number from corpus BLEU, shown for contrast."""
+    """The average of per-segment sentence BLEU: a different number from corpus BLEU, shown for contrast.
+
+    Raises:
+        TypeError, ValueError: As :func:`corpus_bleu` (before, no hypotheses raised ZeroDivisionError and a lone
+            string was scored one character per segment).
+    """
+    _hypotheses(hypotheses)
     per_segment = _references(references, len(hypotheses))
     scores = [sentence_bleu(h, refs, **options).score for h, refs in zip(hypotheses, per_segment, strict=True)]
     return sum(scores) / len(scores)
@@ -391,7 +471,7 @@ def examples() -> dict[str, BleuExample]:
 def defaults_rows() -> tuple[list[str], list[list[str]]]:
     """The defaults of :func:`corpus_bleu` and :func:`sentence_bleu` (sacreBLEU's, which a test compares)."""
     corpus, sentence = inspect.signature(corpus_bleu).parameters, inspect.signature(sentence_bleu).parameters
-    yes = lambda v: "yes" if v else "no"  # noqa: E731
+    yes = {True: "yes", False: "no"}.__getitem__  # a default that is not a bool fails here, not shown as "no"
     rows = [
         ["tokenizer", corpus["tokenize_method"].default, sentence["tokenize_method"].default],
         ["smoothing", corpus["smooth"].default, sentence["smooth"].default],

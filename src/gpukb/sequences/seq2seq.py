@@ -100,6 +100,18 @@ class Seq2Seq:
         return float(np.linalg.norm(rows))
 
 
+def _lengths(lengths: object, maximum: int) -> tuple[int, ...]:
+    """``lengths`` as a non-empty tuple of ints in ``[1, maximum]``; a string, a set or a number is refused.
+
+    Raises:
+        TypeError: If it is not a non-empty tuple or list of ints.
+        ValueError: For a length below 1 or above ``maximum``.
+    """
+    if isinstance(lengths, str | bytes) or not isinstance(lengths, tuple | list) or not lengths:
+        raise TypeError(f"lengths must be a non-empty tuple of ints; got {given(lengths)}")
+    return tuple(integer(f"lengths[{i}]", n, minimum=1, maximum=maximum) for i, n in enumerate(lengths))
+
+
 def bottleneck_rows(lengths: tuple[int, ...] = (2, 5, 10, 20, 50, 100), seed: int = 0) -> tuple[list[str], list[list]]:
     """For inputs of each length: the context's size, ``‖∂c/∂x_1‖``, and how far apart the contexts of two
     inputs that differ only in the first token are.
@@ -110,16 +122,12 @@ def bottleneck_rows(lengths: tuple[int, ...] = (2, 5, 10, 20, 50, 100), seed: in
         TypeError: For ``lengths`` that is not a sequence of ints, or a seed that is not an int.
         ValueError: For a length below 1 or above 100,000, no lengths, or a negative seed.
     """
-    if isinstance(lengths, str | bytes) or not isinstance(lengths, tuple | list) or not lengths:
-        raise TypeError(f"lengths must be a non-empty tuple of ints; got {given(lengths)}")
-    lengths = tuple(integer(f"lengths[{i}]", n, minimum=1, maximum=100_000) for i, n in enumerate(lengths))
-    seed = non_negative_int("seed", seed)
+    lengths, seed = _lengths(lengths, 100_000), non_negative_int("seed", seed)
     model = Seq2Seq.random(seed=seed)
     rng = np.random.default_rng(seed + 100)
     vocab = model.embedding.shape[0]
     rows = []
     for n in lengths:
-        n = positive_int("length", n)
         ids = rng.integers(1, vocab, size=n)
         other = ids.copy()
         other[0] = 1 + (ids[0] % (vocab - 1))  # another first word, the rest the same
@@ -140,14 +148,23 @@ def capacity_rows(
     (for ``U`` of full rank), and two inputs whose first vectors differ by a unit vector share their context
     exactly. Returns, per length: ``T·E``, ``H``, ``‖∂c/∂x_1‖``, the null space's dimension, and for the pair (when
     there is one) ``‖x_1(A) − x_1(B)‖`` and ``‖c(A) − c(B)‖``.
+
+    Raises:
+        TypeError: For ``lengths`` that is not a tuple or list of ints, sizes or a seed that are not ints.
+        ValueError: For no lengths, sizes below 1, a negative seed, or matrices past
+            :data:`gpukb.arguments.MAX_ARRAY_ELEMENTS` (the SVD's ``(T·E, T·E)`` factor, ``(H, H)``).
     """
+    lengths = _lengths(lengths, 100_000)
     embed, hidden = positive_int("embed", embed), positive_int("hidden", hidden)
+    seed = non_negative_int("seed", seed)  # numpy's default_rng read True as 1 and refused -1 without a name
+    array_size(f"the context's matrix of hidden={hidden}", (hidden, hidden))
+    for n in lengths:  # the SVD's right factor is (T·E, T·E): refused before any of it is built
+        array_size(f"the right singular vectors of length {n}, embed={embed}", (n * embed, n * embed))
     rng = np.random.default_rng(seed)
     w, _ = np.linalg.qr(rng.normal(size=(hidden, hidden)))  # orthogonal: lengths of states are kept
     u = rng.normal(size=(hidden, embed)) / np.sqrt(embed)
     rows = []
     for n in lengths:
-        n = positive_int("length", n)
         # c = Σ_t W^(T-t) U x_t: the blocks of the context's matrix, first input first
         blocks = [np.linalg.matrix_power(w, n - 1 - t) @ u for t in range(n)]
         a = np.concatenate(blocks, axis=1)  # (H, T·E)

@@ -172,7 +172,7 @@ PARTS = {
 }
 
 
-def _labels(name: str, shape: tuple[int, ...], per_step: bool) -> list[tuple[str, tuple[int, ...]]]:
+def _labels(shape: tuple[int, ...], per_step: bool) -> list[tuple[str, tuple[int, ...]]]:
     """A row label and index for each element of a quantity: per step for the passes, per gate for the weights."""
     out = []
     for index in np.ndindex(*shape):
@@ -200,7 +200,7 @@ def comparison(part: str) -> list[tuple[str, str, float, float]]:
     for name in PARTS[part]:
         computed = np.asarray(solution.values[name])
         shown = np.asarray(getattr(printed, name), dtype=float)
-        for where, index in _labels(name, computed.shape, part in ("forward", "backward")):
+        for where, index in _labels(computed.shape, part in ("forward", "backward")):
             rows.append((name, where, float(computed[index]), float(shown[index])))
     return rows
 
