@@ -153,3 +153,13 @@ def drawn(draw: Callable[..., str], *args: Any) -> Any:
     (fig,) = figures
     plt.close(fig)
     return fig
+
+
+def exactly(message: str) -> str:
+    """A ``match=`` pattern for the whole message, literally: a changed argument name or word in it fails."""
+    return f"^{re.escape(message)}$"
+
+
+def raises_exactly(error: type[Exception], message: str) -> Any:
+    """``pytest.raises`` matching the whole message, literally (:func:`exactly`)."""
+    return pytest.raises(error, match=exactly(message))

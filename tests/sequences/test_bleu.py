@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import re
 import tomllib
+from collections import Counter
 
 import pytest
 import sacrebleu
@@ -13,7 +14,8 @@ from hypothesis import strategies as st
 from sacrebleu.metrics import BLEU
 
 from gpukb.sequences import bleu
-from tests.helpers import ROOT
+from gpukb.sequences import worked_example as we
+from tests.helpers import ROOT, raises_exactly
 
 RAW = tomllib.loads((ROOT / "src/gpukb/data/sequences/bleu_examples.toml").read_text(encoding="utf-8"))
 README = next(e for e in RAW["example"] if e["id"] == "sacrebleu-readme")
@@ -243,3 +245,135 @@ def test_corpus_bleu_defaults_score_as_sacrebleus() -> None:
     one = bleu.corpus_bleu(["cat"], [["cat"]])  # one token: no 2- to 4-grams, so effective order would give 100
     assert one.score == pytest.approx(sacrebleu.corpus_bleu(["cat"], [["cat"]]).score, rel=1e-13)
     assert one.score < 100
+
+
+def test_tokenize_refusals() -> None:
+    with raises_exactly(TypeError, "a segment must be a string; got 3 (int)"):
+        bleu.tokenize(3)
+    with raises_exactly(ValueError, "unknown tokenize 'intl'; choose one of ['13a', 'none']"):
+        bleu.tokenize("a b", "intl")
+    with raises_exactly(TypeError, "lowercase must be True or False; got 'no' (str)"):
+        bleu.tokenize("A B", lowercase="no")  # lowercased the text before
+
+
+def test_ngrams_orders_and_refusals() -> None:
+    assert bleu.ngrams(["a", "b"], 1) == Counter({("a",): 1, ("b",): 1})
+    for order in (0, -1):
+        with raises_exactly(ValueError, f"max_order must be an int ≥ 1; got {order}"):
+            bleu.ngrams(["a", "b"], order)
+    with raises_exactly(TypeError, "tokens must be a list of token strings (see tokenize); got 'abc' (str)"):
+        bleu.ngrams("abc")  # counted characters before
+    with raises_exactly(TypeError, "tokens[1] must be a token string; got 2 (int)"):
+        bleu.ngrams(["a", 2])
+
+
+def test_segment_stats_of_order_two_by_hand() -> None:
+    """Hypothesis "a b a" against "a b c" and "a a": unigrams a ×2 (clipped at 2 by the second reference), b;
+    bigrams "a b" (in the first), "b a" (in neither); closest reference length 3."""
+    stats = bleu.segment_stats(["a", "b", "a"], [["a", "b", "c"], ["a", "a"]], max_order=2)
+    assert stats == bleu.Stats(hyp_len=3, ref_len=3, matches=(3, 1), totals=(3, 2))
+
+
+def test_segment_stats_refusals() -> None:
+    with raises_exactly(TypeError, "hypothesis must be a list of token strings (see tokenize); got 'the cat' (str)"):
+        bleu.segment_stats("the cat", [["the", "cat"]])
+    with raises_exactly(TypeError, "references[0] must be a list of token strings (see tokenize); got 'the cat' (str)"):
+        bleu.segment_stats(["the", "cat"], ["the cat"])  # one reference per string, read as characters, before
+    with raises_exactly(
+        TypeError, "references must be a list of tokenized references (lists of strings); got 'x' (str)"
+    ):
+        bleu.segment_stats(["the"], "x")
+    with raises_exactly(ValueError, "references is empty: a segment needs at least one tokenized reference"):
+        bleu.segment_stats(["the"], [])  # min() arg is an empty sequence, before
+
+
+STATS = bleu.Stats(hyp_len=3, ref_len=3, matches=(2, 1, 0, 0), totals=(3, 2, 1, 0))
+
+
+def test_score_from_stats_defaults_by_hand() -> None:
+    """exp smoothing: p3 has no match among its 1 trigram, so 1/(2·1); there is no 4-gram, so without effective order
+    (the default) the mean includes log 0 and BLEU is 0; with it, the geometric mean of the first three."""
+    default = bleu.score_from_stats(STATS)
+    assert default.score == 0.0
+    assert default.precisions == pytest.approx((200 / 3, 50.0, 50.0, 0.0), rel=1e-15)
+    effective = bleu.score_from_stats(STATS, effective_order=True)
+    assert effective.score == pytest.approx((200 / 3 * 50 * 50) ** (1 / 3), rel=1e-14)
+    nothing = bleu.score_from_stats(bleu.Stats(2, 2, (0, 0, 0, 0), (2, 1, 0, 0)))
+    assert (nothing.score, nothing.precisions) == (0.0, (0.0, 0.0, 0.0, 0.0))
+
+
+def test_score_from_stats_refusals() -> None:
+    for value in (-1, -0.5):
+        with raises_exactly(ValueError, f"smooth_value must be ≥ 0; got {value}"):
+            bleu.score_from_stats(STATS, "floor", value)
+    with raises_exactly(
+        ValueError,
+        "smooth_value applies only to the methods ['floor', 'add-k']; smooth 'exp' takes none, got smooth_value=0.5",
+    ):
+        bleu.score_from_stats(STATS, "exp", 0.5)  # ignored before
+    with raises_exactly(TypeError, "effective_order must be True or False; got 'yes' (str)"):
+        bleu.score_from_stats(STATS, effective_order="yes")
+    with raises_exactly(TypeError, "stats must be a bleu.Stats (see segment_stats); got (3, 3) (tuple)"):
+        bleu.score_from_stats((3, 3))
+
+
+def test_corpus_bleu_refusals() -> None:
+    with raises_exactly(TypeError, "hypotheses must be a list of strings; got 'a b' (str)"):
+        bleu.corpus_bleu("a b", [["a b"]])
+    with raises_exactly(ValueError, "hypotheses is empty: BLEU needs at least one segment"):
+        bleu.corpus_bleu([], [[]])
+    with raises_exactly(TypeError, "references must be a list of reference streams (each a list with one string per "
+                "hypothesis); got 'a b' (str)"):  # fmt: skip
+        bleu.corpus_bleu(["a b"], "a b")
+    with raises_exactly(ValueError, "references is empty: BLEU needs at least one reference stream"):
+        bleu.corpus_bleu(["a b"], [])
+    with raises_exactly(TypeError, "references[0] must be a list of strings, one per hypothesis; got 5 (int)"):
+        bleu.corpus_bleu(["a b"], [5])
+    with raises_exactly(TypeError, "effective_order must be True or False; got 'yes' (str)"):
+        bleu.corpus_bleu(["a b"], [["a b"]], effective_order="yes")
+
+
+def test_mean_sentence_bleu_refusals() -> None:
+    with raises_exactly(ValueError, "hypotheses is empty: BLEU needs at least one segment"):
+        bleu.mean_sentence_bleu([], [[]])  # ZeroDivisionError before
+    with raises_exactly(TypeError, "hypotheses must be a list of strings; got 'ab' (str)"):
+        bleu.mean_sentence_bleu("ab", [["a", "b"]])  # one segment per character before
+
+
+def test_sentence_bleu_refusals() -> None:
+    with raises_exactly(TypeError, "references must be a list of reference strings; got 'a b' (str)"):
+        bleu.sentence_bleu("a b", "a b")
+    with raises_exactly(ValueError, "references is empty: BLEU needs at least one reference"):
+        bleu.sentence_bleu("a b", [])
+    with raises_exactly(
+        ValueError,
+        "references[0] is empty (''); sacreBLEU counts an empty reference as one of length 0, "
+        "which can decide the brevity penalty: leave it out instead",
+    ):
+        bleu.sentence_bleu("a b", [""])
+
+
+def test_a_missing_reference_skips_only_that_segment_of_its_stream() -> None:
+    """Stream 0 has no reference for segment 0 but has one for segment 1; stream 1 the other way round."""
+    hyps = ["a b c d", "e f g h"]
+    assert bleu.corpus_bleu(hyps, [[None, "e f g h"], ["a b c d", None]]).score == pytest.approx(100, rel=1e-14)
+
+
+def test_data_file_errors_name_the_file_and_an_empty_file_has_no_entries() -> None:
+    with raises_exactly(ValueError, "mine.toml: unknown top-level keys ['colour']; this file holds ['example']"):
+        bleu.parse_examples("colour = 1", "mine.toml")
+    with raises_exactly(ValueError, "mine.toml: unknown top-level keys ['colour']; this file holds ['example']"):
+        we.parse("colour = 1", "mine.toml")
+    assert bleu.parse_examples("") == {}
+    assert we.parse("") == []
+
+
+def test_segment_table_ends_with_the_mean_and_the_corpus_score() -> None:
+    """The last two rows of the per-segment table are labelled for what they hold, read against the functions."""
+    example = bleu.examples()["sacrebleu-readme"]
+    _, rows = bleu.segment_rows("sacrebleu-readme")
+    mean = [f"{bleu.mean_sentence_bleu(example.hypotheses, example.references, tokenize_method=m):.2f}"
+            for m in bleu.TOKENIZERS]  # fmt: skip
+    corpus = [f"{bleu.corpus_bleu(example.hypotheses, example.references, tokenize_method=m).score:.2f}"
+              for m in bleu.TOKENIZERS]  # fmt: skip
+    assert rows[-2:] == [["all", "mean of the sentence scores", *mean], ["all", "corpus BLEU", *corpus]]

@@ -15,6 +15,8 @@ from gpukb.sequences.embedding import lookup, lookup_by_product, lookup_grad, on
 from gpukb.sequences.lstm import LSTMParams, lstm_backward, lstm_forward
 from gpukb.sequences.rnn import RNNParams, rnn_forward
 from gpukb.sequences.seq2seq import Seq2Seq, bottleneck_rows, capacity_rows
+from tests.helpers import raises_exactly
+from tests.sequences.test_lstm import _same_rnn, _uniform_rnn
 
 
 def test_one_hot_times_the_matrix_selects_a_column_and_a_row() -> None:
@@ -263,3 +265,46 @@ def test_bottleneck_lengths_run_from_one_word() -> None:
     assert [r[0] for r in rows] == [1, 3]
     with pytest.raises(TypeError, match=r"^lengths must be a non-empty tuple of ints; got \[\] \(list\)"):
         bottleneck_rows(lengths=[])
+
+
+def test_seq2seq_random_hands_seeds_on_to_its_parts() -> None:
+    """Embedding N(0, 1) then the output layer from ``seed``; the encoder from seed + 1, the decoder from seed + 2."""
+    for seed, model in ((0, Seq2Seq.random(5, 3, 4)), (5, Seq2Seq.random(5, 3, 4, seed=5, scale=0.2))):
+        scale = 0.3 if seed == 0 else 0.2
+        rng = np.random.default_rng(seed)
+        np.testing.assert_array_equal(model.embedding, rng.normal(size=(5, 3)))
+        np.testing.assert_array_equal(model.out, rng.uniform(-scale, scale, size=(5, 4)))
+        _same_rnn(model.encoder, _uniform_rnn(seed + 1, 3, 4, scale), "tanh")
+        _same_rnn(model.decoder, _uniform_rnn(seed + 2, 3 + 4, 4, scale), "tanh")
+
+
+def test_lengths_are_a_tuple_or_list_of_ints() -> None:
+    with raises_exactly(TypeError, "lengths must be a non-empty tuple of ints; got 'ab' (str)"):
+        bottleneck_rows(lengths="ab")
+    with raises_exactly(TypeError, "lengths must be a non-empty tuple of ints; got {2} (set)"):
+        capacity_rows(lengths={2})
+    with raises_exactly(TypeError, "seed must be an int ≥ 0; got True (bool)"):
+        capacity_rows(lengths=(1,), seed=True)  # numpy's default_rng took True as seed 1
+    with raises_exactly(ValueError, "seed must be an int ≥ 0; got -1"):
+        capacity_rows(lengths=(1,), seed=-1)
+    with raises_exactly(
+        ValueError,
+        "the right singular vectors of length 3000, embed=8 would hold 576,000,000 elements "
+        "(24000, 24000); at most 268,435,456 are built here",
+    ):
+        capacity_rows(lengths=(1, 3000))
+
+
+def test_bottleneck_pairs_differ_in_the_first_word_only_the_next_word_wrapping_to_one() -> None:
+    """Length-1 inputs: row k's gap is ‖c([a]) − c([b])‖ for b the word after a (after the last, word 1)."""
+    model = Seq2Seq.random(seed=0)
+    vocab = model.embedding.shape[0]
+    encode = lambda word: model.encode(np.array([word]))  # noqa: E731
+    following = {a: a + 1 if a < vocab - 1 else 1 for a in range(1, vocab)}
+    gaps = {a: float(np.linalg.norm(encode(a) - encode(b))) for a, b in following.items()}
+    _, rows = bottleneck_rows(lengths=(1,) * 40, seed=0)
+    seen = set()
+    for row in rows:
+        (a,) = [a for a, gap in gaps.items() if gap == row[3]]
+        seen.add(a)
+    assert {vocab - 2, vocab - 1} <= seen  # the draws reach the last two words, where a wrong wrap would show

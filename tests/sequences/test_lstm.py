@@ -4,12 +4,16 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 import torch
 
 from gpukb.sequences.lstm import LSTMParams, lstm_backward, lstm_forward, sigmoid
-from gpukb.sequences.rnn import RNNParams, rnn_backward, rnn_forward
+from gpukb.sequences.rnn import RNNParams, as_matrix, output_grad, rnn_backward, rnn_forward
+from gpukb.sequences.seq2seq import Seq2Seq
+from tests.helpers import raises_exactly
 
 TOL = 1e-12
 
@@ -219,3 +223,108 @@ def test_rnn_unbatched_gradients_match_torch_and_keep_their_shapes() -> None:
     _close(grads.h0, h0.grad[0])
     with pytest.raises(ValueError, match=r"^grad_outputs has shape \(5, 2\); it must match"):
         rnn_backward(params, rnn_forward(params, _np(x)), np.zeros((5, 2)))
+
+
+def test_unbatched_lstm_gradients_keep_the_input_and_state_shapes() -> None:
+    params = LSTMParams.random(input_size=2, hidden_size=1, seed=3)
+    x = np.array([[0.5, -1.0]])  # (T, I) = (1, 2)
+    trace = lstm_forward(params, x, h0=np.array([0.2]), c0=np.array([-0.3]))  # (H,) states for one sequence
+    assert (trace.h[0, 0, 0], trace.c[0, 0, 0]) == (0.2, -0.3)
+    grads = lstm_backward(params, trace, grad_outputs=np.ones((1, 1)), grad_final_h=np.array([0.5]))
+    assert (grads.x.shape, grads.h0.shape, grads.c0.shape) == ((1, 2), (1,), (1,))
+    # the same sequence as a batch of one: the same numbers, with the batch axis
+    batched = lstm_forward(params, x[:, None, :], h0=np.array([[0.2]]), c0=np.array([[-0.3]]))
+    ref = lstm_backward(params, batched, grad_outputs=np.ones((1, 1, 1)), grad_final_h=np.array([[0.5]]))
+    assert (ref.x.shape, ref.h0.shape, ref.c0.shape) == ((1, 1, 2), (1, 1), (1, 1))
+    np.testing.assert_array_equal(grads.x, ref.x[:, 0])
+    np.testing.assert_array_equal(grads.h0, ref.h0[0])
+    np.testing.assert_array_equal(grads.c0, ref.c0[0])
+
+
+def test_unbatched_rnn_gradients_keep_the_input_and_state_shapes() -> None:
+    params = RNNParams.random(input_size=2, hidden_size=1, seed=3)
+    trace = rnn_forward(params, np.array([[0.5, -1.0]]), h0=np.array([0.2]))
+    grads = rnn_backward(params, trace, grad_outputs=np.ones((1, 1)), grad_final=np.array([0.5]))
+    assert (grads.x.shape, grads.h0.shape) == ((1, 2), (1,))
+    # by hand: h1 = tanh(z), dL/dh1 = 1 + 0.5, dz = 1.5 (1 − h1²); dx = dz W_ih, dh0 = dz W_hh
+    h1 = trace.h[1, 0, 0]
+    dz = 1.5 * (1 - h1**2)
+    np.testing.assert_allclose(grads.x, dz * params.weight_ih, rtol=1e-15)
+    np.testing.assert_allclose(grads.h0, dz * params.weight_hh[0], rtol=1e-15)
+
+
+def test_output_grad_returns_the_batched_shape() -> None:
+    assert output_grad("g", np.zeros(3), (1, 3), unbatched=True).shape == (1, 3)
+    assert output_grad("g", np.zeros((2, 3)), (2, 1, 3), unbatched=True).shape == (2, 1, 3)
+
+
+def _uniform_rnn(seed: int, inputs: int, hidden: int, k: float) -> list[np.ndarray]:
+    """An RNN's four arrays as the docstring says they are drawn: uniform in ±k from ``default_rng(seed)``, in the
+    order weight_ih, weight_hh, bias_ih, bias_hh."""
+    rng = np.random.default_rng(seed)
+    return [rng.uniform(-k, k, size=s) for s in ((hidden, inputs), (hidden, hidden), (hidden,), (hidden,))]
+
+
+def _same_rnn(params: RNNParams, arrays: list[np.ndarray], nonlinearity: str) -> None:
+    for got, want in zip((params.weight_ih, params.weight_hh, params.bias_ih, params.bias_hh), arrays, strict=True):
+        np.testing.assert_array_equal(got, want)
+    assert params.nonlinearity == nonlinearity
+
+
+def test_rnn_random_hands_on_its_seed_and_nonlinearity() -> None:
+    _same_rnn(RNNParams.random(2, 4), _uniform_rnn(0, 2, 4, 1 / np.sqrt(4)), "tanh")  # seed 0 by default
+    _same_rnn(RNNParams.random(2, 4, seed=7, scale=0.25, nonlinearity="relu"), _uniform_rnn(7, 2, 4, 0.25), "relu")
+
+
+def test_lstm_random_draws_from_seed_zero_by_default() -> None:
+    rng, k = np.random.default_rng(0), 1 / np.sqrt(3)
+    want = [rng.uniform(-k, k, size=s) for s in ((12, 2), (12, 3), (12,), (12,))]
+    p = LSTMParams.random(2, 3)
+    for got, w in zip((p.weight_ih, p.weight_hh, p.bias_ih, p.bias_hh), want, strict=True):
+        np.testing.assert_array_equal(got, w)
+
+
+def test_weight_sizes_refused_with_the_count_of_each_model() -> None:
+    """At the limit's edge (2^28 elements), so a wrong multiple of the hidden size changes the count shown."""
+    with raises_exactly(ValueError, "the weights of input_size=67108864, hidden_size=1 would hold 268,435,460 elements "
+                "(4, 67108865); at most 268,435,456 are built here"):  # fmt: skip
+        LSTMParams.random(2**26, 1)  # 4·(2^26 + 1)
+    with raises_exactly(
+        ValueError,
+        "the weights of vocab_size=268435456, embed=1, hidden=1 would hold 536,870,916 elements "
+        "(268435458, 2); at most 268,435,456 are built here",
+    ):
+        Seq2Seq.random(vocab_size=2**28, embed=1, hidden=1)  # (V + 2H)(E + H)
+    top = sys.float_info.max
+    with raises_exactly(ValueError, f"scale must be ≤ {top / 2}; got {top!r}"):
+        RNNParams.random(2, 2, scale=top)
+    with raises_exactly(ValueError, f"scale must be ≤ {top / 2}; got {top!r}"):  # refused before the sizes are counted
+        Seq2Seq.random(vocab_size=2**28, embed=1, hidden=1, scale=top)
+
+
+def test_lstm_layout_refusals() -> None:
+    with raises_exactly(ValueError, "weight_ih has 0 rows; an LSTM stacks four gates, so it needs 4 × hidden_size rows "
+                "(shape (4H, I), gates in the order i, f, g, o)"):  # fmt: skip
+        LSTMParams(np.zeros((0, 2)), np.zeros((0, 0)), np.zeros(0), np.zeros(0))
+    with raises_exactly(ValueError, "weight_hh must be a matrix (2-D); got shape (8,)"):
+        LSTMParams(np.zeros((8, 2)), np.zeros(8), np.zeros(8), np.zeros(8))
+    with raises_exactly(
+        ValueError, "weight_hh has shape (8, 3); weight_ih (8, 2) means hidden size 2, so weight_hh must be (8, 2)"
+    ):
+        LSTMParams(np.zeros((8, 2)), np.zeros((8, 3)), np.zeros(8), np.zeros(8))
+
+
+def test_rnn_helpers_name_their_input() -> None:
+    w = np.zeros((2, 2))
+    with raises_exactly(TypeError, "bias_ih must be an array of numbers; got dtype <U1"):
+        RNNParams(w, w, ["a", "b"], np.zeros(2))
+    params = RNNParams(w, w, np.zeros(2), np.zeros(2))
+    with raises_exactly(TypeError, "h0 must be an array of numbers; got dtype <U1"):
+        rnn_forward(params, np.zeros((1, 2)), h0=["a", "b"])
+    trace = rnn_forward(params, np.zeros((1, 2)))
+    with raises_exactly(TypeError, "grad_outputs must be an array of numbers; got dtype <U1"):
+        rnn_backward(params, trace, grad_outputs=[["a", "b"]])
+    with raises_exactly(ValueError, "m has shape (2, 3); expected (?, 4)"):
+        as_matrix("m", np.zeros((2, 3)), cols=4)
+    with raises_exactly(ValueError, "m has shape (2, 3); expected (3, ?)"):
+        as_matrix("m", np.zeros((2, 3)), rows=3)

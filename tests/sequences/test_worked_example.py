@@ -173,3 +173,18 @@ def test_a_repeated_example_is_refused_naming_the_file_given() -> None:
     doubled = TEXT + TEXT[TEXT.index("\n[[example]]") :]
     with pytest.raises(ValueError, match=r"^copy\.toml: example entry 2 \(two-step-lstm\): id 'two-step-lstm' repeats"):
         we.parse(doubled, "copy.toml")
+
+
+def test_worked_example_labels_count_inputs_from_x1() -> None:
+    """Two steps (t = 0, 1) of two inputs: the passes label rows by step, the weights by gate (a, i, f, o)."""
+    backward = we.comparison("backward")
+    assert all(where.startswith("t = ") for _, where, _, _ in backward)
+    assert [where for name, where, _, _ in backward if name == "d_x"] == [
+        "t = 0, x1", "t = 0, x2", "t = 1, x1", "t = 1, x2"]  # fmt: skip
+    assert [where for name, where, _, _ in we.comparison("gradients") if name == "dW"][:4] == [
+        "a, x1", "a, x2", "i, x1", "i, x2"]  # fmt: skip
+
+
+def test_solve_keeps_the_learning_rate_it_used() -> None:
+    assert we.solve().learning_rate == we.load().learning_rate == 0.1
+    assert we.solve(learning_rate=0.5).learning_rate == 0.5

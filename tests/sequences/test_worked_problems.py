@@ -7,6 +7,7 @@ import tomllib
 
 import pytest
 
+from gpukb.sequences.problems import lstm_parameters
 from tests.helpers import ROOT
 from tests.worked_problems import answer, assert_shows, numbers, question, rendered_problems, working
 
@@ -103,3 +104,10 @@ def test_embedding_gradient_working(problems: dict[str, str]) -> None:
     uses = [row for i, row in zip(ids, upstream, strict=True) if i == twice]
     _, repeated, _ = working(problems["embedding-gradient"])
     assert numbers(repeated) == [twice, *uses[0], *uses[1], *table.weight.grad[twice].tolist()]
+
+
+def test_lstm_parameters_answer_by_hand() -> None:
+    """I = 256, H = 512: 4H = 2,048 rows; 2,048·(256 + 512) weights + 2·2,048 biases = 1,576,960."""
+    assert lstm_parameters().answer == (
+        "1,576,960: weight_ih 2,048 × 256, weight_hh 2,048 × 512, and two bias vectors of 2,048."
+    )

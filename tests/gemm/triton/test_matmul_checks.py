@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import re
 from types import SimpleNamespace
 from typing import Any
 
@@ -24,6 +23,7 @@ pytest.importorskip("triton")
 
 from gpukb.gemm.triton import matmul as mm  # noqa: E402
 from gpukb.gemm.triton.configs import Config  # noqa: E402
+from tests.helpers import exactly as _exactly  # noqa: E402
 
 BF16, FP16, FP8 = torch.bfloat16, torch.float16, torch.float8_e4m3fn
 CUDA = torch.device("cuda", 1)
@@ -36,10 +36,6 @@ class _OnCuda(torch.Tensor):
     @property
     def device(self) -> Any:  # type: ignore[override]
         return CUDA
-
-
-def _exactly(message: str) -> str:
-    return f"^{re.escape(message)}$"
 
 
 @pytest.fixture
