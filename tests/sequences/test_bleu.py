@@ -377,3 +377,12 @@ def test_segment_table_ends_with_the_mean_and_the_corpus_score() -> None:
     corpus = [f"{bleu.corpus_bleu(example.hypotheses, example.references, tokenize_method=m).score:.2f}"
               for m in bleu.TOKENIZERS]  # fmt: skip
     assert rows[-2:] == [["all", "mean of the sentence scores", *mean], ["all", "corpus BLEU", *corpus]]
+
+
+@pytest.mark.parametrize("smooth", ["exp", "floor", "add-k", "none"])
+def test_a_one_token_hypothesis_pays_the_brevity_penalty_as_sacrebleu_does(smooth: str) -> None:
+    """c = 1 against r = 3: the penalty is e^(1 - 3), not zero (only an empty hypothesis has none to pay)."""
+    ours = bleu.sentence_bleu("the", ["the cat sat"], smooth=smooth).score
+    theirs = BLEU(smooth_method=smooth, effective_order=True).sentence_score("the", ["the cat sat"]).score
+    assert ours == pytest.approx(theirs, abs=1e-9)
+    assert ours > 0

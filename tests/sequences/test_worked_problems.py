@@ -111,3 +111,11 @@ def test_lstm_parameters_answer_by_hand() -> None:
     assert lstm_parameters().answer == (
         "1,576,960: weight_ih 2,048 × 256, weight_hh 2,048 × 512, and two bias vectors of 2,048."
     )
+
+
+def test_the_bleu_problem_cites_the_readme_it_scores(problems: dict[str, str]) -> None:
+    from gpukb.sequences import bleu
+
+    example = bleu.examples()["sacrebleu-readme"]
+    (line,) = [ln.strip() for ln in problems["bleu"].splitlines() if ln.strip().startswith("Sources:")]
+    assert line == f"Sources: [sacreBLEU README, Using SacreBLEU from Python]({example.url})."
