@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import re
 
 import numpy as np
 import pytest
@@ -23,7 +22,7 @@ import torch.nn.functional as F  # noqa: E402, N812
 from gpukb.attention import gluon_forward as gf  # noqa: E402
 from gpukb.attention.reference import causal_mask  # noqa: E402
 from gpukb.numerics import relative_error  # noqa: E402
-from tests.helpers import reporting_cuda  # noqa: E402
+from tests.helpers import exactly, reporting_cuda  # noqa: E402
 
 
 def _inputs(b, h, hkv, sq, sk, d, dtype, device="cpu", seed=0):
@@ -176,7 +175,7 @@ def test_the_steps_are_built_afresh_as_declared() -> None:
     ],
 )  # fmt: skip
 def test_a_configuration_outside_the_steps_is_refused_by_name(kwargs, error, message) -> None:
-    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+    with pytest.raises(error, match=exactly(message)):
         gf.GluonConfig(**kwargs)
 
 
@@ -268,7 +267,7 @@ def test_gluon_refusal_on_a_cuda_device_reads_its_capability(capability, reason,
 def test_gluon_attention_checks_its_arguments_before_the_device(kwargs, error, message, monkeypatch) -> None:
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     q, k, v = _inputs(1, 2, 1, 8, 8, 64, torch.float16)
-    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+    with pytest.raises(error, match=exactly(message)):
         gf.gluon_attention(q, k, v, **kwargs)
 
 

@@ -13,7 +13,6 @@ split and the GQA indexing, not bf16 arithmetic, which the ``gpu`` tests exercis
 from __future__ import annotations
 
 import math
-import re
 from types import SimpleNamespace
 from typing import Any, ClassVar
 
@@ -28,7 +27,7 @@ from gpukb.attention import kernel as fa  # noqa: E402
 from gpukb.attention.kernel import BackwardConfig, FlashConfig, flash_attention  # noqa: E402
 from gpukb.attention.reference import causal_mask  # noqa: E402
 from gpukb.numerics import relative_error  # noqa: E402
-from tests.helpers import reporting_cuda  # noqa: E402
+from tests.helpers import exactly, reporting_cuda  # noqa: E402
 
 
 @pytest.fixture
@@ -404,7 +403,7 @@ def test_head_dim_256_forward_on_gpu(causal) -> None:
     ],
 )  # fmt: skip
 def test_configurations_name_what_they_refuse(make, error, message) -> None:
-    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+    with pytest.raises(error, match=exactly(message)):
         make()
 
 
@@ -592,7 +591,7 @@ def test_forward_launch_of_the_tma_kernel(interpreted, launches, monkeypatch) ->
         monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device: (8, 6))
         message = ("config '32x16 w4 s2 tma' asks for the TMA kernel, but the TMA kernel needs compute capability "
                    "9.0 or newer (Hopper); this GPU has 8.6")  # fmt: skip
-        with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        with pytest.raises(ValueError, match=exactly(message)):
             fa._forward_launch(q, k, v, False, 0, 0.5, FlashConfig(32, 16, tma=True))
 
 
@@ -757,7 +756,7 @@ CHECKS = [
 @pytest.mark.parametrize(("make", "error", "message"), CHECKS)
 def test_check_names_the_value_and_what_is_allowed(make, error, message, monkeypatch) -> None:
     monkeypatch.setenv("TRITON_INTERPRET", "1")
-    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+    with pytest.raises(error, match=exactly(message)):
         fa._check(*make())
 
 
@@ -767,7 +766,7 @@ def test_check_returns_the_sizes_and_refuses_cpu_tensors_without_the_interpreter
     assert fa._check(q, k, v, where=False) == (2, 4, 2, 8, 9, 32)
     message = ("tensors on cpu need Triton's interpreter: set TRITON_INTERPRET=1 before the first call, or move them "
                "to a CUDA device")  # fmt: skip
-    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+    with pytest.raises(ValueError, match=exactly(message)):
         fa._check(q, k, v)
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     assert fa._check(q, k, v) == (2, 4, 2, 8, 9, 32)
@@ -789,7 +788,7 @@ def test_check_returns_the_sizes_and_refuses_cpu_tensors_without_the_interpreter
 def test_flash_attention_names_what_it_refuses(kwargs, error, message, monkeypatch) -> None:
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     q, k, v = _meta(1, 2, 8, 16), _meta(1, 1, 8, 16), _meta(1, 1, 8, 16)  # no kernel runs: each call is refused
-    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+    with pytest.raises(error, match=exactly(message)):
         flash_attention(q, k, v, **kwargs)
     with pytest.raises(ValueError, match=r"^kv_len must be positive: a softmax over no keys is undefined$"):
         flash_attention(q, k[:, :, :0], v[:, :, :0])

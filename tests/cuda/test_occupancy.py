@@ -4,13 +4,12 @@ recorded H100 grid of real kernels."""
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
 
 from gpukb.cuda.limits import capability
 from gpukb.cuda.occupancy import carveout, occupancy, occupancy_table
-from tests.helpers import ROOT
+from tests.helpers import ROOT, exactly
 
 
 @pytest.mark.parametrize(
@@ -198,7 +197,7 @@ def test_occupancy_table_rows_by_hand() -> None:
     ],
 )
 def test_occupancy_table_refuses_what_no_block_size_changes(args, kwargs, error, message) -> None:
-    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+    with pytest.raises(error, match=exactly(message)):
         occupancy_table(*args, **kwargs)
 
 

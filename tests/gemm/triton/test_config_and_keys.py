@@ -5,8 +5,6 @@ from the ranges the docstrings give and from the tensors' shapes, strides and ad
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from gpukb.gemm.triton.configs import MAX_SPLIT_K, Config
@@ -15,6 +13,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
 
 from gpukb.gemm.triton import matmul as mm  # noqa: E402
+from tests.helpers import exactly  # noqa: E402
 
 F16 = torch.float16
 BLOCK = (
@@ -72,7 +71,7 @@ def test_configs_at_the_edges_of_every_range_are_accepted() -> None:
     ],
 )  # fmt: skip
 def test_a_config_is_refused_with_the_whole_message(args, kwargs, message: str) -> None:
-    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+    with pytest.raises(ValueError, match=exactly(message)):
         Config(*args, **kwargs)
 
 
