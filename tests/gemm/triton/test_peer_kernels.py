@@ -11,7 +11,7 @@ import pytest
 from gpukb.gemm.triton import peer_kernels as pk
 from gpukb.gemm.triton.configs import tile_rounds
 from gpukb.gemm.triton.results import sweep_committed
-from tests.helpers import ROOT
+from tests.helpers import ROOT, exactly
 
 
 @pytest.mark.parametrize(
@@ -184,3 +184,26 @@ def test_rows_of_other_types_are_left_out() -> None:
     unmeasured = bf16.model_copy(update={"ratio": None})
     only = record.model_copy(update={"rows": [fp16, unmeasured, bf16]})
     assert [r.row for r in pk.peer_tile_rows(only)] == [bf16]
+
+
+@pytest.mark.parametrize("bad", [None, 3, 1.5, True])
+def test_peer_tile_rows_refuse_what_is_not_a_record(bad) -> None:
+    with pytest.raises(
+        TypeError, match=exactly(f"record must be a TritonGemmSweep or a record id; got {type(bad).__name__}")
+    ):
+        pk.peer_tile_rows(bad)
+
+
+@pytest.mark.parametrize("bad", [3, "rows", [1, 2], (), [None]])
+def test_tile_groups_refuse_what_is_not_rows(bad) -> None:
+    with pytest.raises(
+        TypeError, match=exactly(f"rows must be a list of PeerTileRow (see peer_tile_rows); got {type(bad).__name__}")
+    ):
+        pk.tile_groups(bad)
+
+
+def test_a_name_with_a_field_no_kernel_has_is_not_read() -> None:
+    """Seven digits or more in a field (Python refuses ints of over 4,300 digits with its own message)."""
+    assert pk.parse_nvjet("nvjet_sm90_tst_" + "9" * 5000 + "x8_64x3_1x1_v_bz") is None
+    assert pk.parse_nvjet("nvjet_sm90_tst_1234567x8_64x3_1x1_v_bz") is None
+    assert pk.parse_nvjet("nvjet_sm90_tst_123456x8_64x3_1x1_v_bz").tile_n == 123456

@@ -20,8 +20,9 @@ from gpukb.arguments import positive_int
 from gpukb.gemm.triton.configs import tile_rounds
 from gpukb.gemm.triton.results import SweepRow, TritonGemmSweep, sweep_committed
 
-#: An nvjet kernel's name, up to the fields read here (``sm`` and the variant letters are not read).
-NVJET = re.compile(r"nvjet_sm(\d+)_[a-z]+_(\d+)x(\d+)_(\d+)x(\d+)_(\d+)x(\d+)_")
+#: An nvjet kernel's name, up to the fields read here (``sm`` and the variant letters are not read); a field of more
+#: than six digits is no kernel's (tiles, steps and clusters are hundreds at most).
+NVJET = re.compile(r"nvjet_sm(\d{1,6})_[a-z]+_(\d{1,6})x(\d{1,6})_(\d{1,6})x(\d{1,6})_(\d{1,6})x(\d{1,6})_")
 
 
 @dataclass(frozen=True)
@@ -149,11 +150,14 @@ def peer_tile_rows(record: TritonGemmSweep | str = PEER_TILES_ID) -> list[PeerTi
     cuBLAS's side, lowest ratio first, on the multiprocessor count the record's GPU reported.
 
     Raises:
+        TypeError: For a record that is neither a sweep record nor a record id.
         ValueError: For a record whose run names no GPU (its multiprocessors are not known), or a row with a ratio and
             no configuration.
     """
     if isinstance(record, str):
         record = sweep_committed(record)
+    if not isinstance(record, TritonGemmSweep):
+        raise TypeError(f"record must be a TritonGemmSweep or a record id; got {type(record).__name__}")
     gpu = record.run.gpu
     if gpu is None or not gpu.sm_count:
         raise ValueError("the record's run names no GPU, so its multiprocessor count is not known")
@@ -191,8 +195,14 @@ class TileGroup:
 
 def tile_groups(rows: list[PeerTileRow] | None = None) -> list[TileGroup]:
     """:func:`peer_tile_rows` (by default the committed run's) in four groups: cuBLAS's tile a power of two on both
-    sides or not, each with and without split-K; in that order, empty groups included."""
+    sides or not, each with and without split-K; in that order, empty groups included.
+
+    Raises:
+        TypeError: For rows that are not a list of :class:`PeerTileRow`.
+    """
     rows = peer_tile_rows() if rows is None else rows
+    if not isinstance(rows, list) or not all(isinstance(r, PeerTileRow) for r in rows):
+        raise TypeError(f"rows must be a list of PeerTileRow (see peer_tile_rows); got {type(rows).__name__}")
     groups = []
     for powers_of_two in (True, False):
         for split_k in (False, True):
