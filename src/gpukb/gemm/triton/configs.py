@@ -85,15 +85,28 @@ class Config:
         for name in ("block_m", "block_n", "block_k"):
             value = getattr(self, name)
             # a tile of Triton holds at most 2^20 elements: 1024 × 1024
-            if isinstance(value, bool) or not isinstance(value, int) or not 16 <= value <= 1024 or value & (value - 1):
+            if isinstance(value, bool) or not isinstance(value, int) or not 16 <= value <= 1024:
+                raise ValueError(_block_message(name, value))
+            if value & (value - 1) and (name == "block_k" or self.kernel != "tma"):
+                raise ValueError(_block_message(name, value))
+            rest = block_parts(value)[1]
+            if rest and (rest < 16 or rest & (rest - 1)):
                 raise ValueError(
-                    f"{name} must be a power of two ≥ 16 (tl.dot's shortest K; the smallest M and N tiled here) "
-                    f"and ≤ 1024 (Triton's largest tile is 2^20 elements); got {value!r}"
+                    f"{name} must be a power of two from 16 to 1024 or, for the 'tma' kernel, the sum of two "
+                    f"powers of two ≥ 16 (a tile of two blocks: 192 = 128 + 64); got {value!r}"
                 )
         for name, allowed in (("group_m", range(1, 65)), ("num_stages", range(1, 9)), ("num_warps", (4, 8, 16))):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value not in allowed:
                 raise ValueError(f"{name} must be in {_describe(allowed)}; got {value!r}")
+        if self.two_part and (
+            self.warp_specialize or self.epilogue_subtile or self.split_tail or self.stream_k
+            or self.fp8_imprecise_acc is not None
+        ):  # fmt: skip
+            raise ValueError(
+                f"a tile of two blocks ({self.block_m}x{self.block_n}) runs on the 'tma' kernel without "
+                "warp_specialize, epilogue_subtile, split_tail, stream_k or fp8_imprecise_acc"
+            )
         if self.kernel == "blocked" and (self.warp_specialize or self.epilogue_subtile or self.fp8_imprecise_acc):
             raise ValueError("warp_specialize, epilogue_subtile and fp8_imprecise_acc apply to the 'tma' kernel only")
         if self.kernel == "blocked" and self.pad_rows:
@@ -136,6 +149,11 @@ class Config:
             )
 
     @property
+    def two_part(self) -> bool:
+        """Whether a side of the tile is two Triton blocks (:func:`block_parts`): a tile such as 192×128."""
+        return bool(block_parts(self.block_m)[1] or block_parts(self.block_n)[1])
+
+    @property
     def label(self) -> str:
         """A short name, e.g. ``"tma 128x256x64 g8 s3 w8 ws"``."""
         flags = (
@@ -173,6 +191,27 @@ class Config:
 
         schema["serialization"] = core_schema.wrap_serializer_function_ser_schema(serialize)
         return schema
+
+
+def _block_message(name: str, value: Any) -> str:
+    return (
+        f"{name} must be a power of two ≥ 16 (tl.dot's shortest K; the smallest M and N tiled here) "
+        f"and ≤ 1024 (Triton's largest tile is 2^20 elements); got {value!r}"
+    )
+
+
+def block_parts(size: int) -> tuple[int, int]:
+    """A side of a tile as Triton blocks, whose sides must be powers of two: ``(size, 0)`` for a power of two,
+    else its largest power of two and the rest (192: ``(128, 64)``; 160: ``(128, 32)``; 208: ``(128, 80)``, which
+    :class:`Config` refuses, as 80 is not a power of two).
+
+    Raises:
+        TypeError, ValueError: For a size that is not an int ≥ 1.
+    """
+    size = positive_int("size", size)
+    first = 1 << (size.bit_length() - 1)
+    rest = size - first
+    return first, rest
 
 
 #: Fields a record writes only when set (added after the first records were written).

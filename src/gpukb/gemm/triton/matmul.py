@@ -60,6 +60,7 @@ from gpukb.gemm.triton.configs import (
     SMALL_CONFIGS,
     SMALL_RATE,
     Config,
+    block_parts,
     pick_by_waves,
     split_for,
     stream_k_tiles,
@@ -164,23 +165,34 @@ def grouped_tile(tile_id, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
     return pid_m, pid_n
 
 
+def load_a(a, offs_am, offs_k, A_ROW_MAJOR: tl.constexpr, UPCAST: tl.constexpr):
+    # One K step's tile of A (rows × BLOCK_K, the descriptor's box) through its descriptor. A column-major operand
+    # is read as the transpose of a row-major one and transposed back in shared memory; boxes that hang over the
+    # edge of a tensor are filled with zeros by the copy engine: no masks.
+    if A_ROW_MAJOR:
+        tile = a.load([offs_am, offs_k])
+    else:
+        tile = a.load([offs_k, offs_am]).T
+    if UPCAST:  # the interpreter multiplies bf16 bit patterns as integers; exact products in fp32 instead
+        tile = tile.to(tl.float32)
+    return tile
+
+
+def load_b(b, offs_k, offs_bn, B_ROW_MAJOR: tl.constexpr, UPCAST: tl.constexpr):
+    # One K step's tile of B (BLOCK_K × columns), as load_a.
+    if B_ROW_MAJOR:
+        tile = b.load([offs_k, offs_bn])
+    else:
+        tile = b.load([offs_bn, offs_k]).T
+    if UPCAST:
+        tile = tile.to(tl.float32)
+    return tile
+
+
 def load_k_step(a, b, offs_am, offs_bn, offs_k,
                 A_ROW_MAJOR: tl.constexpr, B_ROW_MAJOR: tl.constexpr, UPCAST: tl.constexpr):  # fmt: skip
-    # One K step's tiles of A (BLOCK_M × BLOCK_K) and B (BLOCK_K × BLOCK_N) through their descriptors. A
-    # column-major operand is read as the transpose of a row-major one and transposed back in shared memory;
-    # boxes that hang over the edge of a tensor are filled with zeros by the copy engine: no masks.
-    if A_ROW_MAJOR:
-        a_tile = a.load([offs_am, offs_k])
-    else:
-        a_tile = a.load([offs_k, offs_am]).T
-    if B_ROW_MAJOR:
-        b_tile = b.load([offs_k, offs_bn])
-    else:
-        b_tile = b.load([offs_bn, offs_k]).T
-    if UPCAST:  # the interpreter multiplies bf16 bit patterns as integers; exact products in fp32 instead
-        a_tile = a_tile.to(tl.float32)
-        b_tile = b_tile.to(tl.float32)
-    return a_tile, b_tile
+    # One K step's tiles of A (BLOCK_M × BLOCK_K) and B (BLOCK_K × BLOCK_N) through their descriptors.
+    return load_a(a, offs_am, offs_k, A_ROW_MAJOR, UPCAST), load_b(b, offs_k, offs_bn, B_ROW_MAJOR, UPCAST)
 
 
 def k_loop(a, b, offs_am, offs_bn, k_start, steps,
@@ -286,6 +298,79 @@ def tma_kernel(
         store_tile(c_desc, acc * alpha, pid_cm * BLOCK_M, pid_cn * BLOCK_N, BLOCK_M, BLOCK_N, OUT_DTYPE,
                    EPILOGUE_SUBTILE)  # fmt: skip
     # --8<-- [end:tma]
+
+
+# --8<-- [start:two_part]
+def operand_descriptor(t, ROW_MAJOR: tl.constexpr, rows, cols, ld, BOX_ROWS: tl.constexpr, BOX_COLS: tl.constexpr):
+    # A descriptor built on the device for a rows × cols operand stored row-major, or column-major (the transpose
+    # of a row-major cols × rows tensor, whose boxes are then BOX_COLS × BOX_ROWS).
+    if ROW_MAJOR:
+        return tl.make_tensor_descriptor(t, [rows, cols], [ld, 1], [BOX_ROWS, BOX_COLS])
+    return tl.make_tensor_descriptor(t, [cols, rows], [ld, 1], [BOX_COLS, BOX_ROWS])
+
+
+def tma2_kernel(
+    a, b, c, M, N, K, lda, ldb, ldc, alpha,
+    BLOCK_M: tl.constexpr, BLOCK_M2: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_N2: tl.constexpr,
+    BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, A_ROW_MAJOR: tl.constexpr, B_ROW_MAJOR: tl.constexpr,
+    OUT_DTYPE: tl.constexpr, UPCAST: tl.constexpr, FLATTEN: tl.constexpr, NUM_SMS: tl.constexpr,
+):  # fmt: skip
+    # The persistent kernel with tiles of (BLOCK_M + BLOCK_M2) × (BLOCK_N + BLOCK_N2): a Triton block's sides are
+    # powers of two, so a 192-row tile is a 128-row and a 64-row block (BLOCK_M2 = 0: one block), each with its own
+    # accumulator and descriptor, sharing the other operand's tile. Descriptors are built here, one per block
+    # shape.
+    TILE_M: tl.constexpr = BLOCK_M + BLOCK_M2
+    TILE_N: tl.constexpr = BLOCK_N + BLOCK_N2
+    a1 = operand_descriptor(a, A_ROW_MAJOR, M, K, lda, BLOCK_M, BLOCK_K)
+    b1 = operand_descriptor(b, B_ROW_MAJOR, K, N, ldb, BLOCK_K, BLOCK_N)
+    c11 = tl.make_tensor_descriptor(c, [M, N], [ldc, 1], [BLOCK_M, BLOCK_N])
+    if BLOCK_M2 > 0:
+        a2 = operand_descriptor(a, A_ROW_MAJOR, M, K, lda, BLOCK_M2, BLOCK_K)
+        c21 = tl.make_tensor_descriptor(c, [M, N], [ldc, 1], [BLOCK_M2, BLOCK_N])
+    if BLOCK_N2 > 0:
+        b2 = operand_descriptor(b, B_ROW_MAJOR, K, N, ldb, BLOCK_K, BLOCK_N2)
+        c12 = tl.make_tensor_descriptor(c, [M, N], [ldc, 1], [BLOCK_M, BLOCK_N2])
+    if BLOCK_M2 > 0 and BLOCK_N2 > 0:
+        c22 = tl.make_tensor_descriptor(c, [M, N], [ldc, 1], [BLOCK_M2, BLOCK_N2])
+
+    start_pid = tl.program_id(axis=0)
+    num_pid_m = (M + TILE_M - 1) // TILE_M
+    num_pid_n = (N + TILE_N - 1) // TILE_N
+    k_tiles = (K + BLOCK_K - 1) // BLOCK_K
+    num_tiles = num_pid_m * num_pid_n
+    for tile_id in tl.range(start_pid, num_tiles, NUM_SMS, flatten=FLATTEN):
+        pid_m, pid_n = grouped_tile(tile_id, num_pid_m, num_pid_n, GROUP_M)
+        om = pid_m * TILE_M
+        on = pid_n * TILE_N
+        acc11 = tl.full((BLOCK_M, BLOCK_N), 0.0, dtype=tl.float32)
+        if BLOCK_M2 > 0:
+            acc21 = tl.full((BLOCK_M2, BLOCK_N), 0.0, dtype=tl.float32)
+        if BLOCK_N2 > 0:
+            acc12 = tl.full((BLOCK_M, BLOCK_N2), 0.0, dtype=tl.float32)
+        if BLOCK_M2 > 0 and BLOCK_N2 > 0:
+            acc22 = tl.full((BLOCK_M2, BLOCK_N2), 0.0, dtype=tl.float32)
+        for ki in range(k_tiles):
+            ok = ki * BLOCK_K
+            x1 = load_a(a1, om, ok, A_ROW_MAJOR, UPCAST)
+            y1 = load_b(b1, ok, on, B_ROW_MAJOR, UPCAST)
+            acc11 = tl.dot(x1, y1, acc11)
+            if BLOCK_M2 > 0:
+                x2 = load_a(a2, om + BLOCK_M, ok, A_ROW_MAJOR, UPCAST)
+                acc21 = tl.dot(x2, y1, acc21)
+            if BLOCK_N2 > 0:
+                y2 = load_b(b2, ok, on + BLOCK_N, B_ROW_MAJOR, UPCAST)
+                acc12 = tl.dot(x1, y2, acc12)
+            if BLOCK_M2 > 0 and BLOCK_N2 > 0:
+                acc22 = tl.dot(x2, y2, acc22)
+        # Each block of C through its own descriptor; a block wholly past the edge is clipped away by the copy engine
+        c11.store([om, on], (acc11 * alpha).to(OUT_DTYPE))
+        if BLOCK_M2 > 0:
+            c21.store([om + BLOCK_M, on], (acc21 * alpha).to(OUT_DTYPE))
+        if BLOCK_N2 > 0:
+            c12.store([om, on + BLOCK_N], (acc12 * alpha).to(OUT_DTYPE))
+        if BLOCK_M2 > 0 and BLOCK_N2 > 0:
+            c22.store([om + BLOCK_M, on + BLOCK_N], (acc22 * alpha).to(OUT_DTYPE))
+    # --8<-- [end:two_part]
 
 
 # --8<-- [start:streamk]
@@ -454,21 +539,22 @@ _SUM = tl.standard._sum_combine
 _NOT_SPECIALIZED = {
     "blocked": None,
     "tma": ["M", "N", "K", "lda", "ldb", "ldc"],
+    "tma2": ["M", "N", "K", "lda", "ldb", "ldc"],
     "splitk": ["M", "N", "K", "K_PER", "STEPS", "stride_cs"],
     "streamk": ["M", "N", "K", "SK_TILES", "ldc"],
     "reduce": ["M", "N", "SPLIT", "stride_ws"],
 }
 _KERNELS = {
     "blocked": blocked_kernel, "tma": tma_kernel, "splitk": splitk_kernel, "reduce": reduce_kernel,
-    "streamk": streamk_kernel,
+    "streamk": streamk_kernel, "tma2": tma2_kernel,
 }  # fmt: skip
 _COMPILED: dict[bool, dict[str, Any]] = {}
 
 
 #: The device functions the kernels call, by the global name they call them by.
 _HELPERS = {
-    "grouped_tile": grouped_tile, "load_k_step": load_k_step, "k_loop": k_loop, "store_tile": store_tile,
-    "streamk_owner": streamk_owner,
+    "grouped_tile": grouped_tile, "load_a": load_a, "load_b": load_b, "load_k_step": load_k_step, "k_loop": k_loop,
+    "store_tile": store_tile, "streamk_owner": streamk_owner, "operand_descriptor": operand_descriptor,
 }  # fmt: skip
 
 
@@ -998,6 +1084,11 @@ class _Plan:
             self.k_per = k_per
         # The last slice of each tile adds the partial sums (one launch), where there are slices to add.
         self.fused = config.kernel == "splitk" and config.fused_reduce and self.split > 1
+        if config.two_part and _dtype_name(a.dtype) not in ("float16", "bfloat16"):
+            raise ValueError(
+                f"tiles of two blocks ({config.label!r}) are built and tested for float16 and bfloat16 inputs; got "
+                f"{_dtype_name(a.dtype)}"
+            )
         if config.stream_k and _dtype_name(a.dtype) not in ("float16", "bfloat16"):
             raise ValueError(
                 f"stream_k is built and tested for float16 and bfloat16 inputs; got {_dtype_name(a.dtype)}"
@@ -1156,6 +1247,9 @@ class _Plan:
     def _tma(self, a: Any, b: Any, out: Any, alpha: float) -> None:
         config, m, n, k = self.config, self.m, self.n, self.k
         bm, bn = config.block_m, config.block_n
+        if config.two_part:
+            self._two_part(a, b, out, alpha)
+            return
         device_desc = config.warp_specialize
         fast = self.fast and not device_desc
         if device_desc:
@@ -1185,6 +1279,23 @@ class _Plan:
         if self.fast and self.quick is None:
             c_block = [bm, bn // 2 if config.epilogue_subtile else bn]
             self._prepare_quick(grid, (m, n, k, lda, ldb, ldc), tuple(constants.values()), c_block)
+
+    def _two_part(self, a: Any, b: Any, out: Any, alpha: float) -> None:
+        """Launch the persistent kernel whose tiles are two blocks on a side (:func:`tma2_kernel`); it builds its
+        descriptors on the device, one per block shape. No quick path: each call goes through :meth:`_launch`."""
+        config, m, n, k = self.config, self.m, self.n, self.k
+        (bm, bm2), (bn, bn2) = block_parts(config.block_m), block_parts(config.block_n)
+        grid = (min(self.sms, triton.cdiv(m, config.block_m) * triton.cdiv(n, config.block_n)),)
+        constants = {
+            "BLOCK_M": bm, "BLOCK_M2": bm2, "BLOCK_N": bn, "BLOCK_N2": bn2, "BLOCK_K": config.block_k,
+            "GROUP_M": config.group_m, "A_ROW_MAJOR": self.a_row, "B_ROW_MAJOR": self.b_row, "OUT_DTYPE": self.tl_out,
+            "UPCAST": self.upcast, "FLATTEN": config.flatten, "NUM_SMS": self.sms,
+        }  # fmt: skip
+        lda, ldb = _descriptor_stride(a, self.a_row), _descriptor_stride(b, self.b_row)
+        args = (a, b, out, m, n, k, lda, ldb, _descriptor_stride(out, True), alpha)
+        with _scratch_allocator(a.device):
+            self._launch("tma2", grid, args, constants, (config.num_stages, config.num_warps), 0)
+        self.fast = False
 
     def _streamk(self, a_desc: Any, b_desc: Any, c_desc: Any, out: Any, alpha: float) -> None:
         """Launch the stream-K kernel on all the multiprocessors, with the plan's partial-sum slots (two a program)
