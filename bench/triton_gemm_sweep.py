@@ -2,7 +2,8 @@
 
 Run from the repository root on a machine with a Hopper GPU::
 
-    python bench/triton_gemm_sweep.py OUT_DIR [--budget SECONDS] [--tune sweep|issue29|losers|gaps|fill|none]
+    python bench/triton_gemm_sweep.py OUT_DIR [--budget SECONDS]
+        [--tune sweep|issue29|losers|gaps|fill|streamk|twoblock|none]
         [--tune-only] [--reserve SECONDS] [--bytes-rules]
         [--sets first,issue,random,held-out,held-out-2,held-out-3,held-out-4,held-out-5,tiny] [--profile some|all]
 
@@ -11,10 +12,12 @@ the extended candidates and writes ``triton-gemm-tuning-h100-issue29.json``; ``-
 random sweep's products and the first sweep's slowest (``gpukb.gemm.triton.sweep.LOSER_TUNING``) with those and the
 split-tail and decode candidates, writing ``triton-gemm-tuning-h100-losers.json``; ``--tune gaps`` and ``--tune fill``
 the shapes designed for them (``sweep.GAP_TUNING``, ``sweep.FILL_TUNING``: 16-row, one-launch split-K and transposed
-decode tilings), writing ``-gaps`` and ``-fill`` tables, each measured over the committed ones; every candidate's
-output is compared with cuBLAS's before and after it is timed, and a wrong one is never chosen; ``--tune none`` tunes
-nothing and uses the committed tables (``tuning.TABLE_RECORDS``). ``--reserve``: the seconds the tuning leaves for
-the sweep. The sweep then measures the sets of shapes it is given
+decode tilings), writing ``-gaps`` and ``-fill`` tables, each measured over the committed ones; ``--tune streamk`` and
+``--tune twoblock`` time seen products (``sweep.STREAMK_TUNING``, ``sweep.TWO_BLOCK_TUNING``) with the look-up's own
+choice first, then step 12's stream-K candidates or step 14's tiles of two blocks, and change no table; every
+candidate's output is compared with cuBLAS's before and after it is timed, and a wrong one is never chosen;
+``--tune none`` tunes nothing and uses the committed tables (``tuning.TABLE_RECORDS``). ``--reserve``: the seconds
+the tuning leaves for the sweep. The sweep then measures the sets of shapes it is given
 (``--sets``), each row marked with its ``sweep``: ``first`` (the page's sweep: bf16, fp16, FP8), ``issue`` (the
 products issue 29 reported), ``random`` (the seeded draw of ``gpukb.gemm.triton.model_shapes``, bf16 and fp16),
 ``held-out`` (a second draw, committed before the third tuning and measured only after it), ``held-out-2`` (a third
@@ -89,6 +92,7 @@ from gpukb.gemm.triton.sweep import (  # noqa: E402
     LOSER_TUNING,
     STREAMK_TUNING,
     TINY_SHAPES,
+    TWO_BLOCK_TUNING,
     fp8_shapes,
     fp16_shapes,
     held_out,
@@ -179,16 +183,17 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
 
     sms = _sm_count(torch.device("cuda"))
     extended, losers, gaps, fill = mode == "issue29", mode == "losers", mode == "gaps", mode == "fill"
-    streamk = mode == "streamk"
+    streamk, two_block = mode == "streamk", mode == "twoblock"
+    by_product = streamk or two_block  # products timed against the look-up's own choice, not classes tuned
     work: list[tuple[str, str, tuple[int, int, int]]] = []
     seen = set()
-    if streamk:  # against the look-up as it is: the committed tables (the run cleared them for the host path)
+    if by_product:  # against the look-up as it is: the committed tables (the run cleared them for the host path)
         tuning._ACTIVE.clear()
         clear_plans()
-    if extended or losers or gaps or fill or streamk:
+    if extended or losers or gaps or fill or by_product:
         chosen = (
             ISSUE_TUNING if extended else LOSER_TUNING if losers else GAP_TUNING if gaps else FILL_TUNING if fill
-            else STREAMK_TUNING
+            else STREAMK_TUNING if streamk else TWO_BLOCK_TUNING
         )  # fmt: skip
         sources = [("bfloat16", layout, shape) for layout, shape in chosen]
     else:
@@ -215,6 +220,8 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
         aligned = rows_aligned(a, b, c)
         if streamk:  # the look-up's choice first, then the stream-K candidates
             pool = tuning.streamk_trials(default_config(a, b, c))
+        elif two_block:  # the look-up's choice first, then tilings flattened and not, of one block and of two
+            pool = tuning.two_block_trials(default_config(a, b, c))
         else:
             pool = tuning.trials(
                 dtype, m, n, k, sms, aligned=aligned, extended=extended, losers=losers, gaps=gaps, fill=fill
@@ -240,7 +247,7 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
         else:
             peer = lambda a=a, b=b, c=c: torch.matmul(a, b, out=c)  # noqa: E731
         _keep_busy(torch, peer, 0.03)  # compiling left the GPU idle: bring its clock up before timing
-        peer_ms = [_bench(peer, TUNE_WARMUP_MS, TUNE_REP_MS)] if streamk else []  # cuBLAS before the passes too
+        peer_ms = [_bench(peer, TUNE_WARMUP_MS, TUNE_REP_MS)] if by_product else []  # cuBLAS before the passes too
         for order in (list(zip(pool, trials, strict=True)), list(zip(pool, trials, strict=True))[::-1]):
             for config, trial in order:  # two passes, the second in reverse order; the faster median kept
                 if trial["error"] is not None:
@@ -305,6 +312,12 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
             "into a NaN-filled C before timing and again after; cuBLAS timed before the two passes and after, the "
             "faster kept)"
             if streamk
+            else "product (gpukb.gemm.triton.sweep.TWO_BLOCK_TUNING: products where cuBLAS ran tiles that are not "
+            "powers of two, all seen, and guards level with cuBLAS; the look-up's choice with the committed tables "
+            "first, then tuning.CANDIDATES_16_TWO_BLOCK: tilings of one block with their loops flattened and not, and "
+            "tiles of two blocks on a side; every output checked into a NaN-filled C before timing and again after; "
+            "cuBLAS timed before the two passes and after, the faster kept)"
+            if two_block
             else "class (the first sweep shape in it)"
         ),
         "classes": classes,
@@ -632,7 +645,7 @@ def profile_rows(torch: Any, rows: list[dict], budget: Budget, every: bool = Fal
 def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--budget", type=float, default=280.0, help="seconds the whole run may take")
     parser.add_argument("--table", type=Path, help="use this tuning table instead of tuning (skips the tuning)")
-    parser.add_argument("--tune", choices=("sweep", "issue29", "losers", "gaps", "fill", "streamk", "none"),
+    parser.add_argument("--tune", choices=("sweep", "issue29", "losers", "gaps", "fill", "streamk", "twoblock", "none"),
                         default="sweep",
                         help="which classes to tune; none: use the committed tables")  # fmt: skip
     parser.add_argument("--tune-only", action="store_true", help="stop after writing the tuning table")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpukb.gemm.triton.configs import MAX_SPLIT_K, Config
+from gpukb.gemm.triton.configs import MAX_SPLIT_K, Config, block_parts
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("triton")
@@ -22,6 +22,14 @@ BLOCK = (
 )
 TAIL_TMA_ONLY = "split_tail applies to the 'tma' kernel without warp_specialize"
 TMA_ONLY = "warp_specialize, epilogue_subtile and fp8_imprecise_acc apply to the 'tma' kernel only"
+TWO_SIDES = (
+    "{} must be a power of two from 16 to 1024 or, for the 'tma' kernel, the sum of two powers of two ≥ 16 (a tile "
+    "of two blocks: 192 = 128 + 64); got {}"
+)
+TWO_OPTIONS = (
+    "a tile of two blocks ({}) runs on the 'tma' kernel without warp_specialize, epilogue_subtile, split_tail, "
+    "stream_k or fp8_imprecise_acc"
+)
 ACC = "fp8_imprecise_acc must be None, an int from 16 to block_k ({}) or a multiple of block_k; got {}"
 
 
@@ -43,11 +51,34 @@ def test_configs_at_the_edges_of_every_range_are_accepted() -> None:
         assert Config("tma", 16, 16, 32, fp8_imprecise_acc=acc).fp8_imprecise_acc == acc
 
 
+def test_a_tile_side_may_be_two_blocks_on_the_persistent_kernel() -> None:
+    assert [block_parts(size) for size in (16, 192, 160, 48, 768, 208, 1)] == [
+        (16, 0), (128, 64), (128, 32), (32, 16), (512, 256), (128, 80), (1, 0)
+    ]  # fmt: skip
+    assert Config("tma", 192, 128, 64).two_part and Config("tma", 128, 768, 64).two_part
+    assert not Config("tma", 128, 256, 64).two_part
+    assert Config("tma", 192, 160, 64, flatten=False).label == "tma 192x160x64 g8 s3 w8 noflat"
+    for size, error in ((0, ValueError), (True, TypeError), (192.0, TypeError)):
+        with pytest.raises(error, match="size must be"):
+            block_parts(size)
+
+
 @pytest.mark.parametrize(
     ("args", "kwargs", "message"),
     [
         (("tma", 2048, 16, 16), {}, BLOCK.format("block_m", 2048)),  # a power of two, past 1024
         (("tma", 16, 32.0, 16), {}, BLOCK.format("block_n", 32.0)),  # a float, even a power of two
+        (("tma", 208, 16, 16), {}, TWO_SIDES.format("block_m", 208)),  # 128 + 80: 80 is no block
+        (("tma", 16, 24, 16), {}, TWO_SIDES.format("block_n", 24)),  # 16 + 8: a block under 16
+        (("tma", 16, 1023, 16), {}, TWO_SIDES.format("block_n", 1023)),
+        (("tma", 16, 16, 48), {}, BLOCK.format("block_k", 48)),  # K steps are one block
+        (("blocked", 48, 16, 16), {}, BLOCK.format("block_m", 48)),  # two blocks: the persistent kernel only
+        (("splitk", 16, 192, 16), {}, BLOCK.format("block_n", 192)),
+        (("tma", 48, 16, 16), {"warp_specialize": True}, TWO_OPTIONS.format("48x16")),
+        (("tma", 16, 48, 16), {"epilogue_subtile": True}, TWO_OPTIONS.format("16x48")),
+        (("tma", 48, 48, 16), {"split_tail": True}, TWO_OPTIONS.format("48x48")),
+        (("tma", 48, 16, 16), {"stream_k": True}, TWO_OPTIONS.format("48x16")),
+        (("tma", 48, 16, 32), {"fp8_imprecise_acc": 32}, TWO_OPTIONS.format("48x16")),
         (("tma", 16, 16, 16), {"num_stages": 0}, "num_stages must be in 1..8; got 0"),
         (("tma", 16, 16, 16), {"num_stages": 9}, "num_stages must be in 1..8; got 9"),
         (("tma", 16, 16, 16), {"group_m": True}, "group_m must be in 1..64; got True"),  # True == 1, but a bool

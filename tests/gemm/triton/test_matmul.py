@@ -28,6 +28,7 @@ import triton.language as tl  # noqa: E402
 from gpukb.gemm.triton import matmul as mm  # noqa: E402
 from gpukb.gemm.triton.matmul import Config, matmul  # noqa: E402
 from gpukb.numerics import relative_error  # noqa: E402
+from tests.helpers import exactly  # noqa: E402
 
 #: Small TMA configurations for the interpreter (16: tl.dot's shortest K, and the smallest M and N tiled here).
 TMA_SMALL = {
@@ -776,6 +777,65 @@ def test_gpu_stream_k_matches_float64_call_after_call(layout, m, n, k, block_n) 
     (plan,) = mm._PLANS.values()
     assert plan.sk_tiles > 0
     assert plan.fast_failed is None
+
+
+@pytest.mark.usefixtures("interpret")
+@pytest.mark.parametrize("flatten", [True, False], ids=["flat", "noflat"])
+@pytest.mark.parametrize(("block_m", "block_n"), [(48, 32), (32, 48), (48, 48)], ids=["M2", "N2", "both"])
+@pytest.mark.parametrize("layout", ["nn", "nt", "tn", "tt"])
+def test_tiles_of_two_blocks_match_float64(layout, block_m, block_n, flatten, monkeypatch) -> None:
+    # 100×90 in 48-row tiles: 3 rows of tiles, the last one 4 rows of its 32-row block and none of its 16-row block
+    # (stored past the edge: clipped); 90 columns in 48: the last tile's second block 10 of its 16 columns. On 3
+    # "multiprocessors" each program walks several tiles.
+    gen = torch.Generator().manual_seed(_seed("two blocks", layout, block_m, block_n, flatten))
+    m, n, k = 100, 90, 70
+    dtype = torch.bfloat16 if flatten else torch.float16
+    a, b = _operand(m, k, dtype, layout[0], gen), _operand(k, n, dtype, layout[1], gen)
+    config = Config("tma", block_m, block_n, 16, group_m=2, num_stages=2, num_warps=4, flatten=flatten)
+    assert config.two_part
+    launched = []
+    jitted = mm._jitted
+    monkeypatch.setattr(mm, "_jitted", lambda name: launched.append(name) or jitted(name))
+    out = torch.full((m, n + 6), float("nan"), dtype=dtype)[:, :n]  # C's rows 6 elements wider than C (own pitch)
+    assert matmul(a, b, out=out, alpha=0.5, config=config) is out
+    _assert_close_to_floor(out, a, b, alpha=0.5)
+    assert launched == ["tma2"]
+
+
+@pytest.mark.usefixtures("interpret")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float8_e4m3fn], ids=["fp32", "fp8"])
+def test_tiles_of_two_blocks_refuse_inputs_they_were_not_built_for(dtype) -> None:
+    a = torch.zeros(16, 48).to(dtype)
+    message = (
+        "tiles of two blocks ('tma 48x16x16 g8 s3 w8') are built and tested for float16 and bfloat16 inputs; got "
+        f"{str(dtype)[6:]}"
+    )
+    with pytest.raises(ValueError, match=exactly(message)):
+        matmul(a.t(), a.t().contiguous().t(), config=Config("tma", 48, 16, 16))
+
+
+@pytest.mark.gpu
+@pytest.mark.usefixtures("compiled")
+@pytest.mark.parametrize(
+    ("block_m", "block_n", "stages", "warps"), [(192, 128, 4, 8), (128, 192, 4, 8), (192, 192, 3, 8), (64, 192, 4, 4)]
+)
+@pytest.mark.parametrize("layout", ["nn", "nt", "tn", "tt"])
+def test_gpu_tiles_of_two_blocks_match_float64(layout, block_m, block_n, stages, warps, monkeypatch) -> None:
+    # 1000×1064: the last row and column of tiles hang over the edges, one block of them wholly past it
+    gen = torch.Generator().manual_seed(_seed("two blocks gpu", layout, block_m, block_n))
+    m, n, k = 1000, 1064, 776
+    a = _operand(m, k, torch.bfloat16, layout[0], gen, "cuda")
+    b = _operand(k, n, torch.bfloat16, layout[1], gen, "cuda")
+    config = Config("tma", block_m, block_n, 64, num_stages=stages, num_warps=warps, flatten=False)
+    launched = []
+    jitted = mm._jitted
+    monkeypatch.setattr(mm, "_jitted", lambda name: launched.append(name) or jitted(name))
+    out = torch.full((m, n), float("nan"), dtype=torch.bfloat16, device="cuda")
+    for _ in range(2):  # the JIT compiles, then runs the compiled kernel
+        out.fill_(float("nan"))
+        matmul(a, b, out=out, config=config)
+        _assert_close_to_floor(out, a, b)
+    assert launched == ["tma2", "tma2"]
 
 
 def test_compiled_summary_needs_a_compiler(interpret) -> None:

@@ -233,6 +233,44 @@ def streamk_trials(chosen: Config) -> tuple[Config, ...]:
     return tuple(dict.fromkeys((chosen, *own, *(replace(c, pad_rows=pad) for c in CANDIDATES_16_STREAMK))))
 
 
+#: Step 14's candidates (``bench/triton_gemm_sweep.py --tune twoblock``): three tilings of one block each way, the
+#: tile loop and the K loop flattened into one for the pipeliner (``flatten``, as every persistent tiling of the
+#: tables) and not; tiles of two blocks on a side (:func:`~gpukb.gemm.triton.configs.block_parts`), not flattened,
+#: and one flattened, so that the two ways are compared on a tile of two blocks too.
+CANDIDATES_16_TWO_BLOCK: tuple[Config, ...] = (
+    *(
+        replace(plain, flatten=flatten)
+        for flatten in (True, False)
+        for plain in (
+            Config("tma", 128, 256, 64, num_stages=4, num_warps=8, epilogue_subtile=True),
+            Config("tma", 128, 128, 64, num_stages=4, num_warps=8),
+            Config("tma", 64, 256, 64, num_stages=4, num_warps=4),
+        )
+    ),
+    Config("tma", 192, 128, 64, num_stages=4, num_warps=8),
+    Config("tma", 192, 128, 64, num_stages=4, num_warps=8, flatten=False),
+    Config("tma", 128, 192, 64, num_stages=4, num_warps=8, flatten=False),
+    Config("tma", 192, 192, 64, num_stages=3, num_warps=8, flatten=False),
+    Config("tma", 64, 192, 64, num_stages=4, num_warps=4, flatten=False),
+    Config("tma", 192, 64, 64, num_stages=4, num_warps=4, flatten=False),
+    Config("tma", 128, 160, 64, num_stages=4, num_warps=8, flatten=False),
+)
+
+
+def two_block_trials(chosen: Config) -> tuple[Config, ...]:
+    """What step 14 times on a product: the configuration the look-up gives it (``chosen``), then
+    :data:`CANDIDATES_16_TWO_BLOCK` (with ``chosen``'s ``pad_rows``, so that every candidate reads the operands as
+    ``chosen`` does).
+
+    Raises:
+        TypeError: For a ``chosen`` that is not a :class:`Config`.
+    """
+    if not isinstance(chosen, Config):
+        raise TypeError(f"chosen must be a gpukb.gemm.triton.configs.Config; got {type(chosen).__name__}")
+    pad = chosen.pad_rows and chosen.kernel != "blocked"
+    return tuple(dict.fromkeys((chosen, *(replace(c, pad_rows=pad) for c in CANDIDATES_16_TWO_BLOCK))))
+
+
 CANDIDATES_FP8: tuple[Config, ...] = (
     Config("tma", 128, 256, 128, num_stages=4, num_warps=8, epilogue_subtile=True),
     Config("tma", 128, 256, 128, num_stages=3, num_warps=8),
