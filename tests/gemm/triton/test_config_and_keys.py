@@ -55,7 +55,8 @@ def test_a_tile_side_may_be_two_blocks_on_the_persistent_kernel() -> None:
     assert [block_parts(size) for size in (16, 192, 160, 48, 768, 208, 1)] == [
         (16, 0), (128, 64), (128, 32), (32, 16), (512, 256), (128, 80), (1, 0)
     ]  # fmt: skip
-    assert Config("tma", 192, 128, 64).two_part and Config("tma", 128, 768, 64).two_part
+    assert Config("tma", 192, 128, 64).two_part
+    assert Config("tma", 128, 768, 64).two_part
     assert not Config("tma", 128, 256, 64).two_part
     assert Config("tma", 192, 160, 64, flatten=False).label == "tma 192x160x64 g8 s3 w8 noflat"
     for size, error in ((0, ValueError), (True, TypeError), (192.0, TypeError)):
