@@ -304,9 +304,12 @@ def tma_kernel(
 def operand_descriptor(t, ROW_MAJOR: tl.constexpr, rows, cols, ld, BOX_ROWS: tl.constexpr, BOX_COLS: tl.constexpr):
     # A descriptor built on the device for a rows × cols operand stored row-major, or column-major (the transpose
     # of a row-major cols × rows tensor, whose boxes are then BOX_COLS × BOX_ROWS).
+    # (one return: Triton compiles every return of a function, and the two descriptors' types differ)
     if ROW_MAJOR:
-        return tl.make_tensor_descriptor(t, [rows, cols], [ld, 1], [BOX_ROWS, BOX_COLS])
-    return tl.make_tensor_descriptor(t, [cols, rows], [ld, 1], [BOX_COLS, BOX_ROWS])
+        desc = tl.make_tensor_descriptor(t, [rows, cols], [ld, 1], [BOX_ROWS, BOX_COLS])
+    else:
+        desc = tl.make_tensor_descriptor(t, [cols, rows], [ld, 1], [BOX_COLS, BOX_ROWS])
+    return desc
 
 
 def tma2_kernel(
