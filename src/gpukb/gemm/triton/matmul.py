@@ -301,41 +301,18 @@ def tma_kernel(
 
 
 # --8<-- [start:two_part]
-def operand_descriptor(t, ROW_MAJOR: tl.constexpr, rows, cols, ld, BOX_ROWS: tl.constexpr, BOX_COLS: tl.constexpr):
-    # A descriptor built on the device for a rows × cols operand stored row-major, or column-major (the transpose
-    # of a row-major cols × rows tensor, whose boxes are then BOX_COLS × BOX_ROWS).
-    # (one return: Triton compiles every return of a function, and the two descriptors' types differ)
-    if ROW_MAJOR:
-        desc = tl.make_tensor_descriptor(t, [rows, cols], [ld, 1], [BOX_ROWS, BOX_COLS])
-    else:
-        desc = tl.make_tensor_descriptor(t, [cols, rows], [ld, 1], [BOX_COLS, BOX_ROWS])
-    return desc
-
-
 def tma2_kernel(
-    a, b, c, M, N, K, lda, ldb, ldc, alpha,
+    a1, a2, b1, b2, c11, c12, c21, c22, M, N, K, alpha,
     BLOCK_M: tl.constexpr, BLOCK_M2: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_N2: tl.constexpr,
     BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, A_ROW_MAJOR: tl.constexpr, B_ROW_MAJOR: tl.constexpr,
     OUT_DTYPE: tl.constexpr, UPCAST: tl.constexpr, FLATTEN: tl.constexpr, NUM_SMS: tl.constexpr,
 ):  # fmt: skip
     # The persistent kernel with tiles of (BLOCK_M + BLOCK_M2) × (BLOCK_N + BLOCK_N2): a Triton block's sides are
     # powers of two, so a 192-row tile is a 128-row and a 64-row block (BLOCK_M2 = 0: one block), each with its own
-    # accumulator and descriptor, sharing the other operand's tile. Descriptors are built here, one per block
-    # shape.
+    # accumulator and its own descriptor (a1 and a2: boxes of BLOCK_M and BLOCK_M2 rows), sharing the other
+    # operand's tile. Descriptors of a block a tile does not have are not read.
     TILE_M: tl.constexpr = BLOCK_M + BLOCK_M2
     TILE_N: tl.constexpr = BLOCK_N + BLOCK_N2
-    a1 = operand_descriptor(a, A_ROW_MAJOR, M, K, lda, BLOCK_M, BLOCK_K)
-    b1 = operand_descriptor(b, B_ROW_MAJOR, K, N, ldb, BLOCK_K, BLOCK_N)
-    c11 = tl.make_tensor_descriptor(c, [M, N], [ldc, 1], [BLOCK_M, BLOCK_N])
-    if BLOCK_M2 > 0:
-        a2 = operand_descriptor(a, A_ROW_MAJOR, M, K, lda, BLOCK_M2, BLOCK_K)
-        c21 = tl.make_tensor_descriptor(c, [M, N], [ldc, 1], [BLOCK_M2, BLOCK_N])
-    if BLOCK_N2 > 0:
-        b2 = operand_descriptor(b, B_ROW_MAJOR, K, N, ldb, BLOCK_K, BLOCK_N2)
-        c12 = tl.make_tensor_descriptor(c, [M, N], [ldc, 1], [BLOCK_M, BLOCK_N2])
-    if BLOCK_M2 > 0 and BLOCK_N2 > 0:
-        c22 = tl.make_tensor_descriptor(c, [M, N], [ldc, 1], [BLOCK_M2, BLOCK_N2])
-
     start_pid = tl.program_id(axis=0)
     num_pid_m = (M + TILE_M - 1) // TILE_M
     num_pid_n = (N + TILE_N - 1) // TILE_N
@@ -542,7 +519,7 @@ _SUM = tl.standard._sum_combine
 _NOT_SPECIALIZED = {
     "blocked": None,
     "tma": ["M", "N", "K", "lda", "ldb", "ldc"],
-    "tma2": ["M", "N", "K", "lda", "ldb", "ldc"],
+    "tma2": ["M", "N", "K"],
     "splitk": ["M", "N", "K", "K_PER", "STEPS", "stride_cs"],
     "streamk": ["M", "N", "K", "SK_TILES", "ldc"],
     "reduce": ["M", "N", "SPLIT", "stride_ws"],
@@ -557,7 +534,7 @@ _COMPILED: dict[bool, dict[str, Any]] = {}
 #: The device functions the kernels call, by the global name they call them by.
 _HELPERS = {
     "grouped_tile": grouped_tile, "load_a": load_a, "load_b": load_b, "load_k_step": load_k_step, "k_loop": k_loop,
-    "store_tile": store_tile, "streamk_owner": streamk_owner, "operand_descriptor": operand_descriptor,
+    "store_tile": store_tile, "streamk_owner": streamk_owner,
 }  # fmt: skip
 
 
@@ -1284,20 +1261,40 @@ class _Plan:
             self._prepare_quick(grid, (m, n, k, lda, ldb, ldc), tuple(constants.values()), c_block)
 
     def _two_part(self, a: Any, b: Any, out: Any, alpha: float) -> None:
-        """Launch the persistent kernel whose tiles are two blocks on a side (:func:`tma2_kernel`); it builds its
-        descriptors on the device, one per block shape. No quick path: each call goes through :meth:`_launch`."""
+        """Launch the persistent kernel whose tiles are two blocks on a side (:func:`tma2_kernel`), with a host
+        descriptor for each block shape (a tile's missing blocks get the first block's, which the kernel does not
+        read). No quick path: each call goes through :meth:`_launch`."""
         config, m, n, k = self.config, self.m, self.n, self.k
         (bm, bm2), (bn, bn2) = block_parts(config.block_m), block_parts(config.block_n)
+        bk = config.block_k
+        lda, ldb = _descriptor_stride(a, self.a_row), _descriptor_stride(b, self.b_row)
+        ldc = _descriptor_stride(out, True)
+
+        def a_desc(rows: int) -> Any:
+            if self.a_row:
+                return _checked_descriptor(a, [m, k], [lda, 1], [rows, bk])
+            return _checked_descriptor(a.t(), [k, m], [lda, 1], [bk, rows])
+
+        def b_desc(cols: int) -> Any:
+            if self.b_row:
+                return _checked_descriptor(b, [k, n], [ldb, 1], [bk, cols])
+            return _checked_descriptor(b.t(), [n, k], [ldb, 1], [cols, bk])
+
+        def c_desc(rows: int, cols: int) -> Any:
+            return _checked_descriptor(out, [m, n], [ldc, 1], [rows or bm, cols or bn])
+
+        a1, b1 = a_desc(bm), b_desc(bn)
+        descriptors = (
+            a1, a_desc(bm2) if bm2 else a1, b1, b_desc(bn2) if bn2 else b1,
+            c_desc(bm, bn), c_desc(bm, bn2), c_desc(bm2, bn), c_desc(bm2, bn2),
+        )  # fmt: skip
         grid = (min(self.sms, triton.cdiv(m, config.block_m) * triton.cdiv(n, config.block_n)),)
         constants = {
-            "BLOCK_M": bm, "BLOCK_M2": bm2, "BLOCK_N": bn, "BLOCK_N2": bn2, "BLOCK_K": config.block_k,
+            "BLOCK_M": bm, "BLOCK_M2": bm2, "BLOCK_N": bn, "BLOCK_N2": bn2, "BLOCK_K": bk,
             "GROUP_M": config.group_m, "A_ROW_MAJOR": self.a_row, "B_ROW_MAJOR": self.b_row, "OUT_DTYPE": self.tl_out,
             "UPCAST": self.upcast, "FLATTEN": config.flatten, "NUM_SMS": self.sms,
         }  # fmt: skip
-        lda, ldb = _descriptor_stride(a, self.a_row), _descriptor_stride(b, self.b_row)
-        args = (a, b, out, m, n, k, lda, ldb, _descriptor_stride(out, True), alpha)
-        with _scratch_allocator(a.device):
-            self._launch("tma2", grid, args, constants, (config.num_stages, config.num_warps), 0)
+        self._launch("tma2", grid, (*descriptors, m, n, k, alpha), constants, (config.num_stages, config.num_warps), 0)
         self.fast = False
 
     def _streamk(self, a_desc: Any, b_desc: Any, c_desc: Any, out: Any, alpha: float) -> None:
