@@ -2033,3 +2033,43 @@ def test_step_13_table_leaves_out_a_product_at_exactly_the_bound() -> None:
     bound = sorted(r["ratio"] for r in kept)[7]  # the eighth lowest: at the bound, so not below it
     check_triton_peer_tiles(triton_peer_tiles(below=bound), {"below": bound})
     assert len(markdown_tables(triton_peer_tiles(below=bound))[0]) == 7
+
+
+def test_the_triton_page_prose_matches_the_two_block_run() -> None:
+    """Step 14's words, checked against its record: which products a tile of two blocks won, by how much, and what
+    flattening did, as the page states them."""
+    from gpukb.gemm.triton.results import two_block_rows
+
+    page = (ROOT / "docs" / "gemm" / "triton.md").read_text(encoding="utf-8")
+    step = page.split("## Step 14: two blocks in one program")[1].split("## The host path")[0]
+    rows = {r.shape: r for r in two_block_rows()}
+    assert len(rows) == 12
+    speed = {}
+    for shape, r in rows.items():
+        times = {"look-up": r.chosen_ms, "one": r.one_block_ms, "two": r.two_block_ms, "flat": r.flat_ms,
+                 "unflat": r.unflat_ms}  # fmt: skip
+        speed[shape] = {key: r.cublas_ms / ms for key, ms in times.items()}
+    won = [s for s, v in speed.items() if v["two"] > v["one"]]
+    assert len(won) == 5
+    assert "On five\nof the twelve products measured" in step
+    over_lookup = {s: v["two"] - v["look-up"] for s, v in speed.items() if v["two"] - v["look-up"] > 0.05}
+    assert len(over_lookup) == 4
+    assert (round(min(over_lookup.values()), 2), round(max(over_lookup.values()), 2)) == (0.08, 0.16)
+    said = (((896, 4864, 7503), "0.627", "0.783"), ((163, 12288, 3072), "0.801", "0.882"),
+            ((3903, 768, 3072), "0.838", "0.927"), ((593, 3584, 3584), "0.879", "0.998"))  # fmt: skip
+    for (m, n, k), before, after in said:
+        v = speed[m, n, k]
+        assert (f"{v['look-up']:.3f}", f"{v['two']:.3f}") == (before, after)
+        assert f"{m}×{n}×{k} from {before} to {after}" in " ".join(step.split())
+    flat = [v["flat"] for v in speed.values()]
+    unflat = [v["unflat"] for v in speed.values()]
+    assert all(v["unflat"] > v["flat"] for v in speed.values())
+    assert (f"{min(flat):.2f}", f"{max(flat):.2f}", f"{min(unflat):.2f}", f"{max(unflat):.2f}") == (
+        "0.33", "0.73", "0.42", "0.93"
+    )  # fmt: skip
+    guards = [speed[s] for s in ((4096, 4096, 4096), (8192, 8192, 8192), (4096, 14336, 4096))]
+    assert (f"{min(g['two'] for g in guards):.2f}", f"{max(g['two'] for g in guards):.2f}") == ("0.79", "0.91")
+    behind = [g["look-up"] - g["two"] for g in guards]
+    assert (f"{min(behind):.2f}", f"{max(behind):.2f}") == ("0.10", "0.20")
+    for shape, said in (((1170, 4096, 14336), "0.69"), ((1970, 5120, 32000), "0.85")):
+        assert f"{speed[shape]['look-up']:.2f}" == said

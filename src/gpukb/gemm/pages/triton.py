@@ -1131,3 +1131,31 @@ def triton_peer_tile_groups(record_id: str = peer_kernels.PEER_TILES_ID) -> str:
         )
     headers = ["cuBLAS's tile", "cuBLAS's K", "products", "cuBLAS / Triton, geometric mean", "lowest"]
     return markdown_table(headers, rows)
+
+
+def triton_two_block(record_id: str = triton_results.TWO_BLOCK_TABLE_ID) -> str:
+    """Step 14's products: cuBLAS's time, then each side's ratio to it (cuBLAS's time over the kernel's, bf16): the
+    look-up's choice, the fastest tiling of one block, the 192×128 tile of two blocks with its loops flattened and not,
+    and the fastest tile of two blocks."""
+
+    def ratio(ms: float | None, peer: float | None) -> str:
+        return "–" if not (ms and peer) else f"{peer / ms:.3f}"
+
+    rows = []
+    for r in triton_results.two_block_rows(record_id):
+        m, n, k = r.shape
+        peer = r.cublas_ms
+        rows.append(
+            (
+                f"{r.layout} {m}×{n}×{k}",
+                _us(peer),
+                ratio(r.chosen_ms, peer),
+                f"{r.one_block.block_m}×{r.one_block.block_n}: {ratio(r.one_block_ms, peer)}",
+                ratio(r.flat_ms, peer),
+                ratio(r.unflat_ms, peer),
+                f"{r.two_block.block_m}×{r.two_block.block_n}: {ratio(r.two_block_ms, peer)}",
+            )
+        )
+    headers = ["product", "cuBLAS µs", "look-up", "best one block", "192×128 flattened", "192×128 not",
+               "best two blocks"]  # fmt: skip
+    return markdown_table(headers, rows)

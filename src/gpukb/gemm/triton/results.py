@@ -1337,3 +1337,67 @@ def slow_rounds(record: TritonRounds | None = None, factor: float = SLOW_ROUND) 
         slow, total = counts.get(case.method, (0, 0))
         counts[case.method] = (slow + sum(x > factor * fastest for x in case.rounds_ms), total + len(case.rounds_ms))
     return counts
+
+
+#: Step 14's run: tiles of two blocks, and tilings of one block flattened and not, on seen products (``--tune
+#: twoblock``).
+TWO_BLOCK_TABLE_ID = "gemm/triton-gemm-tuning-h100-twoblock"
+
+
+@dataclass(frozen=True)
+class TwoBlockRow:
+    """One product of a ``--tune twoblock`` record (ms; ``None`` where a time is missing), cuBLAS's time in the same
+    run, and:
+
+    Attributes:
+        chosen, chosen_ms: The look-up's choice (the record's first trial of the product).
+        one_block, one_block_ms: The fastest tiling of one block (the look-up's choice among them where it is one).
+        flat_ms, unflat_ms: The 192×128 tile of two blocks with its loops flattened, and not.
+        two_block, two_block_ms: The fastest tile of two blocks.
+    """
+
+    layout: str
+    shape: tuple[int, int, int]
+    cublas_ms: float | None
+    chosen: Config
+    chosen_ms: float | None
+    one_block: Config
+    one_block_ms: float
+    flat_ms: float | None
+    unflat_ms: float | None
+    two_block: Config
+    two_block_ms: float
+
+
+def two_block_rows(record_id: str = TWO_BLOCK_TABLE_ID) -> list[TwoBlockRow]:
+    """:class:`TwoBlockRow` for each product of a ``--tune twoblock`` record, in its order.
+
+    Raises:
+        TypeError, ValueError: For a ``record_id`` that is not a string, or not a tuning record that timed both a
+            tiling of one block and a tile of two blocks (flattened and not) on every product.
+            FileNotFoundError: For an id with no record.
+    """
+    from gpukb.gemm.triton.tuning import GemmTuning
+
+    record = load(text("record_id", record_id), expect=GemmTuning)
+    out = []
+    for entry in record.classes:
+        timed = [t for t in entry.trials if t.ms is not None and t.config.kernel == "tma"]
+        ones = [t for t in timed if not t.config.two_part]
+        twos = [t for t in timed if t.config.two_part and not t.config.flatten]
+        by_tile = {(t.config.block_m, t.config.block_n, t.config.flatten): t.ms for t in timed if t.config.two_part}
+        if not ones or not twos or (192, 128, True) not in by_tile or (192, 128, False) not in by_tile:
+            raise ValueError(
+                f"{record_id}: {entry.layout} {entry.shape} lacks a timed tiling of one block, a tile of two blocks or "
+                "the 192×128 tile flattened and not"
+            )
+        one = min(ones, key=lambda t: float(t.ms or 0.0))
+        two = min(twos, key=lambda t: float(t.ms or 0.0))
+        first = entry.trials[0]
+        out.append(
+            TwoBlockRow(
+                entry.layout, entry.shape, entry.cublas_ms, first.config, first.ms, one.config, float(one.ms or 0.0),
+                by_tile[192, 128, True], by_tile[192, 128, False], two.config, float(two.ms or 0.0),
+            )
+        )  # fmt: skip
+    return out
