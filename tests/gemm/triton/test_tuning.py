@@ -604,3 +604,15 @@ def test_streamk_trials_put_the_look_ups_choice_first_and_pair_each_tiling() -> 
     assert all(c.pad_rows for c in tuning.streamk_trials(padded))  # every candidate reads A and B as the choice does
     with pytest.raises(TypeError, match=r"chosen must be a gpukb\.gemm\.triton\.configs\.Config; got dict"):
         tuning.streamk_trials({"kernel": "tma"})  # type: ignore[arg-type]
+
+
+def test_two_block_trials_put_the_look_up_choice_first_and_read_the_operands_as_it_does() -> None:
+    chosen = Config("splitk", 64, 128, 128, num_stages=4, num_warps=4, pad_rows=True)
+    trials = tuning.two_block_trials(chosen)
+    assert trials[0] == chosen
+    assert trials[1:] == tuple(replace(c, pad_rows=True) for c in tuning.CANDIDATES_16_TWO_BLOCK)
+    assert sum(c.two_part for c in trials) == 7
+    # a candidate equal to the look-up's choice is timed once
+    assert len(tuning.two_block_trials(tuning.CANDIDATES_16_TWO_BLOCK[0])) == len(tuning.CANDIDATES_16_TWO_BLOCK)
+    with pytest.raises(TypeError, match=r"^chosen must be a gpukb\.gemm\.triton\.configs\.Config; got str$"):
+        tuning.two_block_trials("tma 192x128x64")
