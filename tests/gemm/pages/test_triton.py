@@ -1195,6 +1195,35 @@ def check_triton_streamk_pairs(markdown: str, kwargs: dict[str, Any]) -> None:
             assert float(row["without / with"]) == pytest.approx(plain["ms"] / t["ms"], abs=0.0051)
 
 
+def check_triton_two_block(markdown: str, kwargs: dict[str, Any]) -> None:
+    # every cell recomputed from the raw record: cuBLAS's time over each side's, the fastest of each kind by its ms
+    (table,) = markdown_tables(markdown)
+    raw = _tuning_raw("gemm/triton-gemm-tuning-h100-twoblock")
+    assert len(table) == len(raw["classes"])
+    for row, entry in zip(table, raw["classes"], strict=True):
+        m, n, k = entry["shape"]
+        peer = entry["cublas_ms"]
+        trials = [t for t in entry["trials"] if t["ms"] is not None and t["config"]["kernel"] == "tma"]
+
+        def two(c: dict[str, Any]) -> bool:
+            return bool(c["block_m"] & (c["block_m"] - 1) or c["block_n"] & (c["block_n"] - 1))
+
+        one = min((t for t in trials if not two(t["config"])), key=lambda t: t["ms"])
+        best = min((t for t in trials if two(t["config"]) and t["config"].get("flatten") is False),
+                   key=lambda t: t["ms"])  # fmt: skip
+        tile = {(t["config"]["block_m"], t["config"]["block_n"], t["config"].get("flatten", True)): t["ms"]
+                for t in trials if two(t["config"])}  # fmt: skip
+        assert row == {
+            "product": f"{entry['layout']} {m}×{n}×{k}",
+            "cuBLAS µs": f"{peer * 1e3:.1f}",
+            "look-up": f"{peer / entry['trials'][0]['ms']:.3f}",
+            "best one block": f"{one['config']['block_m']}×{one['config']['block_n']}: {peer / one['ms']:.3f}",
+            "192×128 flattened": f"{peer / tile[192, 128, True]:.3f}",
+            "192×128 not": f"{peer / tile[192, 128, False]:.3f}",
+            "best two blocks": f"{best['config']['block_m']}×{best['config']['block_n']}: {peer / best['ms']:.3f}",
+        }
+
+
 def check_triton_streamk_choices(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
     classes = _streamk_classes(kwargs)
@@ -1322,6 +1351,7 @@ CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "triton_fill_note": check_triton_fill_note,
     "triton_streamk_pairs": check_triton_streamk_pairs,
     "triton_streamk_choices": check_triton_streamk_choices,
+    "triton_two_block": check_triton_two_block,
     "triton_peer_tiles": check_triton_peer_tiles,
     "triton_peer_tile_groups": check_triton_peer_tile_groups,
 }
