@@ -2069,6 +2069,8 @@ def test_the_triton_page_prose_matches_the_two_block_run() -> None:
     """Step 14's words, checked against its record: which products a tile of two blocks won, by how much, and what
     flattening did, as the page states them."""
     from gpukb.gemm.triton.results import two_block_rows
+    from gpukb.gemm.triton.tuning import GemmTuning, efficiency
+    from gpukb.records import load
 
     page = (ROOT / "docs" / "gemm" / "triton.md").read_text(encoding="utf-8")
     step = page.split("## Step 14: two blocks in one program")[1].split("## The host path")[0]
@@ -2103,3 +2105,25 @@ def test_the_triton_page_prose_matches_the_two_block_run() -> None:
     assert (f"{min(behind):.2f}", f"{max(behind):.2f}") == ("0.10", "0.20")
     for shape, said in (((1170, 4096, 14336), "0.69"), ((1970, 5120, 32000), "0.85")):
         assert f"{speed[shape]['look-up']:.2f}" == said
+    # the page's opening says the same count
+    assert "faster than any one block on five of twelve such products" in " ".join(page.split("## ")[0].split())
+    # the idea's worked example: 3903×768 in 128×256 and in 192×128 tiles on 132 multiprocessors
+    assert configs.tile_rounds(3903, 768, 128, 256, 132) == (93, 1)
+    assert configs.tile_rounds(3903, 768, 192, 128, 132) == (126, 1)
+    words = " ".join(step.split())
+    assert "31 × 3 = 93 tiles, one round with 39 of 132 multiprocessors idle" in words
+    assert "21 × 6 = 126, one round with 6 idle" in words
+    # one block, flattened or not: within 0.03 of cuBLAS's speed on every product and tiling timed both ways
+    record = load("gemm/triton-gemm-tuning-h100-twoblock", expect=GemmTuning)
+    for entry in record.classes:
+        times = {t.config: t.ms for t in entry.trials if t.ms is not None}
+        unflat = {c: dataclasses.replace(c, flatten=False) for c in times if c.flatten and not c.two_part}
+        pairs = [(times[c], times[u]) for c, u in unflat.items() if c.kernel == "tma" and u in times]
+        assert pairs
+        assert all(abs(entry.cublas_ms / a - entry.cublas_ms / b) < 0.03 for a, b in pairs)
+    # the rounds' slots 128×256 tiles use (step 9's efficiency): at most 0.69 where two blocks won, 0.97 on the guards
+    share = {shape: efficiency(*shape, configs.Config("tma", 128, 256, 64), 132) for shape in rows}
+    assert f"{max(share[s] for s in won):.2f}" == "0.69"
+    assert [f"{share[s]:.2f}" for s in ((1170, 4096, 14336), (821, 3584, 18944))] == ["0.55", "0.68"]
+    assert {f"{share[s]:.2f}" for s in ((4096, 4096, 4096), (8192, 8192, 8192), (4096, 14336, 4096))} == {"0.97"}
+    assert [s for s in rows if s not in won and share[s] <= 0.69] == [(1170, 4096, 14336), (821, 3584, 18944)]
