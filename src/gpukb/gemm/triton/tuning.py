@@ -224,13 +224,21 @@ def streamk_trials(chosen: Config) -> tuple[Config, ...]:
     Raises:
         TypeError: For a ``chosen`` that is not a :class:`Config`.
     """
+    own = ()
+    if isinstance(chosen, Config) and chosen.kernel == "tma" and not (
+        chosen.warp_specialize or chosen.split_tail or chosen.stream_k
+    ):  # fmt: skip
+        own = (replace(chosen, stream_k=True),)
+    return _chosen_first(chosen, own, CANDIDATES_16_STREAMK)
+
+
+def _chosen_first(chosen: Config, own: tuple[Config, ...], candidates: tuple[Config, ...]) -> tuple[Config, ...]:
+    """The trials of a product-by-product run: ``chosen`` (the look-up's choice), ``own`` (variants of it), then
+    ``candidates`` with ``chosen``'s ``pad_rows`` (so that every candidate reads the operands as ``chosen`` does; Config
+    refuses ``pad_rows`` on the blocked kernel), each once."""
     if not isinstance(chosen, Config):
         raise TypeError(f"chosen must be a gpukb.gemm.triton.configs.Config; got {type(chosen).__name__}")
-    own = ()
-    if chosen.kernel == "tma" and not (chosen.warp_specialize or chosen.split_tail or chosen.stream_k):
-        own = (replace(chosen, stream_k=True),)
-    pad = chosen.pad_rows and chosen.kernel != "blocked"
-    return tuple(dict.fromkeys((chosen, *own, *(replace(c, pad_rows=pad) for c in CANDIDATES_16_STREAMK))))
+    return tuple(dict.fromkeys((chosen, *own, *(replace(c, pad_rows=chosen.pad_rows) for c in candidates))))
 
 
 #: Step 14's candidates (``bench/triton_gemm_sweep.py --tune twoblock``): three tilings of one block each way, the
@@ -265,10 +273,7 @@ def two_block_trials(chosen: Config) -> tuple[Config, ...]:
     Raises:
         TypeError: For a ``chosen`` that is not a :class:`Config`.
     """
-    if not isinstance(chosen, Config):
-        raise TypeError(f"chosen must be a gpukb.gemm.triton.configs.Config; got {type(chosen).__name__}")
-    pad = chosen.pad_rows and chosen.kernel != "blocked"
-    return tuple(dict.fromkeys((chosen, *(replace(c, pad_rows=pad) for c in CANDIDATES_16_TWO_BLOCK))))
+    return _chosen_first(chosen, (), CANDIDATES_16_TWO_BLOCK)
 
 
 CANDIDATES_FP8: tuple[Config, ...] = (
