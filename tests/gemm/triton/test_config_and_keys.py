@@ -59,7 +59,8 @@ def test_a_tile_side_may_be_two_blocks_on_the_persistent_kernel() -> None:
     assert Config("tma", 128, 768, 64).two_part
     assert not Config("tma", 128, 256, 64).two_part
     assert Config("tma", 192, 160, 64, flatten=False).label == "tma 192x160x64 g8 s3 w8 noflat"
-    for size, error in ((0, ValueError), (True, TypeError), (192.0, TypeError)):
+    for size, error in ((0, ValueError), (1025, ValueError), (2**100, ValueError), (True, TypeError),
+                        (192.0, TypeError), (float("nan"), TypeError), ("192", TypeError)):  # fmt: skip
         with pytest.raises(error, match="size must be"):
             block_parts(size)
 

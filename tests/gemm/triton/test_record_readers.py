@@ -164,3 +164,21 @@ def test_fill_summary_counts_decode_classes_up_to_64_rows_and_no_ties(odd_fill: 
     assert results.fill_summary(odd_fill) == results.FillSummary(2, 1, 2, {2: (1, 0)}, 0.0)
     (split_only,) = results.fill_alternatives("gemm/fill-split-only")  # a split fill candidate is one too
     assert (split_only.best_split, split_only.best_ms) == (2, 0.0092)
+
+
+def test_the_two_block_reader_refuses_what_is_not_its_record() -> None:
+    # a tuning record of another step (stream-K: no tile of two blocks), an id that is not a string, a path
+    message = (
+        "gemm/triton-gemm-tuning-h100-streamk: NN (3000, 3000, 3000) lacks a timed tiling of one block, a tile of two "
+        "blocks or the 192×128 tile flattened and not"
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        results.two_block_rows("gemm/triton-gemm-tuning-h100-streamk")
+    for bad in (None, 1, True, float("nan")):
+        with pytest.raises(TypeError, match=r"^record_id must be a string"):
+            results.two_block_rows(bad)
+    with pytest.raises(ValueError, match=r"^a record id is a path like"):
+        results.two_block_rows("/dev/null")
+    rows = results.two_block_rows()
+    assert [r.shape[0] for r in rows][:2] == [896, 1170]  # the record's order
+    assert all(r.one_block_ms > 0 and r.two_block.two_part and not r.one_block.two_part for r in rows)

@@ -206,9 +206,9 @@ def block_parts(size: int) -> tuple[int, int]:
     :class:`Config` refuses, as 80 is not a power of two).
 
     Raises:
-        TypeError, ValueError: For a size that is not an int ≥ 1.
+        TypeError, ValueError: For a size that is not an int from 1 to 1024 (a side of Triton's largest tile).
     """
-    size = positive_int("size", size)
+    size = integer("size", size, minimum=1, maximum=1024)
     first = 1 << (size.bit_length() - 1)
     rest = size - first
     return first, rest
