@@ -4,7 +4,7 @@ Run from the repository root on a machine with a Hopper GPU::
 
     python bench/triton_gemm_sweep.py OUT_DIR [--budget SECONDS]
         [--tune sweep|issue29|losers|gaps|fill|streamk|twoblock|none]
-        [--tune-only] [--reserve SECONDS] [--bytes-rules]
+        [--tune-only] [--reserve SECONDS] [--bytes-rules] [--without-two-block]
         [--sets first,issue,random,held-out,held-out-2,held-out-3,held-out-4,held-out-5,tiny] [--profile some|all]
 
 ``--tune issue29`` tunes the classes of issue 29's representatives (``gpukb.gemm.triton.sweep.ISSUE_TUNING``) with
@@ -652,6 +652,8 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reserve", type=float, default=SWEEP_RESERVE_S, help="seconds the tuning leaves the sweep")
     parser.add_argument("--name", default="triton-gemm-sweep-h100", help="the sweep record's file name, no suffix")
     parser.add_argument("--sets", default=",".join(SETS), help=f"the sets of shapes to measure, of {','.join(SETS)}")
+    parser.add_argument("--without-two-block", action="store_true",
+                        help="the look-up without step 15's rule (tuning.use_two_block_rule(False))")  # fmt: skip
     parser.add_argument("--bytes-rules", action="store_true",
                         help="the look-up with step 11's rules (tuning.use_bytes_rules); off by default")  # fmt: skip
     parser.add_argument("--profile", choices=("some", "all"), default="some",
@@ -722,6 +724,8 @@ def triton_gemm_sweep(script: Script) -> int:
         tuned = {(c.dtype, c.layout, tuple(c.shape)) for c in table.classes}
     if args.bytes_rules:
         tuning.use_bytes_rules(True)
+    if args.without_two_block:
+        tuning.use_two_block_rule(False)
     clear_plans()  # plans made before hold configurations chosen without the table
     rows = sweep(torch, args.out_dir, budget, tuned, sets)
     profile_rows(torch, rows, budget, every=args.profile == "all")
@@ -737,7 +741,8 @@ def triton_gemm_sweep(script: Script) -> int:
         "NaN before the checked call",
         "error_rows": ERROR_ROWS,
         "tuning": (" + ".join(tuning.TABLE_RECORDS) if args.tune == "none" else tuning.TABLE_RECORD)
-        + (", look-up with step 11's rules" if args.bytes_rules else ""),
+        + (", look-up with step 11's rules" if args.bytes_rules else "")
+        + (", look-up without step 15's rule (tiles of two blocks)" if args.without_two_block else ""),
         "host": host,
         "tiny_host": tiny_host,
         "checks": checks,

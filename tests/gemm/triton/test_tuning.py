@@ -4,6 +4,7 @@ the committed table (made by ``bench/triton_gemm_sweep.py`` on the H100). Torch-
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -150,6 +151,7 @@ def test_a_class_picks_by_predicted_time_on_the_shape_itself() -> None:
     # Timed on 4096³: the large tiles 10% faster there. On 3000³ they take 3 rounds for 2.2 rounds of work.
     entry = _entry("bfloat16", "NN", (4096, 4096, 4096), [(LARGE, 1.0), (MEDIUM, 1.1)])
     tuning.use_table(_table(entry))
+    tuning.use_two_block_rule(False)  # the class's own choice (step 15's rule after it: its own tests)
     assert tuning.choose("bfloat16", "NN", 4096, 4096, 4096, 132) == LARGE  # the representative: measured order
     assert tuning.predicted_ms(entry, entry.trials[0], 4096, 4096, 4096, 132) == pytest.approx(1.0)
     assert tuning.choose("bfloat16", "NN", 3000, 3000, 3000, 132) == MEDIUM
@@ -167,6 +169,7 @@ def test_lookup_falls_back_to_the_sharing_type_then_the_rule_never_to_another_la
             _entry("bfloat16", "NT", (512, 4096, 4096), [(nt, 1.0)]),
         )
     )
+    tuning.use_two_block_rule(False)  # the class's own choice (step 15's rule after it: its own tests)
     assert tuning.lookup("bfloat16", "NN", 3000, 3000, 3000, 132) == LARGE  # same buckets as 4096³
     assert tuning.lookup("bfloat16", "TT", 3000, 3000, 3000, 132) is None  # no TT entry: not the NN one
     assert tuning.choose("bfloat16", "TT", 3000, 3000, 3000, 132) == tuning.heuristic("bfloat16", 3000, 3000, 3000, 132)
@@ -369,12 +372,14 @@ def test_a_choice_made_on_a_full_gpu_is_refilled_on_an_under_filled_one() -> Non
     # Timed on 4096³ (512 large tiles): the large tiling fastest. 1200×2048 in large tiles is 80 tiles for 132
     # multiprocessors; in 64×128 tiles 304, 2.3 rounds: 0.77 of their slots busy at 0.9 of the rate.
     tuning.use_table(_table(_ladder_entry((4096, 4096, 4096), (0.92, 0.9, 0.86), layout="NT")))
+    tuning.use_two_block_rule(False)  # refill alone (step 15's rule after it: its own tests)
     assert tuning.choose("bfloat16", "NT", 4096, 4096, 4096, 132) == LARGE  # the representative: as measured
     assert tuning.choose("bfloat16", "NT", 3072, 4096, 2048, 132) == LARGE  # 192 tiles: not under-filled
     assert tuning.choose("bfloat16", "NT", 1200, 2048, 2048, 132) == tuning.WAVE_LADDER[1]
     assert tuning.refill(LARGE, (4096, 4096, 4096), 1200, 2048, 2048, 132) == tuning.WAVE_LADDER[1]
     # where the ladder runs slower than its fill gains, the class's choice stays
     tuning.use_table(_table(_ladder_entry((4096, 4096, 4096), (0.7, 0.7, 0.7), layout="NT")))
+    tuning.use_two_block_rule(False)
     assert tuning.choose("bfloat16", "NT", 1200, 2048, 2048, 132) == LARGE
     # a choice measured on an under-filled representative is kept: its time already counts the empty slots
     assert tuning.refill(LARGE, (1024, 1024, 1024), 1200, 2048, 2048, 132) == LARGE
@@ -616,3 +621,71 @@ def test_two_block_trials_put_the_look_up_choice_first_and_read_the_operands_as_
     assert len(tuning.two_block_trials(tuning.CANDIDATES_16_TWO_BLOCK[0])) == len(tuning.CANDIDATES_16_TWO_BLOCK)
     with pytest.raises(TypeError, match=r"^chosen must be a gpukb\.gemm\.triton\.configs\.Config; got str$"):
         tuning.two_block_trials("tma 192x128x64")
+
+
+TWO_192x128, TWO_128x192, TWO_192x192 = tuning.TWO_BLOCK_LADDER
+
+
+def test_two_block_rates_are_step_14s_full_gpu_medians() -> None:
+    # (the default's time ÷ its slots' fill) ÷ (the tile's ÷ its fill), on the run's products where both keep 0.9 of
+    # their slots busy: 8192³ and Llama-3-8B's MLP up for the tiles of two blocks (4096³ in 192-row tiles: 0.86)
+    record = tuning.committed(tuning.TWO_BLOCK_RECORD)
+    rates = tuning.two_block_rates()
+    default = DEFAULT_CONFIGS["bfloat16"]
+    for tile in tuning.TWO_BLOCK_LADDER:
+        samples = []
+        for entry in record.classes:
+            times = {t.config: t.ms for t in entry.trials if t.ms is not None}
+            fills = [tuning.efficiency(*entry.shape, c, 132) for c in (default, tile)]
+            if min(fills) >= tuning.FULL_FILL and tile in times and default in times:
+                samples.append((times[default] / fills[0]) / (times[tile] / fills[1]))
+        assert len(samples) == 2
+        assert rates[tile.label] == pytest.approx((samples[0] + samples[1]) / 2)
+    assert rates[default.label] == 1.0
+
+
+@pytest.mark.usefixtures("table")
+def test_two_blocks_takes_the_tile_that_does_more_work_per_unit_of_time() -> None:
+    rates = tuning.two_block_rates()
+    tuning.use_table(None)  # the default's rate 1.0 (no table)
+
+    def score(c: Config, m: int, n: int, k: int, rate: float) -> float:
+        return tuning.efficiency(m, n, k, c, 132) * rate
+
+    # 3903×768: 93 tiles of 128×256 (0.69 of a round busy) against 126 of 192×128 (0.92 busy, at its rate)
+    assert score(LARGE, 3903, 768, 3072, 1.0) < score(TWO_192x128, 3903, 768, 3072, rates[TWO_192x128.label])
+    best = max(tuning.TWO_BLOCK_LADDER, key=lambda c: score(c, 3903, 768, 3072, rates[c.label]))
+    assert tuning.two_blocks(LARGE, "bfloat16", 3903, 768, 3072, 132) == best
+    assert tuning.choose("float16", "NN", 3903, 768, 3072, 132) == best  # the rule after the look-up
+    # 4096³ and 8192³: 128×256 keeps 0.97 of its slots busy; no tile of two blocks does more
+    for size in (4096, 8192):
+        assert tuning.two_blocks(LARGE, "bfloat16", size, size, size, 132) == LARGE
+    # where it does not apply, the configuration stays
+    for config, dtype, m in ((LARGE, "float8_e4m3fn", 3903), (LARGE, "bfloat16", 64), (TWO_192x128, "bfloat16", 3903),
+                             (Config("splitk", 128, 128, 64), "bfloat16", 3903),
+                             (replace(LARGE, stream_k=True), "bfloat16", 3903)):  # fmt: skip
+        assert tuning.two_blocks(config, dtype, m, 768, 3072, 132) == config
+    assert tuning.two_blocks(LARGE, "bfloat16", 3903, 0, 3072, 132) == LARGE  # an empty product
+    tuning.use_two_block_rule(False)
+    assert tuning.two_blocks(LARGE, "bfloat16", 3903, 768, 3072, 132) == LARGE
+    tuning.use_table(None)  # turns it on again
+    assert tuning.two_blocks(LARGE, "bfloat16", 3903, 768, 3072, 132) == best
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "message"),
+    [
+        (("128x256", "bfloat16", 3903, 768, 3072, 132), TypeError,
+         "config must be a gpukb.gemm.triton.configs.Config; got str"),
+        ((LARGE, None, 3903, 768, 3072, 132), TypeError, "dtype must be a string"),
+        ((LARGE, "bfloat16", -1, 768, 3072, 132), ValueError, "m must be"),
+        ((LARGE, "bfloat16", 3903, float("nan"), 3072, 132), TypeError, "n must be"),
+        ((LARGE, "bfloat16", 3903, 768, True, 132), TypeError, "k must be"),
+        ((LARGE, "bfloat16", 3903, 768, 3072, 0), ValueError, "sms must be"),
+    ],
+)  # fmt: skip
+def test_two_blocks_refuses_what_it_does_not_model(args, error, message) -> None:
+    with pytest.raises(error, match=f"^{re.escape(message)}"):
+        tuning.two_blocks(*args)
+    with pytest.raises(TypeError, match=r"^on must be True or False; got .yes. \(str\)$"):
+        tuning.use_two_block_rule("yes")

@@ -874,9 +874,15 @@ def wave_rate_samples() -> dict[str, list[float]]:
     efficiency). The default's own entry is ``[1.0]``."""
     if "rate samples" in _ACTIVE:
         return _ACTIVE["rate samples"]
+    _ACTIVE["rate samples"] = _rate_samples((active_table() or {}).values())
+    return _ACTIVE["rate samples"]
+
+
+def _rate_samples(entries: Any) -> dict[str, list[float]]:
+    # wave_rate_samples' reading of one set of tuned classes (see there)
     base_config = DEFAULT_CONFIGS["bfloat16"]
     samples: dict[str, list[float]] = {base_config.label: [1.0]}
-    for entry in (active_table() or {}).values():
+    for entry in entries:
         m, n, k = entry.shape
         if entry.tiny or m <= SMALL_M or not entry.aligned or entry.dtype == "float8_e4m3fn":
             continue
@@ -889,7 +895,6 @@ def wave_rate_samples() -> dict[str, list[float]]:
             fill = efficiency(m, n, k, config, SMS_TUNED)
             if config.kernel == "tma" and not config.split_tail and config != base_config and fill >= FULL_FILL:
                 samples.setdefault(config.label, []).append((base / base_fill) / (ms / fill))
-    _ACTIVE["rate samples"] = samples
     return samples
 
 
@@ -927,6 +932,66 @@ def refill(config: Config, shape: tuple[int, int, int], m: int, n: int, k: int, 
     if _tiles(m, n, config) >= sms or _tiles(rm, rn, config) < sms:
         return config
     return _by_rate([config, *(c for c in WAVE_LADDER if c.label in wave_rates())], m, n, k, sms)
+
+
+# --8<-- [start:two_blocks]
+#: Step 15's tiles of two blocks (step 14), their loops not flattened: the three whose rates
+#: (:func:`two_block_rates`) step 14's run measured on full GPUs.
+TWO_BLOCK_LADDER: tuple[Config, ...] = (
+    Config("tma", 192, 128, 64, num_stages=4, num_warps=8, flatten=False),
+    Config("tma", 128, 192, 64, num_stages=4, num_warps=8, flatten=False),
+    Config("tma", 192, 192, 64, num_stages=3, num_warps=8, flatten=False),
+)
+#: The run that measured them (``bench/triton_gemm_sweep.py --tune twoblock``).
+TWO_BLOCK_RECORD = "gemm/triton-gemm-tuning-h100-twoblock"
+
+
+@functools.cache
+def two_block_rates() -> dict[str, float]:
+    """The rate per busy tile slot, relative to the default tiling's, of each tiling step 14's run timed, by
+    :attr:`Config.label`: as :func:`wave_rates` reads a table, on that run's products where both kept at least
+    :data:`FULL_FILL` of their rounds' slots busy (4096³, 8192³ and Llama-3-8B's MLP up at 4096 tokens)."""
+    record = load(TWO_BLOCK_RECORD, expect=GemmTuning)
+    return {label: statistics.median(values) for label, values in _rate_samples(record.classes).items()}
+
+
+def two_blocks(config: Config, dtype: str, m: int, n: int, k: int, sms: int) -> Config:
+    """Step 15's rule: the tile of two blocks of :data:`TWO_BLOCK_LADDER` with the most work per unit of time on
+    an m×n×k product (its :func:`efficiency` times its rate, :func:`two_block_rates`), where that is more than
+    ``config``'s (its efficiency times its rate, :func:`wave_rates`, or 1.0, the default tiling's, where no table
+    measured it); otherwise ``config``. Only for a 16-bit product above :data:`SMALL_M` rows whose ``config`` is a
+    persistent tiling of one block without warp specialization, a split tail or stream-K; any other keeps ``config``.
+    Off after ``use_two_block_rule(False)``.
+
+    Raises:
+        TypeError, ValueError: For a ``config`` that is not a :class:`Config`, a ``dtype`` that is not a string, a
+            size that is not an int ≥ 0, or an ``sms`` below 1.
+    """
+    if not isinstance(config, Config):
+        raise TypeError(f"config must be a gpukb.gemm.triton.configs.Config; got {type(config).__name__}")
+    dtype = text("dtype", dtype)
+    m, n, k = _sizes(m=m, n=n, k=k)
+    sms = positive_int("sms", sms)
+    plain = not (config.two_part or config.warp_specialize or config.split_tail or config.stream_k)
+    if not _ACTIVE.get("two_block", True) or dtype not in SHARES or config.kernel != "tma" or not plain:
+        return config
+    if m <= SMALL_M or n == 0:
+        return config
+    rates = two_block_rates()
+    own = efficiency(m, n, k, config, sms) * wave_rates().get(config.label, 1.0)
+    best = max(TWO_BLOCK_LADDER, key=lambda c: efficiency(m, n, k, c, sms) * rates[c.label])
+    return best if efficiency(m, n, k, best, sms) * rates[best.label] > own else config
+    # --8<-- [end:two_blocks]
+
+
+def use_two_block_rule(on: bool) -> None:
+    """Whether :func:`choose` applies :func:`two_blocks` (on by default; :func:`use_table` turns it on again). For a
+    run that measures a set both ways. Call :func:`gpukb.gemm.triton.matmul.clear_plans` after.
+
+    Raises:
+        TypeError: For anything but a bool.
+    """
+    _ACTIVE["two_block"] = flag("on", on)
 
 
 def _by_rate(options: list[Config], m: int, n: int, k: int, sms: int) -> Config:
@@ -978,6 +1043,7 @@ def choose(
     sectors: bool = True,
     copied: bool | None = None,
 ) -> Config:
-    """The configuration for a product: the table's (:func:`lookup`), else :func:`heuristic`."""
+    """The configuration for a product: the table's (:func:`lookup`), else :func:`heuristic`; then a tile of two
+    blocks where :func:`two_blocks` finds one that does more work per unit of time."""
     found = lookup(dtype, layout, m, n, k, sms, aligned, sectors, copied)
-    return found if found is not None else heuristic(dtype, m, n, k, sms)
+    return two_blocks(found if found is not None else heuristic(dtype, m, n, k, sms), dtype, m, n, k, sms)
