@@ -5,7 +5,8 @@ Run from the repository root on a machine with a Hopper GPU::
     python bench/triton_gemm_sweep.py OUT_DIR [--budget SECONDS]
         [--tune sweep|issue29|losers|gaps|fill|streamk|twoblock|none]
         [--tune-only] [--reserve SECONDS] [--bytes-rules] [--without-two-block]
-        [--sets first,issue,random,held-out,held-out-2,held-out-3,held-out-4,held-out-5,tiny] [--profile some|all]
+        [--sets first,issue,random,held-out,held-out-2,held-out-3,held-out-4,held-out-5,held-out-6,tiny]
+        [--profile some|all]
 
 ``--tune issue29`` tunes the classes of issue 29's representatives (``gpukb.gemm.triton.sweep.ISSUE_TUNING``) with
 the extended candidates and writes ``triton-gemm-tuning-h100-issue29.json``; ``--tune losers`` the classes of the
@@ -24,7 +25,8 @@ products issue 29 reported), ``random`` (the seeded draw of ``gpukb.gemm.triton.
 draw, committed after the fourth tuning and before the run that measured it), ``held-out-3`` (a fourth draw,
 committed after the look-up's rules changed and before the run that measured it), ``held-out-4`` (a fifth draw,
 committed before the fifth tuning, ``--tune fill``, and measured in the run after it), ``held-out-5`` (a sixth draw,
-committed after the look-up's step-11 rules and before the run that measured it) and ``tiny`` (M·N·K < 2^20).
+committed after the look-up's step-11 rules and before the run that measured it), ``held-out-6`` (a seventh,
+committed after the look-up's step-15 rule and before the run that measured it) and ``tiny`` (M·N·K < 2^20).
 
 It writes, through ``gpukb.records``:
 

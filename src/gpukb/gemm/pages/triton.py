@@ -413,6 +413,7 @@ _SWEEP_NAMES = {
     "held-out-3": "third held-out sweep",
     "held-out-4": "fourth held-out sweep",
     "held-out-5": "fifth held-out sweep",
+    "held-out-6": "sixth held-out sweep",
     "tiny": "tiny",
 }
 

@@ -48,6 +48,10 @@ HELD_OUT_DRAWS: dict[str, tuple[int, int]] = {
     # products carried over by bytes, borrowed splits, the one-launch cap): committed before the run that measured
     # it. A first seed, 402292, drew 4×1024×1024 NT, a shape the fifth tuning ran; it was set aside, unmeasured.
     "held-out-5": (599625, 32),
+    # Once the fifth's results had been read, and step 14 had measured tiles of two blocks on its products: committed
+    # after the look-up's step-15 rule (two blocks where they do more work per unit of time) and before the run that
+    # measured it. A first seed, 186744, drew 9×2304×768 NT, a shape a tuning ran; it was set aside, unmeasured.
+    "held-out-6": (342000, 32),
 }
 #: The most products one call draws (a sweep measures a few dozen; a million is drawn in seconds).
 MAX_COUNT = 1_000_000

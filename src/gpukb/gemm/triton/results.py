@@ -502,7 +502,16 @@ ERROR_GOAL = 2.0
 
 #: The sets of shapes a sweep record's rows belong to (:attr:`SweepRow.sweep`).
 SweepName = Literal[
-    "first", "issue", "random", "held-out", "held-out-2", "held-out-3", "held-out-4", "held-out-5", "tiny"
+    "first",
+    "issue",
+    "random",
+    "held-out",
+    "held-out-2",
+    "held-out-3",
+    "held-out-4",
+    "held-out-5",
+    "held-out-6",
+    "tiny",
 ]
 
 
@@ -533,6 +542,7 @@ class SweepRow(StrictModel):
             ``"held-out-3"`` (a fourth draw, made after the look-up's rules changed and before the run that measured
             it), ``"held-out-4"`` (a fifth draw, made before the fifth tuning and measured in the run after it),
             ``"held-out-5"`` (a sixth draw, made after the look-up's step-11 rules and before the run that measured it),
+            ``"held-out-6"`` (a seventh, made after the look-up's step-15 rule and before the run that measured it),
             ``"tiny"`` (fewer than 2^20 multiply-adds).
         clocks: SM clock and power sampled while the row's rounds were timed (``None`` in earlier runs).
         kernel_host_us: The host's time to queue one timed sample of the kernel (the flush, two events and the
@@ -705,6 +715,8 @@ GOAL_SETS = (
     ("held-out-4", "float16"),
     ("held-out-5", "bfloat16"),
     ("held-out-5", "float16"),
+    ("held-out-6", "bfloat16"),
+    ("held-out-6", "float16"),
     ("first", "float8_e4m3fn"),
     ("tiny", "bfloat16"),
     ("tiny", "float16"),
