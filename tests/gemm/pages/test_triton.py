@@ -805,12 +805,17 @@ def _check_before_after(markdown: str, sweep: str, before_name: str, after_name:
     """A before/after table: every product of ``sweep`` in the ``after`` run, in its order, with its configuration
     and ratio in both runs."""
     (table,) = markdown_tables(markdown)
-    before = {(r["layout"], r["m"], r["n"], r["k"]): r for r in _sweep_raw(before_name)["rows"]
-              if r["sweep"] == sweep and r["dtype"] == dtype}  # fmt: skip
+    # a product drawn twice: its i-th row in one run against its i-th in the other
+    befores = [r for r in _sweep_raw(before_name)["rows"] if r["sweep"] == sweep and r["dtype"] == dtype]
     after = [r for r in _sweep_raw(after_name)["rows"] if r["sweep"] == sweep and r["dtype"] == dtype]
-    assert len(table) == len(after) == len(before) > 0
-    for row, r in zip(table, after, strict=True):
-        old = before[(r["layout"], r["m"], r["n"], r["k"])]
+    assert len(table) == len(after) == len(befores) > 0
+
+    def shape(r: dict[str, Any]) -> tuple:
+        return (r["layout"], r["m"], r["n"], r["k"])
+
+    for i, (row, r) in enumerate(zip(table, after, strict=True)):
+        nth = [shape(x) for x in after[:i]].count(shape(r))
+        old = [x for x in befores if shape(x) == shape(r)][nth]
         assert (row["product"], row["M×N×K"], row["layout"]) == (r["label"], f"{r['m']}×{r['n']}×{r['k']}", r["layout"])
         assert float(row["before"]) == pytest.approx(old["ratio"], abs=6e-4)
         assert float(row["after"]) == pytest.approx(r["ratio"], abs=6e-4)
@@ -2108,7 +2113,8 @@ def test_the_triton_page_prose_matches_the_two_block_run() -> None:
     for shape, said in (((1170, 4096, 14336), "0.69"), ((1970, 5120, 32000), "0.85")):
         assert f"{speed[shape]['look-up']:.2f}" == said
     # the page's opening says the same count
-    assert "faster than any one block on five of twelve such products" in " ".join(page.split("## ")[0].split())
+    opening = " ".join(page.split("## ")[0].split())
+    assert "faster than any one block on five of the twelve products step 14 measured" in opening
     # the idea's worked example: 3903×768 in 128×256 and in 192×128 tiles on 132 multiprocessors
     assert configs.tile_rounds(3903, 768, 128, 256, 132) == (93, 1)
     assert configs.tile_rounds(3903, 768, 192, 128, 132) == (126, 1)
@@ -2129,3 +2135,68 @@ def test_the_triton_page_prose_matches_the_two_block_run() -> None:
     assert [f"{share[s]:.2f}" for s in ((1170, 4096, 14336), (821, 3584, 18944))] == ["0.55", "0.68"]
     assert {f"{share[s]:.2f}" for s in ((4096, 4096, 4096), (8192, 8192, 8192), (4096, 14336, 4096))} == {"0.97"}
     assert [s for s in rows if s not in won and share[s] <= 0.69] == [(1170, 4096, 14336), (821, 3584, 18944)]
+
+
+def test_the_triton_page_prose_matches_the_two_block_rule_and_the_sixth_held_out_run() -> None:
+    """Step 15's words, checked against its two runs, the rule's rates and the rule itself."""
+    from gpukb.gemm.triton import tuning
+    from gpukb.gemm.triton.results import sweep_committed, sweep_goal_rows
+
+    page = (ROOT / "docs" / "gemm" / "triton.md").read_text(encoding="utf-8")
+    step = " ".join(page.split("## Step 15: a look-up that takes two blocks")[1].split("## The host path")[0].split())
+    on, off = (
+        _sweep_raw("triton-gemm-sweep-h100-held-out-6"),
+        _sweep_raw("triton-gemm-sweep-h100-held-out-6-without-two-block"),
+    )
+    assert "--without-two-block" in off["run"]["command"]
+    assert "--without-two-block" not in on["run"]["command"]
+
+    def rows(run: dict, sweep: str = "held-out-6") -> list[tuple[tuple, dict]]:
+        return [((r["dtype"], r["layout"], r["m"], r["n"], r["k"]), r) for r in run["rows"] if r["sweep"] == sweep]
+
+    pairs = list(zip(rows(on), rows(off), strict=True))
+    assert all(a[0] == b[0] for a, b in pairs)  # the same products in the same order
+    changed = [(a[1], b[1]) for a, b in pairs if a[1]["config"] != b[1]["config"]]
+    assert sorted({(r["m"], r["n"], r["k"]) for r, _ in changed}) == [(768, 3072, 2710), (1497, 3072, 12288)]
+    assert all(configs.Config(**r["config"]).two_part for r, _ in changed)
+    gains = [r["ratio"] - s["ratio"] for r, s in changed]
+    assert len(gains) == 4
+    assert (f"{min(gains):.2f}", f"{max(gains):.2f}") == ("0.04", "0.11")
+    bf16 = {
+        (r["m"], r["n"]): (f"{s['ratio']:.3f}", f"{r['ratio']:.3f}") for r, s in changed if r["dtype"] == "bfloat16"
+    }
+    assert bf16 == {(1497, 3072): ("0.682", "0.786"), (768, 3072): ("0.703", "0.743")}
+    assert "1497×3072×12288 from 0.682 to 0.786" in step
+    assert "768×3072×2710 from 0.703 to 0.743" in step
+    kept = [a[1]["ratio"] / b[1]["ratio"] for a, b in pairs if a[1]["config"] == b[1]["config"]]
+    assert (f"{min(kept):.2f}", f"{max(kept):.2f}") == ("0.88", "1.06")
+    assert f"{statistics.geometric_mean(kept):.3f}" == "0.995"
+
+    def goals_of(record_id: str) -> dict[tuple[str, str], float]:
+        return {(g.sweep, g.dtype): g.geomean for g in sweep_goal_rows(sweep_committed(record_id))}
+
+    goals = goals_of("gemm/triton-gemm-sweep-h100-held-out-6")
+    assert [f"{goals['held-out-6', d]:.3f}" for d in ("bfloat16", "float16")] == ["0.919", "0.935"]
+    assert [f"{goals['held-out-4', d]:.3f}" for d in ("bfloat16", "float16")] == ["0.939", "0.939"]
+    without = goals_of("gemm/triton-gemm-sweep-h100-held-out-6-without-two-block")
+    assert f"{without['held-out-6', 'bfloat16']:.3f}" == "0.924"
+    assert not any(configs.Config(**r["config"]).two_part for _, r in rows(on, "held-out-4"))
+    lowest = sorted((r for _, r in rows(on) if r["dtype"] == "bfloat16"), key=lambda r: r["ratio"])[:3]
+    assert [(r["m"], r["n"], r["k"], f"{r['ratio']:.2f}") for r in lowest] == [
+        (297, 14336, 4096, "0.53"), (156, 6144, 4096, "0.61"), (126, 768, 768, "0.63")
+    ]  # fmt: skip
+    assert [(r["config"]["kernel"], r["config"]["block_m"]) for r in lowest] == [
+        ("tma", 128),
+        ("tma", 128),
+        ("splitk", 64),
+    ]
+    # the rates, as the page rounds them, and the seen products the rule would change
+    rates = tuning.two_block_rates()
+    assert [f"{rates[c.label]:.2f}" for c in tuning.TWO_BLOCK_LADDER] == ["0.82", "0.88", "0.75"]
+    assert "0.82 for 192×128, 0.88 for 128×192, 0.75 for 192×192" in step
+    record = tuning.committed(tuning.TWO_BLOCK_RECORD)
+    taken = {e.shape: tuning.two_blocks(e.trials[0].config, "bfloat16", *e.shape, 132) for e in record.classes}
+    assert {s for s, c in taken.items() if c.two_part} == {
+        (163, 12288, 3072), (3903, 768, 3072), (593, 3584, 3584), (7087, 3072, 24576)
+    }  # fmt: skip
+    assert {(c.block_m, c.block_n) for c in taken.values() if c.two_part} == {(128, 192)}

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from typing import Any
 
 from gpukb.arguments import flag
 from gpukb.figures import to_svg
@@ -910,12 +911,14 @@ def triton_before_after(
     after_id: str = triton_results.SWEEP_FINAL_ID,
     dtype: str = "bfloat16",
 ) -> str:
-    """Every product of one set in two sweep runs, each against cuBLAS in its own run: configuration and ratio."""
-    before = {(r.layout, r.m, r.n, r.k): r for r in _sweep(before_id).rows if r.sweep == sweep and r.dtype == dtype}
+    """Every product of one set in two sweep runs, each against cuBLAS in its own run: configuration and ratio. A
+    product a draw holds twice is paired by its order: its first row in one run with its first in the other."""
+    before = _by_occurrence(r for r in _sweep(before_id).rows if r.sweep == sweep and r.dtype == dtype)
+    after = _by_occurrence(r for r in _sweep(after_id).rows if r.sweep == sweep and r.dtype == dtype)
     rows = []
-    for r in _sweep(after_id).rows:
-        old = before.get((r.layout, r.m, r.n, r.k))
-        if r.sweep != sweep or r.dtype != dtype or old is None:
+    for key, r in after.items():
+        old = before.get(key)
+        if old is None:
             continue
         rows.append(
             (
@@ -930,6 +933,15 @@ def triton_before_after(
         )
     headers = ["product", "M×N×K", "layout", "before: configuration", "before", "after: configuration", "after"]
     return markdown_table(headers, rows)
+
+
+def _by_occurrence(rows: Any) -> dict[tuple[str, int, int, int, int], SweepRow]:
+    # rows by product and by how many rows of the same product came before it in the run
+    out: dict[tuple[str, int, int, int, int], SweepRow] = {}
+    for r in rows:
+        seen = sum(1 for layout, m, n, k, _ in out if (layout, m, n, k) == (r.layout, r.m, r.n, r.k))
+        out[(r.layout, r.m, r.n, r.k, seen)] = r
+    return out
 
 
 def triton_wave_rates() -> str:

@@ -183,11 +183,11 @@ STREAMK_TUNING: tuple[tuple[str, tuple[int, int, int]], ...] = (
     ("NT", (4096, 14336, 4096)),
 )
 
-#: What step 14 timed tiles of two blocks on (``bench/triton_gemm_sweep.py --tune twoblock``): the eight products of
-#: the fifth held-out draw (seen since) furthest behind cuBLAS with K whole on both sides, on each of which cuBLAS ran
-#: a tile that is not a power of two on a side (step 13); 3000³ of the first sweep; and three products level with
-#: cuBLAS as guards (4096³, Llama-3-8B's MLP up at 4096 tokens, 8192³). None is a product of the fourth held-out draw,
-#: whose figure stays held out. (One product a class: the run times the first product of each.)
+#: What step 14 timed tiles of two blocks on (``bench/triton_gemm_sweep.py --tune twoblock``): seven of the eight
+#: products step 13 listed (furthest behind cuBLAS with K whole on both sides, cuBLAS's tile not a power of two on a
+#: side), those of the fifth held-out sweep (seen since step 11), and 593×3584×3584 of the same sweep; 3000³ of the
+#: first sweep; and three products level with cuBLAS as guards (4096³, Llama-3-8B's MLP up at 4096 tokens, 8192³).
+#: None is a product of the fourth held-out sweep. (One product a class: the run times the first product of each.)
 TWO_BLOCK_TUNING: tuple[tuple[str, tuple[int, int, int]], ...] = (
     ("TN", (896, 4864, 7503)),
     ("NT", (1170, 4096, 14336)),
