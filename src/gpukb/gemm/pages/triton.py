@@ -1068,15 +1068,17 @@ def triton_streamk_pairs(record_id: str = triton_results.STREAMK_TABLE_ID) -> st
     return markdown_table(headers, rows)
 
 
+def _peer_ratio(ms: float | None, peer: float | None) -> str:
+    # cuBLAS's time over the kernel's, three decimals; "–" where either is missing
+    return "–" if not (ms and peer) else f"{peer / ms:.3f}"
+
+
 def triton_streamk_choices(record_id: str = triton_results.STREAMK_TABLE_ID) -> str:
     """Step 12's products: the look-up's configuration and the fastest with one stream-K round, each against cuBLAS
     in the same run (bf16, µs; the ratio is cuBLAS's time over the kernel's)."""
     rows = []
     for c in triton_results.streamk_choices(record_id):
         m, n, k = c.shape
-
-        def ratio(ms: float | None, peer: float | None = c.cublas_ms) -> str:
-            return "–" if not (ms and peer) else f"{peer / ms:.3f}"
 
         best = "–" if c.best_stream_k is None else f"`{c.best_stream_k.label}`"
         rows.append(
@@ -1085,10 +1087,10 @@ def triton_streamk_choices(record_id: str = triton_results.STREAMK_TABLE_ID) -> 
                 _us(c.cublas_ms),
                 f"`{c.chosen.label}`",
                 _us(c.chosen_ms),
-                ratio(c.chosen_ms),
+                _peer_ratio(c.chosen_ms, c.cublas_ms),
                 best,
                 _us(c.best_stream_k_ms),
-                ratio(c.best_stream_k_ms),
+                _peer_ratio(c.best_stream_k_ms, c.cublas_ms),
             )
         )
     headers = ["product", "cuBLAS µs", "look-up's choice", "its µs", "its cuBLAS / Triton", "fastest with stream-K",
@@ -1151,9 +1153,6 @@ def triton_two_block(record_id: str = triton_results.TWO_BLOCK_TABLE_ID) -> str:
     look-up's choice, the fastest tiling of one block, the 192×128 tile of two blocks with its loops flattened and not,
     and the fastest tile of two blocks."""
 
-    def ratio(ms: float | None, peer: float | None) -> str:
-        return "–" if not (ms and peer) else f"{peer / ms:.3f}"
-
     rows = []
     for r in triton_results.two_block_rows(record_id):
         m, n, k = r.shape
@@ -1162,11 +1161,11 @@ def triton_two_block(record_id: str = triton_results.TWO_BLOCK_TABLE_ID) -> str:
             (
                 f"{r.layout} {m}×{n}×{k}",
                 _us(peer),
-                ratio(r.chosen_ms, peer),
-                f"{r.one_block.block_m}×{r.one_block.block_n}: {ratio(r.one_block_ms, peer)}",
-                ratio(r.flat_ms, peer),
-                ratio(r.unflat_ms, peer),
-                f"{r.two_block.block_m}×{r.two_block.block_n}: {ratio(r.two_block_ms, peer)}",
+                _peer_ratio(r.chosen_ms, peer),
+                f"{r.one_block.block_m}×{r.one_block.block_n}: {_peer_ratio(r.one_block_ms, peer)}",
+                _peer_ratio(r.flat_ms, peer),
+                _peer_ratio(r.unflat_ms, peer),
+                f"{r.two_block.block_m}×{r.two_block.block_n}: {_peer_ratio(r.two_block_ms, peer)}",
             )
         )
     headers = ["product", "cuBLAS µs", "look-up", "best one block", "192×128 flattened", "192×128 not",
