@@ -838,6 +838,26 @@ def test_gpu_tiles_of_two_blocks_match_float64(layout, block_m, block_n, stages,
     assert launched == ["tma2", "tma2"]
 
 
+@pytest.mark.gpu
+@pytest.mark.usefixtures("compiled")
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=lambda d: str(d)[6:])
+@pytest.mark.parametrize("layout", ["nn", "nt"])
+def test_gpu_the_look_up_takes_two_blocks_where_step_15_says(dtype, layout) -> None:
+    # 3903×768×3072: 93 tiles of 128×256 (one round, 0.69 busy); the rule takes a tile of two blocks, no config given
+    gen = torch.Generator().manual_seed(_seed("two blocks default", layout, dtype))
+    m, n, k = 3903, 768, 3072
+    a = _operand(m, k, dtype, layout[0], gen, "cuda")
+    b = _operand(k, n, dtype, layout[1], gen, "cuda")
+    out = torch.full((m, n), float("nan"), dtype=dtype, device="cuda")
+    mm.clear_plans()
+    assert mm.default_config(a, b, out).two_part
+    matmul(a, b, out=out)
+    sample = slice(0, m, 61)
+    _assert_close_to_floor(out[sample], a[sample], b)
+    (plan,) = mm._PLANS.values()
+    assert plan.config.two_part
+
+
 def test_compiled_summary_needs_a_compiler(interpret) -> None:
     with pytest.raises(ValueError, match="the interpreter compiles nothing"):
         mm.compiled_summary(torch.randn(16, 16).half(), torch.randn(16, 16).half())
