@@ -242,8 +242,8 @@ def _chosen_first(chosen: Config, own: tuple[Config, ...], candidates: tuple[Con
 
 
 #: Step 14's candidates (``bench/triton_gemm_sweep.py --tune twoblock``): three tilings of one block each way, the
-#: tile loop and the K loop flattened into one for the pipeliner (``flatten``, as every persistent tiling of the
-#: tables) and not; tiles of two blocks on a side (:func:`~gpukb.gemm.triton.configs.block_parts`), not flattened,
+#: tile loop and the K loop flattened into one for the pipeliner (``flatten``, as in every persistent tiling the
+#: tables chose) and not; tiles of two blocks on a side (:func:`~gpukb.gemm.triton.configs.block_parts`), not flattened,
 #: and one flattened, so that the two ways are compared on a tile of two blocks too.
 CANDIDATES_16_TWO_BLOCK: tuple[Config, ...] = (
     *(
@@ -950,7 +950,8 @@ TWO_BLOCK_RECORD = "gemm/triton-gemm-tuning-h100-twoblock"
 def two_block_rates() -> dict[str, float]:
     """The rate per busy tile slot, relative to the default tiling's, of each tiling step 14's run timed, by
     :attr:`Config.label`: as :func:`wave_rates` reads a table, on that run's products where both kept at least
-    :data:`FULL_FILL` of their rounds' slots busy (4096³, 8192³ and Llama-3-8B's MLP up at 4096 tokens)."""
+    :data:`FULL_FILL` of their rounds' slots busy (for the tiles of two blocks, 8192³ and Llama-3-8B's MLP up at 4096
+    tokens; for tilings of one block, 4096³ too)."""
     record = load(TWO_BLOCK_RECORD, expect=GemmTuning)
     return {label: statistics.median(values) for label, values in _rate_samples(record.classes).items()}
 
