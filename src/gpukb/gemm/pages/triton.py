@@ -1168,6 +1168,6 @@ def triton_two_block(record_id: str = triton_results.TWO_BLOCK_TABLE_ID) -> str:
                 f"{r.two_block.block_m}×{r.two_block.block_n}: {_peer_ratio(r.two_block_ms, peer)}",
             )
         )
-    headers = ["product", "cuBLAS µs", "look-up", "best one block", "192×128 flattened", "192×128 not",
+    headers = ["product", "cuBLAS µs", "look-up", "best one block", "192×128 flattened", "192×128 unflattened",
                "best two blocks"]  # fmt: skip
     return markdown_table(headers, rows)
