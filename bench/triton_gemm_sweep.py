@@ -3,9 +3,10 @@
 Run from the repository root on a machine with a Hopper GPU::
 
     python bench/triton_gemm_sweep.py OUT_DIR [--budget SECONDS]
-        [--tune sweep|issue29|losers|gaps|fill|streamk|twoblock|none]
+        [--tune sweep|issue29|losers|gaps|fill|streamk|twoblock|tokens|none]
         [--tune-only] [--reserve SECONDS] [--bytes-rules] [--without-two-block]
-        [--sets first,issue,random,held-out,held-out-2,held-out-3,held-out-4,held-out-5,held-out-6,tiny]
+        [--sets first,issue,random,held-out,held-out-2,held-out-3,held-out-4,held-out-5,held-out-6,
+        held-out-7,tiny]
         [--profile some|all]
 
 ``--tune issue29`` tunes the classes of issue 29's representatives (``gpukb.gemm.triton.sweep.ISSUE_TUNING``) with
@@ -13,9 +14,10 @@ the extended candidates and writes ``triton-gemm-tuning-h100-issue29.json``; ``-
 random sweep's products and the first sweep's slowest (``gpukb.gemm.triton.sweep.LOSER_TUNING``) with those and the
 split-tail and decode candidates, writing ``triton-gemm-tuning-h100-losers.json``; ``--tune gaps`` and ``--tune fill``
 the shapes designed for them (``sweep.GAP_TUNING``, ``sweep.FILL_TUNING``: 16-row, one-launch split-K and transposed
-decode tilings), writing ``-gaps`` and ``-fill`` tables, each measured over the committed ones; ``--tune streamk`` and
-``--tune twoblock`` time seen products (``sweep.STREAMK_TUNING``, ``sweep.TWO_BLOCK_TUNING``) with the look-up's own
-choice first, then step 12's stream-K candidates or step 14's tiles of two blocks, and change no table; every
+decode tilings), writing ``-gaps`` and ``-fill`` tables, each measured over the committed ones; ``--tune streamk``,
+``--tune twoblock`` and ``--tune tokens`` time seen products (``sweep.STREAMK_TUNING``, ``sweep.TWO_BLOCK_TUNING``,
+``sweep.TOKEN_TUNING``) with the look-up's own choice first, then step 12's stream-K candidates, step 14's tiles of
+two blocks or step 16's tall tiles (with the names of cuBLAS's kernels), and change no table; every
 candidate's output is compared with cuBLAS's before and after it is timed, and a wrong one is never chosen;
 ``--tune none`` tunes nothing and uses the committed tables (``tuning.TABLE_RECORDS``). ``--reserve``: the seconds
 the tuning leaves for the sweep. The sweep then measures the sets of shapes it is given
@@ -26,7 +28,8 @@ draw, committed after the fourth tuning and before the run that measured it), ``
 committed after the look-up's rules changed and before the run that measured it), ``held-out-4`` (a fifth draw,
 committed before the fifth tuning, ``--tune fill``, and measured in the run after it), ``held-out-5`` (a sixth draw,
 committed after the look-up's step-11 rules and before the run that measured it), ``held-out-6`` (a seventh,
-committed after the look-up's step-15 rule and before the run that measured it) and ``tiny`` (M·N·K < 2^20).
+committed after the look-up's step-15 rule and before the run that measured it), ``held-out-7`` (an eighth, committed
+before step 16's run and before the run that measured it) and ``tiny`` (M·N·K < 2^20).
 
 It writes, through ``gpukb.records``:
 
@@ -94,6 +97,7 @@ from gpukb.gemm.triton.sweep import (  # noqa: E402
     LOSER_TUNING,
     STREAMK_TUNING,
     TINY_SHAPES,
+    TOKEN_TUNING,
     TWO_BLOCK_TUNING,
     fp8_shapes,
     fp16_shapes,
@@ -185,8 +189,8 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
 
     sms = _sm_count(torch.device("cuda"))
     extended, losers, gaps, fill = mode == "issue29", mode == "losers", mode == "gaps", mode == "fill"
-    streamk, two_block = mode == "streamk", mode == "twoblock"
-    by_product = streamk or two_block  # products timed against the look-up's own choice, not classes tuned
+    streamk, two_block, tokens = mode == "streamk", mode == "twoblock", mode == "tokens"
+    by_product = streamk or two_block or tokens  # products timed against the look-up's own choice, not classes tuned
     work: list[tuple[str, str, tuple[int, int, int]]] = []
     seen = set()
     if by_product:  # against the look-up as it is: the committed tables (the run cleared them for the host path)
@@ -195,7 +199,7 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
     if extended or losers or gaps or fill or by_product:
         chosen = (
             ISSUE_TUNING if extended else LOSER_TUNING if losers else GAP_TUNING if gaps else FILL_TUNING if fill
-            else STREAMK_TUNING if streamk else TWO_BLOCK_TUNING
+            else STREAMK_TUNING if streamk else TWO_BLOCK_TUNING if two_block else TOKEN_TUNING
         )  # fmt: skip
         sources = [("bfloat16", layout, shape) for layout, shape in chosen]
     else:
@@ -224,6 +228,8 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
             pool = tuning.streamk_trials(default_config(a, b, c))
         elif two_block:  # the look-up's choice first, then tilings flattened and not, of one block and of two
             pool = tuning.two_block_trials(default_config(a, b, c))
+        elif tokens:  # the look-up's choice first, then one-block tilings and the tall tiles for this many rows
+            pool = tuning.token_trials(default_config(a, b, c), m)
         else:
             pool = tuning.trials(
                 dtype, m, n, k, sms, aligned=aligned, extended=extended, losers=losers, gaps=gaps, fill=fill
@@ -274,11 +280,15 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
             continue
         best = min(timed, key=lambda t: t["ms"])
         cls = tuning.ShapeClass.of(dtype, layout, m, n, k, aligned)
-        classes.append({
+        entry = {
             "dtype": dtype, "layout": layout, "m_bucket": cls.m, "n_bucket": cls.n, "k_bucket": cls.k,
             "aligned": cls.aligned, "tiny": cls.tiny, "shape": [m, n, k], "config": best["config"], "trials": trials,
             "cublas_ms": cublas_ms,
-        })  # fmt: skip
+        }  # fmt: skip
+        if tokens:  # which tiles cuBLAS chose for the same product (its kernel names)
+            entry["cublas_kernels"] = _kernel_names(torch, peer)
+            print(f"   cuBLAS ran {entry['cublas_kernels']}", flush=True)
+        classes.append(entry)
         for trial in sorted(timed, key=lambda t: t["ms"]):
             print(f"   {tuning.Config(**trial['config']).label}: {trial['ms']:.4f} ms", flush=True)
         label = tuning.Config(**best["config"]).label
@@ -320,6 +330,12 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
             "tiles of two blocks on a side; every output checked into a NaN-filled C before timing and again after; "
             "cuBLAS timed before the two passes and after, the faster kept)"
             if two_block
+            else "product (gpukb.gemm.triton.sweep.TOKEN_TUNING: products of 65 to 320 rows, all seen; the look-up's "
+            "choice with the committed tables first, then tuning.CANDIDATES_16_TOKENS and tuning.token_tiles: tiles "
+            "as tall as all the rows or half of them; every output checked into a NaN-filled C before timing and "
+            "again after; cuBLAS timed before the two passes and after, the faster kept, and its kernels' names "
+            "taken from the profiler)"
+            if tokens
             else "class (the first sweep shape in it)"
         ),
         "classes": classes,
@@ -647,7 +663,8 @@ def profile_rows(torch: Any, rows: list[dict], budget: Budget, every: bool = Fal
 def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--budget", type=float, default=280.0, help="seconds the whole run may take")
     parser.add_argument("--table", type=Path, help="use this tuning table instead of tuning (skips the tuning)")
-    parser.add_argument("--tune", choices=("sweep", "issue29", "losers", "gaps", "fill", "streamk", "twoblock", "none"),
+    parser.add_argument("--tune", choices=("sweep", "issue29", "losers", "gaps", "fill", "streamk", "twoblock",
+                                            "tokens", "none"),
                         default="sweep",
                         help="which classes to tune; none: use the committed tables")  # fmt: skip
     parser.add_argument("--tune-only", action="store_true", help="stop after writing the tuning table")

@@ -26,6 +26,7 @@ pytest.importorskip("triton")
 import triton.language as tl  # noqa: E402
 
 from gpukb.gemm.triton import matmul as mm  # noqa: E402
+from gpukb.gemm.triton import tuning  # noqa: E402
 from gpukb.gemm.triton.matmul import Config, matmul  # noqa: E402
 from gpukb.numerics import relative_error  # noqa: E402
 from tests.helpers import exactly  # noqa: E402
@@ -836,6 +837,28 @@ def test_gpu_tiles_of_two_blocks_match_float64(layout, block_m, block_n, stages,
         matmul(a, b, out=out, config=config)
         _assert_close_to_floor(out, a, b)
     assert launched == ["tma2", "tma2"]
+
+
+@pytest.mark.gpu
+@pytest.mark.usefixtures("compiled")
+@pytest.mark.parametrize(
+    ("block_m", "block_n", "stages"), [(320, 128, 2), (320, 64, 3), (288, 128, 2), (160, 256, 2)]
+)  # fmt: skip
+@pytest.mark.parametrize("layout", ["nn", "nt"])
+def test_gpu_tall_tiles_match_float64(layout, block_m, block_n, stages) -> None:
+    # step 16's tallest tiles (256 + 64, 256 + 32, 128 + 32 rows; the most accumulators a tile has) on 297 rows: one
+    # row of tiles, its second block part past the edge; 1064 columns: the last tile hangs over
+    gen = torch.Generator().manual_seed(_seed("tall tiles gpu", layout, block_m, block_n))
+    m, n, k = 297, 1064, 776
+    a = _operand(m, k, torch.bfloat16, layout[0], gen, "cuda")
+    b = _operand(k, n, torch.bfloat16, layout[1], gen, "cuda")
+    config = Config("tma", block_m, block_n, 64, num_stages=stages, num_warps=8, flatten=False)
+    assert config in tuning.token_tiles(297) + tuning.token_tiles(277) + tuning.token_tiles(156)
+    out = torch.full((m, n), float("nan"), dtype=torch.bfloat16, device="cuda")
+    for _ in range(2):  # the JIT compiles, then runs the compiled kernel
+        out.fill_(float("nan"))
+        matmul(a, b, out=out, config=config)
+        _assert_close_to_floor(out, a, b)
 
 
 @pytest.mark.gpu

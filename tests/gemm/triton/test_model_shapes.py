@@ -280,6 +280,41 @@ HELD_OUT: dict[str, list[tuple[str, int, int, int]]] = {
         ("NN", 3, 3072, 256000),
         ("NN", 90, 1024, 3072),
     ],
+    # seed 718203: committed before step 16's run and before the run that measured it
+    "held-out-7": [
+        ("NT", 3451, 128256, 8192),
+        ("NN", 5539, 4096, 14336),
+        ("NN", 174, 8192, 10240),
+        ("NN", 55, 28672, 8192),
+        ("TN", 2304, 768, 2),
+        ("TN", 6144, 4096, 4284),
+        ("NT", 7, 768, 3072),
+        ("NT", 10753, 8192, 28672),
+        ("TN", 28672, 8192, 184),
+        ("NT", 3, 128256, 8192),
+        ("NT", 2965, 32000, 4096),
+        ("TN", 4096, 14336, 917),
+        ("NT", 339, 768, 768),
+        ("NT", 4245, 32000, 4096),
+        ("NT", 3547, 5120, 5120),
+        ("NN", 1439, 8192, 8192),
+        ("TN", 152064, 3584, 9918),
+        ("NT", 2, 18944, 3584),
+        ("NT", 2, 3072, 24576),
+        ("NT", 16, 30522, 768),
+        ("TN", 768, 3072, 10),
+        ("NT", 10, 896, 4864),
+        ("NT", 7872, 256000, 2048),
+        ("NN", 53, 1024, 50257),
+        ("NT", 322, 13824, 5120),
+        ("TN", 4096, 14336, 6),
+        ("NT", 6749, 6144, 4096),
+        ("NN", 16, 1024, 3072),
+        ("NN", 9914, 4096, 4096),
+        ("NN", 9, 896, 896),
+        ("NT", 9281, 32000, 4096),
+        ("NT", 1035, 14336, 4096),
+    ],
 }
 
 
@@ -306,6 +341,21 @@ def test_each_held_out_draw_is_pinned_and_shares_nothing_with_the_tuned_sets(nam
     assert not tuned & set(pinned)
     # the designed tuning shapes (fourth and fifth tuning) are none of any sweep's products either
     assert not {(layout, *shape) for layout, shape in (*GAP_TUNING, *FILL_TUNING)} & (swept | set(pinned))
+
+
+def test_step_16s_products_are_seen_ones_and_none_of_the_draw_that_judges_it() -> None:
+    """Step 16 timed products of a few hundred tokens already measured in earlier draws (seen), none of the eighth
+    draw, committed before its run; every one in a class of its own (the run times one product a class)."""
+    from gpukb.gemm.triton.sweep import TOKEN_TUNING, held_out
+    from gpukb.gemm.triton.tuning import ShapeClass
+
+    products = {(layout, *shape) for layout, shape in TOKEN_TUNING}
+    earlier = {(layout, s[2], s[3], s[4]) for name in list(HELD_OUT)[:-1] for layout, s in held_out(name)}
+    assert products <= earlier
+    assert not {p[1:] for p in products} & {p[1:] for p in HELD_OUT["held-out-7"]}
+    assert all(64 < m <= 320 for _, m, _, _ in products)
+    classes = {ShapeClass.of("bfloat16", layout, *shape) for layout, shape in TOKEN_TUNING}
+    assert len(classes) == len(TOKEN_TUNING)
 
 
 def test_every_draw_has_its_own_seed_and_a_pinned_list() -> None:

@@ -689,3 +689,71 @@ def test_two_blocks_refuses_what_it_does_not_model(args, error, message) -> None
         tuning.two_blocks(*args)
     with pytest.raises(TypeError, match=r"^on must be True or False; got .yes. \(str\)$"):
         tuning.use_two_block_rule("yes")
+
+
+@pytest.mark.parametrize(
+    ("m", "sides"),
+    [
+        (65, (128, 80, 64)),  # one row of tiles: 128 (wgmma blocks) or 80 (64 + 16); two rows: 64
+        (126, (128, 64)),  # 128 holds it either way; half of it fits 64
+        (156, (192, 160, 128)),
+        (185, (192, 128)),  # 192 is also the shortest of the fine sides
+        (297, (320, 192)),  # 304 is not two powers of two; 320 = 256 + 64; half is 149 → 192
+        (320, (320, 192)),
+    ],
+)
+def test_token_tiles_hold_all_the_rows_or_half_of_them(m: int, sides: tuple[int, ...]) -> None:
+    tiles = tuning.token_tiles(m)
+    assert tuple(dict.fromkeys(c.block_m for c in tiles)) == sides
+    for c in tiles:
+        area = c.block_m * c.block_n
+        assert (c.kernel, c.flatten, c.block_k) == ("tma", False, 64)
+        assert area <= tuning.TALL_MAX_AREA
+        assert c.block_n in (64, 128, 256)
+        assert c.num_warps == (8 if area > 16384 or (area == 16384 and c.block_m > 64) else 4)
+        smem = c.num_stages * (c.block_m + c.block_n) * 64 * 2 + 2 * area
+        assert smem <= tuning.SMEM_BYTES
+        deeper = (c.num_stages + 1) * (c.block_m + c.block_n) * 64 * 2 + 2 * area
+        assert c.num_stages == 4 or deeper > tuning.SMEM_BYTES  # the deepest pipeline that fits
+    # every width a side's accumulators allow: 320 rows take 64 and 128 columns, 160 rows all three
+    assert [c.block_n for c in tuning.token_tiles(297) if c.block_m == 320] == [64, 128]
+    assert [c.block_n for c in tuning.token_tiles(156) if c.block_m == 160] == [64, 128, 256]
+
+
+def test_token_fine_sides_are_what_the_two_block_kernel_takes() -> None:
+    assert tuning.FINE_SIDES == (80, 96, 128, 144, 160, 192, 256, 272, 288, 320)
+    assert all(side % 64 == 0 for side in tuning.WGMMA_SIDES)
+    for side in range(65, tuning.TOKEN_MAX_M + 1):
+        legal = True
+        try:
+            Config("tma", side, 64, 64)
+        except ValueError:
+            legal = False
+        assert (side in tuning.FINE_SIDES) == (legal and side % 16 == 0)
+
+
+def test_token_trials_put_the_look_up_choice_first() -> None:
+    chosen = Config("tma", 128, 128, 64, num_stages=4, num_warps=8)
+    trials = tuning.token_trials(chosen, 297)
+    assert trials[0] == chosen
+    assert set(trials) == {chosen, *tuning.CANDIDATES_16_TOKENS, *tuning.token_tiles(297)}
+    assert len(trials) == len(set(trials))  # the choice, also a candidate, is timed once
+
+
+@pytest.mark.parametrize(
+    ("m", "error", "message"),
+    [
+        (64, ValueError, "m must be"),  # the small-M path's
+        (321, ValueError, "m must be"),
+        (float("nan"), TypeError, "m must be"),
+        (True, TypeError, "m must be"),
+        ("200", TypeError, "m must be"),
+    ],
+)
+def test_token_tiles_refuse_rows_outside_their_class(m: object, error: type, message: str) -> None:
+    with pytest.raises(error, match=f"^{re.escape(message)}"):
+        tuning.token_tiles(m)  # type: ignore[arg-type]
+    with pytest.raises(error, match=f"^{re.escape(message)}"):
+        tuning.token_trials(LARGE, m)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^chosen must be a gpukb\.gemm\.triton\.configs\.Config; got str$"):
+        tuning.token_trials("tma", 200)  # type: ignore[arg-type]

@@ -415,6 +415,7 @@ _SWEEP_NAMES = {
     "held-out-4": "fourth held-out sweep",
     "held-out-5": "fifth held-out sweep",
     "held-out-6": "sixth held-out sweep",
+    "held-out-7": "seventh held-out sweep",
     "tiny": "tiny",
 }
 

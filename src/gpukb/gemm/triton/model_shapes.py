@@ -52,6 +52,9 @@ HELD_OUT_DRAWS: dict[str, tuple[int, int]] = {
     # after the look-up's step-15 rule (two blocks where they do more work per unit of time) and before the run that
     # measured it. A first seed, 186744, drew 9×2304×768 NT, a shape a tuning ran; it was set aside, unmeasured.
     "held-out-6": (342000, 32),
+    # Once the sixth's results had been read: committed before step 16's run (tall tiles for products of a few
+    # hundred tokens, on the sixth draw's products among others) and before the run that measured it.
+    "held-out-7": (718203, 32),
 }
 #: The most products one call draws (a sweep measures a few dozen; a million is drawn in seconds).
 MAX_COUNT = 1_000_000

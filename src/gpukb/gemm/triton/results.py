@@ -511,6 +511,7 @@ SweepName = Literal[
     "held-out-4",
     "held-out-5",
     "held-out-6",
+    "held-out-7",
     "tiny",
 ]
 
@@ -543,6 +544,7 @@ class SweepRow(StrictModel):
             it), ``"held-out-4"`` (a fifth draw, made before the fifth tuning and measured in the run after it),
             ``"held-out-5"`` (a sixth draw, made after the look-up's step-11 rules and before the run that measured it),
             ``"held-out-6"`` (a seventh, made after the look-up's step-15 rule and before the run that measured it),
+            ``"held-out-7"`` (an eighth, made before step 16's run and before the run that measured it),
             ``"tiny"`` (fewer than 2^20 multiply-adds).
         clocks: SM clock and power sampled while the row's rounds were timed (``None`` in earlier runs).
         kernel_host_us: The host's time to queue one timed sample of the kernel (the flush, two events and the
@@ -717,6 +719,8 @@ GOAL_SETS = (
     ("held-out-5", "float16"),
     ("held-out-6", "bfloat16"),
     ("held-out-6", "float16"),
+    ("held-out-7", "bfloat16"),
+    ("held-out-7", "float16"),
     ("first", "float8_e4m3fn"),
     ("tiny", "bfloat16"),
     ("tiny", "float16"),

@@ -203,6 +203,25 @@ TWO_BLOCK_TUNING: tuple[tuple[str, tuple[int, int, int]], ...] = (
     ("NN", (8192, 8192, 8192)),
 )
 
+#: What step 16 timed tall tiles on (``bench/triton_gemm_sweep.py --tune tokens``): products of 65 to 320 rows (a
+#: prefill or a batch of a few hundred tokens through a layer's weight), each in a class of its own: the seven of the
+#: sixth held-out draw (seen since step 15's run, the draw's widest gaps among them), four of earlier held-out draws
+#: (112×8192×8192, 86×4096×32000, 127×768×3072, 170×28672×8192). None is a product of the eighth draw
+#: (``HELD_OUT_DRAWS["held-out-7"]``), drawn after this list (a test checks it).
+TOKEN_TUNING: tuple[tuple[str, tuple[int, int, int]], ...] = (
+    ("NN", (297, 14336, 4096)),
+    ("NT", (156, 6144, 4096)),
+    ("NT", (126, 768, 768)),
+    ("NN", (90, 1024, 3072)),
+    ("NT", (277, 6144, 4096)),
+    ("NT", (263, 3072, 24576)),
+    ("NT", (185, 4096, 4096)),
+    ("NN", (112, 8192, 8192)),
+    ("NN", (86, 4096, 32000)),
+    ("NT", (127, 768, 3072)),
+    ("NN", (170, 28672, 8192)),
+)
+
 #: Tiny products (M·N·K < 2^20): timed against cuBLAS like the rest; their goal is within twice cuBLAS's time.
 TINY_SHAPES: tuple[Shape, ...] = (
     ("tiny", "3×5×7", 3, 5, 7),

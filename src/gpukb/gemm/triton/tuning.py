@@ -35,6 +35,7 @@ from gpukb.gemm.triton.configs import (
     SMALL_CONFIGS,
     SMALL_RATE,
     Config,
+    block_parts,
     pick_by_waves,
     split_for,
     tail_rounds,
@@ -276,6 +277,81 @@ def two_block_trials(chosen: Config) -> tuple[Config, ...]:
     return _chosen_first(chosen, (), CANDIDATES_16_TWO_BLOCK)
 
 
+# --8<-- [start:token_tiles]
+#: Step 16's products: more than :data:`SMALL_M` rows and at most this many (a prefill or a batch of a few hundred
+#: tokens), where a tile can be as tall as all the rows, so that each tile of the weight is read by one program.
+TOKEN_MAX_M = 320
+#: Sides of a tall tile whose blocks are all at least 64 rows (:func:`~gpukb.gemm.triton.configs.block_parts`):
+#: each block one warpgroup MMA (``wgmma``). A block of 16 or 32 rows compiles to the older ``mma.sync``
+#: instruction instead (the PTX of a 160×128 tile, 128 + 32 rows, holds both).
+WGMMA_SIDES = (64, 128, 192, 256, 320)
+#: Every side of at most :data:`TOKEN_MAX_M` rows the two-block kernel takes, on 16-row steps (80 = 64 + 16, ...).
+FINE_SIDES = tuple(
+    side for side in range(80, TOKEN_MAX_M + 1, 16) if not (rest := block_parts(side)[1]) or rest & (rest - 1) == 0
+)
+#: The most accumulator elements a tall tile may hold: 160 float32 registers a thread at 8 warps (320×128 compiled
+#: for sm_90 with 193 registers, none spilled; 160×256 with 230).
+TALL_MAX_AREA = 40960
+#: Shared memory one program of the H100 may use (227 KiB).
+SMEM_BYTES = 232448
+#: The one-block tilings step 16 times beside the tall tiles: the look-up's usual choices for these products.
+CANDIDATES_16_TOKENS: tuple[Config, ...] = (
+    Config("tma", 128, 256, 64, num_stages=3, num_warps=8),
+    Config("tma", 128, 128, 64, num_stages=4, num_warps=8),
+    Config("tma", 64, 256, 64, num_stages=4, num_warps=4),
+    Config("splitk", 64, 128, 64, num_stages=5, num_warps=4, fused_reduce=True),
+    Config("splitk", 128, 128, 64, num_stages=5, num_warps=8, split_k=2, fused_reduce=True),
+)
+
+
+def _cover(m: int, sides: tuple[int, ...]) -> int:
+    # the shortest side of `sides` that holds m rows
+    return min(side for side in sides if side >= m)
+
+
+def token_tiles(m: int) -> tuple[Config, ...]:
+    """Step 16's tall tiles for a product of ``m`` rows (more than :data:`SMALL_M`, at most :data:`TOKEN_MAX_M`):
+    tiles whose height holds all ``m`` rows in one row of tiles (the shortest side of :data:`WGMMA_SIDES`, and of
+    :data:`FINE_SIDES` where it is shorter) or in two (the shortest side of :data:`WGMMA_SIDES` holding half), each 64,
+    128 and 256 columns wide where it holds at most :data:`TALL_MAX_AREA` accumulator elements; 8 warps above 16384
+    of them and at 128×128 (a 96×256 tile spilled at 4; a 64-row tile is one warpgroup's MMA, and the tables' 64×256
+    ran at 4), and the deepest pipeline of 4, 3 or 2 stages whose buffers (the stages' tiles of A and B, and a tile
+    of C: more than the compiler takes for a tile of two blocks, which stores one block at a time) fit in
+    :data:`SMEM_BYTES`. Their loops are not flattened (step 14: a tile of
+    two blocks ran slower flattened).
+
+    Raises:
+        TypeError, ValueError: For an ``m`` that is not an int from ``SMALL_M + 1`` to ``TOKEN_MAX_M``.
+    """
+    m = integer("m", m, minimum=SMALL_M + 1, maximum=TOKEN_MAX_M)
+    sides = dict.fromkeys((_cover(m, WGMMA_SIDES), _cover(m, FINE_SIDES), _cover(-(-m // 2), WGMMA_SIDES)))
+    tiles = []
+    for side in sides:
+        for width in (64, 128, 256):
+            area = side * width
+            if area > TALL_MAX_AREA:
+                continue
+            stages = next(
+                (s for s in (4, 3, 2) if s * (side + width) * 64 * 2 + 2 * area <= SMEM_BYTES), None
+            )  # fmt: skip
+            if stages is not None:
+                warps = 8 if area > 16384 or (area == 16384 and side > 64) else 4
+                tiles.append(Config("tma", side, width, 64, num_stages=stages, num_warps=warps, flatten=False))
+    return tuple(tiles)
+
+
+def token_trials(chosen: Config, m: int) -> tuple[Config, ...]:
+    """What step 16 times on a product of ``m`` rows: the configuration the look-up gives it (``chosen``), then
+    :data:`CANDIDATES_16_TOKENS` and :func:`token_tiles` (with ``chosen``'s ``pad_rows``).
+
+    Raises:
+        TypeError, ValueError: For a ``chosen`` that is not a :class:`Config`, or an ``m`` :func:`token_tiles`
+            refuses.
+    """
+    return _chosen_first(chosen, (), CANDIDATES_16_TOKENS + token_tiles(m))
+    # --8<-- [end:token_tiles]
+
+
 CANDIDATES_FP8: tuple[Config, ...] = (
     Config("tma", 128, 256, 128, num_stages=4, num_warps=8, epilogue_subtile=True),
     Config("tma", 128, 256, 128, num_stages=3, num_warps=8),
@@ -448,6 +524,7 @@ class TunedClass(StrictModel):
     Attributes:
         aligned: Whether the representative's rows start on 128-byte lines (the class's ``aligned``).
         cublas_ms: cuBLAS's median time on the representative shape in the same run (for scale).
+        cublas_kernels: The kernels cuBLAS launched for it, where the run asked the profiler (step 16 on).
     """
 
     dtype: str
@@ -461,6 +538,7 @@ class TunedClass(StrictModel):
     config: Config
     trials: list[Trial]
     cublas_ms: float | None
+    cublas_kernels: list[str] | None = None
 
     @property
     def shape_class(self) -> ShapeClass:
