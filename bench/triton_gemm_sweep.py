@@ -4,9 +4,9 @@ Run from the repository root on a machine with a Hopper GPU::
 
     python bench/triton_gemm_sweep.py OUT_DIR [--budget SECONDS]
         [--tune sweep|issue29|losers|gaps|fill|streamk|twoblock|tokens|none]
-        [--tune-only] [--reserve SECONDS] [--bytes-rules] [--without-two-block]
+        [--tune-only] [--reserve SECONDS] [--bytes-rules]
         [--sets first,issue,random,held-out,held-out-2,held-out-3,held-out-4,held-out-5,held-out-6,
-        held-out-7,tiny]
+        held-out-7,tokens,tiny] [--without-two-block] [--without-tokens]
         [--profile some|all]
 
 ``--tune issue29`` tunes the classes of issue 29's representatives (``gpukb.gemm.triton.sweep.ISSUE_TUNING``) with
@@ -29,7 +29,8 @@ committed after the look-up's rules changed and before the run that measured it)
 committed before the fifth tuning, ``--tune fill``, and measured in the run after it), ``held-out-5`` (a sixth draw,
 committed after the look-up's step-11 rules and before the run that measured it), ``held-out-6`` (a seventh,
 committed after the look-up's step-15 rule and before the run that measured it), ``held-out-7`` (an eighth, committed
-before step 16's run and before the run that measured it) and ``tiny`` (M·N·K < 2^20).
+before step 16's run and before the run that measured it), ``tokens`` (step 16's draw of products of 65 to 320 rows,
+committed after its rule and before the run that measured it) and ``tiny`` (M·N·K < 2^20).
 
 It writes, through ``gpukb.records``:
 
@@ -88,7 +89,7 @@ HOST_SHAPES, HOST_CALLS = ((64, 64, 64), (3, 5, 7)), 1000
 
 # The shapes live with the kernel (gpukb.gemm.triton.sweep), where `gpukb bench` finds them too.
 from gpukb.dtypes import torch_dtype  # noqa: E402
-from gpukb.gemm.triton.model_shapes import HELD_OUT_DRAWS  # noqa: E402
+from gpukb.gemm.triton.model_shapes import HELD_OUT_DRAWS, TOKEN_DRAW  # noqa: E402
 from gpukb.gemm.triton.sweep import (  # noqa: E402
     FILL_TUNING,
     GAP_TUNING,
@@ -105,6 +106,7 @@ from gpukb.gemm.triton.sweep import (  # noqa: E402
     operands,
     random_shapes,
     shapes,
+    token_draw,
 )
 from gpukb.gemm.triton.sweep import NT_SHAPES as NT_CASES  # noqa: E402
 from gpukb.measuring.timing import EventTimer  # noqa: E402
@@ -518,7 +520,7 @@ def layout_checks(torch: Any) -> list[dict]:
 
 
 #: The sets of shapes a run may measure (``--sets``), in the order it measures them.
-SETS = ("first", "issue", "random", *HELD_OUT_DRAWS, "tiny")
+SETS = ("first", "issue", "random", *HELD_OUT_DRAWS, "tokens", "tiny")
 
 
 def sweep_cases(sets: tuple[str, ...] = SETS) -> list[tuple[str, str, str, tuple]]:
@@ -533,6 +535,7 @@ def sweep_cases(sets: tuple[str, ...] = SETS) -> list[tuple[str, str, str, tuple
         cases += [("random", dtype, layout, s) for layout, s in random_shapes()]
         for name in HELD_OUT_DRAWS:
             cases += [(name, dtype, layout, s) for layout, s in held_out(name)]
+        cases += [("tokens", dtype, layout, s) for layout, s in token_draw()]
         cases += [("tiny", dtype, "NN", s) for s in TINY_SHAPES]
     return sorted((case for case in cases if case[0] in sets), key=lambda case: sets.index(case[0]))  # sets' order
 
@@ -671,6 +674,8 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reserve", type=float, default=SWEEP_RESERVE_S, help="seconds the tuning leaves the sweep")
     parser.add_argument("--name", default="triton-gemm-sweep-h100", help="the sweep record's file name, no suffix")
     parser.add_argument("--sets", default=",".join(SETS), help=f"the sets of shapes to measure, of {','.join(SETS)}")
+    parser.add_argument("--without-tokens", action="store_true",
+                        help="the look-up without step 16's rule (tuning.use_token_rule(False))")  # fmt: skip
     parser.add_argument("--without-two-block", action="store_true",
                         help="the look-up without step 15's rule (tuning.use_two_block_rule(False))")  # fmt: skip
     parser.add_argument("--bytes-rules", action="store_true",
@@ -679,7 +684,7 @@ def arguments(parser: argparse.ArgumentParser) -> None:
                         help="which bf16 products get the names of the kernels each side launched: some (M ≤ "
                         f"{PROFILE_MAX_M} and the K-heavy ones, NN) or all (every one, in its own layout)")  # fmt: skip
     parser.add_argument("--held-out-commit", help="the commits that fixed the held-out draws, comma-separated, in the "
-                        f"order {', '.join(HELD_OUT_DRAWS)} (written to the record)")  # fmt: skip
+                        f"order {', '.join(HELD_OUT_DRAWS)}, tokens (written to the record)")  # fmt: skip
 
 
 def triton_gemm_sweep(script: Script) -> int:
@@ -698,14 +703,15 @@ def triton_gemm_sweep(script: Script) -> int:
     unknown = sorted(set(sets) - set(SETS))
     if unknown or not sets:
         raise ValueError(f"--sets must name sets of {list(SETS)}; got {args.sets!r}")
-    held_out_sets = [name for name in HELD_OUT_DRAWS if name in sets]
+    drawn = {**{name: f"seed {seed}, {count} products" for name, (seed, count) in HELD_OUT_DRAWS.items()},
+             "tokens": f"seed {TOKEN_DRAW[0]}, {TOKEN_DRAW[1]} products with M from {TOKEN_DRAW[2][0]} to "
+             f"{TOKEN_DRAW[2][1]}"}  # fmt: skip
+    held_out_sets = [name for name in drawn if name in sets]
     held_out_text = None
     if held_out_sets:
-        commits = dict(zip(HELD_OUT_DRAWS, (args.held_out_commit or "unknown").split(","), strict=False))
+        commits = dict(zip(drawn, (args.held_out_commit or "unknown").split(","), strict=False))
         held_out_text = "; ".join(
-            f"seed {HELD_OUT_DRAWS[name][0]}, {HELD_OUT_DRAWS[name][1]} products, fixed by commit "
-            f"{commits.get(name, 'unknown')}"
-            for name in held_out_sets
+            f"{drawn[name]}, fixed by commit {commits.get(name, 'unknown')}" for name in held_out_sets
         )
     budget = Budget(args.budget)
     args.out_dir.mkdir(parents=True, exist_ok=True)
@@ -745,6 +751,8 @@ def triton_gemm_sweep(script: Script) -> int:
         tuning.use_bytes_rules(True)
     if args.without_two_block:
         tuning.use_two_block_rule(False)
+    if args.without_tokens:
+        tuning.use_token_rule(False)
     clear_plans()  # plans made before hold configurations chosen without the table
     rows = sweep(torch, args.out_dir, budget, tuned, sets)
     profile_rows(torch, rows, budget, every=args.profile == "all")
@@ -761,7 +769,8 @@ def triton_gemm_sweep(script: Script) -> int:
         "error_rows": ERROR_ROWS,
         "tuning": (" + ".join(tuning.TABLE_RECORDS) if args.tune == "none" else tuning.TABLE_RECORD)
         + (", look-up with step 11's rules" if args.bytes_rules else "")
-        + (", look-up without step 15's rule (tiles of two blocks)" if args.without_two_block else ""),
+        + (", look-up without step 15's rule (tiles of two blocks)" if args.without_two_block else "")
+        + (", look-up without step 16's rule (64-row tiles for a few hundred rows)" if args.without_tokens else ""),
         "host": host,
         "tiny_host": tiny_host,
         "checks": checks,

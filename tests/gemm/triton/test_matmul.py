@@ -881,6 +881,24 @@ def test_gpu_the_look_up_takes_two_blocks_where_step_15_says(dtype, layout) -> N
     assert plan.config.two_part
 
 
+@pytest.mark.gpu
+@pytest.mark.usefixtures("compiled")
+@pytest.mark.parametrize(("layout", "m", "n", "k"), [("nn", 297, 14336, 4096), ("nt", 156, 6144, 4096)])
+def test_gpu_the_look_up_takes_64_row_tiles_where_step_16_says(layout, m, n, k) -> None:
+    # the sixth draw's two products step 16's rule changes: the table's 128×128 tiles leave 87 and 100 rows of zeros
+    # under the last row of tiles, 64×256 tiles 23 and 36
+    gen = torch.Generator().manual_seed(_seed("few tokens default", layout))
+    a = _operand(m, k, torch.bfloat16, layout[0], gen, "cuda")
+    b = _operand(k, n, torch.bfloat16, layout[1], gen, "cuda")
+    out = torch.full((m, n), float("nan"), dtype=torch.bfloat16, device="cuda")
+    mm.clear_plans()
+    assert mm.default_config(a, b, out) == tuning.TOKEN_TILE
+    matmul(a, b, out=out)
+    _assert_close_to_floor(out[::7], a[::7], b)
+    (plan,) = mm._PLANS.values()
+    assert plan.config == tuning.TOKEN_TILE
+
+
 def test_compiled_summary_needs_a_compiler(interpret) -> None:
     with pytest.raises(ValueError, match="the interpreter compiles nothing"):
         mm.compiled_summary(torch.randn(16, 16).half(), torch.randn(16, 16).half())

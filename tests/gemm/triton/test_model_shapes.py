@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from gpukb.gemm.triton import model_shapes as ms
@@ -356,6 +358,77 @@ def test_step_16s_products_are_seen_ones_and_none_of_the_draw_that_judges_it() -
     assert all(64 < m <= 320 for _, m, _, _ in products)
     classes = {ShapeClass.of("bfloat16", layout, *shape) for layout, shape in TOKEN_TUNING}
     assert len(classes) == len(TOKEN_TUNING)
+
+
+#: Step 16's draw of products of 65 to 320 rows (seed 553071), committed after its rule and before the run that
+#: measured it.
+TOKEN_DRAW = [
+    ("NN", 102, 896, 1152),
+    ("NT", 115, 32000, 4096),
+    ("NT", 90, 4096, 4096),
+    ("NN", 318, 5120, 13824),
+    ("NT", 310, 12288, 3072),
+    ("NT", 146, 6144, 4096),
+    ("NT", 212, 4864, 896),
+    ("NT", 71, 2304, 768),
+    ("NT", 228, 11008, 4096),
+    ("NT", 132, 1024, 4096),
+    ("NT", 122, 5120, 13824),
+    ("NT", 123, 24576, 3072),
+    ("NT", 127, 5120, 13824),
+    ("NT", 127, 256000, 2048),
+    ("NT", 105, 1024, 4096),
+    ("NN", 108, 5120, 5120),
+    ("NN", 195, 3072, 12288),
+    ("NT", 99, 1024, 4096),
+    ("NN", 67, 1024, 30522),
+    ("NT", 99, 3072, 768),
+    ("NT", 238, 30522, 1024),
+    ("NN", 87, 4096, 6144),
+    ("NT", 153, 152064, 3584),
+    ("NT", 69, 11008, 4096),
+]
+
+
+def test_step_16s_draw_is_pinned_and_shares_nothing_with_what_step_16_timed() -> None:
+    from gpukb.gemm.triton.sweep import TOKEN_TUNING, token_draw
+
+    seed, count, rows = ms.TOKEN_DRAW
+    drawn = ms.draw_rows(seed, count, rows)
+    assert [(s.layout, s.m, s.n, s.k) for s in drawn] == TOKEN_DRAW
+    # the first products of the seed's sequence in the class, in its order
+    sequence = [s for s in ms.draw(seed, 1000) if rows[0] <= s.m <= rows[1]]
+    assert drawn == sequence[:count]
+    assert [(layout, *s[2:]) for layout, s in token_draw()] == TOKEN_DRAW
+    assert {s[0] for _, s in token_draw()} == {"tokens"}
+    assert not {p[1:] for p in TOKEN_DRAW} & {shape for _, shape in TOKEN_TUNING}
+    tuned, _ = _tuned_and_swept()
+    assert not tuned & set(TOKEN_DRAW)
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "message"),
+    [
+        ((1, 4, (65,)), ValueError, "rows must be two ints (low, high) with 1 ≤ low ≤ high; got (65,)"),
+        ((1, 4, (320, 65)), ValueError, "rows must be two ints (low, high) with 1 ≤ low ≤ high; got (320, 65)"),
+        ((1, 4, (0, 65)), ValueError, "rows must be two ints (low, high) with 1 ≤ low ≤ high; got (0, 65)"),
+        ((1, 4, (65.0, 320)), ValueError, "rows must be two ints (low, high) with 1 ≤ low ≤ high; got (65.0, 320)"),
+        ((1, 4, [65, 320]), ValueError, "rows must be two ints (low, high) with 1 ≤ low ≤ high; got [65, 320]"),
+        ((1, 0, (65, 320)), ValueError, "count must be"),
+        ((-1, 4, (65, 320)), ValueError, "seed must be ≥ 0"),
+    ],
+)  # fmt: skip
+def test_draw_rows_refuses_what_it_cannot_draw(args, error, message) -> None:
+    with pytest.raises(error, match=f"^{re.escape(message)}"):
+        ms.draw_rows(*args)
+
+
+def test_draw_rows_stops_at_the_most_products_a_call_draws(monkeypatch) -> None:
+    monkeypatch.setattr(ms, "MAX_COUNT", 600)  # (a million takes seconds)
+    held = len([s for s in ms.draw(1, 600) if 65 <= s.m <= 320])
+    message = f"600 products of seed 1 hold {held} with M in (65, 320); asked for 599"
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        ms.draw_rows(1, 599, (65, 320))
 
 
 def test_every_draw_has_its_own_seed_and_a_pinned_list() -> None:

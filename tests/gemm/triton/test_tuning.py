@@ -757,3 +757,47 @@ def test_token_tiles_refuse_rows_outside_their_class(m: object, error: type, mes
         tuning.token_trials(LARGE, m)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"^chosen must be a gpukb\.gemm\.triton\.configs\.Config; got str$"):
         tuning.token_trials("tma", 200)  # type: ignore[arg-type]
+
+
+@pytest.mark.usefixtures("table")
+def test_few_tokens_takes_64_row_tiles_where_they_leave_fewer_rows_of_zeros() -> None:
+    tall = Config("tma", 128, 128, 64, num_stages=4, num_warps=8)
+    wide = Config("tma", 128, 256, 64, num_stages=4, num_warps=8, epilogue_subtile=True)
+    for m in (129, 156, 192, 297, 320):  # M mod 128 from 1 to 64: 64-row tiles end closer to M
+        assert tuning.few_tokens(tall, "bfloat16", m) == tuning.TOKEN_TILE
+        assert tuning.few_tokens(wide, "float16", m) == tuning.TOKEN_TILE
+    for m in (64, 65, 128, 200, 256, 321, 4096):  # outside the class, or the same rows of zeros either way
+        assert tuning.few_tokens(tall, "bfloat16", m) == tall
+    padded = replace(tall, pad_rows=True)
+    assert tuning.few_tokens(padded, "bfloat16", 297) == replace(tuning.TOKEN_TILE, pad_rows=True)
+    others = (Config("tma", 128, 64, 64), Config("tma", 64, 128, 64), Config("splitk", 128, 128, 64),
+              Config("tma", 192, 128, 64, flatten=False), replace(tall, stream_k=True),
+              replace(tall, split_tail=True), replace(tall, warp_specialize=True))  # fmt: skip
+    for config in others:
+        assert tuning.few_tokens(config, "bfloat16", 297) == config
+    assert tuning.few_tokens(tall, "float8_e4m3fn", 297) == tall
+    # in choose, after the look-up and step 15's rule: the sixth draw's two products it changes
+    tuning.use_table(None, merge=False)
+    tuning._ACTIVE.clear()  # the committed tables
+    assert tuning.choose("bfloat16", "NN", 297, 14336, 4096, 132) == tuning.TOKEN_TILE
+    assert tuning.choose("bfloat16", "NT", 156, 6144, 4096, 132) == tuning.TOKEN_TILE
+    tuning.use_token_rule(False)
+    assert tuning.choose("bfloat16", "NN", 297, 14336, 4096, 132) == tall
+    assert tuning.choose("bfloat16", "NT", 156, 6144, 4096, 132) == replace(tall, num_stages=5)
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "message"),
+    [
+        (("128x128", "bfloat16", 297), TypeError, "config must be a gpukb.gemm.triton.configs.Config; got str"),
+        ((LARGE, 3, 297), TypeError, "dtype must be a string"),
+        ((LARGE, "bfloat16", -1), ValueError, "m must be"),
+        ((LARGE, "bfloat16", float("nan")), TypeError, "m must be"),
+        ((LARGE, "bfloat16", None), TypeError, "m must be"),
+    ],
+)  # fmt: skip
+def test_few_tokens_refuses_what_it_does_not_model(args, error, message) -> None:
+    with pytest.raises(error, match=f"^{re.escape(message)}"):
+        tuning.few_tokens(*args)
+    with pytest.raises(TypeError, match=r"^on must be True or False; got 1 \(int\)$"):
+        tuning.use_token_rule(1)

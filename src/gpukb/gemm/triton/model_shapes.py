@@ -56,6 +56,9 @@ HELD_OUT_DRAWS: dict[str, tuple[int, int]] = {
     # hundred tokens, on the sixth draw's products among others) and before the run that measured it.
     "held-out-7": (718203, 32),
 }
+#: Step 16's draw of products of a few hundred rows (:func:`draw_rows`): the seed, the count, and the rows (more than
+#: 64, at most 320), committed after step 16's rule and before the run that measured it.
+TOKEN_DRAW: tuple[int, int, tuple[int, int]] = (553071, 24, (65, 320))
 #: The most products one call draws (a sweep measures a few dozen; a million is drawn in seconds).
 MAX_COUNT = 1_000_000
 #: Token counts are drawn log-uniformly from this range (a decode step of one token to a 16k-token batch).
@@ -196,3 +199,26 @@ def draw(seed: int = RANDOM_SEED, count: int = RANDOM_COUNT, table: ModelTable |
         tokens = min(TOKENS[1], int(math.exp(lo + (hi - lo) * rng.random())))
         out.append(product(model, layer, phase, tokens))
     return out
+
+
+def draw_rows(seed: int, count: int, rows: tuple[int, int]) -> list[DrawnShape]:
+    """The first ``count`` products of :func:`draw`'s sequence for ``seed`` whose M is within ``rows`` (both ends
+    included): a draw of one class of products from the same generator.
+
+    Raises:
+        ValueError: For what :func:`draw` refuses, ``rows`` that are not two ints 1 ≤ low ≤ high, or a class so rare
+            that :data:`MAX_COUNT` products hold fewer than ``count`` of it.
+    """
+    ints = isinstance(rows, tuple) and len(rows) == 2 and all(type(r) is int for r in rows)
+    if not ints or not 1 <= rows[0] <= rows[1]:
+        raise ValueError(f"rows must be two ints (low, high) with 1 ≤ low ≤ high; got {rows!r}")
+    integer("count", count, minimum=1, maximum=MAX_COUNT)
+    drawn = 256
+    while True:  # a longer prefix of the same sequence until it holds enough (draw(seed, n) begins draw(seed, 2n))
+        picked = [s for s in draw(seed, drawn) if rows[0] <= s.m <= rows[1]][:count]
+        if len(picked) == count:
+            return picked
+        if drawn == MAX_COUNT:
+            held = len(picked)
+            raise ValueError(f"{MAX_COUNT} products of seed {seed} hold {held} with M in {rows}; asked for {count}")
+        drawn = min(2 * drawn, MAX_COUNT)

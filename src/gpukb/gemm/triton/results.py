@@ -512,6 +512,7 @@ SweepName = Literal[
     "held-out-5",
     "held-out-6",
     "held-out-7",
+    "tokens",
     "tiny",
 ]
 
@@ -545,6 +546,8 @@ class SweepRow(StrictModel):
             ``"held-out-5"`` (a sixth draw, made after the look-up's step-11 rules and before the run that measured it),
             ``"held-out-6"`` (a seventh, made after the look-up's step-15 rule and before the run that measured it),
             ``"held-out-7"`` (an eighth, made before step 16's run and before the run that measured it),
+            ``"tokens"`` (step 16's draw of products of 65 to 320 rows, made after its rule and before the run that
+            measured it),
             ``"tiny"`` (fewer than 2^20 multiply-adds).
         clocks: SM clock and power sampled while the row's rounds were timed (``None`` in earlier runs).
         kernel_host_us: The host's time to queue one timed sample of the kernel (the flush, two events and the
@@ -721,6 +724,8 @@ GOAL_SETS = (
     ("held-out-6", "float16"),
     ("held-out-7", "bfloat16"),
     ("held-out-7", "float16"),
+    ("tokens", "bfloat16"),
+    ("tokens", "float16"),
     ("first", "float8_e4m3fn"),
     ("tiny", "bfloat16"),
     ("tiny", "float16"),

@@ -254,6 +254,15 @@ def held_out(name: str) -> list[tuple[str, Shape]]:
     return [(s.layout, (name, s.label, s.m, s.n, s.k)) for s in draw(seed, count)]
 
 
+def token_draw() -> list[tuple[str, Shape]]:
+    """Step 16's draw of products of a few hundred rows (:data:`~gpukb.gemm.triton.model_shapes.TOKEN_DRAW`,
+    :func:`~gpukb.gemm.triton.model_shapes.draw_rows`) as ``(layout, shape)`` pairs whose group is ``"tokens"``:
+    committed after step 16's rule and before the run that measured it."""
+    from gpukb.gemm.triton.model_shapes import TOKEN_DRAW, draw_rows
+
+    return [(s.layout, ("tokens", s.label, s.m, s.n, s.k)) for s in draw_rows(*TOKEN_DRAW)]
+
+
 #: Operand layouts: each letter says whether A, then B, is stored as given (N) or as its transpose's row-major
 #: storage viewed transposed (T): ``"NT"`` is ``x @ w.t()``, how a linear layer calls it.
 LAYOUTS = ("NN", "NT", "TN", "TT")

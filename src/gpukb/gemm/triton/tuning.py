@@ -1073,6 +1073,49 @@ def use_two_block_rule(on: bool) -> None:
     _ACTIVE["two_block"] = flag("on", on)
 
 
+# --8<-- [start:few_tokens]
+#: Step 16's rule takes this tiling for a product of a few hundred rows (:func:`few_tokens`).
+TOKEN_TILE = Config("tma", 64, 256, 64, num_stages=4, num_warps=4)
+
+
+def few_tokens(config: Config, dtype: str, m: int) -> Config:
+    """Step 16's rule: a 16-bit product of more than :data:`SMALL_M` and at most :data:`TOKEN_MAX_M` rows that
+    64-row tiles cover with fewer rows of zeros than 128-row tiles (M mod 128 from 1 to 64: 297 rows fill 320 rows of
+    64-row tiles, 384 of 128-row ones), whose ``config`` is a one-block persistent tile of 128 rows and 128 or more
+    columns (without warp specialization, a split tail or stream-K), takes :data:`TOKEN_TILE`, 64×256, instead; any
+    other keeps ``config``. On the six such products of step 16's run, 64×256 beat 128×128 and 128×256 on every one;
+    on the five others (M mod 128 of 0 or above 64: the same rows of zeros either way) it was level with 128×128 (at
+    most 0.04 of cuBLAS's speed apart), and on earlier draws' products of 128, 209 and 256 rows 128×256 tiles matched
+    cuBLAS. Off after ``use_token_rule(False)``.
+
+    Raises:
+        TypeError, ValueError: For a ``config`` that is not a :class:`Config`, a ``dtype`` that is not a string, or
+            an ``m`` that is not an int ≥ 0.
+    """
+    if not isinstance(config, Config):
+        raise TypeError(f"config must be a gpukb.gemm.triton.configs.Config; got {type(config).__name__}")
+    dtype = text("dtype", dtype)
+    (m,) = _sizes(m=m)
+    if not _ACTIVE.get("tokens", True) or dtype not in SHARES or not SMALL_M < m <= TOKEN_MAX_M:
+        return config
+    plain = not (config.two_part or config.warp_specialize or config.split_tail or config.stream_k)
+    fewer_zeros = 1 <= m % 128 <= 64  # 64-row tiles end closer to M: 297 rows fill 320 of them, 384 of 128
+    if config.kernel == "tma" and plain and config.block_m == 128 and config.block_n >= 128 and fewer_zeros:
+        return replace(TOKEN_TILE, pad_rows=config.pad_rows)
+    return config
+    # --8<-- [end:few_tokens]
+
+
+def use_token_rule(on: bool) -> None:
+    """Whether :func:`choose` applies :func:`few_tokens` (on by default; :func:`use_table` turns it on again). For a
+    run that measures a set both ways. Call :func:`gpukb.gemm.triton.matmul.clear_plans` after.
+
+    Raises:
+        TypeError: For anything but a bool.
+    """
+    _ACTIVE["tokens"] = flag("on", on)
+
+
 def _by_rate(options: list[Config], m: int, n: int, k: int, sms: int) -> Config:
     """Of ``options``, the one with the most work per unit of time on an m×n×k product: its :func:`efficiency`
     times its rate (:func:`wave_rates`; 1.0 where none was measured); the first wins ties."""
@@ -1123,6 +1166,8 @@ def choose(
     copied: bool | None = None,
 ) -> Config:
     """The configuration for a product: the table's (:func:`lookup`), else :func:`heuristic`; then a tile of two
-    blocks where :func:`two_blocks` finds one that does more work per unit of time."""
+    blocks where :func:`two_blocks` finds one that does more work per unit of time; then, for a product of a few
+    hundred rows, 64-row tiles where :func:`few_tokens` says."""
     found = lookup(dtype, layout, m, n, k, sms, aligned, sectors, copied)
-    return two_blocks(found if found is not None else heuristic(dtype, m, n, k, sms), dtype, m, n, k, sms)
+    config = two_blocks(found if found is not None else heuristic(dtype, m, n, k, sms), dtype, m, n, k, sms)
+    return few_tokens(config, dtype, m)
