@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import re
 import statistics
 from collections.abc import Callable, Iterator
@@ -12,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from gpukb.gemm.triton import configs
+from gpukb.gemm.triton import configs, peer_kernels
 from tests.helpers import ROOT, h100_ceilings_json, markdown_tables
 
 
@@ -1234,6 +1235,46 @@ def check_triton_two_block(markdown: str, kwargs: dict[str, Any]) -> None:
         }
 
 
+def check_triton_tokens(markdown: str, kwargs: dict[str, Any]) -> None:
+    # every cell recomputed from the raw record: the tall tiles are the unflattened trials, cuBLAS's tile read from its
+    # kernel's name (N first, then M), rows of zeros as whole tiles past M
+    (table,) = markdown_tables(markdown)
+    raw = _tuning_raw("gemm/triton-gemm-tuning-h100-tokens")
+    assert len(table) == len(raw["classes"]) == 11
+    for row, entry in zip(table, raw["classes"], strict=True):
+        m, n, k = entry["shape"]
+        peer = entry["cublas_ms"]
+        trials = [t for t in entry["trials"] if t["ms"] is not None]
+        tall = [t for t in trials if t["config"]["kernel"] == "tma" and t["config"].get("flatten") is False]
+        one = min((t for t in tall if t["config"]["block_m"] >= m), key=lambda t: t["ms"])
+        two = min((t for t in tall if t["config"]["block_m"] < m), key=lambda t: t["ms"])
+
+        def flat(bm: int, bn: int, entry: dict = entry, peer: float = peer) -> float:
+            # (the look-up's own choice where it is that tiling: a trial is timed once; 128×128 at 4 stages)
+            (t,) = [t for t in entry["trials"] if (t["config"]["block_m"], t["config"]["block_n"]) == (bm, bn)
+                    and t["config"]["kernel"] == "tma" and t["config"].get("flatten", True)
+                    and t["config"]["num_stages"] == 4]  # fmt: skip
+            return peer / t["ms"]
+
+        name = next(x for x in entry["cublas_kernels"] if x.startswith("nvjet"))
+        tile_n, tile_m = (int(x) for x in re.match(r"nvjet_sm90_[a-z]+_(\d+)x(\d+)_", name).groups())
+
+        def zeros(tile: int, m: int = m) -> int:
+            return math.ceil(m / tile) * tile - m
+
+        assert row == {
+            "product": f"{entry['layout']} {m}×{n}×{k}",
+            "cuBLAS µs": f"{peer * 1e3:.1f}",
+            "cuBLAS's tile": f"{tile_m}×{tile_n}" + (" split-K" if "splitK" in name else ""),
+            "rows of zeros: 128 / 64 / cuBLAS": f"{zeros(128)} / {zeros(64)} / {zeros(tile_m)}",
+            "look-up": f"{peer / entry['trials'][0]['ms']:.3f}",
+            "128×128": f"{flat(128, 128):.3f}",
+            "64×256": f"{flat(64, 256):.3f}",
+            "one row of tiles": f"{one['config']['block_m']}×{one['config']['block_n']}: {peer / one['ms']:.3f}",
+            "two rows of tiles": f"{two['config']['block_m']}×{two['config']['block_n']}: {peer / two['ms']:.3f}",
+        }
+
+
 def check_triton_streamk_choices(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
     classes = _streamk_classes(kwargs)
@@ -1362,6 +1403,7 @@ CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "triton_streamk_pairs": check_triton_streamk_pairs,
     "triton_streamk_choices": check_triton_streamk_choices,
     "triton_two_block": check_triton_two_block,
+    "triton_tokens": check_triton_tokens,
     "triton_peer_tiles": check_triton_peer_tiles,
     "triton_peer_tile_groups": check_triton_peer_tile_groups,
 }
@@ -2146,7 +2188,7 @@ def test_the_triton_page_prose_matches_the_two_block_rule_and_the_sixth_held_out
     from gpukb.gemm.triton.results import sweep_committed, sweep_goal_rows
 
     page = (ROOT / "docs" / "gemm" / "triton.md").read_text(encoding="utf-8")
-    step = " ".join(page.split("## Step 15: a look-up that takes two blocks")[1].split("## The host path")[0].split())
+    step = " ".join(page.split("## Step 15: a look-up that takes two blocks")[1].split("## Step 16:")[0].split())
     on, off = (
         _sweep_raw("triton-gemm-sweep-h100-held-out-6"),
         _sweep_raw("triton-gemm-sweep-h100-held-out-6-without-two-block"),
@@ -2214,3 +2256,98 @@ def test_the_triton_page_prose_matches_the_two_block_rule_and_the_sixth_held_out
         "0.865", "0.870"
     ]  # fmt: skip
     assert "(where step 14 measured 128×192 at 0.865, against the look-up's 0.870)" in step
+
+
+def test_the_triton_page_prose_matches_step_16s_runs() -> None:
+    """Step 16's words, checked against its tuning run, its two sweeps and the rule."""
+    from gpukb.gemm.triton import tuning
+    from gpukb.gemm.triton.results import sweep_committed, sweep_goal_rows, token_rows
+
+    page = (ROOT / "docs" / "gemm" / "triton.md").read_text(encoding="utf-8")
+    step = " ".join(page.split("## Step 16: tiles for a few hundred tokens")[1].split("## The host path")[0].split())
+    rows = token_rows()
+    ratio = {r.shape: {name: r.cublas_ms / ms for name, ms in (
+        ("chosen", r.chosen_ms), ("128", r.tall_128x128_ms), ("64x256", r.wide_64x256_ms), ("one", r.one_row_ms),
+        ("two", r.two_rows_ms), ("best", r.best_ms))} for r in rows}  # fmt: skip
+    # tall tiles (one row holding all the rows, above 128 rows) beat every one-block tiling once in six
+    above = [r for r in rows if r.shape[0] > 128]
+    assert len(above) == 6
+    record = tuning.committed("gemm/triton-gemm-tuning-h100-tokens")
+    one_block = {e.shape: min(t.ms for t in e.trials if t.ms and not t.config.two_part and t.config.block_m <= 128)
+                 for e in record.classes}  # fmt: skip
+    won = [r.shape for r in above if r.one_row_ms < one_block[r.shape]]
+    assert won == [(170, 28672, 8192)]
+    assert "beat every tile of one block on one of the six products above 128 rows" in step
+    assert [f"{ratio[170, 28672, 8192][x]:.3f}" for x in ("one", "64x256")] == ["0.937", "0.892"]
+    tallest = [ratio[r.shape]["one"] for r in rows if r.one_row.block_m >= 288]
+    assert (f"{min(tallest):.2f}", f"{max(tallest):.2f}") == ("0.35", "0.57")
+    assert f"{ratio[297, 14336, 4096]['two']:.3f}" == "0.696"
+    assert rows[0].two_rows.label == rows[0].best.label == "tma 192x128x64 g8 s4 w8 noflat"
+    # cuBLAS's tiles and their rows of zeros
+    tiles = {r.shape: peer_kernels.peer_gemm(r.cublas_kernels) for r in rows}
+    heights = sorted(t.tile_m for t in tiles.values())
+    assert (heights[0], heights[-1]) == (16, 176)
+    zeros = {s: -(-s[0] // t.tile_m) * t.tile_m - s[0] for s, t in tiles.items()}
+    assert (min(zeros.values()), max(zeros.values())) == (0, 18)
+    assert max(-(-s[0] // 128) * 128 - s[0] for s in ratio) == 121
+    assert "left 0 to 18 rows of zeros under its last row of tiles, where 128-row tiles leave up to 121" in step
+    for shape, said in (((297, 14336, 4096), "152 rows for 297 (7 rows of zeros)"),
+                        ((156, 6144, 4096), "80 for 156 (4)"), ((277, 6144, 4096), "72 for 277 (11)")):  # fmt: skip
+        assert said in step
+        assert said.split()[0] == str(tiles[shape].tile_m)
+    # 64-row tiles where they end closer to M
+    closer = [r.shape for r in rows if 1 <= r.shape[0] % 128 <= 64]
+    assert len(closer) == 6
+    gains = [ratio[s]["64x256"] - ratio[s]["128"] for s in closer]
+    assert (f"{min(gains):.2f}", f"{max(gains):.2f}") == ("0.03", "0.41")
+    wide = {e.shape: {(t.config.block_m, t.config.block_n): t.ms for t in e.trials if t.ms} for e in record.classes}
+    assert all(wide[s][64, 256] < wide[s][128, 256] for s in closer)
+    same = [s for s in ratio if s not in closer]
+    assert max(abs(ratio[s]["64x256"] - ratio[s]["128"]) for s in same) < 0.05
+    assert (
+        "by 0.03 to 0.41 of cuBLAS's speed, and 128×256 too; on the five where both leave the same, 64×256 was "
+        "within 0.05 of 128×128" in step
+    )
+    others = [r for r in rows if r.best != tuning.TOKEN_TILE]
+    assert (len(others), sum(r.best.kernel == "splitk" for r in others)) == (9, 5)
+    # the rule on its own products, and on the two fresh draws
+    changed = {e.shape for e in record.classes if tuning.few_tokens(e.trials[0].config, "bfloat16", e.shape[0]) !=
+               e.trials[0].config}  # fmt: skip
+    assert changed == {(297, 14336, 4096), (156, 6144, 4096)}
+    on = _sweep_raw("triton-gemm-sweep-h100-held-out-7")
+    off = _sweep_raw("triton-gemm-sweep-h100-tokens-without-rule")
+    assert "--without-tokens" in off["run"]["command"]
+    assert "--without-tokens" not in on["run"]["command"]
+    fresh = [r for r in on["rows"] if r["sweep"] == "tokens"]
+    pairs = list(zip(fresh, off["rows"], strict=True))
+    assert all((a["dtype"], a["m"], a["n"], a["k"]) == (b["dtype"], b["m"], b["n"], b["k"]) for a, b in pairs)
+    moved = [(b["ratio"], a["ratio"], a["dtype"], a["m"]) for a, b in pairs if a["config"] != b["config"]]
+    assert [(f"{x:.3f}", f"{y:.3f}", d, m) for x, y, d, m in moved] == [
+        ("0.610", "0.790", "bfloat16", 146), ("0.616", "0.780", "float16", 146)
+    ]  # fmt: skip
+    assert "146×6144×4096: 0.610 to 0.790 in bf16, 0.616 to 0.780 in fp16" in step
+    seventh = [r for r in on["rows"] if r["sweep"] == "held-out-7"]
+    assert all(
+        tuning.few_tokens(configs.Config(**r["config"]), r["dtype"], r["m"]) == configs.Config(**r["config"])
+        for r in seventh
+    )  # the rule changes none of the eighth draw's products
+    kept = [a["ratio"] / b["ratio"] for a, b in pairs if a["config"] == b["config"]]
+    assert (len(kept), f"{min(kept):.3f}", f"{max(kept):.3f}") == (46, "0.902", "1.085")
+    assert f"{statistics.geometric_mean(kept):.3f}" == "1.006"
+    assert "ranged from 0.902 to 1.085 (1.006 as a geometric mean over both types)" in step
+
+    def goals_of(record_id: str) -> dict[tuple[str, str], float]:
+        return {(g.sweep, g.dtype): g.geomean for g in sweep_goal_rows(sweep_committed(record_id))}
+
+    goals = goals_of("gemm/triton-gemm-sweep-h100-held-out-7")
+    assert [f"{goals[s, d]:.3f}" for s in ("tokens", "held-out-7") for d in ("bfloat16", "float16")] == [
+        "0.900", "0.901", "0.934", "0.924"
+    ]  # fmt: skip
+    assert "That draw stands at 0.900 (bf16) and 0.901 (fp16)" in step
+    assert "the seventh held-out sweep, at 0.934 and 0.924" in step
+    assert f"{goals_of('gemm/triton-gemm-sweep-h100-tokens-without-rule')['tokens', 'bfloat16']:.3f}" == "0.890"
+    lowest = min((r for r in seventh if r["dtype"] == "bfloat16"), key=lambda r: r["ratio"])
+    assert (lowest["m"], lowest["n"], lowest["k"], f"{lowest['ratio']:.3f}") == (174, 8192, 10240, "0.526")
+    assert (lowest["config"]["kernel"], lowest["config"]["block_m"], lowest["config"]["block_n"]) == ("splitk", 64, 64)
+    # the opening repeats the eighth draw's figures
+    assert "the seventh held-out sweep, stands at 0.934 (bf16) and 0.924 (fp16)" in " ".join(page.split())

@@ -1173,3 +1173,38 @@ def triton_two_block(record_id: str = triton_results.TWO_BLOCK_TABLE_ID) -> str:
     headers = ["product", "cuBLAS µs", "look-up", "best one block", "192×128 flattened", "192×128 unflattened",
                "best two blocks"]  # fmt: skip
     return markdown_table(headers, rows)
+
+
+def _zeros(m: int, tile_m: int) -> int:
+    # rows of zeros under the last row of tiles: M rounded up to whole tiles, less M
+    return -(-m // tile_m) * tile_m - m
+
+
+def triton_tokens(record_id: str = triton_results.TOKEN_TABLE_ID) -> str:
+    """Step 16's products: cuBLAS's time and tile (turned to M×N, :mod:`gpukb.gemm.triton.peer_kernels`), the rows of
+    zeros under the last row of 128-row, 64-row and cuBLAS's tiles, then each side's ratio to cuBLAS (cuBLAS's time
+    over the kernel's, bf16): the look-up's choice, 128×128, 64×256, the fastest tile holding all the rows in one row
+    of tiles, and in two."""
+    rows = []
+    for r in triton_results.token_rows(record_id):
+        m, n, k = r.shape
+        peer = r.cublas_ms
+        cublas = peer_kernels.peer_gemm(r.cublas_kernels)
+        tile = "–" if cublas is None else cublas.tile.replace("x", "×") + (" split-K" if cublas.split_k else "")
+        zeros = f"{_zeros(m, 128)} / {_zeros(m, 64)} / " + ("–" if cublas is None else f"{_zeros(m, cublas.tile_m)}")
+        rows.append(
+            (
+                f"{r.layout} {m}×{n}×{k}",
+                _us(peer),
+                tile,
+                zeros,
+                _peer_ratio(r.chosen_ms, peer),
+                _peer_ratio(r.tall_128x128_ms, peer),
+                _peer_ratio(r.wide_64x256_ms, peer),
+                f"{r.one_row.block_m}×{r.one_row.block_n}: {_peer_ratio(r.one_row_ms, peer)}",
+                f"{r.two_rows.block_m}×{r.two_rows.block_n}: {_peer_ratio(r.two_rows_ms, peer)}",
+            )
+        )
+    headers = ["product", "cuBLAS µs", "cuBLAS's tile", "rows of zeros: 128 / 64 / cuBLAS", "look-up", "128×128",
+               "64×256", "one row of tiles", "two rows of tiles"]  # fmt: skip
+    return markdown_table(headers, rows)

@@ -1422,3 +1422,73 @@ def two_block_rows(record_id: str = TWO_BLOCK_TABLE_ID) -> list[TwoBlockRow]:
             )
         )  # fmt: skip
     return out
+
+
+#: Step 16's run: tall tiles and one-block tilings on seen products of 86 to 297 rows (``--tune tokens``).
+TOKEN_TABLE_ID = "gemm/triton-gemm-tuning-h100-tokens"
+
+
+@dataclass(frozen=True)
+class TokenRow:
+    """One product of a ``--tune tokens`` record (ms), cuBLAS's time and kernels in the same run, and:
+
+    Attributes:
+        chosen, chosen_ms: The look-up's choice (the record's first trial of the product).
+        tall_128x128_ms, wide_64x256_ms: The one-block tilings 128×128 and 64×256 (``tuning.CANDIDATES_16_TOKENS``,
+            ``tuning.TOKEN_TILE``).
+        one_row, one_row_ms: The fastest of ``tuning.token_tiles`` that holds all M rows in one row of tiles.
+        two_rows, two_rows_ms: The fastest that holds them in two.
+        best, best_ms: The fastest trial of all.
+    """
+
+    layout: str
+    shape: tuple[int, int, int]
+    cublas_ms: float | None
+    cublas_kernels: list[str] | None
+    chosen: Config
+    chosen_ms: float | None
+    tall_128x128_ms: float
+    wide_64x256_ms: float
+    one_row: Config
+    one_row_ms: float
+    two_rows: Config
+    two_rows_ms: float
+    best: Config
+    best_ms: float
+
+
+def token_rows(record_id: str = TOKEN_TABLE_ID) -> list[TokenRow]:
+    """:class:`TokenRow` for each product of a ``--tune tokens`` record, in its order.
+
+    Raises:
+        TypeError, ValueError: For a ``record_id`` that is not a string, or not a tuning record that timed, on every
+            product, 128×128 and 64×256 and a tall tile in one row and in two rows of tiles.
+        FileNotFoundError: For an id with no record.
+    """
+    from gpukb.gemm.triton import tuning
+
+    record = load(text("record_id", record_id), expect=tuning.GemmTuning)
+    wide = tuning.TOKEN_TILE
+    tall = next(c for c in tuning.CANDIDATES_16_TOKENS if (c.block_m, c.block_n) == (128, 128))
+    out = []
+    for entry in record.classes:
+        m = entry.shape[0]
+        timed = {t.config: float(t.ms) for t in entry.trials if t.ms is not None}
+        tiles = tuning.token_tiles(m) if tuning.SMALL_M < m <= tuning.TOKEN_MAX_M else ()
+        one = [c for c in tiles if c.block_m >= m and c in timed]
+        two = [c for c in tiles if c.block_m < m and c in timed]
+        if not (one and two and wide in timed and tall in timed):
+            raise ValueError(
+                f"{record_id}: {entry.layout} {entry.shape} lacks a timed 128×128, 64×256, or tall tile in one row and "
+                "in two rows of tiles"
+            )
+        one_best, two_best = min(one, key=timed.__getitem__), min(two, key=timed.__getitem__)
+        best = min(timed, key=timed.__getitem__)
+        first = entry.trials[0]
+        out.append(
+            TokenRow(
+                entry.layout, entry.shape, entry.cublas_ms, entry.cublas_kernels, first.config, first.ms,
+                timed[tall], timed[wide], one_best, timed[one_best], two_best, timed[two_best], best, timed[best],
+            )
+        )  # fmt: skip
+    return out
