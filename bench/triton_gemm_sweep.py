@@ -3,10 +3,10 @@
 Run from the repository root on a machine with a Hopper GPU::
 
     python bench/triton_gemm_sweep.py OUT_DIR [--budget SECONDS]
-        [--tune sweep|issue29|losers|gaps|fill|streamk|twoblock|tokens|none]
+        [--tune sweep|issue29|losers|gaps|fill|streamk|twoblock|tokens|default|none]
         [--tune-only] [--reserve SECONDS] [--bytes-rules]
         [--sets first,issue,random,held-out,held-out-2,held-out-3,held-out-4,held-out-5,held-out-6,
-        held-out-7,tokens,tiny] [--without-two-block] [--without-tokens]
+        held-out-7,held-out-8,tokens,tiny] [--without-two-block] [--without-tokens]
         [--profile some|all]
 
 ``--tune issue29`` tunes the classes of issue 29's representatives (``gpukb.gemm.triton.sweep.ISSUE_TUNING``) with
@@ -15,9 +15,10 @@ random sweep's products and the first sweep's slowest (``gpukb.gemm.triton.sweep
 split-tail and decode candidates, writing ``triton-gemm-tuning-h100-losers.json``; ``--tune gaps`` and ``--tune fill``
 the shapes designed for them (``sweep.GAP_TUNING``, ``sweep.FILL_TUNING``: 16-row, one-launch split-K and transposed
 decode tilings), writing ``-gaps`` and ``-fill`` tables, each measured over the committed ones; ``--tune streamk``,
-``--tune twoblock`` and ``--tune tokens`` time seen products (``sweep.STREAMK_TUNING``, ``sweep.TWO_BLOCK_TUNING``,
-``sweep.TOKEN_TUNING``) with the look-up's own choice first, then step 12's stream-K candidates, step 14's tiles of
-two blocks or step 16's tall tiles (with the names of cuBLAS's kernels), and change no table; every
+``--tune twoblock``, ``--tune tokens`` and ``--tune default`` time seen products (``sweep.STREAMK_TUNING``,
+``sweep.TWO_BLOCK_TUNING``, ``sweep.TOKEN_TUNING``, ``sweep.DEFAULT_TUNING``) with the look-up's own choice first,
+then step 12's stream-K candidates, step 14's tiles of two blocks, step 16's tall tiles (with the names of cuBLAS's
+kernels) or step 17's default tilings, and change no table; every
 candidate's output is compared with cuBLAS's before and after it is timed, and a wrong one is never chosen;
 ``--tune none`` tunes nothing and uses the committed tables (``tuning.TABLE_RECORDS``). ``--reserve``: the seconds
 the tuning leaves for the sweep. The sweep then measures the sets of shapes it is given
@@ -29,7 +30,8 @@ committed after the look-up's rules changed and before the run that measured it)
 committed before the fifth tuning, ``--tune fill``, and measured in the run after it), ``held-out-5`` (a sixth draw,
 committed after the look-up's step-11 rules and before the run that measured it), ``held-out-6`` (a seventh,
 committed after the look-up's step-15 rule and before the run that measured it), ``held-out-7`` (an eighth, committed
-before step 16's run and before the run that measured it), ``tokens`` (step 16's draw of products of 65 to 320 rows,
+before step 16's run and before the run that measured it), ``held-out-8`` (a ninth, committed before step 17's run and
+before the run that measured it), ``tokens`` (step 16's draw of products of 65 to 320 rows,
 committed after its rule and before the run that measured it) and ``tiny`` (M·N·K < 2^20).
 
 It writes, through ``gpukb.records``:
@@ -91,6 +93,7 @@ HOST_SHAPES, HOST_CALLS = ((64, 64, 64), (3, 5, 7)), 1000
 from gpukb.dtypes import torch_dtype  # noqa: E402
 from gpukb.gemm.triton.model_shapes import HELD_OUT_DRAWS, TOKEN_DRAW  # noqa: E402
 from gpukb.gemm.triton.sweep import (  # noqa: E402
+    DEFAULT_TUNING,
     FILL_TUNING,
     GAP_TUNING,
     ISSUE_SHAPES,
@@ -191,8 +194,8 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
 
     sms = _sm_count(torch.device("cuda"))
     extended, losers, gaps, fill = mode == "issue29", mode == "losers", mode == "gaps", mode == "fill"
-    streamk, two_block, tokens = mode == "streamk", mode == "twoblock", mode == "tokens"
-    by_product = streamk or two_block or tokens  # products timed against the look-up's own choice, not classes tuned
+    streamk, two_block, tokens, default = mode == "streamk", mode == "twoblock", mode == "tokens", mode == "default"
+    by_product = streamk or two_block or tokens or default  # products timed against the look-up's choice, not classes
     work: list[tuple[str, str, tuple[int, int, int]]] = []
     seen = set()
     if by_product:  # against the look-up as it is: the committed tables (the run cleared them for the host path)
@@ -201,7 +204,8 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
     if extended or losers or gaps or fill or by_product:
         chosen = (
             ISSUE_TUNING if extended else LOSER_TUNING if losers else GAP_TUNING if gaps else FILL_TUNING if fill
-            else STREAMK_TUNING if streamk else TWO_BLOCK_TUNING if two_block else TOKEN_TUNING
+            else STREAMK_TUNING if streamk else TWO_BLOCK_TUNING if two_block else TOKEN_TUNING if tokens
+            else DEFAULT_TUNING
         )  # fmt: skip
         sources = [("bfloat16", layout, shape) for layout, shape in chosen]
     else:
@@ -211,8 +215,9 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
         cls = tuning.ShapeClass.of(
             dtype, layout, m, n, k, _aligned(torch, dtype, layout, m, n, k), _aligned(torch, dtype, layout, m, n, k, 32)
         )
-        if cls not in seen:
-            seen.add(cls)
+        key = (dtype, layout, (m, n, k)) if default else cls  # step 17 times every product, the others one a class
+        if key not in seen:
+            seen.add(key)
             work.append((dtype, layout, (m, n, k)))
     classes = []
     partial = out_dir / "partial-tuning.json"
@@ -232,6 +237,8 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
             pool = tuning.two_block_trials(default_config(a, b, c))
         elif tokens:  # the look-up's choice first, then one-block tilings and the tall tiles for this many rows
             pool = tuning.token_trials(default_config(a, b, c), m)
+        elif default:  # the look-up's choice first, then the default tiling and its neighbours
+            pool = tuning.default_trials(default_config(a, b, c))
         else:
             pool = tuning.trials(
                 dtype, m, n, k, sms, aligned=aligned, extended=extended, losers=losers, gaps=gaps, fill=fill
@@ -338,6 +345,11 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
             "again after; cuBLAS timed before the two passes and after, the faster kept, and its kernels' names "
             "taken from the profiler)"
             if tokens
+            else "product (gpukb.gemm.triton.sweep.DEFAULT_TUNING: every seen product of more than 320 rows and at "
+            "least 2^30 multiply-adds whose look-up choice is not the default tiling; the look-up's choice with the "
+            "committed tables first, then tuning.CANDIDATES_16_DEFAULT; every output checked into a NaN-filled C "
+            "before timing and again after; cuBLAS timed before the two passes and after, the faster kept)"
+            if default
             else "class (the first sweep shape in it)"
         ),
         "classes": classes,
@@ -667,7 +679,7 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--budget", type=float, default=280.0, help="seconds the whole run may take")
     parser.add_argument("--table", type=Path, help="use this tuning table instead of tuning (skips the tuning)")
     parser.add_argument("--tune", choices=("sweep", "issue29", "losers", "gaps", "fill", "streamk", "twoblock",
-                                            "tokens", "none"),
+                                            "tokens", "default", "none"),
                         default="sweep",
                         help="which classes to tune; none: use the committed tables")  # fmt: skip
     parser.add_argument("--tune-only", action="store_true", help="stop after writing the tuning table")

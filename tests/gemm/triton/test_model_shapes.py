@@ -317,6 +317,41 @@ HELD_OUT: dict[str, list[tuple[str, int, int, int]]] = {
         ("NT", 9281, 32000, 4096),
         ("NT", 1035, 14336, 4096),
     ],
+    # seed 620941: committed before step 17's run and before the run that measured it
+    "held-out-8": [
+        ("NT", 698, 256000, 2048),
+        ("TN", 5120, 5120, 545),
+        ("NN", 9, 14336, 4096),
+        ("TN", 4096, 4096, 912),
+        ("NN", 4474, 1024, 1024),
+        ("NT", 1, 2048, 2048),
+        ("NT", 687, 2560, 2048),
+        ("NT", 152, 6144, 4096),
+        ("NN", 15, 2048, 2048),
+        ("TN", 3584, 3584, 834),
+        ("NT", 10, 15360, 5120),
+        ("TN", 3584, 3584, 2687),
+        ("NT", 1, 2048, 2048),
+        ("TN", 18944, 3584, 73),
+        ("NT", 21, 256000, 3072),
+        ("NT", 15403, 4864, 896),
+        ("NT", 264, 4096, 1024),
+        ("NN", 8019, 5120, 32000),
+        ("NT", 498, 4096, 4096),
+        ("TN", 2048, 16384, 557),
+        ("NT", 15, 3072, 4096),
+        ("TN", 768, 3072, 4268),
+        ("NT", 26, 3072, 768),
+        ("TN", 32000, 5120, 16),
+        ("TN", 896, 896, 2),
+        ("NT", 2, 4096, 4096),
+        ("TN", 4096, 11008, 5),
+        ("NT", 1019, 4096, 1024),
+        ("NN", 5, 14336, 4096),
+        ("TN", 2048, 16384, 1726),
+        ("NN", 396, 16384, 2048),
+        ("NT", 6120, 768, 768),
+    ],
 }
 
 
@@ -352,7 +387,7 @@ def test_step_16s_products_are_seen_ones_and_none_of_the_draw_that_judges_it() -
     from gpukb.gemm.triton.tuning import ShapeClass
 
     products = {(layout, *shape) for layout, shape in TOKEN_TUNING}
-    earlier = {(layout, s[2], s[3], s[4]) for name in list(HELD_OUT)[:-1] for layout, s in held_out(name)}
+    earlier = {(layout, s[2], s[3], s[4]) for name in list(HELD_OUT)[:6] for layout, s in held_out(name)}
     assert products <= earlier
     assert not {p[1:] for p in products} & {p[1:] for p in HELD_OUT["held-out-7"]}
     assert all(64 < m <= 320 for _, m, _, _ in products)
@@ -429,6 +464,20 @@ def test_draw_rows_stops_at_the_most_products_a_call_draws(monkeypatch) -> None:
     message = f"600 products of seed 1 hold {held} with M in (65, 320); asked for 599"
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         ms.draw_rows(1, 599, (65, 320))
+
+
+def test_step_17s_products_are_seen_large_ones_and_none_of_the_draw_that_judges_it() -> None:
+    """Step 17 timed seen products (the random sweep, the held-out draws to the eighth) of more than 320 rows and at
+    least 2^30 multiply-adds, each once, none of the ninth draw, committed before its run."""
+    from gpukb.gemm.triton.sweep import DEFAULT_TUNING, held_out, random_shapes
+
+    products = [(layout, *shape) for layout, shape in DEFAULT_TUNING]
+    assert len(products) == len(set(products)) == 47
+    earlier = {(layout, s[2], s[3], s[4]) for name in list(HELD_OUT)[:7] for layout, s in held_out(name)}
+    earlier |= {(layout, s[2], s[3], s[4]) for layout, s in random_shapes()}
+    assert set(products) <= earlier
+    assert all(m > 320 and m * n * k >= 2**30 for _, m, n, k in products)
+    assert not {p[1:] for p in products} & {p[1:] for p in HELD_OUT["held-out-8"]}
 
 
 def test_every_draw_has_its_own_seed_and_a_pinned_list() -> None:

@@ -801,3 +801,13 @@ def test_few_tokens_refuses_what_it_does_not_model(args, error, message) -> None
         tuning.few_tokens(*args)
     with pytest.raises(TypeError, match=r"^on must be True or False; got 1 \(int\)$"):
         tuning.use_token_rule(1)
+
+
+def test_default_trials_put_the_look_up_choice_first() -> None:
+    chosen = Config("tma", 64, 256, 64, num_stages=4, num_warps=4, pad_rows=True)
+    trials = tuning.default_trials(chosen)
+    assert trials == (chosen, *(replace(c, pad_rows=True) for c in tuning.CANDIDATES_16_DEFAULT))
+    assert tuning.CANDIDATES_16_DEFAULT[0] == DEFAULT_CONFIGS["bfloat16"]
+    assert tuning.default_trials(LARGE) == tuning.CANDIDATES_16_DEFAULT  # the default, timed once
+    with pytest.raises(TypeError, match=r"^chosen must be a gpukb\.gemm\.triton\.configs\.Config; got NoneType$"):
+        tuning.default_trials(None)  # type: ignore[arg-type]

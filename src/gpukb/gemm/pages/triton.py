@@ -416,6 +416,7 @@ _SWEEP_NAMES = {
     "held-out-5": "fifth held-out sweep",
     "held-out-6": "sixth held-out sweep",
     "held-out-7": "seventh held-out sweep",
+    "held-out-8": "eighth held-out sweep",
     "tokens": "65–320-row draw",
     "tiny": "tiny",
 }

@@ -55,6 +55,10 @@ HELD_OUT_DRAWS: dict[str, tuple[int, int]] = {
     # Once the sixth's results had been read: committed before step 16's run (tall tiles for products of a few
     # hundred tokens, on the sixth draw's products among others) and before the run that measured it.
     "held-out-7": (718203, 32),
+    # Once the seventh's results had been read: committed before step 17's run (the default tiling against the
+    # look-up's choice on seen large products) and before the run that measured it. Two first seeds, 264917 and 155236,
+    # drew 4×4096×14336 and 4×1024×4096 NT, shapes earlier runs had measured; they were set aside, unmeasured.
+    "held-out-8": (620941, 32),
 }
 #: Step 16's draw of products of a few hundred rows (:func:`draw_rows`): the seed, the count, and the rows (more than
 #: 64, at most 320), committed after step 16's rule and before the run that measured it.

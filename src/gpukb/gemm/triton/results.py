@@ -512,6 +512,7 @@ SweepName = Literal[
     "held-out-5",
     "held-out-6",
     "held-out-7",
+    "held-out-8",
     "tokens",
     "tiny",
 ]
@@ -546,6 +547,7 @@ class SweepRow(StrictModel):
             ``"held-out-5"`` (a sixth draw, made after the look-up's step-11 rules and before the run that measured it),
             ``"held-out-6"`` (a seventh, made after the look-up's step-15 rule and before the run that measured it),
             ``"held-out-7"`` (an eighth, made before step 16's run and before the run that measured it),
+            ``"held-out-8"`` (a ninth, made before step 17's run and before the run that measured it),
             ``"tokens"`` (step 16's draw of products of 65 to 320 rows, made after its rule and before the run that
             measured it),
             ``"tiny"`` (fewer than 2^20 multiply-adds).
@@ -724,6 +726,8 @@ GOAL_SETS = (
     ("held-out-6", "float16"),
     ("held-out-7", "bfloat16"),
     ("held-out-7", "float16"),
+    ("held-out-8", "bfloat16"),
+    ("held-out-8", "float16"),
     ("tokens", "bfloat16"),
     ("tokens", "float16"),
     ("first", "float8_e4m3fn"),

@@ -222,6 +222,61 @@ TOKEN_TUNING: tuple[tuple[str, tuple[int, int, int]], ...] = (
     ("NN", (170, 28672, 8192)),
 )
 
+#: What step 17 timed against the default tiling (``bench/triton_gemm_sweep.py --tune default``): every seen product
+#: (of the random sweep and the held-out draws up to the eighth) of more than 320 rows and at least 2^30
+#: multiply-adds whose look-up choice, with steps 15's and 16's rules, is not the default tiling (128×256, 4 stages,
+#: subtiled epilogue). Several share a class; the run times every one. None is a product of the ninth draw
+#: (``HELD_OUT_DRAWS["held-out-8"]``), drawn after this list (a test checks it).
+DEFAULT_TUNING: tuple[tuple[str, tuple[int, int, int]], ...] = (
+    ("NN", (1239, 8192, 8192)),
+    ("TN", (10240, 8192, 99)),
+    ("NT", (8305, 3072, 24576)),
+    ("NT", (932, 768, 3072)),
+    ("NN", (11640, 896, 896)),
+    ("NT", (14101, 4096, 11008)),
+    ("TN", (6144, 4096, 1453)),
+    ("NT", (10443, 896, 4864)),
+    ("TN", (28672, 8192, 226)),
+    ("NN", (5197, 1024, 30522)),
+    ("NN", (3708, 3584, 18944)),
+    ("NT", (1052, 1024, 1024)),
+    ("TN", (2048, 2048, 2054)),
+    ("NT", (1209, 2048, 2048)),
+    ("NT", (914, 2048, 16384)),
+    ("TN", (1024, 4096, 1837)),
+    ("NN", (5494, 4096, 32000)),
+    ("NT", (2036, 3072, 1024)),
+    ("TN", (3584, 3584, 314)),
+    ("NN", (719, 1024, 30522)),
+    ("NN", (362, 5120, 32000)),
+    ("NN", (728, 2048, 16384)),
+    ("NN", (427, 4096, 4096)),
+    ("TN", (8192, 8192, 118)),
+    ("NN", (1686, 768, 3072)),
+    ("TN", (32000, 5120, 22)),
+    ("NN", (7972, 24576, 3072)),
+    ("NT", (674, 896, 4864)),
+    ("TN", (128256, 8192, 21)),
+    ("TN", (896, 4864, 7503)),
+    ("NN", (1970, 5120, 32000)),
+    ("NT", (593, 3584, 3584)),
+    ("NN", (3903, 768, 3072)),
+    ("NT", (1170, 4096, 14336)),
+    ("NT", (7087, 3072, 24576)),
+    ("NT", (1314, 1024, 4096)),
+    ("NT", (793, 30522, 768)),
+    ("TN", (768, 3072, 2710)),
+    ("NN", (1497, 3072, 12288)),
+    ("TN", (28672, 8192, 184)),
+    ("NT", (3547, 5120, 5120)),
+    ("NT", (322, 13824, 5120)),
+    ("TN", (8192, 8192, 16)),
+    ("NT", (8945, 4096, 14336)),
+    ("NT", (2005, 3072, 1024)),
+    ("NN", (4931, 2048, 2048)),
+    ("TN", (1024, 1024, 1625)),
+)
+
 #: Tiny products (M·N·K < 2^20): timed against cuBLAS like the rest; their goal is within twice cuBLAS's time.
 TINY_SHAPES: tuple[Shape, ...] = (
     ("tiny", "3×5×7", 3, 5, 7),

@@ -352,6 +352,25 @@ def token_trials(chosen: Config, m: int) -> tuple[Config, ...]:
     # --8<-- [end:token_tiles]
 
 
+#: Step 17's candidates (``bench/triton_gemm_sweep.py --tune default``): the default tiling, the same without the
+#: subtiled epilogue at 3 stages (a choice of several tables), and its transpose, 256×128.
+CANDIDATES_16_DEFAULT: tuple[Config, ...] = (
+    DEFAULT_CONFIGS["bfloat16"],
+    Config("tma", 128, 256, 64, num_stages=3, num_warps=8),
+    Config("tma", 256, 128, 64, num_stages=3, num_warps=8),
+)
+
+
+def default_trials(chosen: Config) -> tuple[Config, ...]:
+    """What step 17 times on a product: the configuration the look-up gives it (``chosen``), then
+    :data:`CANDIDATES_16_DEFAULT` (with ``chosen``'s ``pad_rows``).
+
+    Raises:
+        TypeError: For a ``chosen`` that is not a :class:`Config`.
+    """
+    return _chosen_first(chosen, (), CANDIDATES_16_DEFAULT)
+
+
 CANDIDATES_FP8: tuple[Config, ...] = (
     Config("tma", 128, 256, 128, num_stages=4, num_warps=8, epilogue_subtile=True),
     Config("tma", 128, 256, 128, num_stages=3, num_warps=8),
