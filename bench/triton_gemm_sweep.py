@@ -7,6 +7,7 @@ Run from the repository root on a machine with a Hopper GPU::
         [--tune-only] [--reserve SECONDS] [--bytes-rules]
         [--sets first,issue,random,held-out,held-out-2,held-out-3,held-out-4,held-out-5,held-out-6,
         held-out-7,held-out-8,tokens,tiny] [--without-two-block] [--without-tokens]
+        [--without-many-rounds]
         [--profile some|all]
 
 ``--tune issue29`` tunes the classes of issue 29's representatives (``gpukb.gemm.triton.sweep.ISSUE_TUNING``) with
@@ -686,6 +687,8 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reserve", type=float, default=SWEEP_RESERVE_S, help="seconds the tuning leaves the sweep")
     parser.add_argument("--name", default="triton-gemm-sweep-h100", help="the sweep record's file name, no suffix")
     parser.add_argument("--sets", default=",".join(SETS), help=f"the sets of shapes to measure, of {','.join(SETS)}")
+    parser.add_argument("--without-many-rounds", action="store_true",
+                        help="the look-up without step 17's rule (tuning.use_many_rounds_rule(False))")  # fmt: skip
     parser.add_argument("--without-tokens", action="store_true",
                         help="the look-up without step 16's rule (tuning.use_token_rule(False))")  # fmt: skip
     parser.add_argument("--without-two-block", action="store_true",
@@ -765,6 +768,8 @@ def triton_gemm_sweep(script: Script) -> int:
         tuning.use_two_block_rule(False)
     if args.without_tokens:
         tuning.use_token_rule(False)
+    if args.without_many_rounds:
+        tuning.use_many_rounds_rule(False)
     clear_plans()  # plans made before hold configurations chosen without the table
     rows = sweep(torch, args.out_dir, budget, tuned, sets)
     profile_rows(torch, rows, budget, every=args.profile == "all")
@@ -782,7 +787,8 @@ def triton_gemm_sweep(script: Script) -> int:
         "tuning": (" + ".join(tuning.TABLE_RECORDS) if args.tune == "none" else tuning.TABLE_RECORD)
         + (", look-up with step 11's rules" if args.bytes_rules else "")
         + (", look-up without step 15's rule (tiles of two blocks)" if args.without_two_block else "")
-        + (", look-up without step 16's rule (64-row tiles for a few hundred rows)" if args.without_tokens else ""),
+        + (", look-up without step 16's rule (64-row tiles for a few hundred rows)" if args.without_tokens else "")
+        + (", look-up without step 17's rule (the default over many rounds)" if args.without_many_rounds else ""),
         "host": host,
         "tiny_host": tiny_host,
         "checks": checks,

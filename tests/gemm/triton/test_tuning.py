@@ -811,3 +811,52 @@ def test_default_trials_put_the_look_up_choice_first() -> None:
     assert tuning.default_trials(LARGE) == tuning.CANDIDATES_16_DEFAULT  # the default, timed once
     with pytest.raises(TypeError, match=r"^chosen must be a gpukb\.gemm\.triton\.configs\.Config; got NoneType$"):
         tuning.default_trials(None)  # type: ignore[arg-type]
+
+
+@pytest.mark.usefixtures("table")
+def test_many_rounds_takes_the_default_where_its_tiles_fill_four_rounds() -> None:
+    small = Config("tma", 64, 128, 64, num_stages=6, num_warps=4)
+    # 3547×5120: 28 × 20 = 560 tiles of 128×256, over four rounds of 132; 1314×1024: 44 tiles
+    assert tuning.many_rounds(small, "bfloat16", 3547, 5120, 5120, 132) == LARGE
+    assert tuning.many_rounds(small, "float16", 3547, 5120, 5120, 132) == LARGE
+    assert tuning.many_rounds(replace(small, pad_rows=True), "bfloat16", 3547, 5120, 5120, 132) == replace(
+        LARGE, pad_rows=True
+    )
+    # the edge: 4 × 132 = 528 tiles (24 × 22), one fewer, and the same on a GPU of 100 multiprocessors (400 tiles)
+    assert tuning.many_rounds(small, "bfloat16", 24 * 128, 22 * 256, 4096, 132) == LARGE
+    assert tuning.many_rounds(small, "bfloat16", 24 * 128, 22 * 256 - 256, 4096, 132) == small
+    assert tuning.many_rounds(small, "bfloat16", 20 * 128, 20 * 256, 4096, 100) == LARGE
+    kept = (
+        (small, "bfloat16", 1314, 1024, 4096),  # few rounds
+        (small, "bfloat16", 320, 10**6, 4096),  # a few hundred tokens: step 16's class
+        (small, "bfloat16", 8192, 8192, 15),  # under 2^30 multiply-adds
+        (small, "float8_e4m3fn", 3547, 5120, 5120),
+        (Config("tma", 128, 256, 64, num_stages=3, num_warps=8), "bfloat16", 3547, 5120, 5120),  # a 128×256 tiling
+    )
+    for config, dtype, m, n, k in kept:
+        assert tuning.many_rounds(config, dtype, m, n, k, 132) == config
+    # in choose, last: the seventh held-out sweep's 3547×5120×5120 (NT), which the look-up gave 64×128 tiles
+    assert tuning.choose("bfloat16", "NT", 3547, 5120, 5120, 132) == LARGE
+    tuning.use_many_rounds_rule(False)
+    assert tuning.choose("bfloat16", "NT", 3547, 5120, 5120, 132) == small
+    tuning.use_table(None)  # turns it on again (no table: the rule after the heuristic)
+    assert tuning.many_rounds(small, "bfloat16", 3547, 5120, 5120, 132) == LARGE
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "message"),
+    [
+        (("64x128", "bfloat16", 3547, 5120, 5120, 132), TypeError,
+         "config must be a gpukb.gemm.triton.configs.Config; got str"),
+        ((LARGE, b"bf16", 3547, 5120, 5120, 132), TypeError, "dtype must be a string"),
+        ((LARGE, "bfloat16", -1, 5120, 5120, 132), ValueError, "m must be"),
+        ((LARGE, "bfloat16", 3547, float("inf"), 5120, 132), TypeError, "n must be"),
+        ((LARGE, "bfloat16", 3547, 5120, None, 132), TypeError, "k must be"),
+        ((LARGE, "bfloat16", 3547, 5120, 5120, 0), ValueError, "sms must be"),
+    ],
+)  # fmt: skip
+def test_many_rounds_refuses_what_it_does_not_model(args, error, message) -> None:
+    with pytest.raises(error, match=f"^{re.escape(message)}"):
+        tuning.many_rounds(*args)
+    with pytest.raises(TypeError, match=r"^on must be True or False; got None \(NoneType\)$"):
+        tuning.use_many_rounds_rule(None)

@@ -1135,6 +1135,52 @@ def use_token_rule(on: bool) -> None:
     _ACTIVE["tokens"] = flag("on", on)
 
 
+# --8<-- [start:many_rounds]
+#: Step 17's rule takes the default tiling for a product whose tiles in it fill at least this many rounds
+#: (:func:`many_rounds`).
+MANY_ROUNDS = 4
+
+
+def many_rounds(config: Config, dtype: str, m: int, n: int, k: int, sms: int) -> Config:
+    """Step 17's rule: a 16-bit product of more than :data:`TOKEN_MAX_M` rows and at least 2^30 multiply-adds whose
+    tiles in the default tiling (:data:`~gpukb.gemm.triton.configs.DEFAULT_CONFIGS`, 128×256) fill at least
+    :data:`MANY_ROUNDS` rounds of ``sms`` programs takes that tiling (with ``config``'s ``pad_rows``), unless
+    ``config`` is a 128×256 tiling already; any other keeps ``config``. Of the 47 seen products of step 17's run (more
+    than 320 rows, at least 2^30 multiply-adds, a look-up choice other than the default), it changes 11: the default
+    ran faster than the look-up's choice on 7 of them, by 0.02 to 0.16 of cuBLAS's speed, and at most 0.03 slower on
+    the other 4 (weight gradients of 16 to 118 tokens); on products of fewer rounds the default lost by up to 0.92. A
+    class's choice is its representative's fastest candidate, carried over by rounds of tiles and rates measured on
+    full GPUs (:func:`predicted_ms`); where a product fills many rounds, that carry-over favoured smaller tiles the
+    default outran. Off after ``use_many_rounds_rule(False)``.
+
+    Raises:
+        TypeError, ValueError: For a ``config`` that is not a :class:`Config`, a ``dtype`` that is not a string, a
+            size that is not an int ≥ 0, or an ``sms`` below 1.
+    """
+    if not isinstance(config, Config):
+        raise TypeError(f"config must be a gpukb.gemm.triton.configs.Config; got {type(config).__name__}")
+    dtype = text("dtype", dtype)
+    m, n, k = _sizes(m=m, n=n, k=k)
+    sms = positive_int("sms", sms)
+    default = DEFAULT_CONFIGS["bfloat16"]
+    if not _ACTIVE.get("many_rounds", True) or dtype not in SHARES or m <= TOKEN_MAX_M or m * n * k < 2**30:
+        return config
+    if (config.block_m, config.block_n) == (128, 256) or _tiles(m, n, default) < MANY_ROUNDS * sms:
+        return config  # (another 128×256 tiling: the tables chose it, and step 17 found it level with the default)
+    return replace(default, pad_rows=config.pad_rows)
+    # --8<-- [end:many_rounds]
+
+
+def use_many_rounds_rule(on: bool) -> None:
+    """Whether :func:`choose` applies :func:`many_rounds` (on by default; :func:`use_table` turns it on again). For a
+    run that measures a set both ways. Call :func:`gpukb.gemm.triton.matmul.clear_plans` after.
+
+    Raises:
+        TypeError: For anything but a bool.
+    """
+    _ACTIVE["many_rounds"] = flag("on", on)
+
+
 def _by_rate(options: list[Config], m: int, n: int, k: int, sms: int) -> Config:
     """Of ``options``, the one with the most work per unit of time on an m×n×k product: its :func:`efficiency`
     times its rate (:func:`wave_rates`; 1.0 where none was measured); the first wins ties."""
@@ -1186,7 +1232,8 @@ def choose(
 ) -> Config:
     """The configuration for a product: the table's (:func:`lookup`), else :func:`heuristic`; then a tile of two
     blocks where :func:`two_blocks` finds one that does more work per unit of time; then, for a product of a few
-    hundred rows, 64-row tiles where :func:`few_tokens` says."""
+    hundred rows, 64-row tiles where :func:`few_tokens` says; then the default tiling where :func:`many_rounds`
+    says."""
     found = lookup(dtype, layout, m, n, k, sms, aligned, sectors, copied)
     config = two_blocks(found if found is not None else heuristic(dtype, m, n, k, sms), dtype, m, n, k, sms)
-    return few_tokens(config, dtype, m)
+    return many_rounds(few_tokens(config, dtype, m), dtype, m, n, k, sms)
