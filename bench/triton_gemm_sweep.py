@@ -536,6 +536,33 @@ def layout_checks(torch: Any) -> list[dict]:
 SETS = ("first", "issue", "random", *HELD_OUT_DRAWS, "tokens", "tiny")
 
 
+#: The drawn sets, in the order ``--held-out-commit`` names the commits that fixed them: the held-out draws, then
+#: step 16's (``tokens``), each as the record describes it.
+DRAWS = {
+    **{name: f"seed {seed}, {count} products" for name, (seed, count) in HELD_OUT_DRAWS.items()},
+    "tokens": f"seed {TOKEN_DRAW[0]}, {TOKEN_DRAW[1]} products with M from {TOKEN_DRAW[2][0]} to {TOKEN_DRAW[2][1]}",
+}
+
+
+def held_out_text(sets: tuple[str, ...], commits: str | None) -> str | None:
+    """The sweep record's ``held_out``: each drawn set of ``sets`` (:data:`DRAWS`) with the commit that fixed it, from
+    ``commits`` (``--held-out-commit``: comma-separated, in :data:`DRAWS`' order; an empty or absent one is
+    ``unknown``); ``None`` where ``sets`` holds no drawn set.
+
+    Raises:
+        ValueError: For more commits than :data:`DRAWS` has sets (which set each names would be a guess).
+    """
+    given = (commits or "").split(",")
+    if len(given) > len(DRAWS):
+        raise ValueError(
+            f"--held-out-commit must name at most {len(DRAWS)} commits, in the order {','.join(DRAWS)}; "
+            f"got {len(given)}: {commits!r}"
+        )
+    named = dict(zip(DRAWS, given, strict=False))
+    texts = [f"{DRAWS[name]}, fixed by commit {named.get(name) or 'unknown'}" for name in DRAWS if name in sets]
+    return "; ".join(texts) or None
+
+
 def sweep_cases(sets: tuple[str, ...] = SETS) -> list[tuple[str, str, str, tuple]]:
     """Every case of the run as ``(sweep, dtype, layout, shape)``: the page's first sweep (bf16, fp16, FP8), the
     issue's products, the random sweep, the held-out sweeps and the tiny products (bf16 and fp16 each), of ``sets``,
@@ -699,7 +726,7 @@ def arguments(parser: argparse.ArgumentParser) -> None:
                         help="which bf16 products get the names of the kernels each side launched: some (M ≤ "
                         f"{PROFILE_MAX_M} and the K-heavy ones, NN) or all (every one, in its own layout)")  # fmt: skip
     parser.add_argument("--held-out-commit", help="the commits that fixed the held-out draws, comma-separated, in the "
-                        f"order {', '.join(HELD_OUT_DRAWS)}, tokens (written to the record)")  # fmt: skip
+                        f"order {', '.join(DRAWS)} (written to the record)")  # fmt: skip
 
 
 def triton_gemm_sweep(script: Script) -> int:
@@ -718,16 +745,7 @@ def triton_gemm_sweep(script: Script) -> int:
     unknown = sorted(set(sets) - set(SETS))
     if unknown or not sets:
         raise ValueError(f"--sets must name sets of {list(SETS)}; got {args.sets!r}")
-    drawn = {**{name: f"seed {seed}, {count} products" for name, (seed, count) in HELD_OUT_DRAWS.items()},
-             "tokens": f"seed {TOKEN_DRAW[0]}, {TOKEN_DRAW[1]} products with M from {TOKEN_DRAW[2][0]} to "
-             f"{TOKEN_DRAW[2][1]}"}  # fmt: skip
-    held_out_sets = [name for name in drawn if name in sets]
-    held_out_text = None
-    if held_out_sets:
-        commits = dict(zip(drawn, (args.held_out_commit or "unknown").split(","), strict=False))
-        held_out_text = "; ".join(
-            f"{drawn[name]}, fixed by commit {commits.get(name, 'unknown')}" for name in held_out_sets
-        )
+    drawn_text = held_out_text(sets, args.held_out_commit)
     budget = Budget(args.budget)
     args.out_dir.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(0)
@@ -793,7 +811,7 @@ def triton_gemm_sweep(script: Script) -> int:
         "tiny_host": tiny_host,
         "checks": checks,
         "rows": rows,
-        "held_out": held_out_text,
+        "held_out": drawn_text,
         "run": script.finished().model_dump(mode="json"),
     }
     path = script.write(parse(record, "sweep", expect=TritonGemmSweep), f"{args.name}.json")

@@ -450,6 +450,7 @@ def test_step_16s_draw_is_pinned_and_shares_nothing_with_what_step_16_timed() ->
         ((1, 4, (65.0, 320)), ValueError, "rows must be two ints (low, high) with 1 ≤ low ≤ high; got (65.0, 320)"),
         ((1, 4, [65, 320]), ValueError, "rows must be two ints (low, high) with 1 ≤ low ≤ high; got [65, 320]"),
         ((1, 0, (65, 320)), ValueError, "count must be"),
+        ((1, 1, (10**9, 10**9)), ValueError, "rows must include M of a product the draw can make (at most "),  # at once
         ((-1, 4, (65, 320)), ValueError, "seed must be ≥ 0"),
     ],
 )  # fmt: skip

@@ -182,3 +182,25 @@ def test_the_two_block_reader_refuses_what_is_not_its_record() -> None:
     rows = results.two_block_rows()
     assert [r.shape[0] for r in rows][:2] == [896, 1170]  # the record's order
     assert all(r.one_block_ms > 0 and r.two_block.two_part and not r.one_block.two_part for r in rows)
+
+
+def test_the_token_reader_reads_a_product_whose_rows_were_padded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # rows off 128-byte lines: the look-up's choice pads them, and tuning.token_trials gives every candidate its
+    # pad_rows; the reader must find 128×128, 64×256 and the tall tiles padded too
+    raw = json.loads((results_dir() / "gemm" / "triton-gemm-tuning-h100-tokens.json").read_text(encoding="utf-8"))
+    entry = raw["classes"][0]
+    for trial in entry["trials"]:
+        trial["config"]["pad_rows"] = True
+    entry["config"]["pad_rows"] = True
+    raw["classes"] = [entry]
+    plain = results.token_rows()[0]
+    (tmp_path / "gemm").mkdir()
+    (tmp_path / "gemm" / "tokens-padded.json").write_text(json.dumps(raw), encoding="utf-8")
+    monkeypatch.setenv(RESULTS_DIR_VARIABLE, str(tmp_path))
+    (row,) = results.token_rows("gemm/tokens-padded")
+    assert (row.tall_128x128_ms, row.wide_64x256_ms, row.one_row_ms, row.two_rows_ms) == (
+        plain.tall_128x128_ms, plain.wide_64x256_ms, plain.one_row_ms, plain.two_rows_ms
+    )  # fmt: skip
+    assert (row.one_row.pad_rows, row.two_rows.pad_rows, row.chosen.pad_rows) == (True, True, True)

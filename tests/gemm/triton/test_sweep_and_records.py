@@ -247,3 +247,30 @@ def test_the_diagnostic_runs_rounds_by_default() -> None:
 def test_the_diagnostic_run_is_read_as_one() -> None:
     with pytest.raises(ValueError, match=r"holds a 'gemm\.triton-gemm' record; expected 'gemm\.triton-rounds'"):
         results.rounds_committed("gemm/triton-gemm-h100")
+
+
+def test_the_sweep_names_the_commit_of_each_draw_it_measured() -> None:
+    # the bench script's record text (torch-free to import): step 16's two records from their own commands, a blank
+    # commit as unknown, and more commits than draws refused (which draw each names would be a guess)
+    import importlib.util
+    import shlex
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[3] / "bench" / "triton_gemm_sweep.py"
+    spec = importlib.util.spec_from_file_location("triton_gemm_sweep_bench", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    for name in ("triton-gemm-sweep-h100-held-out-7", "triton-gemm-sweep-h100-tokens-without-rule"):
+        raw = _raw(name)
+        words = shlex.split(raw["run"]["command"])
+        option = {words[i]: words[i + 1] for i in range(len(words) - 1) if words[i].startswith("--")}
+        sets = tuple(option["--sets"].split(","))
+        assert bench.held_out_text(sets, option["--held-out-commit"]) == raw["held_out"]
+    assert list(bench.DRAWS)[-2:] == ["held-out-7", "tokens"]
+    assert bench.held_out_text(("held-out", "tokens"), ",abc") == (
+        f"{bench.DRAWS['held-out']}, fixed by commit unknown; {bench.DRAWS['tokens']}, fixed by commit unknown"
+    )
+    assert bench.held_out_text(("first", "tiny"), None) is None
+    nine = ",".join("abcdefghi")
+    with pytest.raises(ValueError, match=r"^--held-out-commit must name at most 8 commits, in the order held-out,"):
+        bench.held_out_text(("tokens",), nine)

@@ -791,6 +791,8 @@ def test_few_tokens_takes_64_row_tiles_where_they_leave_fewer_rows_of_zeros() ->
     [
         (("128x128", "bfloat16", 297), TypeError, "config must be a gpukb.gemm.triton.configs.Config; got str"),
         ((LARGE, 3, 297), TypeError, "dtype must be a string"),
+        ((LARGE, "bf16", 297), ValueError, "unknown dtype 'bf16'; choose one of ['float16', 'bfloat16', 'float8"),
+        ((LARGE, "float32", 297), ValueError, "unknown dtype 'float32'"),  # a type the tables never tuned
         ((LARGE, "bfloat16", -1), ValueError, "m must be"),
         ((LARGE, "bfloat16", float("nan")), TypeError, "m must be"),
         ((LARGE, "bfloat16", None), TypeError, "m must be"),

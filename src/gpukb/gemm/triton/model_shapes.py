@@ -210,13 +210,17 @@ def draw_rows(seed: int, count: int, rows: tuple[int, int]) -> list[DrawnShape]:
     included): a draw of one class of products from the same generator.
 
     Raises:
-        ValueError: For what :func:`draw` refuses, ``rows`` that are not two ints 1 ≤ low ≤ high, or a class so rare
-            that :data:`MAX_COUNT` products hold fewer than ``count`` of it.
+        ValueError: For what :func:`draw` refuses, ``rows`` that are not two ints 1 ≤ low ≤ high, rows above every
+            product's M (the most tokens, :data:`TOKENS`, or a weight gradient's M, a layer's output size), or a class
+            so rare that :data:`MAX_COUNT` products hold fewer than ``count`` of it.
     """
     ints = isinstance(rows, tuple) and len(rows) == 2 and all(type(r) is int for r in rows)
     if not ints or not 1 <= rows[0] <= rows[1]:
         raise ValueError(f"rows must be two ints (low, high) with 1 ≤ low ≤ high; got {rows!r}")
     integer("count", count, minimum=1, maximum=MAX_COUNT)
+    most = max(TOKENS[1], *(out for model in load().models for out, _ in model.projections().values()))
+    if rows[0] > most:  # no product has such rows: refused now, not after drawing a million
+        raise ValueError(f"rows must include M of a product the draw can make (at most {most}); got {rows!r}")
     drawn = 256
     while True:  # a longer prefix of the same sequence until it holds enough (draw(seed, n) begins draw(seed, 2n))
         picked = [s for s in draw(seed, drawn) if rows[0] <= s.m <= rows[1]][:count]

@@ -1472,13 +1472,21 @@ def token_rows(record_id: str = TOKEN_TABLE_ID) -> list[TokenRow]:
     from gpukb.gemm.triton import tuning
 
     record = load(text("record_id", record_id), expect=tuning.GemmTuning)
-    wide = tuning.TOKEN_TILE
-    tall = next(c for c in tuning.CANDIDATES_16_TOKENS if (c.block_m, c.block_n) == (128, 128))
     out = []
     for entry in record.classes:
         m = entry.shape[0]
         timed = {t.config: float(t.ms) for t in entry.trials if t.ms is not None}
-        tiles = tuning.token_tiles(m) if tuning.SMALL_M < m <= tuning.TOKEN_MAX_M else ()
+        # the candidates as tuning.token_trials timed them: with the look-up's choice's pad_rows (rows off 128-byte
+        # lines are padded for every one)
+        pad = entry.trials[0].config.pad_rows if entry.trials else False
+        wide = replace(tuning.TOKEN_TILE, pad_rows=pad)
+        tall = next(
+            replace(c, pad_rows=pad) for c in tuning.CANDIDATES_16_TOKENS if (c.block_m, c.block_n) == (128, 128)
+        )
+        tiles = tuple(
+            replace(c, pad_rows=pad)
+            for c in (tuning.token_tiles(m) if tuning.SMALL_M < m <= tuning.TOKEN_MAX_M else ())
+        )
         one = [c for c in tiles if c.block_m >= m and c in timed]
         two = [c for c in tiles if c.block_m < m and c in timed]
         if not (one and two and wide in timed and tall in timed):

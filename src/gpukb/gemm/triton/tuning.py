@@ -1108,12 +1108,12 @@ def few_tokens(config: Config, dtype: str, m: int) -> Config:
     cuBLAS. Off after ``use_token_rule(False)``.
 
     Raises:
-        TypeError, ValueError: For a ``config`` that is not a :class:`Config`, a ``dtype`` that is not a string, or
-            an ``m`` that is not an int ≥ 0.
+        TypeError, ValueError: For a ``config`` that is not a :class:`Config`, a ``dtype`` other than the types the
+            tables tuned (``"bfloat16"``, ``"float16"``, ``"float8_e4m3fn"``), or an ``m`` that is not an int ≥ 0.
     """
     if not isinstance(config, Config):
         raise TypeError(f"config must be a gpukb.gemm.triton.configs.Config; got {type(config).__name__}")
-    dtype = text("dtype", dtype)
+    dtype = choice("dtype", dtype, tuple(DEFAULT_CONFIGS))  # a misspelt type would silently skip the rule
     (m,) = _sizes(m=m)
     if not _ACTIVE.get("tokens", True) or dtype not in SHARES or not SMALL_M < m <= TOKEN_MAX_M:
         return config
