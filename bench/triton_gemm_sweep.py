@@ -536,8 +536,8 @@ def layout_checks(torch: Any) -> list[dict]:
 SETS = ("first", "issue", "random", *HELD_OUT_DRAWS, "tokens", "tiny")
 
 
-#: The drawn sets, in the order ``--held-out-commit`` names the commits that fixed them: the held-out draws, then
-#: step 16's (``tokens``), each as the record describes it.
+#: The drawn sets (``--held-out-commit`` names the commit that fixed each): the held-out draws, then step 16's
+#: (``tokens``), each as the record describes it.
 DRAWS = {
     **{name: f"seed {seed}, {count} products" for name, (seed, count) in HELD_OUT_DRAWS.items()},
     "tokens": f"seed {TOKEN_DRAW[0]}, {TOKEN_DRAW[1]} products with M from {TOKEN_DRAW[2][0]} to {TOKEN_DRAW[2][1]}",
@@ -546,19 +546,22 @@ DRAWS = {
 
 def held_out_text(sets: tuple[str, ...], commits: str | None) -> str | None:
     """The sweep record's ``held_out``: each drawn set of ``sets`` (:data:`DRAWS`) with the commit that fixed it, from
-    ``commits`` (``--held-out-commit``: comma-separated, in :data:`DRAWS`' order; an empty or absent one is
-    ``unknown``); ``None`` where ``sets`` holds no drawn set.
+    ``commits`` (``--held-out-commit``: comma-separated ``set=commit`` pairs, such as
+    ``held-out-8=22ca648...,tokens=e7296da...``; a set without one is ``unknown``); ``None`` where ``sets`` holds no
+    drawn set. By name, not by position: a list by position would name other sets once a draw is added.
 
     Raises:
-        ValueError: For more commits than :data:`DRAWS` has sets (which set each names would be a guess).
+        ValueError: For a pair that is not ``set=commit``, a set :data:`DRAWS` does not have, or a set named twice.
     """
-    given = (commits or "").split(",")
-    if len(given) > len(DRAWS):
-        raise ValueError(
-            f"--held-out-commit must name at most {len(DRAWS)} commits, in the order {','.join(DRAWS)}; "
-            f"got {len(given)}: {commits!r}"
-        )
-    named = dict(zip(DRAWS, given, strict=False))
+    named: dict[str, str] = {}
+    for pair in filter(None, (commits or "").split(",")):
+        name, sep, commit = pair.partition("=")
+        if not sep or not commit or name not in DRAWS or name in named:
+            raise ValueError(
+                f"--held-out-commit must be comma-separated set=commit pairs, each set once, of {','.join(DRAWS)}; "
+                f"got {pair!r} in {commits!r}"
+            )
+        named[name] = commit
     texts = [f"{DRAWS[name]}, fixed by commit {named.get(name) or 'unknown'}" for name in DRAWS if name in sets]
     return "; ".join(texts) or None
 
@@ -725,8 +728,8 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--profile", choices=("some", "all"), default="some",
                         help="which bf16 products get the names of the kernels each side launched: some (M ≤ "
                         f"{PROFILE_MAX_M} and the K-heavy ones, NN) or all (every one, in its own layout)")  # fmt: skip
-    parser.add_argument("--held-out-commit", help="the commits that fixed the held-out draws, comma-separated, in the "
-                        f"order {', '.join(DRAWS)} (written to the record)")  # fmt: skip
+    parser.add_argument("--held-out-commit", help="the commits that fixed the drawn sets, as comma-separated "
+                        f"set=commit pairs, sets of {', '.join(DRAWS)} (written to the record)")  # fmt: skip
 
 
 def triton_gemm_sweep(script: Script) -> int:

@@ -250,27 +250,27 @@ def test_the_diagnostic_run_is_read_as_one() -> None:
 
 
 def test_the_sweep_names_the_commit_of_each_draw_it_measured() -> None:
-    # the bench script's record text (torch-free to import): step 16's two records from their own commands, a blank
-    # commit as unknown, and more commits than draws refused (which draw each names would be a guess)
+    # the bench script's record text (torch-free to import), by set name: the texts of step 16's and step 17's records
+    # from the commits they name, a set without a commit as unknown, and lists it cannot read refused
     import importlib.util
-    import shlex
+    import re as regex
     from pathlib import Path
 
     path = Path(__file__).resolve().parents[3] / "bench" / "triton_gemm_sweep.py"
     spec = importlib.util.spec_from_file_location("triton_gemm_sweep_bench", path)
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
-    for name in ("triton-gemm-sweep-h100-held-out-7", "triton-gemm-sweep-h100-tokens-without-rule"):
+    for name, sets in (("triton-gemm-sweep-h100-held-out-7", ("held-out-7", "tokens")),
+                       ("triton-gemm-sweep-h100-held-out-8", ("held-out-8",))):  # fmt: skip
         raw = _raw(name)
-        words = shlex.split(raw["run"]["command"])
-        option = {words[i]: words[i + 1] for i in range(len(words) - 1) if words[i].startswith("--")}
-        sets = tuple(option["--sets"].split(","))
-        assert bench.held_out_text(sets, option["--held-out-commit"]) == raw["held_out"]
-    assert list(bench.DRAWS)[-2:] == ["held-out-7", "tokens"]
-    assert bench.held_out_text(("held-out", "tokens"), ",abc") == (
-        f"{bench.DRAWS['held-out']}, fixed by commit unknown; {bench.DRAWS['tokens']}, fixed by commit unknown"
+        commits = regex.findall(r"fixed by commit ([0-9a-f]{40})", raw["held_out"])
+        pairs = ",".join(f"{s}={c}" for s, c in zip(sets, commits, strict=True))
+        assert bench.held_out_text(sets, pairs) == raw["held_out"]
+    assert list(bench.DRAWS)[-3:] == ["held-out-7", "held-out-8", "tokens"]
+    assert bench.held_out_text(("held-out", "tokens"), "tokens=abc") == (
+        f"{bench.DRAWS['held-out']}, fixed by commit unknown; {bench.DRAWS['tokens']}, fixed by commit abc"
     )
     assert bench.held_out_text(("first", "tiny"), None) is None
-    nine = ",".join("abcdefghi")
-    with pytest.raises(ValueError, match=r"^--held-out-commit must name at most 8 commits, in the order held-out,"):
-        bench.held_out_text(("tokens",), nine)
+    for bad in ("abc", "held-out-9=abc", "tokens=", "tokens=a,tokens=b", ",,,,,,abc"):
+        with pytest.raises(ValueError, match=r"^--held-out-commit must be comma-separated set=commit pairs, each set "):
+            bench.held_out_text(("tokens",), bad)
