@@ -1062,12 +1062,12 @@ def two_blocks(config: Config, dtype: str, m: int, n: int, k: int, sms: int) -> 
     Off after ``use_two_block_rule(False)``.
 
     Raises:
-        TypeError, ValueError: For a ``config`` that is not a :class:`Config`, a ``dtype`` that is not a string, a
-            size that is not an int ≥ 0, or an ``sms`` below 1.
+        TypeError, ValueError: For a ``config`` that is not a :class:`Config`, a ``dtype`` other than the types the
+            tables tuned, a size that is not an int ≥ 0, or an ``sms`` below 1.
     """
     if not isinstance(config, Config):
         raise TypeError(f"config must be a gpukb.gemm.triton.configs.Config; got {type(config).__name__}")
-    dtype = text("dtype", dtype)
+    dtype = choice("dtype", dtype, tuple(DEFAULT_CONFIGS))  # a misspelt type would silently skip the rule
     m, n, k = _sizes(m=m, n=n, k=k)
     sms = positive_int("sms", sms)
     plain = not (config.two_part or config.warp_specialize or config.split_tail or config.stream_k)
@@ -1154,12 +1154,12 @@ def many_rounds(config: Config, dtype: str, m: int, n: int, k: int, sms: int) ->
     default outran. Off after ``use_many_rounds_rule(False)``.
 
     Raises:
-        TypeError, ValueError: For a ``config`` that is not a :class:`Config`, a ``dtype`` that is not a string, a
-            size that is not an int ≥ 0, or an ``sms`` below 1.
+        TypeError, ValueError: For a ``config`` that is not a :class:`Config`, a ``dtype`` other than the types the
+            tables tuned, a size that is not an int ≥ 0, or an ``sms`` below 1.
     """
     if not isinstance(config, Config):
         raise TypeError(f"config must be a gpukb.gemm.triton.configs.Config; got {type(config).__name__}")
-    dtype = text("dtype", dtype)
+    dtype = choice("dtype", dtype, tuple(DEFAULT_CONFIGS))  # a misspelt type would silently skip the rule
     m, n, k = _sizes(m=m, n=n, k=k)
     sms = positive_int("sms", sms)
     default = DEFAULT_CONFIGS["bfloat16"]
