@@ -1248,6 +1248,7 @@ def check_triton_tokens(markdown: str, kwargs: dict[str, Any]) -> None:
         peer = entry["cublas_ms"]
         trials = [t for t in entry["trials"] if t["ms"] is not None]
         tall = [t for t in trials if t["config"]["kernel"] == "tma" and t["config"].get("flatten") is False]
+        best = min(trials, key=lambda t: t["ms"])
         one = min((t for t in tall if t["config"]["block_m"] >= m), key=lambda t: t["ms"])
         two = min((t for t in tall if t["config"]["block_m"] < m), key=lambda t: t["ms"])
 
@@ -1268,12 +1269,72 @@ def check_triton_tokens(markdown: str, kwargs: dict[str, Any]) -> None:
             "product": f"{entry['layout']} {m}×{n}×{k}",
             "cuBLAS µs": f"{peer * 1e3:.1f}",
             "cuBLAS's tile": f"{tile_m}×{tile_n}" + (" split-K" if "splitK" in name else ""),
-            "rows of zeros: 128 / 64 / cuBLAS": f"{zeros(128)} / {zeros(64)} / {zeros(tile_m)}",
+            "rows of zeros: 128/64/cuBLAS": f"{zeros(128)}/{zeros(64)}/{zeros(tile_m)}",
             "look-up": f"{peer / entry['trials'][0]['ms']:.3f}",
             "128×128": f"{flat(128, 128):.3f}",
             "64×256": f"{flat(64, 256):.3f}",
             "one row of tiles": f"{one['config']['block_m']}×{one['config']['block_n']}: {peer / one['ms']:.3f}",
             "two rows of tiles": f"{two['config']['block_m']}×{two['config']['block_n']}: {peer / two['ms']:.3f}",
+            "fastest": f"`{_label(best['config'])}`: {peer / best['ms']:.3f}",
+        }
+
+
+def _default_raw_groups() -> list[tuple[str, list[dict[str, Any]]]]:
+    # step 17's products from the raw record: rounds of 128×256 tiles on 132 multiprocessors; the rule takes the
+    # default where there are four or more, the choice is not a 128×256 tiling, M > 320 and M·N·K ≥ 2^30
+    raw = _tuning_raw("gemm/triton-gemm-tuning-h100-default")
+    rows = []
+    for entry in raw["classes"]:
+        m, n, k = entry["shape"]
+        first = entry["trials"][0]
+        (default,) = [t for t in entry["trials"] if (t["config"]["block_m"], t["config"]["block_n"]) == (128, 256)
+                      and t["config"]["epilogue_subtile"] and t["config"]["num_stages"] == 4]  # fmt: skip
+        rounds = math.ceil(m / 128) * math.ceil(n / 256) / 132  # rounds of tiles, the last one in part
+        ruled = rounds >= 4 and (first["config"]["block_m"], first["config"]["block_n"]) != (128, 256)
+        assert m > 320
+        assert m * n * k >= 2**30
+        rows.append({"entry": entry, "first": first, "default": default, "rounds": rounds, "ruled": ruled})
+    return [
+        ("under one", [r for r in rows if r["rounds"] < 1]),
+        ("one to four", [r for r in rows if 1 <= r["rounds"] < 4]),
+        ("four or more; the rule takes the default", [r for r in rows if r["rounds"] >= 4 and r["ruled"]]),
+        ("four or more; the choice is 128×256 already", [r for r in rows if r["rounds"] >= 4 and not r["ruled"]]),
+    ]
+
+
+def check_triton_default_rounds(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    groups = _default_raw_groups()
+    assert sum(len(rows) for _, rows in groups) == 47
+    assert len(table) == len(groups)
+    for row, (name, rows) in zip(table, groups, strict=True):
+        chosen = [r["entry"]["cublas_ms"] / r["first"]["ms"] for r in rows]
+        default = [r["entry"]["cublas_ms"] / r["default"]["ms"] for r in rows]
+        diffs = [d - c for d, c in zip(default, chosen, strict=True)]
+        assert row == {
+            "rounds of 128×256 tiles": name,
+            "products": str(len(rows)),
+            "default faster": str(sum(r["default"]["ms"] < r["first"]["ms"] for r in rows)),
+            "default − look-up": f"{round(min(diffs), 2) + 0:+.2f} to {round(max(diffs), 2) + 0:+.2f}",
+            "look-up, geometric mean": f"{statistics.geometric_mean(chosen):.3f}",
+            "default, geometric mean": f"{statistics.geometric_mean(default):.3f}",
+        }
+
+
+def check_triton_default_products(markdown: str, kwargs: dict[str, Any]) -> None:
+    (table,) = markdown_tables(markdown)
+    rows = [r for _, group in _default_raw_groups() for r in group]
+    assert len(table) == len(rows) == 47
+    for row, r in zip(table, rows, strict=True):
+        m, n, k = r["entry"]["shape"]
+        peer = r["entry"]["cublas_ms"]
+        assert row == {
+            "product": f"{r['entry']['layout']} {m}×{n}×{k}",
+            "rounds of 128×256 tiles": f"{r['rounds']:.1f}",
+            "rule takes the default": "yes" if r["ruled"] else "no",
+            "look-up's choice": f"`{_label(r['first']['config'])}`",
+            "look-up": f"{peer / r['first']['ms']:.3f}",
+            "default": f"{peer / r['default']['ms']:.3f}",
         }
 
 
@@ -1406,6 +1467,8 @@ CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "triton_streamk_choices": check_triton_streamk_choices,
     "triton_two_block": check_triton_two_block,
     "triton_tokens": check_triton_tokens,
+    "triton_default_rounds": check_triton_default_rounds,
+    "triton_default_products": check_triton_default_products,
     "triton_peer_tiles": check_triton_peer_tiles,
     "triton_peer_tile_groups": check_triton_peer_tile_groups,
 }
@@ -2266,7 +2329,7 @@ def test_the_triton_page_prose_matches_step_16s_runs() -> None:
     from gpukb.gemm.triton.results import sweep_committed, sweep_goal_rows, token_rows
 
     page = (ROOT / "docs" / "gemm" / "triton.md").read_text(encoding="utf-8")
-    step = " ".join(page.split("## Step 16: tiles for a few hundred tokens")[1].split("## The host path")[0].split())
+    step = " ".join(page.split("## Step 16: tiles for a few hundred tokens")[1].split("## Step 17:")[0].split())
     rows = token_rows()
     ratio = {r.shape: {name: r.cublas_ms / ms for name, ms in (
         ("chosen", r.chosen_ms), ("128", r.tall_128x128_ms), ("64x256", r.wide_64x256_ms), ("one", r.one_row_ms),
@@ -2279,10 +2342,18 @@ def test_the_triton_page_prose_matches_step_16s_runs() -> None:
                  for e in record.classes}  # fmt: skip
     won = [r.shape for r in above if r.one_row_ms < one_block[r.shape]]
     assert won == [(170, 28672, 8192)]
-    assert "beat every tile of one block on one of the six products above 128 rows" in step
+    assert "beat every tile of one block on only one of the six products above 128 rows (170×28672×8192)" in step
     assert [f"{ratio[170, 28672, 8192][x]:.3f}" for x in ("one", "64x256")] == ["0.937", "0.892"]
-    tallest = [ratio[r.shape]["one"] for r in rows if r.one_row.block_m >= 288]
+    tallest = [ratio[r.shape]["one"] for r in rows if r.one_row.block_m >= 272]
     assert (f"{min(tallest):.2f}", f"{max(tallest):.2f}") == ("0.35", "0.57")
+    assert all(r.one_row.block_n == 64 for r in rows if r.one_row.block_m >= 272)
+    every = [e.cublas_ms / t.ms for e in record.classes for t in e.trials if t.ms and t.config.block_m >= 272]
+    assert (f"{min(every):.2f}", f"{max(every):.2f}") == ("0.15", "0.57")
+    assert (
+        "The 272- to 320-row tiles ran at 0.15 to 0.57, the best of them on each product at 0.35 to 0.57 and 64 "
+        "columns wide" in step
+    )
+    assert all(ratio[r.shape]["two"] > ratio[r.shape]["one"] for r in rows if r.one_row.block_m >= 272)
     assert f"{ratio[297, 14336, 4096]['two']:.3f}" == "0.696"
     assert rows[0].two_rows.label == rows[0].best.label == "tma 192x128x64 g8 s4 w8 noflat"
     # cuBLAS's tiles and their rows of zeros
@@ -2305,13 +2376,22 @@ def test_the_triton_page_prose_matches_step_16s_runs() -> None:
     wide = {e.shape: {(t.config.block_m, t.config.block_n): t.ms for t in e.trials if t.ms} for e in record.classes}
     assert all(wide[s][64, 256] < wide[s][128, 256] for s in closer)
     same = [s for s in ratio if s not in closer]
-    assert max(abs(ratio[s]["64x256"] - ratio[s]["128"]) for s in same) < 0.05
+    ahead = [ratio[s]["64x256"] - ratio[s]["128"] for s in same]
+    assert (f"{min(ahead):.2f}", f"{max(ahead):.2f}") == ("0.01", "0.04")
     assert (
-        "by 0.03 to 0.41 of cuBLAS's speed, and 128×256 too; on the five where both leave the same, 64×256 was "
-        "within 0.05 of 128×128" in step
+        "by 0.03 to 0.41 of cuBLAS's speed, and 128×256 too; on the five where both leave the same, 64×256 was 0.01 "
+        "to 0.04 faster than 128×128" in step
     )
     others = [r for r in rows if r.best != tuning.TOKEN_TILE]
     assert (len(others), sum(r.best.kernel == "splitk" for r in others)) == (9, 5)
+    assert sum(r.best.two_part for r in others) == 2
+    assert (
+        "Nine of the eleven products were fastest on another candidate: five on the split-K kernel, two on a tile "
+        "of two blocks (192×128)" in step
+    )
+    # the mean of the fresh draw: the one changed product, and the unchanged ones by type
+    assert f"{(0.790 / 0.610) ** (1 / 24):.3f}" == "1.011"
+    assert "((0.790 / 0.610)^(1/24) = 1.011)" in step
     # the rule on its own products, and on the two fresh draws
     changed = {e.shape for e in record.classes if tuning.few_tokens(e.trials[0].config, "bfloat16", e.shape[0]) !=
                e.trials[0].config}  # fmt: skip
@@ -2335,6 +2415,10 @@ def test_the_triton_page_prose_matches_step_16s_runs() -> None:
     )  # the rule changes none of the eighth draw's products
     kept = [a["ratio"] / b["ratio"] for a, b in pairs if a["config"] == b["config"]]
     assert (len(kept), f"{min(kept):.3f}", f"{max(kept):.3f}") == (46, "0.902", "1.085")
+    by_type = {d: statistics.geometric_mean([a["ratio"] / b["ratio"] for a, b in pairs
+                                              if a["config"] == b["config"] and a["dtype"] == d])
+               for d in ("bfloat16", "float16")}  # fmt: skip
+    assert (f"{by_type['bfloat16']:.3f}", f"{by_type['float16']:.3f}") == ("1.001", "1.011")
     assert f"{statistics.geometric_mean(kept):.3f}" == "1.006"
     assert "ranged from 0.902 to 1.085 (1.006 as a geometric mean over both types)" in step
 
@@ -2353,3 +2437,91 @@ def test_the_triton_page_prose_matches_step_16s_runs() -> None:
     assert (lowest["config"]["kernel"], lowest["config"]["block_m"], lowest["config"]["block_n"]) == ("splitk", 64, 64)
     # the opening repeats the eighth draw's figures
     assert "the seventh held-out sweep, stands at 0.934 (bf16) and 0.924 (fp16)" in " ".join(page.split())
+
+
+def test_the_triton_page_prose_matches_step_17s_runs() -> None:
+    """Step 17's words, checked against its tuning run, its two sweeps and the rule."""
+    from gpukb.gemm.triton import tuning
+    from gpukb.gemm.triton.results import default_rows, sweep_committed, sweep_goal_rows
+
+    page = (ROOT / "docs" / "gemm" / "triton.md").read_text(encoding="utf-8")
+    step = " ".join(page.split("## Step 17:")[1].split("## The host path")[0].split())
+    rows = default_rows()
+    assert len(rows) == 47
+
+    def diff(r: Any) -> float:
+        return r.cublas_ms / r.default_ms - r.cublas_ms / r.chosen_ms
+
+    ruled = [r for r in rows if r.ruled]
+    faster = [diff(r) for r in ruled if r.default_ms < r.chosen_ms]
+    slower = [diff(r) for r in ruled if r.default_ms >= r.chosen_ms]
+    assert (len(ruled), len(faster)) == (11, 7)
+    assert (f"{min(faster):.2f}", f"{max(faster):.2f}", f"{min(slower):.2f}") == ("0.02", "0.16", "-0.03")
+    assert sorted(r.shape[2] for r in ruled if r.default_ms >= r.chosen_ms) == [16, 22, 99, 118]
+    assert all(r.layout == "TN" for r in ruled if r.default_ms >= r.chosen_ms)
+    assert "the default was faster on 7 of the 11 where its tiles fill four rounds or more" in step
+    assert "slower on 4 by at most 0.03: weight gradients of 16 to 118 tokens" in step
+    below = [r for r in rows if r.rounds < 4]
+    assert (len(below), sum(r.default_ms < r.chosen_ms for r in below)) == (31, 3)
+    assert max(diff(r) for r in below if r.default_ms < r.chosen_ms) < 0.035
+    worst = min(below, key=diff)
+    assert (worst.shape, f"{diff(worst):.2f}", f"{worst.cublas_ms / worst.chosen_ms:.2f}") == (
+        (719, 1024, 30522), "-0.92", "1.56"
+    )  # fmt: skip
+    assert "The default was faster on 3 of those 31 products, by at most 0.03, and slower by up to 0.92" in step
+    third = {r.shape: r for r in rows}[3547, 5120, 5120]
+    assert (f"{third.cublas_ms / third.chosen_ms:.3f}", f"{third.cublas_ms / third.default_ms:.3f}") == (
+        "0.752", "0.910"
+    )  # fmt: skip
+    record = tuning.committed("gemm/triton-gemm-tuning-h100-default")
+    wide = tuning.CANDIDATES_16_DEFAULT[2]
+    assert (wide.block_m, wide.block_n) == (256, 128)
+    assert all(
+        min(t.ms for t in e.trials if t.config == tuning.CANDIDATES_16_DEFAULT[0])
+        < min(t.ms for t in e.trials if t.config == wide)
+        for e in record.classes
+    )  # 256×128 never beat the default
+    # the two mechanisms: a class whose representative has K = 16, and the rule for classes the table lacks
+    table = tuning.active_table()
+    for shape in ((5120, 5120, 545), (28672, 8192, 226)):
+        assert table[tuning.ShapeClass.of("bfloat16", "TN", *shape)].shape == (8192, 8192, 16)
+    assert tuning.ShapeClass.of("bfloat16", "NT", 3547, 5120, 5120) not in table
+    small = tuning.WAVE_LADDER[1]
+    assert tuning.heuristic("bfloat16", 3547, 5120, 5120, 132) == small
+    effs = [tuning.efficiency(3547, 5120, 5120, c, 132) for c in (small, tuning.DEFAULT_CONFIGS["bfloat16"])]
+    assert [f"{e:.2f}" for e in effs] == ["0.99", "0.84"]
+    assert f"{tuning.wave_rates()[small.label]:.3f}" == "0.896"
+    assert "64×128 tiles (17 rounds, 0.99 of their slots' work the product's) at 0.896" in step
+    # the ninth draw, with the rule and without
+    on = _sweep_raw("triton-gemm-sweep-h100-held-out-8")
+    off = _sweep_raw("triton-gemm-sweep-h100-held-out-8-without-many-rounds")
+    assert "--without-many-rounds" in off["run"]["command"]
+    assert "--without-many-rounds" not in on["run"]["command"]
+    pairs = list(zip(on["rows"], off["rows"], strict=True))
+    assert all((a["dtype"], a["m"], a["n"], a["k"]) == (b["dtype"], b["m"], b["n"], b["k"]) for a, b in pairs)
+    moved = sorted((a["m"], a["dtype"], f"{b['ratio']:.3f}", f"{a['ratio']:.3f}") for a, b in pairs
+                   if a["config"] != b["config"])  # fmt: skip
+    assert moved == [(5120, "bfloat16", "0.866", "0.916"), (5120, "float16", "0.871", "0.918"),
+                     (32000, "bfloat16", "0.994", "0.992"), (32000, "float16", "0.985", "0.978")]  # fmt: skip
+    assert "from 0.866 to 0.916 in bf16 (0.871 to 0.918 in fp16)" in step
+    assert "from 0.994 to 0.992 (0.985 to 0.978)" in step
+    kept = [a["ratio"] / b["ratio"] for a, b in pairs if a["config"] == b["config"]]
+    assert (len(kept), f"{min(kept):.3f}", f"{max(kept):.3f}") == (60, "0.898", "1.044")
+    assert f"{statistics.geometric_mean(kept):.3f}" == "1.000"
+
+    def goals_of(record_id: str) -> dict[tuple[str, str], float]:
+        return {(g.sweep, g.dtype): g.geomean for g in sweep_goal_rows(sweep_committed(record_id))}
+
+    with_rule = goals_of("gemm/triton-gemm-sweep-h100-held-out-8")
+    without = goals_of("gemm/triton-gemm-sweep-h100-held-out-8-without-many-rounds")
+    assert [f"{g['held-out-8', d]:.3f}" for g in (with_rule, without) for d in ("bfloat16", "float16")] == [
+        "0.917", "0.922", "0.920", "0.917"
+    ]  # fmt: skip
+    assert "the draw stood at 0.917 with the rule and 0.920 without in bf16, 0.922 and 0.917 in fp16" in step
+    lowest = sorted((a for a, _ in pairs if a["dtype"] == "bfloat16"), key=lambda r: r["ratio"])[:3]
+    assert [(r["m"], r["n"], r["k"], f"{r['ratio']:.3f}") for r in lowest] == [
+        (768, 3072, 4268, "0.585"), (4474, 1024, 1024, "0.728"), (6120, 768, 768, "0.771")
+    ]  # fmt: skip
+    assert all((r["config"]["block_m"], r["config"]["block_n"]) == (64, 128) for r in lowest)
+    assert all(math.ceil(r["m"] / 128) * math.ceil(r["n"] / 256) < 4 * 132 for r in lowest)
+    assert "eighth held-out sweep, stands at 0.917 (bf16) and 0.922 (fp16)" in step

@@ -803,6 +803,34 @@ def test_tiles_of_two_blocks_match_float64(layout, block_m, block_n, flatten, mo
     assert launched == ["tma2"]
 
 
+@pytest.mark.parametrize(("block_m", "wgmma", "mma_sync"), [(192, 8, 0), (160, 4, 16)])
+def test_a_block_of_32_rows_compiles_to_the_older_mma(block_m, wgmma, mma_sync) -> None:
+    """Compiled for sm_90 here, without a GPU: a 192×128 tile of two blocks (128 + 64 rows) multiplies with the
+    warpgroup MMA alone; a 160×128 one (128 + 32) puts its 32-row block on ``mma.sync`` (Triton takes ``wgmma`` only
+    for a dot of a multiple of 64 rows a CTA: ``supportMMA`` in ``lib/Analysis/Utility.cpp``). Step 16 says so."""
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    from triton.compiler import compile as triton_compile
+
+    from gpukb.gemm.triton.configs import block_parts
+
+    (bm, bm2), bn = block_parts(block_m), 128
+
+    def desc(rows: int, cols: int) -> str:
+        return f"tensordesc<bf16[{rows}, {cols}]>"
+
+    signature = {"a1": desc(bm, 64), "a2": desc(bm2, 64), "b1": desc(64, bn), "b2": desc(64, bn),
+                 "c11": desc(bm, bn), "c12": desc(bm, bn), "c21": desc(bm2, bn), "c22": desc(bm2, bn),
+                 "M": "i32", "N": "i32", "K": "i32", "alpha": "fp32"}  # fmt: skip
+    constants = {"BLOCK_M": bm, "BLOCK_M2": bm2, "BLOCK_N": bn, "BLOCK_N2": 0, "BLOCK_K": 64, "GROUP_M": 8,
+                 "A_ROW_MAJOR": True, "B_ROW_MAJOR": True, "OUT_DTYPE": tl.bfloat16, "UPCAST": False,
+                 "FLATTEN": False, "NUM_SMS": 132}  # fmt: skip
+    signature.update(dict.fromkeys(constants, "constexpr"))
+    source = ASTSource(mm._jitted("tma2"), signature, constexprs=constants)
+    ptx = triton_compile(source, target=GPUTarget("cuda", 90, 32), options={"num_warps": 8, "num_stages": 4}).asm["ptx"]
+    assert (ptx.count("wgmma.mma_async"), ptx.count("mma.sync")) == (wgmma, mma_sync)
+
+
 @pytest.mark.usefixtures("interpret")
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float8_e4m3fn], ids=["fp32", "fp8"])
 def test_tiles_of_two_blocks_refuse_inputs_they_were_not_built_for(dtype) -> None:

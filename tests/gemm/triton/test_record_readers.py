@@ -204,3 +204,29 @@ def test_the_token_reader_reads_a_product_whose_rows_were_padded(
         plain.tall_128x128_ms, plain.wide_64x256_ms, plain.one_row_ms, plain.two_rows_ms
     )  # fmt: skip
     assert (row.one_row.pad_rows, row.two_rows.pad_rows, row.chosen.pad_rows) == (True, True, True)
+
+
+def test_the_token_and_default_readers_refuse_what_is_not_their_record() -> None:
+    # a tuning record of another step, an id that is not a string, a path; and a multiprocessor count
+    for reader, other, message in (
+        (results.token_rows, "gemm/triton-gemm-tuning-h100-twoblock",
+         "gemm/triton-gemm-tuning-h100-twoblock: TN (896, 4864, 7503) lacks a timed 128×128, 64×256, or tall tile in "
+         "one row and in two rows of tiles"),
+        (results.default_rows, "gemm/triton-gemm-tuning-h100-tokens",
+         "gemm/triton-gemm-tuning-h100-tokens: NN (297, 14336, 4096) lacks a timed look-up choice or default tiling"),
+    ):  # fmt: skip
+        with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+            reader(other)
+        for bad in (None, 1, True, float("nan")):
+            with pytest.raises(TypeError, match=r"^record_id must be a string"):
+                reader(bad)
+        with pytest.raises(ValueError, match=r"^a record id is a path like"):
+            reader("/tmp")
+    for sms in (0, -1, 1.5, True):
+        with pytest.raises((TypeError, ValueError), match=r"^sms must be"):
+            results.default_rows(sms=sms)
+    rows = results.default_rows()
+    assert (len(rows), sum(r.ruled for r in rows)) == (47, 11)
+    assert all(r.rounds >= 4 for r in rows if r.ruled)
+    # on a GPU of twice the multiprocessors the rounds halve, and the rule takes the default on fewer products
+    assert sum(r.ruled for r in results.default_rows(sms=264)) < 11

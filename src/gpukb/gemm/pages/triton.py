@@ -1185,14 +1185,14 @@ def triton_tokens(record_id: str = triton_results.TOKEN_TABLE_ID) -> str:
     """Step 16's products: cuBLAS's time and tile (turned to M×N, :mod:`gpukb.gemm.triton.peer_kernels`), the rows of
     zeros under the last row of 128-row, 64-row and cuBLAS's tiles, then each side's ratio to cuBLAS (cuBLAS's time
     over the kernel's, bf16): the look-up's choice, 128×128, 64×256, the fastest tile holding all the rows in one row
-    of tiles, and in two."""
+    of tiles, and in two, and the fastest of all the candidates."""
     rows = []
     for r in triton_results.token_rows(record_id):
         m, n, k = r.shape
         peer = r.cublas_ms
         cublas = peer_kernels.peer_gemm(r.cublas_kernels)
         tile = "–" if cublas is None else cublas.tile.replace("x", "×") + (" split-K" if cublas.split_k else "")
-        zeros = f"{_zeros(m, 128)} / {_zeros(m, 64)} / " + ("–" if cublas is None else f"{_zeros(m, cublas.tile_m)}")
+        zeros = f"{_zeros(m, 128)}/{_zeros(m, 64)}/" + ("–" if cublas is None else f"{_zeros(m, cublas.tile_m)}")
         rows.append(
             (
                 f"{r.layout} {m}×{n}×{k}",
@@ -1204,8 +1204,67 @@ def triton_tokens(record_id: str = triton_results.TOKEN_TABLE_ID) -> str:
                 _peer_ratio(r.wide_64x256_ms, peer),
                 f"{r.one_row.block_m}×{r.one_row.block_n}: {_peer_ratio(r.one_row_ms, peer)}",
                 f"{r.two_rows.block_m}×{r.two_rows.block_n}: {_peer_ratio(r.two_rows_ms, peer)}",
+                f"`{r.best.label}`: {_peer_ratio(r.best_ms, peer)}",
             )
         )
-    headers = ["product", "cuBLAS µs", "cuBLAS's tile", "rows of zeros: 128 / 64 / cuBLAS", "look-up", "128×128",
-               "64×256", "one row of tiles", "two rows of tiles"]  # fmt: skip
+    headers = ["product", "cuBLAS µs", "cuBLAS's tile", "rows of zeros: 128/64/cuBLAS", "look-up", "128×128",
+               "64×256", "one row of tiles", "two rows of tiles", "fastest"]  # fmt: skip
     return markdown_table(headers, rows)
+
+
+def _default_groups() -> list[tuple[str, list[triton_results.DefaultRow]]]:
+    # step 17's products by the rounds the default's tiles fill, and whether step 17's rule takes the default
+    rows = triton_results.default_rows()
+    return [
+        ("under one", [r for r in rows if r.rounds < 1]),
+        ("one to four", [r for r in rows if 1 <= r.rounds < 4]),
+        ("four or more; the rule takes the default", [r for r in rows if r.rounds >= 4 and r.ruled]),
+        ("four or more; the choice is 128×256 already", [r for r in rows if r.rounds >= 4 and not r.ruled]),
+    ]
+
+
+def triton_default_rounds() -> str:
+    """Step 17's run by the rounds the default's tiles fill: how many products, on how many the default was faster
+    than the look-up's choice, the difference (default − look-up, each as cuBLAS's time over the kernel's, bf16) from
+    its lowest to its highest, and each side's geometric mean."""
+    table = []
+    for name, rows in _default_groups():
+        peer = [(r.cublas_ms or math.nan) for r in rows]
+        chosen = [p / r.chosen_ms for p, r in zip(peer, rows, strict=True)]
+        default = [p / r.default_ms for p, r in zip(peer, rows, strict=True)]
+        diffs = [d - c for d, c in zip(default, chosen, strict=True)]
+        table.append(
+            (
+                name,
+                str(len(rows)),
+                str(sum(r.default_ms < r.chosen_ms for r in rows)),
+                f"{round(min(diffs), 2) + 0:+.2f} to {round(max(diffs), 2) + 0:+.2f}",  # (+ 0: no "-0.00")
+                f"{statistics.geometric_mean(chosen):.3f}",
+                f"{statistics.geometric_mean(default):.3f}",
+            )
+        )
+    headers = ["rounds of 128×256 tiles", "products", "default faster", "default − look-up",
+               "look-up, geometric mean", "default, geometric mean"]  # fmt: skip
+    return markdown_table(headers, table)
+
+
+def triton_default_products() -> str:
+    """Step 17's products one by one, by the rounds the default's tiles fill: the look-up's choice and each side's
+    ratio to cuBLAS (cuBLAS's time over the kernel's, bf16)."""
+    table = []
+    for _, rows in _default_groups():
+        for r in rows:
+            m, n, k = r.shape
+            table.append(
+                (
+                    f"{r.layout} {m}×{n}×{k}",
+                    f"{r.rounds:.1f}",
+                    "yes" if r.ruled else "no",
+                    f"`{r.chosen.label}`",
+                    _peer_ratio(r.chosen_ms, r.cublas_ms),
+                    _peer_ratio(r.default_ms, r.cublas_ms),
+                )
+            )
+    headers = ["product", "rounds of 128×256 tiles", "rule takes the default", "look-up's choice", "look-up",
+               "default"]  # fmt: skip
+    return markdown_table(headers, table)

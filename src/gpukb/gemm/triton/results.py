@@ -18,9 +18,10 @@ from typing import Literal
 
 from pydantic import Field
 
-from gpukb.arguments import text
+from gpukb.arguments import positive_int, text
 from gpukb.gemm.triton.configs import (
     CANDIDATES,
+    DEFAULT_CONFIGS,
     TUNED_ON,
     Config,
     current_choice,
@@ -1503,4 +1504,62 @@ def token_rows(record_id: str = TOKEN_TABLE_ID) -> list[TokenRow]:
                 timed[tall], timed[wide], one_best, timed[one_best], two_best, timed[two_best], best, timed[best],
             )
         )  # fmt: skip
+    return out
+
+
+#: Step 17's run: the default tiling against the look-up's choice on seen large products (``--tune default``).
+DEFAULT_TABLE_ID = "gemm/triton-gemm-tuning-h100-default"
+
+
+@dataclass(frozen=True)
+class DefaultRow:
+    """One product of a ``--tune default`` record (ms), cuBLAS's time in the same run, and:
+
+    Attributes:
+        chosen, chosen_ms: The look-up's choice (the record's first trial of the product).
+        default_ms: The default tiling (``DEFAULT_CONFIGS``: 128×256, four stages, subtiled epilogue).
+        rounds: The default's tiles over ``sms`` programs: the rounds they fill, the last one in part.
+        ruled: Whether step 17's rule (``tuning.many_rounds``) takes the default for this product.
+    """
+
+    layout: str
+    shape: tuple[int, int, int]
+    cublas_ms: float | None
+    chosen: Config
+    chosen_ms: float
+    default_ms: float
+    rounds: float
+    ruled: bool
+
+
+def default_rows(record_id: str = DEFAULT_TABLE_ID, sms: int = 132) -> list[DefaultRow]:
+    """:class:`DefaultRow` for each product of a ``--tune default`` record, in its order, with rounds of ``sms``
+    programs (the H100 the record ran on has 132).
+
+    Raises:
+        TypeError, ValueError: For a ``record_id`` that is not a string, or not a tuning record that timed the
+            look-up's choice and the default on every product; an ``sms`` that is not an int ≥ 1.
+        FileNotFoundError: For an id with no record.
+    """
+    from gpukb.gemm.triton import tuning
+
+    record = load(text("record_id", record_id), expect=tuning.GemmTuning)
+    sms = positive_int("sms", sms)
+    out = []
+    for entry in record.classes:
+        first = entry.trials[0]
+        default = replace(DEFAULT_CONFIGS["bfloat16"], pad_rows=first.config.pad_rows)
+        timed = {t.config: t.ms for t in entry.trials if t.ms is not None}
+        if first.ms is None or default not in timed:
+            raise ValueError(
+                f"{record_id}: {entry.layout} {entry.shape} lacks a timed look-up choice or default tiling"
+            )
+        m, n, k = entry.shape
+        rounds = -(-m // default.block_m) * -(-n // default.block_n) / sms
+        ruled = tuning.many_rounds(first.config, entry.dtype, m, n, k, sms) != first.config
+        out.append(
+            DefaultRow(
+                entry.layout, entry.shape, entry.cublas_ms, first.config, first.ms, timed[default], rounds, ruled
+            )
+        )
     return out
