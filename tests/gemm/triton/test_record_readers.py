@@ -230,3 +230,20 @@ def test_the_token_and_default_readers_refuse_what_is_not_their_record() -> None
     assert all(r.rounds >= 4 for r in rows if r.ruled)
     # on a GPU of twice the multiprocessors the rounds halve, and the rule takes the default on fewer products
     assert sum(r.ruled for r in results.default_rows(sms=264)) < 11
+
+
+def test_default_rows_read_step_17s_record_only_and_rule_whatever_its_switch() -> None:
+    # three other tuning records time the default tiling on every product too: the fourth tuning run's (its first
+    # trial is the default itself), step 12's and step 14's (the look-up's choice among other candidates)
+    from gpukb.gemm.triton import tuning
+
+    for other in ("gemm/triton-gemm-tuning-h100-gaps", "gemm/triton-gemm-tuning-h100-streamk",
+                  "gemm/triton-gemm-tuning-h100-twoblock"):  # fmt: skip
+        with pytest.raises(ValueError, match=f"^{re.escape(other)}: .* timed other trials than step 17's"):
+            results.default_rows(other)
+    # `ruled` is what the rule does, not whether choose applies it (a run without the rule read 0 of 11)
+    tuning.use_many_rounds_rule(False)
+    try:
+        assert sum(r.ruled for r in results.default_rows()) == 11
+    finally:
+        tuning.use_many_rounds_rule(True)

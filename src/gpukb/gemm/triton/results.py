@@ -1537,8 +1537,9 @@ def default_rows(record_id: str = DEFAULT_TABLE_ID, sms: int = 132) -> list[Defa
     programs (the H100 the record ran on has 132).
 
     Raises:
-        TypeError, ValueError: For a ``record_id`` that is not a string, or not a tuning record that timed the
-            look-up's choice and the default on every product; an ``sms`` that is not an int ≥ 1.
+        TypeError, ValueError: For a ``record_id`` that is not a string, or not a tuning record that timed, on every
+            product, the look-up's choice and the default, and no trials but ``tuning.default_trials``'s (other
+            steps' records time the default too); an ``sms`` that is not an int ≥ 1.
         FileNotFoundError: For an id with no record.
     """
     from gpukb.gemm.triton import tuning
@@ -1553,6 +1554,11 @@ def default_rows(record_id: str = DEFAULT_TABLE_ID, sms: int = 132) -> list[Defa
         if first.ms is None or default not in timed:
             raise ValueError(
                 f"{record_id}: {entry.layout} {entry.shape} lacks a timed look-up choice or default tiling"
+            )
+        if {t.config for t in entry.trials} != set(tuning.default_trials(first.config)):  # another step's record
+            raise ValueError(
+                f"{record_id}: {entry.layout} {entry.shape} timed other trials than step 17's (the look-up's choice, "
+                "then tuning.CANDIDATES_16_DEFAULT)"
             )
         m, n, k = entry.shape
         rounds = -(-m // default.block_m) * -(-n // default.block_n) / sms

@@ -1151,7 +1151,8 @@ def many_rounds(config: Config, dtype: str, m: int, n: int, k: int, sms: int) ->
     the other 4 (weight gradients of 16 to 118 tokens); on products of fewer rounds the default lost by up to 0.92. A
     class's choice is its representative's fastest candidate, carried over by rounds of tiles and rates measured on
     full GPUs (:func:`predicted_ms`); where a product fills many rounds, that carry-over favoured smaller tiles the
-    default outran. Off after ``use_many_rounds_rule(False)``.
+    default outran. :func:`choose` skips it after ``use_many_rounds_rule(False)``; the rule itself does not (so that a
+    reader of step 17's record classifies its products by the rule whatever a run switched off).
 
     Raises:
         TypeError, ValueError: For a ``config`` that is not a :class:`Config`, a ``dtype`` other than the types the
@@ -1163,7 +1164,7 @@ def many_rounds(config: Config, dtype: str, m: int, n: int, k: int, sms: int) ->
     m, n, k = _sizes(m=m, n=n, k=k)
     sms = positive_int("sms", sms)
     default = DEFAULT_CONFIGS["bfloat16"]
-    if not _ACTIVE.get("many_rounds", True) or dtype not in SHARES or m <= TOKEN_MAX_M or m * n * k < 2**30:
+    if dtype not in SHARES or m <= TOKEN_MAX_M or m * n * k < 2**30:
         return config
     if (config.block_m, config.block_n) == (128, 256) or _tiles(m, n, default) < MANY_ROUNDS * sms:
         return config  # (another 128×256 tiling: the tables chose it, and step 17 found it level with the default)
@@ -1236,4 +1237,5 @@ def choose(
     says."""
     found = lookup(dtype, layout, m, n, k, sms, aligned, sectors, copied)
     config = two_blocks(found if found is not None else heuristic(dtype, m, n, k, sms), dtype, m, n, k, sms)
-    return many_rounds(few_tokens(config, dtype, m), dtype, m, n, k, sms)
+    config = few_tokens(config, dtype, m)
+    return many_rounds(config, dtype, m, n, k, sms) if _ACTIVE.get("many_rounds", True) else config
