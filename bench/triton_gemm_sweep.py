@@ -62,6 +62,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import statistics
 import sys
 import time
@@ -91,6 +92,7 @@ SWEEP_RESERVE_S = 150
 HOST_SHAPES, HOST_CALLS = ((64, 64, 64), (3, 5, 7)), 1000
 
 # The shapes live with the kernel (gpukb.gemm.triton.sweep), where `gpukb bench` finds them too.
+from gpukb.arguments import given, text  # noqa: E402
 from gpukb.dtypes import torch_dtype  # noqa: E402
 from gpukb.gemm.triton.model_shapes import HELD_OUT_DRAWS, TOKEN_DRAW  # noqa: E402
 from gpukb.gemm.triton.sweep import (  # noqa: E402
@@ -551,15 +553,20 @@ def held_out_text(sets: tuple[str, ...], commits: str | None) -> str | None:
     drawn set. By name, not by position: a list by position would name other sets once a draw is added.
 
     Raises:
-        ValueError: For a pair that is not ``set=commit``, a set :data:`DRAWS` does not have, or a set named twice.
+        TypeError: For ``sets`` that is not a tuple or list (a string), or ``commits`` that is neither a string nor
+            ``None``.
+        ValueError: For a pair that is not ``set=commit`` with a commit of 1 to 40 hex digits (a space, a ';' or an
+            '=' would be written into the record), a set :data:`DRAWS` does not have, or a set named twice.
     """
+    if not isinstance(sets, tuple | list):  # a string: `in` would find "held-out" in "held-out-8"
+        raise TypeError(f"sets must be a tuple of set names; got {given(sets)}")
     named: dict[str, str] = {}
-    for pair in filter(None, (commits or "").split(",")):
+    for pair in filter(None, ("" if commits is None else text("--held-out-commit", commits)).split(",")):
         name, sep, commit = pair.partition("=")
-        if not sep or not commit or name not in DRAWS or name in named:
+        if not sep or not re.fullmatch(r"[0-9a-f]{1,40}", commit) or name not in DRAWS or name in named:
             raise ValueError(
-                f"--held-out-commit must be comma-separated set=commit pairs, each set once, of {','.join(DRAWS)}; "
-                f"got {pair!r} in {commits!r}"
+                f"--held-out-commit must be comma-separated set=commit pairs, each set once, of {','.join(DRAWS)}, "
+                f"each commit 1 to 40 hex digits; got {pair!r} in {commits!r}"
             )
         named[name] = commit
     texts = [f"{DRAWS[name]}, fixed by commit {named.get(name) or 'unknown'}" for name in DRAWS if name in sets]

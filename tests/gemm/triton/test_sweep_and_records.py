@@ -274,3 +274,28 @@ def test_the_sweep_names_the_commit_of_each_draw_it_measured() -> None:
     for bad in ("abc", "held-out-9=abc", "tokens=", "tokens=a,tokens=b", ",,,,,,abc"):
         with pytest.raises(ValueError, match=r"^--held-out-commit must be comma-separated set=commit pairs, each set "):
             bench.held_out_text(("tokens",), bad)
+
+
+def test_the_held_out_commits_are_hex_and_given_as_text() -> None:
+    # a commit with a space, a ';' or an '=' in it went into the record as written ("fixed by commit  ", "fixed by
+    # commit abc;tokens=d"); a list, or a set name for the sets, was not refused clearly
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[3] / "bench" / "triton_gemm_sweep.py"
+    spec = importlib.util.spec_from_file_location("triton_gemm_sweep_bench", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    sets = ("held-out-8", "tokens")
+    for bad in ("held-out-8= ", "held-out-8=a b", "held-out-8=abc ", "held-out-8=a=b", "held-out-8=abc;tokens=d",
+                "held-out-8=\n", "held-out-8=" + "a" * 41):  # fmt: skip
+        with pytest.raises(ValueError, match=r"^--held-out-commit must be comma-separated set=commit pairs, each set "):
+            bench.held_out_text(sets, bad)
+    with pytest.raises(TypeError, match=r"^--held-out-commit must be a string; got \['held-out-8=abc'\] \(list\)$"):
+        bench.held_out_text(sets, ["held-out-8=abc"])
+    with pytest.raises(TypeError, match=r"^sets must be a tuple of set names; got 'held-out-8' \(str\)$"):
+        bench.held_out_text("held-out-8", "held-out-8=abc")  # type: ignore[arg-type]
+    # a trailing comma, and a full hash, are fine
+    assert bench.held_out_text(("held-out-8",), f"held-out-8={'0a' * 20},") == (
+        f"{bench.DRAWS['held-out-8']}, fixed by commit {'0a' * 20}"
+    )
