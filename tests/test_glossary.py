@@ -27,6 +27,7 @@ NOT_TERMS = {
     "KV": "only ever part of KV cache or KV heads, which are terms",
     "V3": "a version number",
     "QK": "the product of Q and K transposed, written out where it is used",
+    "BERT": "a model's name (BERT-base, BERT-large), used where its layers' sizes are",
 }
 
 

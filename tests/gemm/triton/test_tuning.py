@@ -666,10 +666,11 @@ def test_two_blocks_takes_the_tile_that_does_more_work_per_unit_of_time() -> Non
                              (replace(LARGE, stream_k=True), "bfloat16", 3903)):  # fmt: skip
         assert tuning.two_blocks(config, dtype, m, 768, 3072, 132) == config
     assert tuning.two_blocks(LARGE, "bfloat16", 3903, 0, 3072, 132) == LARGE  # an empty product
-    tuning.use_two_block_rule(False)
-    assert tuning.two_blocks(LARGE, "bfloat16", 3903, 768, 3072, 132) == LARGE
-    tuning.use_table(None)  # turns it on again
+    tuning.use_two_block_rule(False)  # choose skips the rule; the rule itself stays what it is
+    assert tuning.choose("float16", "NN", 3903, 768, 3072, 132) == LARGE
     assert tuning.two_blocks(LARGE, "bfloat16", 3903, 768, 3072, 132) == best
+    tuning.use_table(None)  # turns it on again
+    assert tuning.choose("float16", "NN", 3903, 768, 3072, 132) == best
 
 
 @pytest.mark.parametrize(

@@ -1059,7 +1059,7 @@ def two_blocks(config: Config, dtype: str, m: int, n: int, k: int, sms: int) -> 
     ``config``'s (its efficiency times its rate, :func:`wave_rates`, or 1.0, the default tiling's, where no table
     measured it); otherwise ``config``. Only for a 16-bit product above :data:`SMALL_M` rows whose ``config`` is a
     persistent tiling of one block without warp specialization, a split tail or stream-K; any other keeps ``config``.
-    Off after ``use_two_block_rule(False)``.
+    :func:`choose` skips it after ``use_two_block_rule(False)``.
 
     Raises:
         TypeError, ValueError: For a ``config`` that is not a :class:`Config`, a ``dtype`` other than the types the
@@ -1071,7 +1071,7 @@ def two_blocks(config: Config, dtype: str, m: int, n: int, k: int, sms: int) -> 
     m, n, k = _sizes(m=m, n=n, k=k)
     sms = positive_int("sms", sms)
     plain = not (config.two_part or config.warp_specialize or config.split_tail or config.stream_k)
-    if not _ACTIVE.get("two_block", True) or dtype not in SHARES or config.kernel != "tma" or not plain:
+    if dtype not in SHARES or config.kernel != "tma" or not plain:
         return config
     if m <= SMALL_M or n == 0:
         return config
@@ -1105,7 +1105,7 @@ def few_tokens(config: Config, dtype: str, m: int) -> Config:
     other keeps ``config``. On the six such products of step 16's run, 64×256 beat 128×128 and 128×256 on every one;
     on the five others (M mod 128 of 0 or above 64: the same rows of zeros either way) it was level with 128×128 (at
     most 0.04 of cuBLAS's speed apart), and on earlier draws' products of 128, 209 and 256 rows 128×256 tiles matched
-    cuBLAS. Off after ``use_token_rule(False)``.
+    cuBLAS. :func:`choose` skips it after ``use_token_rule(False)``.
 
     Raises:
         TypeError, ValueError: For a ``config`` that is not a :class:`Config`, a ``dtype`` other than the types the
@@ -1115,7 +1115,7 @@ def few_tokens(config: Config, dtype: str, m: int) -> Config:
         raise TypeError(f"config must be a gpukb.gemm.triton.configs.Config; got {type(config).__name__}")
     dtype = choice("dtype", dtype, tuple(DEFAULT_CONFIGS))  # a misspelt type would silently skip the rule
     (m,) = _sizes(m=m)
-    if not _ACTIVE.get("tokens", True) or dtype not in SHARES or not SMALL_M < m <= TOKEN_MAX_M:
+    if dtype not in SHARES or not SMALL_M < m <= TOKEN_MAX_M:
         return config
     plain = not (config.two_part or config.warp_specialize or config.split_tail or config.stream_k)
     fewer_zeros = 1 <= m % 128 <= 64  # 64-row tiles end closer to M: 297 rows fill 320 of them, 384 of 128
@@ -1236,6 +1236,12 @@ def choose(
     hundred rows, 64-row tiles where :func:`few_tokens` says; then the default tiling where :func:`many_rounds`
     says."""
     found = lookup(dtype, layout, m, n, k, sms, aligned, sectors, copied)
-    config = two_blocks(found if found is not None else heuristic(dtype, m, n, k, sms), dtype, m, n, k, sms)
-    config = few_tokens(config, dtype, m)
-    return many_rounds(config, dtype, m, n, k, sms) if _ACTIVE.get("many_rounds", True) else config
+    config = found if found is not None else heuristic(dtype, m, n, k, sms)
+    # each rule on unless a run switched it off to measure a set both ways (use_two_block_rule, ...)
+    if _ACTIVE.get("two_block", True):
+        config = two_blocks(config, dtype, m, n, k, sms)
+    if _ACTIVE.get("tokens", True):
+        config = few_tokens(config, dtype, m)
+    if _ACTIVE.get("many_rounds", True):
+        config = many_rounds(config, dtype, m, n, k, sms)
+    return config
