@@ -831,6 +831,35 @@ def test_a_block_of_32_rows_compiles_to_the_older_mma(block_m, wgmma, mma_sync) 
     assert (ptx.count("wgmma.mma_async"), ptx.count("mma.sync")) == (wgmma, mma_sync)
 
 
+def _dot_kernel(a, b, c):
+    # one 128×N product of tiles read through descriptors (N is the descriptor's box: 8, 16 or 32 columns)
+    c.store([0, 0], tl.dot(a.load([0, 0]), b.load([0, 0])).to(tl.bfloat16))
+
+
+@pytest.mark.parametrize(("width", "shape"), [(8, None), (16, "m64n16k16"), (32, "m64n32k16")])
+def test_a_dot_of_16_or_32_columns_is_still_a_warpgroup_mma(width, shape) -> None:
+    """Compiled for sm_90 here: a dot 16 or 32 columns wide is ``wgmma`` (the tokens along N, What next on the
+    Triton page), an 8-wide one ``mma.sync``."""
+    import re
+
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    from triton.compiler import compile as triton_compile
+
+    signature = {"a": "tensordesc<bf16[128, 64]>", "b": f"tensordesc<bf16[64, {width}]>",
+                 "c": f"tensordesc<bf16[128, {width}]>"}  # fmt: skip
+    source = ASTSource(triton.jit(_dot_kernel), signature)
+    ptx = triton_compile(source, target=GPUTarget("cuda", 90, 32), options={"num_warps": 4}).asm["ptx"]
+    found = set(re.findall(r"wgmma\.mma_async\S*\.(m64n\d+k16)", ptx))
+    if shape is None:
+        assert not found
+        assert "mma.sync" in ptx
+    else:
+        assert found == {shape}
+        assert "mma.sync" not in ptx
+
+
 @pytest.mark.usefixtures("interpret")
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float8_e4m3fn], ids=["fp32", "fp8"])
 def test_tiles_of_two_blocks_refuse_inputs_they_were_not_built_for(dtype) -> None:

@@ -1258,7 +1258,7 @@ def triton_default_products() -> str:
             table.append(
                 (
                     f"{r.layout} {m}×{n}×{k}",
-                    f"{r.rounds:.1f}",
+                    f"{r.rounds:.2f}",
                     "yes" if r.ruled else "no",
                     f"`{r.chosen.label}`",
                     _peer_ratio(r.chosen_ms, r.cublas_ms),
