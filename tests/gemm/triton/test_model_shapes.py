@@ -459,6 +459,11 @@ def test_draw_rows_refuses_what_it_cannot_draw(args, error, message) -> None:
         ms.draw_rows(*args)
 
 
+def test_draw_rows_takes_both_ends_of_its_rows() -> None:
+    first = ms.draw(1, 1)[0]
+    assert ms.draw_rows(1, 1, (first.m, first.m)) == [first]
+
+
 def test_draw_rows_stops_at_the_most_products_a_call_draws(monkeypatch) -> None:
     monkeypatch.setattr(ms, "MAX_COUNT", 600)  # (a million takes seconds)
     held = len([s for s in ms.draw(1, 600) if 65 <= s.m <= 320])

@@ -247,3 +247,20 @@ def test_default_rows_read_step_17s_record_only_and_rule_whatever_its_switch() -
         assert sum(r.ruled for r in results.default_rows()) == 11
     finally:
         tuning.use_many_rounds_rule(True)
+
+
+def test_the_token_reader_counts_a_tile_as_tall_as_m_as_one_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 297×14336×4096's trials as if the product had 320 rows: its 320-row tiles then hold M in one row exactly
+    raw = json.loads((results_dir() / "gemm" / "triton-gemm-tuning-h100-tokens.json").read_text(encoding="utf-8"))
+    entry = raw["classes"][0]
+    assert entry["shape"][0] == 297
+    entry["shape"][0] = 320
+    raw["classes"] = [entry]
+    (tmp_path / "gemm").mkdir()
+    (tmp_path / "gemm" / "tokens-320.json").write_text(json.dumps(raw), encoding="utf-8")
+    monkeypatch.setenv(RESULTS_DIR_VARIABLE, str(tmp_path))
+    (row,) = results.token_rows("gemm/tokens-320")
+    assert row.one_row.block_m == 320
+    assert row.two_rows.block_m == 192

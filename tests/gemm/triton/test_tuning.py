@@ -701,6 +701,7 @@ def test_two_blocks_refuses_what_it_does_not_model(args, error, message) -> None
         (156, (192, 160, 128)),
         (185, (192, 128)),  # 192 is also the shortest of the fine sides
         (297, (320, 192)),  # 304 is not two powers of two; 320 = 256 + 64; half is 149 → 192
+        (257, (320, 272, 192)),  # half of 257 is 129 rows (two rows of 128 hold only 256): 192
         (320, (320, 192)),
     ],
 )
