@@ -3,7 +3,7 @@
 Run from the repository root on a machine with a Hopper GPU::
 
     python bench/triton_gemm_sweep.py OUT_DIR [--budget SECONDS]
-        [--tune sweep|issue29|losers|gaps|fill|streamk|twoblock|tokens|default|none]
+        [--tune sweep|issue29|losers|gaps|fill|streamk|twoblock|tokens|default|tokensplit|none]
         [--tune-only] [--reserve SECONDS] [--bytes-rules]
         [--sets first,issue,random,held-out,held-out-2,held-out-3,held-out-4,held-out-5,held-out-6,
         held-out-7,held-out-8,tokens,tiny] [--without-two-block] [--without-tokens]
@@ -16,10 +16,11 @@ random sweep's products and the first sweep's slowest (``gpukb.gemm.triton.sweep
 split-tail and decode candidates, writing ``triton-gemm-tuning-h100-losers.json``; ``--tune gaps`` and ``--tune fill``
 the shapes designed for them (``sweep.GAP_TUNING``, ``sweep.FILL_TUNING``: 16-row, one-launch split-K and transposed
 decode tilings), writing ``-gaps`` and ``-fill`` tables, each measured over the committed ones; ``--tune streamk``,
-``--tune twoblock``, ``--tune tokens`` and ``--tune default`` time seen products (``sweep.STREAMK_TUNING``,
-``sweep.TWO_BLOCK_TUNING``, ``sweep.TOKEN_TUNING``, ``sweep.DEFAULT_TUNING``) with the look-up's own choice first,
-then step 12's stream-K candidates, step 14's tiles of two blocks, step 16's tall tiles (with the names of cuBLAS's
-kernels) or step 17's default tilings, and change no table; every
+``--tune twoblock``, ``--tune tokens``, ``--tune default`` and ``--tune tokensplit`` time seen products
+(``sweep.STREAMK_TUNING``, ``sweep.TWO_BLOCK_TUNING``, ``sweep.TOKEN_TUNING``, ``sweep.DEFAULT_TUNING``,
+``sweep.TOKEN_SPLIT_TUNING``) with the look-up's own choice first, then step 12's stream-K candidates, step 14's
+tiles of two blocks, step 16's tall tiles (with the names of cuBLAS's kernels), step 17's default tilings or step 18's
+split-K tilings (with cuBLAS's kernels), and change no table; every
 candidate's output is compared with cuBLAS's before and after it is timed, and a wrong one is never chosen;
 ``--tune none`` tunes nothing and uses the committed tables (``tuning.TABLE_RECORDS``). ``--reserve``: the seconds
 the tuning leaves for the sweep. The sweep then measures the sets of shapes it is given
@@ -104,6 +105,7 @@ from gpukb.gemm.triton.sweep import (  # noqa: E402
     LOSER_TUNING,
     STREAMK_TUNING,
     TINY_SHAPES,
+    TOKEN_SPLIT_TUNING,
     TOKEN_TUNING,
     TWO_BLOCK_TUNING,
     fp8_shapes,
@@ -198,7 +200,10 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
     sms = _sm_count(torch.device("cuda"))
     extended, losers, gaps, fill = mode == "issue29", mode == "losers", mode == "gaps", mode == "fill"
     streamk, two_block, tokens, default = mode == "streamk", mode == "twoblock", mode == "tokens", mode == "default"
-    by_product = streamk or two_block or tokens or default  # products timed against the look-up's choice, not classes
+    token_split = mode == "tokensplit"
+    by_product = (
+        streamk or two_block or tokens or default or token_split
+    )  # products timed against the look-up's choice, not classes
     work: list[tuple[str, str, tuple[int, int, int]]] = []
     seen = set()
     if by_product:  # against the look-up as it is: the committed tables (the run cleared them for the host path)
@@ -208,7 +213,7 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
         chosen = (
             ISSUE_TUNING if extended else LOSER_TUNING if losers else GAP_TUNING if gaps else FILL_TUNING if fill
             else STREAMK_TUNING if streamk else TWO_BLOCK_TUNING if two_block else TOKEN_TUNING if tokens
-            else DEFAULT_TUNING
+            else DEFAULT_TUNING if default else TOKEN_SPLIT_TUNING
         )  # fmt: skip
         sources = [("bfloat16", layout, shape) for layout, shape in chosen]
     else:
@@ -218,7 +223,7 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
         cls = tuning.ShapeClass.of(
             dtype, layout, m, n, k, _aligned(torch, dtype, layout, m, n, k), _aligned(torch, dtype, layout, m, n, k, 32)
         )
-        key = (dtype, layout, (m, n, k)) if default else cls  # step 17 times every product, the others one a class
+        key = (dtype, layout, (m, n, k)) if default or token_split else cls  # steps 17, 18: every product
         if key not in seen:
             seen.add(key)
             work.append((dtype, layout, (m, n, k)))
@@ -242,6 +247,8 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
             pool = tuning.token_trials(default_config(a, b, c), m)
         elif default:  # the look-up's choice first, then the default tiling and its neighbours
             pool = tuning.default_trials(default_config(a, b, c))
+        elif token_split:  # the look-up's choice first, then split-K tilings at two splits and two persistent ones
+            pool = tuning.token_split_trials(default_config(a, b, c), m, n, k, sms)
         else:
             pool = tuning.trials(
                 dtype, m, n, k, sms, aligned=aligned, extended=extended, losers=losers, gaps=gaps, fill=fill
@@ -297,7 +304,7 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
             "aligned": cls.aligned, "tiny": cls.tiny, "shape": [m, n, k], "config": best["config"], "trials": trials,
             "cublas_ms": cublas_ms,
         }  # fmt: skip
-        if tokens:  # which tiles cuBLAS chose for the same product (its kernel names)
+        if tokens or token_split:  # which tiles cuBLAS chose for the same product (its kernel names)
             entry["cublas_kernels"] = _kernel_names(torch, peer)
             print(f"   cuBLAS ran {entry['cublas_kernels']}", flush=True)
         classes.append(entry)
@@ -353,6 +360,11 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
             "committed tables first, then tuning.CANDIDATES_16_DEFAULT; every output checked into a NaN-filled C "
             "before timing and again after; cuBLAS timed before the two passes and after, the faster kept)"
             if default
+            else "product (gpukb.gemm.triton.sweep.TOKEN_SPLIT_TUNING: every seen product of 65 to 320 rows whose "
+            "look-up choice is the split-K kernel; the look-up's choice with the committed tables first, then "
+            "tuning.token_split_trials; every output checked into a NaN-filled C before timing and again after; cuBLAS "
+            "timed before the two passes and after, the faster kept, and its kernels' names taken from the profiler)"
+            if token_split
             else "class (the first sweep shape in it)"
         ),
         "classes": classes,
@@ -717,7 +729,7 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--budget", type=float, default=280.0, help="seconds the whole run may take")
     parser.add_argument("--table", type=Path, help="use this tuning table instead of tuning (skips the tuning)")
     parser.add_argument("--tune", choices=("sweep", "issue29", "losers", "gaps", "fill", "streamk", "twoblock",
-                                            "tokens", "default", "none"),
+                                            "tokens", "default", "tokensplit", "none"),
                         default="sweep",
                         help="which classes to tune; none: use the committed tables")  # fmt: skip
     parser.add_argument("--tune-only", action="store_true", help="stop after writing the tuning table")

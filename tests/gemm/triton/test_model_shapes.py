@@ -486,6 +486,17 @@ def test_step_17s_products_are_seen_large_ones_and_none_of_the_draw_that_judges_
     assert not {p[1:] for p in products} & {p[1:] for p in HELD_OUT["held-out-8"]}
 
 
+def test_step_18s_products_are_seen_ones_of_65_to_320_rows() -> None:
+    from gpukb.gemm.triton.sweep import TOKEN_SPLIT_TUNING, held_out, random_shapes, token_draw
+
+    products = [(layout, *shape) for layout, shape in TOKEN_SPLIT_TUNING]
+    assert len(products) == len(set(products)) == 25
+    seen = {(layout, s[2], s[3], s[4]) for name in HELD_OUT for layout, s in held_out(name)}
+    seen |= {(layout, s[2], s[3], s[4]) for layout, s in (*random_shapes(), *token_draw())}
+    assert set(products) <= seen
+    assert all(64 < m <= 320 for _, m, _, _ in products)
+
+
 def test_every_draw_has_its_own_seed_and_a_pinned_list() -> None:
     seeds = [ms.RANDOM_SEED, *(seed for seed, _ in ms.HELD_OUT_DRAWS.values())]
     assert len(set(seeds)) == len(seeds)

@@ -866,3 +866,29 @@ def test_many_rounds_refuses_what_it_does_not_model(args, error, message) -> Non
         tuning.many_rounds(*args)
     with pytest.raises(TypeError, match=r"^on must be True or False; got None \(NoneType\)$"):
         tuning.use_many_rounds_rule(None)
+
+
+def test_token_split_trials_time_each_split_k_tiling_at_its_split_and_twice_it() -> None:
+    chosen = Config("splitk", 64, 64, 128, num_stages=5, num_warps=4, pad_rows=True)
+    trials = tuning.token_split_trials(chosen, 174, 8192, 10240, 132)
+    assert trials[0] == chosen
+    assert all(c.pad_rows for c in trials)
+    for config in tuning.CANDIDATES_16_TOKEN_SPLIT:
+        mine = [c for c in trials[1:] if replace(c, split_k=None, pad_rows=False) == config]
+        if config.kernel == "splitk":
+            auto = split_for(174, 8192, 10240, config, 132)
+            assert sorted(c.split_k for c in mine) == [auto, 2 * auto]
+        else:
+            assert mine == [replace(config, pad_rows=True)]
+    # twice the split only where it stays within MAX_SPLIT_K: 100×64 in 64×128 tiles is 2 tiles, split 66 of 132
+    few = tuning.token_split_trials(chosen, 100, 64, 2**20, 132)
+    first = tuning.CANDIDATES_16_TOKEN_SPLIT[0]
+    assert split_for(100, 64, 2**20, first, 132) == 66
+    assert [c.split_k for c in few if replace(c, split_k=None, pad_rows=False) == first] == [66]
+    bad_arguments = (
+        (("tma", 174, 8192, 10240, 132), TypeError), ((chosen, 0, 8192, 10240, 132), ValueError),
+        ((chosen, 174, 8192, 10240, 0), ValueError), ((chosen, 174, 8192, True, 132), TypeError),
+    )  # fmt: skip
+    for bad, error in bad_arguments:
+        with pytest.raises(error):
+            tuning.token_split_trials(*bad)  # type: ignore[arg-type]

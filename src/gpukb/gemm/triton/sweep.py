@@ -277,6 +277,37 @@ DEFAULT_TUNING: tuple[tuple[str, tuple[int, int, int]], ...] = (
     ("TN", (1024, 1024, 1625)),
 )
 
+#: What step 18 timed split-K tilings on (``bench/triton_gemm_sweep.py --tune tokensplit``): every seen product (of the
+#: random sweep, the held-out draws to the eighth and step 16's draw) of 65 to 320 rows whose look-up choice, with
+#: steps 15 to 17's rules, is the split-K kernel. Several share a class; the run times every one.
+TOKEN_SPLIT_TUNING: tuple[tuple[str, tuple[int, int, int]], ...] = (
+    ("NT", (159, 768, 3072)),
+    ("NN", (69, 896, 4864)),
+    ("NT", (116, 2304, 768)),
+    ("NN", (127, 2048, 256000)),
+    ("NN", (112, 8192, 8192)),
+    ("NT", (127, 768, 3072)),
+    ("NN", (86, 4096, 32000)),
+    ("NT", (90, 4096, 14336)),
+    ("NT", (67, 768, 3072)),
+    ("NT", (126, 768, 768)),
+    ("NT", (263, 3072, 24576)),
+    ("NN", (70, 768, 50257)),
+    ("NN", (90, 1024, 3072)),
+    ("NN", (174, 8192, 10240)),
+    ("NN", (102, 896, 1152)),
+    ("NT", (90, 4096, 4096)),
+    ("NT", (71, 2304, 768)),
+    ("NT", (132, 1024, 4096)),
+    ("NT", (105, 1024, 4096)),
+    ("NN", (108, 5120, 5120)),
+    ("NN", (195, 3072, 12288)),
+    ("NT", (99, 1024, 4096)),
+    ("NN", (67, 1024, 30522)),
+    ("NT", (99, 3072, 768)),
+    ("NN", (87, 4096, 6144)),
+)
+
 #: Tiny products (M·N·K < 2^20): timed against cuBLAS like the rest; their goal is within twice cuBLAS's time.
 TINY_SHAPES: tuple[Shape, ...] = (
     ("tiny", "3×5×7", 3, 5, 7),

@@ -371,6 +371,47 @@ def default_trials(chosen: Config) -> tuple[Config, ...]:
     return _chosen_first(chosen, (), CANDIDATES_16_DEFAULT)
 
 
+#: Step 18's split-K tilings of 64 rows and 128 (``bench/triton_gemm_sweep.py --tune tokensplit``), each with its
+#: slices added by the last slice (``fused_reduce``), timed at the automatic split and twice it, beside the look-up's
+#: two persistent tilings for these products.
+CANDIDATES_16_TOKEN_SPLIT: tuple[Config, ...] = (
+    Config("splitk", 64, 128, 64, num_stages=5, num_warps=4, fused_reduce=True),
+    Config("splitk", 64, 256, 64, num_stages=4, num_warps=4, fused_reduce=True),
+    Config("splitk", 64, 64, 128, num_stages=5, num_warps=4, fused_reduce=True),
+    Config("splitk", 128, 128, 64, num_stages=5, num_warps=8, fused_reduce=True),
+    Config("tma", 64, 256, 64, num_stages=4, num_warps=4),
+    Config("tma", 64, 128, 64, num_stages=6, num_warps=4),
+)
+
+
+def token_split_trials(chosen: Config, m: int, n: int, k: int, sms: int) -> tuple[Config, ...]:
+    """What step 18 times on an m×n×k product: the configuration the look-up gives it (``chosen``), then
+    :data:`CANDIDATES_16_TOKEN_SPLIT`, each split-K tiling at its automatic split
+    (:func:`~gpukb.gemm.triton.configs.split_for`) and at twice it where K has the steps (with ``chosen``'s
+    ``pad_rows``).
+
+    Raises:
+        TypeError, ValueError: For a ``chosen`` that is not a :class:`Config`, a size that is not an int ≥ 1, or an
+            ``sms`` below 1.
+    """
+    m = integer("m", m, minimum=1, maximum=MAX_DIMENSION)
+    n = integer("n", n, minimum=1, maximum=MAX_DIMENSION)
+    k = integer("k", k, minimum=1, maximum=MAX_DIMENSION)
+    sms = positive_int("sms", sms)
+    pool: list[Config] = []
+    for config in CANDIDATES_16_TOKEN_SPLIT:
+        if config.kernel != "splitk":
+            pool.append(config)
+            continue
+        auto = split_for(m, n, k, config, sms)
+        pool += [
+            replace(config, split_k=split)
+            for split in (auto, 2 * auto)
+            if split <= min(MAX_SPLIT_K, -(-k // config.block_k))
+        ]
+    return _chosen_first(chosen, (), tuple(pool))
+
+
 CANDIDATES_FP8: tuple[Config, ...] = (
     Config("tma", 128, 256, 128, num_stages=4, num_warps=8, epilogue_subtile=True),
     Config("tma", 128, 256, 128, num_stages=3, num_warps=8),
