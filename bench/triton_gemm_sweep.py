@@ -7,7 +7,7 @@ Run from the repository root on a machine with a Hopper GPU::
         [--tune-only] [--reserve SECONDS] [--bytes-rules]
         [--sets first,issue,random,held-out,held-out-2,held-out-3,held-out-4,held-out-5,held-out-6,
         held-out-7,held-out-8,tokens,tiny] [--without-two-block] [--without-tokens]
-        [--without-many-rounds]
+        [--without-many-rounds] [--without-token-split]
         [--profile some|all]
 
 ``--tune issue29`` tunes the classes of issue 29's representatives (``gpukb.gemm.triton.sweep.ISSUE_TUNING``) with
@@ -738,6 +738,8 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sets", default=",".join(SETS), help=f"the sets of shapes to measure, of {','.join(SETS)}")
     parser.add_argument("--without-many-rounds", action="store_true",
                         help="the look-up without step 17's rule (tuning.use_many_rounds_rule(False))")  # fmt: skip
+    parser.add_argument("--without-token-split", action="store_true",
+                        help="the look-up without step 18's rule (tuning.use_token_split_rule(False))")  # fmt: skip
     parser.add_argument("--without-tokens", action="store_true",
                         help="the look-up without step 16's rule (tuning.use_token_rule(False))")  # fmt: skip
     parser.add_argument("--without-two-block", action="store_true",
@@ -810,6 +812,8 @@ def triton_gemm_sweep(script: Script) -> int:
         tuning.use_token_rule(False)
     if args.without_many_rounds:
         tuning.use_many_rounds_rule(False)
+    if args.without_token_split:
+        tuning.use_token_split_rule(False)
     clear_plans()  # plans made before hold configurations chosen without the table
     rows = sweep(torch, args.out_dir, budget, tuned, sets)
     profile_rows(torch, rows, budget, every=args.profile == "all")
@@ -828,7 +832,8 @@ def triton_gemm_sweep(script: Script) -> int:
         + (", look-up with step 11's rules" if args.bytes_rules else "")
         + (", look-up without step 15's rule (tiles of two blocks)" if args.without_two_block else "")
         + (", look-up without step 16's rule (64-row tiles for a few hundred rows)" if args.without_tokens else "")
-        + (", look-up without step 17's rule (the default over many rounds)" if args.without_many_rounds else ""),
+        + (", look-up without step 17's rule (the default over many rounds)" if args.without_many_rounds else "")
+        + (", look-up without step 18's rule (persistent tiles for split-K)" if args.without_token_split else ""),
         "host": host,
         "tiny_host": tiny_host,
         "checks": checks,

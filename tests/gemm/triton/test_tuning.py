@@ -892,3 +892,47 @@ def test_token_split_trials_time_each_split_k_tiling_at_its_split_and_twice_it()
     for bad, error in bad_arguments:
         with pytest.raises(error):
             tuning.token_split_trials(*bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.usefixtures("table")
+def test_token_split_takes_persistent_tiles_for_a_split_k_choice_where_k_is_short_and_tiles_many() -> None:
+    split = Config("splitk", 64, 256, 64, num_stages=4, num_warps=4)
+    tile = tuning.TOKEN_SPLIT_TILE
+    # 108×5120×5120: 2 × 40 = 80 tiles of 64×128, K = 5120
+    assert tuning.token_split(split, "bfloat16", 108, 5120, 5120) == tile
+    assert tuning.token_split(split, "float16", 108, 5120, 5120) == tile
+    assert tuning.token_split(replace(split, pad_rows=True), "bfloat16", 108, 5120, 5120) == replace(
+        tile, pad_rows=True
+    )
+    # the edges: K of 8192 and one step more; 32 tiles (2 × 16) and 30 (2 × 15); 65 and 320 rows, 64 and 321
+    assert tuning.token_split(split, "bfloat16", 108, 5120, 8192) == tile
+    assert tuning.token_split(split, "bfloat16", 108, 5120, 8193) == split
+    assert tuning.token_split(split, "bfloat16", 108, 16 * 128, 4096) == tile
+    assert tuning.token_split(split, "bfloat16", 108, 15 * 128, 4096) == split
+    for m, taken in ((64, False), (65, True), (320, True), (321, False)):
+        assert (tuning.token_split(split, "bfloat16", m, 8192, 4096) == tile) is taken
+    for config in (tuning.TOKEN_TILE, LARGE, Config("blocked", 64, 64, 32)):  # not a split-K choice
+        assert tuning.token_split(config, "bfloat16", 108, 5120, 5120) == config
+    assert tuning.token_split(split, "float8_e4m3fn", 108, 5120, 5120) == split
+    # in choose: the seen 108×5120×5120 (NN), whose look-up choice is the split-K kernel
+    tuning._ACTIVE.clear()
+    assert tuning.choose("bfloat16", "NN", 108, 5120, 5120, 132) == tile
+    tuning.use_token_split_rule(False)
+    assert tuning.choose("bfloat16", "NN", 108, 5120, 5120, 132).kernel == "splitk"
+    with pytest.raises(TypeError, match=r"^on must be True or False"):
+        tuning.use_token_split_rule("off")
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "message"),
+    [
+        (("splitk", "bfloat16", 108, 5120, 5120), TypeError, "config must be a gpukb.gemm.triton.configs.Config"),
+        ((LARGE, "bf16", 108, 5120, 5120), ValueError, "unknown dtype 'bf16'"),
+        ((LARGE, "bfloat16", -1, 5120, 5120), ValueError, "m must be"),
+        ((LARGE, "bfloat16", 108, None, 5120), TypeError, "n must be"),
+        ((LARGE, "bfloat16", 108, 5120, float("nan")), TypeError, "k must be"),
+    ],
+)  # fmt: skip
+def test_token_split_refuses_what_it_does_not_model(args, error, message) -> None:
+    with pytest.raises(error, match=f"^{re.escape(message)}"):
+        tuning.token_split(*args)
