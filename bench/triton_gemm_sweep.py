@@ -95,7 +95,7 @@ HOST_SHAPES, HOST_CALLS = ((64, 64, 64), (3, 5, 7)), 1000
 # The shapes live with the kernel (gpukb.gemm.triton.sweep), where `gpukb bench` finds them too.
 from gpukb.arguments import given, text  # noqa: E402
 from gpukb.dtypes import torch_dtype  # noqa: E402
-from gpukb.gemm.triton.model_shapes import HELD_OUT_DRAWS, TOKEN_DRAW  # noqa: E402
+from gpukb.gemm.triton.model_shapes import HELD_OUT_DRAWS, TOKEN_DRAWS  # noqa: E402
 from gpukb.gemm.triton.sweep import (  # noqa: E402
     DEFAULT_TUNING,
     FILL_TUNING,
@@ -547,14 +547,17 @@ def layout_checks(torch: Any) -> list[dict]:
 
 
 #: The sets of shapes a run may measure (``--sets``), in the order it measures them.
-SETS = ("first", "issue", "random", *HELD_OUT_DRAWS, "tokens", "tiny")
+SETS = ("first", "issue", "random", *HELD_OUT_DRAWS, *TOKEN_DRAWS, "tiny")
 
 
 #: The drawn sets (``--held-out-commit`` names the commit that fixed each): the held-out draws, then step 16's
 #: (``tokens``), each as the record describes it.
 DRAWS = {
     **{name: f"seed {seed}, {count} products" for name, (seed, count) in HELD_OUT_DRAWS.items()},
-    "tokens": f"seed {TOKEN_DRAW[0]}, {TOKEN_DRAW[1]} products with M from {TOKEN_DRAW[2][0]} to {TOKEN_DRAW[2][1]}",
+    **{
+        name: f"seed {seed}, {count} products with M from {low} to {high}"
+        for name, (seed, count, (low, high)) in TOKEN_DRAWS.items()
+    },
 }
 
 
@@ -597,7 +600,8 @@ def sweep_cases(sets: tuple[str, ...] = SETS) -> list[tuple[str, str, str, tuple
         cases += [("random", dtype, layout, s) for layout, s in random_shapes()]
         for name in HELD_OUT_DRAWS:
             cases += [(name, dtype, layout, s) for layout, s in held_out(name)]
-        cases += [("tokens", dtype, layout, s) for layout, s in token_draw()]
+        for name in TOKEN_DRAWS:
+            cases += [(name, dtype, layout, s) for layout, s in token_draw(name)]
         cases += [("tiny", dtype, "NN", s) for s in TINY_SHAPES]
     return sorted((case for case in cases if case[0] in sets), key=lambda case: sets.index(case[0]))  # sets' order
 

@@ -425,10 +425,57 @@ TOKEN_DRAW = [
 ]
 
 
+#: Step 18's draw of products of 65 to 320 rows (seed 471190), committed after its rule and before the run that
+#: measured it.
+TOKEN_DRAW_2 = [
+    ("NT", 260, 50257, 768),
+    ("NN", 84, 1024, 1024),
+    ("NN", 267, 4096, 128256),
+    ("NN", 95, 18944, 3584),
+    ("NT", 193, 18944, 3584),
+    ("NN", 204, 768, 3072),
+    ("NT", 223, 1024, 1024),
+    ("NT", 208, 1024, 4096),
+    ("NT", 89, 2304, 768),
+    ("NN", 113, 1024, 4096),
+    ("NT", 182, 5120, 13824),
+    ("NT", 89, 12288, 4096),
+    ("NT", 143, 2048, 2048),
+    ("NT", 86, 1024, 1024),
+    ("NT", 122, 32000, 4096),
+    ("NT", 305, 4096, 11008),
+    ("NT", 117, 151936, 896),
+    ("NT", 221, 32000, 4096),
+    ("NT", 165, 15360, 5120),
+    ("NN", 247, 4096, 1024),
+    ("NT", 154, 3584, 3584),
+    ("NT", 94, 5120, 13824),
+    ("NN", 74, 1024, 3072),
+    ("NT", 96, 1024, 1024),
+]
+
+
+def test_step_18s_draw_is_pinned_and_shares_nothing_with_what_any_step_timed_or_swept() -> None:
+    from gpukb.gemm.triton import sweep
+
+    seed, count, rows = ms.TOKEN_DRAWS["tokens-2"]
+    assert [(s.layout, s.m, s.n, s.k) for s in ms.draw_rows(seed, count, rows)] == TOKEN_DRAW_2
+    assert [(layout, *s[2:]) for layout, s in sweep.token_draw("tokens-2")] == TOKEN_DRAW_2
+    assert {s[0] for _, s in sweep.token_draw("tokens-2")} == {"tokens-2"}
+    timed = {shape for name in ("TOKEN_TUNING", "TOKEN_SPLIT_TUNING", "DEFAULT_TUNING", "TWO_BLOCK_TUNING",
+                                "STREAMK_TUNING", "FILL_TUNING", "GAP_TUNING", "LOSER_TUNING", "ISSUE_TUNING")
+             for _, shape in getattr(sweep, name)}  # fmt: skip
+    swept = {tuple(s[2:]) for name in HELD_OUT for _, s in sweep.held_out(name)}
+    swept |= {tuple(s[2:]) for _, s in (*sweep.random_shapes(), *sweep.token_draw(), *sweep.ISSUE_SHAPES)}
+    assert not {p[1:] for p in TOKEN_DRAW_2} & (timed | swept)
+    with pytest.raises(ValueError, match=r"^name must be one of \['tokens', 'tokens-2'\]; got 'tokens-3'$"):
+        sweep.token_draw("tokens-3")
+
+
 def test_step_16s_draw_is_pinned_and_shares_nothing_with_what_step_16_timed() -> None:
     from gpukb.gemm.triton.sweep import TOKEN_TUNING, token_draw
 
-    seed, count, rows = ms.TOKEN_DRAW
+    seed, count, rows = ms.TOKEN_DRAWS["tokens"]
     drawn = ms.draw_rows(seed, count, rows)
     assert [(s.layout, s.m, s.n, s.k) for s in drawn] == TOKEN_DRAW
     # the first products of the seed's sequence in the class, in its order

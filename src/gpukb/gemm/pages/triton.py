@@ -418,6 +418,7 @@ _SWEEP_NAMES = {
     "held-out-7": "seventh held-out sweep",
     "held-out-8": "eighth held-out sweep",
     "tokens": "65–320-row draw",
+    "tokens-2": "second 65–320-row draw",
     "tiny": "tiny",
 }
 

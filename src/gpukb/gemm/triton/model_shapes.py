@@ -60,9 +60,14 @@ HELD_OUT_DRAWS: dict[str, tuple[int, int]] = {
     # drew 4×4096×14336 and 4×1024×4096 NT, shapes earlier runs had measured; they were set aside, unmeasured.
     "held-out-8": (620941, 32),
 }
-#: Step 16's draw of products of a few hundred rows (:func:`draw_rows`): the seed, the count, and the rows (more than
-#: 64, at most 320), committed after step 16's rule and before the run that measured it.
-TOKEN_DRAW: tuple[int, int, tuple[int, int]] = (553071, 24, (65, 320))
+#: Draws of one class of products (:func:`draw_rows`), by the name of the set of shapes each is: the seed, the count and
+#: the rows (M from the first to the second), each committed before the run that first measured it.
+TOKEN_DRAWS: dict[str, tuple[int, int, tuple[int, int]]] = {
+    # step 16's: committed after its rule and before the run that measured it
+    "tokens": (553071, 24, (65, 320)),
+    # step 18's: committed after its rule and before the run that measured it
+    "tokens-2": (471190, 24, (65, 320)),
+}
 #: The most products one call draws (a sweep measures a few dozen; a million is drawn in seconds).
 MAX_COUNT = 1_000_000
 #: Token counts are drawn log-uniformly from this range (a decode step of one token to a 16k-token batch).

@@ -340,13 +340,19 @@ def held_out(name: str) -> list[tuple[str, Shape]]:
     return [(s.layout, (name, s.label, s.m, s.n, s.k)) for s in draw(seed, count)]
 
 
-def token_draw() -> list[tuple[str, Shape]]:
-    """Step 16's draw of products of a few hundred rows (:data:`~gpukb.gemm.triton.model_shapes.TOKEN_DRAW`,
-    :func:`~gpukb.gemm.triton.model_shapes.draw_rows`) as ``(layout, shape)`` pairs whose group is ``"tokens"``:
-    committed after step 16's rule and before the run that measured it."""
-    from gpukb.gemm.triton.model_shapes import TOKEN_DRAW, draw_rows
+def token_draw(name: str = "tokens") -> list[tuple[str, Shape]]:
+    """A draw of products of a few hundred rows (:data:`~gpukb.gemm.triton.model_shapes.TOKEN_DRAWS`,
+    :func:`~gpukb.gemm.triton.model_shapes.draw_rows`; ``"tokens"``: step 16's, ``"tokens-2"``: step 18's) as
+    ``(layout, shape)`` pairs whose group is ``name``.
 
-    return [(s.layout, ("tokens", s.label, s.m, s.n, s.k)) for s in draw_rows(*TOKEN_DRAW)]
+    Raises:
+        ValueError: For a name that is not such a draw's (the message lists them).
+    """
+    from gpukb.gemm.triton.model_shapes import TOKEN_DRAWS, draw_rows
+
+    if not isinstance(name, str) or name not in TOKEN_DRAWS:
+        raise ValueError(f"name must be one of {list(TOKEN_DRAWS)}; got {name!r}")
+    return [(s.layout, (name, s.label, s.m, s.n, s.k)) for s in draw_rows(*TOKEN_DRAWS[name])]
 
 
 #: Operand layouts: each letter says whether A, then B, is stored as given (N) or as its transpose's row-major
