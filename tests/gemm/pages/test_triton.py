@@ -1339,6 +1339,36 @@ def check_triton_default_products(markdown: str, kwargs: dict[str, Any]) -> None
         }
 
 
+def check_triton_token_split(markdown: str, kwargs: dict[str, Any]) -> None:
+    # every cell from the raw record: the persistent 64×128 trial, the fastest split-K trial and the slices it ran;
+    # the rule: split-K choice, 65–320 rows, K ≤ 8192, at least 32 tiles of 64×128
+    (table,) = markdown_tables(markdown)
+    raw = _tuning_raw("gemm/triton-gemm-tuning-h100-tokensplit")
+    assert len(table) == len(raw["classes"]) == 25
+    for row, entry in zip(table, raw["classes"], strict=True):
+        m, n, k = entry["shape"]
+        peer = entry["cublas_ms"]
+        first = entry["trials"][0]
+        (tile,) = [t for t in entry["trials"][1:] if t["config"]["kernel"] == "tma"
+                   and (t["config"]["block_m"], t["config"]["block_n"]) == (64, 128)]  # fmt: skip
+        split = min(
+            (t for t in entry["trials"] if t["ms"] and t["config"]["kernel"] == "splitk"), key=lambda t: t["ms"]
+        )
+        tiles = math.ceil(m / 64) * math.ceil(n / 128)
+        ruled = first["config"]["kernel"] == "splitk" and 64 < m <= 320 and k <= 8192 and tiles >= 32
+        slices = split["split_k"]
+        assert row == {
+            "product": f"{entry['layout']} {m}×{n}×{k}",
+            "64×128 tiles": str(tiles),
+            "rule takes them": "yes" if ruled else "no",
+            "look-up's choice": f"`{_label(first['config'])}`: {peer / first['ms']:.3f}",
+            "persistent 64×128": f"{peer / tile['ms']:.3f}",
+            "fastest split-K": f"{split['config']['block_m']}×{split['config']['block_n']}, {slices} "
+            + ("slice" if slices == 1 else "slices")
+            + f": {peer / split['ms']:.3f}",
+        }
+
+
 def check_triton_streamk_choices(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
     classes = _streamk_classes(kwargs)
@@ -1470,6 +1500,7 @@ CHECKS: dict[str, Callable[[str, dict[str, Any]], None]] = {
     "triton_tokens": check_triton_tokens,
     "triton_default_rounds": check_triton_default_rounds,
     "triton_default_products": check_triton_default_products,
+    "triton_token_split": check_triton_token_split,
     "triton_peer_tiles": check_triton_peer_tiles,
     "triton_peer_tile_groups": check_triton_peer_tile_groups,
 }
@@ -2446,7 +2477,7 @@ def test_the_triton_page_prose_matches_step_17s_runs() -> None:
     from gpukb.gemm.triton.results import default_rows, sweep_committed, sweep_goal_rows
 
     page = (ROOT / "docs" / "gemm" / "triton.md").read_text(encoding="utf-8")
-    step = " ".join(page.split("## Step 17:")[1].split("## The host path")[0].split())
+    step = " ".join(page.split("## Step 17:")[1].split("## Step 18:")[0].split())
     rows = default_rows()
     assert len(rows) == 47
 
@@ -2557,3 +2588,78 @@ def test_the_triton_page_prose_matches_step_17s_runs() -> None:
         assert f"{tuning._tiles(shape[0], shape[1], tuning.DEFAULT_CONFIGS['bfloat16']) / 132:.2f}" == rounds
     assert tuning.ShapeClass.of("bfloat16", "TN", 768, 3072, 4268) not in table
     assert "in 128×256 tiles they are 1.06 and 1.09 rounds' worth" in " ".join(page.split())
+
+
+def test_the_triton_page_prose_matches_step_18s_runs() -> None:
+    """Step 18's words, checked against its tuning run, its two sweeps and the rule."""
+    from gpukb.gemm.triton import tuning
+    from gpukb.gemm.triton.results import sweep_committed, sweep_goal_rows, token_split_rows
+
+    page = (ROOT / "docs" / "gemm" / "triton.md").read_text(encoding="utf-8")
+    step = " ".join(page.split("## Step 18:")[1].split("## The host path")[0].split())
+    rows = token_split_rows()
+    ruled = [r for r in rows if r.ruled]
+    gains = {r.shape: r.cublas_ms / r.persistent_ms - r.cublas_ms / r.chosen_ms for r in ruled}
+    assert len(ruled) == 7
+    assert all(g > 0 for g in gains.values())
+    assert f"{max(gains.values()):.2f}" == "0.16"
+    small = [gains[r.shape] for r in ruled if (r.chosen.block_m, r.chosen.block_n) == (64, 64)]
+    assert (len(small), max(small) < 0.025) == (4, True)
+    assert "by at most 0.02 on the four whose choice was 64×64 split-K" in step
+    ratio = {r.shape: (r.cublas_ms / r.chosen_ms, r.cublas_ms / r.persistent_ms) for r in rows}
+    assert [f"{x:.3f}" for x in (*ratio[112, 8192, 8192], *ratio[108, 5120, 5120])] == [
+        "0.850",
+        "0.996",
+        "0.735",
+        "0.897",
+    ]
+    left = [r for r in rows if not r.ruled]
+    better = sorted(r.shape for r in left if r.persistent_ms < r.chosen_ms)
+    assert (len(left), len(better)) == (18, 4)
+    assert better == [(86, 4096, 32000), (102, 896, 1152), (126, 768, 768), (174, 8192, 10240)]
+    assert "Few tiles or a long K: split-K won on 14 of 18." in step
+    # the second draw, with the rule and without
+    on = _sweep_raw("triton-gemm-sweep-h100-tokens-2")
+    off = _sweep_raw("triton-gemm-sweep-h100-tokens-2-without-token-split")
+    assert "--without-token-split" in off["run"]["command"]
+    assert "--without-token-split" not in on["run"]["command"]
+    pairs = list(zip(on["rows"], off["rows"], strict=True))
+    assert all((a["dtype"], a["m"], a["n"], a["k"]) == (b["dtype"], b["m"], b["n"], b["k"]) for a, b in pairs)
+    moved = {(a["m"], a["dtype"]): (b, a) for a, b in pairs if a["config"] != b["config"]}
+    assert sorted({m for m, _ in moved}) == [89, 143, 208, 223, 247]
+    assert all(a["config"] == {**tuning.TOKEN_SPLIT_TILE.as_dict()} for _, a in moved.values())
+    for m, dtype, before, after in ((247, "bfloat16", "0.471", "1.024"), (247, "float16", "0.467", "1.000"),
+                                    (208, "bfloat16", "0.657", "0.689"), (208, "float16", "0.712", "0.711"),
+                                    (223, "bfloat16", "0.940", "0.831"), (89, "bfloat16", "0.916", "0.867"),
+                                    (143, "bfloat16", "0.821", "0.763")):  # fmt: skip
+        b, a = moved[m, dtype]
+        assert (f"{b['ratio']:.3f}", f"{a['ratio']:.3f}") == (before, after)
+    kinds = {m: (b["config"]["block_m"], b["config"]["block_n"]) for (m, _), (b, _) in moved.items()}
+    assert kinds == {247: (128, 256), 208: (128, 256), 223: (64, 64), 89: (64, 64), 143: (64, 64)}
+    for text in ("247×4096×1024, from 0.471 to 1.024", "from 0.471 to 1.024 in bf16 (0.467 to 1.000 in fp16)",
+                 "208×1024×4096 from 0.657 to 0.689 (0.712 to 0.711)", "223×1024×1024 from 0.940 to 0.831",
+                 "89×2304×768 from 0.916 to 0.867", "143×2048×2048 from 0.821 to 0.763"):  # fmt: skip
+        assert text in step
+    kept = [a["ratio"] / b["ratio"] for a, b in pairs if a["config"] == b["config"]]
+    assert (len(kept), f"{min(kept):.3f}", f"{max(kept):.3f}") == (38, "0.849", "1.106")
+    assert f"{statistics.geometric_mean(kept):.3f}" == "1.001"
+    for dtype, share in (("bfloat16", "+2.4"), ("float16", "+2.6")):
+        changed = math.prod(
+            a["ratio"] / b["ratio"] for a, b in pairs if a["dtype"] == dtype and a["config"] != b["config"]
+        )
+        assert f"{100 * (changed ** (1 / 24) - 1):+.1f}" == share
+    assert "account for +2.4 % of the mean in bf16 and +2.6 % in fp16" in step
+
+    def goals_of(record_id: str) -> dict[tuple[str, str], float]:
+        return {(g.sweep, g.dtype): g.geomean for g in sweep_goal_rows(sweep_committed(record_id))}
+
+    with_rule = goals_of("gemm/triton-gemm-sweep-h100-tokens-2")
+    without = goals_of("gemm/triton-gemm-sweep-h100-tokens-2-without-token-split")
+    assert [f"{g['tokens-2', d]:.3f}" for d in ("bfloat16", "float16") for g in (without, with_rule)] == [
+        "0.854", "0.878", "0.851", "0.870"
+    ]  # fmt: skip
+    assert "The draw's mean rose from 0.854 to 0.878 (bf16), from 0.851 to 0.870 (fp16)." in step
+    lowest = min((a for a, _ in pairs if a["dtype"] == "bfloat16"), key=lambda r: r["ratio"])
+    assert (lowest["m"], lowest["n"], lowest["k"], f"{lowest['ratio']:.3f}") == (267, 4096, 128256, "0.575")
+    assert configs.Config(**lowest["config"]) == tuning.TOKEN_TILE
+    assert (-(-267 // 64) * 64 - 267, -(-267 // 128) * 128 - 267) == (53, 117)

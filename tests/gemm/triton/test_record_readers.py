@@ -264,3 +264,18 @@ def test_the_token_reader_counts_a_tile_as_tall_as_m_as_one_row(
     (row,) = results.token_rows("gemm/tokens-320")
     assert row.one_row.block_m == 320
     assert row.two_rows.block_m == 192
+
+
+def test_the_token_split_reader_reads_step_18s_record_only() -> None:
+    message = (
+        "gemm/triton-gemm-tuning-h100-tokens: NN (297, 14336, 4096) is not a product step 18 timed (a timed split-K "
+        "choice, then tuning.token_split_trials)"
+    )
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        results.token_split_rows("gemm/triton-gemm-tuning-h100-tokens")
+    for bad in (None, 7, float("nan")):
+        with pytest.raises(TypeError, match=r"^record_id must be a string"):
+            results.token_split_rows(bad)
+    rows = results.token_split_rows()
+    assert (len(rows), sum(r.ruled for r in rows)) == (25, 7)
+    assert all(r.split.kernel == "splitk" and r.slices >= 1 for r in rows)

@@ -1269,3 +1269,26 @@ def triton_default_products() -> str:
     headers = ["product", "rounds of 128×256 tiles", "rule takes the default", "look-up's choice", "look-up",
                "default"]  # fmt: skip
     return markdown_table(headers, table)
+
+
+def triton_token_split(record_id: str = triton_results.TOKEN_SPLIT_TABLE_ID) -> str:
+    """Step 18's products: K, the 64×128 tiles, whether step 18's rule takes them, and each side's ratio to cuBLAS
+    (cuBLAS's time over the kernel's, bf16): the look-up's split-K choice, the persistent kernel's 64×128 tiles, the
+    fastest split-K trial."""
+    rows = []
+    for r in triton_results.token_split_rows(record_id):
+        m, n, k = r.shape
+        rows.append(
+            (
+                f"{r.layout} {m}×{n}×{k}",
+                str(r.tiles),
+                "yes" if r.ruled else "no",
+                f"`{r.chosen.label}`: {_peer_ratio(r.chosen_ms, r.cublas_ms)}",
+                _peer_ratio(r.persistent_ms, r.cublas_ms),
+                f"{r.split.block_m}×{r.split.block_n}, {r.slices} slice{'s' * (r.slices != 1)}: "
+                f"{_peer_ratio(r.split_ms, r.cublas_ms)}",
+            )
+        )
+    headers = ["product", "64×128 tiles", "rule takes them", "look-up's choice", "persistent 64×128",
+               "fastest split-K"]  # fmt: skip
+    return markdown_table(headers, rows)

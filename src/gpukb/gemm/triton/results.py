@@ -1572,3 +1572,67 @@ def default_rows(record_id: str = DEFAULT_TABLE_ID, sms: int = 132) -> list[Defa
             )
         )
     return out
+
+
+#: Step 18's run: split-K tilings and two persistent ones on seen products of 65 to 320 rows (``--tune tokensplit``).
+TOKEN_SPLIT_TABLE_ID = "gemm/triton-gemm-tuning-h100-tokensplit"
+
+
+@dataclass(frozen=True)
+class TokenSplitRow:
+    """One product of a ``--tune tokensplit`` record (ms), cuBLAS's time in the same run, and:
+
+    Attributes:
+        chosen, chosen_ms: The look-up's choice (the record's first trial of the product).
+        tiles: The product's tiles of 64×128 (``tuning.TOKEN_SPLIT_TILE``).
+        persistent_ms: The persistent kernel's 64×128 tiles.
+        split, split_ms, slices: The fastest split-K trial (the look-up's choice among them) and the K slices it ran.
+        ruled: Whether step 18's rule (``tuning.token_split``) takes the persistent tiles for this product.
+    """
+
+    layout: str
+    shape: tuple[int, int, int]
+    cublas_ms: float | None
+    chosen: Config
+    chosen_ms: float
+    tiles: int
+    persistent_ms: float
+    split: Config
+    split_ms: float
+    slices: int | None
+    ruled: bool
+
+
+def token_split_rows(record_id: str = TOKEN_SPLIT_TABLE_ID) -> list[TokenSplitRow]:
+    """:class:`TokenSplitRow` for each product of a ``--tune tokensplit`` record, in its order.
+
+    Raises:
+        TypeError, ValueError: For a ``record_id`` that is not a string, or not a record of step 18's trials
+            (``tuning.token_split_trials``) on products whose look-up choice was the split-K kernel.
+        FileNotFoundError: For an id with no record.
+    """
+    from gpukb.gemm.triton import tuning
+
+    record = load(text("record_id", record_id), expect=tuning.GemmTuning)
+    out = []
+    for entry in record.classes:
+        m, n, k = entry.shape
+        first = entry.trials[0]
+        expected = tuning.token_split_trials(first.config, m, n, k, tuning.SMS_TUNED)
+        if first.config.kernel != "splitk" or tuple(t.config for t in entry.trials) != expected or first.ms is None:
+            raise ValueError(
+                f"{record_id}: {entry.layout} {entry.shape} is not a product step 18 timed (a timed split-K choice, "
+                "then tuning.token_split_trials)"
+            )
+        timed = {t.config: t.ms for t in entry.trials if t.ms is not None}
+        tile = replace(tuning.TOKEN_SPLIT_TILE, pad_rows=first.config.pad_rows)
+        split = min((t for t in entry.trials if t.ms is not None and t.config.kernel == "splitk"), key=lambda t: t.ms)
+        ruled = tuning.token_split(first.config, entry.dtype, m, n, k) != first.config
+        tiles = -(-m // tile.block_m) * -(-n // tile.block_n)
+        out.append(
+            TokenSplitRow(
+                entry.layout, entry.shape, entry.cublas_ms, first.config, first.ms, tiles, timed[tile], split.config,
+                split.ms, split.split_k, ruled,
+            )
+        )  # fmt: skip
+    return out
