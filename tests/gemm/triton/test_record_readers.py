@@ -279,3 +279,27 @@ def test_the_token_split_reader_reads_step_18s_record_only() -> None:
     rows = results.token_split_rows()
     assert (len(rows), sum(r.ruled for r in rows)) == (25, 7)
     assert all(r.split.kernel == "splitk" and r.slices >= 1 for r in rows)
+
+
+def test_the_token_split_reader_refuses_a_product_without_trials_or_a_timed_persistent_tiling(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the run records a failed trial without a time: the reader raised KeyError for an untimed 64×128 tiling, and
+    # IndexError for a product with no trials
+    raw = json.loads((results_dir() / "gemm" / "triton-gemm-tuning-h100-tokensplit.json").read_text(encoding="utf-8"))
+    entry = raw["classes"][0]
+    assert entry["shape"] == [159, 768, 3072]
+    untimed = json.loads(json.dumps(entry))
+    for trial in untimed["trials"]:
+        if trial["config"]["kernel"] == "tma" and trial["config"]["block_n"] == 128:
+            trial["ms"], trial["error"] = None, "failed"
+    (tmp_path / "gemm").mkdir()
+    for name, product in (("untimed", untimed), ("no-trials", {**entry, "trials": []})):
+        (tmp_path / "gemm" / f"{name}.json").write_text(json.dumps({**raw, "classes": [product]}), encoding="utf-8")
+    monkeypatch.setenv(RESULTS_DIR_VARIABLE, str(tmp_path))
+    with pytest.raises(
+        ValueError, match=r"^gemm/untimed: NT \(159, 768, 3072\) lacks a timed persistent 64×128 tiling$"
+    ):
+        results.token_split_rows("gemm/untimed")
+    with pytest.raises(ValueError, match=r"^gemm/no-trials: NT \(159, 768, 3072\) is not a product step 18 timed"):
+        results.token_split_rows("gemm/no-trials")

@@ -1608,7 +1608,8 @@ def token_split_rows(record_id: str = TOKEN_SPLIT_TABLE_ID) -> list[TokenSplitRo
 
     Raises:
         TypeError, ValueError: For a ``record_id`` that is not a string, or not a record of step 18's trials
-            (``tuning.token_split_trials``) on products whose look-up choice was the split-K kernel.
+            (``tuning.token_split_trials``) on products whose look-up choice was the split-K kernel, or one whose
+            persistent 64×128 tiling has no time (it failed).
         FileNotFoundError: For an id with no record.
     """
     from gpukb.gemm.triton import tuning
@@ -1617,15 +1618,22 @@ def token_split_rows(record_id: str = TOKEN_SPLIT_TABLE_ID) -> list[TokenSplitRo
     out = []
     for entry in record.classes:
         m, n, k = entry.shape
-        first = entry.trials[0]
-        expected = tuning.token_split_trials(first.config, m, n, k, tuning.SMS_TUNED)
-        if first.config.kernel != "splitk" or tuple(t.config for t in entry.trials) != expected or first.ms is None:
+        first = entry.trials[0] if entry.trials else None  # a record may hold a product with no trials
+        if (
+            first is None
+            or first.config.kernel != "splitk"
+            or first.ms is None
+            or tuple(t.config for t in entry.trials)
+            != tuning.token_split_trials(first.config, m, n, k, tuning.SMS_TUNED)
+        ):
             raise ValueError(
                 f"{record_id}: {entry.layout} {entry.shape} is not a product step 18 timed (a timed split-K choice, "
                 "then tuning.token_split_trials)"
             )
         timed = {t.config: t.ms for t in entry.trials if t.ms is not None}
         tile = replace(tuning.TOKEN_SPLIT_TILE, pad_rows=first.config.pad_rows)
+        if tile not in timed:  # a trial that failed is recorded without a time
+            raise ValueError(f"{record_id}: {entry.layout} {entry.shape} lacks a timed persistent 64×128 tiling")
         split = min((t for t in entry.trials if t.ms is not None and t.config.kernel == "splitk"), key=lambda t: t.ms)
         ruled = tuning.token_split(first.config, entry.dtype, m, n, k) != first.config
         tiles = -(-m // tile.block_m) * -(-n // tile.block_n)
