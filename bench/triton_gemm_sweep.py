@@ -6,7 +6,7 @@ Run from the repository root on a machine with a Hopper GPU::
         [--tune sweep|issue29|losers|gaps|fill|streamk|twoblock|tokens|default|tokensplit|none]
         [--tune-only] [--reserve SECONDS] [--bytes-rules]
         [--sets first,issue,random,held-out,held-out-2,held-out-3,held-out-4,held-out-5,held-out-6,
-        held-out-7,held-out-8,tokens,tiny] [--without-two-block] [--without-tokens]
+        held-out-7,held-out-8,tokens,tokens-2,tiny] [--without-two-block] [--without-tokens]
         [--without-many-rounds] [--without-token-split]
         [--profile some|all]
 
@@ -550,8 +550,8 @@ def layout_checks(torch: Any) -> list[dict]:
 SETS = ("first", "issue", "random", *HELD_OUT_DRAWS, *TOKEN_DRAWS, "tiny")
 
 
-#: The drawn sets (``--held-out-commit`` names the commit that fixed each): the held-out draws, then step 16's
-#: (``tokens``), each as the record describes it.
+#: The drawn sets (``--held-out-commit`` names the commit that fixed each): the held-out draws, then the class draws
+#: (``TOKEN_DRAWS``: step 16's ``tokens``, step 18's ``tokens-2``), each as the record describes it.
 DRAWS = {
     **{name: f"seed {seed}, {count} products" for name, (seed, count) in HELD_OUT_DRAWS.items()},
     **{
@@ -591,7 +591,17 @@ def held_out_text(sets: tuple[str, ...], commits: str | None) -> str | None:
 def sweep_cases(sets: tuple[str, ...] = SETS) -> list[tuple[str, str, str, tuple]]:
     """Every case of the run as ``(sweep, dtype, layout, shape)``: the page's first sweep (bf16, fp16, FP8), the
     issue's products, the random sweep, the held-out sweeps and the tiny products (bf16 and fp16 each), of ``sets``,
-    in the order ``sets`` names them (a run stopped by its budget has measured the first)."""
+    in the order ``sets`` names them (a run stopped by its budget has measured the first).
+
+    Raises:
+        TypeError: For ``sets`` that is not a tuple or list (a string).
+        ValueError: For a set :data:`SETS` does not have.
+    """
+    if not isinstance(sets, tuple | list):  # a string: `in` would find "tokens" in "tokens-2"
+        raise TypeError(f"sets must be a tuple of set names; got {given(sets)}")
+    unknown = [name for name in sets if name not in SETS]
+    if unknown:
+        raise ValueError(f"sets must name sets of {list(SETS)}; got {unknown}")
     cases = [("first", "bfloat16", "NN", s) for s in shapes()] + [("first", "bfloat16", "NT", s) for s in NT_CASES]
     cases += [("first", "float8_e4m3fn", "NT", s) for s in fp8_shapes()]
     cases += [("first", "float16", "NN", s) for s in fp16_shapes()]

@@ -299,3 +299,21 @@ def test_the_held_out_commits_are_hex_and_given_as_text() -> None:
     assert bench.held_out_text(("held-out-8",), f"held-out-8={'0a' * 20},") == (
         f"{bench.DRAWS['held-out-8']}, fixed by commit {'0a' * 20}"
     )
+
+
+def test_the_sweep_cases_are_the_sets_named_and_no_other() -> None:
+    # a string of one set name was read letter by letter with `in`: "tokens-2" measured step 16's "tokens" too,
+    # "held-out-8" the first held-out draw; an unknown name measured nothing, silently
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[3] / "bench" / "triton_gemm_sweep.py"
+    spec = importlib.util.spec_from_file_location("triton_gemm_sweep_bench", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert {case[0] for case in bench.sweep_cases(("tokens-2",))} == {"tokens-2"}
+    for bad in ("tokens-2", "held-out-8", None):
+        with pytest.raises(TypeError, match=r"^sets must be a tuple of set names; got "):
+            bench.sweep_cases(bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"^sets must name sets of \[.*\]; got \['tokens-3'\]$"):
+        bench.sweep_cases(("tokens", "tokens-3"))
