@@ -1171,7 +1171,7 @@ def few_tokens(config: Config, dtype: str, m: int) -> Config:
 TOKEN_SPLIT_TILE = Config("tma", 64, 128, 64, num_stages=6, num_warps=4)
 #: ... where the product's K is at most this (128 K steps of 64) ...
 TOKEN_SPLIT_MAX_K = 8192
-#: ... and its 64×128 tiles are at least this many programs (a quarter of the H100's 132 multiprocessors).
+#: ... and its 64×128 tiles are at least this many programs (about a quarter of the H100's 132 multiprocessors).
 TOKEN_SPLIT_MIN_TILES = 32
 
 
