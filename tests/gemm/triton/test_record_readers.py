@@ -303,3 +303,15 @@ def test_the_token_split_reader_refuses_a_product_without_trials_or_a_timed_pers
         results.token_split_rows("gemm/untimed")
     with pytest.raises(ValueError, match=r"^gemm/no-trials: NT \(159, 768, 3072\) is not a product step 18 timed"):
         results.token_split_rows("gemm/no-trials")
+
+
+def test_the_default_reader_refuses_a_product_without_trials(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    raw = json.loads((results_dir() / "gemm" / "triton-gemm-tuning-h100-default.json").read_text(encoding="utf-8"))
+    raw["classes"] = [{**raw["classes"][0], "trials": []}]
+    (tmp_path / "gemm").mkdir()
+    (tmp_path / "gemm" / "no-trials.json").write_text(json.dumps(raw), encoding="utf-8")
+    monkeypatch.setenv(RESULTS_DIR_VARIABLE, str(tmp_path))
+    shape = tuple(raw["classes"][0]["shape"])
+    message = f"gemm/no-trials: {raw['classes'][0]['layout']} {shape} lacks a timed look-up choice or default tiling"
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        results.default_rows("gemm/no-trials")

@@ -1551,6 +1551,10 @@ def default_rows(record_id: str = DEFAULT_TABLE_ID, sms: int = 132) -> list[Defa
     sms = positive_int("sms", sms)
     out = []
     for entry in record.classes:
+        if not entry.trials:
+            raise ValueError(
+                f"{record_id}: {entry.layout} {entry.shape} lacks a timed look-up choice or default tiling"
+            )
         first = entry.trials[0]
         default = replace(DEFAULT_CONFIGS["bfloat16"], pad_rows=first.config.pad_rows)
         timed = {t.config: t.ms for t in entry.trials if t.ms is not None}
