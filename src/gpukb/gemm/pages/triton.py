@@ -1272,9 +1272,9 @@ def triton_default_products() -> str:
 
 
 def triton_token_split(record_id: str = triton_results.TOKEN_SPLIT_TABLE_ID) -> str:
-    """Step 18's products: K, the 64×128 tiles, whether step 18's rule takes them, and each side's ratio to cuBLAS
-    (cuBLAS's time over the kernel's, bf16): the look-up's split-K choice, the persistent kernel's 64×128 tiles, the
-    fastest split-K trial."""
+    """Step 18's products: the 64×128 tiles, whether step 18's rule takes them, and each side's ratio to cuBLAS
+    (cuBLAS's time over the kernel's, bf16): the look-up's split-K choice (with the K slices it ran), the persistent
+    kernel's 64×128 tiles, the fastest split-K trial."""
     rows = []
     for r in triton_results.token_split_rows(record_id):
         m, n, k = r.shape
@@ -1283,7 +1283,8 @@ def triton_token_split(record_id: str = triton_results.TOKEN_SPLIT_TABLE_ID) -> 
                 f"{r.layout} {m}×{n}×{k}",
                 str(r.tiles),
                 "yes" if r.ruled else "no",
-                f"`{r.chosen.label}`: {_peer_ratio(r.chosen_ms, r.cublas_ms)}",
+                f"`{r.chosen.label}` ({r.chosen_slices} slice{'s' * (r.chosen_slices != 1)}): "
+                f"{_peer_ratio(r.chosen_ms, r.cublas_ms)}",
                 _peer_ratio(r.persistent_ms, r.cublas_ms),
                 f"{r.split.block_m}×{r.split.block_n}, {r.slices} slice{'s' * (r.slices != 1)}: "
                 f"{_peer_ratio(r.split_ms, r.cublas_ms)}",

@@ -1587,7 +1587,8 @@ class TokenSplitRow:
     """One product of a ``--tune tokensplit`` record (ms), cuBLAS's time in the same run, and:
 
     Attributes:
-        chosen, chosen_ms: The look-up's choice (the record's first trial of the product).
+        chosen, chosen_ms, chosen_slices: The look-up's choice (the record's first trial of the product) and the K
+            slices it ran.
         tiles: The product's tiles of 64×128 (``tuning.TOKEN_SPLIT_TILE``).
         persistent_ms: The persistent kernel's 64×128 tiles.
         split, split_ms, slices: The fastest split-K trial (the look-up's choice among them) and the K slices it ran.
@@ -1599,6 +1600,7 @@ class TokenSplitRow:
     cublas_ms: float | None
     chosen: Config
     chosen_ms: float
+    chosen_slices: int | None
     tiles: int
     persistent_ms: float
     split: Config
@@ -1643,7 +1645,8 @@ def token_split_rows(record_id: str = TOKEN_SPLIT_TABLE_ID) -> list[TokenSplitRo
         tiles = -(-m // tile.block_m) * -(-n // tile.block_n)
         out.append(
             TokenSplitRow(
-                entry.layout, entry.shape, entry.cublas_ms, first.config, first.ms, tiles, timed[tile], split.config,
+                entry.layout, entry.shape, entry.cublas_ms, first.config, first.ms, first.split_k, tiles, timed[tile],
+                split.config,
                 split.ms, split.split_k, ruled,
             )
         )  # fmt: skip
