@@ -751,13 +751,13 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--name", default="triton-gemm-sweep-h100", help="the sweep record's file name, no suffix")
     parser.add_argument("--sets", default=",".join(SETS), help=f"the sets of shapes to measure, of {','.join(SETS)}")
     parser.add_argument("--without-many-rounds", action="store_true",
-                        help="the look-up without step 17's rule (tuning.use_many_rounds_rule(False))")  # fmt: skip
+                        help="the look-up without step 17's rule (tuning.use_rule('many_rounds', False))")  # fmt: skip
     parser.add_argument("--without-token-split", action="store_true",
-                        help="the look-up without step 18's rule (tuning.use_token_split_rule(False))")  # fmt: skip
+                        help="the look-up without step 18's rule (tuning.use_rule('token_split', False))")  # fmt: skip
     parser.add_argument("--without-tokens", action="store_true",
-                        help="the look-up without step 16's rule (tuning.use_token_rule(False))")  # fmt: skip
+                        help="the look-up without step 16's rule (tuning.use_rule('few_tokens', False))")  # fmt: skip
     parser.add_argument("--without-two-block", action="store_true",
-                        help="the look-up without step 15's rule (tuning.use_two_block_rule(False))")  # fmt: skip
+                        help="the look-up without step 15's rule (tuning.use_rule('two_blocks', False))")  # fmt: skip
     parser.add_argument("--bytes-rules", action="store_true",
                         help="the look-up with step 11's rules (tuning.use_bytes_rules); off by default")  # fmt: skip
     parser.add_argument("--profile", choices=("some", "all"), default="some",
@@ -821,13 +821,13 @@ def triton_gemm_sweep(script: Script) -> int:
     if args.bytes_rules:
         tuning.use_bytes_rules(True)
     if args.without_two_block:
-        tuning.use_two_block_rule(False)
+        tuning.use_rule("two_blocks", False)
     if args.without_tokens:
-        tuning.use_token_rule(False)
+        tuning.use_rule("few_tokens", False)
     if args.without_many_rounds:
-        tuning.use_many_rounds_rule(False)
+        tuning.use_rule("many_rounds", False)
     if args.without_token_split:
-        tuning.use_token_split_rule(False)
+        tuning.use_rule("token_split", False)
     clear_plans()  # plans made before hold configurations chosen without the table
     rows = sweep(torch, args.out_dir, budget, tuned, sets)
     profile_rows(torch, rows, budget, every=args.profile == "all")

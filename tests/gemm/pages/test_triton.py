@@ -2704,9 +2704,9 @@ def test_the_triton_page_prose_matches_step_18s_runs() -> None:
     assert (lowest["m"], lowest["n"], lowest["k"], f"{lowest['ratio']:.3f}") == (267, 4096, 128256, "0.575")
     assert configs.Config(**lowest["config"]) == tuning.TOKEN_TILE
     assert (-(-267 // 64) * 64 - 267, -(-267 // 128) * 128 - 267) == (53, 117)
-    tuning.use_token_rule(False)  # the look-up's own choice: step 16's rule leaves it
+    tuning.use_rule("few_tokens", False)  # the look-up's own choice: step 16's rule leaves it
     try:
         assert tuning.choose("bfloat16", "NN", 267, 4096, 128256, 132) == tuning.TOKEN_TILE
     finally:
-        tuning.use_token_rule(True)
+        tuning.use_rule("few_tokens", True)
     assert tuning.ShapeClass.of("bfloat16", "NN", 267, 4096, 128256) not in table

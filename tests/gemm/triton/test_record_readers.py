@@ -242,11 +242,11 @@ def test_default_rows_read_step_17s_record_only_and_rule_whatever_its_switch() -
         with pytest.raises(ValueError, match=f"^{re.escape(other)}: .* timed other trials than step 17's"):
             results.default_rows(other)
     # `ruled` is what the rule does, not whether choose applies it (a run without the rule read 0 of 11)
-    tuning.use_many_rounds_rule(False)
+    tuning.use_rule("many_rounds", False)
     try:
         assert sum(r.ruled for r in results.default_rows()) == 11
     finally:
-        tuning.use_many_rounds_rule(True)
+        tuning.use_rule("many_rounds", True)
 
 
 def test_the_token_reader_counts_a_tile_as_tall_as_m_as_one_row(

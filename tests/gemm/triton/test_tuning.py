@@ -151,7 +151,7 @@ def test_a_class_picks_by_predicted_time_on_the_shape_itself() -> None:
     # Timed on 4096³: the large tiles 10% faster there. On 3000³ they take 3 rounds for 2.2 rounds of work.
     entry = _entry("bfloat16", "NN", (4096, 4096, 4096), [(LARGE, 1.0), (MEDIUM, 1.1)])
     tuning.use_table(_table(entry))
-    tuning.use_two_block_rule(False)  # the class's own choice (step 15's rule after it: its own tests)
+    tuning.use_rule("two_blocks", False)  # the class's own choice (step 15's rule after it: its own tests)
     assert tuning.choose("bfloat16", "NN", 4096, 4096, 4096, 132) == LARGE  # the representative: measured order
     assert tuning.predicted_ms(entry, entry.trials[0], 4096, 4096, 4096, 132) == pytest.approx(1.0)
     assert tuning.choose("bfloat16", "NN", 3000, 3000, 3000, 132) == MEDIUM
@@ -169,7 +169,7 @@ def test_lookup_falls_back_to_the_sharing_type_then_the_rule_never_to_another_la
             _entry("bfloat16", "NT", (512, 4096, 4096), [(nt, 1.0)]),
         )
     )
-    tuning.use_two_block_rule(False)  # the class's own choice (step 15's rule after it: its own tests)
+    tuning.use_rule("two_blocks", False)  # the class's own choice (step 15's rule after it: its own tests)
     assert tuning.lookup("bfloat16", "NN", 3000, 3000, 3000, 132) == LARGE  # same buckets as 4096³
     assert tuning.lookup("bfloat16", "TT", 3000, 3000, 3000, 132) is None  # no TT entry: not the NN one
     assert tuning.choose("bfloat16", "TT", 3000, 3000, 3000, 132) == tuning.heuristic("bfloat16", 3000, 3000, 3000, 132)
@@ -372,14 +372,14 @@ def test_a_choice_made_on_a_full_gpu_is_refilled_on_an_under_filled_one() -> Non
     # Timed on 4096³ (512 large tiles): the large tiling fastest. 1200×2048 in large tiles is 80 tiles for 132
     # multiprocessors; in 64×128 tiles 304, 2.3 rounds: 0.77 of their slots busy at 0.9 of the rate.
     tuning.use_table(_table(_ladder_entry((4096, 4096, 4096), (0.92, 0.9, 0.86), layout="NT")))
-    tuning.use_two_block_rule(False)  # refill alone (step 15's rule after it: its own tests)
+    tuning.use_rule("two_blocks", False)  # refill alone (step 15's rule after it: its own tests)
     assert tuning.choose("bfloat16", "NT", 4096, 4096, 4096, 132) == LARGE  # the representative: as measured
     assert tuning.choose("bfloat16", "NT", 3072, 4096, 2048, 132) == LARGE  # 192 tiles: not under-filled
     assert tuning.choose("bfloat16", "NT", 1200, 2048, 2048, 132) == tuning.WAVE_LADDER[1]
     assert tuning.refill(LARGE, (4096, 4096, 4096), 1200, 2048, 2048, 132) == tuning.WAVE_LADDER[1]
     # where the ladder runs slower than its fill gains, the class's choice stays
     tuning.use_table(_table(_ladder_entry((4096, 4096, 4096), (0.7, 0.7, 0.7), layout="NT")))
-    tuning.use_two_block_rule(False)
+    tuning.use_rule("two_blocks", False)
     assert tuning.choose("bfloat16", "NT", 1200, 2048, 2048, 132) == LARGE
     # a choice measured on an under-filled representative is kept: its time already counts the empty slots
     assert tuning.refill(LARGE, (1024, 1024, 1024), 1200, 2048, 2048, 132) == LARGE
@@ -666,7 +666,7 @@ def test_two_blocks_takes_the_tile_that_does_more_work_per_unit_of_time() -> Non
                              (replace(LARGE, stream_k=True), "bfloat16", 3903)):  # fmt: skip
         assert tuning.two_blocks(config, dtype, m, 768, 3072, 132) == config
     assert tuning.two_blocks(LARGE, "bfloat16", 3903, 0, 3072, 132) == LARGE  # an empty product
-    tuning.use_two_block_rule(False)  # choose skips the rule; the rule itself stays what it is
+    tuning.use_rule("two_blocks", False)  # choose skips the rule; the rule itself stays what it is
     assert tuning.choose("float16", "NN", 3903, 768, 3072, 132) == LARGE
     assert tuning.two_blocks(LARGE, "bfloat16", 3903, 768, 3072, 132) == best
     tuning.use_table(None)  # turns it on again
@@ -690,7 +690,7 @@ def test_two_blocks_refuses_what_it_does_not_model(args, error, message) -> None
     with pytest.raises(error, match=f"^{re.escape(message)}"):
         tuning.two_blocks(*args)
     with pytest.raises(TypeError, match=r"^on must be True or False; got .yes. \(str\)$"):
-        tuning.use_two_block_rule("yes")
+        tuning.use_rule("two_blocks", "yes")
 
 
 @pytest.mark.parametrize(
@@ -784,7 +784,7 @@ def test_few_tokens_takes_64_row_tiles_where_they_leave_fewer_rows_of_zeros() ->
     tuning._ACTIVE.clear()  # the committed tables
     assert tuning.choose("bfloat16", "NN", 297, 14336, 4096, 132) == tuning.TOKEN_TILE
     assert tuning.choose("bfloat16", "NT", 156, 6144, 4096, 132) == tuning.TOKEN_TILE
-    tuning.use_token_rule(False)
+    tuning.use_rule("few_tokens", False)
     assert tuning.choose("bfloat16", "NN", 297, 14336, 4096, 132) == tall
     assert tuning.choose("bfloat16", "NT", 156, 6144, 4096, 132) == replace(tall, num_stages=5)
 
@@ -805,7 +805,7 @@ def test_few_tokens_refuses_what_it_does_not_model(args, error, message) -> None
     with pytest.raises(error, match=f"^{re.escape(message)}"):
         tuning.few_tokens(*args)
     with pytest.raises(TypeError, match=r"^on must be True or False; got 1 \(int\)$"):
-        tuning.use_token_rule(1)
+        tuning.use_rule("few_tokens", 1)
 
 
 def test_default_trials_put_the_look_up_choice_first() -> None:
@@ -842,7 +842,7 @@ def test_many_rounds_takes_the_default_where_its_tiles_fill_four_rounds() -> Non
         assert tuning.many_rounds(config, dtype, m, n, k, 132) == config
     # in choose, last: the seventh held-out sweep's 3547×5120×5120 (NT), which the look-up gave 64×128 tiles
     assert tuning.choose("bfloat16", "NT", 3547, 5120, 5120, 132) == LARGE
-    tuning.use_many_rounds_rule(False)
+    tuning.use_rule("many_rounds", False)
     assert tuning.choose("bfloat16", "NT", 3547, 5120, 5120, 132) == small
     tuning.use_table(None)  # turns it on again (no table: the rule after the heuristic)
     assert tuning.many_rounds(small, "bfloat16", 3547, 5120, 5120, 132) == LARGE
@@ -865,7 +865,7 @@ def test_many_rounds_refuses_what_it_does_not_model(args, error, message) -> Non
     with pytest.raises(error, match=f"^{re.escape(message)}"):
         tuning.many_rounds(*args)
     with pytest.raises(TypeError, match=r"^on must be True or False; got None \(NoneType\)$"):
-        tuning.use_many_rounds_rule(None)
+        tuning.use_rule("many_rounds", None)
 
 
 def test_token_split_trials_time_each_split_k_tiling_at_its_split_and_twice_it() -> None:
@@ -917,10 +917,10 @@ def test_token_split_takes_persistent_tiles_for_a_split_k_choice_where_k_is_shor
     # in choose: the seen 108×5120×5120 (NN), whose look-up choice is the split-K kernel
     tuning._ACTIVE.clear()
     assert tuning.choose("bfloat16", "NN", 108, 5120, 5120, 132) == tile
-    tuning.use_token_split_rule(False)
+    tuning.use_rule("token_split", False)
     assert tuning.choose("bfloat16", "NN", 108, 5120, 5120, 132).kernel == "splitk"
     with pytest.raises(TypeError, match=r"^on must be True or False"):
-        tuning.use_token_split_rule("off")
+        tuning.use_rule("token_split", "off")
 
 
 @pytest.mark.parametrize(
@@ -936,3 +936,14 @@ def test_token_split_takes_persistent_tiles_for_a_split_k_choice_where_k_is_shor
 def test_token_split_refuses_what_it_does_not_model(args, error, message) -> None:
     with pytest.raises(error, match=f"^{re.escape(message)}"):
         tuning.token_split(*args)
+
+
+def test_use_rule_names_the_rules_choose_applies() -> None:
+    assert tuning.RULES == ("two_blocks", "few_tokens", "token_split", "many_rounds")
+    assert all(callable(getattr(tuning, name)) for name in tuning.RULES)
+    listed = re.escape("['two_blocks', 'few_tokens', 'token_split', 'many_rounds']")
+    for bad, error, message in (("tokens", ValueError, f"unknown name 'tokens'; choose one of {listed}"),
+                                (None, TypeError, "name must be a string"),
+                                ("two_blocks ", ValueError, "unknown name 'two_blocks '")):  # fmt: skip
+        with pytest.raises(error, match=f"^{message}"):
+            tuning.use_rule(bad, False)  # type: ignore[arg-type]

@@ -1100,7 +1100,7 @@ def two_blocks(config: Config, dtype: str, m: int, n: int, k: int, sms: int) -> 
     ``config``'s (its efficiency times its rate, :func:`wave_rates`, or 1.0, the default tiling's, where no table
     measured it); otherwise ``config``. Only for a 16-bit product above :data:`SMALL_M` rows whose ``config`` is a
     persistent tiling of one block without warp specialization, a split tail or stream-K; any other keeps ``config``.
-    :func:`choose` skips it after ``use_two_block_rule(False)``.
+    :func:`choose` skips it after ``use_rule("two_blocks", False)``.
 
     Raises:
         TypeError, ValueError: For a ``config`` that is not a :class:`Config`, a ``dtype`` other than the types the
@@ -1123,16 +1123,6 @@ def two_blocks(config: Config, dtype: str, m: int, n: int, k: int, sms: int) -> 
     # --8<-- [end:two_blocks]
 
 
-def use_two_block_rule(on: bool) -> None:
-    """Whether :func:`choose` applies :func:`two_blocks` (on by default; :func:`use_table` turns it on again). For a
-    run that measures a set both ways. Call :func:`gpukb.gemm.triton.matmul.clear_plans` after.
-
-    Raises:
-        TypeError: For anything but a bool.
-    """
-    _ACTIVE["two_block"] = flag("on", on)
-
-
 # --8<-- [start:few_tokens]
 #: Step 16's rule takes this tiling for a product of a few hundred rows (:func:`few_tokens`).
 TOKEN_TILE = Config("tma", 64, 256, 64, num_stages=4, num_warps=4)
@@ -1146,7 +1136,7 @@ def few_tokens(config: Config, dtype: str, m: int) -> Config:
     other keeps ``config``. On the six such products of step 16's run, 64×256 beat 128×128 and 128×256 on every one;
     on the five others (M mod 128 of 0 or above 64: the same rows of zeros either way) it was level with 128×128 (at
     most 0.04 of cuBLAS's speed apart), and on earlier draws' products of 128, 209 and 256 rows 128×256 tiles matched
-    cuBLAS. :func:`choose` skips it after ``use_token_rule(False)``.
+    cuBLAS. :func:`choose` skips it after ``use_rule("few_tokens", False)``.
 
     Raises:
         TypeError, ValueError: For a ``config`` that is not a :class:`Config`, a ``dtype`` other than the types the
@@ -1200,26 +1190,6 @@ def token_split(config: Config, dtype: str, m: int, n: int, k: int) -> Config:
     # --8<-- [end:token_split]
 
 
-def use_token_split_rule(on: bool) -> None:
-    """Whether :func:`choose` applies :func:`token_split` (on by default; :func:`use_table` turns it on again). For a
-    run that measures a set both ways. Call :func:`gpukb.gemm.triton.matmul.clear_plans` after.
-
-    Raises:
-        TypeError: For anything but a bool.
-    """
-    _ACTIVE["token_split"] = flag("on", on)
-
-
-def use_token_rule(on: bool) -> None:
-    """Whether :func:`choose` applies :func:`few_tokens` (on by default; :func:`use_table` turns it on again). For a
-    run that measures a set both ways. Call :func:`gpukb.gemm.triton.matmul.clear_plans` after.
-
-    Raises:
-        TypeError: For anything but a bool.
-    """
-    _ACTIVE["tokens"] = flag("on", on)
-
-
 # --8<-- [start:many_rounds]
 #: Step 17's rule takes the default tiling for a product whose tiles in it fill at least this many rounds
 #: (:func:`many_rounds`).
@@ -1236,8 +1206,8 @@ def many_rounds(config: Config, dtype: str, m: int, n: int, k: int, sms: int) ->
     the other 4 (weight gradients of 16 to 118 tokens); on products of fewer rounds the default lost by up to 0.92. A
     class's choice is its representative's fastest candidate, carried over by rounds of tiles and rates measured on
     full GPUs (:func:`predicted_ms`); where a product fills many rounds, that carry-over favoured smaller tiles the
-    default outran. :func:`choose` skips it after ``use_many_rounds_rule(False)``; the rule itself does not (so that a
-    reader of step 17's record classifies its products by the rule whatever a run switched off).
+    default outran. :func:`choose` skips it after ``use_rule("many_rounds", False)``; the rule itself does not (so that
+    a reader of step 17's record classifies its products by the rule whatever a run switched off).
 
     Raises:
         TypeError, ValueError: For a ``config`` that is not a :class:`Config`, a ``dtype`` other than the types the
@@ -1255,16 +1225,6 @@ def many_rounds(config: Config, dtype: str, m: int, n: int, k: int, sms: int) ->
         return config  # (another 128×256 tiling: the tables chose it, and step 17 found it level with the default)
     return replace(default, pad_rows=config.pad_rows)
     # --8<-- [end:many_rounds]
-
-
-def use_many_rounds_rule(on: bool) -> None:
-    """Whether :func:`choose` applies :func:`many_rounds` (on by default; :func:`use_table` turns it on again). For a
-    run that measures a set both ways. Call :func:`gpukb.gemm.triton.matmul.clear_plans` after.
-
-    Raises:
-        TypeError: For anything but a bool.
-    """
-    _ACTIVE["many_rounds"] = flag("on", on)
 
 
 def _by_rate(options: list[Config], m: int, n: int, k: int, sms: int) -> Config:
@@ -1322,13 +1282,31 @@ def choose(
     :func:`token_split` says; then the default tiling where :func:`many_rounds` says."""
     found = lookup(dtype, layout, m, n, k, sms, aligned, sectors, copied)
     config = found if found is not None else heuristic(dtype, m, n, k, sms)
-    # each rule on unless a run switched it off to measure a set both ways (use_two_block_rule, ...)
-    if _ACTIVE.get("two_block", True):
+    on = _ACTIVE.get("rules off", frozenset()).isdisjoint  # each rule on unless a run switched it off (use_rule)
+    if on({"two_blocks"}):
         config = two_blocks(config, dtype, m, n, k, sms)
-    if _ACTIVE.get("tokens", True):
+    if on({"few_tokens"}):
         config = few_tokens(config, dtype, m)
-    if _ACTIVE.get("token_split", True):
+    if on({"token_split"}):
         config = token_split(config, dtype, m, n, k)
-    if _ACTIVE.get("many_rounds", True):
+    if on({"many_rounds"}):
         config = many_rounds(config, dtype, m, n, k, sms)
     return config
+
+
+#: The rules :func:`choose` applies after the look-up, in that order (steps 15 to 18), by function name.
+RULES = ("two_blocks", "few_tokens", "token_split", "many_rounds")
+
+
+def use_rule(name: str, on: bool) -> None:
+    """Whether :func:`choose` applies the rule ``name`` (of :data:`RULES`; each on by default, and :func:`use_table`
+    turns them all on again). For a run that measures a set both ways; the rule itself, called directly, is unchanged.
+    Call :func:`gpukb.gemm.triton.matmul.clear_plans` after.
+
+    Raises:
+        TypeError, ValueError: For a ``name`` not in :data:`RULES`, or an ``on`` that is not a bool.
+    """
+    name = choice("name", name, RULES)
+    on = flag("on", on)
+    off = set(_ACTIVE.get("rules off", ()))
+    _ACTIVE["rules off"] = frozenset(off - {name} if on else off | {name})
