@@ -28,6 +28,7 @@ NOT_TERMS = {
     "V3": "a version number",
     "QK": "the product of Q and K transposed, written out where it is used",
     "BERT": "a model's name (BERT-base, BERT-large), used where its layers' sizes are",
+    "LM": "only ever part of LM head, a model layer's name, used where its sizes are",
 }
 
 
