@@ -317,8 +317,7 @@ def token_tiles(m: int) -> tuple[Config, ...]:
     of them and at 128×128 (a 96×256 tile spilled at 4; a 64-row tile is one warpgroup's MMA, and the tables' 64×256
     ran at 4), and the deepest pipeline of 4, 3 or 2 stages whose buffers (the stages' tiles of A and B, and a tile
     of C: more than the compiler takes for a tile of two blocks, which stores one block at a time) fit in
-    :data:`SMEM_BYTES`. Their loops are not flattened (step 14: a tile of
-    two blocks ran slower flattened).
+    :data:`SMEM_BYTES`. Their loops are not flattened (step 14: a tile of two blocks ran slower flattened).
 
     Raises:
         TypeError, ValueError: For an ``m`` that is not an int from ``SMALL_M + 1`` to ``TOKEN_MAX_M``.
@@ -1203,11 +1202,12 @@ def many_rounds(config: Config, dtype: str, m: int, n: int, k: int, sms: int) ->
     ``config`` is a 128×256 tiling already; any other keeps ``config``. Of the 47 seen products of step 17's run (more
     than 320 rows, at least 2^30 multiply-adds, a look-up choice other than the default), it changes 11: the default
     ran faster than the look-up's choice on 7 of them, by 0.02 to 0.16 of cuBLAS's speed, and at most 0.03 slower on
-    the other 4 (weight gradients of 16 to 118 tokens); on products of fewer rounds the default lost by up to 0.92. A
-    class's choice is its representative's fastest candidate, carried over by rounds of tiles and rates measured on
-    full GPUs (:func:`predicted_ms`); where a product fills many rounds, that carry-over favoured smaller tiles the
-    default outran. :func:`choose` skips it after ``use_rule("many_rounds", False)``; the rule itself does not (so that
-    a reader of step 17's record classifies its products by the rule whatever a run switched off).
+    the other 4 (weight gradients of 16 to 118 tokens); on products of fewer rounds the default lost by up to 0.92.
+    A class carries its candidates' times on its representative over by rounds of tiles (:func:`predicted_ms`), and a
+    product no class covers weighs tilings by rates measured on full GPUs (:func:`heuristic`); where a product fills
+    many rounds, both favoured smaller tiles the default outran. :func:`choose` skips it after
+    ``use_rule("many_rounds", False)``; the rule itself does not (so that a reader of step 17's record classifies its
+    products by the rule whatever a run switched off).
 
     Raises:
         TypeError, ValueError: For a ``config`` that is not a :class:`Config`, a ``dtype`` other than the types the
@@ -1282,14 +1282,14 @@ def choose(
     :func:`token_split` says; then the default tiling where :func:`many_rounds` says."""
     found = lookup(dtype, layout, m, n, k, sms, aligned, sectors, copied)
     config = found if found is not None else heuristic(dtype, m, n, k, sms)
-    on = _ACTIVE.get("rules off", frozenset()).isdisjoint  # each rule on unless a run switched it off (use_rule)
-    if on({"two_blocks"}):
+    off = _ACTIVE.get("rules off", frozenset())  # each rule on unless a run switched it off (use_rule)
+    if "two_blocks" not in off:
         config = two_blocks(config, dtype, m, n, k, sms)
-    if on({"few_tokens"}):
+    if "few_tokens" not in off:
         config = few_tokens(config, dtype, m)
-    if on({"token_split"}):
+    if "token_split" not in off:
         config = token_split(config, dtype, m, n, k)
-    if on({"many_rounds"}):
+    if "many_rounds" not in off:
         config = many_rounds(config, dtype, m, n, k, sms)
     return config
 
