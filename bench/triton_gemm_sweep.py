@@ -34,7 +34,8 @@ committed after the look-up's step-11 rules and before the run that measured it)
 committed after the look-up's step-15 rule and before the run that measured it), ``held-out-7`` (an eighth, committed
 before step 16's run and before the run that measured it), ``held-out-8`` (a ninth, committed before step 17's run and
 before the run that measured it), ``tokens`` (step 16's draw of products of 65 to 320 rows,
-committed after its rule and before the run that measured it) and ``tiny`` (M·N·K < 2^20).
+committed after its rule and before the run that measured it), ``tokens-2`` (step 18's, the same way) and ``tiny``
+(M·N·K < 2^20).
 
 It writes, through ``gpukb.records``:
 
