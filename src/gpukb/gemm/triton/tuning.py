@@ -956,8 +956,7 @@ def one_launch_cap(config: Config, m: int, n: int, k: int, sms: int) -> Config:
         TypeError, ValueError: For a ``config`` that is not a :class:`Config`, a size that is not an int ≥ 0, or an
             ``sms`` below 1.
     """
-    if not isinstance(config, Config):
-        raise TypeError(f"config must be a gpukb.gemm.triton.configs.Config; got {type(config).__name__}")
+    _config(config)
     if config.fused_reduce and split_for(m, n, k, config, sms) > FUSED_MAX_SPLIT:
         return replace(config, fused_reduce=False)
     return config
@@ -1057,8 +1056,7 @@ def refill(config: Config, shape: tuple[int, int, int], m: int, n: int, k: int, 
         TypeError, ValueError: For a ``config`` that is not a :class:`Config`, a ``shape`` that is not three sizes,
             a size that is not an int ≥ 0, or an ``sms`` below 1.
     """
-    if not isinstance(config, Config):
-        raise TypeError(f"config must be a gpukb.gemm.triton.configs.Config; got {type(config).__name__}")
+    _config(config)
     if not isinstance(shape, tuple | list) or len(shape) != 3:
         raise TypeError(f"shape must be the representative's (m, n, k); got {shape!r}")
     rm, rn, _ = _sizes(**dict(zip(("shape m", "shape n", "shape k"), shape, strict=True)))
@@ -1069,6 +1067,19 @@ def refill(config: Config, shape: tuple[int, int, int], m: int, n: int, k: int, 
     if _tiles(m, n, config) >= sms or _tiles(rm, rn, config) < sms:
         return config
     return _by_rate([config, *(c for c in WAVE_LADDER if c.label in wave_rates())], m, n, k, sms)
+
+
+def _config(config: Config) -> None:
+    """Refuse a ``config`` that is not a :class:`Config` (the one check of the rules and their helpers)."""
+    if not isinstance(config, Config):
+        raise TypeError(f"config must be a gpukb.gemm.triton.configs.Config; got {type(config).__name__}")
+
+
+def _rule_inputs(config: Config, dtype: str) -> str:
+    """``dtype``, after the checks every rule :func:`choose` applies makes of its choice and type: a misspelt type
+    would silently skip the rule, so only the tables' types pass."""
+    _config(config)
+    return choice("dtype", dtype, tuple(DEFAULT_CONFIGS))
 
 
 # --8<-- [start:two_blocks]
@@ -1105,9 +1116,7 @@ def two_blocks(config: Config, dtype: str, m: int, n: int, k: int, sms: int) -> 
         TypeError, ValueError: For a ``config`` that is not a :class:`Config`, a ``dtype`` other than the types the
             tables tuned, a size that is not an int ≥ 0, or an ``sms`` below 1.
     """
-    if not isinstance(config, Config):
-        raise TypeError(f"config must be a gpukb.gemm.triton.configs.Config; got {type(config).__name__}")
-    dtype = choice("dtype", dtype, tuple(DEFAULT_CONFIGS))  # a misspelt type would silently skip the rule
+    dtype = _rule_inputs(config, dtype)
     m, n, k = _sizes(m=m, n=n, k=k)
     sms = positive_int("sms", sms)
     plain = not (config.two_part or config.warp_specialize or config.split_tail or config.stream_k)
@@ -1141,9 +1150,7 @@ def few_tokens(config: Config, dtype: str, m: int) -> Config:
         TypeError, ValueError: For a ``config`` that is not a :class:`Config`, a ``dtype`` other than the types the
             tables tuned (``"bfloat16"``, ``"float16"``, ``"float8_e4m3fn"``), or an ``m`` that is not an int ≥ 0.
     """
-    if not isinstance(config, Config):
-        raise TypeError(f"config must be a gpukb.gemm.triton.configs.Config; got {type(config).__name__}")
-    dtype = choice("dtype", dtype, tuple(DEFAULT_CONFIGS))  # a misspelt type would silently skip the rule
+    dtype = _rule_inputs(config, dtype)
     (m,) = _sizes(m=m)
     if dtype not in SHARES or not SMALL_M < m <= TOKEN_MAX_M:
         return config
@@ -1177,9 +1184,7 @@ def token_split(config: Config, dtype: str, m: int, n: int, k: int) -> Config:
         TypeError, ValueError: For a ``config`` that is not a :class:`Config`, a ``dtype`` other than the types the
             tables tuned, or a size that is not an int ≥ 0.
     """
-    if not isinstance(config, Config):
-        raise TypeError(f"config must be a gpukb.gemm.triton.configs.Config; got {type(config).__name__}")
-    dtype = choice("dtype", dtype, tuple(DEFAULT_CONFIGS))  # a misspelt type would silently skip the rule
+    dtype = _rule_inputs(config, dtype)
     m, n, k = _sizes(m=m, n=n, k=k)
     if dtype not in SHARES or not SMALL_M < m <= TOKEN_MAX_M or config.kernel != "splitk":
         return config
@@ -1213,9 +1218,7 @@ def many_rounds(config: Config, dtype: str, m: int, n: int, k: int, sms: int) ->
         TypeError, ValueError: For a ``config`` that is not a :class:`Config`, a ``dtype`` other than the types the
             tables tuned, a size that is not an int ≥ 0, or an ``sms`` below 1.
     """
-    if not isinstance(config, Config):
-        raise TypeError(f"config must be a gpukb.gemm.triton.configs.Config; got {type(config).__name__}")
-    dtype = choice("dtype", dtype, tuple(DEFAULT_CONFIGS))  # a misspelt type would silently skip the rule
+    dtype = _rule_inputs(config, dtype)
     m, n, k = _sizes(m=m, n=n, k=k)
     sms = positive_int("sms", sms)
     default = DEFAULT_CONFIGS["bfloat16"]
