@@ -28,6 +28,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from gpukb.arguments import choice, flag, integer, positive_int, text
+from gpukb.cuda import limits
 from gpukb.gemm.triton.configs import (
     DEFAULT_CONFIGS,
     MAX_DIMENSION,
@@ -37,6 +38,7 @@ from gpukb.gemm.triton.configs import (
     Config,
     block_parts,
     pick_by_waves,
+    shared_memory_model,
     split_for,
     tail_rounds,
 )
@@ -292,8 +294,6 @@ FINE_SIDES = tuple(
 #: The most accumulator elements a tall tile may hold: 160 float32 registers a thread at 8 warps (320×128 compiled
 #: for sm_90 with 193 registers, none spilled; 160×256 with 230).
 TALL_MAX_AREA = 40960
-#: Shared memory one program of the H100 may use (227 KiB).
-SMEM_BYTES = 232448
 #: The one-block tilings step 16 times beside the tall tiles: the look-up's usual choices for these products.
 CANDIDATES_16_TOKENS: tuple[Config, ...] = (
     Config("tma", 128, 256, 64, num_stages=3, num_warps=8),
@@ -315,27 +315,29 @@ def token_tiles(m: int) -> tuple[Config, ...]:
     :data:`FINE_SIDES` where it is shorter) or in two (the shortest side of :data:`WGMMA_SIDES` holding half), each 64,
     128 and 256 columns wide where it holds at most :data:`TALL_MAX_AREA` accumulator elements; 8 warps above 16384
     of them and at 128×128 (a 96×256 tile spilled at 4; a 64-row tile is one warpgroup's MMA, and the tables' 64×256
-    ran at 4), and the deepest pipeline of 4, 3 or 2 stages whose buffers (the stages' tiles of A and B, and a tile
-    of C: more than the compiler takes for a tile of two blocks, which stores one block at a time) fit in
-    :data:`SMEM_BYTES`. Their loops are not flattened (step 14: a tile of two blocks ran slower flattened).
+    ran at 4), and the deepest pipeline of 4, 3 or 2 stages whose buffers fit in the shared memory one block may use
+    on sm_90 (:func:`~gpukb.gemm.triton.configs.shared_memory_model` against ``shared_per_block_optin`` of
+    :mod:`gpukb.cuda.limits`; the model counts a whole tile of C, more than the compiler takes for a tile of two
+    blocks, which stores one block at a time). Their loops are not flattened (step 14: a tile of two blocks ran slower
+    flattened).
 
     Raises:
         TypeError, ValueError: For an ``m`` that is not an int from ``SMALL_M + 1`` to ``TOKEN_MAX_M``.
     """
     m = integer("m", m, minimum=SMALL_M + 1, maximum=TOKEN_MAX_M)
     sides = dict.fromkeys((_cover(m, WGMMA_SIDES), _cover(m, FINE_SIDES), _cover(-(-m // 2), WGMMA_SIDES)))
+    limit = limits.capability("9.0").shared_per_block_optin
     tiles = []
     for side in sides:
         for width in (64, 128, 256):
             area = side * width
             if area > TALL_MAX_AREA:
                 continue
-            stages = next(
-                (s for s in (4, 3, 2) if s * (side + width) * 64 * 2 + 2 * area <= SMEM_BYTES), None
-            )  # fmt: skip
-            if stages is not None:
-                warps = 8 if area > 16384 or (area == 16384 and side > 64) else 4
-                tiles.append(Config("tma", side, width, 64, num_stages=stages, num_warps=warps, flatten=False))
+            warps = 8 if area > 16384 or (area == 16384 and side > 64) else 4
+            tile = Config("tma", side, width, 64, num_stages=4, num_warps=warps, flatten=False)
+            fitting = [s for s in (4, 3, 2) if shared_memory_model(replace(tile, num_stages=s)) <= limit]
+            if fitting:
+                tiles.append(replace(tile, num_stages=fitting[0]))
     return tuple(tiles)
 
 
