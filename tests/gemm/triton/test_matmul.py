@@ -803,32 +803,70 @@ def test_tiles_of_two_blocks_match_float64(layout, block_m, block_n, flatten, mo
     assert launched == ["tma2"]
 
 
-@pytest.mark.parametrize(("block_m", "wgmma", "mma_sync"), [(192, 8, 0), (160, 4, 16)])
-def test_a_block_of_32_rows_compiles_to_the_older_mma(block_m, wgmma, mma_sync) -> None:
-    """Compiled for sm_90 here, without a GPU: a 192×128 tile of two blocks (128 + 64 rows) multiplies with the
-    warpgroup MMA alone; a 160×128 one (128 + 32) puts its 32-row block on ``mma.sync`` (Triton takes ``wgmma`` only
-    for a dot of a multiple of 64 rows a CTA: ``supportMMA`` in ``lib/Analysis/Utility.cpp``). Step 16 says so."""
+def _compile_two_block(block_m: int, block_n: int, stages: int, warps: int, b_row_major: bool = True) -> object:
+    """The two-block kernel compiled for sm_90 here, without a GPU (bf16, row-major A; B row-major or not)."""
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
     from triton.compiler import compile as triton_compile
 
     from gpukb.gemm.triton.configs import block_parts
 
-    (bm, bm2), bn = block_parts(block_m), 128
+    (bm, bm2), (bn, bn2) = block_parts(block_m), block_parts(block_n)
 
     def desc(rows: int, cols: int) -> str:
-        return f"tensordesc<bf16[{rows}, {cols}]>"
+        return f"tensordesc<bf16[{rows or 16}, {cols or 16}]>"
 
-    signature = {"a1": desc(bm, 64), "a2": desc(bm2, 64), "b1": desc(64, bn), "b2": desc(64, bn),
-                 "c11": desc(bm, bn), "c12": desc(bm, bn), "c21": desc(bm2, bn), "c22": desc(bm2, bn),
+    def b_desc(cols: int) -> str:
+        return desc(64, cols) if b_row_major else desc(cols, 64)
+
+    signature = {"a1": desc(bm, 64), "a2": desc(bm2, 64), "b1": b_desc(bn), "b2": b_desc(bn2),
+                 "c11": desc(bm, bn), "c12": desc(bm, bn2), "c21": desc(bm2, bn), "c22": desc(bm2, bn2),
                  "M": "i32", "N": "i32", "K": "i32", "alpha": "fp32"}  # fmt: skip
-    constants = {"BLOCK_M": bm, "BLOCK_M2": bm2, "BLOCK_N": bn, "BLOCK_N2": 0, "BLOCK_K": 64, "GROUP_M": 8,
-                 "A_ROW_MAJOR": True, "B_ROW_MAJOR": True, "OUT_DTYPE": tl.bfloat16, "UPCAST": False,
+    constants = {"BLOCK_M": bm, "BLOCK_M2": bm2, "BLOCK_N": bn, "BLOCK_N2": bn2, "BLOCK_K": 64, "GROUP_M": 8,
+                 "A_ROW_MAJOR": True, "B_ROW_MAJOR": b_row_major, "OUT_DTYPE": tl.bfloat16, "UPCAST": False,
                  "FLATTEN": False, "NUM_SMS": 132}  # fmt: skip
     signature.update(dict.fromkeys(constants, "constexpr"))
     source = ASTSource(mm._jitted("tma2"), signature, constexprs=constants)
-    ptx = triton_compile(source, target=GPUTarget("cuda", 90, 32), options={"num_warps": 8, "num_stages": 4}).asm["ptx"]
+    return triton_compile(source, target=GPUTarget("cuda", 90, 32), options={"num_warps": warps, "num_stages": stages})
+
+
+@pytest.mark.parametrize(("block_m", "wgmma", "mma_sync"), [(192, 8, 0), (160, 4, 16)])
+def test_a_block_of_32_rows_compiles_to_the_older_mma(block_m, wgmma, mma_sync) -> None:
+    """Compiled for sm_90 here, without a GPU: a 192×128 tile of two blocks (128 + 64 rows) multiplies with the
+    warpgroup MMA alone; a 160×128 one (128 + 32) puts its 32-row block on ``mma.sync`` (Triton takes ``wgmma`` only
+    for a dot of a multiple of 64 rows a CTA: ``supportMMA`` in ``lib/Analysis/Utility.cpp``). Step 16 says so."""
+    ptx = _compile_two_block(block_m, 128, 4, 8).asm["ptx"]
     assert (ptx.count("wgmma.mma_async"), ptx.count("mma.sync")) == (wgmma, mma_sync)
+
+
+@pytest.mark.parametrize(
+    ("block_m", "block_n", "stages", "layout", "registers"),
+    [(320, 128, 2, "nn", 190), (320, 128, 2, "nt", 193), (160, 256, 2, "nn", 232), (160, 256, 2, "nt", 238)],
+)
+def test_the_largest_tall_tiles_fit_the_registers(block_m, block_n, stages, layout, registers, tmp_path) -> None:
+    """Step 16's largest tiles (40,960 accumulators, ``tuning.TALL_MAX_AREA``), compiled for sm_90 and assembled by
+    the ptxas Triton ships: under the 255 registers a thread may hold (``gpukb.cuda.limits``), none spilled."""
+    import re
+    import subprocess
+    from pathlib import Path
+
+    import triton
+
+    from gpukb.cuda import limits
+
+    assert block_m * block_n == tuning.TALL_MAX_AREA
+    ptxas = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "ptxas"
+    source = tmp_path / "tile.ptx"
+    ptx = _compile_two_block(block_m, block_n, stages, 8, b_row_major=layout == "nn").asm["ptx"]
+    source.write_text(ptx, encoding="utf-8")
+    report = subprocess.run([str(ptxas), "-v", "--gpu-name", "sm_90a", str(source), "-o", str(tmp_path / "tile.o")],
+                            capture_output=True, text=True, check=True, timeout=120).stderr  # fmt: skip
+    used = int(re.search(r"Used (\d+) registers", report).group(1))
+    spilled = [int(x) for x in re.findall(r"(\d+) bytes spill (?:stores|loads)", report)]
+    assert used == registers
+    assert used <= limits.capability("9.0").max_registers_per_thread
+    assert spilled  # the report names spill stores and loads
+    assert not any(spilled)
 
 
 def _dot_kernel(a, b, c):

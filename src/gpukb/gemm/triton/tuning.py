@@ -292,7 +292,7 @@ FINE_SIDES = tuple(
     side for side in range(80, TOKEN_MAX_M + 1, 16) if not (rest := block_parts(side)[1]) or rest & (rest - 1) == 0
 )
 #: The most accumulator elements a tall tile may hold: 160 float32 registers a thread at 8 warps (320×128 compiled
-#: for sm_90 with 193 registers, none spilled; 160×256 with 230).
+#: for sm_90 with 190 to 193 registers as B's layout goes, none spilled; 160×256 with 232 to 238: a CPU test checks).
 TALL_MAX_AREA = 40960
 #: The one-block tilings step 16 times beside the tall tiles: the look-up's usual choices for these products.
 CANDIDATES_16_TOKENS: tuple[Config, ...] = (
