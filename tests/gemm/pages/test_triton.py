@@ -2398,6 +2398,13 @@ def test_the_triton_page_prose_matches_step_16s_runs() -> None:
     )
     assert all(ratio[r.shape]["two"] > ratio[r.shape]["one"] for r in rows if r.one_row.block_m >= 272)
     assert f"{ratio[297, 14336, 4096]['two']:.3f}" == "0.696"
+    # the layers the prose names, as the draws labelled them
+    labels = {(r["m"], r["n"], r["k"]): r["label"] for name in ("held-out-6", "held-out-7")
+              for r in _sweep_raw(f"triton-gemm-sweep-h100-{name}")["rows"]}  # fmt: skip
+    assert labels[297, 14336, 4096] == "Mistral-7B MLP down, input-grad, 297 tokens"
+    assert "(Mistral-7B's MLP down, input gradient, at 297 tokens)" in step
+    assert labels[174, 8192, 10240] == "Llama-3-70B qkv, input-grad, 174 tokens"
+    assert "174×8192×10240 (Llama-3-70B's qkv, input gradient)" in step
     assert rows[0].two_rows.label == rows[0].best.label == "tma 192x128x64 g8 s4 w8 noflat"
     # cuBLAS's tiles and their rows of zeros
     tiles = {r.shape: peer_kernels.peer_gemm(r.cublas_kernels) for r in rows}
@@ -2592,6 +2599,19 @@ def test_the_triton_page_prose_matches_step_17s_runs() -> None:
     assert all((r["config"]["block_m"], r["config"]["block_n"]) == (64, 128) for r in lowest)
     assert all(math.ceil(r["m"] / 128) * math.ceil(r["n"] / 256) < 4 * 132 for r in lowest)
     assert "eighth held-out sweep, stands at 0.917 (bf16) and 0.922 (fp16)" in step
+    # the layers the prose names, as the draws labelled them
+    labels = {(r["m"], r["n"], r["k"]): r["label"] for name in ("held-out", "held-out-7", "held-out-8")
+              for r in _sweep_raw(f"triton-gemm-sweep-h100-{name}")["rows"]}  # fmt: skip
+    for shape, label, said in (
+        ((28672, 8192, 184), "Llama-3-70B MLP up, weight-grad, 184 tokens", "(Llama-3-70B's MLP up, weight gradients"),
+        ((28672, 8192, 226), "Llama-3-70B MLP up, weight-grad, 226 tokens", "of 184 and 226 tokens)"),
+        ((3547, 5120, 5120), "Llama-2-13B attention out, forward, 3547 tokens",
+         "3547×5120×5120 (Llama-2-13B's attention output at 3547 tokens)"),
+        ((768, 3072, 4268), "BERT-base MLP down, weight-grad, 4268 tokens",
+         "768×3072×4268 (BERT-base's MLP down, weight"),
+    ):  # fmt: skip
+        assert labels[shape] == label
+        assert said in step
     # What next: the two lowest that took 64×128 from their class, and the rounds the default fills there
     for shape, layout, rounds in (((4474, 1024, 1024), "NN", "1.06"), ((6120, 768, 768), "NT", "1.09")):
         entry = table[tuning.ShapeClass.of("bfloat16", layout, *shape)]
@@ -2713,6 +2733,11 @@ def test_the_triton_page_prose_matches_step_18s_runs() -> None:
     assert (lowest["m"], lowest["n"], lowest["k"], f"{lowest['ratio']:.3f}") == (267, 4096, 128256, "0.575")
     assert configs.Config(**lowest["config"]) == tuning.TOKEN_TILE
     assert (-(-267 // 64) * 64 - 267, -(-267 // 128) * 128 - 267) == (53, 117)
+    labels = {(r["m"], r["n"], r["k"]): r["label"] for r in on["rows"]}
+    assert labels[267, 4096, 128256] == "Llama-3-8B LM head, input-grad, 267 tokens"
+    assert "267×4096×128256 (Llama-3-8B's LM head, input gradient, at 267 tokens)" in step
+    assert labels[247, 4096, 1024] == "GPT-2 medium MLP down, input-grad, 247 tokens"
+    assert "247×4096×1024 (GPT-2 medium's MLP down, input gradient)" in step
     tuning.use_rule("few_tokens", False)  # the look-up's own choice: step 16's rule leaves it
     try:
         assert tuning.choose("bfloat16", "NN", 267, 4096, 128256, 132) == tuning.TOKEN_TILE
