@@ -202,9 +202,8 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
     extended, losers, gaps, fill = mode == "issue29", mode == "losers", mode == "gaps", mode == "fill"
     streamk, two_block, tokens, default = mode == "streamk", mode == "twoblock", mode == "tokens", mode == "default"
     token_split = mode == "tokensplit"
-    by_product = (
-        streamk or two_block or tokens or default or token_split
-    )  # products timed against the look-up's choice, not classes
+    # products timed against the look-up's choice, not classes tuned
+    by_product = streamk or two_block or tokens or default or token_split
     work: list[tuple[str, str, tuple[int, int, int]]] = []
     seen = set()
     if by_product:  # against the look-up as it is: the committed tables (the run cleared them for the host path)
