@@ -3,10 +3,10 @@
 Run from the repository root on a machine with a Hopper GPU::
 
     python bench/triton_gemm_sweep.py OUT_DIR [--budget SECONDS]
-        [--tune sweep|issue29|losers|gaps|fill|streamk|twoblock|tokens|default|tokensplit|none]
+        [--tune sweep|issue29|losers|gaps|fill|streamk|twoblock|tokens|default|tokensplit|swap|none]
         [--tune-only] [--reserve SECONDS] [--bytes-rules]
         [--sets first,issue,random,held-out,held-out-2,held-out-3,held-out-4,held-out-5,held-out-6,
-        held-out-7,held-out-8,tokens,tokens-2,tiny] [--without-two-block] [--without-tokens]
+        held-out-7,held-out-8,tokens,tokens-2,tokens-3,tiny] [--without-two-block] [--without-tokens]
         [--without-many-rounds] [--without-token-split]
         [--profile some|all]
 
@@ -16,11 +16,11 @@ random sweep's products and the first sweep's slowest (``gpukb.gemm.triton.sweep
 split-tail and decode candidates, writing ``triton-gemm-tuning-h100-losers.json``; ``--tune gaps`` and ``--tune fill``
 the shapes designed for them (``sweep.GAP_TUNING``, ``sweep.FILL_TUNING``: 16-row, one-launch split-K and transposed
 decode tilings), writing ``-gaps`` and ``-fill`` tables, each measured over the committed ones; ``--tune streamk``,
-``--tune twoblock``, ``--tune tokens``, ``--tune default`` and ``--tune tokensplit`` time seen products
-(``sweep.STREAMK_TUNING``, ``sweep.TWO_BLOCK_TUNING``, ``sweep.TOKEN_TUNING``, ``sweep.DEFAULT_TUNING``,
-``sweep.TOKEN_SPLIT_TUNING``) with the look-up's own choice first, then step 12's stream-K candidates, step 14's
-tiles of two blocks, step 16's tall tiles (with the names of cuBLAS's kernels), step 17's default tilings or step 18's
-split-K tilings (with cuBLAS's kernels), and change no table; every
+``--tune twoblock``, ``--tune tokens``, ``--tune default``, ``--tune tokensplit`` and ``--tune swap`` time seen
+products (``sweep.STREAMK_TUNING``, ``sweep.TWO_BLOCK_TUNING``, ``sweep.TOKEN_TUNING``, ``sweep.DEFAULT_TUNING``,
+``sweep.TOKEN_SPLIT_TUNING``, ``sweep.SWAP_TUNING``) with the look-up's own choice first, then step 12's stream-K
+candidates, step 14's tiles of two blocks, step 16's tall tiles (with the names of cuBLAS's kernels), step 17's default
+tilings, step 18's split-K tilings or step 19's swapped tiles (both with cuBLAS's kernels), and change no table; every
 candidate's output is compared with cuBLAS's before and after it is timed, and a wrong one is never chosen;
 ``--tune none`` tunes nothing and uses the committed tables (``tuning.TABLE_RECORDS``). ``--reserve``: the seconds
 the tuning leaves for the sweep. The sweep then measures the sets of shapes it is given
@@ -34,8 +34,8 @@ committed after the look-up's step-11 rules and before the run that measured it)
 committed after the look-up's step-15 rule and before the run that measured it), ``held-out-7`` (an eighth, committed
 before step 16's run and before the run that measured it), ``held-out-8`` (a ninth, committed before step 17's run and
 before the run that measured it), ``tokens`` (step 16's draw of products of 65 to 320 rows,
-committed after its rule and before the run that measured it), ``tokens-2`` (step 18's, the same way) and ``tiny``
-(M·N·K < 2^20).
+committed after its rule and before the run that measured it), ``tokens-2`` (step 18's, the same way), ``tokens-3``
+(step 19's, committed before its tuning run) and ``tiny`` (M·N·K < 2^20).
 
 It writes, through ``gpukb.records``:
 
@@ -69,7 +69,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 try:
     import gpukb  # noqa: F401
@@ -105,6 +105,7 @@ from gpukb.gemm.triton.sweep import (  # noqa: E402
     ISSUE_TUNING,
     LOSER_TUNING,
     STREAMK_TUNING,
+    SWAP_TUNING,
     TINY_SHAPES,
     TOKEN_SPLIT_TUNING,
     TOKEN_TUNING,
@@ -190,31 +191,84 @@ def _aligned(torch: Any, dtype: str, layout: str, m: int, n: int, k: int, line: 
     return rows_aligned(a if layout[0] == "N" else a.t(), b if layout[1] == "N" else b.t(), c, line)
 
 
+class ProductMode(NamedTuple):
+    """A tuning mode that times seen products against the look-up's own choice and changes no table.
+
+    Attributes:
+        products: The ``(layout, shape)`` pairs it times (bf16).
+        trials: What it times on one product: ``trials(chosen, m, n, k, sms)``, the look-up's choice first.
+        every: Every product, not the first of each shape class.
+        kernels: Also record which kernels cuBLAS ran (their names, from the profiler).
+        what: The products and trials, in words, for the record's ``timing``.
+    """
+
+    products: tuple
+    trials: Any
+    every: bool
+    kernels: bool
+    what: str
+
+
+def _by_product_modes() -> dict[str, ProductMode]:
+    from gpukb.gemm.triton import tuning
+
+    return {
+        "streamk": ProductMode(
+            STREAMK_TUNING, lambda chosen, m, n, k, sms: tuning.streamk_trials(chosen), False, False,
+            "gpukb.gemm.triton.sweep.STREAMK_TUNING: products with a part-full last round, all seen, and two guards "
+            "level with cuBLAS; tuning.CANDIDATES_16_STREAMK, each tiling with and without one stream-K round",
+        ),
+        "twoblock": ProductMode(
+            TWO_BLOCK_TUNING, lambda chosen, m, n, k, sms: tuning.two_block_trials(chosen), False, False,
+            "gpukb.gemm.triton.sweep.TWO_BLOCK_TUNING: products where cuBLAS ran tiles that are not powers of two, all "
+            "seen, and guards level with cuBLAS; tuning.CANDIDATES_16_TWO_BLOCK: tilings of one block with their "
+            "loops flattened and not, and tiles of two blocks on a side",
+        ),
+        "tokens": ProductMode(
+            TOKEN_TUNING, lambda chosen, m, n, k, sms: tuning.token_trials(chosen, m), False, True,
+            "gpukb.gemm.triton.sweep.TOKEN_TUNING: products of 65 to 320 rows, all seen; tuning.CANDIDATES_16_TOKENS "
+            "and tuning.token_tiles: tiles as tall as all the rows or half of them",
+        ),
+        "default": ProductMode(
+            DEFAULT_TUNING, lambda chosen, m, n, k, sms: tuning.default_trials(chosen), True, False,
+            "gpukb.gemm.triton.sweep.DEFAULT_TUNING: every seen product of more than 320 rows and at least 2^30 "
+            "multiply-adds whose look-up choice is not the default tiling; tuning.CANDIDATES_16_DEFAULT",
+        ),
+        "tokensplit": ProductMode(
+            TOKEN_SPLIT_TUNING, tuning.token_split_trials, True, True,
+            "gpukb.gemm.triton.sweep.TOKEN_SPLIT_TUNING: every seen product of 65 to 320 rows whose look-up choice is "
+            "the split-K kernel; tuning.token_split_trials",
+        ),
+        "swap": ProductMode(
+            SWAP_TUNING, lambda chosen, m, n, k, sms: tuning.swap_trials(chosen, m), True, True,
+            "gpukb.gemm.triton.sweep.SWAP_TUNING: every seen product of 65 to 320 rows; tuning.swap_tiles: tiles "
+            "computed as their transposes, the tokens along the MMA's N",
+        ),
+    }
+
+
 def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve: float = SWEEP_RESERVE_S) -> dict:
     """Time every candidate of each shape class on the class's first shape; keep the fastest. ``mode``
     ``"sweep"``: the classes of the sweep's shapes; ``"issue29"``: those of ``ISSUE_TUNING``, with the extended
-    candidates (``tuning.candidates(..., extended=True)``)."""
+    candidates (``tuning.candidates(..., extended=True)``); a mode of :func:`_by_product_modes`: its products against
+    the look-up's own choice."""
     from gpukb.gemm.triton import tuning
     from gpukb.gemm.triton.configs import split_for, tail_rows
     from gpukb.gemm.triton.matmul import _sm_count, clear_plans, default_config, layout_code, matmul, rows_aligned
 
     sms = _sm_count(torch.device("cuda"))
     extended, losers, gaps, fill = mode == "issue29", mode == "losers", mode == "gaps", mode == "fill"
-    streamk, two_block, tokens, default = mode == "streamk", mode == "twoblock", mode == "tokens", mode == "default"
-    token_split = mode == "tokensplit"
-    # products timed against the look-up's choice, not classes tuned
-    by_product = streamk or two_block or tokens or default or token_split
+    product_mode = _by_product_modes().get(mode)
+    by_product = product_mode is not None  # products timed against the look-up's choice, not classes tuned
     work: list[tuple[str, str, tuple[int, int, int]]] = []
     seen = set()
     if by_product:  # against the look-up as it is: the committed tables (the run cleared them for the host path)
         tuning._ACTIVE.clear()
         clear_plans()
-    if extended or losers or gaps or fill or by_product:
-        chosen = (
-            ISSUE_TUNING if extended else LOSER_TUNING if losers else GAP_TUNING if gaps else FILL_TUNING if fill
-            else STREAMK_TUNING if streamk else TWO_BLOCK_TUNING if two_block else TOKEN_TUNING if tokens
-            else DEFAULT_TUNING if default else TOKEN_SPLIT_TUNING
-        )  # fmt: skip
+    if product_mode is not None:
+        sources = [("bfloat16", layout, shape) for layout, shape in product_mode.products]
+    elif extended or losers or gaps or fill:
+        chosen = ISSUE_TUNING if extended else LOSER_TUNING if losers else GAP_TUNING if gaps else FILL_TUNING
         sources = [("bfloat16", layout, shape) for layout, shape in chosen]
     else:
         sources = [("bfloat16", "NN", s[2:]) for s in shapes()]
@@ -223,7 +277,7 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
         cls = tuning.ShapeClass.of(
             dtype, layout, m, n, k, _aligned(torch, dtype, layout, m, n, k), _aligned(torch, dtype, layout, m, n, k, 32)
         )
-        key = (dtype, layout, (m, n, k)) if default or token_split else cls  # steps 17, 18: every product
+        key = (dtype, layout, (m, n, k)) if product_mode is not None and product_mode.every else cls
         if key not in seen:
             seen.add(key)
             work.append((dtype, layout, (m, n, k)))
@@ -239,16 +293,8 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
         out_dtype = torch.bfloat16 if dtype == "float8_e4m3fn" else tdtype
         c = torch.empty(m, n, device="cuda", dtype=out_dtype)
         aligned = rows_aligned(a, b, c)
-        if streamk:  # the look-up's choice first, then the stream-K candidates
-            pool = tuning.streamk_trials(default_config(a, b, c))
-        elif two_block:  # the look-up's choice first, then tilings flattened and not, of one block and of two
-            pool = tuning.two_block_trials(default_config(a, b, c))
-        elif tokens:  # the look-up's choice first, then one-block tilings and the tall tiles for this many rows
-            pool = tuning.token_trials(default_config(a, b, c), m)
-        elif default:  # the look-up's choice first, then the default tiling and its neighbours
-            pool = tuning.default_trials(default_config(a, b, c))
-        elif token_split:  # the look-up's choice first, then split-K tilings at two splits and two persistent ones
-            pool = tuning.token_split_trials(default_config(a, b, c), m, n, k, sms)
+        if product_mode is not None:  # the look-up's choice first, then the mode's trials
+            pool = product_mode.trials(default_config(a, b, c), m, n, k, sms)
         else:
             pool = tuning.trials(
                 dtype, m, n, k, sms, aligned=aligned, extended=extended, losers=losers, gaps=gaps, fill=fill
@@ -304,7 +350,7 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
             "aligned": cls.aligned, "tiny": cls.tiny, "shape": [m, n, k], "config": best["config"], "trials": trials,
             "cublas_ms": cublas_ms,
         }  # fmt: skip
-        if tokens or token_split:  # which tiles cuBLAS chose for the same product (its kernel names)
+        if product_mode is not None and product_mode.kernels:  # which tiles cuBLAS chose (its kernels' names)
             entry["cublas_kernels"] = _kernel_names(torch, peer)
             print(f"   cuBLAS ran {entry['cublas_kernels']}", flush=True)
         classes.append(entry)
@@ -337,34 +383,10 @@ def tune(torch: Any, out_dir: Path, budget: Budget, mode: str = "sweep", reserve
             "classes of under-filled waves; the earlier 64-row decode candidates and the fill candidates for M <= 64, "
             "the gap candidates and the fill candidates above)"
             if fill
-            else "product (gpukb.gemm.triton.sweep.STREAMK_TUNING: products with a part-full last round, all seen, "
-            "and two guards level with cuBLAS; the look-up's choice with the committed tables first, then "
-            "tuning.CANDIDATES_16_STREAMK, each tiling with and without one stream-K round; every output checked "
-            "into a NaN-filled C before timing and again after; cuBLAS timed before the two passes and after, the "
-            "faster kept)"
-            if streamk
-            else "product (gpukb.gemm.triton.sweep.TWO_BLOCK_TUNING: products where cuBLAS ran tiles that are not "
-            "powers of two, all seen, and guards level with cuBLAS; the look-up's choice with the committed tables "
-            "first, then tuning.CANDIDATES_16_TWO_BLOCK: tilings of one block with their loops flattened and not, and "
-            "tiles of two blocks on a side; every output checked into a NaN-filled C before timing and again after; "
-            "cuBLAS timed before the two passes and after, the faster kept)"
-            if two_block
-            else "product (gpukb.gemm.triton.sweep.TOKEN_TUNING: products of 65 to 320 rows, all seen; the look-up's "
-            "choice with the committed tables first, then tuning.CANDIDATES_16_TOKENS and tuning.token_tiles: tiles "
-            "as tall as all the rows or half of them; every output checked into a NaN-filled C before timing and "
-            "again after; cuBLAS timed before the two passes and after, the faster kept, and its kernels' names "
-            "taken from the profiler)"
-            if tokens
-            else "product (gpukb.gemm.triton.sweep.DEFAULT_TUNING: every seen product of more than 320 rows and at "
-            "least 2^30 multiply-adds whose look-up choice is not the default tiling; the look-up's choice with the "
-            "committed tables first, then tuning.CANDIDATES_16_DEFAULT; every output checked into a NaN-filled C "
-            "before timing and again after; cuBLAS timed before the two passes and after, the faster kept)"
-            if default
-            else "product (gpukb.gemm.triton.sweep.TOKEN_SPLIT_TUNING: every seen product of 65 to 320 rows whose "
-            "look-up choice is the split-K kernel; the look-up's choice with the committed tables first, then "
-            "tuning.token_split_trials; every output checked into a NaN-filled C before timing and again after; cuBLAS "
-            "timed before the two passes and after, the faster kept, and its kernels' names taken from the profiler)"
-            if token_split
+            else f"product ({product_mode.what}; the look-up's choice with the committed tables first; every output "
+            "checked into a NaN-filled C before timing and again after; cuBLAS timed before the two passes and after, "
+            "the faster kept" + (", and its kernels' names taken from the profiler)" if product_mode.kernels else ")")
+            if product_mode is not None
             else "class (the first sweep shape in it)"
         ),
         "classes": classes,
@@ -551,7 +573,8 @@ SETS = ("first", "issue", "random", *HELD_OUT_DRAWS, *TOKEN_DRAWS, "tiny")
 
 
 #: The drawn sets (``--held-out-commit`` names the commit that fixed each): the held-out draws, then the class draws
-#: (``TOKEN_DRAWS``: step 16's ``tokens``, step 18's ``tokens-2``), each as the record describes it.
+#: (``TOKEN_DRAWS``: step 16's ``tokens``, step 18's ``tokens-2``, step 19's ``tokens-3``), each as the record
+#: describes it.
 DRAWS = {
     **{name: f"seed {seed}, {count} products" for name, (seed, count) in HELD_OUT_DRAWS.items()},
     **{
@@ -742,8 +765,7 @@ def profile_rows(torch: Any, rows: list[dict], budget: Budget, every: bool = Fal
 def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--budget", type=float, default=280.0, help="seconds the whole run may take")
     parser.add_argument("--table", type=Path, help="use this tuning table instead of tuning (skips the tuning)")
-    parser.add_argument("--tune", choices=("sweep", "issue29", "losers", "gaps", "fill", "streamk", "twoblock",
-                                            "tokens", "default", "tokensplit", "none"),
+    parser.add_argument("--tune", choices=("sweep", "issue29", "losers", "gaps", "fill", *_by_product_modes(), "none"),
                         default="sweep",
                         help="which classes to tune; none: use the committed tables")  # fmt: skip
     parser.add_argument("--tune-only", action="store_true", help="stop after writing the tuning table")

@@ -131,7 +131,7 @@ def check_triton_sweep_goal(markdown: str, kwargs: dict[str, Any]) -> None:
              "fourth held-out sweep": "held-out-4", "fifth held-out sweep": "held-out-5",
              "sixth held-out sweep": "held-out-6", "seventh held-out sweep": "held-out-7",
              "eighth held-out sweep": "held-out-8", "65–320-row draw": "tokens",
-             "second 65–320-row draw": "tokens-2", "tiny": "tiny"}  # fmt: skip
+             "second 65–320-row draw": "tokens-2", "third 65–320-row draw": "tokens-3", "tiny": "tiny"}  # fmt: skip
     order = [("first sweep", "bf16"), ("first sweep", "fp16"), ("random sweep", "bf16"), ("random sweep", "fp16"),
              ("held-out sweep", "bf16"), ("held-out sweep", "fp16"), ("second held-out sweep", "bf16"),
              ("second held-out sweep", "fp16"), ("third held-out sweep", "bf16"), ("third held-out sweep", "fp16"),
@@ -1072,7 +1072,8 @@ _SWEEP_WORDS = {"first": "first sweep", "issue": "reported products", "random": 
                 "held-out-3": "third held-out sweep", "held-out-4": "fourth held-out sweep",
                 "held-out-5": "fifth held-out sweep", "held-out-6": "sixth held-out sweep",
                 "held-out-7": "seventh held-out sweep", "held-out-8": "eighth held-out sweep",
-                "tokens": "65–320-row draw", "tokens-2": "second 65–320-row draw", "tiny": "tiny"}  # fmt: skip
+                "tokens": "65–320-row draw", "tokens-2": "second 65–320-row draw",
+                "tokens-3": "third 65–320-row draw", "tiny": "tiny"}  # fmt: skip
 
 
 def _config_words(r: dict[str, Any]) -> str:

@@ -512,9 +512,19 @@ def test_configs_are_validated() -> None:
     assert fused.label == "splitk 16x64x128 g8 s3 w4 fused swap split auto"
     assert Config(**fused.as_dict()) == fused
     assert "fused_reduce" not in Config("splitk", 16, 64, 128).as_dict()  # records before the flags read the same
+    with pytest.raises(ValueError, match="fused_reduce applies to the 'splitk' kernel only; got kernel 'tma'"):
+        Config("tma", 64, 128, 64, fused_reduce=True)
+    with pytest.raises(ValueError, match="swap_ab applies to the 'splitk' and 'tma' kernels only; got kernel 'blocked'"):
+        Config("blocked", 64, 128, 64, swap_ab=True)
+    swapped = Config("tma", 160, 256, 64, num_stages=2, flatten=False, swap_ab=True)
+    assert swapped.label == "tma 160x256x64 g8 s2 w8 swap noflat"
+    assert swapped.two_block_kernel and not Config("tma", 64, 128, 64).two_block_kernel
+    assert Config("tma", 64, 128, 64, swap_ab=True).two_block_kernel  # one block a side, the two-block kernel
+    assert not Config("splitk", 64, 128, 64, swap_ab=True).two_block_kernel
+    for extra in ({"warp_specialize": True}, {"epilogue_subtile": True}, {"stream_k": True}, {"split_tail": True}):
+        with pytest.raises(ValueError, match=r"a swapped 'tma' tile \(swap_ab\) \(64x128\) runs on the 'tma' kernel"):
+            Config("tma", 64, 128, 64, swap_ab=True, **extra)
     for flag in ("fused_reduce", "swap_ab"):
-        with pytest.raises(ValueError, match=f"{flag} applies to the 'splitk' kernel only; got kernel 'tma'"):
-            Config("tma", 64, 128, 64, **{flag: True})
         with pytest.raises(ValueError, match=f"{flag} must be a bool; got 1"):
             Config("splitk", 64, 128, 64, **{flag: 1})
 
@@ -803,8 +813,32 @@ def test_tiles_of_two_blocks_match_float64(layout, block_m, block_n, flatten, mo
     assert launched == ["tma2"]
 
 
-def _compile_two_block(block_m: int, block_n: int, stages: int, warps: int, b_row_major: bool = True) -> object:
-    """The two-block kernel compiled for sm_90 here, without a GPU (bf16, row-major A; B row-major or not)."""
+@pytest.mark.usefixtures("interpret")
+@pytest.mark.parametrize(("block_m", "block_n"), [(48, 32), (16, 32), (32, 48)], ids=["M2", "one", "N2"])
+@pytest.mark.parametrize("layout", ["nn", "nt", "tn", "tt"])
+def test_swapped_tiles_match_float64(layout, block_m, block_n, monkeypatch) -> None:
+    # swap_ab on the 'tma' kernel: each block computed as its transpose (B^T A^T) and stored transposed back, on the
+    # two-block kernel also where both sides are one block. 100×90 as in the test above: blocks past the edges.
+    gen = torch.Generator().manual_seed(_seed("swapped", layout, block_m, block_n))
+    m, n, k = 100, 90, 70
+    dtype = torch.bfloat16 if layout[0] == "n" else torch.float16
+    a, b = _operand(m, k, dtype, layout[0], gen), _operand(k, n, dtype, layout[1], gen)
+    config = Config("tma", block_m, block_n, 16, group_m=2, num_stages=2, num_warps=4, flatten=False, swap_ab=True)
+    assert config.two_block_kernel
+    launched = []
+    jitted = mm._jitted
+    monkeypatch.setattr(mm, "_jitted", lambda name: launched.append(name) or jitted(name))
+    out = torch.full((m, n + 6), float("nan"), dtype=dtype)[:, :n]
+    assert matmul(a, b, out=out, alpha=0.5, config=config) is out
+    _assert_close_to_floor(out, a, b, alpha=0.5)
+    assert launched == ["tma2"]
+
+
+def _compile_two_block(
+    block_m: int, block_n: int, stages: int, warps: int, b_row_major: bool = True, swap: bool = False
+) -> object:
+    """The two-block kernel compiled for sm_90 here, without a GPU (bf16, row-major A; B row-major or not; each block
+    computed as its transpose with ``swap``)."""
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
     from triton.compiler import compile as triton_compile
@@ -824,7 +858,7 @@ def _compile_two_block(block_m: int, block_n: int, stages: int, warps: int, b_ro
                  "M": "i32", "N": "i32", "K": "i32", "alpha": "fp32"}  # fmt: skip
     constants = {"BLOCK_M": bm, "BLOCK_M2": bm2, "BLOCK_N": bn, "BLOCK_N2": bn2, "BLOCK_K": 64, "GROUP_M": 8,
                  "A_ROW_MAJOR": True, "B_ROW_MAJOR": b_row_major, "OUT_DTYPE": tl.bfloat16, "UPCAST": False,
-                 "FLATTEN": False, "NUM_SMS": 132}  # fmt: skip
+                 "FLATTEN": False, "NUM_SMS": 132, "SWAP": swap}  # fmt: skip
     signature.update(dict.fromkeys(constants, "constexpr"))
     source = ASTSource(mm._jitted("tma2"), signature, constexprs=constants)
     return triton_compile(source, target=GPUTarget("cuda", 90, 32), options={"num_warps": warps, "num_stages": stages})
@@ -903,11 +937,14 @@ def test_a_dot_of_16_or_32_columns_is_still_a_warpgroup_mma(width, shape) -> Non
 def test_tiles_of_two_blocks_refuse_inputs_they_were_not_built_for(dtype) -> None:
     a = torch.zeros(16, 48).to(dtype)
     message = (
-        "tiles of two blocks ('tma 48x16x16 g8 s3 w8') are built and tested for float16 and bfloat16 inputs; got "
-        f"{str(dtype)[6:]}"
+        "the kernel of two-block tiles ('tma 48x16x16 g8 s3 w8') is built and tested for float16 and bfloat16 "
+        f"inputs; got {str(dtype)[6:]}"
     )
     with pytest.raises(ValueError, match=exactly(message)):
         matmul(a.t(), a.t().contiguous().t(), config=Config("tma", 48, 16, 16))
+    swapped = Config("tma", 16, 16, 16, swap_ab=True)  # one block a side, but the same kernel
+    with pytest.raises(ValueError, match=exactly(message.replace("48x16x16 g8 s3 w8", "16x16x16 g8 s3 w8 swap"))):
+        matmul(a[:, :16].t(), a.t().contiguous().t(), config=swapped)
 
 
 @pytest.mark.gpu
@@ -932,6 +969,28 @@ def test_gpu_tiles_of_two_blocks_match_float64(layout, block_m, block_n, stages,
         matmul(a, b, out=out, config=config)
         _assert_close_to_floor(out, a, b)
     assert launched == ["tma2", "tma2"]
+
+
+@pytest.mark.gpu
+@pytest.mark.usefixtures("compiled")
+@pytest.mark.parametrize(
+    ("block_m", "block_n", "stages", "warps"), [(160, 256, 2, 8), (192, 128, 4, 4), (80, 64, 4, 4), (48, 256, 4, 8)]
+)  # fmt: skip
+@pytest.mark.parametrize("layout", ["nn", "nt", "tn", "tt"])
+def test_gpu_swapped_tiles_match_float64(layout, block_m, block_n, stages, warps) -> None:
+    # step 19's swapped tiles (tokens along the MMA's N: 128 + 32, 128 + 64, 64 + 16, 32 + 16) on 297 rows: the last
+    # row of tiles part past the edge, one of its blocks wholly past it for 160 and 192; 1064 columns: the last tile
+    # hangs over
+    gen = torch.Generator().manual_seed(_seed("swapped gpu", layout, block_m, block_n))
+    m, n, k = 297, 1064, 776
+    a = _operand(m, k, torch.bfloat16, layout[0], gen, "cuda")
+    b = _operand(k, n, torch.bfloat16, layout[1], gen, "cuda")
+    config = Config("tma", block_m, block_n, 64, num_stages=stages, num_warps=warps, flatten=False, swap_ab=True)
+    out = torch.full((m, n), float("nan"), dtype=torch.bfloat16, device="cuda")
+    for _ in range(2):  # the JIT compiles, then runs the compiled kernel
+        out.fill_(float("nan"))
+        matmul(a, b, out=out, config=config)
+        _assert_close_to_floor(out, a, b)
 
 
 @pytest.mark.gpu

@@ -455,21 +455,65 @@ TOKEN_DRAW_2 = [
 ]
 
 
-def test_step_18s_draw_is_pinned_and_shares_nothing_with_what_any_step_timed_or_swept() -> None:
+#: Step 19's draw of products of 65 to 320 rows (seed 815263), committed before the run that tuned the swapped tiles.
+TOKEN_DRAW_3 = [
+    ("NT", 251, 2048, 16384),
+    ("NN", 101, 8192, 8192),
+    ("NN", 187, 4096, 6144),
+    ("NT", 205, 3072, 24576),
+    ("NN", 127, 8192, 128256),
+    ("NT", 83, 896, 896),
+    ("NN", 116, 1024, 4096),
+    ("NN", 66, 28672, 8192),
+    ("NT", 82, 3072, 768),
+    ("NT", 69, 8192, 28672),
+    ("NT", 133, 8192, 28672),
+    ("NT", 92, 768, 3072),
+    ("NT", 180, 768, 3072),
+    ("NT", 87, 3072, 4096),
+    ("NT", 102, 8192, 28672),
+    ("NT", 236, 3072, 4096),
+    ("NN", 161, 8192, 28672),
+    ("NT", 310, 3584, 18944),
+    ("NT", 86, 12288, 3072),
+    ("NT", 261, 18944, 3584),
+    ("NN", 180, 768, 3072),
+    ("NT", 276, 151936, 896),
+    ("NN", 166, 4864, 896),
+    ("NN", 207, 1024, 30522),
+]
+
+#: Each later class draw, its pinned list, and the tuning lists of the steps that ran before it was drawn.
+TIMED_BEFORE = ("TOKEN_TUNING", "DEFAULT_TUNING", "TWO_BLOCK_TUNING", "STREAMK_TUNING", "FILL_TUNING", "GAP_TUNING",
+                "LOSER_TUNING", "ISSUE_TUNING")  # fmt: skip
+LATER_DRAWS = {
+    "tokens-2": (TOKEN_DRAW_2, (*TIMED_BEFORE, "TOKEN_SPLIT_TUNING"), ("tokens",)),
+    "tokens-3": (TOKEN_DRAW_3, (*TIMED_BEFORE, "TOKEN_SPLIT_TUNING", "SWAP_TUNING"), ("tokens", "tokens-2")),
+}
+
+
+@pytest.mark.parametrize("name", list(LATER_DRAWS))
+def test_later_class_draws_are_pinned_and_share_nothing_with_what_was_timed_or_swept_before(name) -> None:
     from gpukb.gemm.triton import sweep
 
-    seed, count, rows = ms.TOKEN_DRAWS["tokens-2"]
-    assert [(s.layout, s.m, s.n, s.k) for s in ms.draw_rows(seed, count, rows)] == TOKEN_DRAW_2
-    assert [(layout, *s[2:]) for layout, s in sweep.token_draw("tokens-2")] == TOKEN_DRAW_2
-    assert {s[0] for _, s in sweep.token_draw("tokens-2")} == {"tokens-2"}
-    timed = {shape for name in ("TOKEN_TUNING", "TOKEN_SPLIT_TUNING", "DEFAULT_TUNING", "TWO_BLOCK_TUNING",
-                                "STREAMK_TUNING", "FILL_TUNING", "GAP_TUNING", "LOSER_TUNING", "ISSUE_TUNING")
-             for _, shape in getattr(sweep, name)}  # fmt: skip
-    swept = {tuple(s[2:]) for name in HELD_OUT for _, s in sweep.held_out(name)}
-    swept |= {tuple(s[2:]) for _, s in (*sweep.random_shapes(), *sweep.token_draw(), *sweep.ISSUE_SHAPES)}
-    assert not {p[1:] for p in TOKEN_DRAW_2} & (timed | swept)
-    with pytest.raises(ValueError, match=r"^name must be one of \['tokens', 'tokens-2'\]; got 'tokens-3'$"):
-        sweep.token_draw("tokens-3")
+    pinned, timed_names, earlier_draws = LATER_DRAWS[name]
+    seed, count, rows = ms.TOKEN_DRAWS[name]
+    assert [(s.layout, s.m, s.n, s.k) for s in ms.draw_rows(seed, count, rows)] == pinned
+    assert [(layout, *s[2:]) for layout, s in sweep.token_draw(name)] == pinned
+    assert {s[0] for _, s in sweep.token_draw(name)} == {name}
+    timed = {shape for timed_name in timed_names for _, shape in getattr(sweep, timed_name)}
+    swept = {tuple(s[2:]) for held in HELD_OUT for _, s in sweep.held_out(held)}
+    swept |= {tuple(s[2:]) for _, s in (*sweep.random_shapes(), *sweep.ISSUE_SHAPES)}
+    swept |= {tuple(s[2:]) for draw in earlier_draws for _, s in sweep.token_draw(draw)}
+    assert not {p[1:] for p in pinned} & (timed | swept)
+
+
+def test_only_the_named_class_draws_exist() -> None:
+    from gpukb.gemm.triton import sweep
+
+    assert list(ms.TOKEN_DRAWS) == ["tokens", *LATER_DRAWS]
+    with pytest.raises(ValueError, match=r"^name must be one of \['tokens', 'tokens-2', 'tokens-3'\]; got 'tokens-4'$"):
+        sweep.token_draw("tokens-4")
 
 
 def test_step_16s_draw_is_pinned_and_shares_nothing_with_what_step_16_timed() -> None:
@@ -590,3 +634,13 @@ def test_bench_operands_refuse_what_they_do_not_make(args: tuple, error: type, m
 
     with pytest.raises(error, match=match):
         operands(torch, torch.bfloat16, *args, device="cpu")
+
+
+def test_step_19s_products_are_every_seen_one_of_65_to_320_rows() -> None:
+    from gpukb.gemm.triton.sweep import SWAP_TUNING, held_out, random_shapes, token_draw
+
+    products = [(layout, *shape) for layout, shape in SWAP_TUNING]
+    assert len(products) == len(set(products)) == 75
+    seen = {(layout, s[2], s[3], s[4]) for name in HELD_OUT for layout, s in held_out(name)}
+    seen |= {(layout, s[2], s[3], s[4]) for layout, s in (*random_shapes(), *token_draw(), *token_draw("tokens-2"))}
+    assert set(products) == {p for p in seen if 64 < p[1] <= 320}

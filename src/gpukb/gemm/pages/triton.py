@@ -419,6 +419,7 @@ _SWEEP_NAMES = {
     "held-out-8": "eighth held-out sweep",
     "tokens": "65–320-row draw",
     "tokens-2": "second 65–320-row draw",
+    "tokens-3": "third 65–320-row draw",
     "tiny": "tiny",
 }
 

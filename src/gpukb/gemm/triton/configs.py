@@ -52,8 +52,10 @@ class Config:
             2023, arXiv:2301.03598), in two launches instead of one.
         fused_reduce: ``splitk`` only: where K is split, the last slice of each tile to finish adds the partial
             sums (in slice order, counted on a per-tile lock) instead of a second kernel: one launch.
-        swap_ab: ``splitk`` only: compute each tile as its transpose, ``Bᵀ Aᵀ``, so that the MMA's rows are B's
-            columns and A's few rows (a decode step's tokens) its narrow N dimension.
+        swap_ab: ``splitk`` and ``tma``: compute each tile as its transpose, ``Bᵀ Aᵀ``, so that the MMA's rows are
+            B's columns and A's few rows (a decode step's or a prefill's tokens) its narrow N dimension. A ``tma``
+            tiling with it runs on the kernel of tiles of two blocks (:func:`~gpukb.gemm.triton.matmul.tma2_kernel`),
+            with that kernel's limits, also where both sides are one block.
         stream_k: ``tma`` only (without ``warp_specialize`` or ``split_tail``): data-parallel + one stream-K round
             in one launch (Osama et al., 2023, arXiv:2301.03598): the tiles of whole rounds as in the persistent
             kernel; the tiles of the last, part-full round (:func:`stream_k_tiles`) have their K steps divided
@@ -99,12 +101,13 @@ class Config:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value not in allowed:
                 raise ValueError(f"{name} must be in {_describe(allowed)}; got {value!r}")
-        if self.two_part and (
+        if self.two_block_kernel and (
             self.warp_specialize or self.epilogue_subtile or self.split_tail or self.stream_k
             or self.fp8_imprecise_acc is not None
         ):  # fmt: skip
+            what = "a tile of two blocks" if self.two_part else "a swapped 'tma' tile (swap_ab)"
             raise ValueError(
-                f"a tile of two blocks ({self.block_m}x{self.block_n}) runs on the 'tma' kernel without "
+                f"{what} ({self.block_m}x{self.block_n}) runs on the 'tma' kernel without "
                 "warp_specialize, epilogue_subtile, split_tail, stream_k or fp8_imprecise_acc"
             )
         if self.kernel == "blocked" and (self.warp_specialize or self.epilogue_subtile or self.fp8_imprecise_acc):
@@ -115,12 +118,14 @@ class Config:
             raise ValueError(f"pad_rows must be a bool; got {self.pad_rows!r}")
         if not isinstance(self.split_tail, bool):
             raise ValueError(f"split_tail must be a bool; got {self.split_tail!r}")
-        for name in ("fused_reduce", "swap_ab"):
+        for name, kernels in (("fused_reduce", ("splitk",)), ("swap_ab", ("splitk", "tma"))):
             value = getattr(self, name)
             if not isinstance(value, bool):
                 raise ValueError(f"{name} must be a bool; got {value!r}")
-            if value and self.kernel != "splitk":
-                raise ValueError(f"{name} applies to the 'splitk' kernel only; got kernel {self.kernel!r}")
+            if value and self.kernel not in kernels:
+                names = " and ".join(repr(k) for k in kernels)
+                raise ValueError(f"{name} applies to the {names} kernel{'s' * (len(kernels) > 1)} only; got kernel "
+                                 f"{self.kernel!r}")
         if self.split_tail and (self.kernel != "tma" or self.warp_specialize):
             raise ValueError("split_tail applies to the 'tma' kernel without warp_specialize")
         if not isinstance(self.stream_k, bool):
@@ -152,6 +157,12 @@ class Config:
     def two_part(self) -> bool:
         """Whether a side of the tile is two Triton blocks (:func:`block_parts`): a tile such as 192×128."""
         return bool(block_parts(self.block_m)[1] or block_parts(self.block_n)[1])
+
+    @property
+    def two_block_kernel(self) -> bool:
+        """Whether the tiling runs on the kernel of tiles of two blocks: a tile of two blocks, or a swapped
+        (``swap_ab``) ``tma`` tile."""
+        return self.two_part or (self.kernel == "tma" and self.swap_ab)
 
     @property
     def label(self) -> str:

@@ -246,6 +246,32 @@ def store_tile(c_desc, acc, offs_cm, offs_cn, BLOCK_M: tl.constexpr, BLOCK_N: tl
     # --8<-- [end:helpers]
 
 
+def block_zeros(ROWS: tl.constexpr, COLS: tl.constexpr, SWAP: tl.constexpr):
+    # The float32 accumulator of a ROWS × COLS block of C, held as its transpose with SWAP.
+    if SWAP:
+        acc = tl.full((COLS, ROWS), 0.0, dtype=tl.float32)
+    else:
+        acc = tl.full((ROWS, COLS), 0.0, dtype=tl.float32)
+    return acc
+
+
+def block_dot(x, y, acc, SWAP: tl.constexpr):
+    # acc + x @ y, or with SWAP its transpose, acc + y^T x^T: B's columns are then the MMA's rows (M, 64 per
+    # warpgroup) and A's rows its N, which wgmma takes in steps of 8 (Triton's blocks: 16, 32, 64, ...).
+    if SWAP:
+        acc = tl.dot(y.T, x.T, acc)
+    else:
+        acc = tl.dot(x, y, acc)
+    return acc
+
+
+def block_of_c(acc, SWAP: tl.constexpr):
+    # A block of C from its accumulator: transposed back with SWAP (through shared memory, once per tile).
+    if SWAP:
+        acc = acc.T
+    return acc
+
+
 def streamk_owner(i, per, extra):
     # The program whose K steps include step i of the stream-K run: the first `extra` programs take per + 1 steps,
     # the others per (where per is 0, only the first `extra` have any, and i < extra).
@@ -306,11 +332,14 @@ def tma2_kernel(
     BLOCK_M: tl.constexpr, BLOCK_M2: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_N2: tl.constexpr,
     BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, A_ROW_MAJOR: tl.constexpr, B_ROW_MAJOR: tl.constexpr,
     OUT_DTYPE: tl.constexpr, UPCAST: tl.constexpr, FLATTEN: tl.constexpr, NUM_SMS: tl.constexpr,
+    SWAP: tl.constexpr,
 ):  # fmt: skip
     # The persistent kernel with tiles of (BLOCK_M + BLOCK_M2) × (BLOCK_N + BLOCK_N2): a Triton block's sides are
     # powers of two, so a 192-row tile is a 128-row and a 64-row block (BLOCK_M2 = 0: one block), each with its own
     # accumulator and its own descriptor (a1 and a2: boxes of BLOCK_M and BLOCK_M2 rows), sharing the other
     # operand's tile. Descriptors of a block a tile does not have are not read.
+    # SWAP: each block is computed as its transpose, B^T A^T, so that C's rows (a few hundred tokens) are the MMA's
+    # N, which wgmma takes 16 or 32 wide, and B's columns its M (see block_dot).
     TILE_M: tl.constexpr = BLOCK_M + BLOCK_M2
     TILE_N: tl.constexpr = BLOCK_N + BLOCK_N2
     start_pid = tl.program_id(axis=0)
@@ -322,34 +351,34 @@ def tma2_kernel(
         pid_m, pid_n = grouped_tile(tile_id, num_pid_m, num_pid_n, GROUP_M)
         om = pid_m * TILE_M
         on = pid_n * TILE_N
-        acc11 = tl.full((BLOCK_M, BLOCK_N), 0.0, dtype=tl.float32)
+        acc11 = block_zeros(BLOCK_M, BLOCK_N, SWAP)
         if BLOCK_M2 > 0:
-            acc21 = tl.full((BLOCK_M2, BLOCK_N), 0.0, dtype=tl.float32)
+            acc21 = block_zeros(BLOCK_M2, BLOCK_N, SWAP)
         if BLOCK_N2 > 0:
-            acc12 = tl.full((BLOCK_M, BLOCK_N2), 0.0, dtype=tl.float32)
+            acc12 = block_zeros(BLOCK_M, BLOCK_N2, SWAP)
         if BLOCK_M2 > 0 and BLOCK_N2 > 0:
-            acc22 = tl.full((BLOCK_M2, BLOCK_N2), 0.0, dtype=tl.float32)
+            acc22 = block_zeros(BLOCK_M2, BLOCK_N2, SWAP)
         for ki in range(k_tiles):
             ok = ki * BLOCK_K
             x1 = load_a(a1, om, ok, A_ROW_MAJOR, UPCAST)
             y1 = load_b(b1, ok, on, B_ROW_MAJOR, UPCAST)
-            acc11 = tl.dot(x1, y1, acc11)
+            acc11 = block_dot(x1, y1, acc11, SWAP)
             if BLOCK_M2 > 0:
                 x2 = load_a(a2, om + BLOCK_M, ok, A_ROW_MAJOR, UPCAST)
-                acc21 = tl.dot(x2, y1, acc21)
+                acc21 = block_dot(x2, y1, acc21, SWAP)
             if BLOCK_N2 > 0:
                 y2 = load_b(b2, ok, on + BLOCK_N, B_ROW_MAJOR, UPCAST)
-                acc12 = tl.dot(x1, y2, acc12)
+                acc12 = block_dot(x1, y2, acc12, SWAP)
             if BLOCK_M2 > 0 and BLOCK_N2 > 0:
-                acc22 = tl.dot(x2, y2, acc22)
+                acc22 = block_dot(x2, y2, acc22, SWAP)
         # Each block of C through its own descriptor; a block wholly past the edge is clipped away by the copy engine
-        c11.store([om, on], (acc11 * alpha).to(OUT_DTYPE))
+        c11.store([om, on], block_of_c(acc11 * alpha, SWAP).to(OUT_DTYPE))
         if BLOCK_M2 > 0:
-            c21.store([om + BLOCK_M, on], (acc21 * alpha).to(OUT_DTYPE))
+            c21.store([om + BLOCK_M, on], block_of_c(acc21 * alpha, SWAP).to(OUT_DTYPE))
         if BLOCK_N2 > 0:
-            c12.store([om, on + BLOCK_N], (acc12 * alpha).to(OUT_DTYPE))
+            c12.store([om, on + BLOCK_N], block_of_c(acc12 * alpha, SWAP).to(OUT_DTYPE))
         if BLOCK_M2 > 0 and BLOCK_N2 > 0:
-            c22.store([om + BLOCK_M, on + BLOCK_N], (acc22 * alpha).to(OUT_DTYPE))
+            c22.store([om + BLOCK_M, on + BLOCK_N], block_of_c(acc22 * alpha, SWAP).to(OUT_DTYPE))
     # --8<-- [end:two_part]
 
 
@@ -534,7 +563,8 @@ _COMPILED: dict[bool, dict[str, Any]] = {}
 #: The device functions the kernels call, by the global name they call them by.
 _HELPERS = {
     "grouped_tile": grouped_tile, "load_a": load_a, "load_b": load_b, "load_k_step": load_k_step, "k_loop": k_loop,
-    "store_tile": store_tile, "streamk_owner": streamk_owner,
+    "store_tile": store_tile, "streamk_owner": streamk_owner, "block_zeros": block_zeros, "block_dot": block_dot,
+    "block_of_c": block_of_c,
 }  # fmt: skip
 
 
@@ -1064,10 +1094,10 @@ class _Plan:
             self.k_per = k_per
         # The last slice of each tile adds the partial sums (one launch), where there are slices to add.
         self.fused = config.kernel == "splitk" and config.fused_reduce and self.split > 1
-        if config.two_part and _dtype_name(a.dtype) not in ("float16", "bfloat16"):
+        if config.two_block_kernel and _dtype_name(a.dtype) not in ("float16", "bfloat16"):
             raise ValueError(
-                f"tiles of two blocks ({config.label!r}) are built and tested for float16 and bfloat16 inputs; got "
-                f"{_dtype_name(a.dtype)}"
+                f"the kernel of two-block tiles ({config.label!r}) is built and tested for float16 and bfloat16 "
+                f"inputs; got {_dtype_name(a.dtype)}"
             )
         if config.stream_k and _dtype_name(a.dtype) not in ("float16", "bfloat16"):
             raise ValueError(
@@ -1227,7 +1257,7 @@ class _Plan:
     def _tma(self, a: Any, b: Any, out: Any, alpha: float) -> None:
         config, m, n, k = self.config, self.m, self.n, self.k
         bm, bn = config.block_m, config.block_n
-        if config.two_part:
+        if config.two_block_kernel:
             self._two_part(a, b, out, alpha)
             return
         device_desc = config.warp_specialize
@@ -1292,7 +1322,7 @@ class _Plan:
         constants = {
             "BLOCK_M": bm, "BLOCK_M2": bm2, "BLOCK_N": bn, "BLOCK_N2": bn2, "BLOCK_K": bk,
             "GROUP_M": config.group_m, "A_ROW_MAJOR": self.a_row, "B_ROW_MAJOR": self.b_row, "OUT_DTYPE": self.tl_out,
-            "UPCAST": self.upcast, "FLATTEN": config.flatten, "NUM_SMS": self.sms,
+            "UPCAST": self.upcast, "FLATTEN": config.flatten, "NUM_SMS": self.sms, "SWAP": config.swap_ab,
         }  # fmt: skip
         self._launch("tma2", grid, (*descriptors, m, n, k, alpha), constants, (config.num_stages, config.num_warps), 0)
         self.fast = False

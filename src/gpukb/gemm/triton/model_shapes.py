@@ -67,6 +67,8 @@ TOKEN_DRAWS: dict[str, tuple[int, int, tuple[int, int]]] = {
     "tokens": (553071, 24, (65, 320)),
     # step 18's: committed after its rule and before the run that measured it
     "tokens-2": (471190, 24, (65, 320)),
+    # step 19's: committed before the run that tuned the swapped tiles, and before the rule
+    "tokens-3": (815263, 24, (65, 320)),
 }
 #: The most products one call draws (a sweep measures a few dozen; a million is drawn in seconds).
 MAX_COUNT = 1_000_000

@@ -516,6 +516,7 @@ SweepName = Literal[
     "held-out-8",
     "tokens",
     "tokens-2",
+    "tokens-3",
     "tiny",
 ]
 
@@ -551,7 +552,8 @@ class SweepRow(StrictModel):
             ``"held-out-7"`` (an eighth, made before step 16's run and before the run that measured it),
             ``"held-out-8"`` (a ninth, made before step 17's run and before the run that measured it),
             ``"tokens"`` (step 16's draw of products of 65 to 320 rows, made after its rule and before the run that
-            measured it), ``"tokens-2"`` (step 18's, the same way),
+            measured it), ``"tokens-2"`` (step 18's, the same way), ``"tokens-3"`` (step 19's, made before its tuning
+            run),
             ``"tiny"`` (fewer than 2^20 multiply-adds).
         clocks: SM clock and power sampled while the row's rounds were timed (``None`` in earlier runs).
         kernel_host_us: The host's time to queue one timed sample of the kernel (the flush, two events and the
@@ -734,6 +736,8 @@ GOAL_SETS = (
     ("tokens", "float16"),
     ("tokens-2", "bfloat16"),
     ("tokens-2", "float16"),
+    ("tokens-3", "bfloat16"),
+    ("tokens-3", "float16"),
     ("first", "float8_e4m3fn"),
     ("tiny", "bfloat16"),
     ("tiny", "float16"),

@@ -308,6 +308,88 @@ TOKEN_SPLIT_TUNING: tuple[tuple[str, tuple[int, int, int]], ...] = (
     ("NN", (87, 4096, 6144)),
 )
 
+#: What step 19 timed swapped tiles on (``bench/triton_gemm_sweep.py --tune swap``): every seen product (of the random
+#: sweep, the held-out draws to the ninth and the first two 65–320-row draws) of 65 to 320 rows, whatever its look-up
+#: choice. None is a product of the third 65–320-row draw (``TOKEN_DRAWS["tokens-3"]``), drawn before this run (a test
+#: checks it).
+SWAP_TUNING: tuple[tuple[str, tuple[int, int, int]], ...] = (
+    ("NT", (159, 768, 3072)),
+    ("NT", (128, 32000, 4096)),
+    ("NN", (69, 896, 4864)),
+    ("NT", (209, 128256, 4096)),
+    ("NT", (116, 2304, 768)),
+    ("NN", (127, 2048, 256000)),
+    ("NN", (170, 28672, 8192)),
+    ("NN", (112, 8192, 8192)),
+    ("NT", (127, 768, 3072)),
+    ("NN", (86, 4096, 32000)),
+    ("NT", (74, 28672, 8192)),
+    ("NT", (163, 12288, 3072)),
+    ("NT", (90, 4096, 14336)),
+    ("NT", (256, 128256, 4096)),
+    ("NT", (67, 768, 3072)),
+    ("NT", (126, 768, 768)),
+    ("NN", (297, 14336, 4096)),
+    ("NT", (277, 6144, 4096)),
+    ("NT", (263, 3072, 24576)),
+    ("NT", (185, 4096, 4096)),
+    ("NN", (70, 768, 50257)),
+    ("NT", (156, 6144, 4096)),
+    ("NN", (90, 1024, 3072)),
+    ("NN", (174, 8192, 10240)),
+    ("NT", (152, 6144, 4096)),
+    ("NT", (264, 4096, 1024)),
+    ("NT", (67, 4864, 896)),
+    ("NN", (102, 896, 1152)),
+    ("NT", (115, 32000, 4096)),
+    ("NT", (90, 4096, 4096)),
+    ("NN", (318, 5120, 13824)),
+    ("NT", (310, 12288, 3072)),
+    ("NT", (146, 6144, 4096)),
+    ("NT", (212, 4864, 896)),
+    ("NT", (71, 2304, 768)),
+    ("NT", (228, 11008, 4096)),
+    ("NT", (132, 1024, 4096)),
+    ("NT", (122, 5120, 13824)),
+    ("NT", (123, 24576, 3072)),
+    ("NT", (127, 5120, 13824)),
+    ("NT", (127, 256000, 2048)),
+    ("NT", (105, 1024, 4096)),
+    ("NN", (108, 5120, 5120)),
+    ("NN", (195, 3072, 12288)),
+    ("NT", (99, 1024, 4096)),
+    ("NN", (67, 1024, 30522)),
+    ("NT", (99, 3072, 768)),
+    ("NT", (238, 30522, 1024)),
+    ("NN", (87, 4096, 6144)),
+    ("NT", (153, 152064, 3584)),
+    ("NT", (69, 11008, 4096)),
+    ("NT", (260, 50257, 768)),
+    ("NN", (84, 1024, 1024)),
+    ("NN", (267, 4096, 128256)),
+    ("NN", (95, 18944, 3584)),
+    ("NT", (193, 18944, 3584)),
+    ("NN", (204, 768, 3072)),
+    ("NT", (223, 1024, 1024)),
+    ("NT", (208, 1024, 4096)),
+    ("NT", (89, 2304, 768)),
+    ("NN", (113, 1024, 4096)),
+    ("NT", (182, 5120, 13824)),
+    ("NT", (89, 12288, 4096)),
+    ("NT", (143, 2048, 2048)),
+    ("NT", (86, 1024, 1024)),
+    ("NT", (122, 32000, 4096)),
+    ("NT", (305, 4096, 11008)),
+    ("NT", (117, 151936, 896)),
+    ("NT", (221, 32000, 4096)),
+    ("NT", (165, 15360, 5120)),
+    ("NN", (247, 4096, 1024)),
+    ("NT", (154, 3584, 3584)),
+    ("NT", (94, 5120, 13824)),
+    ("NN", (74, 1024, 3072)),
+    ("NT", (96, 1024, 1024)),
+)
+
 #: Tiny products (M·N·K < 2^20): timed against cuBLAS like the rest; their goal is within twice cuBLAS's time.
 TINY_SHAPES: tuple[Shape, ...] = (
     ("tiny", "3×5×7", 3, 5, 7),
@@ -342,7 +424,8 @@ def held_out(name: str) -> list[tuple[str, Shape]]:
 
 def token_draw(name: str = "tokens") -> list[tuple[str, Shape]]:
     """A draw of products of a few hundred rows (:data:`~gpukb.gemm.triton.model_shapes.TOKEN_DRAWS`,
-    :func:`~gpukb.gemm.triton.model_shapes.draw_rows`; ``"tokens"``: step 16's, ``"tokens-2"``: step 18's) as
+    :func:`~gpukb.gemm.triton.model_shapes.draw_rows`; ``"tokens"``: step 16's, ``"tokens-2"``: step 18's,
+    ``"tokens-3"``: step 19's) as
     ``(layout, shape)`` pairs whose group is ``name``.
 
     Raises:

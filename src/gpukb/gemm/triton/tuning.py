@@ -353,6 +353,54 @@ def token_trials(chosen: Config, m: int) -> tuple[Config, ...]:
     # --8<-- [end:token_tiles]
 
 
+# --8<-- [start:swap_tiles]
+#: Sides of a tile along the tokens (C's rows) where each block is computed as its transpose (``swap_ab``): the
+#: tokens are then the MMA's N, which ``wgmma`` takes 16 or 32 wide too, so each block may be any power of two from
+#: 16 (48 = 32 + 16, 80 = 64 + 16, 160 = 128 + 32, ...). At most 192: a 192×256 tile compiled for sm_90 with 218
+#: registers a thread (a CPU test checks it), and a taller one would hold more accumulators than 160×256.
+SWAP_SIDES = tuple(
+    side for side in range(16, 193, 16) if not (rest := block_parts(side)[1]) or rest & (rest - 1) == 0
+)
+#: The widths of a swapped tile (B's columns: the MMA's M, 64 rows a warpgroup) and the warps each is run with.
+SWAP_WIDTHS = {64: 4, 128: 4, 256: 8}
+#: The most rows of tiles along the tokens a swapped tiling is timed with.
+SWAP_MAX_ROWS = 4
+
+
+def swap_tiles(m: int) -> tuple[Config, ...]:
+    """Step 19's swapped tiles for a product of ``m`` rows (more than :data:`SMALL_M`, at most :data:`TOKEN_MAX_M`):
+    for one to :data:`SWAP_MAX_ROWS` rows of tiles, the shortest side of :data:`SWAP_SIDES` that holds that share of
+    the rows, each :data:`SWAP_WIDTHS` wide, not flattened (step 14), at the deepest pipeline of 4, 3 or 2 stages
+    whose buffers fit in the shared memory one block may use on sm_90 (as :func:`token_tiles`).
+
+    Raises:
+        TypeError, ValueError: For an ``m`` that is not an int from ``SMALL_M + 1`` to ``TOKEN_MAX_M``.
+    """
+    m = integer("m", m, minimum=SMALL_M + 1, maximum=TOKEN_MAX_M)
+    shares = (-(-m // rows) for rows in range(1, SWAP_MAX_ROWS + 1))
+    sides = dict.fromkeys(_cover(share, SWAP_SIDES) for share in shares if share <= SWAP_SIDES[-1])
+    limit = limits.capability("9.0").shared_per_block_optin
+    tiles = []
+    for side in sides:
+        for width, warps in SWAP_WIDTHS.items():
+            tile = Config("tma", side, width, 64, num_warps=warps, flatten=False, swap_ab=True)
+            fitting = [s for s in (4, 3, 2) if shared_memory_model(replace(tile, num_stages=s)) <= limit]
+            if fitting:
+                tiles.append(replace(tile, num_stages=fitting[0]))
+    return tuple(tiles)
+
+
+def swap_trials(chosen: Config, m: int) -> tuple[Config, ...]:
+    """What step 19 times on a product of ``m`` rows: the configuration the look-up gives it (``chosen``), then
+    :func:`swap_tiles` (with ``chosen``'s ``pad_rows``).
+
+    Raises:
+        TypeError, ValueError: For a ``chosen`` that is not a :class:`Config`, or an ``m`` :func:`swap_tiles` refuses.
+    """
+    return _chosen_first(chosen, (), swap_tiles(m))
+    # --8<-- [end:swap_tiles]
+
+
 #: Step 17's candidates (``bench/triton_gemm_sweep.py --tune default``): the default tiling, the same without the
 #: subtiled epilogue at 3 stages (a choice of several tables), and its transpose, 256×128.
 CANDIDATES_16_DEFAULT: tuple[Config, ...] = (
