@@ -214,33 +214,51 @@ def _by_product_modes() -> dict[str, ProductMode]:
 
     return {
         "streamk": ProductMode(
-            STREAMK_TUNING, lambda chosen, m, n, k, sms: tuning.streamk_trials(chosen), False, False,
+            STREAMK_TUNING,
+            lambda chosen, m, n, k, sms: tuning.streamk_trials(chosen),
+            False,
+            False,
             "gpukb.gemm.triton.sweep.STREAMK_TUNING: products with a part-full last round, all seen, and two guards "
             "level with cuBLAS; tuning.CANDIDATES_16_STREAMK, each tiling with and without one stream-K round",
         ),
         "twoblock": ProductMode(
-            TWO_BLOCK_TUNING, lambda chosen, m, n, k, sms: tuning.two_block_trials(chosen), False, False,
+            TWO_BLOCK_TUNING,
+            lambda chosen, m, n, k, sms: tuning.two_block_trials(chosen),
+            False,
+            False,
             "gpukb.gemm.triton.sweep.TWO_BLOCK_TUNING: products where cuBLAS ran tiles that are not powers of two, all "
             "seen, and guards level with cuBLAS; tuning.CANDIDATES_16_TWO_BLOCK: tilings of one block with their "
             "loops flattened and not, and tiles of two blocks on a side",
         ),
         "tokens": ProductMode(
-            TOKEN_TUNING, lambda chosen, m, n, k, sms: tuning.token_trials(chosen, m), False, True,
+            TOKEN_TUNING,
+            lambda chosen, m, n, k, sms: tuning.token_trials(chosen, m),
+            False,
+            True,
             "gpukb.gemm.triton.sweep.TOKEN_TUNING: products of 65 to 320 rows, all seen; tuning.CANDIDATES_16_TOKENS "
             "and tuning.token_tiles: tiles as tall as all the rows or half of them",
         ),
         "default": ProductMode(
-            DEFAULT_TUNING, lambda chosen, m, n, k, sms: tuning.default_trials(chosen), True, False,
+            DEFAULT_TUNING,
+            lambda chosen, m, n, k, sms: tuning.default_trials(chosen),
+            True,
+            False,
             "gpukb.gemm.triton.sweep.DEFAULT_TUNING: every seen product of more than 320 rows and at least 2^30 "
             "multiply-adds whose look-up choice is not the default tiling; tuning.CANDIDATES_16_DEFAULT",
         ),
         "tokensplit": ProductMode(
-            TOKEN_SPLIT_TUNING, tuning.token_split_trials, True, True,
+            TOKEN_SPLIT_TUNING,
+            tuning.token_split_trials,
+            True,
+            True,
             "gpukb.gemm.triton.sweep.TOKEN_SPLIT_TUNING: every seen product of 65 to 320 rows whose look-up choice is "
             "the split-K kernel; tuning.token_split_trials",
         ),
         "swap": ProductMode(
-            SWAP_TUNING, lambda chosen, m, n, k, sms: tuning.swap_trials(chosen, m), True, True,
+            SWAP_TUNING,
+            lambda chosen, m, n, k, sms: tuning.swap_trials(chosen, m),
+            True,
+            True,
             "gpukb.gemm.triton.sweep.SWAP_TUNING: every seen product of 65 to 320 rows; tuning.swap_tiles: tiles "
             "computed as their transposes, the tokens along the MMA's N",
         ),

@@ -514,11 +514,13 @@ def test_configs_are_validated() -> None:
     assert "fused_reduce" not in Config("splitk", 16, 64, 128).as_dict()  # records before the flags read the same
     with pytest.raises(ValueError, match="fused_reduce applies to the 'splitk' kernel only; got kernel 'tma'"):
         Config("tma", 64, 128, 64, fused_reduce=True)
-    with pytest.raises(ValueError, match="swap_ab applies to the 'splitk' and 'tma' kernels only; got kernel 'blocked'"):
+    message = "swap_ab applies to the 'splitk' and 'tma' kernels only; got kernel 'blocked'"
+    with pytest.raises(ValueError, match=message):
         Config("blocked", 64, 128, 64, swap_ab=True)
     swapped = Config("tma", 160, 256, 64, num_stages=2, flatten=False, swap_ab=True)
     assert swapped.label == "tma 160x256x64 g8 s2 w8 swap noflat"
-    assert swapped.two_block_kernel and not Config("tma", 64, 128, 64).two_block_kernel
+    assert swapped.two_block_kernel
+    assert not Config("tma", 64, 128, 64).two_block_kernel
     assert Config("tma", 64, 128, 64, swap_ab=True).two_block_kernel  # one block a side, the two-block kernel
     assert not Config("splitk", 64, 128, 64, swap_ab=True).two_block_kernel
     for extra in ({"warp_specialize": True}, {"epilogue_subtile": True}, {"stream_k": True}, {"split_tail": True}):

@@ -124,8 +124,9 @@ class Config:
                 raise ValueError(f"{name} must be a bool; got {value!r}")
             if value and self.kernel not in kernels:
                 names = " and ".join(repr(k) for k in kernels)
-                raise ValueError(f"{name} applies to the {names} kernel{'s' * (len(kernels) > 1)} only; got kernel "
-                                 f"{self.kernel!r}")
+                raise ValueError(
+                    f"{name} applies to the {names} kernel{'s' * (len(kernels) > 1)} only; got kernel {self.kernel!r}"
+                )
         if self.split_tail and (self.kernel != "tma" or self.warp_specialize):
             raise ValueError("split_tail applies to the 'tma' kernel without warp_specialize")
         if not isinstance(self.stream_k, bool):

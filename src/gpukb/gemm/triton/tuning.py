@@ -358,9 +358,7 @@ def token_trials(chosen: Config, m: int) -> tuple[Config, ...]:
 #: tokens are then the MMA's N, which ``wgmma`` takes 16 or 32 wide too, so each block may be any power of two from
 #: 16 (48 = 32 + 16, 80 = 64 + 16, 160 = 128 + 32, ...). At most 192: a 192×256 tile compiled for sm_90 with 218
 #: registers a thread (a CPU test checks it), and a taller one would hold more accumulators than 160×256.
-SWAP_SIDES = tuple(
-    side for side in range(16, 193, 16) if not (rest := block_parts(side)[1]) or rest & (rest - 1) == 0
-)
+SWAP_SIDES = tuple(side for side in range(16, 193, 16) if not (rest := block_parts(side)[1]) or rest & (rest - 1) == 0)
 #: The widths of a swapped tile (B's columns: the MMA's M, 64 rows a warpgroup) and the warps each is run with.
 SWAP_WIDTHS = {64: 4, 128: 4, 256: 8}
 #: The most rows of tiles along the tokens a swapped tiling is timed with.
