@@ -319,7 +319,7 @@ def host_overhead(torch: Any) -> dict:
         BLOCK_M=config.block_m, BLOCK_N=config.block_n, BLOCK_K=config.block_k, GROUP_M=config.group_m,
         A_ROW_MAJOR=True, B_ROW_MAJOR=True, OUT_DTYPE=mm._tl_dtype("bfloat16"), UPCAST=False, DEVICE_DESC=False,
         EPILOGUE_SUBTILE=config.epilogue_subtile, FLATTEN=config.flatten, WARP_SPECIALIZE=False, NUM_SMS=sms,
-        MAX_IMPRECISE_ACC=None, num_stages=config.num_stages, num_warps=config.num_warps,
+        MAX_IMPRECISE_ACC=None, PROMOTE_STEPS=0, SWAP=False, num_stages=config.num_stages, num_warps=config.num_warps,
     )  # fmt: skip
     kernel, blocked = mm._jitted("tma"), mm._jitted("blocked")
     blocked_constants = dict(

@@ -519,10 +519,6 @@ def test_configs_are_validated() -> None:
         Config("blocked", 64, 128, 64, swap_ab=True)
     swapped = Config("tma", 160, 256, 64, num_stages=2, flatten=False, swap_ab=True)
     assert swapped.label == "tma 160x256x64 g8 s2 w8 swap noflat"
-    assert swapped.two_block_kernel
-    assert not Config("tma", 64, 128, 64).two_block_kernel
-    assert Config("tma", 64, 128, 64, swap_ab=True).two_block_kernel  # one block a side, the two-block kernel
-    assert not Config("splitk", 64, 128, 64, swap_ab=True).two_block_kernel
     for extra in ({"warp_specialize": True}, {"epilogue_subtile": True}, {"stream_k": True}, {"split_tail": True}):
         with pytest.raises(ValueError, match=r"a swapped 'tma' tile \(swap_ab\) \(64x128\) runs on the 'tma' kernel"):
             Config("tma", 64, 128, 64, swap_ab=True, **extra)
@@ -819,21 +815,21 @@ def test_tiles_of_two_blocks_match_float64(layout, block_m, block_n, flatten, mo
 @pytest.mark.parametrize(("block_m", "block_n"), [(48, 32), (16, 32), (32, 48)], ids=["M2", "one", "N2"])
 @pytest.mark.parametrize("layout", ["nn", "nt", "tn", "tt"])
 def test_swapped_tiles_match_float64(layout, block_m, block_n, monkeypatch) -> None:
-    # swap_ab on the 'tma' kernel: each block computed as its transpose (B^T A^T) and stored transposed back, on the
-    # two-block kernel also where both sides are one block. 100×90 as in the test above: blocks past the edges.
+    # swap_ab on the 'tma' kernels: each block computed as its transpose (B^T A^T) and stored transposed back, on the
+    # two-block kernel for a tile of two blocks, on the persistent one otherwise. 100×90 as in the test above.
     gen = torch.Generator().manual_seed(_seed("swapped", layout, block_m, block_n))
     m, n, k = 100, 90, 70
     dtype = torch.bfloat16 if layout[0] == "n" else torch.float16
     a, b = _operand(m, k, dtype, layout[0], gen), _operand(k, n, dtype, layout[1], gen)
     config = Config("tma", block_m, block_n, 16, group_m=2, num_stages=2, num_warps=4, flatten=False, swap_ab=True)
-    assert config.two_block_kernel
+    assert config.two_part == (block_m != 16)
     launched = []
     jitted = mm._jitted
     monkeypatch.setattr(mm, "_jitted", lambda name: launched.append(name) or jitted(name))
     out = torch.full((m, n + 6), float("nan"), dtype=dtype)[:, :n]
     assert matmul(a, b, out=out, alpha=0.5, config=config) is out
     _assert_close_to_floor(out, a, b, alpha=0.5)
-    assert launched == ["tma2"]
+    assert launched == ["tma2" if config.two_part else "tma"]
 
 
 def _compile_two_block(
@@ -939,13 +935,15 @@ def test_a_dot_of_16_or_32_columns_is_still_a_warpgroup_mma(width, shape) -> Non
 def test_tiles_of_two_blocks_refuse_inputs_they_were_not_built_for(dtype) -> None:
     a = torch.zeros(16, 48).to(dtype)
     message = (
-        "the kernel of two-block tiles ('tma 48x16x16 g8 s3 w8') is built and tested for float16 and bfloat16 "
-        f"inputs; got {str(dtype)[6:]}"
+        "tiles of two blocks ('tma 48x16x16 g8 s3 w8') are built and tested for float16 and bfloat16 inputs; got "
+        f"{str(dtype)[6:]}"
     )
     with pytest.raises(ValueError, match=exactly(message)):
         matmul(a.t(), a.t().contiguous().t(), config=Config("tma", 48, 16, 16))
-    swapped = Config("tma", 16, 16, 16, swap_ab=True)  # one block a side, but the same kernel
-    with pytest.raises(ValueError, match=exactly(message.replace("48x16x16 g8 s3 w8", "16x16x16 g8 s3 w8 swap"))):
+    swapped = Config("tma", 16, 16, 16, swap_ab=True)
+    swapped_message = message.replace("tiles of two blocks ('tma 48x16x16 g8 s3 w8')", "swapped 'tma' tiles "
+                                      "('tma 16x16x16 g8 s3 w8 swap')")  # fmt: skip
+    with pytest.raises(ValueError, match=exactly(swapped_message)):
         matmul(a[:, :16].t(), a.t().contiguous().t(), config=swapped)
 
 

@@ -53,9 +53,8 @@ class Config:
         fused_reduce: ``splitk`` only: where K is split, the last slice of each tile to finish adds the partial
             sums (in slice order, counted on a per-tile lock) instead of a second kernel: one launch.
         swap_ab: ``splitk`` and ``tma``: compute each tile as its transpose, ``Bᵀ Aᵀ``, so that the MMA's rows are
-            B's columns and A's few rows (a decode step's or a prefill's tokens) its narrow N dimension. A ``tma``
-            tiling with it runs on the kernel of tiles of two blocks (:func:`~gpukb.gemm.triton.matmul.tma2_kernel`),
-            with that kernel's limits, also where both sides are one block.
+            B's columns and A's few rows (a decode step's or a prefill's tokens) its narrow N dimension; on ``tma``,
+            without ``warp_specialize``, ``epilogue_subtile``, ``split_tail``, ``stream_k`` or ``fp8_imprecise_acc``.
         stream_k: ``tma`` only (without ``warp_specialize`` or ``split_tail``): data-parallel + one stream-K round
             in one launch (Osama et al., 2023, arXiv:2301.03598): the tiles of whole rounds as in the persistent
             kernel; the tiles of the last, part-full round (:func:`stream_k_tiles`) have their K steps divided
@@ -101,7 +100,7 @@ class Config:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value not in allowed:
                 raise ValueError(f"{name} must be in {_describe(allowed)}; got {value!r}")
-        if self.two_block_kernel and (
+        if (self.two_part or (self.kernel == "tma" and self.swap_ab)) and (
             self.warp_specialize or self.epilogue_subtile or self.split_tail or self.stream_k
             or self.fp8_imprecise_acc is not None
         ):  # fmt: skip
@@ -158,12 +157,6 @@ class Config:
     def two_part(self) -> bool:
         """Whether a side of the tile is two Triton blocks (:func:`block_parts`): a tile such as 192×128."""
         return bool(block_parts(self.block_m)[1] or block_parts(self.block_n)[1])
-
-    @property
-    def two_block_kernel(self) -> bool:
-        """Whether the tiling runs on the kernel of tiles of two blocks: a tile of two blocks, or a swapped
-        (``swap_ab``) ``tma`` tile."""
-        return self.two_part or (self.kernel == "tma" and self.swap_ab)
 
     @property
     def label(self) -> str:

@@ -286,7 +286,7 @@ def tma_kernel(
     A_ROW_MAJOR: tl.constexpr, B_ROW_MAJOR: tl.constexpr, OUT_DTYPE: tl.constexpr, UPCAST: tl.constexpr,
     DEVICE_DESC: tl.constexpr, EPILOGUE_SUBTILE: tl.constexpr, FLATTEN: tl.constexpr,
     WARP_SPECIALIZE: tl.constexpr, NUM_SMS: tl.constexpr, MAX_IMPRECISE_ACC: tl.constexpr,
-    PROMOTE_STEPS: tl.constexpr,
+    PROMOTE_STEPS: tl.constexpr, SWAP: tl.constexpr,
 ):  # fmt: skip
     # A descriptor names a 2-D tensor in global memory (base, shape, strides) and the box one copy moves.
     # Built on the host, it arrives as a kernel parameter; warp specialization on Hopper needs it built here.
@@ -317,12 +317,12 @@ def tma_kernel(
     for tile_id in tl.range(start_pid, num_tiles, NUM_SMS, flatten=FLATTEN, warp_specialize=WARP_SPECIALIZE):
         pid_m, pid_n = grouped_tile(tile_id, num_pid_m, num_pid_n, GROUP_M)
         acc = k_loop(a_desc, b_desc, pid_m * BLOCK_M, pid_n * BLOCK_N, 0, k_tiles, BLOCK_M, BLOCK_N, BLOCK_K,
-                     A_ROW_MAJOR, B_ROW_MAJOR, UPCAST, MAX_IMPRECISE_ACC, PROMOTE_STEPS, False)  # fmt: skip
+                     A_ROW_MAJOR, B_ROW_MAJOR, UPCAST, MAX_IMPRECISE_ACC, PROMOTE_STEPS, SWAP)  # fmt: skip
 
         tile_id_c += NUM_SMS
         pid_cm, pid_cn = grouped_tile(tile_id_c, num_pid_m, num_pid_n, GROUP_M)
-        store_tile(c_desc, acc * alpha, pid_cm * BLOCK_M, pid_cn * BLOCK_N, BLOCK_M, BLOCK_N, OUT_DTYPE,
-                   EPILOGUE_SUBTILE)  # fmt: skip
+        store_tile(c_desc, block_of_c(acc * alpha, SWAP), pid_cm * BLOCK_M, pid_cn * BLOCK_N, BLOCK_M, BLOCK_N,
+                   OUT_DTYPE, EPILOGUE_SUBTILE)  # fmt: skip
     # --8<-- [end:tma]
 
 
@@ -1094,10 +1094,13 @@ class _Plan:
             self.k_per = k_per
         # The last slice of each tile adds the partial sums (one launch), where there are slices to add.
         self.fused = config.kernel == "splitk" and config.fused_reduce and self.split > 1
-        if config.two_block_kernel and _dtype_name(a.dtype) not in ("float16", "bfloat16"):
+        if (config.two_part or (config.kernel == "tma" and config.swap_ab)) and _dtype_name(a.dtype) not in (
+            "float16", "bfloat16"
+        ):  # fmt: skip
+            what = "tiles of two blocks" if config.two_part else "swapped 'tma' tiles"
             raise ValueError(
-                f"the kernel of two-block tiles ({config.label!r}) is built and tested for float16 and bfloat16 "
-                f"inputs; got {_dtype_name(a.dtype)}"
+                f"{what} ({config.label!r}) are built and tested for float16 and bfloat16 inputs; got "
+                f"{_dtype_name(a.dtype)}"
             )
         if config.stream_k and _dtype_name(a.dtype) not in ("float16", "bfloat16"):
             raise ValueError(
@@ -1257,7 +1260,7 @@ class _Plan:
     def _tma(self, a: Any, b: Any, out: Any, alpha: float) -> None:
         config, m, n, k = self.config, self.m, self.n, self.k
         bm, bn = config.block_m, config.block_n
-        if config.two_block_kernel:
+        if config.two_part:
             self._two_part(a, b, out, alpha)
             return
         device_desc = config.warp_specialize
@@ -1280,7 +1283,7 @@ class _Plan:
             "A_ROW_MAJOR": self.a_row, "B_ROW_MAJOR": self.b_row, "OUT_DTYPE": self.tl_out, "UPCAST": self.upcast,
             "DEVICE_DESC": device_desc, "EPILOGUE_SUBTILE": config.epilogue_subtile, "FLATTEN": config.flatten,
             "WARP_SPECIALIZE": config.warp_specialize, "NUM_SMS": self.sms,
-            "MAX_IMPRECISE_ACC": self.imprecise_acc, "PROMOTE_STEPS": self.promote_steps,
+            "MAX_IMPRECISE_ACC": self.imprecise_acc, "PROMOTE_STEPS": self.promote_steps, "SWAP": config.swap_ab,
         }  # fmt: skip
         args = (a_arg, b_arg, c_arg, m, n, k, lda, ldb, ldc, alpha)
         with _scratch_allocator(a.device) if device_desc else contextlib.nullcontext():

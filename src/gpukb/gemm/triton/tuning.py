@@ -368,8 +368,10 @@ SWAP_MAX_ROWS = 4
 def swap_tiles(m: int) -> tuple[Config, ...]:
     """Step 19's swapped tiles for a product of ``m`` rows (more than :data:`SMALL_M`, at most :data:`TOKEN_MAX_M`):
     for one to :data:`SWAP_MAX_ROWS` rows of tiles, the shortest side of :data:`SWAP_SIDES` that holds that share of
-    the rows, each :data:`SWAP_WIDTHS` wide, not flattened (step 14), at the deepest pipeline of 4, 3 or 2 stages
-    whose buffers fit in the shared memory one block may use on sm_90 (as :func:`token_tiles`).
+    the rows, each :data:`SWAP_WIDTHS` wide. A side of one block runs on the persistent kernel as the tables' tilings
+    do (flattened, up to 6 stages, as the tables' 64×128); one of two blocks on the two-block kernel (not flattened,
+    step 14; up to 4 stages); each at the deepest pipeline whose buffers fit in the shared memory one block may use on
+    sm_90 (as :func:`token_tiles`).
 
     Raises:
         TypeError, ValueError: For an ``m`` that is not an int from ``SMALL_M + 1`` to ``TOKEN_MAX_M``.
@@ -380,9 +382,11 @@ def swap_tiles(m: int) -> tuple[Config, ...]:
     limit = limits.capability("9.0").shared_per_block_optin
     tiles = []
     for side in sides:
+        one_block = not block_parts(side)[1]
         for width, warps in SWAP_WIDTHS.items():
-            tile = Config("tma", side, width, 64, num_warps=warps, flatten=False, swap_ab=True)
-            fitting = [s for s in (4, 3, 2) if shared_memory_model(replace(tile, num_stages=s)) <= limit]
+            tile = Config("tma", side, width, 64, num_warps=warps, flatten=one_block, swap_ab=True)
+            depths = (6, 5, 4, 3, 2) if one_block else (4, 3, 2)
+            fitting = [s for s in depths if shared_memory_model(replace(tile, num_stages=s)) <= limit]
             if fitting:
                 tiles.append(replace(tile, num_stages=fitting[0]))
     return tuple(tiles)
