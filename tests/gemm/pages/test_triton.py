@@ -2628,7 +2628,7 @@ def test_the_triton_page_prose_matches_step_18s_runs() -> None:
     from gpukb.gemm.triton.results import sweep_committed, sweep_goal_rows, token_split_rows
 
     page = (ROOT / "docs" / "gemm" / "triton.md").read_text(encoding="utf-8")
-    step = " ".join(page.split("## Step 18:")[1].split("## The host path")[0].split())
+    step = " ".join(page.split("## Step 18:")[1].split("## Step 19:")[0].split())
     rows = token_split_rows()
     ruled = [r for r in rows if r.ruled]
     gains = {r.shape: r.cublas_ms / r.persistent_ms - r.cublas_ms / r.chosen_ms for r in ruled}
@@ -2745,3 +2745,137 @@ def test_the_triton_page_prose_matches_step_18s_runs() -> None:
     finally:
         tuning.use_rule("few_tokens", True)
     assert tuning.ShapeClass.of("bfloat16", "NN", 267, 4096, 128256) not in table
+
+
+def _swap_products(record_id: str = "gemm/triton-gemm-tuning-h100-swap") -> list[tuple[Any, ...]]:
+    """Each product of a step-19 record straight from its JSON: (shape, cuBLAS ms, choice, choice ms, the fastest
+    swapped trial and its ms), not through the page's reader."""
+    out = []
+    for entry in _tuning_raw(record_id)["classes"]:
+        first = entry["trials"][0]
+        swapped = [t for t in entry["trials"][1:] if t["config"].get("swap_ab") and t["ms"] is not None]
+        best = min(swapped, key=lambda t: t["ms"])
+        out.append(
+            (tuple(entry["shape"]), entry["cublas_ms"], first["config"], first["ms"], best["config"], best["ms"])
+        )
+    return out
+
+
+def test_step_19s_tables_match_its_record() -> None:
+    """Every cell of step 19's two tables, recomputed from the record's JSON."""
+    from gpukb.gemm.pages.triton import triton_swap_by_choice, triton_swap_extremes
+
+    products = _swap_products()
+    assert len(products) == 75
+    groups: dict[str, list[float]] = {}
+    for _, _, chosen, chosen_ms, _, swapped_ms in products:
+        kind = f"{'split-K' if chosen['kernel'] == 'splitk' else 'persistent'} {chosen['block_m']}×{chosen['block_n']}"
+        groups.setdefault(kind, []).append(chosen_ms / swapped_ms)
+    lines = triton_swap_by_choice().splitlines()[2:]
+    assert len(lines) == len(groups) == 12
+    shares = []
+    for line in lines:
+        kind, count, faster, slower, best, share = (c.strip() for c in line.strip("|").split("|"))
+        gains = groups[kind]
+        logs = [math.log(max(1.0, g)) for g in gains]
+        assert (int(count), int(faster), int(slower)) == (len(gains), sum(g > 1.02 for g in gains),
+                                                           sum(g < 0.98 for g in gains))  # fmt: skip
+        assert best == f"×{math.exp(sum(logs) / len(gains)):.3f}"
+        assert share == f"+{100 * (math.exp(sum(logs) / 75) - 1):.1f} %"
+        shares.append(sum(logs))
+    assert shares == sorted(shares, reverse=True)
+    rows = triton_swap_extremes().splitlines()[2:]
+    ranked = sorted(products, key=lambda p: -(p[3] / p[5]))
+    assert len(rows) == 10
+    for line, (shape, cublas, _, chosen_ms, swapped, swapped_ms) in zip(rows, ranked[:5] + ranked[-5:], strict=True):
+        product, choice, best, gain = (c.strip() for c in line.strip("|").split("|"))
+        assert product.endswith(f"{shape[0]}×{shape[1]}×{shape[2]}")
+        assert choice.endswith(f": {cublas / chosen_ms:.3f}")
+        assert best.endswith(f": {cublas / swapped_ms:.3f}")
+        assert f"{swapped['block_m']}x{swapped['block_n']}x" in best
+        assert gain == f"×{chosen_ms / swapped_ms:.2f}"
+
+
+def test_the_triton_page_prose_matches_step_19s_runs() -> None:
+    """Step 19's words, checked against its two tuning runs, the draws and the compiled tiles' counts."""
+    from gpukb.gemm.triton import model_shapes, sweep
+
+    page = (ROOT / "docs" / "gemm" / "triton.md").read_text(encoding="utf-8")
+    step = " ".join(page.split("## Step 19:")[1].split("## The host path")[0].split())
+    products = _swap_products()
+    gains = [chosen_ms / swapped_ms for _, _, _, chosen_ms, _, swapped_ms in products]
+    assert (sum(g > 1.02 for g in gains), sum(g < 0.98 for g in gains)) == (26, 25)
+    assert f"{math.exp(sum(math.log(max(1.0, g)) for g in gains) / 75) - 1:.3f}" == "0.042"
+    top = max(products, key=lambda p: p[3] / p[5])
+    assert (top[0], f"{top[3] / top[5]:.2f}", f"{top[1] / top[3]:.3f}", f"{top[1] / top[5]:.3f}") == (
+        (174, 8192, 10240), "1.56", "0.534", "0.833"
+    )  # fmt: skip
+    for text in ("on the 75 seen products of 65 to 320 rows the fastest swapped tile beat the look-up's choice on 26, "
+                 "by up to ×1.56 (174×8192×10240, from 0.534 to 0.833 of cuBLAS's speed), and lost on 25",
+                 "would raise this class's mean by 4.2 %", "+4.2 % of its mean"):  # fmt: skip
+        assert text in step
+    # the same tile swapped: one-block persistent choices and the swapped tile of their shape
+    same = []
+    for entry in _tuning_raw("gemm/triton-gemm-tuning-h100-swap")["classes"]:
+        first = entry["trials"][0]["config"]
+        if first["kernel"] != "tma" or first["block_m"] & (first["block_m"] - 1):
+            continue
+        side = (first["block_m"], first["block_n"])
+        twin = [t["ms"] for t in entry["trials"][1:] if t["config"].get("swap_ab") and t["ms"]
+                and (t["config"]["block_m"], t["config"]["block_n"]) == side]  # fmt: skip
+        if twin:
+            same.append(twin[0] / entry["trials"][0]["ms"])
+    assert (len(same), f"{min(same):.2f}", f"{max(same):.2f}", f"{statistics.median(same):.3f}") == (
+        30, "0.95", "1.12", "1.007"
+    )  # fmt: skip
+    assert (
+        "On the 30 products whose choice is a persistent tile of one block, that tile swapped took 0.95 to 1.12" in step
+    )
+    assert "1.007 at the median" in step
+    # the first run: the same one-block swapped tiles on the two-block kernel
+    first_run = _tuning_raw("gemm/triton-gemm-tuning-h100-swap-two-block-kernel")["classes"]
+    pairs = []
+    for a, b in zip(first_run, _tuning_raw("gemm/triton-gemm-tuning-h100-swap")["classes"], strict=True):
+        assert a["shape"] == b["shape"]
+        old = {(t["config"]["block_m"], t["config"]["block_n"]): t["ms"] for t in a["trials"][1:]
+               if t["config"].get("swap_ab") and t["ms"]}  # fmt: skip
+        new = {(t["config"]["block_m"], t["config"]["block_n"]): t["ms"] for t in b["trials"][1:]
+               if t["config"].get("swap_ab") and t["ms"] and t["config"].get("flatten", True)}  # fmt: skip
+        assert all(not t["config"].get("flatten", True) for t in a["trials"][1:] if t["config"].get("swap_ab"))
+        pairs += [old[key] / new[key] for key in old.keys() & new.keys()]
+    assert (len(pairs), f"{statistics.median(pairs):.2f}") == (354, "1.11")
+    assert "1.11 of the persistent kernel's time at the median (354 pairs)" in step
+    # the mechanisms the prose names
+    by_shape = {p[0]: p for p in products}
+    chosen = by_shape[297, 14336, 4096][2]
+    assert (chosen["block_m"], chosen["block_n"]) == (64, 256)
+    assert (math.ceil(297 / 64) * math.ceil(14336 / 256), math.ceil(297 / 160) * math.ceil(14336 / 128)) == (280, 224)
+    assert (by_shape[297, 14336, 4096][4]["block_m"], by_shape[297, 14336, 4096][4]["block_n"]) == (160, 128)
+    for shape in ((84, 1024, 1024), (102, 896, 1152)):
+        choice, best = by_shape[shape][2], by_shape[shape][4]
+        assert (choice["kernel"], choice["block_m"], choice["block_n"]) == ("splitk", 64, 256)
+        assert (best["block_m"], best["block_n"]) == (32, 64)
+    raw_splits = {
+        tuple(e["shape"]): e["trials"][0]["split_k"]
+        for e in _tuning_raw("gemm/triton-gemm-tuning-h100-swap")["classes"]
+    }
+    assert (raw_splits[84, 1024, 1024], raw_splits[102, 896, 1152]) == (4, 4)
+    losers = sorted(products, key=lambda p: p[3] / p[5])[:5]
+    assert all(p[2]["kernel"] == "splitk" for p in losers)
+    raw_splits = {
+        tuple(e["shape"]): e["trials"][0]["split_k"]
+        for e in _tuning_raw("gemm/triton-gemm-tuning-h100-swap")["classes"]
+    }
+    assert sorted(raw_splits[p[0]] for p in losers) == [4, 9, 33, 33, 33]
+    assert "split-K choices that cut K into 4 to 33 slices" in step
+    assert (math.ceil(70 / 32) * math.ceil(768 / 64), math.ceil(70 / 64) * math.ceil(768 / 256) * 33) == (36, 198)
+    assert "36 swapped tiles of 32×64 for 132 multiprocessors, against 6 tiles of 64×256 cut into 33 slices" in step
+    # the share of held-out products of 65 to 320 rows, and the draw kept for a rule
+    held = [s for name in model_shapes.HELD_OUT_DRAWS for _, s in sweep.held_out(name)]
+    assert (sum(64 < s[2] <= 320 for s in held), len(held)) == (26, 256)
+    assert "26 of the 256 in the nine held-out draws" in step
+    assert model_shapes.TOKEN_DRAWS["tokens-3"][0] == 815263
+    assert "seed 815263" in step
+    assert not list((ROOT / "src" / "gpukb" / "data" / "results" / "gemm").glob("*tokens-3*"))  # kept unmeasured
+    assert "nvjet_sm90_tst_256x152_64x4_4x2_h_bz_coopA_NNT" in _tuning_raw("gemm/triton-gemm-tuning-h100-tokens")[
+        "classes"][0]["cublas_kernels"]  # fmt: skip

@@ -315,3 +315,30 @@ def test_the_default_reader_refuses_a_product_without_trials(tmp_path: Path, mon
     message = f"gemm/no-trials: {raw['classes'][0]['layout']} {shape} lacks a timed look-up choice or default tiling"
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
         results.default_rows("gemm/no-trials")
+
+
+def test_the_swap_reader_reads_step_19s_record_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = results.swap_rows()
+    assert len(rows) == 75
+    assert all(r.swapped.swap_ab and r.swapped_ms > 0 for r in rows)
+    assert sum(r.same_ms is not None for r in rows) == 30
+    # the first run's record timed other swapped tiles (all on the two-block kernel): not step 19's trials now
+    with pytest.raises(ValueError, match=r"^gemm/triton-gemm-tuning-h100-swap-two-block-kernel: NT \(159, 768, 3072\) "
+                                         r"is not a product step 19 timed"):  # fmt: skip
+        results.swap_rows("gemm/triton-gemm-tuning-h100-swap-two-block-kernel")
+    for bad in (None, 7, float("nan")):
+        with pytest.raises(TypeError, match=r"^record_id must be a string"):
+            results.swap_rows(bad)  # type: ignore[arg-type]
+    raw = json.loads((results_dir() / "gemm" / "triton-gemm-tuning-h100-swap.json").read_text(encoding="utf-8"))
+    entry = raw["classes"][0]
+    untimed = json.loads(json.dumps(entry))
+    for trial in untimed["trials"][1:]:
+        trial["ms"], trial["error"] = None, "failed"
+    (tmp_path / "gemm").mkdir()
+    for name, product in (("untimed", untimed), ("no-trials", {**entry, "trials": []})):
+        (tmp_path / "gemm" / f"{name}.json").write_text(json.dumps({**raw, "classes": [product]}), encoding="utf-8")
+    monkeypatch.setenv(RESULTS_DIR_VARIABLE, str(tmp_path))
+    with pytest.raises(ValueError, match=r"^gemm/untimed: NT \(159, 768, 3072\) has no timed swapped tile$"):
+        results.swap_rows("gemm/untimed")
+    with pytest.raises(ValueError, match=r"^gemm/no-trials: NT \(159, 768, 3072\) is not a product step 19 timed"):
+        results.swap_rows("gemm/no-trials")

@@ -12,7 +12,7 @@ import pytest
 
 from gpukb.cuda import limits
 from gpukb.gemm.triton import tuning
-from gpukb.gemm.triton.configs import DEFAULT_CONFIGS, SMALL_CONFIGS, Config, split_for, tail_rows
+from gpukb.gemm.triton.configs import DEFAULT_CONFIGS, SMALL_CONFIGS, Config, shared_memory_model, split_for, tail_rows
 from gpukb.gemm.triton.tuning import K_EDGES, M_EDGES, N_EDGES, GemmTuning, ShapeClass, Trial, TunedClass
 from gpukb.records import results_dir
 
@@ -949,3 +949,36 @@ def test_use_rule_names_the_rules_choose_applies() -> None:
                                 ("two_blocks ", ValueError, "unknown name 'two_blocks '")):  # fmt: skip
         with pytest.raises(error, match=f"^{message}"):
             tuning.use_rule(bad, False)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("m", [65, 90, 126, 156, 185, 297, 320])
+def test_swap_tiles_fit_the_rows_in_one_to_four_rows_of_tiles(m: int) -> None:
+    tiles = tuning.swap_tiles(m)
+    sides = {c.block_m for c in tiles}
+    expected = {min(s for s in tuning.SWAP_SIDES if s >= -(-m // rows)) for rows in range(1, 5) if -(-m // rows) <= 192}
+    assert sides == expected
+    for config in tiles:
+        assert config.swap_ab
+        assert config.kernel == "tma"
+        assert (config.block_n, config.num_warps) in tuning.SWAP_WIDTHS.items()
+        assert config.flatten == (not config.two_part)  # one block: the persistent kernel, as the tables' tilings
+        assert shared_memory_model(config) <= limits.capability("9.0").shared_per_block_optin
+        assert config.num_stages == max(s for s in (range(2, 7) if config.flatten else range(2, 5))
+                                        if shared_memory_model(replace(config, num_stages=s))
+                                        <= limits.capability("9.0").shared_per_block_optin)  # fmt: skip
+    assert tuning.SWAP_SIDES == (16, 32, 48, 64, 80, 96, 128, 144, 160, 192)
+    chosen = Config("splitk", 64, 64, 128, num_stages=5, num_warps=4)
+    trials = tuning.swap_trials(chosen, m)
+    assert trials[0] == chosen
+    assert set(trials[1:]) == set(tiles)
+
+
+@pytest.mark.parametrize(
+    ("m", "error"),
+    [(64, ValueError), (321, ValueError), (float("nan"), TypeError), (True, TypeError), ("200", TypeError)],
+)
+def test_swap_tiles_refuse_rows_outside_their_class(m: object, error: type) -> None:
+    with pytest.raises(error, match=r"^m must be"):
+        tuning.swap_tiles(m)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"^chosen must be a gpukb\.gemm\.triton\.configs\.Config; got str"):
+        tuning.swap_trials("tma", 200)  # type: ignore[arg-type]

@@ -8,7 +8,7 @@ import math
 import statistics
 from typing import Any
 
-from gpukb.arguments import flag
+from gpukb.arguments import flag, positive_int
 from gpukb.figures import to_svg
 from gpukb.gemm import figures as gemm_figures
 from gpukb.gemm.triton import peer_kernels
@@ -1270,6 +1270,63 @@ def triton_default_products() -> str:
     headers = ["product", "rounds of 128×256 tiles", "rule takes the default", "look-up's choice", "look-up",
                "default"]  # fmt: skip
     return markdown_table(headers, table)
+
+
+#: A swapped tile counts as faster or slower than the look-up's choice beyond this fraction (a tuning run's two passes
+#: agree within about 2 %).
+SWAP_MARGIN = 0.02
+
+
+def _choice_kind(config: Any) -> str:
+    # the look-up's choice by kernel and tile: "persistent 64×128", "split-K 64×64"
+    kernel = "split-K" if config.kernel == "splitk" else "persistent"
+    return f"{kernel} {config.block_m}×{config.block_n}"
+
+
+def triton_swap_by_choice(record_id: str = triton_results.SWAP_TABLE_ID) -> str:
+    """Step 19's products by the look-up's choice: how many, on how many the fastest swapped tile was faster or slower
+    than the choice by more than :data:`SWAP_MARGIN`, and what always taking the faster of the two would give (the
+    geometric mean of choice time over best time, and its share of the whole record's mean), largest share first."""
+    rows = triton_results.swap_rows(record_id)
+    groups: dict[str, list[Any]] = {}
+    for r in rows:
+        groups.setdefault(_choice_kind(r.chosen), []).append(r)
+    table = []
+    for kind, members in groups.items():
+        logs = [math.log(max(1.0, r.gain)) for r in members]
+        table.append(
+            (
+                sum(logs),
+                kind,
+                str(len(members)),
+                str(sum(r.gain > 1 + SWAP_MARGIN for r in members)),
+                str(sum(r.gain < 1 - SWAP_MARGIN for r in members)),
+                f"×{math.exp(sum(logs) / len(logs)):.3f}",
+                f"+{100 * (math.exp(sum(logs) / len(rows)) - 1):.1f} %",
+            )
+        )
+    table.sort(key=lambda row: -row[0])
+    headers = ["look-up's choice", "products", "swapped faster", "swapped slower", "best of both",
+               "share of the mean"]  # fmt: skip
+    return markdown_table(headers, [row[1:] for row in table])
+
+
+def triton_swap_extremes(record_id: str = triton_results.SWAP_TABLE_ID, count: int = 5) -> str:
+    """Step 19's ``count`` largest gains and ``count`` largest losses of the fastest swapped tile over the look-up's
+    choice, each against cuBLAS (cuBLAS's time over the kernel's, bf16)."""
+    count = positive_int("count", count)
+    rows = sorted(triton_results.swap_rows(record_id), key=lambda r: -r.gain)
+    picked = rows[:count] + rows[-count:] if len(rows) > 2 * count else rows
+    table = [
+        (
+            f"{r.layout} {r.shape[0]}×{r.shape[1]}×{r.shape[2]}",
+            f"`{r.chosen.label}`: {_peer_ratio(r.chosen_ms, r.cublas_ms)}",
+            f"`{r.swapped.label}`: {_peer_ratio(r.swapped_ms, r.cublas_ms)}",
+            f"×{r.gain:.2f}",
+        )
+        for r in picked
+    ]
+    return markdown_table(["product", "look-up's choice", "fastest swapped tile", "time, choice over swapped"], table)
 
 
 def triton_token_split(record_id: str = triton_results.TOKEN_SPLIT_TABLE_ID) -> str:

@@ -246,6 +246,7 @@ def store_tile(c_desc, acc, offs_cm, offs_cn, BLOCK_M: tl.constexpr, BLOCK_N: tl
     # --8<-- [end:helpers]
 
 
+# --8<-- [start:swap]
 def block_zeros(ROWS: tl.constexpr, COLS: tl.constexpr, SWAP: tl.constexpr):
     # The float32 accumulator of a ROWS × COLS block of C, held as its transpose with SWAP.
     if SWAP:
@@ -270,6 +271,7 @@ def block_of_c(acc, SWAP: tl.constexpr):
     if SWAP:
         acc = acc.T
     return acc
+    # --8<-- [end:swap]
 
 
 def streamk_owner(i, per, extra):

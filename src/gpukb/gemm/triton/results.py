@@ -1655,3 +1655,74 @@ def token_split_rows(record_id: str = TOKEN_SPLIT_TABLE_ID) -> list[TokenSplitRo
             )
         )  # fmt: skip
     return out
+
+
+#: Step 19's record: swapped tiles on every seen product of 65 to 320 rows (``bench/triton_gemm_sweep.py --tune swap``).
+SWAP_TABLE_ID = "gemm/triton-gemm-tuning-h100-swap"
+
+
+@dataclass(frozen=True)
+class SwapRow:
+    """One product of a ``--tune swap`` record (ms), cuBLAS's time in the same run, and:
+
+    Attributes:
+        chosen, chosen_ms: The look-up's choice (the record's first trial of the product).
+        swapped, swapped_ms: The fastest swapped tile (``swap_ab``).
+        same_ms: The swapped tile of the choice's own shape (its rows along the tokens, its columns along B's), where
+            the choice is a persistent tiling of one block and step 19 timed that tile; ``None`` otherwise.
+    """
+
+    layout: str
+    shape: tuple[int, int, int]
+    cublas_ms: float | None
+    chosen: Config
+    chosen_ms: float
+    swapped: Config
+    swapped_ms: float
+    same_ms: float | None
+
+    @property
+    def gain(self) -> float:
+        """The look-up's choice's time over the fastest swapped tile's: above 1, swapping was faster."""
+        return self.chosen_ms / self.swapped_ms
+
+
+def swap_rows(record_id: str = SWAP_TABLE_ID) -> list[SwapRow]:
+    """:class:`SwapRow` for each product of a ``--tune swap`` record, in its order.
+
+    Raises:
+        TypeError, ValueError: For a ``record_id`` that is not a string, or not a record of step 19's trials
+            (a timed look-up choice, then ``tuning.swap_trials``), or one of whose products has no timed swapped tile.
+        FileNotFoundError: For an id with no record.
+    """
+    from gpukb.gemm.triton import tuning
+
+    record = load(text("record_id", record_id), expect=tuning.GemmTuning)
+    out = []
+    for entry in record.classes:
+        m = entry.shape[0]
+        first = entry.trials[0] if entry.trials else None  # a record may hold a product with no trials
+        if (
+            first is None
+            or first.ms is None
+            or not tuning.SMALL_M < m <= tuning.TOKEN_MAX_M
+            or tuple(t.config for t in entry.trials) != tuning.swap_trials(first.config, m)
+        ):
+            raise ValueError(
+                f"{record_id}: {entry.layout} {entry.shape} is not a product step 19 timed (a timed choice, then "
+                "tuning.swap_trials)"
+            )
+        swapped = [t for t in entry.trials[1:] if t.ms is not None and t.config.swap_ab]
+        if not swapped:
+            raise ValueError(f"{record_id}: {entry.layout} {entry.shape} has no timed swapped tile")
+        best = min(swapped, key=lambda t: t.ms)
+        same = [
+            t.ms for t in swapped
+            if (first.config.kernel, first.config.two_part, first.config.swap_ab) == ("tma", False, False)
+            and (t.config.block_m, t.config.block_n) == (first.config.block_m, first.config.block_n)
+        ]  # fmt: skip
+        out.append(
+            SwapRow(entry.layout, entry.shape, entry.cublas_ms, first.config, first.ms, best.config, best.ms,
+                    same[0] if same else None)
+        )  # fmt: skip
+    return out
