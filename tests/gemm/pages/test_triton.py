@@ -2879,3 +2879,47 @@ def test_the_triton_page_prose_matches_step_19s_runs() -> None:
     assert not list((ROOT / "src" / "gpukb" / "data" / "results" / "gemm").glob("*tokens-3*"))  # kept unmeasured
     assert "nvjet_sm90_tst_256x152_64x4_4x2_h_bz_coopA_NNT" in _tuning_raw("gemm/triton-gemm-tuning-h100-tokens")[
         "classes"][0]["cublas_kernels"]  # fmt: skip
+
+
+def test_step_19s_leave_one_out_table_matches_its_record() -> None:
+    """The leave-one-out table, recomputed from the record's JSON with its own nearest-product search."""
+    from gpukb.gemm.pages.triton import triton_swap_holdout
+    from gpukb.gemm.triton.tuning import ShapeClass
+
+    entries = _tuning_raw("gemm/triton-gemm-tuning-h100-swap")["classes"]
+    kinds = []
+    for e in entries:
+        found: dict[tuple[int, int], float] = {}
+        for t in e["trials"][1:]:
+            if t["config"].get("swap_ab") and t["ms"] is not None:
+                key = (math.ceil(e["shape"][0] / t["config"]["block_m"]), t["config"]["block_n"])
+                found[key] = min(t["ms"], found.get(key, math.inf))
+        kinds.append(found)
+    products = _swap_products()
+    classes = [ShapeClass.of("bfloat16", e["layout"], *e["shape"]) for e in entries]
+    expected = []
+    for same_class in (False, True):
+        logs, changed, faster, slower = [], 0, 0, 0
+        for i, (shape, _, _, chosen_ms, _, _) in enumerate(products):
+            others = [j for j in range(75) if j != i and (not same_class or classes[j] == classes[i])]
+            ms = chosen_ms
+            if others:
+                j = min(
+                    others, key=lambda j: math.dist([math.log(x) for x in products[j][0]], [math.log(x) for x in shape])
+                )
+                near_shape, _, _, near_chosen, near_best, near_ms = products[j]
+                verdict = (math.ceil(near_shape[0] / near_best["block_m"]), near_best["block_n"])
+                if near_chosen / near_ms > 1.02 and verdict in kinds[i]:
+                    ms = kinds[i][verdict]
+                    changed += 1
+                    faster += chosen_ms / ms > 1.02
+                    slower += chosen_ms / ms < 0.98
+            logs.append(math.log(chosen_ms / ms))
+        expected.append((f"{changed} of 75", str(faster), str(slower), f"×{math.exp(sum(logs) / 75):.3f}"))
+    lines = triton_swap_holdout().splitlines()[2:]
+    assert [tuple(c.strip() for c in line.strip("|").split("|"))[1:] for line in lines] == expected
+    assert expected == [("17 of 75", "7", "7", "×0.993"), ("14 of 75", "4", "5", "×0.980")]
+    page = (ROOT / "docs" / "gemm" / "triton.md").read_text(encoding="utf-8")
+    step = " ".join(page.split("## Step 19:")[1].split("## The host path")[0].split())
+    assert "spread over eight kinds of choice" in step
+    assert "Copied from the nearest product, the verdict was wrong as often as right and the mean fell" in step

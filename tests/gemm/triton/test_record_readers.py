@@ -342,3 +342,19 @@ def test_the_swap_reader_reads_step_19s_record_only(tmp_path: Path, monkeypatch:
         results.swap_rows("gemm/untimed")
     with pytest.raises(ValueError, match=r"^gemm/no-trials: NT \(159, 768, 3072\) is not a product step 19 timed"):
         results.swap_rows("gemm/no-trials")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"same_class": 1}, TypeError, "same_class must be True or False; got 1"),
+        ({"margin": float("nan")}, ValueError, "margin must be"),
+        ({"margin": -0.1}, ValueError, "margin must be"),
+        ({"margin": 1.5}, ValueError, "margin must be"),
+        ({"margin": "0.02"}, TypeError, "margin must be"),
+        ({"record_id": "gemm/triton-gemm-tuning-h100-tokens"}, ValueError, "gemm/triton-gemm-tuning-h100-tokens: NN"),
+    ],
+)
+def test_the_swap_leave_one_out_refuses_what_it_does_not_model(kwargs: dict, error: type, message: str) -> None:
+    with pytest.raises(error, match=f"^{re.escape(message)}"):
+        results.swap_leave_one_out(**kwargs)

@@ -1329,6 +1329,17 @@ def triton_swap_extremes(record_id: str = triton_results.SWAP_TABLE_ID, count: i
     return markdown_table(["product", "look-up's choice", "fastest swapped tile", "time, choice over swapped"], table)
 
 
+def triton_swap_holdout(record_id: str = triton_results.SWAP_TABLE_ID) -> str:
+    """Step 19's leave-one-out test of a rule that copies the nearest seen product's verdict
+    (:func:`~gpukb.gemm.triton.results.swap_leave_one_out`), the nearest among all the other products and among those
+    of the product's own shape class."""
+    table = []
+    for same_class, where in ((False, "any other product"), (True, "another of its shape class")):
+        h = triton_results.swap_leave_one_out(record_id, same_class=same_class, margin=SWAP_MARGIN)
+        table.append((where, f"{h.changed} of {h.products}", str(h.faster), str(h.slower), f"×{h.mean_gain:.3f}"))
+    return markdown_table(["nearest seen product among", "given a swapped tile", "faster", "slower", "mean"], table)
+
+
 def triton_token_split(record_id: str = triton_results.TOKEN_SPLIT_TABLE_ID) -> str:
     """Step 18's products: the 64×128 tiles, whether step 18's rule takes them, and each side's ratio to cuBLAS
     (cuBLAS's time over the kernel's, bf16): the look-up's split-K choice (with the K slices it ran), the persistent

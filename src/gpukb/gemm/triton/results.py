@@ -18,7 +18,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from gpukb.arguments import positive_int, text
+from gpukb.arguments import flag, positive_int, real, text
 from gpukb.gemm.triton.configs import (
     CANDIDATES,
     DEFAULT_CONFIGS,
@@ -1726,3 +1726,68 @@ def swap_rows(record_id: str = SWAP_TABLE_ID) -> list[SwapRow]:
                     same[0] if same else None)
         )  # fmt: skip
     return out
+
+
+@dataclass(frozen=True)
+class SwapHoldout:
+    """What a rule that copies the nearest seen product's verdict would have done on each product of step 19's
+    record, that product left out (:func:`swap_leave_one_out`).
+
+    Attributes:
+        products: The products tried.
+        changed: How many the rule would have given a swapped tile.
+        faster, slower: How many of those ran faster, or slower, than the look-up's choice by more than the margin.
+        mean_gain: The geometric mean, over all the products, of the choice's time over the rule's.
+    """
+
+    products: int
+    changed: int
+    faster: int
+    slower: int
+    mean_gain: float
+
+
+def _tile_rows(m: int, config: Config) -> int:
+    # how many rows of tiles a swapped tile cuts m tokens into
+    return -(-m // config.block_m)
+
+
+def swap_leave_one_out(record_id: str = SWAP_TABLE_ID, same_class: bool = False, margin: float = 0.02) -> SwapHoldout:
+    """Leave each product of a ``--tune swap`` record out in turn and ask its nearest other product (by the distance of
+    log M, log N and log K; with ``same_class``, only among products of its shape class): where that product's fastest
+    swapped tile beat its choice by more than ``margin``, the left-out product takes the swapped tile of the same rows
+    of tiles and width, if it timed one. The result is scored with the left-out product's own times.
+
+    Raises:
+        TypeError, ValueError: For a record :func:`swap_rows` refuses, a ``same_class`` that is not a bool, or a
+            ``margin`` that is not a number from 0 to 1.
+    """
+    from gpukb.gemm.triton import tuning
+
+    same_class = flag("same_class", same_class)
+    margin = real("margin", margin, minimum=0.0, maximum=1.0)
+    rows = swap_rows(record_id)
+    timed = {}  # per product: (rows of tiles, width) -> the fastest swapped time of that kind
+    for entry in load(record_id, expect=tuning.GemmTuning).classes:
+        kinds: dict[tuple[int, int], float] = {}
+        for t in entry.trials[1:]:
+            if t.ms is not None and t.config.swap_ab:
+                key = (_tile_rows(entry.shape[0], t.config), t.config.block_n)
+                kinds[key] = min(t.ms, kinds.get(key, math.inf))
+        timed[entry.layout, entry.shape] = kinds
+    classes = [tuning.ShapeClass.of("bfloat16", r.layout, *r.shape) for r in rows]
+    logs, changed, faster, slower = [], 0, 0, 0
+    for i, r in enumerate(rows):
+        others = [j for j in range(len(rows)) if j != i and (not same_class or classes[j] == classes[i])]
+        ms = r.chosen_ms
+        if others:
+            here = [math.log(x) for x in r.shape]
+            near = rows[min(others, key=lambda j: math.dist([math.log(x) for x in rows[j].shape], here))]
+            verdict = (_tile_rows(near.shape[0], near.swapped), near.swapped.block_n)
+            if near.gain > 1 + margin and verdict in timed[r.layout, r.shape]:
+                ms = timed[r.layout, r.shape][verdict]
+                changed += 1
+                faster += r.chosen_ms / ms > 1 + margin
+                slower += r.chosen_ms / ms < 1 - margin
+        logs.append(math.log(r.chosen_ms / ms))
+    return SwapHoldout(len(rows), changed, faster, slower, math.exp(sum(logs) / len(logs)))
