@@ -11,7 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from gpukb.gemm.pages.triton import triton_streamk_choices, triton_streamk_pairs, triton_swap_holdout
+from gpukb.gemm.pages.triton import (
+    triton_streamk_choices,
+    triton_streamk_pairs,
+    triton_swap_by_choice,
+    triton_swap_holdout,
+)
 from gpukb.gemm.triton import results
 from gpukb.records import RESULTS_DIR_VARIABLE, results_dir
 
@@ -372,6 +377,24 @@ def test_the_swap_readers_refuse_a_record_they_would_misread(tmp_path: Path, mon
         for read in (results.swap_rows, results.swap_leave_one_out, triton_swap_holdout):
             with pytest.raises(ValueError, match=message):
                 read(f"gemm/{name}")
+
+
+def test_step_19s_choices_are_named_by_their_kernel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a blocked choice was grouped as "persistent", a swapped one with the plain tile of its shape
+    raw = json.loads((results_dir() / "gemm" / "triton-gemm-tuning-h100-swap.json").read_text(encoding="utf-8"))
+    entries = [json.loads(json.dumps(raw["classes"][0])) for _ in range(2)]
+    choices = (
+        {"kernel": "blocked", "block_m": 64, "block_n": 64, "block_k": 32},
+        {"kernel": "tma", "block_m": 64, "block_n": 128, "block_k": 64, "num_stages": 4, "swap_ab": True},
+    )
+    for entry, choice, n in zip(entries, choices, (768, 1024), strict=True):
+        entry["shape"][1] = n
+        entry["trials"][0]["config"] = entry["config"] = choice
+    (tmp_path / "gemm").mkdir()
+    (tmp_path / "gemm" / "choices.json").write_text(json.dumps({**raw, "classes": entries}), encoding="utf-8")
+    monkeypatch.setenv(RESULTS_DIR_VARIABLE, str(tmp_path))
+    kinds = {line.split("|")[1].strip() for line in triton_swap_by_choice("gemm/choices").splitlines()[2:]}
+    assert kinds == {"blocked 64×64", "persistent 64×128 swapped"}
 
 
 @pytest.mark.parametrize(
