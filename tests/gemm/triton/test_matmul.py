@@ -525,6 +525,10 @@ def test_configs_are_validated() -> None:
     for flag in ("fused_reduce", "swap_ab"):
         with pytest.raises(ValueError, match=f"{flag} must be a bool; got 1"):
             Config("splitk", 64, 128, 64, **{flag: 1})
+    # a truthy string was taken as on ("no": flattened, labelled so), or refused a swapped tile for the wrong reason
+    for flag, value in (("flatten", "no"), ("warp_specialize", "no"), ("epilogue_subtile", 1)):
+        with pytest.raises(ValueError, match=exactly(f"{flag} must be a bool; got {value!r}")):
+            Config("tma", 64, 128, 64, swap_ab=True, **{flag: value})
 
 
 def test_wave_quantization_picks_the_tiling() -> None:

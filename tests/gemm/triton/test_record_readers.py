@@ -11,7 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from gpukb.gemm.pages.triton import triton_streamk_choices, triton_streamk_pairs
+from gpukb.gemm.pages.triton import (
+    triton_streamk_choices,
+    triton_streamk_pairs,
+    triton_swap_by_choice,
+    triton_swap_holdout,
+)
 from gpukb.gemm.triton import results
 from gpukb.records import RESULTS_DIR_VARIABLE, results_dir
 
@@ -342,6 +347,54 @@ def test_the_swap_reader_reads_step_19s_record_only(tmp_path: Path, monkeypatch:
         results.swap_rows("gemm/untimed")
     with pytest.raises(ValueError, match=r"^gemm/no-trials: NT \(159, 768, 3072\) is not a product step 19 timed"):
         results.swap_rows("gemm/no-trials")
+
+
+def test_the_swap_readers_refuse_a_record_they_would_misread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # edited copies of step 19's record: before, no product divided by zero in the leave-one-out, a zero time or
+    # cuBLAS time divided by zero or read as a ratio of 0.000, an N of 0 failed on its logarithm ("math domain error"),
+    # a product twice was its own nearest product, and fp16 was counted as bf16
+    raw = json.loads((results_dir() / "gemm" / "triton-gemm-tuning-h100-swap.json").read_text(encoding="utf-8"))
+    first, second = raw["classes"][:2]
+
+    def edited(change: dict | None = None, trial: dict | None = None) -> dict:
+        entry = json.loads(json.dumps(first)) | (change or {})
+        entry["trials"][0] |= trial or {}
+        return entry
+
+    records = {
+        "empty": ([], r"holds no product"),
+        "zero-time": ([edited(trial={"ms": 0.0}), second], r"classes\[0\]\.trials\[0\]\.ms: Input should be greater"),
+        "zero-cublas": ([edited({"cublas_ms": 0.0}), second], r"classes\[0\]\.cublas_ms: Input should be greater"),
+        "no-columns": ([edited({"shape": [159, 0, 3072]}), second], r"NT \(159, 0, 3072\) is not a product step 19"),
+        "twice": ([first, second, first], r"NT \(159, 768, 3072\) is in the record twice"),
+        "fp16": ([second, edited({"dtype": "float16"})], r"NT \(159, 768, 3072\) is float16; step 19 timed bfloat16"),
+    }
+    (tmp_path / "gemm").mkdir()
+    for name, (classes, _) in records.items():
+        (tmp_path / "gemm" / f"{name}.json").write_text(json.dumps({**raw, "classes": classes}), encoding="utf-8")
+    monkeypatch.setenv(RESULTS_DIR_VARIABLE, str(tmp_path))
+    for name, (_, message) in records.items():
+        for read in (results.swap_rows, results.swap_leave_one_out, triton_swap_holdout):
+            with pytest.raises(ValueError, match=message):
+                read(f"gemm/{name}")
+
+
+def test_step_19s_choices_are_named_by_their_kernel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a blocked choice was grouped as "persistent", a swapped one with the plain tile of its shape
+    raw = json.loads((results_dir() / "gemm" / "triton-gemm-tuning-h100-swap.json").read_text(encoding="utf-8"))
+    entries = [json.loads(json.dumps(raw["classes"][0])) for _ in range(2)]
+    choices = (
+        {"kernel": "blocked", "block_m": 64, "block_n": 64, "block_k": 32},
+        {"kernel": "tma", "block_m": 64, "block_n": 128, "block_k": 64, "num_stages": 4, "swap_ab": True},
+    )
+    for entry, choice, n in zip(entries, choices, (768, 1024), strict=True):
+        entry["shape"][1] = n
+        entry["trials"][0]["config"] = entry["config"] = choice
+    (tmp_path / "gemm").mkdir()
+    (tmp_path / "gemm" / "choices.json").write_text(json.dumps({**raw, "classes": entries}), encoding="utf-8")
+    monkeypatch.setenv(RESULTS_DIR_VARIABLE, str(tmp_path))
+    kinds = {line.split("|")[1].strip() for line in triton_swap_by_choice("gemm/choices").splitlines()[2:]}
+    assert kinds == {"blocked 64×64", "persistent 64×128 swapped"}
 
 
 @pytest.mark.parametrize(

@@ -1278,9 +1278,9 @@ SWAP_MARGIN = 0.02
 
 
 def _choice_kind(config: Any) -> str:
-    # the look-up's choice by kernel and tile: "persistent 64×128", "split-K 64×64"
-    kernel = "split-K" if config.kernel == "splitk" else "persistent"
-    return f"{kernel} {config.block_m}×{config.block_n}"
+    # the look-up's choice by kernel and tile: "persistent 64×128", "split-K 64×64", "blocked 64×64", "... swapped"
+    kernel = {"splitk": "split-K", "blocked": "blocked"}.get(config.kernel, "persistent")
+    return f"{kernel} {config.block_m}×{config.block_n}" + (" swapped" if config.swap_ab else "")
 
 
 def triton_swap_by_choice(record_id: str = triton_results.SWAP_TABLE_ID) -> str:

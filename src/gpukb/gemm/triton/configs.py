@@ -100,6 +100,9 @@ class Config:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value not in allowed:
                 raise ValueError(f"{name} must be in {_describe(allowed)}; got {value!r}")
+        for name in ("warp_specialize", "epilogue_subtile", "flatten"):  # a truthy "no" would switch one on
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be a bool; got {getattr(self, name)!r}")
         if (self.two_part or (self.kernel == "tma" and self.swap_ab)) and (
             self.warp_specialize or self.epilogue_subtile or self.split_tail or self.stream_k
             or self.fp8_imprecise_acc is not None

@@ -1692,26 +1692,36 @@ def swap_rows(record_id: str = SWAP_TABLE_ID) -> list[SwapRow]:
 
     Raises:
         TypeError, ValueError: For a ``record_id`` that is not a string, or not a record of step 19's trials
-            (a timed look-up choice, then ``tuning.swap_trials``), or one of whose products has no timed swapped tile.
+            (bf16 products, each once, each a timed look-up choice, then ``tuning.swap_trials``), a record with no
+            product, or one of whose products has no timed swapped tile.
         FileNotFoundError: For an id with no record.
     """
     from gpukb.gemm.triton import tuning
 
     record = load(text("record_id", record_id), expect=tuning.GemmTuning)
+    if not record.classes:  # the leave-one-out's mean and the tables' shares are over the products
+        raise ValueError(f"{record_id}: holds no product; step 19's record holds every product it timed")
     out = []
+    seen = set()
     for entry in record.classes:
-        m = entry.shape[0]
+        m, n, k = entry.shape
         first = entry.trials[0] if entry.trials else None  # a record may hold a product with no trials
         if (
             first is None
             or first.ms is None
             or not tuning.SMALL_M < m <= tuning.TOKEN_MAX_M
+            or min(n, k) < 1  # the leave-one-out takes their logarithms
             or tuple(t.config for t in entry.trials) != tuning.swap_trials(first.config, m)
         ):
             raise ValueError(
                 f"{record_id}: {entry.layout} {entry.shape} is not a product step 19 timed (a timed choice, then "
                 "tuning.swap_trials)"
             )
+        if entry.dtype != "bfloat16":  # step 19 timed bf16 (the leave-one-out's classes, the pages' "bf16")
+            raise ValueError(f"{record_id}: {entry.layout} {entry.shape} is {entry.dtype}; step 19 timed bfloat16")
+        if (entry.layout, entry.shape) in seen:  # its own twin would be its nearest product in the leave-one-out
+            raise ValueError(f"{record_id}: {entry.layout} {entry.shape} is in the record twice; step 19 timed it once")
+        seen.add((entry.layout, entry.shape))
         swapped = [t for t in entry.trials[1:] if t.ms is not None and t.config.swap_ab]
         if not swapped:
             raise ValueError(f"{record_id}: {entry.layout} {entry.shape} has no timed swapped tile")

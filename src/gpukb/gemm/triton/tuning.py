@@ -625,7 +625,7 @@ class Trial(StrictModel):
 
     config: Config
     split_k: int | None
-    ms: float | None
+    ms: float | None = Field(gt=0, allow_inf_nan=False)  # a time of 0, below it or NaN would be divided by
     error: str | None = None
 
 
@@ -648,7 +648,7 @@ class TunedClass(StrictModel):
     shape: tuple[int, int, int]
     config: Config
     trials: list[Trial]
-    cublas_ms: float | None
+    cublas_ms: float | None = Field(gt=0, allow_inf_nan=False)
     cublas_kernels: list[str] | None = None
 
     @property
