@@ -2816,15 +2816,25 @@ def test_the_triton_page_prose_matches_step_19s_runs() -> None:
         assert text in step
     # the same tile swapped: one-block persistent choices and the swapped tile of their shape
     same = []
+    by_difference: dict[tuple[Any, ...], list[float]] = {}  # what else than the swap differs -> time ratios
+    identical_sides: set[tuple[int, int]] = set()
+
+    def knobs(config: dict[str, Any]) -> tuple[Any, ...]:
+        return config["num_stages"], config["num_warps"], config.get("epilogue_subtile", False)
+
     for entry in _tuning_raw("gemm/triton-gemm-tuning-h100-swap")["classes"]:
         first = entry["trials"][0]["config"]
         if first["kernel"] != "tma" or first["block_m"] & (first["block_m"] - 1):
             continue
         side = (first["block_m"], first["block_n"])
-        twin = [t["ms"] for t in entry["trials"][1:] if t["config"].get("swap_ab") and t["ms"]
+        twin = [t for t in entry["trials"][1:] if t["config"].get("swap_ab") and t["ms"]
                 and (t["config"]["block_m"], t["config"]["block_n"]) == side]  # fmt: skip
         if twin:
-            same.append(twin[0] / entry["trials"][0]["ms"])
+            same.append(twin[0]["ms"] / entry["trials"][0]["ms"])
+            key = () if knobs(twin[0]["config"]) == knobs(first) else (side, knobs(first), knobs(twin[0]["config"]))
+            by_difference.setdefault(key, []).append(same[-1])
+            if not key:
+                identical_sides.add(side)
     assert (len(same), f"{min(same):.2f}", f"{max(same):.2f}", f"{statistics.median(same):.3f}") == (
         30, "0.95", "1.12", "1.007"
     )  # fmt: skip
@@ -2832,6 +2842,22 @@ def test_the_triton_page_prose_matches_step_19s_runs() -> None:
         "On the 30 products whose choice is a persistent tile of one block, that tile swapped took 0.95 to 1.12" in step
     )
     assert "1.007 at the median" in step
+    # the pairs that differ in nothing but the swap, and what else differs in the others
+    spans = {key: (len(r), f"{min(r):.2f}", f"{max(r):.2f}") for key, r in by_difference.items()}
+    assert spans == {
+        (): (18, "0.99", "1.03"),
+        ((128, 256), (4, 8, True), (3, 8, False)): (7, "0.99", "1.12"),
+        ((64, 256), (4, 4, False), (4, 8, False)): (4, "1.04", "1.09"),
+        ((128, 128), (5, 8, False), (6, 4, False)): (1, "0.95", "0.95"),
+    }
+    assert sum(f"{r:.2f}" == "1.12" for r in by_difference[(128, 256), (4, 8, True), (3, 8, False)]) == 3
+    assert identical_sides == {(64, 128), (128, 256)}
+    for text in ("On the 18 where nothing but the swap differs (64×128 and 128×256 tiles of the same stages, warps and "
+                 "epilogue), 0.99 to 1.03", "seven 128×256 choices have a subtiled epilogue", "took 0.99 to 1.12 "
+                 "swapped, the three slowest near 1.12", "four 64×256 choices run 4 warps where their swapped tile "
+                 "runs 8, and took 1.04 to 1.09", "the 0.95 is a 128×128 choice of 8 warps and 5 stages, swapped with "
+                 "4 and 6"):  # fmt: skip
+        assert text in step
     # the first run: the same one-block swapped tiles on the two-block kernel
     first_run = _tuning_raw("gemm/triton-gemm-tuning-h100-swap-two-block-kernel")["classes"]
     pairs = []
