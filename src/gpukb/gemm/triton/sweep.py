@@ -309,7 +309,7 @@ TOKEN_SPLIT_TUNING: tuple[tuple[str, tuple[int, int, int]], ...] = (
 )
 
 #: What step 19 timed swapped tiles on (``bench/triton_gemm_sweep.py --tune swap``): every seen product (of the random
-#: sweep, the held-out draws to the ninth and the first two 65–320-row draws) of 65 to 320 rows, whatever its look-up
+#: sweep, the eight held-out draws and the first two 65–320-row draws) of 65 to 320 rows, whatever its look-up
 #: choice. None is a product of the third 65–320-row draw (``TOKEN_DRAWS["tokens-3"]``), drawn before this run (a test
 #: checks it).
 SWAP_TUNING: tuple[tuple[str, tuple[int, int, int]], ...] = (
