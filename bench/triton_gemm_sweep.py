@@ -7,7 +7,7 @@ Run from the repository root on a machine with a Hopper GPU::
         [--tune-only] [--reserve SECONDS] [--bytes-rules]
         [--sets first,issue,random,held-out,held-out-2,held-out-3,held-out-4,held-out-5,held-out-6,
         held-out-7,held-out-8,tokens,tokens-2,tokens-3,tiny] [--without-two-block] [--without-tokens]
-        [--without-many-rounds] [--without-token-split]
+        [--without-many-rounds] [--without-token-split] [--without-swap]
         [--profile some|all]
 
 ``--tune issue29`` tunes the classes of issue 29's representatives (``gpukb.gemm.triton.sweep.ISSUE_TUNING``) with
@@ -792,6 +792,8 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sets", default=",".join(SETS), help=f"the sets of shapes to measure, of {','.join(SETS)}")
     parser.add_argument("--without-many-rounds", action="store_true",
                         help="the look-up without step 17's rule (tuning.use_rule('many_rounds', False))")  # fmt: skip
+    parser.add_argument("--without-swap", action="store_true",
+                        help="the look-up without step 19's rule (tuning.use_rule('swap_tokens', False))")  # fmt: skip
     parser.add_argument("--without-token-split", action="store_true",
                         help="the look-up without step 18's rule (tuning.use_rule('token_split', False))")  # fmt: skip
     parser.add_argument("--without-tokens", action="store_true",
@@ -868,6 +870,8 @@ def triton_gemm_sweep(script: Script) -> int:
         tuning.use_rule("many_rounds", False)
     if args.without_token_split:
         tuning.use_rule("token_split", False)
+    if args.without_swap:
+        tuning.use_rule("swap_tokens", False)
     clear_plans()  # plans made before hold configurations chosen without the table
     rows = sweep(torch, args.out_dir, budget, tuned, sets)
     profile_rows(torch, rows, budget, every=args.profile == "all")
@@ -887,7 +891,8 @@ def triton_gemm_sweep(script: Script) -> int:
         + (", look-up without step 15's rule (tiles of two blocks)" if args.without_two_block else "")
         + (", look-up without step 16's rule (64-row tiles for a few hundred rows)" if args.without_tokens else "")
         + (", look-up without step 17's rule (the default over many rounds)" if args.without_many_rounds else "")
-        + (", look-up without step 18's rule (persistent tiles for split-K)" if args.without_token_split else ""),
+        + (", look-up without step 18's rule (persistent tiles for split-K)" if args.without_token_split else "")
+        + (", look-up without step 19's rule (swapped tiles)" if args.without_swap else ""),
         "host": host,
         "tiny_host": tiny_host,
         "checks": checks,

@@ -1044,17 +1044,28 @@ def test_gpu_the_look_up_takes_two_blocks_where_step_15_says(dtype, layout) -> N
 @pytest.mark.parametrize(("layout", "m", "n", "k"), [("nn", 297, 14336, 4096), ("nt", 156, 6144, 4096)])
 def test_gpu_the_look_up_takes_64_row_tiles_where_step_16_says(layout, m, n, k) -> None:
     # the sixth draw's two products step 16's rule changes: the table's 128×128 tiles leave 87 and 100 rows of zeros
-    # under the last row of tiles, 64×256 tiles 23 and 36
+    # under the last row of tiles, 64×256 tiles 23 and 36; step 19's rule then takes swapped tiles for both
     gen = torch.Generator().manual_seed(_seed("few tokens default", layout))
     a = _operand(m, k, torch.bfloat16, layout[0], gen, "cuda")
     b = _operand(k, n, torch.bfloat16, layout[1], gen, "cuda")
-    out = torch.full((m, n), float("nan"), dtype=torch.bfloat16, device="cuda")
-    mm.clear_plans()
-    assert mm.default_config(a, b, out) == tuning.TOKEN_TILE
-    matmul(a, b, out=out)
-    _assert_close_to_floor(out[::7], a[::7], b)
-    (plan,) = mm._PLANS.values()
-    assert plan.config == tuning.TOKEN_TILE
+    swapped = {297: (160, 128), 156: (80, 128)}[m]
+    try:
+        for step_19, expected in ((False, tuning.TOKEN_TILE), (True, None)):
+            tuning.use_rule("swap_tokens", step_19)
+            out = torch.full((m, n), float("nan"), dtype=torch.bfloat16, device="cuda")
+            mm.clear_plans()
+            config = mm.default_config(a, b, out)
+            if expected is not None:
+                assert config == expected
+            else:
+                assert (config.block_m, config.block_n, config.swap_ab) == (*swapped, True)
+            matmul(a, b, out=out)
+            _assert_close_to_floor(out[::7], a[::7], b)
+            (plan,) = mm._PLANS.values()
+            assert plan.config == config
+    finally:
+        tuning.use_rule("swap_tokens", True)
+        mm.clear_plans()
 
 
 def test_compiled_summary_needs_a_compiler(interpret) -> None:

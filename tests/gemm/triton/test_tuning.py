@@ -4,6 +4,7 @@ the committed table (made by ``bench/triton_gemm_sweep.py`` on the H100). Torch-
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import replace
@@ -781,9 +782,13 @@ def test_few_tokens_takes_64_row_tiles_where_they_leave_fewer_rows_of_zeros() ->
     for config in others:
         assert tuning.few_tokens(config, "bfloat16", 297) == config
     assert tuning.few_tokens(tall, "float8_e4m3fn", 297) == tall
-    # in choose, after the look-up and step 15's rule: the sixth draw's two products it changes
+    # in choose, after the look-up and step 15's rule: the sixth draw's two products it changes (step 19's rule, which
+    # follows, takes swapped tiles for both)
     tuning.use_table(None, merge=False)
     tuning._ACTIVE.clear()  # the committed tables
+    assert tuning.choose("bfloat16", "NN", 297, 14336, 4096, 132).label == "tma 160x128x64 g8 s4 w4 swap noflat"
+    assert tuning.choose("bfloat16", "NT", 156, 6144, 4096, 132).label == "tma 80x128x64 g8 s4 w4 swap noflat"
+    tuning.use_rule("swap_tokens", False)
     assert tuning.choose("bfloat16", "NN", 297, 14336, 4096, 132) == tuning.TOKEN_TILE
     assert tuning.choose("bfloat16", "NT", 156, 6144, 4096, 132) == tuning.TOKEN_TILE
     tuning.use_rule("few_tokens", False)
@@ -941,9 +946,9 @@ def test_token_split_refuses_what_it_does_not_model(args, error, message) -> Non
 
 
 def test_use_rule_names_the_rules_choose_applies() -> None:
-    assert tuning.RULES == ("two_blocks", "few_tokens", "token_split", "many_rounds")
+    assert tuning.RULES == ("two_blocks", "few_tokens", "token_split", "swap_tokens", "many_rounds")
     assert all(callable(getattr(tuning, name)) for name in tuning.RULES)
-    listed = re.escape("['two_blocks', 'few_tokens', 'token_split', 'many_rounds']")
+    listed = re.escape("['two_blocks', 'few_tokens', 'token_split', 'swap_tokens', 'many_rounds']")
     for bad, error, message in (("tokens", ValueError, f"unknown name 'tokens'; choose one of {listed}"),
                                 (None, TypeError, "name must be a string"),
                                 ("two_blocks ", ValueError, "unknown name 'two_blocks '")):  # fmt: skip
@@ -982,3 +987,51 @@ def test_swap_tiles_refuse_rows_outside_their_class(m: object, error: type) -> N
         tuning.swap_tiles(m)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"^chosen must be a gpukb\.gemm\.triton\.configs\.Config; got str"):
         tuning.swap_trials("tma", 200)  # type: ignore[arg-type]
+
+
+def test_swap_tokens_takes_tall_swapped_tiles_or_32x64_where_step_19_says() -> None:
+    wide = Config("tma", 64, 256, 64, num_stages=4, num_warps=4)
+    # 297×14336: 280 tiles of 64×256, three rounds; two rows of 160×128, 224 tiles in two
+    taken = tuning.swap_tokens(wide, "bfloat16", 297, 14336, 4096, 132)
+    assert taken.label == "tma 160x128x64 g8 s4 w4 swap noflat"
+    assert tuning.tile_work(297, 14336, taken, 132) <= 0.95 * tuning.tile_work(297, 14336, wide, 132)
+    # 310×12288: 240 tiles of 64×256 already fill two rounds: kept
+    assert tuning.swap_tokens(wide, "bfloat16", 310, 12288, 3072, 132) == wide
+    assert tuning.swap_tokens(replace(wide, pad_rows=True), "float16", 297, 14336, 4096, 132).pad_rows
+    # a split-K choice that cuts a short K into slices: 32×64 swapped tiles in one slice
+    split = Config("splitk", 64, 256, 64, num_stages=4, num_warps=4, fused_reduce=True)
+    assert tuning.swap_tokens(split, "bfloat16", 84, 1024, 1024, 132) == tuning.SWAP_SHORT_TILE
+    assert tuning.swap_tokens(split, "bfloat16", 84, 1024, 3072, 132) == split  # K above 2048
+    one_slice = replace(split, split_k=1)
+    assert tuning.swap_tokens(one_slice, "bfloat16", 84, 1024, 1024, 132) == one_slice
+    # what it leaves: other sizes, types, kernels and flags
+    for m in (64, 321):
+        assert tuning.swap_tokens(wide, "bfloat16", m, 14336, 4096, 132) == wide
+    assert tuning.swap_tokens(wide, "float8_e4m3fn", 297, 14336, 4096, 132) == wide
+    assert tuning.swap_tokens(wide, "bfloat16", 297, 0, 4096, 132) == wide
+    for other in (Config("blocked", 128, 128, 64), Config("tma", 192, 128, 64, flatten=False),
+                  replace(wide, stream_k=True), replace(wide, split_tail=True), replace(wide, warp_specialize=True),
+                  Config("tma", 64, 128, 64, swap_ab=True)):  # fmt: skip
+        assert tuning.swap_tokens(other, "bfloat16", 297, 14336, 4096, 132) == other
+    # its count of work: rounds of tiles times area, over a rate of at most 1 (the default tiling's)
+    default = tuning.DEFAULT_CONFIGS["bfloat16"]
+    assert tuning.tile_work(8192, 8192, default, 132) == 16 * 128 * 256  # 2048 tiles: 16 rounds of 132
+    assert tuning.tile_work(128, 256, default, 132) == 128 * 256
+    small = Config("tma", 64, 64, 64)
+    assert tuning.tile_work(64, 64, small, 132) == pytest.approx(64 * 64 / math.sqrt(32 / (32768 / 384)))
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "message"),
+    [
+        (("64x256", "bfloat16", 297, 14336, 4096, 132), TypeError, "config must be a gpukb.gemm.triton.configs.Config"),
+        ((LARGE, "bf16", 297, 14336, 4096, 132), ValueError, "unknown dtype 'bf16'"),
+        ((LARGE, "bfloat16", -1, 14336, 4096, 132), ValueError, "m must be"),
+        ((LARGE, "bfloat16", 297, 14336, 4096.0, 132), TypeError, "k must be"),
+        ((LARGE, "bfloat16", 297, 14336, 4096, 0), ValueError, "sms must be"),
+        ((LARGE, "bfloat16", 297, 14336, 4096, True), TypeError, "sms must be"),
+    ],
+)
+def test_swap_tokens_refuses_what_it_does_not_model(args: tuple, error: type, message: str) -> None:
+    with pytest.raises(error, match=f"^{re.escape(message)}"):
+        tuning.swap_tokens(*args)
