@@ -3032,7 +3032,7 @@ def test_the_triton_page_prose_matches_step_19s_rule_and_draw() -> None:
     for text in (
         "rose from 0.753 to 0.848 in bf16 (0.736 to 0.840 in fp16; the run without the rule timed it with its three "
         "rounds 17 % apart", "from 0.631 to 0.705 (0.663 to 0.711)", "by 0.006 to 0.021 in bf16",
-        "whose choice already ran at 0.87 to 0.97", "Each run's three rounds agreed within 1 % on them",
+        "whose choice already ran at 0.87 to 0.97", "In each run the kernel's three rounds agreed within 1 % on them",
     ):  # fmt: skip
         assert text in step
     for dtype, changed, alone in (("bfloat16", "+0.7", "-0.3"), ("float16", "+0.6", "+0.9")):
