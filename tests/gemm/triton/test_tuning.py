@@ -1033,7 +1033,7 @@ def test_swap_tokens_keeps_a_split_k_choice_whose_k_is_one_slice() -> None:
     assert tuning.choose("bfloat16", "NT", 65, 512, 64, 132) == split
 
 
-def test_tile_work_refuses_what_it_does_not_count() -> None:
+def test_swap_tokens_tile_work_refuses_what_it_does_not_count() -> None:
     # it counts rounds of whole tiles of a persistent tiling: K slices and shared K steps would be ignored silently
     wide = Config("tma", 64, 256, 64, num_stages=4, num_warps=4)
     for other in (Config("splitk", 64, 64, 64, split_k=8), Config("blocked", 64, 64, 32),
