@@ -1021,6 +1021,32 @@ def test_swap_tokens_takes_tall_swapped_tiles_or_32x64_where_step_19_says() -> N
     assert tuning.tile_work(64, 64, small, 132) == pytest.approx(64 * 64 / math.sqrt(32 / (32768 / 384)))
 
 
+def test_swap_tokens_keeps_a_split_k_choice_whose_k_is_one_slice() -> None:
+    # a fixed split_k of 4 on a K of at most one K step: matmul's plan runs one slice (no empty ones), so the choice
+    # does not cut K into slices and keeps its kernel (the rule took 32×64 swapped tiles for 65×512×64 before)
+    split = Config("splitk", 64, 64, 128, num_stages=5, num_warps=4, split_k=4)
+    assert split_for(65, 512, 64, split, 132) == 4
+    for k in (0, 1, 64, 128):
+        assert tuning.swap_tokens(split, "bfloat16", 65, 512, k, 132) == split
+    assert tuning.swap_tokens(split, "bfloat16", 65, 512, 129, 132) == tuning.SWAP_SHORT_TILE  # two slices
+    tuning._ACTIVE.clear()  # the committed tables: their choice for 65×512×64 NT is that tiling
+    assert tuning.choose("bfloat16", "NT", 65, 512, 64, 132) == split
+
+
+def test_swap_tokens_tile_work_refuses_what_it_does_not_count() -> None:
+    # it counts rounds of whole tiles of a persistent tiling: K slices and shared K steps would be ignored silently
+    wide = Config("tma", 64, 256, 64, num_stages=4, num_warps=4)
+    for other in (Config("splitk", 64, 64, 64, split_k=8), Config("blocked", 64, 64, 32),
+                  replace(wide, stream_k=True), replace(wide, split_tail=True)):  # fmt: skip
+        message = "tile_work counts a persistent tiling (the 'tma' kernel without split_tail or stream_k); got "
+        with pytest.raises(ValueError, match=f"^{re.escape(message + repr(other.label))}$"):
+            tuning.tile_work(297, 14336, other, 132)
+    for config in (replace(wide, warp_specialize=True), Config("tma", 160, 128, 64, flatten=False, swap_ab=True)):
+        assert tuning.tile_work(297, 14336, config, 132) > 0
+    with pytest.raises(TypeError, match=r"^sms must be an int ≥ 1; got 132\.0 \(float\)$"):
+        tuning.tile_work(297, 14336, wide, 132.0)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize(
     ("args", "error", "message"),
     [

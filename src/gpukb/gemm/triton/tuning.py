@@ -1264,10 +1264,16 @@ def tile_work(m: int, n: int, config: Config, sms: int) -> float:
     of equal area are weighed alike whichever way they are swapped.
 
     Raises:
-        TypeError, ValueError: For a ``config`` that is not a :class:`Config`, a size that is not an int ≥ 0, or an
-            ``sms`` below 1.
+        TypeError, ValueError: For a ``config`` that is not a :class:`Config` or not a persistent tiling (the
+            ``"tma"`` kernel without ``split_tail`` or ``stream_k``: the count ignores K slices and shared K steps),
+            a size that is not an int ≥ 0, or an ``sms`` below 1.
     """
     _config(config)
+    if config.kernel != "tma" or config.split_tail or config.stream_k:
+        raise ValueError(
+            "tile_work counts a persistent tiling (the 'tma' kernel without split_tail or stream_k); got "
+            f"{config.label!r}"
+        )
     m, n = _sizes(m=m, n=n)
     sms = positive_int("sms", sms)
     default = DEFAULT_CONFIGS["bfloat16"]
@@ -1300,7 +1306,8 @@ def swap_tokens(config: Config, dtype: str, m: int, n: int, k: int, sms: int) ->
     if dtype not in SHARES or not SMALL_M < m <= TOKEN_MAX_M or n == 0:
         return config
     if config.kernel == "splitk":
-        if k <= SWAP_SHORT_MAX_K and split_for(m, n, k, config, sms) > 1:
+        # a K of one K step is one slice whatever split_k asks: matmul runs no empty slice
+        if config.block_k < k <= SWAP_SHORT_MAX_K and split_for(m, n, k, config, sms) > 1:
             return replace(SWAP_SHORT_TILE, pad_rows=config.pad_rows)
         return config
     plain = not (config.two_part or config.warp_specialize or config.split_tail or config.stream_k)
