@@ -214,6 +214,43 @@ def test_alpha_and_float32_output() -> None:
     _assert_close_to_floor(out, a, b, alpha=-0.25)
 
 
+def test_a_float32_output_tile_gets_a_shorter_pipeline() -> None:
+    """Compiled for sm_90 here: the default tiling with a float32 C tile needs more shared memory at its 4 stages than a
+    block may have (it failed at launch), and fits at the 3 that ``fit_shared_memory`` leaves it; the count matches
+    the compiler's within its barriers."""
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    from triton.compiler import compile as triton_compile
+
+    from gpukb.cuda import limits
+    from gpukb.gemm.triton.configs import DEFAULT_CONFIGS, fit_shared_memory, shared_memory_model
+
+    limit = limits.capability("9.0").shared_per_block_optin
+    default = DEFAULT_CONFIGS["bfloat16"]
+    fitted = fit_shared_memory(default, limit, 2, 4)
+    assert (default.num_stages, fitted.num_stages) == (4, 3)
+    assert fit_shared_memory(default, limit, 2, 2) == default  # a 16-bit output: as the tables tuned it
+    splitk = Config("splitk", 64, 256, 64, num_stages=8, num_warps=4)
+    assert fit_shared_memory(splitk, limit, 2, 4) == splitk  # plain stores: no output tile in shared memory
+
+    def desc(rows: int, cols: int, kind: str = "bf16") -> str:
+        return f"tensordesc<{kind}[{rows}, {cols}]>"
+
+    for config in (default, fitted):
+        signature = {"a": desc(128, 64), "b": desc(64, 256), "c": desc(128, 128, "fp32"), "M": "i32", "N": "i32",
+                     "K": "i32", "lda": "i32", "ldb": "i32", "ldc": "i32", "alpha": "fp32"}  # fmt: skip
+        constants = {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "A_ROW_MAJOR": True,
+                     "B_ROW_MAJOR": True, "OUT_DTYPE": tl.float32, "UPCAST": False, "DEVICE_DESC": False,
+                     "EPILOGUE_SUBTILE": True, "FLATTEN": True, "WARP_SPECIALIZE": False, "NUM_SMS": 132,
+                     "MAX_IMPRECISE_ACC": None, "PROMOTE_STEPS": 0, "SWAP": False}  # fmt: skip
+        signature.update(dict.fromkeys(constants, "constexpr"))
+        source = ASTSource(mm._jitted("tma"), signature, constexprs=constants)
+        options = {"num_warps": 8, "num_stages": config.num_stages}
+        shared = triton_compile(source, target=GPUTarget("cuda", 90, 32), options=options).metadata.shared
+        assert 0 <= shared - shared_memory_model(config, 2, 4) <= 64
+        assert (shared > limit) == (config is default)
+
+
 @pytest.mark.usefixtures("interpret")
 @pytest.mark.parametrize("config", [TMA_SMALL["plain"], SPLITK_SMALL["split 3"]], ids=lambda c: c.kernel)
 def test_strided_views_are_copied_for_the_tma_kernels(config) -> None:
@@ -1037,6 +1074,31 @@ def test_gpu_the_look_up_takes_two_blocks_where_step_15_says(dtype, layout) -> N
     _assert_close_to_floor(out[sample], a[sample], b)
     (plan,) = mm._PLANS.values()
     assert plan.config.two_part
+
+
+@pytest.mark.gpu
+@pytest.mark.usefixtures("compiled")
+@pytest.mark.parametrize(
+    ("dtype", "m", "n", "k"),
+    [(torch.bfloat16, 2048, 2048, 1024), (torch.bfloat16, 297, 14336, 512), (torch.float8_e4m3fn, 2048, 2048, 1024)],
+    ids=["default", "swapped", "fp8"],
+)
+def test_gpu_a_float32_output_runs_on_the_looked_up_tiling(dtype, m, n, k) -> None:
+    # the tables tuned 16-bit outputs; a float32 C tile on the default tiling's 4 stages failed at launch (shared
+    # memory), and the look-up's tiling now runs with the pipeline cut to fit
+    gen = torch.Generator().manual_seed(_seed("float32 out", m, n, str(dtype)))
+    a = torch.randn(m, k, generator=gen).to(device="cuda", dtype=dtype)
+    b = torch.randn(n, k, generator=gen).to(device="cuda", dtype=dtype).t()  # K-major, as FP8 needs
+    mm.clear_plans()
+    out = matmul(a, b, out_dtype=torch.float32)
+    assert out.dtype == torch.float32
+    assert torch.isfinite(out).all()
+    sample = slice(0, m, 7)
+    err, _ = _errors(out[sample], a[sample].float(), b.float(), 1.0)
+    # 16-bit inputs: float32 sums, as the float32 outputs of the other tests; fp8: the tensor cores' fast accumulation
+    assert err < (1e-6 if dtype == torch.bfloat16 else 1e-3), err
+    (plan,) = mm._PLANS.values()
+    assert plan.config.kernel == "tma"
 
 
 @pytest.mark.gpu

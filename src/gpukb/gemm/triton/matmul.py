@@ -47,6 +47,7 @@ import triton
 import triton.language as tl
 
 from gpukb.arguments import real
+from gpukb.cuda import limits
 from gpukb.environment import triton_interpreting as interpreting
 from gpukb.gemm.triton import tuning
 from gpukb.gemm.triton.configs import (
@@ -61,6 +62,7 @@ from gpukb.gemm.triton.configs import (
     SMALL_RATE,
     Config,
     block_parts,
+    fit_shared_memory,
     pick_by_waves,
     split_for,
     stream_k_tiles,
@@ -736,7 +738,10 @@ def default_config(a: Any, b: Any, out: Any) -> Config:
     (m, k), n = a.shape, b.shape[1]
     aligned, sectors = rows_aligned(a, b, out), rows_aligned(a, b, out, tuning.SECTOR_BYTES)
     copied = any(_describable(t, layouts) is not None for t, layouts in zip((a, b), _operand_layouts(a), strict=True))
-    return tuning.choose(name, layout_code(a, b), m, n, k, _sm_count(a.device), aligned, sectors, copied)
+    config = tuning.choose(name, layout_code(a, b), m, n, k, _sm_count(a.device), aligned, sectors, copied)
+    # the tables tuned 16-bit outputs: a float32 C tile in shared memory may need a shorter pipeline
+    limit = limits.capability(_torch().cuda.get_device_capability(a.device)).shared_per_block_optin
+    return fit_shared_memory(config, limit, a.element_size(), out.element_size())
     # pragma: no mutate end
 
 
