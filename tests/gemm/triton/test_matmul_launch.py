@@ -96,6 +96,7 @@ def fake_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(mm, "interpreting", lambda: False)
     monkeypatch.setattr(mm, "_hopper_refusal", lambda a: None)
     monkeypatch.setattr(mm, "_sm_count", lambda device: 132)
+    monkeypatch.setattr(mm, "_shared_limit", lambda device: 232448)
     monkeypatch.setattr(mm, "_check", lambda a, b, out, out_dtype: (a.shape[0], b.shape[1], a.shape[1], out.dtype))
     tuning.use_table(None)
     mm.clear_plans()

@@ -740,8 +740,7 @@ def default_config(a: Any, b: Any, out: Any) -> Config:
     copied = any(_describable(t, layouts) is not None for t, layouts in zip((a, b), _operand_layouts(a), strict=True))
     config = tuning.choose(name, layout_code(a, b), m, n, k, _sm_count(a.device), aligned, sectors, copied)
     # the tables tuned 16-bit outputs: a float32 C tile in shared memory may need a shorter pipeline
-    limit = limits.capability(_torch().cuda.get_device_capability(a.device)).shared_per_block_optin
-    return fit_shared_memory(config, limit, a.element_size(), out.element_size())
+    return fit_shared_memory(config, _shared_limit(a.device), a.element_size(), out.element_size())
     # pragma: no mutate end
 
 
@@ -1717,6 +1716,17 @@ def _staged(out: Any) -> Any:
 
 
 _SM_COUNTS: dict[Any, int] = {}
+
+
+def _shared_limit(device: Any) -> int:
+    # the shared memory one block may have on the device (gpukb.cuda.limits, by its compute capability)
+    if device not in _SHARED_LIMITS:
+        capability = _torch().cuda.get_device_capability(device)
+        _SHARED_LIMITS[device] = limits.capability(capability).shared_per_block_optin
+    return _SHARED_LIMITS[device]
+
+
+_SHARED_LIMITS: dict[Any, int] = {}
 
 
 def _sm_count(device: Any) -> int:

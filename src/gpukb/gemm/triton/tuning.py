@@ -1127,6 +1127,13 @@ def _config(config: Config) -> None:
         raise TypeError(f"config must be a gpukb.gemm.triton.configs.Config; got {type(config).__name__}")
 
 
+def _one_block_persistent(config: Config) -> bool:
+    """Whether ``config`` is what the rules of steps 15, 16 and 19 replace: a persistent (``tma``) tile of one block,
+    unswapped, without warp specialization, a split tail or stream-K."""
+    extras = config.two_part or config.warp_specialize or config.split_tail or config.stream_k or config.swap_ab
+    return config.kernel == "tma" and not extras
+
+
 def _rule_inputs(config: Config, dtype: str) -> str:
     """``dtype``, after the checks every rule :func:`choose` applies makes of its choice and type: a misspelt type
     would silently skip the rule, so only the tables' types pass."""
@@ -1171,8 +1178,7 @@ def two_blocks(config: Config, dtype: str, m: int, n: int, k: int, sms: int) -> 
     dtype = _rule_inputs(config, dtype)
     m, n, k = _sizes(m=m, n=n, k=k)
     sms = positive_int("sms", sms)
-    plain = not (config.two_part or config.warp_specialize or config.split_tail or config.stream_k)
-    if dtype not in SHARES or config.kernel != "tma" or not plain:
+    if dtype not in SHARES or not _one_block_persistent(config):
         return config
     if m <= SMALL_M or n == 0:
         return config
@@ -1206,9 +1212,8 @@ def few_tokens(config: Config, dtype: str, m: int) -> Config:
     (m,) = _sizes(m=m)
     if dtype not in SHARES or not SMALL_M < m <= TOKEN_MAX_M:
         return config
-    plain = not (config.two_part or config.warp_specialize or config.split_tail or config.stream_k)
     fewer_zeros = 1 <= m % 128 <= 64  # 64-row tiles end closer to M: 297 rows fill 320 of them, 384 of 128
-    if config.kernel == "tma" and plain and config.block_m == 128 and config.block_n >= 128 and fewer_zeros:
+    if _one_block_persistent(config) and config.block_m == 128 and config.block_n >= 128 and fewer_zeros:
         return replace(TOKEN_TILE, pad_rows=config.pad_rows)
     return config
     # --8<-- [end:few_tokens]
@@ -1310,8 +1315,7 @@ def swap_tokens(config: Config, dtype: str, m: int, n: int, k: int, sms: int) ->
         if config.block_k < k <= SWAP_SHORT_MAX_K and split_for(m, n, k, config, sms) > 1:
             return replace(SWAP_SHORT_TILE, pad_rows=config.pad_rows)
         return config
-    plain = not (config.two_part or config.warp_specialize or config.split_tail or config.stream_k)
-    if config.kernel != "tma" or config.swap_ab or not plain:
+    if not _one_block_persistent(config):
         return config
     tall = [
         c for c in swap_tiles(m)
