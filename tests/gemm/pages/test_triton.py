@@ -140,6 +140,7 @@ def check_triton_sweep_goal(markdown: str, kwargs: dict[str, Any]) -> None:
              ("seventh held-out sweep", "bf16"), ("seventh held-out sweep", "fp16"),
              ("eighth held-out sweep", "bf16"), ("eighth held-out sweep", "fp16"), ("65–320-row draw", "bf16"),
              ("65–320-row draw", "fp16"), ("second 65–320-row draw", "bf16"), ("second 65–320-row draw", "fp16"),
+             ("third 65–320-row draw", "bf16"), ("third 65–320-row draw", "fp16"),
              ("first sweep", "FP8 E4M3"), ("tiny", "bf16"), ("tiny", "fp16")]  # fmt: skip
     present = {(r["sweep"], _SHORT[r["dtype"]]) for r in rows}
     expected = [(name, short) for name, short in order if (names[name], short) in present]
@@ -2761,17 +2762,15 @@ def _swap_products(record_id: str = "gemm/triton-gemm-tuning-h100-swap") -> list
     return out
 
 
-def test_step_19s_tables_match_its_record() -> None:
-    """Every cell of step 19's two tables, recomputed from the record's JSON."""
-    from gpukb.gemm.pages.triton import triton_swap_by_choice, triton_swap_extremes
-
+def check_triton_swap_by_choice(markdown: str, kwargs: dict[str, Any]) -> None:
+    """Every cell of step 19's table by the look-up's choice, recomputed from the record's JSON."""
     products = _swap_products()
     assert len(products) == 75
     groups: dict[str, list[float]] = {}
     for _, _, chosen, chosen_ms, _, swapped_ms in products:
         kind = f"{'split-K' if chosen['kernel'] == 'splitk' else 'persistent'} {chosen['block_m']}×{chosen['block_n']}"
         groups.setdefault(kind, []).append(chosen_ms / swapped_ms)
-    lines = triton_swap_by_choice().splitlines()[2:]
+    lines = markdown.strip().splitlines()[2:]
     assert len(lines) == len(groups) == 12
     shares = []
     for line in lines:
@@ -2784,7 +2783,12 @@ def test_step_19s_tables_match_its_record() -> None:
         assert share == f"+{100 * (math.exp(sum(logs) / 75) - 1):.1f} %"
         shares.append(sum(logs))
     assert shares == sorted(shares, reverse=True)
-    rows = triton_swap_extremes().splitlines()[2:]
+
+
+def check_triton_swap_extremes(markdown: str, kwargs: dict[str, Any]) -> None:
+    """Every cell of step 19's five largest gains and losses, recomputed from the record's JSON."""
+    products = _swap_products()
+    rows = markdown.strip().splitlines()[2:]
     ranked = sorted(products, key=lambda p: -(p[3] / p[5]))
     assert len(rows) == 10
     for line, (shape, cublas, _, chosen_ms, swapped, swapped_ms) in zip(rows, ranked[:5] + ranked[-5:], strict=True):
@@ -2919,9 +2923,16 @@ def test_the_triton_page_prose_matches_step_19s_runs() -> None:
         "classes"][0]["cublas_kernels"]  # fmt: skip
 
 
-def test_step_19s_leave_one_out_table_matches_its_record() -> None:
+def test_step_19s_tables_match_its_record() -> None:
+    from gpukb.gemm.pages.triton import triton_swap_by_choice, triton_swap_extremes, triton_swap_holdout
+
+    check_triton_swap_by_choice(triton_swap_by_choice(), {})
+    check_triton_swap_extremes(triton_swap_extremes(), {})
+    check_triton_swap_holdout(triton_swap_holdout(), {})
+
+
+def check_triton_swap_holdout(markdown: str, kwargs: dict[str, Any]) -> None:
     """The leave-one-out table, recomputed from the record's JSON with its own nearest-product search."""
-    from gpukb.gemm.pages.triton import triton_swap_holdout
     from gpukb.gemm.triton.tuning import ShapeClass
 
     entries = _tuning_raw("gemm/triton-gemm-tuning-h100-swap")["classes"]
@@ -2954,7 +2965,7 @@ def test_step_19s_leave_one_out_table_matches_its_record() -> None:
                     slower += chosen_ms / ms < 0.98
             logs.append(math.log(chosen_ms / ms))
         expected.append((f"{changed} of 75", str(faster), str(slower), f"×{math.exp(sum(logs) / 75):.3f}"))
-    lines = triton_swap_holdout().splitlines()[2:]
+    lines = markdown.strip().splitlines()[2:]
     assert [tuple(c.strip() for c in line.strip("|").split("|"))[1:] for line in lines] == expected
     assert expected == [("17 of 75", "7", "7", "×0.993"), ("14 of 75", "4", "5", "×0.980")]
     page = (ROOT / "docs" / "gemm" / "triton.md").read_text(encoding="utf-8")
@@ -3087,3 +3098,11 @@ def test_the_triton_page_prose_matches_step_19s_rule_and_draw() -> None:
         "changed six of a third such draw, whose mean stood at 0.867 without it and 0.871 with it (bf16), 0.857 and "
         "0.869 (fp16): the six account for +0.7 % and +0.6 %, the rest is drift between the two runs"
     ) in " ".join(page.split())
+
+
+# Step 19's checks, defined after CHECKS (beside the step's other tests).
+CHECKS.update(
+    triton_swap_by_choice=check_triton_swap_by_choice,
+    triton_swap_extremes=check_triton_swap_extremes,
+    triton_swap_holdout=check_triton_swap_holdout,
+)
