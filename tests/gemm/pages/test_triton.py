@@ -2770,11 +2770,17 @@ def check_triton_swap_by_choice(markdown: str, kwargs: dict[str, Any]) -> None:
     for _, _, chosen, chosen_ms, _, swapped_ms in products:
         kind = f"{'split-K' if chosen['kernel'] == 'splitk' else 'persistent'} {chosen['block_m']}×{chosen['block_n']}"
         groups.setdefault(kind, []).append(chosen_ms / swapped_ms)
-    lines = markdown.strip().splitlines()[2:]
-    assert len(lines) == len(groups) == 12
+    (table,) = markdown_tables(markdown)
+    assert len(table) == len(groups) == 12
     shares = []
-    for line in lines:
-        kind, count, faster, slower, best, share = (c.strip() for c in line.strip("|").split("|"))
+    for row in table:
+        kind, count, faster, slower = (
+            row["look-up's choice"],
+            row["products"],
+            row["swapped faster"],
+            row["swapped slower"],
+        )
+        best, share = row["best of both"], row["share of the mean"]
         gains = groups[kind]
         logs = [math.log(max(1.0, g)) for g in gains]
         assert (int(count), int(faster), int(slower)) == (len(gains), sum(g > 1.02 for g in gains),
@@ -2788,11 +2794,12 @@ def check_triton_swap_by_choice(markdown: str, kwargs: dict[str, Any]) -> None:
 def check_triton_swap_extremes(markdown: str, kwargs: dict[str, Any]) -> None:
     """Every cell of step 19's five largest gains and losses, recomputed from the record's JSON."""
     products = _swap_products()
-    rows = markdown.strip().splitlines()[2:]
+    (rows,) = markdown_tables(markdown)
     ranked = sorted(products, key=lambda p: -(p[3] / p[5]))
     assert len(rows) == 10
-    for line, (shape, cublas, _, chosen_ms, swapped, swapped_ms) in zip(rows, ranked[:5] + ranked[-5:], strict=True):
-        product, choice, best, gain = (c.strip() for c in line.strip("|").split("|"))
+    for row, (shape, cublas, _, chosen_ms, swapped, swapped_ms) in zip(rows, ranked[:5] + ranked[-5:], strict=True):
+        product, choice = row["product"], row["look-up's choice"]
+        best, gain = row["fastest swapped tile"], row["time, choice over swapped"]
         assert product.endswith(f"{shape[0]}×{shape[1]}×{shape[2]}")
         assert choice.endswith(f": {cublas / chosen_ms:.3f}")
         assert best.endswith(f": {cublas / swapped_ms:.3f}")
@@ -2965,8 +2972,10 @@ def check_triton_swap_holdout(markdown: str, kwargs: dict[str, Any]) -> None:
                     slower += chosen_ms / ms < 0.98
             logs.append(math.log(chosen_ms / ms))
         expected.append((f"{changed} of 75", str(faster), str(slower), f"×{math.exp(sum(logs) / 75):.3f}"))
-    lines = markdown.strip().splitlines()[2:]
-    assert [tuple(c.strip() for c in line.strip("|").split("|"))[1:] for line in lines] == expected
+    (table,) = markdown_tables(markdown)
+    keys = ("given a swapped tile", "faster", "slower", "mean")
+    assert [row["nearest seen product among"] for row in table] == ["any other product", "another of its shape class"]
+    assert [tuple(row[key] for key in keys) for row in table] == expected
     assert expected == [("17 of 75", "7", "7", "×0.993"), ("14 of 75", "4", "5", "×0.980")]
     page = (ROOT / "docs" / "gemm" / "triton.md").read_text(encoding="utf-8")
     step = " ".join(page.split("## Step 19:")[1].split("## The host path")[0].split())
