@@ -376,7 +376,12 @@ def swap_tiles(m: int) -> tuple[Config, ...]:
     Raises:
         TypeError, ValueError: For an ``m`` that is not an int from ``SMALL_M + 1`` to ``TOKEN_MAX_M``.
     """
-    m = integer("m", m, minimum=SMALL_M + 1, maximum=TOKEN_MAX_M)
+    return _swap_tiles(integer("m", m, minimum=SMALL_M + 1, maximum=TOKEN_MAX_M))
+
+
+@functools.cache
+def _swap_tiles(m: int) -> tuple[Config, ...]:
+    # swap_tiles for a checked m, kept: step 19's rule asks for every product of a few hundred rows it sees
     shares = (-(-m // rows) for rows in range(1, SWAP_MAX_ROWS + 1))
     sides = dict.fromkeys(_cover(share, SWAP_SIDES) for share in shares if share <= SWAP_SIDES[-1])
     limit = limits.capability("9.0").shared_per_block_optin
