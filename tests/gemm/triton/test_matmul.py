@@ -17,6 +17,7 @@ CPU shapes are tiny (at most 64×64×80) and deliberately odd, so that tiles han
 from __future__ import annotations
 
 import zlib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -215,14 +216,36 @@ def test_alpha_and_float32_output() -> None:
     _assert_close_to_floor(out, a, b, alpha=-0.25)
 
 
-def test_a_float32_output_tile_gets_a_shorter_pipeline() -> None:
-    """Compiled for sm_90 here: the default tiling with a float32 C tile needs more shared memory at its 4 stages than a
-    block may have (it failed at launch), and fits at the 3 that ``fit_shared_memory`` leaves it; the count matches
-    the compiler's within its barriers."""
+def _compile_tma(config: Config, out: str = "bf16", b_row_major: bool = True) -> object:
+    """The persistent kernel compiled for sm_90 here, without a GPU: bf16 inputs, row-major A, host descriptors, a
+    ``config`` of one block (``swap_ab`` honoured), an output of ``out`` ("bf16" or "fp32")."""
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
     from triton.compiler import compile as triton_compile
 
+    bm, bn, bk = config.block_m, config.block_n, config.block_k
+    c_cols = bn // 2 if config.epilogue_subtile else bn
+
+    def desc(rows: int, cols: int, kind: str = "bf16") -> str:
+        return f"tensordesc<{kind}[{rows}, {cols}]>"
+
+    signature = {"a": desc(bm, bk), "b": desc(bk, bn) if b_row_major else desc(bn, bk), "c": desc(bm, c_cols, out)}
+    signature.update({"M": "i32", "N": "i32", "K": "i32", "lda": "i32", "ldb": "i32", "ldc": "i32", "alpha": "fp32"})
+    constants = {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": config.group_m, "A_ROW_MAJOR": True,
+                 "B_ROW_MAJOR": b_row_major, "OUT_DTYPE": {"bf16": tl.bfloat16, "fp32": tl.float32}[out],
+                 "UPCAST": False, "DEVICE_DESC": False, "EPILOGUE_SUBTILE": config.epilogue_subtile,
+                 "FLATTEN": config.flatten, "WARP_SPECIALIZE": False, "NUM_SMS": 132, "MAX_IMPRECISE_ACC": None,
+                 "PROMOTE_STEPS": 0, "SWAP": config.swap_ab}  # fmt: skip
+    signature.update(dict.fromkeys(constants, "constexpr"))
+    source = ASTSource(mm._jitted("tma"), signature, constexprs=constants)
+    options = {"num_warps": config.num_warps, "num_stages": config.num_stages}
+    return triton_compile(source, target=GPUTarget("cuda", 90, 32), options=options)
+
+
+def test_a_float32_output_tile_gets_a_shorter_pipeline() -> None:
+    """Compiled for sm_90 here: the default tiling with a float32 C tile needs more shared memory at its 4 stages than a
+    block may have (it failed at launch), and fits at the 3 that ``fit_shared_memory`` leaves it; the count matches
+    the compiler's within its barriers."""
     from gpukb.cuda import limits
     from gpukb.gemm.triton.configs import DEFAULT_CONFIGS, fit_shared_memory, shared_memory_model
 
@@ -233,26 +256,43 @@ def test_a_float32_output_tile_gets_a_shorter_pipeline() -> None:
     assert fit_shared_memory(default, limit, 2, 2) == default  # a 16-bit output: as the tables tuned it
     splitk = Config("splitk", 64, 256, 64, num_stages=8, num_warps=4)
     assert fit_shared_memory(splitk, limit, 2, 4) == splitk  # plain stores: no output tile in shared memory
-
-    def desc(rows: int, cols: int, kind: str = "bf16") -> str:
-        return f"tensordesc<{kind}[{rows}, {cols}]>"
-
     for config in (default, fitted):
-        signature = {"a": desc(128, 64), "b": desc(64, 256), "c": desc(128, 128, "fp32"), "M": "i32", "N": "i32",
-                     "K": "i32", "lda": "i32", "ldb": "i32", "ldc": "i32", "alpha": "fp32"}  # fmt: skip
-        constants = {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "A_ROW_MAJOR": True,
-                     "B_ROW_MAJOR": True, "OUT_DTYPE": tl.float32, "UPCAST": False, "DEVICE_DESC": False,
-                     "EPILOGUE_SUBTILE": True, "FLATTEN": True, "WARP_SPECIALIZE": False, "NUM_SMS": 132,
-                     "MAX_IMPRECISE_ACC": None, "PROMOTE_STEPS": 0, "SWAP": False}  # fmt: skip
-        signature.update(dict.fromkeys(constants, "constexpr"))
-        source = ASTSource(mm._jitted("tma"), signature, constexprs=constants)
-        options = {"num_warps": 8, "num_stages": config.num_stages}
-        shared = triton_compile(source, target=GPUTarget("cuda", 90, 32), options=options).metadata.shared
+        shared = _compile_tma(config, out="fp32").metadata.shared
         assert 0 <= shared - shared_memory_model(config, 2, 4) <= 64
         assert (shared > limit) == (config is default)
         if config is default:  # the figures the Triton page gives
             page = (Path(__file__).resolve().parents[3] / "docs" / "gemm" / "triton.md").read_text(encoding="utf-8")
             assert f"4 stages needs {shared:,} bytes, past sm_90's {limit:,}" in " ".join(page.split())
+
+
+@pytest.mark.parametrize("layout", ["nn", "nt"])
+def test_a_swapped_tile_compiles_to_the_same_warpgroup_mma_work(layout) -> None:
+    """Compiled for sm_90 here (step 19): the persistent kernel's 64×128 tile and its swap (128 tokens of C's rows
+    along the MMA's N, 64 of B's columns along its M) issue wgmma for the same multiply-adds and take the same shared
+    memory; a swapped 32-row side (step 19's split-K clause, 32×64) stays on wgmma, 32 wide, where an unswapped one
+    falls to mma.sync (step 16)."""
+    import re
+
+    def mma(config: Config) -> tuple[dict[str, int], int, int]:
+        compiled = _compile_tma(config, b_row_major=layout == "nn")
+        ptx = compiled.asm["ptx"]
+        shapes: dict[str, int] = {}
+        for shape in re.findall(r"wgmma\.mma_async\S*\.(m64n\d+k16)", ptx):
+            shapes[shape] = shapes.get(shape, 0) + 1
+        return shapes, ptx.count("mma.sync"), compiled.metadata.shared
+
+    def work(shapes: dict[str, int]) -> int:  # multiply-adds the wgmma instructions in the kernel cover
+        return sum(64 * int(re.search(r"n(\d+)k", s).group(1)) * 16 * count for s, count in shapes.items())
+
+    plain, plain_sync, plain_shared = mma(Config("tma", 64, 128, 64, num_stages=6, num_warps=4))
+    swapped, swapped_sync, swapped_shared = mma(Config("tma", 128, 64, 64, num_stages=6, num_warps=4, swap_ab=True))
+    assert (plain_sync, swapped_sync) == (0, 0)
+    assert work(plain) == work(swapped) > 0
+    assert plain_shared == swapped_shared
+    short, short_sync, _ = mma(tuning.SWAP_SHORT_TILE)
+    assert (set(short), short_sync) == ({"m64n32k16"}, 0)
+    _, unswapped_sync, _ = mma(replace(tuning.SWAP_SHORT_TILE, swap_ab=False))
+    assert unswapped_sync > 0
 
 
 @pytest.mark.usefixtures("interpret")
