@@ -780,6 +780,21 @@ def profile_rows(torch: Any, rows: list[dict], budget: Budget, every: bool = Fal
         print(f"kernels {row['label']}: Triton {row['kernels']}, cuBLAS {row['peer_kernels']}", flush=True)
 
 
+#: The look-up's rules a sweep may run without (``tuning.RULES``), by flag: the rule, and what the record says of it.
+RULE_FLAGS = {
+    "--without-two-block": ("two_blocks", "step 15's rule (tiles of two blocks)"),
+    "--without-tokens": ("few_tokens", "step 16's rule (64-row tiles for a few hundred rows)"),
+    "--without-many-rounds": ("many_rounds", "step 17's rule (the default over many rounds)"),
+    "--without-token-split": ("token_split", "step 18's rule (persistent tiles for split-K)"),
+    "--without-swap": ("swap_tokens", "step 19's rule (swapped tiles)"),
+}
+
+
+def _dest(flag: str) -> str:
+    # argparse's attribute for a flag: "--without-swap" -> "without_swap"
+    return flag.lstrip("-").replace("-", "_")
+
+
 def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--budget", type=float, default=280.0, help="seconds the whole run may take")
     parser.add_argument("--table", type=Path, help="use this tuning table instead of tuning (skips the tuning)")
@@ -790,16 +805,9 @@ def arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reserve", type=float, default=SWEEP_RESERVE_S, help="seconds the tuning leaves the sweep")
     parser.add_argument("--name", default="triton-gemm-sweep-h100", help="the sweep record's file name, no suffix")
     parser.add_argument("--sets", default=",".join(SETS), help=f"the sets of shapes to measure, of {','.join(SETS)}")
-    parser.add_argument("--without-many-rounds", action="store_true",
-                        help="the look-up without step 17's rule (tuning.use_rule('many_rounds', False))")  # fmt: skip
-    parser.add_argument("--without-swap", action="store_true",
-                        help="the look-up without step 19's rule (tuning.use_rule('swap_tokens', False))")  # fmt: skip
-    parser.add_argument("--without-token-split", action="store_true",
-                        help="the look-up without step 18's rule (tuning.use_rule('token_split', False))")  # fmt: skip
-    parser.add_argument("--without-tokens", action="store_true",
-                        help="the look-up without step 16's rule (tuning.use_rule('few_tokens', False))")  # fmt: skip
-    parser.add_argument("--without-two-block", action="store_true",
-                        help="the look-up without step 15's rule (tuning.use_rule('two_blocks', False))")  # fmt: skip
+    for flag, (rule, what) in RULE_FLAGS.items():
+        parser.add_argument(flag, action="store_true",
+                            help=f"the look-up without {what} (tuning.use_rule({rule!r}, False))")  # fmt: skip
     parser.add_argument("--bytes-rules", action="store_true",
                         help="the look-up with step 11's rules (tuning.use_bytes_rules); off by default")  # fmt: skip
     parser.add_argument("--profile", choices=("some", "all"), default="some",
@@ -862,16 +870,9 @@ def triton_gemm_sweep(script: Script) -> int:
         tuned = {(c.dtype, c.layout, tuple(c.shape)) for c in table.classes}
     if args.bytes_rules:
         tuning.use_bytes_rules(True)
-    if args.without_two_block:
-        tuning.use_rule("two_blocks", False)
-    if args.without_tokens:
-        tuning.use_rule("few_tokens", False)
-    if args.without_many_rounds:
-        tuning.use_rule("many_rounds", False)
-    if args.without_token_split:
-        tuning.use_rule("token_split", False)
-    if args.without_swap:
-        tuning.use_rule("swap_tokens", False)
+    switched_off = [(rule, what) for flag, (rule, what) in RULE_FLAGS.items() if getattr(args, _dest(flag))]
+    for rule, _ in switched_off:
+        tuning.use_rule(rule, False)
     clear_plans()  # plans made before hold configurations chosen without the table
     rows = sweep(torch, args.out_dir, budget, tuned, sets)
     profile_rows(torch, rows, budget, every=args.profile == "all")
@@ -888,11 +889,7 @@ def triton_gemm_sweep(script: Script) -> int:
         "error_rows": ERROR_ROWS,
         "tuning": (" + ".join(tuning.TABLE_RECORDS) if args.tune == "none" else tuning.TABLE_RECORD)
         + (", look-up with step 11's rules" if args.bytes_rules else "")
-        + (", look-up without step 15's rule (tiles of two blocks)" if args.without_two_block else "")
-        + (", look-up without step 16's rule (64-row tiles for a few hundred rows)" if args.without_tokens else "")
-        + (", look-up without step 17's rule (the default over many rounds)" if args.without_many_rounds else "")
-        + (", look-up without step 18's rule (persistent tiles for split-K)" if args.without_token_split else "")
-        + (", look-up without step 19's rule (swapped tiles)" if args.without_swap else ""),
+        + "".join(f", look-up without {what}" for _, what in switched_off),
         "host": host,
         "tiny_host": tiny_host,
         "checks": checks,

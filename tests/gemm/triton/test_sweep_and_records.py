@@ -5,6 +5,7 @@ the results readers' selections worked by hand on small made-up records. Torch o
 from __future__ import annotations
 
 import json
+import types
 from types import SimpleNamespace
 
 import pytest
@@ -249,17 +250,24 @@ def test_the_diagnostic_run_is_read_as_one() -> None:
         results.rounds_committed("gemm/triton-gemm-h100")
 
 
-def test_the_sweep_names_the_commit_of_each_draw_it_measured() -> None:
-    # the bench script's record text (torch-free to import), by set name: the texts of step 16's and step 17's records
-    # from the commits they name, a set without a commit as unknown, and lists it cannot read refused
+def _sweep_bench() -> types.ModuleType:
+    """bench/triton_gemm_sweep.py as a module (torch-free to import)."""
     import importlib.util
-    import re as regex
     from pathlib import Path
 
     path = Path(__file__).resolve().parents[3] / "bench" / "triton_gemm_sweep.py"
     spec = importlib.util.spec_from_file_location("triton_gemm_sweep_bench", path)
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
+    return bench
+
+
+def test_the_sweep_names_the_commit_of_each_draw_it_measured() -> None:
+    # the bench script's record text (torch-free to import), by set name: the texts of step 16's and step 17's records
+    # from the commits they name, a set without a commit as unknown, and lists it cannot read refused
+    import re as regex
+
+    bench = _sweep_bench()
     for name, sets in (("triton-gemm-sweep-h100-held-out-7", ("held-out-7", "tokens")),
                        ("triton-gemm-sweep-h100-held-out-8", ("held-out-8",))):  # fmt: skip
         raw = _raw(name)
@@ -279,13 +287,8 @@ def test_the_sweep_names_the_commit_of_each_draw_it_measured() -> None:
 def test_the_held_out_commits_are_hex_and_given_as_text() -> None:
     # a commit with a space, a ';' or an '=' in it went into the record as written ("fixed by commit  ", "fixed by
     # commit abc;tokens=d"); a list, or a set name for the sets, was not refused clearly
-    import importlib.util
-    from pathlib import Path
 
-    path = Path(__file__).resolve().parents[3] / "bench" / "triton_gemm_sweep.py"
-    spec = importlib.util.spec_from_file_location("triton_gemm_sweep_bench", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = _sweep_bench()
     sets = ("held-out-8", "tokens")
     for bad in ("held-out-8= ", "held-out-8=a b", "held-out-8=abc ", "held-out-8=a=b", "held-out-8=abc;tokens=d",
                 "held-out-8=\n", "held-out-8=" + "a" * 41):  # fmt: skip
@@ -304,16 +307,25 @@ def test_the_held_out_commits_are_hex_and_given_as_text() -> None:
 def test_the_sweep_cases_are_the_sets_named_and_no_other() -> None:
     # a string of one set name was read letter by letter with `in`: "tokens-2" measured step 16's "tokens" too,
     # "held-out-8" the first held-out draw; an unknown name measured nothing, silently
-    import importlib.util
-    from pathlib import Path
 
-    path = Path(__file__).resolve().parents[3] / "bench" / "triton_gemm_sweep.py"
-    spec = importlib.util.spec_from_file_location("triton_gemm_sweep_bench", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = _sweep_bench()
     assert {case[0] for case in bench.sweep_cases(("tokens-2",))} == {"tokens-2"}
     for bad in ("tokens-2", "held-out-8", None):
         with pytest.raises(TypeError, match=r"^sets must be a tuple of set names; got "):
             bench.sweep_cases(bad)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"^sets must name sets of \[.*\]; got \['tokens-4'\]$"):
         bench.sweep_cases(("tokens", "tokens-4"))
+
+
+def test_the_sweep_can_run_without_each_rule_of_the_look_up() -> None:
+    import argparse
+
+    from gpukb.gemm.triton import tuning
+
+    bench = _sweep_bench()
+    assert sorted(rule for rule, _ in bench.RULE_FLAGS.values()) == sorted(tuning.RULES)
+    parser = argparse.ArgumentParser()
+    bench.arguments(parser)
+    for flag in bench.RULE_FLAGS:
+        args = parser.parse_args([flag])
+        assert [other for other in bench.RULE_FLAGS if getattr(args, bench._dest(other))] == [flag]
