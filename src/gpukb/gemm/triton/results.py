@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -1582,6 +1583,20 @@ def default_rows(record_id: str = DEFAULT_TABLE_ID, sms: int = 132) -> list[Defa
     return out
 
 
+def _step_products(record_id: str, step: int, what: str, trials: Callable[[Any, Config], Any]) -> Iterator[Any]:
+    """``(entry, first trial)`` for each product of a product-by-product tuning record, checked to be one step
+    ``step`` timed: a timed look-up choice first, then exactly ``trials(entry, choice)`` (``None``: a product the step
+    does not take). ``what`` says so in the error."""
+    from gpukb.gemm.triton import tuning
+
+    for entry in load(text("record_id", record_id), expect=tuning.GemmTuning).classes:
+        first = entry.trials[0] if entry.trials else None  # a record may hold a product with no trials
+        expected = None if first is None or first.ms is None else trials(entry, first.config)
+        if expected is None or tuple(t.config for t in entry.trials) != expected:
+            raise ValueError(f"{record_id}: {entry.layout} {entry.shape} is not a product step {step} timed ({what})")
+        yield entry, first
+
+
 #: Step 18's run: split-K tilings and two persistent ones on seen products of 65 to 320 rows (``--tune tokensplit``).
 TOKEN_SPLIT_TABLE_ID = "gemm/triton-gemm-tuning-h100-tokensplit"
 
@@ -1624,22 +1639,14 @@ def token_split_rows(record_id: str = TOKEN_SPLIT_TABLE_ID) -> list[TokenSplitRo
     """
     from gpukb.gemm.triton import tuning
 
-    record = load(text("record_id", record_id), expect=tuning.GemmTuning)
+    def trials(entry: Any, chosen: Config) -> tuple[Config, ...] | None:
+        if chosen.kernel != "splitk":
+            return None
+        return tuning.token_split_trials(chosen, *entry.shape, tuning.SMS_TUNED)
+
     out = []
-    for entry in record.classes:
+    for entry, first in _step_products(record_id, 18, "a timed split-K choice, then tuning.token_split_trials", trials):
         m, n, k = entry.shape
-        first = entry.trials[0] if entry.trials else None  # a record may hold a product with no trials
-        if (
-            first is None
-            or first.config.kernel != "splitk"
-            or first.ms is None
-            or tuple(t.config for t in entry.trials)
-            != tuning.token_split_trials(first.config, m, n, k, tuning.SMS_TUNED)
-        ):
-            raise ValueError(
-                f"{record_id}: {entry.layout} {entry.shape} is not a product step 18 timed (a timed split-K choice, "
-                "then tuning.token_split_trials)"
-            )
         timed = {t.config: t.ms for t in entry.trials if t.ms is not None}
         tile = replace(tuning.TOKEN_SPLIT_TILE, pad_rows=first.config.pad_rows)
         if tile not in timed:  # a trial that failed is recorded without a time
@@ -1698,25 +1705,15 @@ def swap_rows(record_id: str = SWAP_TABLE_ID) -> list[SwapRow]:
     """
     from gpukb.gemm.triton import tuning
 
-    record = load(text("record_id", record_id), expect=tuning.GemmTuning)
-    if not record.classes:  # the leave-one-out's mean and the tables' shares are over the products
-        raise ValueError(f"{record_id}: holds no product; step 19's record holds every product it timed")
+    def trials(entry: Any, chosen: Config) -> tuple[Config, ...] | None:
+        m, n, k = entry.shape
+        if not tuning.SMALL_M < m <= tuning.TOKEN_MAX_M or min(n, k) < 1:  # the leave-one-out takes logarithms
+            return None
+        return tuning.swap_trials(chosen, m)
+
     out = []
     seen = set()
-    for entry in record.classes:
-        m, n, k = entry.shape
-        first = entry.trials[0] if entry.trials else None  # a record may hold a product with no trials
-        if (
-            first is None
-            or first.ms is None
-            or not tuning.SMALL_M < m <= tuning.TOKEN_MAX_M
-            or min(n, k) < 1  # the leave-one-out takes their logarithms
-            or tuple(t.config for t in entry.trials) != tuning.swap_trials(first.config, m)
-        ):
-            raise ValueError(
-                f"{record_id}: {entry.layout} {entry.shape} is not a product step 19 timed (a timed choice, then "
-                "tuning.swap_trials)"
-            )
+    for entry, first in _step_products(record_id, 19, "a timed choice, then tuning.swap_trials", trials):
         if entry.dtype != "bfloat16":  # step 19 timed bf16 (the leave-one-out's classes, the pages' "bf16")
             raise ValueError(f"{record_id}: {entry.layout} {entry.shape} is {entry.dtype}; step 19 timed bfloat16")
         if (entry.layout, entry.shape) in seen:  # its own twin would be its nearest product in the leave-one-out
@@ -1735,6 +1732,8 @@ def swap_rows(record_id: str = SWAP_TABLE_ID) -> list[SwapRow]:
             SwapRow(entry.layout, entry.shape, entry.cublas_ms, first.config, first.ms, best.config, best.ms,
                     same[0] if same else None)
         )  # fmt: skip
+    if not out:  # the leave-one-out's mean and the tables' shares are over the products
+        raise ValueError(f"{record_id}: holds no product; step 19's record holds every product it timed")
     return out
 
 

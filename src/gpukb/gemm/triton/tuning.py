@@ -1132,6 +1132,13 @@ def _config(config: Config) -> None:
         raise TypeError(f"config must be a gpukb.gemm.triton.configs.Config; got {type(config).__name__}")
 
 
+def _rule_args(config: Config, dtype: str, m: int, n: int, k: int, sms: int) -> tuple[str, int, int, int, int]:
+    """A rule's arguments after :func:`_rule_inputs`'s checks, the sizes as ints ≥ 0 and ``sms`` as an int ≥ 1."""
+    dtype = _rule_inputs(config, dtype)
+    m, n, k = _sizes(m=m, n=n, k=k)
+    return dtype, m, n, k, positive_int("sms", sms)
+
+
 def _one_block_persistent(config: Config) -> bool:
     """Whether ``config`` is what the rules of steps 15, 16 and 19 replace: a persistent (``tma``) tile of one block,
     unswapped, without warp specialization, a split tail or stream-K."""
@@ -1180,9 +1187,7 @@ def two_blocks(config: Config, dtype: str, m: int, n: int, k: int, sms: int) -> 
         TypeError, ValueError: For a ``config`` that is not a :class:`Config`, a ``dtype`` other than the types the
             tables tuned, a size that is not an int ≥ 0, or an ``sms`` below 1.
     """
-    dtype = _rule_inputs(config, dtype)
-    m, n, k = _sizes(m=m, n=n, k=k)
-    sms = positive_int("sms", sms)
+    dtype, m, n, k, sms = _rule_args(config, dtype, m, n, k, sms)
     if dtype not in SHARES or not _one_block_persistent(config):
         return config
     if m <= SMALL_M or n == 0:
@@ -1310,9 +1315,7 @@ def swap_tokens(config: Config, dtype: str, m: int, n: int, k: int, sms: int) ->
         TypeError, ValueError: For a ``config`` that is not a :class:`Config`, a ``dtype`` other than the types the
             tables tuned, a size that is not an int ≥ 0, or an ``sms`` below 1.
     """
-    dtype = _rule_inputs(config, dtype)
-    m, n, k = _sizes(m=m, n=n, k=k)
-    sms = positive_int("sms", sms)
+    dtype, m, n, k, sms = _rule_args(config, dtype, m, n, k, sms)
     if dtype not in SHARES or not SMALL_M < m <= TOKEN_MAX_M or n == 0:
         return config
     if config.kernel == "splitk":
@@ -1359,9 +1362,7 @@ def many_rounds(config: Config, dtype: str, m: int, n: int, k: int, sms: int) ->
         TypeError, ValueError: For a ``config`` that is not a :class:`Config`, a ``dtype`` other than the types the
             tables tuned, a size that is not an int ≥ 0, or an ``sms`` below 1.
     """
-    dtype = _rule_inputs(config, dtype)
-    m, n, k = _sizes(m=m, n=n, k=k)
-    sms = positive_int("sms", sms)
+    dtype, m, n, k, sms = _rule_args(config, dtype, m, n, k, sms)
     default = DEFAULT_CONFIGS["bfloat16"]
     if dtype not in SHARES or m <= TOKEN_MAX_M or m * n * k < 2**30:
         return config
