@@ -3,6 +3,8 @@ own name (K too, where a count reads it), an output with no columns, and the cap
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from gpukb.gemm.triton.configs import MAX_SPLIT_K, Config, split_for, stream_k_tiles, tail_rows, waves
@@ -44,3 +46,33 @@ def test_a_tail_of_one_tile_is_cut_into_at_most_max_split_k_slices() -> None:
     # 132 would fill the round, but the split-K kernel cuts K into at most 128 slices
     assert MAX_SPLIT_K == 128
     assert tail_rows(128, 256, 65536, TAIL, 132) == (0, 128)
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "message"),
+    [
+        ((float("nan"), 2, 4), TypeError, "limit must be an int ≥ 1; got nan"),
+        ((-1, 2, 4), ValueError, "limit must be an int ≥ 1; got -1"),
+        ((0, 2, 4), ValueError, "limit must be an int ≥ 1; got 0"),
+        ((True, 2, 4), TypeError, "limit must be an int ≥ 1; got True"),
+        (("232448", 2, 4), TypeError, "limit must be an int ≥ 1; got '232448'"),
+        ((232448, 0, 4), ValueError, "element_bytes must be an int ≥ 1; got 0"),
+        ((232448, 2, True), TypeError, "out_bytes must be an int ≥ 1; got True"),
+    ],
+)
+def test_fit_shared_memory_refuses_what_it_does_not_model(args: tuple, error: type, message: str) -> None:
+    from gpukb.gemm.triton.configs import DEFAULT_CONFIGS, fit_shared_memory
+
+    with pytest.raises(error, match=f"^{re.escape(message)}"):
+        fit_shared_memory(DEFAULT_CONFIGS["bfloat16"], *args)
+    with pytest.raises(TypeError, match="^config must be a gpukb"):
+        fit_shared_memory("128x256", 232448, 2, 4)  # type: ignore[arg-type]
+
+
+def test_fit_shared_memory_keeps_what_fits_and_what_nothing_fits() -> None:
+    from gpukb.gemm.triton.configs import DEFAULT_CONFIGS, fit_shared_memory
+
+    default = DEFAULT_CONFIGS["bfloat16"]
+    assert fit_shared_memory(default, 10**30, 2, 4) == default  # a huge limit: nothing to cut
+    assert fit_shared_memory(default, 1, 2, 4) == default  # not even one stage fits: left for the launch to refuse
+    assert fit_shared_memory(default, 232448, 2, 10**18) == default  # an output tile past any limit: the same
