@@ -65,7 +65,7 @@ def test_fit_shared_memory_refuses_what_it_does_not_model(args: tuple, error: ty
 
     with pytest.raises(error, match=f"^{re.escape(message)}"):
         fit_shared_memory(DEFAULT_CONFIGS["bfloat16"], *args)
-    with pytest.raises(TypeError, match="^config must be a gpukb"):
+    with pytest.raises(TypeError, match=r"^config must be a gpukb"):
         fit_shared_memory("128x256", 232448, 2, 4)  # type: ignore[arg-type]
 
 
