@@ -3046,6 +3046,9 @@ def test_the_triton_page_prose_matches_step_19s_rule_and_draw() -> None:
         "0.87",
         "0.97",
     )
+    assert all(f"{b['m']}×{b['n']}×{b['k']}" in step for b, _ in losers)
+    assert "83×896×896 (a split-K choice" in step
+    assert f"{b276['m']}×{b276['n']}×{b276['k']} (Qwen2-0.5B" in step
     drops = [b["ratio"] - a["ratio"] for b, a in losers]
     assert (f"{min(drops):.3f}", f"{max(drops):.3f}") == ("0.006", "0.021")
     assert all(max(r["kernel_ms"]) / min(r["kernel_ms"]) < 1.01 for pair in losers for r in pair)
