@@ -483,12 +483,45 @@ TOKEN_DRAW_3 = [
     ("NN", 207, 1024, 30522),
 ]
 
+#: Step 20's draw (321 to 2048 rows), committed before its tuning run.
+MID_ROWS_DRAW = [
+    ("TN", 768, 768, 75),
+    ("NT", 325, 30522, 1024),
+    ("TN", 896, 4864, 154),
+    ("TN", 768, 3072, 2370),
+    ("NN", 353, 4096, 4096),
+    ("NT", 960, 1024, 1024),
+    ("NT", 1271, 3072, 4096),
+    ("NN", 1176, 4096, 14336),
+    ("NT", 1681, 1024, 4096),
+    ("TN", 1024, 4096, 195),
+    ("NN", 1408, 16384, 2048),
+    ("NT", 1721, 151936, 896),
+    ("NT", 816, 2304, 768),
+    ("TN", 896, 4864, 7154),
+    ("NT", 380, 3072, 768),
+    ("NT", 564, 12288, 4096),
+    ("NT", 850, 12288, 3072),
+    ("TN", 2048, 2048, 1358),
+    ("NT", 1428, 18944, 3584),
+    ("NT", 693, 30522, 1024),
+    ("TN", 768, 768, 25),
+    ("TN", 768, 768, 433),
+    ("TN", 896, 896, 67),
+    ("NT", 866, 3072, 768),
+]
+
 #: Each later class draw, its pinned list, and the tuning lists of the steps that ran before it was drawn.
 TIMED_BEFORE = ("TOKEN_TUNING", "DEFAULT_TUNING", "TWO_BLOCK_TUNING", "STREAMK_TUNING", "FILL_TUNING", "GAP_TUNING",
                 "LOSER_TUNING", "ISSUE_TUNING")  # fmt: skip
 LATER_DRAWS = {
     "tokens-2": (TOKEN_DRAW_2, (*TIMED_BEFORE, "TOKEN_SPLIT_TUNING"), ("tokens",)),
     "tokens-3": (TOKEN_DRAW_3, (*TIMED_BEFORE, "TOKEN_SPLIT_TUNING", "SWAP_TUNING"), ("tokens", "tokens-2")),
+    "mid-rows": (
+        MID_ROWS_DRAW,
+        (*TIMED_BEFORE, "TOKEN_SPLIT_TUNING", "SWAP_TUNING"),
+        ("tokens", "tokens-2", "tokens-3"),
+    ),
 }
 
 
@@ -512,7 +545,8 @@ def test_only_the_named_class_draws_exist() -> None:
     from gpukb.gemm.triton import sweep
 
     assert list(ms.TOKEN_DRAWS) == ["tokens", *LATER_DRAWS]
-    with pytest.raises(ValueError, match=r"^name must be one of \['tokens', 'tokens-2', 'tokens-3'\]; got 'tokens-4'$"):
+    names = r"\['tokens', 'tokens-2', 'tokens-3', 'mid-rows'\]"
+    with pytest.raises(ValueError, match=rf"^name must be one of {names}; got 'tokens-4'$"):
         sweep.token_draw("tokens-4")
 
 
@@ -644,3 +678,15 @@ def test_step_19s_products_are_every_seen_one_of_65_to_320_rows() -> None:
     seen = {(layout, s[2], s[3], s[4]) for name in HELD_OUT for layout, s in held_out(name)}
     seen |= {(layout, s[2], s[3], s[4]) for layout, s in (*random_shapes(), *token_draw(), *token_draw("tokens-2"))}
     assert set(products) == {p for p in seen if 64 < p[1] <= 320}
+
+
+def test_step_20s_products_are_every_seen_one_of_321_to_2048_rows() -> None:
+    from gpukb.gemm.triton.sweep import MID_TUNING, held_out, random_shapes, token_draw
+
+    products = [(layout, *shape) for layout, shape in MID_TUNING]
+    assert len(products) == len(set(products)) == 58
+    seen = {(layout, s[2], s[3], s[4]) for name in HELD_OUT for layout, s in held_out(name)}
+    class_draws = (*token_draw(), *token_draw("tokens-2"), *token_draw("tokens-3"))
+    seen |= {(layout, s[2], s[3], s[4]) for layout, s in (*random_shapes(), *class_draws)}
+    assert set(products) == {p for p in seen if 320 < p[1] <= 2048}
+    assert not set(products) & set(MID_ROWS_DRAW)

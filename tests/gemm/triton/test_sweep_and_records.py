@@ -274,7 +274,7 @@ def test_the_sweep_names_the_commit_of_each_draw_it_measured() -> None:
         commits = regex.findall(r"fixed by commit ([0-9a-f]{40})", raw["held_out"])
         pairs = ",".join(f"{s}={c}" for s, c in zip(sets, commits, strict=True))
         assert bench.held_out_text(sets, pairs) == raw["held_out"]
-    assert list(bench.DRAWS)[-5:] == ["held-out-7", "held-out-8", "tokens", "tokens-2", "tokens-3"]
+    assert list(bench.DRAWS)[-5:] == ["held-out-8", "tokens", "tokens-2", "tokens-3", "mid-rows"]
     assert bench.held_out_text(("held-out", "tokens"), "tokens=abc") == (
         f"{bench.DRAWS['held-out']}, fixed by commit unknown; {bench.DRAWS['tokens']}, fixed by commit abc"
     )

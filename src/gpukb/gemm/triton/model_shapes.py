@@ -69,6 +69,9 @@ TOKEN_DRAWS: dict[str, tuple[int, int, tuple[int, int]]] = {
     "tokens-2": (471190, 24, (65, 320)),
     # step 19's: committed before the run that tuned the swapped tiles, and before the rule
     "tokens-3": (815263, 24, (65, 320)),
+    # step 20's, of the next class up (321 to 2048 rows): committed before the run that tuned its tiles, and before
+    # any rule
+    "mid-rows": (490622, 24, (321, 2048)),
 }
 #: The most products one call draws (a sweep measures a few dozen; a million is drawn in seconds).
 MAX_COUNT = 1_000_000

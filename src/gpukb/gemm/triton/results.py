@@ -518,6 +518,7 @@ SweepName = Literal[
     "tokens",
     "tokens-2",
     "tokens-3",
+    "mid-rows",
     "tiny",
 ]
 
@@ -554,7 +555,7 @@ class SweepRow(StrictModel):
             ``"held-out-8"`` (a ninth, made before step 17's run and before the run that measured it),
             ``"tokens"`` (step 16's draw of products of 65 to 320 rows, made after its rule and before the run that
             measured it), ``"tokens-2"`` (step 18's, the same way), ``"tokens-3"`` (step 19's, made before its tuning
-            run),
+            run), ``"mid-rows"`` (step 20's draw of products of 321 to 2048 rows, made before its tuning run),
             ``"tiny"`` (fewer than 2^20 multiply-adds).
         clocks: SM clock and power sampled while the row's rounds were timed (``None`` in earlier runs).
         kernel_host_us: The host's time to queue one timed sample of the kernel (the flush, two events and the
@@ -739,6 +740,8 @@ GOAL_SETS = (
     ("tokens-2", "float16"),
     ("tokens-3", "bfloat16"),
     ("tokens-3", "float16"),
+    ("mid-rows", "bfloat16"),
+    ("mid-rows", "float16"),
     ("first", "float8_e4m3fn"),
     ("tiny", "bfloat16"),
     ("tiny", "float16"),

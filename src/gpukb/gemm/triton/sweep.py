@@ -390,6 +390,71 @@ SWAP_TUNING: tuple[tuple[str, tuple[int, int, int]], ...] = (
     ("NT", (96, 1024, 1024)),
 )
 
+#: What step 20 timed on products of 321 to 2048 rows (``bench/triton_gemm_sweep.py --tune mid``): every seen product
+#: (of the random sweep, the eight held-out draws and the three 65–320-row draws) of that class, whatever its look-up
+#: choice, in a shuffled order (a run cut short by its budget leaves out no one kind). None is a product of step 20's
+#: draw (``TOKEN_DRAWS["mid-rows"]``), drawn before this run (a test checks it).
+MID_TUNING: tuple[tuple[str, tuple[int, int, int]], ...] = (
+    ("NT", (322, 13824, 5120)),
+    ("NT", (498, 4096, 4096)),
+    ("NN", (1075, 3072, 768)),
+    ("TN", (1152, 896, 677)),
+    ("NT", (577, 768, 768)),
+    ("TN", (768, 3072, 10)),
+    ("NN", (362, 5120, 32000)),
+    ("NT", (932, 768, 3072)),
+    ("NT", (793, 30522, 768)),
+    ("NT", (2036, 3072, 1024)),
+    ("NT", (698, 256000, 2048)),
+    ("NT", (1019, 4096, 1024)),
+    ("NN", (1686, 768, 3072)),
+    ("TN", (768, 3072, 2710)),
+    ("NT", (1354, 4864, 896)),
+    ("NT", (687, 2560, 2048)),
+    ("NN", (719, 1024, 30522)),
+    ("NT", (1052, 1024, 1024)),
+    ("TN", (896, 4864, 7503)),
+    ("NN", (1239, 8192, 8192)),
+    ("NT", (574, 12288, 3072)),
+    ("TN", (2048, 2048, 10)),
+    ("TN", (2048, 16384, 1244)),
+    ("NT", (1209, 2048, 2048)),
+    ("NT", (339, 768, 768)),
+    ("NT", (821, 3584, 18944)),
+    ("TN", (1024, 4096, 1837)),
+    ("NT", (1170, 4096, 14336)),
+    ("NN", (427, 4096, 4096)),
+    ("NT", (1314, 1024, 4096)),
+    ("TN", (1024, 1024, 373)),
+    ("NT", (674, 896, 4864)),
+    ("TN", (768, 768, 60)),
+    ("NN", (1690, 4096, 6144)),
+    ("NN", (1970, 5120, 32000)),
+    ("TN", (768, 3072, 4268)),
+    ("NT", (979, 768, 768)),
+    ("NT", (1035, 14336, 4096)),
+    ("TN", (1024, 1024, 1625)),
+    ("NN", (1439, 8192, 8192)),
+    ("TN", (1024, 4096, 13)),
+    ("NN", (728, 2048, 16384)),
+    ("TN", (2048, 2048, 2054)),
+    ("NT", (914, 2048, 16384)),
+    ("NN", (396, 16384, 2048)),
+    ("NN", (1497, 3072, 12288)),
+    ("NT", (2005, 3072, 1024)),
+    ("NT", (593, 3584, 3584)),
+    ("NN", (1127, 28672, 8192)),
+    ("TN", (768, 3072, 59)),
+    ("TN", (2048, 16384, 557)),
+    ("NT", (417, 32000, 4096)),
+    ("NN", (1481, 13824, 5120)),
+    ("TN", (1024, 4096, 43)),
+    ("TN", (1024, 4096, 879)),
+    ("TN", (896, 896, 2)),
+    ("TN", (1024, 1024, 531)),
+    ("TN", (2048, 16384, 1726)),
+)
+
 #: Tiny products (M·N·K < 2^20): timed against cuBLAS like the rest; their goal is within twice cuBLAS's time.
 TINY_SHAPES: tuple[Shape, ...] = (
     ("tiny", "3×5×7", 3, 5, 7),
@@ -423,10 +488,10 @@ def held_out(name: str) -> list[tuple[str, Shape]]:
 
 
 def token_draw(name: str = "tokens") -> list[tuple[str, Shape]]:
-    """A draw of products of a few hundred rows (:data:`~gpukb.gemm.triton.model_shapes.TOKEN_DRAWS`,
+    """A draw of one class of products (:data:`~gpukb.gemm.triton.model_shapes.TOKEN_DRAWS`,
     :func:`~gpukb.gemm.triton.model_shapes.draw_rows`; ``"tokens"``: step 16's, ``"tokens-2"``: step 18's,
-    ``"tokens-3"``: step 19's) as
-    ``(layout, shape)`` pairs whose group is ``name``.
+    ``"tokens-3"``: step 19's, of 65 to 320 rows; ``"mid-rows"``: step 20's, of 321 to 2048) as ``(layout, shape)``
+    pairs whose group is ``name``.
 
     Raises:
         ValueError: For a name that is not such a draw's (the message lists them).

@@ -1199,6 +1199,39 @@ def two_blocks(config: Config, dtype: str, m: int, n: int, k: int, sms: int) -> 
     # --8<-- [end:two_blocks]
 
 
+#: Step 20's candidates for products of 321 to 2048 rows (``bench/triton_gemm_sweep.py --tune mid``): every way the
+#: kernels above can fill a part-empty round, side by side on the same products. The one-block persistent tilings
+#: the tables choose from; step 15's tiles of two blocks and three more along N (96 = 64 + 32, 160 = 128 + 32: a
+#: 32-wide block of N stays on ``wgmma``, where 32 rows would not), whose counts of tiles fall between the powers of
+#: two; split-K with the one-launch reduction, at two slices and at the automatic
+#: split; and one stream-K round on the default tiling.
+CANDIDATES_16_MID: tuple[Config, ...] = (
+    DEFAULT_CONFIGS["bfloat16"],
+    Config("tma", 128, 128, 64, num_stages=4, num_warps=8),
+    Config("tma", 64, 256, 64, num_stages=4, num_warps=4),
+    Config("tma", 64, 128, 64, num_stages=6, num_warps=4),
+    Config("tma", 128, 64, 64, num_stages=6, num_warps=4),
+    Config("tma", 256, 128, 64, num_stages=3, num_warps=8),
+    *TWO_BLOCK_LADDER,
+    Config("tma", 128, 160, 64, num_stages=4, num_warps=8, flatten=False),
+    Config("tma", 192, 160, 64, num_stages=4, num_warps=8, flatten=False),
+    Config("tma", 128, 96, 64, num_stages=4, num_warps=8, flatten=False),
+    Config("splitk", 128, 128, 64, num_stages=5, num_warps=8, split_k=2, fused_reduce=True),
+    Config("splitk", 128, 256, 64, num_stages=3, num_warps=8, fused_reduce=True),
+    replace(DEFAULT_CONFIGS["bfloat16"], stream_k=True),
+)
+
+
+def mid_trials(chosen: Config) -> tuple[Config, ...]:
+    """What step 20 times on a product: the configuration the look-up gives it (``chosen``), then
+    :data:`CANDIDATES_16_MID` (with ``chosen``'s ``pad_rows``).
+
+    Raises:
+        TypeError: For a ``chosen`` that is not a :class:`Config`.
+    """
+    return _chosen_first(chosen, (), CANDIDATES_16_MID)
+
+
 # --8<-- [start:few_tokens]
 #: Step 16's rule takes this tiling for a product of a few hundred rows (:func:`few_tokens`).
 TOKEN_TILE = Config("tma", 64, 256, 64, num_stages=4, num_warps=4)
