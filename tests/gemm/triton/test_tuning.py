@@ -374,7 +374,8 @@ def test_a_choice_made_on_a_full_gpu_is_refilled_on_an_under_filled_one() -> Non
     # Timed on 4096³ (512 large tiles): the large tiling fastest. 1200×2048 in large tiles is 80 tiles for 132
     # multiprocessors; in 64×128 tiles 304, 2.3 rounds: 0.77 of their slots busy at 0.9 of the rate.
     tuning.use_table(_table(_ladder_entry((4096, 4096, 4096), (0.92, 0.9, 0.86), layout="NT")))
-    tuning.use_rule("two_blocks", False)  # refill alone (step 15's rule after it: its own tests)
+    tuning.use_rule("two_blocks", False)  # refill alone (step 15's and step 20's rules after it: their own tests)
+    tuning.use_rule("mid_tiles", False)
     assert tuning.choose("bfloat16", "NT", 4096, 4096, 4096, 132) == LARGE  # the representative: as measured
     assert tuning.choose("bfloat16", "NT", 3072, 4096, 2048, 132) == LARGE  # 192 tiles: not under-filled
     assert tuning.choose("bfloat16", "NT", 1200, 2048, 2048, 132) == tuning.WAVE_LADDER[1]
@@ -946,9 +947,9 @@ def test_token_split_refuses_what_it_does_not_model(args, error, message) -> Non
 
 
 def test_use_rule_names_the_rules_choose_applies() -> None:
-    assert tuning.RULES == ("two_blocks", "few_tokens", "token_split", "swap_tokens", "many_rounds")
+    assert tuning.RULES == ("two_blocks", "few_tokens", "token_split", "swap_tokens", "mid_tiles", "many_rounds")
     assert all(callable(getattr(tuning, name)) for name in tuning.RULES)
-    listed = re.escape("['two_blocks', 'few_tokens', 'token_split', 'swap_tokens', 'many_rounds']")
+    listed = re.escape("['two_blocks', 'few_tokens', 'token_split', 'swap_tokens', 'mid_tiles', 'many_rounds']")
     for bad, error, message in (("tokens", ValueError, f"unknown name 'tokens'; choose one of {listed}"),
                                 (None, TypeError, "name must be a string"),
                                 ("two_blocks ", ValueError, "unknown name 'two_blocks '")):  # fmt: skip
@@ -1061,3 +1062,65 @@ def test_swap_tokens_tile_work_refuses_what_it_does_not_count() -> None:
 def test_swap_tokens_refuses_what_it_does_not_model(args: tuple, error: type, message: str) -> None:
     with pytest.raises(error, match=f"^{re.escape(message)}"):
         tuning.swap_tokens(*args)
+
+
+def test_mid_tiles_takes_wider_larger_or_persistent_tiles_where_step_20_says() -> None:
+    square = Config("tma", 128, 128, 64, num_stages=5, num_warps=8)
+    assert tuning.mid_tiles(square, "bfloat16", 1314, 1024, 4096, 132) == tuning.MID_WIDE_TILE
+    assert tuning.MID_WIDE_TILE.label == "tma 64x256x64 g8 s4 w4"
+    small = Config("tma", 64, 128, 64, num_stages=6, num_warps=4)
+    # 768×3072 in 64×128 tiles: 288 tiles, more than one round of 132: 128×192 tiles of two blocks
+    assert tuning.mid_tiles(small, "float16", 768, 3072, 4268, 132) == tuning.MID_TWO_BLOCK_TILE
+    assert tuning.MID_TWO_BLOCK_TILE.label == "tma 128x192x64 g8 s4 w8 noflat"
+    # 1152×896: 126 tiles, one round: kept (and 132 tiles exactly: kept)
+    assert tuning.mid_tiles(small, "bfloat16", 1152, 896, 677, 132) == small
+    assert tuning._tiles(768, 1408, small) == 132
+    assert tuning.mid_tiles(small, "bfloat16", 768, 1408, 677, 132) == small
+    assert tuning.mid_tiles(small, "bfloat16", 768, 1408, 677, 131) == tuning.MID_TWO_BLOCK_TILE
+    # a split-K choice where step 18's rule would take persistent tiles for fewer rows
+    split = Config("splitk", 64, 256, 64, num_stages=4, num_warps=4, split_k=6)
+    assert tuning.mid_tiles(split, "bfloat16", 339, 768, 768, 132) == tuning.TOKEN_SPLIT_TILE
+    assert tuning.mid_tiles(split, "bfloat16", 362, 5120, 32000, 132) == split  # K above 8192
+    assert tuning._tiles(321, 384, tuning.TOKEN_SPLIT_TILE) == 18
+    assert tuning.mid_tiles(split, "bfloat16", 321, 384, 768, 132) == split  # 18 tiles, fewer than 32
+    # pad_rows carried over
+    assert tuning.mid_tiles(replace(square, pad_rows=True), "bfloat16", 1314, 1024, 4096, 132).pad_rows
+    assert tuning.mid_tiles(replace(split, pad_rows=True), "bfloat16", 339, 768, 768, 132).pad_rows
+    # what it leaves: rows outside 321–2048, rows off 128-byte lines, other types, tilings and flags, an empty N
+    for m in (320, 2049):
+        assert tuning.mid_tiles(square, "bfloat16", m, 1024, 4096, 132) == square
+    assert tuning.mid_tiles(square, "bfloat16", 1314, 1024, 4096, 132, aligned=False) == square
+    assert tuning.mid_tiles(square, "float8_e4m3fn", 1314, 1024, 4096, 132) == square
+    assert tuning.mid_tiles(square, "bfloat16", 1314, 0, 4096, 132) == square
+    for other in (Config("tma", 128, 256, 64), Config("tma", 128, 64, 64, num_stages=5, num_warps=4),
+                  Config("tma", 192, 128, 64, flatten=False), Config("blocked", 128, 128, 64),
+                  replace(square, stream_k=True), replace(square, split_tail=True),
+                  replace(square, warp_specialize=True), Config("tma", 128, 128, 64, swap_ab=True)):  # fmt: skip
+        assert tuning.mid_tiles(other, "bfloat16", 1314, 1024, 4096, 132) == other
+
+
+def test_choose_applies_mid_tiles_unless_switched_off() -> None:
+    tuning._ACTIVE.clear()  # the committed tables: 1314×1024×4096 NT looks up 128×128 tiles
+    try:
+        assert tuning.choose("bfloat16", "NT", 1314, 1024, 4096, 132) == tuning.MID_WIDE_TILE
+        tuning.use_rule("mid_tiles", False)
+        assert tuning.choose("bfloat16", "NT", 1314, 1024, 4096, 132).label == "tma 128x128x64 g8 s5 w8"
+    finally:
+        tuning.use_rule("mid_tiles", True)
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "message"),
+    [
+        (("64x256", "bfloat16", 1314, 1024, 4096, 132), TypeError, "config must be a gpukb.gemm.triton.configs.Config"),
+        ((LARGE, "bf16", 1314, 1024, 4096, 132), ValueError, "unknown dtype 'bf16'"),
+        ((LARGE, "bfloat16", -1, 1024, 4096, 132), ValueError, "m must be"),
+        ((LARGE, "bfloat16", 1314, 1024, float("nan"), 132), TypeError, "k must be"),
+        ((LARGE, "bfloat16", 1314, 1024, 4096, 0), ValueError, "sms must be"),
+        ((LARGE, "bfloat16", 1314, 1024, 4096, 132, 1), TypeError, "aligned must be True or False; got "),
+        ((LARGE, "bfloat16", 1314, 1024, 4096, 132, None), TypeError, "aligned must be True or False; got "),
+    ],
+)  # fmt: skip
+def test_mid_tiles_refuses_what_it_does_not_model(args, error, message) -> None:
+    with pytest.raises(error, match=f"^{re.escape(message)}"):
+        tuning.mid_tiles(*args)

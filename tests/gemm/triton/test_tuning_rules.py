@@ -305,6 +305,7 @@ def test_the_bytes_rules_cap_a_one_launch_split_chosen_by_the_rule() -> None:
     fused = Config("splitk", 64, 64, 128, num_stages=4, num_warps=4, fused_reduce=True)
     tuning.use_table(_table(_entry("bfloat16", "NN", (1024, 1024, 1024), [(fused, 0.1)])))
     tuning.use_bytes_rules(True)
+    tuning.use_rule("mid_tiles", False)  # the look-up's cap alone (step 20's rule after it: its own tests)
     assert tuning.choose("bfloat16", "NN", 1024, 1024, 1024, 132) == fused  # 256 tiles: one slice, kept
     # 600×256×2048 (a K bucket up, borrowed): 40 tiles, 132 // 40 = 3 slices, more than the one launch adds
     assert tuning.choose("bfloat16", "NN", 600, 256, 2048, 132) == replace(fused, fused_reduce=False)

@@ -1371,6 +1371,50 @@ def swap_tokens(config: Config, dtype: str, m: int, n: int, k: int, sms: int) ->
     # --8<-- [end:swap_tokens]
 
 
+# --8<-- [start:mid_tiles]
+#: Step 20's rule covers products of more than :data:`TOKEN_MAX_M` rows and at most this many (:func:`mid_tiles`).
+MID_MAX_M = 2048
+#: It takes this tiling for a 128×128 choice: the same area, 64 rows and 256 columns, on one warpgroup ...
+MID_WIDE_TILE = Config("tma", 64, 256, 64, num_stages=4, num_warps=4)
+#: ... and this tile of two blocks for a 64×128 choice whose tiles take more than one round of programs.
+MID_TWO_BLOCK_TILE = Config("tma", 128, 192, 64, num_stages=4, num_warps=8, flatten=False)
+
+
+def mid_tiles(config: Config, dtype: str, m: int, n: int, k: int, sms: int, aligned: bool = True) -> Config:
+    """Step 20's rule, for a 16-bit product of more than :data:`TOKEN_MAX_M` and at most :data:`MID_MAX_M` rows whose
+    rows start on 128-byte lines as the kernels read them (``aligned``, as step 20's products did), each with
+    ``config``'s ``pad_rows``:
+
+    * a persistent 128×128 tiling of one block takes :data:`MID_WIDE_TILE`, 64×256;
+    * a persistent 64×128 tiling of one block whose tiles outnumber ``sms`` takes :data:`MID_TWO_BLOCK_TILE`, 128×192;
+    * a split-K choice takes step 18's persistent tiling (:data:`TOKEN_SPLIT_TILE`) where step 18's rule would take it
+      for fewer rows: K at most :data:`TOKEN_SPLIT_MAX_K`, at least :data:`TOKEN_SPLIT_MIN_TILES` tiles.
+
+    Any other keeps ``config``. On step 20's 58 seen products the three change 4, 5 and 2, and each of the 11 ran
+    faster than the look-up's choice. :func:`choose` skips it after ``use_rule("mid_tiles", False)``.
+
+    Raises:
+        TypeError, ValueError: For a ``config`` that is not a :class:`Config`, a ``dtype`` other than the types the
+            tables tuned, a size that is not an int ≥ 0, an ``sms`` below 1, or an ``aligned`` that is not a bool.
+    """
+    dtype, m, n, k, sms = _rule_args(config, dtype, m, n, k, sms)
+    aligned = flag("aligned", aligned)
+    if dtype not in SHARES or not TOKEN_MAX_M < m <= MID_MAX_M or n == 0 or not aligned:
+        return config
+    if config.kernel == "splitk":
+        if k > TOKEN_SPLIT_MAX_K or _tiles(m, n, TOKEN_SPLIT_TILE) < TOKEN_SPLIT_MIN_TILES:
+            return config
+        return replace(TOKEN_SPLIT_TILE, pad_rows=config.pad_rows)
+    if not _one_block_persistent(config):
+        return config
+    if (config.block_m, config.block_n) == (128, 128):
+        return replace(MID_WIDE_TILE, pad_rows=config.pad_rows)
+    if (config.block_m, config.block_n) == (64, 128) and _tiles(m, n, config) > sms:
+        return replace(MID_TWO_BLOCK_TILE, pad_rows=config.pad_rows)
+    return config
+    # --8<-- [end:mid_tiles]
+
+
 # --8<-- [start:many_rounds]
 #: Step 17's rule takes the default tiling for a product whose tiles in it fill at least this many rounds
 #: (:func:`many_rounds`).
@@ -1457,8 +1501,8 @@ def choose(
     """The configuration for a product: the table's (:func:`lookup`), else :func:`heuristic`; then a tile of two
     blocks where :func:`two_blocks` finds one that does more work per unit of time; then, for a product of a few
     hundred rows, 64-row tiles where :func:`few_tokens` says, persistent ones for a split-K choice where
-    :func:`token_split` says, and swapped ones where :func:`swap_tokens` says; then the default tiling where
-    :func:`many_rounds` says."""
+    :func:`token_split` says, and swapped ones where :func:`swap_tokens` says; for a product of a few hundred to 2048
+    rows, the tiles :func:`mid_tiles` says; then the default tiling where :func:`many_rounds` says."""
     found = lookup(dtype, layout, m, n, k, sms, aligned, sectors, copied)
     config = found if found is not None else heuristic(dtype, m, n, k, sms)
     off = _ACTIVE.get("rules off", frozenset())  # each rule on unless a run switched it off (use_rule)
@@ -1470,13 +1514,15 @@ def choose(
         config = token_split(config, dtype, m, n, k)
     if "swap_tokens" not in off:
         config = swap_tokens(config, dtype, m, n, k, sms)
+    if "mid_tiles" not in off:
+        config = mid_tiles(config, dtype, m, n, k, sms, aligned)
     if "many_rounds" not in off:
         config = many_rounds(config, dtype, m, n, k, sms)
     return config
 
 
-#: The rules :func:`choose` applies after the look-up, in that order (steps 15 to 19), by function name.
-RULES = ("two_blocks", "few_tokens", "token_split", "swap_tokens", "many_rounds")
+#: The rules :func:`choose` applies after the look-up, in that order (steps 15 to 20), by function name.
+RULES = ("two_blocks", "few_tokens", "token_split", "swap_tokens", "mid_tiles", "many_rounds")
 
 
 def use_rule(name: str, on: bool) -> None:
