@@ -1174,6 +1174,38 @@ def test_gpu_the_look_up_takes_64_row_tiles_where_step_16_says(layout, m, n, k) 
         mm.clear_plans()
 
 
+@pytest.mark.gpu
+@pytest.mark.usefixtures("compiled")
+@pytest.mark.parametrize(
+    ("layout", "m", "n", "k", "before", "after"),
+    [
+        ("nt", 1314, 1024, 4096, (128, 128, "tma"), (64, 256, "tma")),
+        ("tn", 768, 3072, 4268, (64, 128, "tma"), (128, 192, "tma")),
+        ("nt", 339, 768, 768, (64, 256, "splitk"), (64, 128, "tma")),
+    ],
+)
+def test_gpu_the_look_up_takes_step_20s_tiles(layout, m, n, k, before, after) -> None:
+    # one seen product of step 20's run for each clause of its rule: the look-up's choice without the rule, and the
+    # rule's tiles, each summed as closely as the float32 floor allows
+    gen = torch.Generator().manual_seed(_seed("mid tiles", layout))
+    a = _operand(m, k, torch.bfloat16, layout[0], gen, "cuda")
+    b = _operand(k, n, torch.bfloat16, layout[1], gen, "cuda")
+    try:
+        for step_20, expected in ((False, before), (True, after)):
+            tuning.use_rule("mid_tiles", step_20)
+            out = torch.full((m, n), float("nan"), dtype=torch.bfloat16, device="cuda")
+            mm.clear_plans()
+            config = mm.default_config(a, b, out)
+            assert (config.block_m, config.block_n, config.kernel) == expected
+            matmul(a, b, out=out)
+            _assert_close_to_floor(out[::7], a[::7], b)
+            (plan,) = mm._PLANS.values()
+            assert plan.config == config
+    finally:
+        tuning.use_rule("mid_tiles", True)
+        mm.clear_plans()
+
+
 def test_compiled_summary_needs_a_compiler(interpret) -> None:
     with pytest.raises(ValueError, match="the interpreter compiles nothing"):
         mm.compiled_summary(torch.randn(16, 16).half(), torch.randn(16, 16).half())
