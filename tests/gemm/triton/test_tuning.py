@@ -1090,6 +1090,8 @@ def test_mid_tiles_takes_wider_larger_or_persistent_tiles_where_step_20_says() -
     for m in (320, 2049):
         assert tuning.mid_tiles(square, "bfloat16", m, 1024, 4096, 132) == square
     assert tuning.mid_tiles(square, "bfloat16", 1314, 1024, 4096, 132, aligned=False) == square
+    assert tuning.mid_tiles(square, "bfloat16", 1314, 1024, 4096, 132, copied=True) == square  # A or B copied first
+    assert tuning.mid_tiles(square, "bfloat16", 1314, 1020, 4096, 132) == square  # C's rows of 2040 bytes: copied
     assert tuning.mid_tiles(square, "float8_e4m3fn", 1314, 1024, 4096, 132) == square
     assert tuning.mid_tiles(square, "bfloat16", 1314, 0, 4096, 132) == square
     for other in (Config("tma", 128, 256, 64), Config("tma", 128, 64, 64, num_stages=5, num_warps=4),
@@ -1103,6 +1105,10 @@ def test_choose_applies_mid_tiles_unless_switched_off() -> None:
     tuning._ACTIVE.clear()  # the committed tables: 1314×1024×4096 NT looks up 128×128 tiles
     try:
         assert tuning.choose("bfloat16", "NT", 1314, 1024, 4096, 132) == tuning.MID_WIDE_TILE
+        # 1023×1025×1027: A and B copied first (rows of 2054 and 2050 bytes): the look-up's split-K choice kept
+        kept = tuning.choose("bfloat16", "NN", 1023, 1025, 1027, 132)
+        assert kept.kernel == "splitk"
+        assert tuning.choose("bfloat16", "NN", 1023, 1025, 1027, 132, copied=True) == kept
         tuning.use_rule("mid_tiles", False)
         assert tuning.choose("bfloat16", "NT", 1314, 1024, 4096, 132).label == "tma 128x128x64 g8 s5 w8"
     finally:
@@ -1119,6 +1125,7 @@ def test_choose_applies_mid_tiles_unless_switched_off() -> None:
         ((LARGE, "bfloat16", 1314, 1024, 4096, 0), ValueError, "sms must be"),
         ((LARGE, "bfloat16", 1314, 1024, 4096, 132, 1), TypeError, "aligned must be True or False; got "),
         ((LARGE, "bfloat16", 1314, 1024, 4096, 132, None), TypeError, "aligned must be True or False; got "),
+        ((LARGE, "bfloat16", 1314, 1024, 4096, 132, True, "no"), TypeError, "copied must be True or False; got "),
     ],
 )  # fmt: skip
 def test_mid_tiles_refuses_what_it_does_not_model(args, error, message) -> None:

@@ -1380,10 +1380,13 @@ MID_WIDE_TILE = Config("tma", 64, 256, 64, num_stages=4, num_warps=4)
 MID_TWO_BLOCK_TILE = Config("tma", 128, 192, 64, num_stages=4, num_warps=8, flatten=False)
 
 
-def mid_tiles(config: Config, dtype: str, m: int, n: int, k: int, sms: int, aligned: bool = True) -> Config:
-    """Step 20's rule, for a 16-bit product of more than :data:`TOKEN_MAX_M` and at most :data:`MID_MAX_M` rows whose
-    rows start on 128-byte lines as the kernels read them (``aligned``, as step 20's products did), each with
-    ``config``'s ``pad_rows``:
+def mid_tiles(
+    config: Config, dtype: str, m: int, n: int, k: int, sms: int, aligned: bool = True, copied: bool = False
+) -> Config:
+    """Step 20's rule, for a 16-bit product of more than :data:`TOKEN_MAX_M` and at most :data:`MID_MAX_M` rows that
+    the kernels read and write where they are, as every product of step 20's run was: rows on 128-byte lines
+    (``aligned``), no operand copied first (``copied``, as :func:`lookup` takes it), and C's rows a multiple of 16
+    bytes (N a multiple of 8; C is copied otherwise). Each with ``config``'s ``pad_rows``:
 
     * a persistent 128×128 tiling of one block takes :data:`MID_WIDE_TILE`, 64×256;
     * a persistent 64×128 tiling of one block whose tiles outnumber ``sms`` takes :data:`MID_TWO_BLOCK_TILE`, 128×192;
@@ -1395,11 +1398,12 @@ def mid_tiles(config: Config, dtype: str, m: int, n: int, k: int, sms: int, alig
 
     Raises:
         TypeError, ValueError: For a ``config`` that is not a :class:`Config`, a ``dtype`` other than the types the
-            tables tuned, a size that is not an int ≥ 0, an ``sms`` below 1, or an ``aligned`` that is not a bool.
+            tables tuned, a size that is not an int ≥ 0, an ``sms`` below 1, or an ``aligned`` or ``copied`` that is
+            not a bool.
     """
     dtype, m, n, k, sms = _rule_args(config, dtype, m, n, k, sms)
-    aligned = flag("aligned", aligned)
-    if dtype not in SHARES or not TOKEN_MAX_M < m <= MID_MAX_M or n == 0 or not aligned:
+    in_place = flag("aligned", aligned) and not flag("copied", copied) and n % 8 == 0
+    if dtype not in SHARES or not TOKEN_MAX_M < m <= MID_MAX_M or n == 0 or not in_place:
         return config
     if config.kernel == "splitk":
         if k > TOKEN_SPLIT_MAX_K or _tiles(m, n, TOKEN_SPLIT_TILE) < TOKEN_SPLIT_MIN_TILES:
@@ -1503,6 +1507,8 @@ def choose(
     hundred rows, 64-row tiles where :func:`few_tokens` says, persistent ones for a split-K choice where
     :func:`token_split` says, and swapped ones where :func:`swap_tokens` says; for a product of a few hundred to 2048
     rows, the tiles :func:`mid_tiles` says; then the default tiling where :func:`many_rounds` says."""
+    if copied is None:
+        copied = contiguous_copied(dtype, layout, m, n, k)
     found = lookup(dtype, layout, m, n, k, sms, aligned, sectors, copied)
     config = found if found is not None else heuristic(dtype, m, n, k, sms)
     off = _ACTIVE.get("rules off", frozenset())  # each rule on unless a run switched it off (use_rule)
@@ -1515,7 +1521,7 @@ def choose(
     if "swap_tokens" not in off:
         config = swap_tokens(config, dtype, m, n, k, sms)
     if "mid_tiles" not in off:
-        config = mid_tiles(config, dtype, m, n, k, sms, aligned)
+        config = mid_tiles(config, dtype, m, n, k, sms, aligned, copied)
     if "many_rounds" not in off:
         config = many_rounds(config, dtype, m, n, k, sms)
     return config
