@@ -3118,3 +3118,250 @@ CHECKS.update(
     triton_swap_extremes=check_triton_swap_extremes,
     triton_swap_holdout=check_triton_swap_holdout,
 )
+
+
+# --- step 20: tiles for 321 to 2048 rows ------------------------------------------------------------------------
+
+
+def _label(config: dict[str, Any]) -> str:
+    return configs.Config(**config).label
+
+
+def _mid_products() -> list[dict[str, Any]]:
+    """Step 20's record, product by product: shape, layout, cuBLAS's time, the choice's label and each timed trial's
+    time by label (from the JSON; the choice first)."""
+    out = []
+    for entry in _tuning_raw("gemm/triton-gemm-tuning-h100-mid")["classes"]:
+        times = {_label(t["config"]): t["ms"] for t in entry["trials"] if t["ms"] is not None}
+        out.append({"shape": tuple(entry["shape"]), "layout": entry["layout"], "cublas": entry["cublas_ms"],
+                    "chosen": _label(entry["trials"][0]["config"]), "times": times})  # fmt: skip
+    return out
+
+
+def _mid_ruled(p: dict[str, Any]) -> str:
+    # step 20's rule, as the page words it, on one product of its run (every one reads and writes in place)
+    m, n, k = p["shape"]
+    chosen = p["chosen"]
+    tiles_64x128 = math.ceil(m / 64) * math.ceil(n / 128)
+    if chosen.startswith("splitk"):
+        return "tma 64x128x64 g8 s6 w4" if k <= 8192 and tiles_64x128 >= 32 else chosen
+    if chosen.startswith("tma 128x128x64") and "noflat" not in chosen and "swap" not in chosen:
+        return "tma 64x256x64 g8 s4 w4"
+    if chosen.startswith("tma 64x128x64") and "swap" not in chosen and tiles_64x128 > 132:
+        return "tma 128x192x64 g8 s4 w8 noflat"
+    return chosen
+
+
+def check_triton_mid_candidates(markdown: str, kwargs: dict[str, Any]) -> None:
+    """Every cell of step 20's candidates table, recomputed from the record's JSON."""
+    products = _mid_products()
+    (rows,) = markdown_tables(markdown)
+    labels = [_label(t["config"]) for t in _tuning_raw("gemm/triton-gemm-tuning-h100-mid")["classes"][0]["trials"]]
+    candidates = [row["tiling"].strip("`") for row in rows[:-2]]
+    assert len(candidates) == 15
+    assert set(candidates) <= set(labels) | {"tma 128x256x64 g8 s4 w8 sub", "tma 64x128x64 g8 s6 w4"}
+
+    def fastest(p: dict[str, Any]) -> str:
+        return min(p["times"], key=lambda label: (p["times"][label], label != p["chosen"]))
+
+    for row, label in zip(rows, candidates, strict=False):
+        ratios = [p["times"][label] / p["times"][p["chosen"]] for p in products if label in p["times"]]
+        if not ratios:
+            assert row["fastest on"] == "failed on every product"
+            continue
+        assert row["fastest on"] == str(sum(fastest(p) == label for p in products))
+        assert row["faster than the choice"] == str(sum(r < 0.98 for r in ratios))
+        assert row["slower than the choice"] == str(sum(r > 1.02 for r in ratios))
+        assert row["time over the choice's (median)"] == f"{statistics.median(ratios):.2f}"
+    others = sum(fastest(p) == p["chosen"] and p["chosen"] not in candidates for p in products)
+    assert rows[-2]["fastest on"] == str(others)
+    best = [min(p["times"].values()) / p["times"][p["chosen"]] for p in products]
+    mean = math.exp(sum(math.log(b) for b in best) / len(best))
+    assert rows[-1]["time over the choice's (median)"] == f"{statistics.median(best):.2f} (mean {mean:.3f})"
+    assert rows[-1]["faster than the choice"] == str(sum(b < 0.98 for b in best))
+    assert sum(int(row["fastest on"]) for row in rows[:-1] if row["fastest on"].isdigit()) == 58
+
+
+def check_triton_mid_pairs(markdown: str, kwargs: dict[str, Any]) -> None:
+    """Each pair's counts, median and range, from the record's JSON."""
+    products = _mid_products()
+    (rows,) = markdown_tables(markdown)
+    assert len(rows) == 4
+    for row in rows:
+        wide, tall = row["64 rows"].strip("`"), row["128 rows"].strip("`")
+        assert (wide.split()[1][:2], tall.split()[1][:3]) == ("64", "128")
+        ratios = [p["times"][tall] / p["times"][wide] for p in products if wide in p["times"] and tall in p["times"]]
+        assert row["64 rows faster on"] == f"{sum(r > 1 for r in ratios)} of {len(ratios)}"
+        assert row["time, 128 over 64 (median)"] == f"×{statistics.median(ratios):.3f}"
+        assert row["least to most"] == f"×{min(ratios):.3f} to ×{max(ratios):.3f}"
+    assert [row["64 rows faster on"] for row in rows] == ["56 of 58", "3 of 3", "56 of 58", "1 of 7"]
+
+
+def check_triton_mid_rule(markdown: str, kwargs: dict[str, Any]) -> None:
+    """The products the rule changes, as the page words the rule, and their times, from the record's JSON."""
+    changed = [p for p in _mid_products() if _mid_ruled(p) != p["chosen"]]
+    (rows,) = markdown_tables(markdown)
+    assert len(rows) == len(changed) == 11
+    for row, p in zip(rows, changed, strict=True):
+        ruled, chosen = _mid_ruled(p), p["chosen"]
+        assert row["product"] == f"{p['layout']} {p['shape'][0]}×{p['shape'][1]}×{p['shape'][2]}"
+        assert row["look-up's choice"] == f"`{chosen}`: {p['cublas'] / p['times'][chosen]:.3f}"
+        assert row["the rule's tiles"] == f"`{ruled}`: {p['cublas'] / p['times'][ruled]:.3f}"
+        assert row["time, choice over rule's"] == f"×{p['times'][chosen] / p['times'][ruled]:.3f}"
+
+
+def check_triton_mid_by_count(markdown: str, kwargs: dict[str, Any]) -> None:
+    """Step 19's count of work over step 20's persistent tilings, recomputed from the JSON with its own count."""
+    products = _mid_products()
+    (rows,) = markdown_tables(markdown)
+    assert [row["at least this much less work"] for row in rows] == ["5 %", "20 %"]
+
+    def work(m: int, n: int, label: str) -> float:
+        bm, bn = (int(x) for x in label.split()[1].split("x")[:2])
+        rate = min(1.0, math.sqrt((bm * bn / (bm + bn)) / (128 * 256 / 384)))
+        return math.ceil(math.ceil(m / bm) * math.ceil(n / bn) / 132) * bm * bn / rate
+
+    def one_block(label: str) -> bool:
+        kernel, shape = label.split()[:2]
+        sides = [int(x) for x in shape.split("x")[:2]]
+        plain = not any(flag in label.split() for flag in ("sk", "swap", "tail", "ws"))
+        return kernel == "tma" and plain and all(s & (s - 1) == 0 for s in sides)
+
+    for row, margin in zip(rows, (0.05, 0.2), strict=True):
+        logs, changed, faster, slower = [], 0, 0, 0
+        for p in products:
+            m, n, _ = p["shape"]
+            pick = p["chosen"]
+            if one_block(pick):
+                options = [label for label in p["times"] if label.startswith("tma") and " sk" not in label]
+                best = min(options, key=lambda label: work(m, n, label))
+                if work(m, n, best) <= (1 - margin) * work(m, n, pick):
+                    pick = best
+            gain = p["times"][p["chosen"]] / p["times"][pick]
+            changed += pick != p["chosen"]
+            faster += pick != p["chosen"] and gain > 1.02
+            slower += pick != p["chosen"] and gain < 0.98
+            logs.append(math.log(gain))
+        expected = (f"{changed} of 58", str(faster), str(slower), f"×{math.exp(sum(logs) / 58):.3f}")
+        assert (row["changed"], row["faster"], row["slower"], row["mean"]) == expected
+
+
+def test_step_20s_tables_match_its_record() -> None:
+    from gpukb.gemm.pages.triton import triton_mid_by_count, triton_mid_candidates, triton_mid_pairs, triton_mid_rule
+
+    check_triton_mid_candidates(triton_mid_candidates(), {})
+    check_triton_mid_pairs(triton_mid_pairs(), {})
+    check_triton_mid_rule(triton_mid_rule(), {})
+    check_triton_mid_by_count(triton_mid_by_count(), {})
+
+
+def test_the_triton_page_prose_matches_step_20s_run_rule_and_draw() -> None:
+    """Step 20's words, checked against its tuning run, its draw with and without the rule, and the counts it names."""
+    from gpukb.gemm.triton import model_shapes
+    from gpukb.gemm.triton.results import sweep_committed, sweep_goal_rows
+
+    page = (ROOT / "docs" / "gemm" / "triton.md").read_text(encoding="utf-8")
+    step = " ".join(page.split("## Step 20:")[1].split("## The host path")[0].split())
+    products = _mid_products()
+    by_shape = {p["shape"]: p for p in products}
+    # the run
+    fastest = [min(p["times"], key=p["times"].get) for p in products]
+    assert (fastest.count("tma 128x256x64 g8 s4 w8 sub"), fastest.count("tma 64x256x64 g8 s4 w4")) == (18, 17)
+    best = [min(p["times"].values()) / p["times"][p["chosen"]] for p in products]
+    assert f"{math.exp(sum(map(math.log, best)) / 58):.3f}" == "0.967"
+    for text in ("each the fastest on 17 or 18 of the 58 products", "would take 0.967 of the choice's time",
+                 "241,664 of the 241,760 to 241,792 bytes the compiler asked for"):  # fmt: skip
+        assert text in step
+    errors = [t["error"] for e in _tuning_raw("gemm/triton-gemm-tuning-h100-mid")["classes"] for t in e["trials"]
+              if t["ms"] is None]  # fmt: skip
+    assert len(errors) == 58
+    asked = {re.search(r"Required: (\d+), Hardware limit: 232448", error).group(1) for error in errors}
+    assert asked == {"241760", "241792"}
+    # the counts of shared-memory reads per K step of 64
+    assert (64 * 64 + 64 * 256, 2 * (64 * 64 + 64 * 128), 2 * (64 * 64) + 2 * (64 * 64), 64 * 64 + 64 * 128) == (
+        20480, 24576, 16384, 12288
+    )  # fmt: skip
+    for text in ("64×64 + 64×256 = 20,480", "2 × (64×64 + 64×128) = 24,576", "16,384 elements against 12,288",
+                 "the 64×128 tiles won on one of seven"):  # fmt: skip
+        assert text in step
+    # the rule's clauses on the run
+    changed = [p for p in products if _mid_ruled(p) != p["chosen"]]
+    gains = [p["times"][p["chosen"]] / p["times"][_mid_ruled(p)] for p in changed]
+    assert (len(changed), f"{100 * (min(gains) - 1):.1f}", f"{100 * (max(gains) - 1):.0f}") == (11, "0.9", "42")
+    assert "All 11 ran faster with the rule's tiles, by 0.9 % to 42 %" in step
+    assert "changed 11 of the 58, each for the faster" in step
+    small = {p["shape"]: math.ceil(p["shape"][0] / 64) * math.ceil(p["shape"][1] / 128) for p in products
+             if p["chosen"] == "tma 64x128x64 g8 s6 w4"}  # fmt: skip
+    one_round = {s: t for s, t in small.items() if t <= 132}
+    assert one_round == {(932, 768, 3072): 90, (1152, 896, 677): 126}
+    assert all(min(by_shape[s]["times"], key=by_shape[s]["times"].get) == "tma 64x128x64 g8 s6 w4" for s in one_round)
+    more = {s: t for s, t in small.items() if t > 132}
+    assert (min(more.values()), max(more.values())) == (288, 532)
+    assert all(by_shape[s]["times"]["tma 128x192x64 g8 s4 w8 noflat"] < by_shape[s]["times"][by_shape[s]["chosen"]]
+               for s in more)  # fmt: skip
+    for text in ("(932×768×3072: 90 tiles; 1152×896×677: 126)", "three rounds or more (288 to 532 tiles)"):
+        assert text in step
+    two_block = "tma 128x192x64 g8 s4 w8 noflat"
+    short = {s[2]: by_shape[s]["times"]["tma 64x128x64 g8 s6 w4"] / by_shape[s]["times"][two_block]
+             for s in more if s[2] < 100}  # fmt: skip
+    assert {k: f"{100 * (g - 1):.1f}" for k, g in short.items()} == {10: "1.3", 59: "3.4"}
+    seen = by_shape[896, 4864, 7503]["times"]
+    assert (
+        f"{seen['tma 64x128x64 g8 s6 w4'] / seen['tma 192x192x64 g8 s3 w8 noflat']:.2f}",
+        f"{seen['tma 128x192x64 g8 s4 w8 noflat'] / seen['tma 192x192x64 g8 s3 w8 noflat']:.2f}",
+    ) == ("1.27", "1.20")
+    kernels = {
+        tuple(e["shape"]): e["cublas_kernels"] for e in _tuning_raw("gemm/triton-gemm-tuning-h100-mid")["classes"]
+    }
+    assert "nvjet_sm90_tst_192x192_64x3_2x1_v_bz_coopB_NTN" in kernels[896, 4864, 7503]
+    assert "ran 1.27 times as fast as the look-up's 64×128 there, and 1.20 times as fast as the rule's 128×192" in step
+    # the draw, with the rule and without
+    assert model_shapes.TOKEN_DRAWS["mid-rows"][0] == 490622
+    assert "seed 490622" in step
+    on = _sweep_raw("triton-gemm-sweep-h100-mid-rows")
+    off = _sweep_raw("triton-gemm-sweep-h100-mid-rows-without-mid")
+    assert "--without-mid" in off["run"]["command"]
+    assert "--without-mid" not in on["run"]["command"]
+    assert "mid-rows=298c035aed573c93e5eeb7f5b8aa7fce3ab2fa0a" in on["run"]["command"]
+    pairs = [(a, b) for a, b in zip(on["rows"], off["rows"], strict=True) if a["sweep"] == "mid-rows"]
+    assert len(pairs) == 48
+    assert all((a["dtype"], a["m"], a["n"], a["k"]) == (b["dtype"], b["m"], b["n"], b["k"]) for a, b in pairs)
+    moved = {(a["m"], a["n"], a["k"], a["dtype"]): (b, a) for a, b in pairs if a["config"] != b["config"]}
+    assert sorted({key[:3] for key in moved}) == [(380, 3072, 768), (896, 4864, 154), (896, 4864, 7154),
+                                                  (1176, 4096, 14336), (1681, 1024, 4096)]  # fmt: skip
+    for (m, n, k, dtype), (b, a) in moved.items():
+        assert f"{m}×{n}×{k}" in step
+        assert f"{b['ratio']:.3f} to {a['ratio']:.3f}" in step or dtype == "float16"
+        assert (a["ratio"] > b["ratio"]) == ((m, k) != (896, 154))
+    own = {key: statistics.median(b["kernel_ms"]) / statistics.median(a["kernel_ms"]) for key, (b, a) in moved.items()}
+    bf16 = [g for key, g in own.items() if key[3] == "bfloat16"]
+    assert (f"{max(bf16):.2f}", f"{min(bf16):.2f}", sum(g > 1 for g in bf16)) == ("1.16", "0.88", 4)
+    assert "in bf16, 4 ran faster (by up to ×1.16) and one slower (×0.88)" in step
+    assert (math.ceil(896 / 128) * math.ceil(4864 / 192), math.ceil(896 / 64) * math.ceil(4864 / 128)) == (182, 532)
+    assert (f"{2 * 128 * 192 / (5 * 64 * 128):.1f}", math.ceil(182 / 132), math.ceil(532 / 132)) == ("1.2", 2, 5)
+    assert "182 tiles of 128×192 (two rounds) leave each multiprocessor 1.2 times the work of its 532 tiles" in step
+    for dtype, part, drift in (("bfloat16", "+0.9", "+0.2"), ("float16", "+1.0", "+0.0")):
+        typed = [(a["ratio"] / b["ratio"], a["config"] == b["config"]) for a, b in pairs if a["dtype"] == dtype]
+        assert f"{100 * (math.prod(x for x, same in typed if not same) ** (1 / 24) - 1):+.1f}" == part
+        assert f"{100 * (math.prod(x for x, same in typed if same) ** (1 / 24) - 1):+.1f}" == drift
+    assert (
+        "account for +0.9 % and +1.0 % of the mean, against +0.2 % and +0.0 % of drift on the 19 it left alone" in step
+    )
+
+    def goals_of(record_id: str) -> list[str]:
+        goals = {(g.sweep, g.dtype): g.geomean for g in sweep_goal_rows(sweep_committed(record_id))}
+        return [f"{goals['mid-rows', d]:.3f}" for d in ("bfloat16", "float16")]
+
+    assert goals_of("gemm/triton-gemm-sweep-h100-mid-rows") == ["0.958", "0.944"]
+    assert goals_of("gemm/triton-gemm-sweep-h100-mid-rows-without-mid") == ["0.949", "0.935"]
+    assert "the draw's mean rose from 0.949 to 0.958 of cuBLAS's speed (bf16) and from 0.935 to 0.944 (fp16)" in step
+    assert "took its mean from 0.949 to 0.958 (bf16) and from 0.935 to 0.944 (fp16)" in " ".join(page.split())
+
+
+# Step 20's checks, defined after CHECKS (beside the step's other tests).
+CHECKS.update(
+    triton_mid_candidates=check_triton_mid_candidates,
+    triton_mid_pairs=check_triton_mid_pairs,
+    triton_mid_rule=check_triton_mid_rule,
+    triton_mid_by_count=check_triton_mid_by_count,
+)

@@ -242,6 +242,23 @@ def _compile_tma(config: Config, out: str = "bf16", b_row_major: bool = True) ->
     return triton_compile(source, target=GPUTarget("cuda", 90, 32), options=options)
 
 
+@pytest.mark.parametrize(
+    ("block_m", "block_n", "stages", "warps", "instruction", "count"),
+    [(64, 256, 4, 4, "m64n256k16", 4), (128, 128, 4, 8, "m64n128k16", 4), (64, 128, 6, 4, "m64n128k16", 4),
+     (128, 64, 6, 4, "m64n64k16", 8)],
+)  # fmt: skip
+def test_a_64_row_tile_is_one_mma_as_wide_as_the_tile(block_m, block_n, stages, warps, instruction, count) -> None:
+    """Step 20's pairs, compiled for sm_90 here: per K step of 64, a 64-row tile issues one warpgroup MMA as wide as the
+    tile four times (k16 each); a 128×128 tile at 8 warps issues 128-wide ones, in each of its two warpgroups (each
+    reading all of B's tile); a 128×64 tile at 4 warps issues 64-wide ones twice as often, once per 64 rows."""
+    import re
+
+    config = Config("tma", block_m, block_n, 64, num_stages=stages, num_warps=warps)
+    ptx = _compile_tma(config).asm["ptx"]
+    shapes = re.findall(r"wgmma\.mma_async\.sync\.aligned\.(m\d+n\d+k\d+)", ptx)
+    assert shapes == [instruction] * count
+
+
 def test_a_float32_output_tile_gets_a_shorter_pipeline() -> None:
     """Compiled for sm_90 here: the default tiling with a float32 C tile needs more shared memory at its 4 stages than a
     block may have (it failed at launch), and fits at the 3 that ``fit_shared_memory`` leaves it; the count matches

@@ -411,3 +411,49 @@ def test_step_19s_choices_are_named_by_their_kernel(tmp_path: Path, monkeypatch:
 def test_the_swap_leave_one_out_refuses_what_it_does_not_model(kwargs: dict, error: type, message: str) -> None:
     with pytest.raises(error, match=f"^{re.escape(message)}"):
         results.swap_leave_one_out(**kwargs)
+
+
+def test_the_mid_reader_reads_step_20s_record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = results.mid_rows()
+    assert len(rows) == 58
+    assert all(r.chosen in r.times and r.ruled in r.times for r in rows)
+    assert sum(r.ruled != r.chosen for r in rows) == 11
+    assert all(r.times[r.fastest] == min(r.times.values()) for r in rows)
+    # step 19's record timed other trials on other rows
+    with pytest.raises(ValueError, match=r"^gemm/triton-gemm-tuning-h100-swap: NT \(159, 768, 3072\) is not a product "
+                                         r"step 20 timed"):  # fmt: skip
+        results.mid_rows("gemm/triton-gemm-tuning-h100-swap")
+    with pytest.raises(TypeError, match=r"^record_id must be a string"):
+        results.mid_rows(None)  # type: ignore[arg-type]
+    raw = json.loads((results_dir() / "gemm" / "triton-gemm-tuning-h100-mid.json").read_text(encoding="utf-8"))
+    first, second = raw["classes"][:2]
+    ruled = next(e for e in raw["classes"] if tuple(e["shape"]) == (1314, 1024, 4096))
+    untimed = json.loads(json.dumps(ruled))
+    for trial in untimed["trials"]:
+        if trial["config"]["block_m"] == 64 and trial["config"]["block_n"] == 256:
+            trial["ms"], trial["error"] = None, "failed"
+    records = {
+        "empty": ([], r"holds no product"),
+        "twice": ([first, second, first], r"NT \(322, 13824, 5120\) is in the record twice"),
+        "fp16": ([second, first | {"dtype": "float16"}], r"NT \(322, 13824, 5120\) is float16; step 20 timed bfloat16"),
+        "short": ([first | {"shape": [320, 13824, 5120]}], r"NT \(320, 13824, 5120\) is not a product step 20 timed"),
+        "untimed": ([untimed], r"NT \(1314, 1024, 4096\): the rule's 'tma 64x256x64 g8 s4 w4' has no time"),
+    }
+    (tmp_path / "gemm").mkdir()
+    for name, (classes, _) in records.items():
+        (tmp_path / "gemm" / f"{name}.json").write_text(json.dumps({**raw, "classes": classes}), encoding="utf-8")
+    monkeypatch.setenv(RESULTS_DIR_VARIABLE, str(tmp_path))
+    for name, (_, message) in records.items():
+        for read in (results.mid_rows, results.mid_by_count):
+            with pytest.raises(ValueError, match=message):
+                read(f"gemm/{name}")
+
+
+@pytest.mark.parametrize(
+    ("margin", "error", "message"),
+    [(-0.1, ValueError, "margin must be"), (1.5, ValueError, "margin must be"), (float("nan"), ValueError,
+     "margin must be"), ("5 %", TypeError, "margin must be"), (True, TypeError, "margin must be")],
+)  # fmt: skip
+def test_the_count_of_work_on_step_20s_record_refuses_a_bad_margin(margin, error, message) -> None:
+    with pytest.raises(error, match=f"^{message}"):
+        results.mid_by_count(margin=margin)

@@ -1131,3 +1131,11 @@ def test_choose_applies_mid_tiles_unless_switched_off() -> None:
 def test_mid_tiles_refuses_what_it_does_not_model(args, error, message) -> None:
     with pytest.raises(error, match=f"^{re.escape(message)}"):
         tuning.mid_tiles(*args)
+
+
+def test_step_20s_candidates_fit_shared_memory_but_the_one_that_failed() -> None:
+    # the record's 192×160 tile failed at launch on every product: 241,760 bytes asked of the 232,448 a block may have
+    limit = limits.capability("9.0").shared_per_block_optin
+    over = [c for c in tuning.CANDIDATES_16_MID if c.kernel == "tma" and shared_memory_model(c) > limit]
+    assert [c.label for c in over] == ["tma 192x160x64 g8 s4 w8 noflat"]
+    assert shared_memory_model(over[0]) == 241664

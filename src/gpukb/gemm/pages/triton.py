@@ -14,7 +14,7 @@ from gpukb.gemm import figures as gemm_figures
 from gpukb.gemm.triton import peer_kernels
 from gpukb.gemm.triton import results as triton_results
 from gpukb.gemm.triton import tuning as triton_tuning
-from gpukb.gemm.triton.configs import DEFAULT_CONFIGS, current_choice
+from gpukb.gemm.triton.configs import DEFAULT_CONFIGS, Config, current_choice
 from gpukb.gemm.triton.results import Compare, SweepRow, TritonGemm
 from gpukb.gemm.triton.results import TritonGemmSweep as TritonSweepRecord
 from gpukb.records import clock_text, measured_on
@@ -420,6 +420,7 @@ _SWEEP_NAMES = {
     "tokens": "65–320-row draw",
     "tokens-2": "second 65–320-row draw",
     "tokens-3": "third 65–320-row draw",
+    "mid-rows": "321–2048-row draw",
     "tiny": "tiny",
 }
 
@@ -1362,3 +1363,102 @@ def triton_token_split(record_id: str = triton_results.TOKEN_SPLIT_TABLE_ID) -> 
     headers = ["product", "64×128 tiles", "rule takes them", "look-up's choice", "persistent 64×128",
                "fastest split-K"]  # fmt: skip
     return markdown_table(headers, rows)
+
+
+def _geomean(values: list[float]) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def triton_mid_candidates(record_id: str = triton_results.MID_TABLE_ID) -> str:
+    """Step 20's candidates (``tuning.CANDIDATES_16_MID``) against the look-up's choice on each product of its record:
+    on how many each was the fastest trial, faster or slower than the choice by more than :data:`SWAP_MARGIN`, and its
+    median time over the choice's; then the fastest trial product by product (the most a perfect choice among them
+    would give: the geometric mean of the choice's time over the fastest's)."""
+    rows = triton_results.mid_rows(record_id)
+    table = []
+    for config in triton_tuning.CANDIDATES_16_MID:
+        ratios = [r.times[config] / r.chosen_ms for r in rows if config in r.times]
+        if not ratios:  # it ran on no product (the record keeps each error)
+            table.append((f"`{config.label}`", "failed on every product", "–", "–", "–"))
+            continue
+        table.append(
+            (
+                f"`{config.label}`",
+                str(sum(r.fastest == config for r in rows)),
+                str(sum(x < 1 - SWAP_MARGIN for x in ratios)),
+                str(sum(x > 1 + SWAP_MARGIN for x in ratios)),
+                f"{statistics.median(ratios):.2f}",
+            )
+        )
+    others = sum(r.fastest == r.chosen and r.chosen not in triton_tuning.CANDIDATES_16_MID for r in rows)
+    table.append(("the look-up's choice, none of these", str(others), "–", "–", "1.00"))
+    best = [r.times[r.fastest] / r.chosen_ms for r in rows]
+    table.append(
+        (
+            "the fastest trial, product by product",
+            str(len(rows)),
+            str(sum(x < 1 - SWAP_MARGIN for x in best)),
+            "0",
+            f"{statistics.median(best):.2f} (mean {_geomean(best):.3f})",
+        )
+    )
+    headers = ["tiling", "fastest on", "faster than the choice", "slower than the choice",
+               "time over the choice's (median)"]  # fmt: skip
+    return markdown_table(headers, table)
+
+
+#: Step 20's pairs of tilings of the same area, the 64-row one first: two candidates timed on every product of its
+#: record, each against the 128-row one, then against the look-up's own 128-row choices (5 stages), where it made them.
+MID_PAIRS = (
+    (triton_tuning.CANDIDATES_16_MID[2], triton_tuning.CANDIDATES_16_MID[1]),  # 64×256 w4 and 128×128 w8
+    (triton_tuning.CANDIDATES_16_MID[2], Config("tma", 128, 128, 64, num_stages=5, num_warps=8)),
+    (triton_tuning.CANDIDATES_16_MID[3], triton_tuning.CANDIDATES_16_MID[4]),  # 64×128 and 128×64, both w4 s6
+    (triton_tuning.CANDIDATES_16_MID[3], Config("tma", 128, 64, 64, num_stages=5, num_warps=4)),
+)
+
+
+def triton_mid_pairs(record_id: str = triton_results.MID_TABLE_ID) -> str:
+    """Step 20's tilings of the same area, 64 rows against 128 (:data:`MID_PAIRS`): on how many products the 64-row
+    one ran faster, and the taller one's time over it (median, least and most)."""
+    rows = triton_results.mid_rows(record_id)
+    table = []
+    for wide, tall in MID_PAIRS:
+        ratios = [r.times[tall] / r.times[wide] for r in rows if wide in r.times and tall in r.times]
+        table.append(
+            (
+                f"`{wide.label}`",
+                f"`{tall.label}`",
+                f"{sum(x > 1 for x in ratios)} of {len(ratios)}",
+                f"×{statistics.median(ratios):.3f}",
+                f"×{min(ratios):.3f} to ×{max(ratios):.3f}",
+            )
+        )
+    headers = ["64 rows", "128 rows", "64 rows faster on", "time, 128 over 64 (median)", "least to most"]
+    return markdown_table(headers, table)
+
+
+def triton_mid_rule(record_id: str = triton_results.MID_TABLE_ID) -> str:
+    """The products of step 20's record whose look-up choice its rule (``tuning.mid_tiles``) changes: the choice and
+    the rule's tiles, each with cuBLAS's time over its own, and the choice's time over the rule's tiles'."""
+    table = [
+        (
+            f"{r.layout} {r.shape[0]}×{r.shape[1]}×{r.shape[2]}",
+            f"`{r.chosen.label}`: {_peer_ratio(r.chosen_ms, r.cublas_ms)}",
+            f"`{r.ruled.label}`: {_peer_ratio(r.times[r.ruled], r.cublas_ms)}",
+            f"×{r.chosen_ms / r.times[r.ruled]:.3f}",
+        )
+        for r in triton_results.mid_rows(record_id)
+        if r.ruled != r.chosen
+    ]
+    return markdown_table(["product", "look-up's choice", "the rule's tiles", "time, choice over rule's"], table)
+
+
+def triton_mid_by_count(record_id: str = triton_results.MID_TABLE_ID) -> str:
+    """Step 19's count of work (``tuning.tile_work``) as a rule over step 20's persistent tilings, at step 19's margin
+    and at a wider one (:func:`~gpukb.gemm.triton.results.mid_by_count`), scored with each product's own times."""
+    table = []
+    for margin in (triton_tuning.SWAP_TALL_MARGIN, 0.2):
+        h = triton_results.mid_by_count(record_id, margin)
+        table.append((f"{100 * margin:.0f} %", f"{h.changed} of {h.products}", str(h.faster), str(h.slower),
+                      f"×{h.mean_gain:.3f}"))  # fmt: skip
+    return markdown_table(["at least this much less work", "changed", "faster", "slower", "mean"], table)

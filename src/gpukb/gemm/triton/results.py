@@ -1741,13 +1741,14 @@ def swap_rows(record_id: str = SWAP_TABLE_ID) -> list[SwapRow]:
 
 
 @dataclass(frozen=True)
-class SwapHoldout:
-    """What a rule that copies the nearest seen product's verdict would have done on each product of step 19's
-    record, that product left out (:func:`swap_leave_one_out`).
+class RuleScore:
+    """What a candidate rule would have done on the products of a product-by-product record, scored with each
+    product's own times: step 19's nearest-neighbour verdicts (:func:`swap_leave_one_out`), step 20's count of work
+    (:func:`mid_by_count`).
 
     Attributes:
         products: The products tried.
-        changed: How many the rule would have given a swapped tile.
+        changed: How many the rule would have given another configuration.
         faster, slower: How many of those ran faster, or slower, than the look-up's choice by more than the margin.
         mean_gain: The geometric mean, over all the products, of the choice's time over the rule's.
     """
@@ -1764,7 +1765,7 @@ def _tile_rows(m: int, config: Config) -> int:
     return -(-m // config.block_m)
 
 
-def swap_leave_one_out(record_id: str = SWAP_TABLE_ID, same_class: bool = False, margin: float = 0.02) -> SwapHoldout:
+def swap_leave_one_out(record_id: str = SWAP_TABLE_ID, same_class: bool = False, margin: float = 0.02) -> RuleScore:
     """Leave each product of a ``--tune swap`` record out in turn and ask its nearest other product (by the distance of
     log M, log N and log K; with ``same_class``, only among products of its shape class): where that product's fastest
     swapped tile beat its choice by more than ``margin``, the left-out product takes the swapped tile of the same rows
@@ -1802,4 +1803,103 @@ def swap_leave_one_out(record_id: str = SWAP_TABLE_ID, same_class: bool = False,
                 faster += r.chosen_ms / ms > 1 + margin
                 slower += r.chosen_ms / ms < 1 - margin
         logs.append(math.log(r.chosen_ms / ms))
-    return SwapHoldout(len(rows), changed, faster, slower, math.exp(sum(logs) / len(logs)))
+    return RuleScore(len(rows), changed, faster, slower, math.exp(sum(logs) / len(logs)))
+
+
+#: Step 20's record: one-block and two-block tilings, split-K and a stream-K round on every seen product of 321 to
+#: 2048 rows (``bench/triton_gemm_sweep.py --tune mid``).
+MID_TABLE_ID = "gemm/triton-gemm-tuning-h100-mid"
+
+
+@dataclass(frozen=True)
+class MidRow:
+    """One product of a ``--tune mid`` record, cuBLAS's time in the same run (ms), and:
+
+    Attributes:
+        chosen: The look-up's choice (the record's first trial of the product).
+        times: Each timed trial's time (ms) by its configuration, the choice's included; a trial that failed is absent.
+        ruled: What step 20's rule (``tuning.mid_tiles``) takes for the product: ``chosen`` where it keeps it.
+    """
+
+    layout: str
+    shape: tuple[int, int, int]
+    cublas_ms: float | None
+    chosen: Config
+    times: dict[Config, float]
+    ruled: Config
+
+    @property
+    def chosen_ms(self) -> float:
+        return self.times[self.chosen]
+
+    @property
+    def fastest(self) -> Config:
+        """The fastest timed trial (the choice where it ties)."""
+        return min(self.times, key=lambda c: (self.times[c], c != self.chosen))
+
+
+def mid_rows(record_id: str = MID_TABLE_ID) -> list[MidRow]:
+    """:class:`MidRow` for each product of a ``--tune mid`` record, in its order.
+
+    Raises:
+        TypeError, ValueError: For a ``record_id`` that is not a string, or not a record of step 20's trials (bf16
+            products of 321 to 2048 rows, each once, each a timed look-up choice, then ``tuning.mid_trials``), a
+            record with no product, or one whose rule's tiles have no time (the rule's verdict could not be scored).
+        FileNotFoundError: For an id with no record.
+    """
+    from gpukb.gemm.triton import tuning
+
+    def trials(entry: Any, chosen: Config) -> tuple[Config, ...] | None:
+        if not tuning.TOKEN_MAX_M < entry.shape[0] <= tuning.MID_MAX_M:
+            return None
+        return tuning.mid_trials(chosen)
+
+    out = []
+    seen = set()
+    for entry, first in _step_products(record_id, 20, "a timed choice, then tuning.mid_trials", trials):
+        if entry.dtype != "bfloat16":
+            raise ValueError(f"{record_id}: {entry.layout} {entry.shape} is {entry.dtype}; step 20 timed bfloat16")
+        if (entry.layout, entry.shape) in seen:
+            raise ValueError(f"{record_id}: {entry.layout} {entry.shape} is in the record twice; step 20 timed it once")
+        seen.add((entry.layout, entry.shape))
+        times = {t.config: t.ms for t in entry.trials if t.ms is not None}
+        copied = tuning.contiguous_copied(entry.dtype, entry.layout, *entry.shape)
+        ruled = tuning.mid_tiles(first.config, entry.dtype, *entry.shape, tuning.SMS_TUNED, entry.aligned, copied)
+        if ruled not in times:
+            raise ValueError(f"{record_id}: {entry.layout} {entry.shape}: the rule's {ruled.label!r} has no time")
+        out.append(MidRow(entry.layout, entry.shape, entry.cublas_ms, first.config, times, ruled))
+    if not out:
+        raise ValueError(f"{record_id}: holds no product; step 20's record holds every product it timed")
+    return out
+
+
+def mid_by_count(record_id: str = MID_TABLE_ID, margin: float = 0.05) -> RuleScore:
+    """What step 19's count of work would have chosen on each product of a ``--tune mid`` record: where the look-up's
+    choice is a persistent tiling of one block, the persistent tiling of the record (one block or two, without
+    stream-K) with the least ``tuning.tile_work``, where that is at least ``margin`` less than the choice's. Scored with
+    each product's own times; faster and slower count changes of more than 2 %.
+
+    Raises:
+        TypeError, ValueError: For a record :func:`mid_rows` refuses, or a ``margin`` that is not a number from 0 to 1.
+    """
+    from gpukb.gemm.triton import tuning
+
+    margin = real("margin", margin, minimum=0.0, maximum=1.0)
+    rows = mid_rows(record_id)
+    logs, changed, faster, slower = [], 0, 0, 0
+    for r in rows:
+        m, n, _ = r.shape
+        pick = r.chosen
+        if tuning._one_block_persistent(r.chosen):
+            options = [c for c in r.times if c.kernel == "tma" and not (c.stream_k or c.swap_ab)]
+            best = min(options, key=lambda c: tuning.tile_work(m, n, c, tuning.SMS_TUNED))
+            work = tuning.tile_work(m, n, best, tuning.SMS_TUNED)
+            if work <= (1 - margin) * tuning.tile_work(m, n, r.chosen, tuning.SMS_TUNED):
+                pick = best
+        gain = r.chosen_ms / r.times[pick]
+        if pick != r.chosen:
+            changed += 1
+            faster += gain > 1.02
+            slower += gain < 0.98
+        logs.append(math.log(gain))
+    return RuleScore(len(rows), changed, faster, slower, math.exp(sum(logs) / len(logs)))

@@ -1214,6 +1214,8 @@ CANDIDATES_16_MID: tuple[Config, ...] = (
     Config("tma", 256, 128, 64, num_stages=3, num_warps=8),
     *TWO_BLOCK_LADDER,
     Config("tma", 128, 160, 64, num_stages=4, num_warps=8, flatten=False),
+    # 192×160 at 4 stages needs 241,664 bytes of shared memory by shared_memory_model, past the 232,448 a block may
+    # have on sm_90: it failed at launch on every product (the record keeps the errors; a test pins it)
     Config("tma", 192, 160, 64, num_stages=4, num_warps=8, flatten=False),
     Config("tma", 128, 96, 64, num_stages=4, num_warps=8, flatten=False),
     Config("splitk", 128, 128, 64, num_stages=5, num_warps=8, split_k=2, fused_reduce=True),
