@@ -126,12 +126,7 @@ def check_triton_sweep_goal(markdown: str, kwargs: dict[str, Any]) -> None:
     (table,) = markdown_tables(markdown)
     raw = kwargs["raw"] if "raw" in kwargs else _sweep_raw(_record_name(kwargs, "record", 0))
     rows = raw["rows"]
-    names = {"first sweep": "first", "random sweep": "random", "held-out sweep": "held-out",
-             "second held-out sweep": "held-out-2", "third held-out sweep": "held-out-3",
-             "fourth held-out sweep": "held-out-4", "fifth held-out sweep": "held-out-5",
-             "sixth held-out sweep": "held-out-6", "seventh held-out sweep": "held-out-7",
-             "eighth held-out sweep": "held-out-8", "65–320-row draw": "tokens",
-             "second 65–320-row draw": "tokens-2", "third 65–320-row draw": "tokens-3", "tiny": "tiny"}  # fmt: skip
+    names = {words: name for name, words in _SWEEP_WORDS.items()}
     order = [("first sweep", "bf16"), ("first sweep", "fp16"), ("random sweep", "bf16"), ("random sweep", "fp16"),
              ("held-out sweep", "bf16"), ("held-out sweep", "fp16"), ("second held-out sweep", "bf16"),
              ("second held-out sweep", "fp16"), ("third held-out sweep", "bf16"), ("third held-out sweep", "fp16"),
@@ -140,8 +135,8 @@ def check_triton_sweep_goal(markdown: str, kwargs: dict[str, Any]) -> None:
              ("seventh held-out sweep", "bf16"), ("seventh held-out sweep", "fp16"),
              ("eighth held-out sweep", "bf16"), ("eighth held-out sweep", "fp16"), ("65–320-row draw", "bf16"),
              ("65–320-row draw", "fp16"), ("second 65–320-row draw", "bf16"), ("second 65–320-row draw", "fp16"),
-             ("third 65–320-row draw", "bf16"), ("third 65–320-row draw", "fp16"),
-             ("first sweep", "FP8 E4M3"), ("tiny", "bf16"), ("tiny", "fp16")]  # fmt: skip
+             ("third 65–320-row draw", "bf16"), ("third 65–320-row draw", "fp16"), ("321–2048-row draw", "bf16"),
+             ("321–2048-row draw", "fp16"), ("first sweep", "FP8 E4M3"), ("tiny", "bf16"), ("tiny", "fp16")]  # fmt: skip
     present = {(r["sweep"], _SHORT[r["dtype"]]) for r in rows}
     expected = [(name, short) for name, short in order if (names[name], short) in present]
     assert [(row["shapes"], row["type"]) for row in table] == expected
@@ -1074,7 +1069,7 @@ _SWEEP_WORDS = {"first": "first sweep", "issue": "reported products", "random": 
                 "held-out-5": "fifth held-out sweep", "held-out-6": "sixth held-out sweep",
                 "held-out-7": "seventh held-out sweep", "held-out-8": "eighth held-out sweep",
                 "tokens": "65–320-row draw", "tokens-2": "second 65–320-row draw",
-                "tokens-3": "third 65–320-row draw", "tiny": "tiny"}  # fmt: skip
+                "tokens-3": "third 65–320-row draw", "mid-rows": "321–2048-row draw", "tiny": "tiny"}  # fmt: skip
 
 
 def _config_words(r: dict[str, Any]) -> str:
@@ -2983,11 +2978,18 @@ def check_triton_swap_holdout(markdown: str, kwargs: dict[str, Any]) -> None:
     assert "Copied from the nearest product, the verdict was wrong as often as right and the mean fell" in step
 
 
+def _draw_means(record_id: str, sweep: str) -> list[str]:
+    """A sweep record's geometric means on one drawn set, bf16 then fp16, as the page prints them."""
+    from gpukb.gemm.triton.results import sweep_committed, sweep_goal_rows
+
+    goals = {(g.sweep, g.dtype): g.geomean for g in sweep_goal_rows(sweep_committed(record_id))}
+    return [f"{goals[sweep, dtype]:.3f}" for dtype in ("bfloat16", "float16")]
+
+
 def test_the_triton_page_prose_matches_step_19s_rule_and_draw() -> None:
     """Step 19's rule on the products it was written from, and its judgment on the third 65–320-row draw."""
     from gpukb.gemm.triton import tuning
     from gpukb.gemm.triton.configs import Config
-    from gpukb.gemm.triton.results import sweep_committed, sweep_goal_rows
 
     page = (ROOT / "docs" / "gemm" / "triton.md").read_text(encoding="utf-8")
     step = " ".join(page.split("## Step 19:")[1].split("## The host path")[0].split())
@@ -3099,12 +3101,8 @@ def test_the_triton_page_prose_matches_step_19s_rule_and_draw() -> None:
     assert all(a["config"]["kernel"] == "splitk" for a, _ in drift.values())
     assert "116×1024×4096 and 180×768×3072, whose rounds disagreed by up to 12 %: 13 % and 7 % higher" in step
 
-    def goals_of(record_id: str) -> list[str]:
-        goals = {(g.sweep, g.dtype): g.geomean for g in sweep_goal_rows(sweep_committed(record_id))}
-        return [f"{goals['tokens-3', d]:.3f}" for d in ("bfloat16", "float16")]
-
-    assert goals_of("gemm/triton-gemm-sweep-h100-tokens-3") == ["0.871", "0.869"]
-    assert goals_of("gemm/triton-gemm-sweep-h100-tokens-3-without-swap") == ["0.867", "0.857"]
+    assert _draw_means("gemm/triton-gemm-sweep-h100-tokens-3", "tokens-3") == ["0.871", "0.869"]
+    assert _draw_means("gemm/triton-gemm-sweep-h100-tokens-3-without-swap", "tokens-3") == ["0.867", "0.857"]
     assert "the draw's mean rose from 0.867 to 0.871 (bf16) and from 0.857 to 0.869 (fp16)" in step
     assert (
         "changed six of a third such draw, whose mean stood at 0.867 without it and 0.871 with it (bf16), 0.857 and "
@@ -3174,11 +3172,13 @@ def check_triton_mid_candidates(markdown: str, kwargs: dict[str, Any]) -> None:
         assert row["slower than the choice"] == str(sum(r > 1.02 for r in ratios))
         assert row["time over the choice's (median)"] == f"{statistics.median(ratios):.2f}"
     others = sum(fastest(p) == p["chosen"] and p["chosen"] not in candidates for p in products)
-    assert rows[-2]["fastest on"] == str(others)
+    assert list(rows[-2].values()) == ["the look-up's choice, none of these", str(others), "–", "–", "1.00"]
     best = [min(p["times"].values()) / p["times"][p["chosen"]] for p in products]
     mean = math.exp(sum(math.log(b) for b in best) / len(best))
-    assert rows[-1]["time over the choice's (median)"] == f"{statistics.median(best):.2f} (mean {mean:.3f})"
-    assert rows[-1]["faster than the choice"] == str(sum(b < 0.98 for b in best))
+    assert list(rows[-1].values()) == [
+        "the fastest trial, product by product", "58", str(sum(b < 0.98 for b in best)), "0",
+        f"{statistics.median(best):.2f} (mean {mean:.3f})",
+    ]  # fmt: skip
     assert sum(int(row["fastest on"]) for row in rows[:-1] if row["fastest on"].isdigit()) == 58
 
 
@@ -3258,7 +3258,6 @@ def test_step_20s_tables_match_its_record() -> None:
 def test_the_triton_page_prose_matches_step_20s_run_rule_and_draw() -> None:
     """Step 20's words, checked against its tuning run, its draw with and without the rule, and the counts it names."""
     from gpukb.gemm.triton import model_shapes
-    from gpukb.gemm.triton.results import sweep_committed, sweep_goal_rows
 
     page = (ROOT / "docs" / "gemm" / "triton.md").read_text(encoding="utf-8")
     step = " ".join(page.split("## Step 20:")[1].split("## The host path")[0].split())
@@ -3348,12 +3347,8 @@ def test_the_triton_page_prose_matches_step_20s_run_rule_and_draw() -> None:
         "account for +0.9 % and +1.0 % of the mean, against +0.2 % and +0.0 % of drift on the 19 it left alone" in step
     )
 
-    def goals_of(record_id: str) -> list[str]:
-        goals = {(g.sweep, g.dtype): g.geomean for g in sweep_goal_rows(sweep_committed(record_id))}
-        return [f"{goals['mid-rows', d]:.3f}" for d in ("bfloat16", "float16")]
-
-    assert goals_of("gemm/triton-gemm-sweep-h100-mid-rows") == ["0.958", "0.944"]
-    assert goals_of("gemm/triton-gemm-sweep-h100-mid-rows-without-mid") == ["0.949", "0.935"]
+    assert _draw_means("gemm/triton-gemm-sweep-h100-mid-rows", "mid-rows") == ["0.958", "0.944"]
+    assert _draw_means("gemm/triton-gemm-sweep-h100-mid-rows-without-mid", "mid-rows") == ["0.949", "0.935"]
     assert "the draw's mean rose from 0.949 to 0.958 of cuBLAS's speed (bf16) and from 0.935 to 0.944 (fp16)" in step
     assert "took its mean from 0.949 to 0.958 (bf16) and from 0.935 to 0.944 (fp16)" in " ".join(page.split())
 

@@ -1162,33 +1162,40 @@ def test_gpu_a_float32_output_runs_on_the_looked_up_tiling(dtype, m, n, k) -> No
     assert plan.config.kernel == "tma"
 
 
-@pytest.mark.gpu
-@pytest.mark.usefixtures("compiled")
-@pytest.mark.parametrize(("layout", "m", "n", "k"), [("nn", 297, 14336, 4096), ("nt", 156, 6144, 4096)])
-def test_gpu_the_look_up_takes_64_row_tiles_where_step_16_says(layout, m, n, k) -> None:
-    # the sixth draw's two products step 16's rule changes: the table's 128×128 tiles leave 87 and 100 rows of zeros
-    # under the last row of tiles, 64×256 tiles 23 and 36; step 19's rule then takes swapped tiles for both
-    gen = torch.Generator().manual_seed(_seed("few tokens default", layout))
+def _look_up_without_and_with(rule: str, layout: str, m: int, n: int, k: int, labels: tuple[str, str]) -> None:
+    """An m×n×k bf16 product in ``layout`` on the GPU, with no configuration given, once with the look-up's ``rule``
+    switched off and once on: the configuration it looks up is ``labels``' first, then its second; the plan runs it,
+    and the output is as close to the float32 floor as every product here."""
+    gen = torch.Generator().manual_seed(_seed(rule, layout, m, n, k))
     a = _operand(m, k, torch.bfloat16, layout[0], gen, "cuda")
     b = _operand(k, n, torch.bfloat16, layout[1], gen, "cuda")
-    swapped = {297: (160, 128), 156: (80, 128)}[m]
     try:
-        for step_19, expected in ((False, tuning.TOKEN_TILE), (True, None)):
-            tuning.use_rule("swap_tokens", step_19)
+        for on, label in zip((False, True), labels, strict=True):
+            tuning.use_rule(rule, on)
             out = torch.full((m, n), float("nan"), dtype=torch.bfloat16, device="cuda")
             mm.clear_plans()
             config = mm.default_config(a, b, out)
-            if expected is not None:
-                assert config == expected
-            else:
-                assert (config.block_m, config.block_n, config.swap_ab) == (*swapped, True)
+            assert config.label == label
             matmul(a, b, out=out)
             _assert_close_to_floor(out[::7], a[::7], b)
             (plan,) = mm._PLANS.values()
             assert plan.config == config
     finally:
-        tuning.use_rule("swap_tokens", True)
+        tuning.use_rule(rule, True)
         mm.clear_plans()
+
+
+@pytest.mark.gpu
+@pytest.mark.usefixtures("compiled")
+@pytest.mark.parametrize(
+    ("layout", "m", "n", "k", "swapped"),
+    [("nn", 297, 14336, 4096, "tma 160x128x64 g8 s4 w4 swap noflat"),
+     ("nt", 156, 6144, 4096, "tma 80x128x64 g8 s4 w4 swap noflat")],
+)  # fmt: skip
+def test_gpu_the_look_up_takes_64_row_tiles_where_step_16_says(layout, m, n, k, swapped) -> None:
+    # the sixth draw's two products step 16's rule changes: the table's 128×128 tiles leave 87 and 100 rows of zeros
+    # under the last row of tiles, 64×256 tiles 23 and 36; step 19's rule then takes swapped tiles for both
+    _look_up_without_and_with("swap_tokens", layout, m, n, k, (tuning.TOKEN_TILE.label, swapped))
 
 
 @pytest.mark.gpu
@@ -1196,31 +1203,15 @@ def test_gpu_the_look_up_takes_64_row_tiles_where_step_16_says(layout, m, n, k) 
 @pytest.mark.parametrize(
     ("layout", "m", "n", "k", "before", "after"),
     [
-        ("nt", 1314, 1024, 4096, (128, 128, "tma"), (64, 256, "tma")),
-        ("tn", 768, 3072, 4268, (64, 128, "tma"), (128, 192, "tma")),
-        ("nt", 339, 768, 768, (64, 256, "splitk"), (64, 128, "tma")),
+        ("nt", 1314, 1024, 4096, "tma 128x128x64 g8 s5 w8", "tma 64x256x64 g8 s4 w4"),
+        ("tn", 768, 3072, 4268, "tma 64x128x64 g8 s6 w4", "tma 128x192x64 g8 s4 w8 noflat"),
+        ("nt", 339, 768, 768, "splitk 64x256x64 g8 s4 w4 split 6", "tma 64x128x64 g8 s6 w4"),
     ],
 )
 def test_gpu_the_look_up_takes_step_20s_tiles(layout, m, n, k, before, after) -> None:
     # one seen product of step 20's run for each clause of its rule: the look-up's choice without the rule, and the
-    # rule's tiles, each summed as closely as the float32 floor allows
-    gen = torch.Generator().manual_seed(_seed("mid tiles", layout))
-    a = _operand(m, k, torch.bfloat16, layout[0], gen, "cuda")
-    b = _operand(k, n, torch.bfloat16, layout[1], gen, "cuda")
-    try:
-        for step_20, expected in ((False, before), (True, after)):
-            tuning.use_rule("mid_tiles", step_20)
-            out = torch.full((m, n), float("nan"), dtype=torch.bfloat16, device="cuda")
-            mm.clear_plans()
-            config = mm.default_config(a, b, out)
-            assert (config.block_m, config.block_n, config.kernel) == expected
-            matmul(a, b, out=out)
-            _assert_close_to_floor(out[::7], a[::7], b)
-            (plan,) = mm._PLANS.values()
-            assert plan.config == config
-    finally:
-        tuning.use_rule("mid_tiles", True)
-        mm.clear_plans()
+    # rule's tiles
+    _look_up_without_and_with("mid_tiles", layout, m, n, k, (before, after))
 
 
 def test_compiled_summary_needs_a_compiler(interpret) -> None:

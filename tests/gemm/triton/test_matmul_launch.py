@@ -10,7 +10,9 @@ and both must hand the launcher the same arguments.
 from __future__ import annotations
 
 import inspect
+import re
 import types
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -22,7 +24,7 @@ pytest.importorskip("triton.tools.tensor_descriptor")  # the stand-in JIT tells 
 
 from gpukb.gemm.triton import matmul as mm  # noqa: E402
 from gpukb.gemm.triton import tuning  # noqa: E402
-from gpukb.gemm.triton.configs import Config  # noqa: E402
+from gpukb.gemm.triton.configs import DEFAULT_CONFIGS, Config  # noqa: E402
 
 CALLS: list[tuple] = []
 
@@ -206,3 +208,37 @@ def test_the_blocked_kernel_goes_direct_then_quick() -> None:
     assert plan.fast_failed is None
     assert len(calls[0]) == 1
     assert calls[0] == calls[1] == calls[2]
+
+
+@pytest.mark.usefixtures("fake_gpu")
+@pytest.mark.parametrize(
+    ("config", "out_dtype", "need", "hint"),
+    [
+        (DEFAULT_CONFIGS["bfloat16"], torch.float32, 262144, "; at 3 stages it fits"),
+        (Config("tma", 128, 256, 64, num_stages=4, num_warps=8), torch.float32, 327680, "; at 2 stages it fits"),
+        (Config("tma", 192, 160, 64, num_stages=4, num_warps=8, flatten=False), torch.bfloat16, 241664,
+         "; at 3 stages it fits"),
+        (Config("tma", 256, 256, 64, num_stages=1, num_warps=8), torch.float32, 327680, ""),
+    ],
+)  # fmt: skip
+def test_a_given_config_whose_buffers_do_not_fit_is_refused_before_launch(config, out_dtype, need, hint) -> None:
+    # a float32 output on the default tiling's 4 stages, and step 20's 192×160 candidate, failed at launch on the H100
+    # with the compiler's "out of resource"; a given configuration is the caller's, so it is refused, not changed
+    a, b = torch.randn(256, 256).bfloat16(), torch.randn(256, 256).bfloat16()
+    message = (f"config {config.label!r} needs {need:,} bytes of shared memory with bfloat16 inputs and a "
+               f"{str(out_dtype)[6:]} output ({config.num_stages} stages of A and B tiles and the output tile), past "
+               f"the 232,448 one block may have on this GPU{hint}")  # fmt: skip
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        mm.matmul(a, b, out=torch.empty(256, 256, dtype=out_dtype), config=config)
+    assert CALLS == []
+    assert mm._PLANS == {}
+
+
+@pytest.mark.usefixtures("fake_gpu")
+def test_a_given_config_that_fits_is_launched_as_given() -> None:
+    a, b = torch.randn(256, 256).bfloat16(), torch.randn(256, 256).bfloat16()
+    fitted = replace(DEFAULT_CONFIGS["bfloat16"], num_stages=3)  # 212,992 bytes with a float32 output
+    mm.matmul(a, b, out=torch.empty(256, 256), config=fitted)
+    (plan,) = mm._PLANS.values()
+    assert plan.config == fitted
+    assert len(CALLS) == 1

@@ -64,6 +64,7 @@ from gpukb.gemm.triton.configs import (
     block_parts,
     fit_shared_memory,
     pick_by_waves,
+    shared_memory_model,
     split_for,
     stream_k_tiles,
     tail_rows,
@@ -1081,6 +1082,8 @@ class _Plan:
             reason = _hopper_refusal(a)
             if reason is not None:
                 raise ValueError(f"config {config.label!r} names a TMA kernel, but {reason}")
+            if config.kernel == "tma" and not self.interpret:
+                _check_shared_memory(config, a, out_dtype)
         self.sms = _sm_count(a.device)
         stage = staging(a, b, out_like, config)
         self.staged = stage
@@ -1716,6 +1719,23 @@ def _staged(out: Any) -> Any:
 
 
 _SM_COUNTS: dict[Any, int] = {}
+
+
+def _check_shared_memory(config: Config, a: Any, out_dtype: Any) -> None:
+    """Refuse a persistent-kernel ``config`` whose pipeline and output tile need more shared memory than one block may
+    have on A's device, by :func:`~gpukb.gemm.triton.configs.shared_memory_model`'s count (the compiler adds its
+    barriers, about a hundred bytes): it would fail at launch with the compiler's "out of resource". The looked-up
+    tiling is fitted instead (:func:`default_config`); a given one is the caller's to change."""
+    need = shared_memory_model(config, a.element_size(), out_dtype.itemsize)
+    limit = _shared_limit(a.device)
+    if need > limit:
+        fitted = fit_shared_memory(config, limit, a.element_size(), out_dtype.itemsize)
+        hint = f"; at {fitted.num_stages} stages it fits" if fitted != config else ""
+        raise ValueError(
+            f"config {config.label!r} needs {need:,} bytes of shared memory with {_dtype_name(a.dtype)} inputs and a "
+            f"{_dtype_name(out_dtype)} output ({config.num_stages} stages of A and B tiles and the output tile), past "
+            f"the {limit:,} one block may have on this GPU{hint}"
+        )
 
 
 def _shared_limit(device: Any) -> int:
