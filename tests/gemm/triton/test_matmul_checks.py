@@ -263,6 +263,7 @@ def stand_in_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(mm, "interpreting", lambda: False)
     monkeypatch.setattr(mm, "_hopper_refusal", lambda a: None)
     monkeypatch.setattr(mm, "_sm_count", lambda device: 132)
+    monkeypatch.setattr(mm, "_shared_limit", lambda device: 232448)
 
 
 def _power_of_two(x: int) -> bool:
