@@ -257,6 +257,8 @@ def test_a_64_row_tile_is_one_mma_as_wide_as_the_tile(block_m, block_n, stages, 
     ptx = _compile_tma(config).asm["ptx"]
     shapes = re.findall(r"wgmma\.mma_async\.sync\.aligned\.(m\d+n\d+k\d+)", ptx)
     assert shapes == [instruction] * count
+    # A and B both from shared memory: two 64-bit descriptors after the accumulators (A in registers would be a {...})
+    assert len(re.findall(r"wgmma\.mma_async[.\w]+ \{[^}]*\}, %rd\d+, %rd\d+,", ptx)) == count
 
 
 def test_a_float32_output_tile_gets_a_shorter_pipeline() -> None:
