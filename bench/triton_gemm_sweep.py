@@ -6,8 +6,8 @@ Run from the repository root on a machine with a Hopper GPU::
         [--tune sweep|issue29|losers|gaps|fill|streamk|twoblock|tokens|default|tokensplit|swap|mid|none]
         [--tune-only] [--reserve SECONDS] [--bytes-rules]
         [--sets first,issue,random,held-out,held-out-2,held-out-3,held-out-4,held-out-5,held-out-6,
-        held-out-7,held-out-8,tokens,tokens-2,tokens-3,mid-rows,tiny] [--without-two-block] [--without-tokens]
-        [--without-many-rounds] [--without-token-split] [--without-swap] [--without-mid]
+        held-out-7,held-out-8,held-out-9,tokens,tokens-2,tokens-3,mid-rows,tiny] [--without-two-block]
+        [--without-tokens] [--without-many-rounds] [--without-token-split] [--without-swap] [--without-mid]
         [--profile some|all]
 
 ``--tune issue29`` tunes the classes of issue 29's representatives (``gpukb.gemm.triton.sweep.ISSUE_TUNING``) with
@@ -34,7 +34,8 @@ committed before the fifth tuning, ``--tune fill``, and measured in the run afte
 committed after the look-up's step-11 rules and before the run that measured it), ``held-out-6`` (a seventh,
 committed after the look-up's step-15 rule and before the run that measured it), ``held-out-7`` (an eighth, committed
 before step 16's run and before the run that measured it), ``held-out-8`` (a ninth, committed before step 17's run and
-before the run that measured it), ``tokens`` (step 16's draw of products of 65 to 320 rows,
+before the run that measured it), ``held-out-9`` (a tenth, committed after step 20's rule and before the run that
+measured it), ``tokens`` (step 16's draw of products of 65 to 320 rows,
 committed after its rule and before the run that measured it), ``tokens-2`` (step 18's, the same way), ``tokens-3``
 (step 19's, committed before its tuning run), ``mid-rows`` (step 20's draw of products of 321 to 2048 rows, committed
 before its tuning run) and ``tiny`` (M·N·K < 2^20).

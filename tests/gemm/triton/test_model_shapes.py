@@ -352,7 +352,46 @@ HELD_OUT: dict[str, list[tuple[str, int, int, int]]] = {
         ("NN", 396, 16384, 2048),
         ("NT", 6120, 768, 768),
     ],
+    # seed 228843: committed after step 20's rule and before the run that measured it
+    "held-out-9": [
+        ("NN", 396, 28672, 8192),
+        ("NN", 13, 4096, 6144),
+        ("NT", 2, 50257, 1024),
+        ("TN", 5120, 5120, 6270),
+        ("NT", 113, 3072, 768),
+        ("NT", 6837, 2304, 768),
+        ("NT", 36, 10240, 8192),
+        ("NT", 103, 768, 3072),
+        ("TN", 1024, 1024, 50),
+        ("NN", 1, 3072, 256000),
+        ("NT", 75, 3072, 768),
+        ("NT", 1, 3072, 24576),
+        ("TN", 8192, 8192, 7),
+        ("NN", 2, 4096, 12288),
+        ("NN", 3817, 3584, 18944),
+        ("TN", 4096, 1024, 8998),
+        ("TN", 15360, 5120, 16),
+        ("NT", 242, 3072, 24576),
+        ("NN", 11, 4096, 12288),
+        ("NN", 4, 768, 768),
+        ("NN", 12573, 3072, 768),
+        ("NN", 48, 768, 3072),
+        ("TN", 768, 768, 8),
+        ("NN", 15684, 4096, 11008),
+        ("NT", 154, 151936, 896),
+        ("TN", 30522, 768, 5349),
+        ("NT", 12, 4096, 14336),
+        ("NT", 42, 152064, 3584),
+        ("NN", 124, 2048, 256000),
+        ("TN", 28672, 8192, 1469),
+        ("NT", 1, 11008, 4096),
+        ("NT", 80, 6144, 4096),
+    ],
 }
+
+
+#: The held-out draws measured before steps 19 and 20 ran (the tenth was drawn after step 20's rule).
+SEEN_BEFORE_STEP_20 = [name for name in HELD_OUT if name != "held-out-9"]
 
 
 def _tuned_and_swept() -> tuple[set, set]:
@@ -616,7 +655,7 @@ def test_step_18s_products_are_seen_ones_of_65_to_320_rows() -> None:
 
     products = [(layout, *shape) for layout, shape in TOKEN_SPLIT_TUNING]
     assert len(products) == len(set(products)) == 25
-    seen = {(layout, s[2], s[3], s[4]) for name in HELD_OUT for layout, s in held_out(name)}
+    seen = {(layout, s[2], s[3], s[4]) for name in SEEN_BEFORE_STEP_20 for layout, s in held_out(name)}
     seen |= {(layout, s[2], s[3], s[4]) for layout, s in (*random_shapes(), *token_draw())}
     assert set(products) <= seen
     assert all(64 < m <= 320 for _, m, _, _ in products)
@@ -675,7 +714,7 @@ def test_step_19s_products_are_every_seen_one_of_65_to_320_rows() -> None:
 
     products = [(layout, *shape) for layout, shape in SWAP_TUNING]
     assert len(products) == len(set(products)) == 75
-    seen = {(layout, s[2], s[3], s[4]) for name in HELD_OUT for layout, s in held_out(name)}
+    seen = {(layout, s[2], s[3], s[4]) for name in SEEN_BEFORE_STEP_20 for layout, s in held_out(name)}
     seen |= {(layout, s[2], s[3], s[4]) for layout, s in (*random_shapes(), *token_draw(), *token_draw("tokens-2"))}
     assert set(products) == {p for p in seen if 64 < p[1] <= 320}
 
@@ -685,8 +724,20 @@ def test_step_20s_products_are_every_seen_one_of_321_to_2048_rows() -> None:
 
     products = [(layout, *shape) for layout, shape in MID_TUNING]
     assert len(products) == len(set(products)) == 58
-    seen = {(layout, s[2], s[3], s[4]) for name in HELD_OUT for layout, s in held_out(name)}
+    seen = {(layout, s[2], s[3], s[4]) for name in SEEN_BEFORE_STEP_20 for layout, s in held_out(name)}
     class_draws = (*token_draw(), *token_draw("tokens-2"), *token_draw("tokens-3"))
     seen |= {(layout, s[2], s[3], s[4]) for layout, s in (*random_shapes(), *class_draws)}
     assert set(products) == {p for p in seen if 320 < p[1] <= 2048}
     assert not set(products) & set(MID_ROWS_DRAW)
+
+
+def test_the_tenth_draw_shares_nothing_with_any_product_timed_or_swept_before_it() -> None:
+    from gpukb.gemm.triton import sweep
+
+    pinned = {p[1:] for p in HELD_OUT["held-out-9"]}
+    timed = {shape for name in dir(sweep) if name.endswith("_TUNING") for _, shape in getattr(sweep, name)}
+    swept = {tuple(s[2:]) for name in ms.HELD_OUT_DRAWS if name != "held-out-9" for _, s in sweep.held_out(name)}
+    swept |= {tuple(s[2:]) for name in ms.TOKEN_DRAWS for _, s in sweep.token_draw(name)}
+    swept |= {tuple(s[2:]) for _, s in (*sweep.random_shapes(), *sweep.ISSUE_SHAPES)}
+    assert len(timed) > 200  # every tuning list of sweep.py (none is empty)
+    assert not pinned & (timed | swept)

@@ -274,12 +274,12 @@ def test_the_sweep_names_the_commit_of_each_draw_it_measured() -> None:
         commits = regex.findall(r"fixed by commit ([0-9a-f]{40})", raw["held_out"])
         pairs = ",".join(f"{s}={c}" for s, c in zip(sets, commits, strict=True))
         assert bench.held_out_text(sets, pairs) == raw["held_out"]
-    assert list(bench.DRAWS)[-5:] == ["held-out-8", "tokens", "tokens-2", "tokens-3", "mid-rows"]
+    assert list(bench.DRAWS)[-6:] == ["held-out-8", "held-out-9", "tokens", "tokens-2", "tokens-3", "mid-rows"]
     assert bench.held_out_text(("held-out", "tokens"), "tokens=abc") == (
         f"{bench.DRAWS['held-out']}, fixed by commit unknown; {bench.DRAWS['tokens']}, fixed by commit abc"
     )
     assert bench.held_out_text(("first", "tiny"), None) is None
-    for bad in ("abc", "held-out-9=abc", "tokens=", "tokens=a,tokens=b", ",,,,,,abc"):
+    for bad in ("abc", "held-out-99=abc", "tokens=", "tokens=a,tokens=b", ",,,,,,abc"):
         with pytest.raises(ValueError, match=r"^--held-out-commit must be comma-separated set=commit pairs, each set "):
             bench.held_out_text(("tokens",), bad)
 

@@ -417,6 +417,7 @@ _SWEEP_NAMES = {
     "held-out-6": "sixth held-out sweep",
     "held-out-7": "seventh held-out sweep",
     "held-out-8": "eighth held-out sweep",
+    "held-out-9": "ninth held-out sweep",
     "tokens": "65–320-row draw",
     "tokens-2": "second 65–320-row draw",
     "tokens-3": "third 65–320-row draw",

@@ -59,6 +59,10 @@ HELD_OUT_DRAWS: dict[str, tuple[int, int]] = {
     # look-up's choice on seen large products) and before the run that measured it. Two first seeds, 264917 and 155236,
     # drew 4×4096×14336 and 4×1024×4096 NT, shapes earlier runs had measured; they were set aside, unmeasured.
     "held-out-8": (620941, 32),
+    # Once the eighth's results had been read, and after steps 18 to 20 (split-K, swapped tiles and the tiles of 321 to
+    # 2048 rows, each judged on a draw of its own class): committed before the run that measured the look-up as it
+    # stands on products of every size.
+    "held-out-9": (228843, 32),
 }
 #: Draws of one class of products (:func:`draw_rows`), by the name of the set of shapes each is: the seed, the count and
 #: the rows (M from the first to the second), each committed before the run that first measured it.

@@ -515,6 +515,7 @@ SweepName = Literal[
     "held-out-6",
     "held-out-7",
     "held-out-8",
+    "held-out-9",
     "tokens",
     "tokens-2",
     "tokens-3",
@@ -553,6 +554,7 @@ class SweepRow(StrictModel):
             ``"held-out-6"`` (a seventh, made after the look-up's step-15 rule and before the run that measured it),
             ``"held-out-7"`` (an eighth, made before step 16's run and before the run that measured it),
             ``"held-out-8"`` (a ninth, made before step 17's run and before the run that measured it),
+            ``"held-out-9"`` (a tenth, made after step 20's rule and before the run that measured it),
             ``"tokens"`` (step 16's draw of products of 65 to 320 rows, made after its rule and before the run that
             measured it), ``"tokens-2"`` (step 18's, the same way), ``"tokens-3"`` (step 19's, made before its tuning
             run), ``"mid-rows"`` (step 20's draw of products of 321 to 2048 rows, made before its tuning run),
@@ -734,6 +736,8 @@ GOAL_SETS = (
     ("held-out-7", "float16"),
     ("held-out-8", "bfloat16"),
     ("held-out-8", "float16"),
+    ("held-out-9", "bfloat16"),
+    ("held-out-9", "float16"),
     ("tokens", "bfloat16"),
     ("tokens", "float16"),
     ("tokens-2", "bfloat16"),

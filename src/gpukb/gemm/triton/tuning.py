@@ -1201,10 +1201,10 @@ def two_blocks(config: Config, dtype: str, m: int, n: int, k: int, sms: int) -> 
 
 #: Step 20's candidates for products of 321 to 2048 rows (``bench/triton_gemm_sweep.py --tune mid``): every way the
 #: kernels above can fill a part-empty round, side by side on the same products. The one-block persistent tilings
-#: the tables choose from; step 15's tiles of two blocks and three more along N (96 = 64 + 32, 160 = 128 + 32: a
-#: 32-wide block of N stays on ``wgmma``, where 32 rows would not), whose counts of tiles fall between the powers of
-#: two; split-K with the one-launch reduction, at two slices and at the automatic
-#: split; and one stream-K round on the default tiling.
+#: the tables choose from; step 14's tiles of two blocks (step 15's ladder) and three more along N (96 = 64 + 32,
+#: 160 = 128 + 32: a 32-wide block of N stays on ``wgmma``, where 32 rows would not), whose counts of tiles fall
+#: between the powers of two; split-K with the one-launch reduction, at two slices and at the automatic split; and one
+#: stream-K round on the default tiling.
 CANDIDATES_16_MID: tuple[Config, ...] = (
     DEFAULT_CONFIGS["bfloat16"],
     Config("tma", 128, 128, 64, num_stages=4, num_warps=8),
