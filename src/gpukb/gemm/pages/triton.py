@@ -1424,15 +1424,10 @@ def triton_mid_pairs(record_id: str = triton_results.MID_TABLE_ID) -> str:
     table = []
     for wide, tall in MID_PAIRS:
         ratios = [r.times[tall] / r.times[wide] for r in rows if wide in r.times and tall in r.times]
-        table.append(
-            (
-                f"`{wide.label}`",
-                f"`{tall.label}`",
-                f"{sum(x > 1 for x in ratios)} of {len(ratios)}",
-                f"×{statistics.median(ratios):.3f}",
-                f"×{min(ratios):.3f} to ×{max(ratios):.3f}",
-            )
-        )
+        spread = ("–", "–")  # no product timed both: the look-up made no such 128-row choice, or a trial failed
+        if ratios:
+            spread = (f"×{statistics.median(ratios):.3f}", f"×{min(ratios):.3f} to ×{max(ratios):.3f}")
+        table.append((f"`{wide.label}`", f"`{tall.label}`", f"{sum(x > 1 for x in ratios)} of {len(ratios)}", *spread))
     headers = ["64 rows", "128 rows", "64 rows faster on", "time, 128 over 64 (median)", "least to most"]
     return markdown_table(headers, table)
 
