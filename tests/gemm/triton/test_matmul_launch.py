@@ -242,3 +242,18 @@ def test_a_given_config_that_fits_is_launched_as_given() -> None:
     (plan,) = mm._PLANS.values()
     assert plan.config == fitted
     assert len(CALLS) == 1
+
+
+@pytest.mark.usefixtures("fake_gpu")
+def test_step_20s_rule_keeps_the_choice_where_c_would_be_copied() -> None:
+    # 400×1024×4096 NN takes split-K from the heuristic and persistent 64×128 tiles from step 20's rule, which holds
+    # only where the kernels write C where it is; C rows of 1025 elements (2050 bytes) are copied by the persistent
+    # kernel (split-K writes any C with pointers)
+    a, b = torch.empty(400, 4096).bfloat16(), torch.empty(4096, 1024).bfloat16()
+    strided = torch.empty(400, 1025).bfloat16()[:, :1024]
+    ruled = Config("tma", 64, 128, 64, num_stages=6, num_warps=4)
+    assert mm.default_config(a, b, torch.empty(400, 1024).bfloat16()) == ruled
+    assert mm.staging(a, b, strided, ruled)["C"] is not None
+    assert mm.default_config(a, b, strided).kernel == "splitk"
+    with pytest.raises(TypeError, match=r"^out_copied must be True or False; got 1 \(int\)$"):
+        tuning.choose("bfloat16", "NN", 400, 1024, 4096, 132, out_copied=1)  # type: ignore[arg-type]

@@ -1503,12 +1503,20 @@ def choose(
     aligned: bool = True,
     sectors: bool = True,
     copied: bool | None = None,
+    out_copied: bool = False,
 ) -> Config:
     """The configuration for a product: the table's (:func:`lookup`), else :func:`heuristic`; then a tile of two
     blocks where :func:`two_blocks` finds one that does more work per unit of time; then, for a product of a few
     hundred rows, 64-row tiles where :func:`few_tokens` says, persistent ones for a split-K choice where
     :func:`token_split` says, and swapped ones where :func:`swap_tokens` says; for a product of a few hundred to 2048
-    rows, the tiles :func:`mid_tiles` says; then the default tiling where :func:`many_rounds` says."""
+    rows, the tiles :func:`mid_tiles` says (not where ``out_copied``: a C the persistent kernel cannot write where it
+    is, a strided view say, as :func:`mid_tiles` takes only products with nothing copied); then the default tiling
+    where :func:`many_rounds` says.
+
+    Raises:
+        TypeError: For an ``out_copied`` that is not a bool (the other arguments as :func:`lookup` and the rules).
+    """
+    out_copied = flag("out_copied", out_copied)
     if copied is None:
         copied = contiguous_copied(dtype, layout, m, n, k)
     found = lookup(dtype, layout, m, n, k, sms, aligned, sectors, copied)
@@ -1523,7 +1531,7 @@ def choose(
     if "swap_tokens" not in off:
         config = swap_tokens(config, dtype, m, n, k, sms)
     if "mid_tiles" not in off:
-        config = mid_tiles(config, dtype, m, n, k, sms, aligned, copied)
+        config = mid_tiles(config, dtype, m, n, k, sms, aligned, copied or out_copied)
     if "many_rounds" not in off:
         config = many_rounds(config, dtype, m, n, k, sms)
     return config
