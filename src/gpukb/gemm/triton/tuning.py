@@ -883,7 +883,13 @@ def lookup(
     the kernel reads them (``copied``: rows a descriptor cannot read; by default as for contiguous operands,
     :func:`contiguous_copied`), as its representative's time includes those copies or not. A tiny product
     (:func:`is_tiny`) takes its tiny class's configuration as it is, in any layout (the blocked kernel it takes
-    reads every layout in place, without copies)."""
+    reads every layout in place, without copies).
+
+    Raises:
+        TypeError: For an ``aligned``, ``sectors`` or ``copied`` (unless ``None``) that is not a bool.
+    """
+    aligned, sectors = flag("aligned", aligned), flag("sectors", sectors)  # a truthy 1 or None would pick the group
+    copied = None if copied is None else flag("copied", copied)
     table = active_table()
     if not table:
         return None
