@@ -1740,10 +1740,14 @@ def _check_shared_memory(config: Config, a: Any, out_dtype: Any) -> None:
 
 
 def _shared_limit(device: Any) -> int:
-    # the shared memory one block may have on the device (gpukb.cuda.limits, by its compute capability)
+    # the shared memory one block may have on the device (gpukb.cuda.limits, by its compute capability; a newer GPU
+    # than the table holds, which the TMA kernels also run on, by what it reports)
     if device not in _SHARED_LIMITS:
         capability = _torch().cuda.get_device_capability(device)
-        _SHARED_LIMITS[device] = limits.capability(capability).shared_per_block_optin
+        if f"{capability[0]}.{capability[1]}" in limits.known():
+            _SHARED_LIMITS[device] = limits.capability(capability).shared_per_block_optin
+        else:
+            _SHARED_LIMITS[device] = _torch().cuda.get_device_properties(device).shared_memory_per_block_optin
     return _SHARED_LIMITS[device]
 
 
