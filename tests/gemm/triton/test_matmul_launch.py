@@ -27,6 +27,7 @@ from gpukb.gemm.triton import tuning  # noqa: E402
 from gpukb.gemm.triton.configs import DEFAULT_CONFIGS, Config  # noqa: E402
 
 CALLS: list[tuple] = []
+SHARED_LIMIT = mm._shared_limit  # the real one, which fake_gpu replaces
 
 
 class _Utils:
@@ -242,3 +243,38 @@ def test_a_given_config_that_fits_is_launched_as_given() -> None:
     (plan,) = mm._PLANS.values()
     assert plan.config == fitted
     assert len(CALLS) == 1
+
+
+@pytest.mark.usefixtures("fake_gpu")
+def test_step_20s_rule_keeps_the_choice_where_c_would_be_copied() -> None:
+    # 400×1024×4096 NN takes split-K from the heuristic and persistent 64×128 tiles from step 20's rule, which holds
+    # only where the kernels write C where it is; C rows of 1025 elements (2050 bytes) are copied by the persistent
+    # kernel (split-K writes any C with pointers)
+    a, b = torch.empty(400, 4096).bfloat16(), torch.empty(4096, 1024).bfloat16()
+    strided = torch.empty(400, 1025).bfloat16()[:, :1024]
+    ruled = Config("tma", 64, 128, 64, num_stages=6, num_warps=4)
+    assert mm.default_config(a, b, torch.empty(400, 1024).bfloat16()) == ruled
+    assert mm.staging(a, b, strided, ruled)["C"] is not None
+    assert mm.default_config(a, b, strided).kernel == "splitk"
+    with pytest.raises(TypeError, match=r"^out_copied must be True or False; got 1 \(int\)$"):
+        tuning.choose("bfloat16", "NN", 400, 1024, 4096, 132, out_copied=1)  # type: ignore[arg-type]
+
+
+@pytest.mark.usefixtures("fake_gpu")
+def test_a_gpu_newer_than_the_limits_table_takes_its_own_shared_memory_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the TMA kernels run on compute capability 9.0 or newer; on one cuda/limits.toml does not hold (12.0 here, which
+    # reports 101,376 bytes) every persistent-kernel product, looked up or given, raised "compute capability '12.0'
+    # is not in cuda/limits.toml"
+    monkeypatch.setattr(mm, "_shared_limit", SHARED_LIMIT)
+    monkeypatch.setattr(mm, "_SHARED_LIMITS", {})
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (12, 0))
+    props = types.SimpleNamespace(shared_memory_per_block_optin=101376, multi_processor_count=84)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda device=None: props)
+    a, b = torch.randn(256, 256).bfloat16(), torch.randn(256, 256).bfloat16()
+    fits = Config("tma", 64, 128, 64, num_stages=3, num_warps=4)  # 90,112 bytes
+    mm.matmul(a, b, out=torch.empty(256, 256).bfloat16(), config=fits)
+    assert len(CALLS) == 1
+    with pytest.raises(ValueError, match=r"needs 114,688 bytes .* past the 101,376 one block may have on this GPU; "
+                                         r"at 3 stages it fits$"):  # fmt: skip
+        mm.matmul(a, b, out=torch.empty(256, 256).bfloat16(), config=replace(fits, num_stages=4))
+    assert mm._SHARED_LIMITS[a.device] == 101376

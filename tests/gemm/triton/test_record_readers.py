@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from gpukb.gemm.pages.triton import (
+    triton_mid_candidates,
+    triton_mid_pairs,
     triton_streamk_choices,
     triton_streamk_pairs,
     triton_swap_by_choice,
@@ -457,3 +459,35 @@ def test_the_mid_reader_reads_step_20s_record(tmp_path: Path, monkeypatch: pytes
 def test_the_count_of_work_on_step_20s_record_refuses_a_bad_margin(margin, error, message) -> None:
     with pytest.raises(error, match=f"^{message}"):
         results.mid_by_count(margin=margin)
+
+
+def test_step_20s_pairs_table_says_where_no_product_timed_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a record mid_rows accepts whose one product's choice is 128×128 at 5 stages: the pair against the look-up's own
+    # 128×64 choices had no product, and the table raised statistics' "no median for empty data"
+    raw = json.loads((results_dir() / "gemm" / "triton-gemm-tuning-h100-mid.json").read_text(encoding="utf-8"))
+    entry = next(e for e in raw["classes"] if tuple(e["shape"]) == (1314, 1024, 4096))
+    (tmp_path / "gemm").mkdir()
+    (tmp_path / "gemm" / "one.json").write_text(json.dumps({**raw, "classes": [entry]}), encoding="utf-8")
+    monkeypatch.setenv(RESULTS_DIR_VARIABLE, str(tmp_path))
+    rows = _cells(triton_mid_pairs("gemm/one"))
+    assert [row[2] for row in rows] == ["1 of 1", "1 of 1", "1 of 1", "0 of 0"]
+    assert rows[3][3:] == ["–", "–"]
+    assert all(re.fullmatch(r"×\d\.\d{3}", row[3]) for row in rows[:3])
+
+
+def test_step_20s_tables_read_candidates_timed_with_the_choices_pad_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # tuning.mid_trials times every candidate with the choice's pad_rows; on a record whose choices pad their rows the
+    # candidates table said each candidate "failed on every product" and the pairs table "0 of 0"
+    candidates, pairs = triton_mid_candidates(), triton_mid_pairs()
+    raw = json.loads((results_dir() / "gemm" / "triton-gemm-tuning-h100-mid.json").read_text(encoding="utf-8"))
+    for entry in raw["classes"]:
+        for config in (entry["config"], *(t["config"] for t in entry["trials"])):
+            config["pad_rows"] = True
+    (tmp_path / "gemm").mkdir()
+    (tmp_path / "gemm" / "pad.json").write_text(json.dumps(raw), encoding="utf-8")
+    monkeypatch.setenv(RESULTS_DIR_VARIABLE, str(tmp_path))
+    assert all(r.chosen.pad_rows for r in results.mid_rows("gemm/pad"))
+    assert triton_mid_candidates("gemm/pad") == candidates
+    assert triton_mid_pairs("gemm/pad") == pairs

@@ -1116,6 +1116,31 @@ def test_choose_applies_mid_tiles_unless_switched_off() -> None:
 
 
 @pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        ({"aligned": None}, "aligned must be True or False; got None (NoneType)"),
+        ({"aligned": 1}, "aligned must be True or False; got 1 (int)"),
+        ({"sectors": 2}, "sectors must be True or False; got 2 (int)"),
+        ({"copied": 1}, "copied must be True or False; got 1 (int)"),
+    ],
+)
+@pytest.mark.parametrize("rules", ["on", "off"])
+def test_choose_refuses_a_flag_that_is_not_a_bool_with_any_rule_switched_off(flags, message, rules) -> None:
+    # aligned and copied were checked only by step 20's rule: with it off (a --without-mid run), or with aligned True
+    # for sectors, choose took aligned=None as False, copied=1 as True and sectors=2 as it came
+    try:
+        for rule in tuning.RULES:
+            tuning.use_rule(rule, rules == "on")
+        with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+            tuning.choose("bfloat16", "NT", 1314, 1024, 4096, 132, **flags)
+        with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+            tuning.lookup("bfloat16", "NT", 1314, 1024, 4096, 132, **flags)
+    finally:
+        for rule in tuning.RULES:
+            tuning.use_rule(rule, True)
+
+
+@pytest.mark.parametrize(
     ("args", "error", "message"),
     [
         (("64x256", "bfloat16", 1314, 1024, 4096, 132), TypeError, "config must be a gpukb.gemm.triton.configs.Config"),

@@ -1378,20 +1378,21 @@ def triton_mid_candidates(record_id: str = triton_results.MID_TABLE_ID) -> str:
     rows = triton_results.mid_rows(record_id)
     table = []
     for config in triton_tuning.CANDIDATES_16_MID:
-        ratios = [r.times[config] / r.chosen_ms for r in rows if config in r.times]
+        ratios = [r.times[r.as_timed(config)] / r.chosen_ms for r in rows if r.as_timed(config) in r.times]
         if not ratios:  # it ran on no product (the record keeps each error)
             table.append((f"`{config.label}`", "failed on every product", "–", "–", "–"))
             continue
         table.append(
             (
                 f"`{config.label}`",
-                str(sum(r.fastest == config for r in rows)),
+                str(sum(r.fastest == r.as_timed(config) for r in rows)),
                 str(sum(x < 1 - SWAP_MARGIN for x in ratios)),
                 str(sum(x > 1 + SWAP_MARGIN for x in ratios)),
                 f"{statistics.median(ratios):.2f}",
             )
         )
-    others = sum(r.fastest == r.chosen and r.chosen not in triton_tuning.CANDIDATES_16_MID for r in rows)
+    mid = triton_tuning.CANDIDATES_16_MID
+    others = sum(r.fastest == r.chosen and r.chosen not in map(r.as_timed, mid) for r in rows)
     table.append(("the look-up's choice, none of these", str(others), "–", "–", "1.00"))
     best = [r.times[r.fastest] / r.chosen_ms for r in rows]
     table.append(
@@ -1424,16 +1425,12 @@ def triton_mid_pairs(record_id: str = triton_results.MID_TABLE_ID) -> str:
     rows = triton_results.mid_rows(record_id)
     table = []
     for wide, tall in MID_PAIRS:
-        ratios = [r.times[tall] / r.times[wide] for r in rows if wide in r.times and tall in r.times]
-        table.append(
-            (
-                f"`{wide.label}`",
-                f"`{tall.label}`",
-                f"{sum(x > 1 for x in ratios)} of {len(ratios)}",
-                f"×{statistics.median(ratios):.3f}",
-                f"×{min(ratios):.3f} to ×{max(ratios):.3f}",
-            )
-        )
+        timed = [(r.as_timed(wide), r.as_timed(tall), r.times) for r in rows]
+        ratios = [times[t] / times[w] for w, t, times in timed if w in times and t in times]
+        spread = ("–", "–")  # no product timed both: the look-up made no such 128-row choice, or a trial failed
+        if ratios:
+            spread = (f"×{statistics.median(ratios):.3f}", f"×{min(ratios):.3f} to ×{max(ratios):.3f}")
+        table.append((f"`{wide.label}`", f"`{tall.label}`", f"{sum(x > 1 for x in ratios)} of {len(ratios)}", *spread))
     headers = ["64 rows", "128 rows", "64 rows faster on", "time, 128 over 64 (median)", "least to most"]
     return markdown_table(headers, table)
 

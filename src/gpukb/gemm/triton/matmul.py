@@ -739,7 +739,8 @@ def default_config(a: Any, b: Any, out: Any) -> Config:
     (m, k), n = a.shape, b.shape[1]
     aligned, sectors = rows_aligned(a, b, out), rows_aligned(a, b, out, tuning.SECTOR_BYTES)
     copied = any(_describable(t, layouts) is not None for t, layouts in zip((a, b), _operand_layouts(a), strict=True))
-    config = tuning.choose(name, layout_code(a, b), m, n, k, _sm_count(a.device), aligned, sectors, copied)
+    out_copied = _describable(out, ("row",)) is not None  # the persistent kernel writes a copy of such a C
+    config = tuning.choose(name, layout_code(a, b), m, n, k, _sm_count(a.device), aligned, sectors, copied, out_copied)
     # the tables tuned 16-bit outputs: a float32 C tile in shared memory may need a shorter pipeline
     return fit_shared_memory(config, _shared_limit(a.device), a.element_size(), out.element_size())
     # pragma: no mutate end
@@ -1739,10 +1740,14 @@ def _check_shared_memory(config: Config, a: Any, out_dtype: Any) -> None:
 
 
 def _shared_limit(device: Any) -> int:
-    # the shared memory one block may have on the device (gpukb.cuda.limits, by its compute capability)
+    # the shared memory one block may have on the device (gpukb.cuda.limits, by its compute capability; a newer GPU
+    # than the table holds, which the TMA kernels also run on, by what it reports)
     if device not in _SHARED_LIMITS:
         capability = _torch().cuda.get_device_capability(device)
-        _SHARED_LIMITS[device] = limits.capability(capability).shared_per_block_optin
+        if f"{capability[0]}.{capability[1]}" in limits.known():
+            _SHARED_LIMITS[device] = limits.capability(capability).shared_per_block_optin
+        else:
+            _SHARED_LIMITS[device] = _torch().cuda.get_device_properties(device).shared_memory_per_block_optin
     return _SHARED_LIMITS[device]
 
 

@@ -1841,6 +1841,11 @@ class MidRow:
         """The fastest timed trial (the choice where it ties)."""
         return min(self.times, key=lambda c: (self.times[c], c != self.chosen))
 
+    def as_timed(self, config: Config) -> Config:
+        """``config`` as this product's trials ran it: with the choice's ``pad_rows``, as ``tuning.mid_trials`` times
+        every candidate (a key of :attr:`times` where it ran)."""
+        return replace(config, pad_rows=self.chosen.pad_rows)
+
 
 def mid_rows(record_id: str = MID_TABLE_ID) -> list[MidRow]:
     """:class:`MidRow` for each product of a ``--tune mid`` record, in its order.

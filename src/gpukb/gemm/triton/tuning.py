@@ -883,7 +883,13 @@ def lookup(
     the kernel reads them (``copied``: rows a descriptor cannot read; by default as for contiguous operands,
     :func:`contiguous_copied`), as its representative's time includes those copies or not. A tiny product
     (:func:`is_tiny`) takes its tiny class's configuration as it is, in any layout (the blocked kernel it takes
-    reads every layout in place, without copies)."""
+    reads every layout in place, without copies).
+
+    Raises:
+        TypeError: For an ``aligned``, ``sectors`` or ``copied`` (unless ``None``) that is not a bool.
+    """
+    aligned, sectors = flag("aligned", aligned), flag("sectors", sectors)  # a truthy 1 or None would pick the group
+    copied = None if copied is None else flag("copied", copied)
     table = active_table()
     if not table:
         return None
@@ -1503,12 +1509,20 @@ def choose(
     aligned: bool = True,
     sectors: bool = True,
     copied: bool | None = None,
+    out_copied: bool = False,
 ) -> Config:
     """The configuration for a product: the table's (:func:`lookup`), else :func:`heuristic`; then a tile of two
     blocks where :func:`two_blocks` finds one that does more work per unit of time; then, for a product of a few
     hundred rows, 64-row tiles where :func:`few_tokens` says, persistent ones for a split-K choice where
     :func:`token_split` says, and swapped ones where :func:`swap_tokens` says; for a product of a few hundred to 2048
-    rows, the tiles :func:`mid_tiles` says; then the default tiling where :func:`many_rounds` says."""
+    rows, the tiles :func:`mid_tiles` says (not where ``out_copied``: a C the persistent kernel cannot write where it
+    is, a strided view say, as :func:`mid_tiles` takes only products with nothing copied); then the default tiling
+    where :func:`many_rounds` says.
+
+    Raises:
+        TypeError: For an ``out_copied`` that is not a bool (the other arguments as :func:`lookup` and the rules).
+    """
+    out_copied = flag("out_copied", out_copied)
     if copied is None:
         copied = contiguous_copied(dtype, layout, m, n, k)
     found = lookup(dtype, layout, m, n, k, sms, aligned, sectors, copied)
@@ -1523,7 +1537,7 @@ def choose(
     if "swap_tokens" not in off:
         config = swap_tokens(config, dtype, m, n, k, sms)
     if "mid_tiles" not in off:
-        config = mid_tiles(config, dtype, m, n, k, sms, aligned, copied)
+        config = mid_tiles(config, dtype, m, n, k, sms, aligned, copied or out_copied)
     if "many_rounds" not in off:
         config = many_rounds(config, dtype, m, n, k, sms)
     return config
