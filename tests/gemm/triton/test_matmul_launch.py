@@ -217,6 +217,7 @@ def test_the_blocked_kernel_goes_direct_then_quick() -> None:
     [
         (DEFAULT_CONFIGS["bfloat16"], torch.float32, 262144, "; at 3 stages it fits"),
         (Config("tma", 128, 256, 64, num_stages=4, num_warps=8), torch.float32, 327680, "; at 2 stages it fits"),
+        (Config("tma", 256, 256, 64, num_stages=2, num_warps=8), torch.bfloat16, 262144, "; at 1 stage it fits"),
         (Config("tma", 192, 160, 64, num_stages=4, num_warps=8, flatten=False), torch.bfloat16, 241664,
          "; at 3 stages it fits"),
         (Config("tma", 256, 256, 64, num_stages=1, num_warps=8), torch.float32, 327680, ""),

@@ -1731,7 +1731,7 @@ def _check_shared_memory(config: Config, a: Any, out_dtype: Any) -> None:
     limit = _shared_limit(a.device)
     if need > limit:
         fitted = fit_shared_memory(config, limit, a.element_size(), out_dtype.itemsize)
-        hint = f"; at {fitted.num_stages} stages it fits" if fitted != config else ""
+        hint = f"; at {fitted.num_stages} stage{'s' * (fitted.num_stages > 1)} it fits" if fitted != config else ""
         raise ValueError(
             f"config {config.label!r} needs {need:,} bytes of shared memory with {_dtype_name(a.dtype)} inputs and a "
             f"{_dtype_name(out_dtype)} output ({config.num_stages} stages of A and B tiles and the output tile), past "
