@@ -1142,6 +1142,32 @@ def test_gpu_the_look_up_takes_two_blocks_where_step_15_says(dtype, layout) -> N
 @pytest.mark.gpu
 @pytest.mark.usefixtures("compiled")
 @pytest.mark.parametrize(
+    "config",
+    [Config("tma", 128, 192, 64, num_stages=4, num_warps=8, flatten=False),
+     Config("tma", 160, 128, 64, num_stages=4, num_warps=4, flatten=False, swap_ab=True)],
+    ids=lambda c: c.label,
+)  # fmt: skip
+def test_gpu_a_tile_of_two_blocks_runs_right_on_its_direct_launches(config) -> None:
+    # from the second call the two-block kernel skips Triton's JIT: fresh operands each call (new addresses, new
+    # descriptors), then the first ones again (kept descriptors), each product checked, poisoned output each time
+    m, n, k = 297, 4864, 1024
+    gen = torch.Generator().manual_seed(_seed("two blocks direct", config.label))
+    pairs = [(_operand(m, k, torch.bfloat16, "n", gen, "cuda"), _operand(k, n, torch.bfloat16, "t", gen, "cuda"))
+             for _ in range(3)]  # fmt: skip
+    mm.clear_plans()
+    for a, b in (*pairs, pairs[0]):
+        out = torch.full((m, n), float("nan"), dtype=torch.bfloat16, device="cuda")
+        matmul(a, b, out=out, config=config)
+        _assert_close_to_floor(out[::7], a[::7], b)
+    (plan,) = mm._PLANS.values()
+    assert (plan.fast, plan.fast_failed) == (True, None)
+    assert plan.direct[0] is not None
+    mm.clear_plans()
+
+
+@pytest.mark.gpu
+@pytest.mark.usefixtures("compiled")
+@pytest.mark.parametrize(
     ("dtype", "m", "n", "k"),
     [(torch.bfloat16, 2048, 2048, 1024), (torch.bfloat16, 297, 14336, 512), (torch.float8_e4m3fn, 2048, 2048, 1024)],
     ids=["default", "swapped", "fp8"],

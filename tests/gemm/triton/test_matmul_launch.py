@@ -279,3 +279,35 @@ def test_a_gpu_newer_than_the_limits_table_takes_its_own_shared_memory_limit(mon
                                          r"at 3 stages it fits$"):  # fmt: skip
         mm.matmul(a, b, out=torch.empty(256, 256).bfloat16(), config=replace(fits, num_stages=4))
     assert mm._SHARED_LIMITS[a.device] == 101376
+
+
+@pytest.mark.usefixtures("fake_gpu")
+@pytest.mark.parametrize(
+    "config",
+    [Config("tma", 192, 128, 64, num_stages=4, num_warps=8, flatten=False),
+     Config("tma", 128, 192, 64, num_stages=4, num_warps=8, flatten=False),
+     Config("tma", 160, 128, 64, num_stages=4, num_warps=4, flatten=False, swap_ab=True)],
+    ids=lambda c: c.label,
+)  # fmt: skip
+@pytest.mark.parametrize("layout", ["nn", "tt"])
+def test_a_tile_of_two_blocks_launches_directly_from_its_second_call(config: Config, layout: str) -> None:
+    # the two-block kernel went through Triton's JIT on every call (its argument binding, about a hundred
+    # microseconds of host time a call on the H100); from the second call it takes the direct launcher, as stream-K does
+    m, n, k = 200, 384, 512
+    a = torch.randn(m, k).bfloat16() if layout[0] == "n" else torch.randn(k, m).bfloat16().t()
+    b = torch.randn(k, n).bfloat16() if layout[1] == "n" else torch.randn(n, k).bfloat16().t()
+    out = torch.empty(m, n).bfloat16()
+    mm.matmul(a, b, out=out, config=config)  # the first call: through the JIT, descriptors checked
+    first = [_pointers(c) for c in CALLS]
+    (plan,) = mm._PLANS.values()
+    assert (plan.fast, plan.quick, plan.fast_failed) == (True, None, None)
+    assert plan.direct is not None
+    assert plan.direct[0] is not None
+    CALLS.clear()
+    mm.matmul(a, b, out=out, config=config)  # the second: the direct launcher, descriptors kept
+    second = [_pointers(c) for c in CALLS]
+    assert len(first) == len(second) == 1
+    assert len(first[0]) == len(second[0])
+    assert first == second
+    tensor_maps = [x for x in second[0] if isinstance(x, tuple) and x[0] == "tensor map"]
+    assert len(tensor_maps) == 8  # A and B in each block shape, and C's four blocks

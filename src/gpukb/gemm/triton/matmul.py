@@ -1306,8 +1306,10 @@ class _Plan:
     def _two_part(self, a: Any, b: Any, out: Any, alpha: float) -> None:
         """Launch the persistent kernel whose tiles are two blocks on a side (:func:`tma2_kernel`), with a host
         descriptor for each block shape (a tile's missing blocks get the first block's, which the kernel does not
-        read). No quick path: each call goes through :meth:`_launch`."""
+        read). No quick path: each call goes through :meth:`_launch`, which from the second call on skips the JIT's
+        argument binding (as for stream-K), with descriptors built without re-checking what the first call checked."""
         config, m, n, k = self.config, self.m, self.n, self.k
+        make = _fast_descriptor if self.fast else _checked_descriptor
         (bm, bm2), (bn, bn2) = block_parts(config.block_m), block_parts(config.block_n)
         bk = config.block_k
         lda, ldb = _descriptor_stride(a, self.a_row), _descriptor_stride(b, self.b_row)
@@ -1315,16 +1317,16 @@ class _Plan:
 
         def a_desc(rows: int) -> Any:
             if self.a_row:
-                return _checked_descriptor(a, [m, k], [lda, 1], [rows, bk])
-            return _checked_descriptor(a.t(), [k, m], [lda, 1], [bk, rows])
+                return make(a, [m, k], [lda, 1], [rows, bk])
+            return make(a.t(), [k, m], [lda, 1], [bk, rows])
 
         def b_desc(cols: int) -> Any:
             if self.b_row:
-                return _checked_descriptor(b, [k, n], [ldb, 1], [bk, cols])
-            return _checked_descriptor(b.t(), [n, k], [ldb, 1], [cols, bk])
+                return make(b, [k, n], [ldb, 1], [bk, cols])
+            return make(b.t(), [n, k], [ldb, 1], [cols, bk])
 
         def c_desc(rows: int, cols: int) -> Any:
-            return _checked_descriptor(out, [m, n], [ldc, 1], [rows or bm, cols or bn])
+            return make(out, [m, n], [ldc, 1], [rows or bm, cols or bn])
 
         a1, b1 = a_desc(bm), b_desc(bn)
         descriptors = (
@@ -1338,7 +1340,7 @@ class _Plan:
             "UPCAST": self.upcast, "FLATTEN": config.flatten, "NUM_SMS": self.sms, "SWAP": config.swap_ab,
         }  # fmt: skip
         self._launch("tma2", grid, (*descriptors, m, n, k, alpha), constants, (config.num_stages, config.num_warps), 0)
-        self.fast = False
+        self.fast = not self.interpret and self.fast_failed is None
 
     def _streamk(self, a_desc: Any, b_desc: Any, c_desc: Any, out: Any, alpha: float) -> None:
         """Launch the stream-K kernel on all the multiprocessors, with the plan's partial-sum slots (two a program)
