@@ -3391,3 +3391,54 @@ def test_the_triton_page_prose_matches_the_tenth_draw() -> None:
     assert labels[30522, 768, 5349] == "BERT-base LM head, weight-grad, 5349 tokens"
     assert labels[396, 28672, 8192] == "Llama-3-70B MLP down, input-grad, 396 tokens"
     assert labels[242, 3072, 24576] == "Gemma-7B MLP down, forward, 242 tokens"
+
+
+def check_triton_two_block_host(markdown: str, kwargs: dict[str, Any]) -> None:
+    """Every cell of the two-block host-time table, from the two records' JSON."""
+    before = _sweep_raw("triton-gemm-sweep-h100-mid-rows")["rows"]
+    after = _sweep_raw("triton-gemm-sweep-h100-mid-rows-direct-two-block")["rows"]
+    (table,) = markdown_tables(markdown)
+    expected = []
+    for old, new in zip(before, after, strict=True):
+        assert (old["m"], old["n"], old["k"], old["dtype"]) == (new["m"], new["n"], new["k"], new["dtype"])
+        sides = (new["config"]["block_m"], new["config"]["block_n"])
+        if new["dtype"] != "bfloat16" or all(s & (s - 1) == 0 for s in sides):
+            continue
+        assert old["config"] == new["config"]
+
+        def host(r: dict[str, Any]) -> str:
+            return f"{statistics.median(r['kernel_host_us']):.0f} / {statistics.median(r['peer_host_us']):.0f}"
+
+        expected.append((f"{new['m']}×{new['n']}×{new['k']}", f"`{_label(new['config'])}`", host(old), host(new),
+                         f"{1e3 * statistics.median(new['kernel_ms']):.1f}"))  # fmt: skip
+    assert len(expected) == 4
+    assert [tuple(row.values()) for row in table] == expected
+
+
+def test_the_two_block_host_table_and_its_prose_match_the_records() -> None:
+    from gpukb.gemm.pages.triton import triton_two_block_host
+
+    check_triton_two_block_host(triton_two_block_host(), {})
+    page = (ROOT / "docs" / "gemm" / "triton.md").read_text(encoding="utf-8")
+    part = " ".join(page.split("## The host path")[1].split("## Correctness")[0].split())
+    before = _sweep_raw("triton-gemm-sweep-h100-mid-rows")["rows"]
+    after = _sweep_raw("triton-gemm-sweep-h100-mid-rows-direct-two-block")["rows"]
+    excess: dict[str, list[float]] = {"before": [], "after": []}
+    moved = []
+    for old, new in zip(before, after, strict=True):
+        if new["dtype"] == "bfloat16" and (new["config"]["block_n"] & (new["config"]["block_n"] - 1)):
+            for name, r in (("before", old), ("after", new)):
+                excess[name].append(statistics.median(r["kernel_host_us"]) - statistics.median(r["peer_host_us"]))
+            moved.append(abs(statistics.median(old["peer_host_us"]) - statistics.median(new["peer_host_us"])))
+    spans = {name: f"{min(v):.0f}–{max(v):.0f} µs" for name, v in excess.items()}
+    assert spans == {"before": "119–237 µs", "after": "39–84 µs"}
+    assert f"{max(moved):.0f}" == "22"
+    for text in ("cuBLAS's own by up to 22 µs on these four", "which fell from 119–237 µs to 39–84 µs",
+                 "both sides take longer to queue a call than the GPU takes to run it (103 and 64 µs)"):  # fmt: skip
+        assert text in part
+    row = next(r for r in after if (r["m"], r["n"], r["k"], r["dtype"]) == (896, 4864, 154, "bfloat16"))
+    assert (f"{statistics.median(row['kernel_host_us']):.0f}", f"{statistics.median(row['peer_host_us']):.0f}",
+            f"{1e3 * statistics.median(row['kernel_ms']):.0f}") == ("103", "64", "14")  # fmt: skip
+
+
+CHECKS.update(triton_two_block_host=check_triton_two_block_host)

@@ -1460,3 +1460,37 @@ def triton_mid_by_count(record_id: str = triton_results.MID_TABLE_ID) -> str:
         table.append((f"{100 * margin:.0f} %", f"{h.changed} of {h.products}", str(h.faster), str(h.slower),
                       f"×{h.mean_gain:.3f}"))  # fmt: skip
     return markdown_table(["at least this much less work", "changed", "faster", "slower", "mean"], table)
+
+
+def triton_two_block_host(
+    before_id: str = "gemm/triton-gemm-sweep-h100-mid-rows",
+    after_id: str = "gemm/triton-gemm-sweep-h100-mid-rows-direct-two-block",
+    sweep: str = "mid-rows",
+) -> str:
+    """The host's time to queue one timed sample (µs, the median of the rounds' medians), Triton's and cuBLAS's, on
+    each bf16 product of ``sweep`` that runs a tile of two blocks in the run ``after_id``, in that run and in
+    ``before_id``, the same products measured before the two-block kernel's direct launch; and the kernel's device
+    time after."""
+    if sweep not in _SWEEP_NAMES:
+        raise ValueError(f"sweep must be one of {list(_SWEEP_NAMES)}; got {sweep!r}")
+    before = _by_occurrence(r for r in _sweep(before_id).rows if r.sweep == sweep and r.dtype == "bfloat16")
+    rows = []
+    after = _by_occurrence(r for r in _sweep(after_id).rows if r.sweep == sweep and r.dtype == "bfloat16")
+    for key, r in after.items():
+        if r.config is None or not r.config.two_part:
+            continue
+        old = before.get(key)
+        if old is None or old.config != r.config or not (r.kernel_host_us and old.kernel_host_us):
+            raise ValueError(f"{before_id} has no like row of {r.m}×{r.n}×{r.k} {r.layout} with host times")
+        rows.append(
+            (
+                _shape(r),
+                f"`{r.config.label}`",
+                f"{statistics.median(old.kernel_host_us):.0f} / {statistics.median(old.peer_host_us):.0f}",
+                f"{statistics.median(r.kernel_host_us):.0f} / {statistics.median(r.peer_host_us):.0f}",
+                f"{1e3 * statistics.median(r.kernel_ms):.1f}",
+            )
+        )
+    headers = ["product", "tiles", "before: Triton / cuBLAS, host µs", "after: Triton / cuBLAS, host µs",
+               "device µs (after)"]  # fmt: skip
+    return markdown_table(headers, rows)
