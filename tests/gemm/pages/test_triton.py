@@ -2553,12 +2553,7 @@ def test_the_triton_page_prose_matches_step_17s_runs() -> None:
     rep_times = {t.config: t.ms for t in rep.trials if t.ms}
     assert [f"{rep_times[c]:.3f}" for c in (tuning.TOKEN_TILE, default)] == ["0.052", "0.054"]
     # the ninth draw, with the rule and without
-    on = _sweep_raw("triton-gemm-sweep-h100-held-out-8")
-    off = _sweep_raw("triton-gemm-sweep-h100-held-out-8-without-many-rounds")
-    assert "--without-many-rounds" in off["run"]["command"]
-    assert "--without-many-rounds" not in on["run"]["command"]
-    pairs = list(zip(on["rows"], off["rows"], strict=True))
-    assert all((a["dtype"], a["m"], a["n"], a["k"]) == (b["dtype"], b["m"], b["n"], b["k"]) for a, b in pairs)
+    pairs = _draw_pairs("held-out-8", "--without-many-rounds")
     moved = sorted((a["m"], a["dtype"], f"{b['ratio']:.3f}", f"{a['ratio']:.3f}") for a, b in pairs
                    if a["config"] != b["config"])  # fmt: skip
     assert moved == [(5120, "bfloat16", "0.866", "0.916"), (5120, "float16", "0.871", "0.918"),
@@ -2658,12 +2653,7 @@ def test_the_triton_page_prose_matches_step_18s_runs() -> None:
     assert better == [(86, 4096, 32000), (102, 896, 1152), (126, 768, 768), (174, 8192, 10240)]
     assert "Few tiles or a long K: split-K won on 14 of 18." in step
     # the second draw, with the rule and without
-    on = _sweep_raw("triton-gemm-sweep-h100-tokens-2")
-    off = _sweep_raw("triton-gemm-sweep-h100-tokens-2-without-token-split")
-    assert "--without-token-split" in off["run"]["command"]
-    assert "--without-token-split" not in on["run"]["command"]
-    pairs = list(zip(on["rows"], off["rows"], strict=True))
-    assert all((a["dtype"], a["m"], a["n"], a["k"]) == (b["dtype"], b["m"], b["n"], b["k"]) for a, b in pairs)
+    pairs = _draw_pairs("tokens-2", "--without-token-split")
     moved = {(a["m"], a["dtype"]): (b, a) for a, b in pairs if a["config"] != b["config"]}
     assert sorted({m for m, _ in moved}) == [89, 143, 208, 223, 247]
     assert all(a["config"] == {**tuning.TOKEN_SPLIT_TILE.as_dict()} for _, a in moved.values())
@@ -2689,9 +2679,9 @@ def test_the_triton_page_prose_matches_step_18s_runs() -> None:
         assert f"{100 * (math.prod(x for x, m in typed if m != 247) ** (1 / 24) - 1):+.1f}" == others
     assert "247×4096×1024 alone +3.3 % and +3.2 %, the other four −0.8 % and −0.6 %" in step
     for dtype in ("bfloat16", "float16"):
-        for run in (on, off):
+        for side in (0, 1):  # the run with the rule, then the run without it
             three = ((223, 1024, 1024), (89, 2304, 768), (143, 2048, 2048))
-            spread = [max(r["kernel_ms"]) / min(r["kernel_ms"]) - 1 for r in run["rows"]
+            spread = [max(r["kernel_ms"]) / min(r["kernel_ms"]) - 1 for r in (pair[side] for pair in pairs)
                       if r["dtype"] == dtype and (r["m"], r["n"], r["k"]) in three]  # fmt: skip
             assert len(spread) == 3
             assert max(spread) < (0.02 if dtype == "bfloat16" else 0.035)
@@ -2723,7 +2713,7 @@ def test_the_triton_page_prose_matches_step_18s_runs() -> None:
     assert (lowest["m"], lowest["n"], lowest["k"], f"{lowest['ratio']:.3f}") == (267, 4096, 128256, "0.575")
     assert configs.Config(**lowest["config"]) == tuning.TOKEN_TILE
     assert (-(-267 // 64) * 64 - 267, -(-267 // 128) * 128 - 267) == (53, 117)
-    labels = {(r["m"], r["n"], r["k"]): r["label"] for r in on["rows"]}
+    labels = {(r["m"], r["n"], r["k"]): r["label"] for r, _ in pairs}
     assert labels[267, 4096, 128256] == "Llama-3-8B LM head, input-grad, 267 tokens"
     assert "267×4096×128256 (Llama-3-8B's LM head, input gradient, at 267 tokens)" in step
     assert labels[247, 4096, 1024] == "GPT-2 medium MLP down, input-grad, 247 tokens"
@@ -2972,6 +2962,23 @@ def check_triton_swap_holdout(markdown: str, kwargs: dict[str, Any]) -> None:
     assert "Copied from the nearest product, the verdict was wrong as often as right and the mean fell" in step
 
 
+def _draw_pairs(sweep: str, flag: str, commit: str | None = None) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """One draw's rows measured with a rule (record ``triton-gemm-sweep-h100-<sweep>``) and without it (the record of
+    the run given ``flag``), paired product by product, checked to be the same products; ``commit``: the commit the
+    run with the rule names as the one that fixed the draw."""
+    flag_name = flag.removeprefix("--")
+    on = _sweep_raw(f"triton-gemm-sweep-h100-{sweep}")
+    off = _sweep_raw(f"triton-gemm-sweep-h100-{sweep}-{flag_name}")
+    assert flag in off["run"]["command"]
+    assert flag not in on["run"]["command"]
+    if commit is not None:
+        assert f"{sweep}={commit}" in on["run"]["command"]
+    pairs = [(a, b) for a, b in zip(on["rows"], off["rows"], strict=True) if a["sweep"] == sweep]
+    assert pairs
+    assert all((a["dtype"], a["m"], a["n"], a["k"]) == (b["dtype"], b["m"], b["n"], b["k"]) for a, b in pairs)
+    return pairs
+
+
 def _draw_means(record_id: str, sweep: str) -> list[str]:
     """A sweep record's geometric means on one drawn set, bf16 then fp16, as the page prints them."""
     from gpukb.gemm.triton.results import sweep_committed, sweep_goal_rows
@@ -3012,14 +3019,8 @@ def test_the_triton_page_prose_matches_step_19s_rule_and_draw() -> None:
     assert tuning.swap_tokens(Config("tma", 64, 256, 64, num_stages=4, num_warps=4), "bfloat16", 297, 14336, 4096,
                               132).label == "tma 160x128x64 g8 s4 w4 swap noflat"  # fmt: skip
     # the draw, with the rule and without
-    on = _sweep_raw("triton-gemm-sweep-h100-tokens-3")
-    off = _sweep_raw("triton-gemm-sweep-h100-tokens-3-without-swap")
-    assert "--without-swap" in off["run"]["command"]
-    assert "--without-swap" not in on["run"]["command"]
-    assert "tokens-3=dc9c4d3cd7ce2a861c0844a76da7c29af6ecb304" in on["run"]["command"]
-    pairs = [(a, b) for a, b in zip(on["rows"], off["rows"], strict=True) if a["sweep"] == "tokens-3"]
+    pairs = _draw_pairs("tokens-3", "--without-swap", "dc9c4d3cd7ce2a861c0844a76da7c29af6ecb304")
     assert len(pairs) == 48
-    assert all((a["dtype"], a["m"], a["n"], a["k"]) == (b["dtype"], b["m"], b["n"], b["k"]) for a, b in pairs)
     moved = {(a["m"], a["dtype"]): (b, a) for a, b in pairs if a["config"] != b["config"]}
     assert sorted({m for m, _ in moved}) == [66, 83, 86, 133, 161, 276]
     assert all(a["config"].get("swap_ab") for _, a in moved.values())
@@ -3311,14 +3312,8 @@ def test_the_triton_page_prose_matches_step_20s_run_rule_and_draw() -> None:
     # the draw, with the rule and without
     assert model_shapes.TOKEN_DRAWS["mid-rows"][0] == 490622
     assert "seed 490622" in step
-    on = _sweep_raw("triton-gemm-sweep-h100-mid-rows")
-    off = _sweep_raw("triton-gemm-sweep-h100-mid-rows-without-mid")
-    assert "--without-mid" in off["run"]["command"]
-    assert "--without-mid" not in on["run"]["command"]
-    assert "mid-rows=298c035aed573c93e5eeb7f5b8aa7fce3ab2fa0a" in on["run"]["command"]
-    pairs = [(a, b) for a, b in zip(on["rows"], off["rows"], strict=True) if a["sweep"] == "mid-rows"]
+    pairs = _draw_pairs("mid-rows", "--without-mid", "298c035aed573c93e5eeb7f5b8aa7fce3ab2fa0a")
     assert len(pairs) == 48
-    assert all((a["dtype"], a["m"], a["n"], a["k"]) == (b["dtype"], b["m"], b["n"], b["k"]) for a, b in pairs)
     moved = {(a["m"], a["n"], a["k"], a["dtype"]): (b, a) for a, b in pairs if a["config"] != b["config"]}
     assert sorted({key[:3] for key in moved}) == [(380, 3072, 768), (896, 4864, 154), (896, 4864, 7154),
                                                   (1176, 4096, 14336), (1681, 1024, 4096)]  # fmt: skip
