@@ -113,6 +113,14 @@ def _pointers(call: tuple) -> tuple:
     return tuple(x.data_ptr() if isinstance(x, torch.Tensor) else x for x in call)
 
 
+def _bf16_product(layout: str, m: int, n: int, k: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Random bf16 A (m×k) and B (k×n) in ``layout`` ("n": row-major, "t": the transpose of a row-major matrix), and
+    an empty C."""
+    a = torch.randn(m, k).bfloat16() if layout[0] == "n" else torch.randn(k, m).bfloat16().t()
+    b = torch.randn(k, n).bfloat16() if layout[1] == "n" else torch.randn(n, k).bfloat16().t()
+    return a, b, torch.empty(m, n).bfloat16()
+
+
 @pytest.mark.usefixtures("fake_gpu")
 @pytest.mark.parametrize(
     "config",
@@ -127,9 +135,7 @@ def _pointers(call: tuple) -> tuple:
 @pytest.mark.parametrize("layout", ["nn", "tt"])
 def test_the_direct_launch_passes_what_the_jit_passes(config: Config, layout: str) -> None:
     m, n, k = 8, 256, 512
-    a = torch.randn(m, k).bfloat16() if layout[0] == "n" else torch.randn(k, m).bfloat16().t()
-    b = torch.randn(k, n).bfloat16() if layout[1] == "n" else torch.randn(n, k).bfloat16().t()
-    out = torch.empty(m, n).bfloat16()
+    a, b, out = _bf16_product(layout, m, n, k)
     mm.matmul(a, b, out=out, config=config)  # the first call: through the JIT
     first = [_pointers(c) for c in CALLS]
     (plan,) = mm._PLANS.values()
@@ -294,9 +300,7 @@ def test_a_tile_of_two_blocks_launches_directly_from_its_second_call(config: Con
     # the two-block kernel went through Triton's JIT on every call (its argument binding, about a hundred
     # microseconds of host time a call on the H100); from the second call it takes the direct launcher, as stream-K does
     m, n, k = 200, 384, 512
-    a = torch.randn(m, k).bfloat16() if layout[0] == "n" else torch.randn(k, m).bfloat16().t()
-    b = torch.randn(k, n).bfloat16() if layout[1] == "n" else torch.randn(n, k).bfloat16().t()
-    out = torch.empty(m, n).bfloat16()
+    a, b, out = _bf16_product(layout, m, n, k)
     mm.matmul(a, b, out=out, config=config)  # the first call: through the JIT, descriptors checked
     first = [_pointers(c) for c in CALLS]
     (plan,) = mm._PLANS.values()
