@@ -3433,6 +3433,8 @@ def test_the_two_block_host_table_and_its_prose_match_the_records() -> None:
     for text in ("cuBLAS's own by up to 22 µs on these four", "which fell from 119–237 µs to 39–84 µs",
                  "both sides take longer to queue a call than the GPU takes to run it (103 and 64 µs)"):  # fmt: skip
         assert text in part
+    next_steps = " ".join(page.split("## What next")[1].split())
+    assert "took 39 to 84 µs longer to queue than cuBLAS's calls in the same run" in next_steps
     row = next(r for r in after if (r["m"], r["n"], r["k"], r["dtype"]) == (896, 4864, 154, "bfloat16"))
     assert (f"{statistics.median(row['kernel_host_us']):.0f}", f"{statistics.median(row['peer_host_us']):.0f}",
             f"{1e3 * statistics.median(row['kernel_ms']):.0f}") == ("103", "64", "14")  # fmt: skip
