@@ -491,3 +491,23 @@ def test_step_20s_tables_read_candidates_timed_with_the_choices_pad_rows(
     assert all(r.chosen.pad_rows for r in results.mid_rows("gemm/pad"))
     assert triton_mid_candidates("gemm/pad") == candidates
     assert triton_mid_pairs("gemm/pad") == pairs
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"after_id": True}, TypeError, "record must be a sweep record's id or a TritonGemmSweep; got bool"),
+        ({"before_id": 3.5}, TypeError, "record must be a sweep record's id or a TritonGemmSweep; got float"),
+        ({"sweep": "tokens"}, ValueError, "gemm/triton-gemm-sweep-h100-mid-rows-direct-two-block runs no bf16 product "
+                                          "of 'tokens' on tiles of two blocks"),
+        ({"sweep": float("nan")}, ValueError, "sweep must be one of"),
+        ({"before_id": "gemm/triton-gemm-tuning-h100-mid"}, ValueError,
+         "results file 'gemm/triton-gemm-tuning-h100-mid' holds a 'gemm.triton-tuning' record"),
+    ],
+)  # fmt: skip
+def test_the_two_block_host_table_refuses_what_it_cannot_compare(kwargs: dict, error: type, message: str) -> None:
+    # a bool for a record failed on an attribute; a set with no two-block product printed an empty table
+    from gpukb.gemm.pages.triton import triton_two_block_host
+
+    with pytest.raises(error, match=f"^{re.escape(message)}"):
+        triton_two_block_host(**kwargs)

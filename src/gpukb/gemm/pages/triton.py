@@ -383,10 +383,18 @@ _DTYPE_SHORT = {"bfloat16": "bf16", "float16": "fp16", "float8_e4m3fn": "FP8 E4M
 
 
 def _sweep(record: TritonSweepRecord | str | None) -> TritonSweepRecord:
-    """The committed sweep (the default record), a sweep record by id, or the record given."""
+    """The committed sweep (the default record), a sweep record by id, or the record given.
+
+    Raises:
+        TypeError: For a ``record`` that is none of these (a bool or a number would fail later, on an attribute).
+    """
     if record is None:
         return triton_results.sweep_committed()
-    return triton_results.sweep_committed(record) if isinstance(record, str) else record
+    if isinstance(record, str):
+        return triton_results.sweep_committed(record)
+    if not isinstance(record, TritonSweepRecord):
+        raise TypeError(f"record must be a sweep record's id or a TritonGemmSweep; got {type(record).__name__}")
+    return record
 
 
 def _shape(r: SweepRow) -> str:
@@ -1491,6 +1499,8 @@ def triton_two_block_host(
                 f"{1e3 * statistics.median(r.kernel_ms):.1f}",
             )
         )
+    if not rows:  # an empty table would say nothing, silently
+        raise ValueError(f"{after_id} runs no bf16 product of {sweep!r} on tiles of two blocks")
     headers = ["product", "tiles", "before: Triton / cuBLAS, host µs", "after: Triton / cuBLAS, host µs",
                "device µs (after)"]  # fmt: skip
     return markdown_table(headers, rows)
