@@ -3441,3 +3441,40 @@ def test_the_two_block_host_table_and_its_prose_match_the_records() -> None:
 
 
 CHECKS.update(triton_two_block_host=check_triton_two_block_host)
+
+
+def test_what_next_says_what_steps_20s_records_and_the_look_up_say() -> None:
+    """The "What next" items that cite step 20's run, its draw, the tenth draw and the look-up as it now chooses."""
+    from gpukb.gemm.triton import tuning
+
+    page = (ROOT / "docs" / "gemm" / "triton.md").read_text(encoding="utf-8")
+    items = " ".join(page.split("## What next")[1].split())
+    pairs = _draw_pairs("mid-rows", "--without-mid")
+    ratio = {(a["m"], a["n"], a["k"]): (b["ratio"], a["ratio"]) for a, b in pairs if a["dtype"] == "bfloat16"}
+    before, after = ratio[896, 4864, 154]
+    assert f"{100 * (1 - after / before):.0f}" == "12"
+    assert f"{ratio[896, 4864, 7154][1]:.3f}" == "0.657"
+    seen = {p["shape"]: p for p in _mid_products()}
+    times = seen[896, 4864, 7503]["times"]
+    assert f"{times['tma 128x192x64 g8 s4 w8 noflat'] / times['tma 192x192x64 g8 s3 w8 noflat']:.2f}" == "1.20"
+    assert "(896×4864×154 lost 12 % on three K steps)" in items
+    assert "such as 896×4864×7154, the draw's lowest at 0.657, where they ran 1.20 times as fast as the rule's" in items
+    tenth = {(r["m"], r["n"], r["k"]): r["ratio"] for r in _sweep_raw("triton-gemm-sweep-h100-held-out-9")["rows"]
+             if r["dtype"] == "bfloat16"}  # fmt: skip
+    for shape, said in (((30522, 768, 5349), "0.577"), ((396, 28672, 8192), "0.765"), ((242, 3072, 24576), "0.771")):
+        assert f"{tenth[shape]:.3f}" == said
+        assert f"({shape[0]}×{shape[1]}×{shape[2]}, {said}" in items
+    # the eighth draw's three lowest: the look-up now gives the first step 20's tiles, the other two still 64×128
+    tuning._ACTIVE.clear()
+    labels = {
+        shape: tuning.choose("bfloat16", layout, *shape, 132).label
+        for layout, shape in (("TN", (768, 3072, 4268)), ("NN", (4474, 1024, 1024)), ("NT", (6120, 768, 768)))
+    }
+    assert labels == {
+        (768, 3072, 4268): "tma 128x192x64 g8 s4 w8 noflat",
+        (4474, 1024, 1024): "tma 64x128x64 g8 s6 w4",
+        (6120, 768, 768): "tma 64x128x64 g8 s6 w4",
+    }
+    mid = seen[768, 3072, 4268]
+    assert f"{mid['cublas'] / mid['times']['tma 128x192x64 g8 s4 w8 noflat']:.3f}" == "0.734"
+    assert "now takes step 20's 128×192 tiles, which ran at 0.734 on it in step 20's run" in items
