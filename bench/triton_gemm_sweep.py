@@ -3,10 +3,10 @@
 Run from the repository root on a machine with a Hopper GPU::
 
     python bench/triton_gemm_sweep.py OUT_DIR [--budget SECONDS]
-        [--tune sweep|issue29|losers|gaps|fill|streamk|twoblock|tokens|default|tokensplit|swap|mid|none]
+        [--tune sweep|issue29|losers|gaps|fill|streamk|twoblock|tokens|default|tokensplit|swap|mid|depth|none]
         [--tune-only] [--reserve SECONDS] [--bytes-rules]
         [--sets first,issue,random,held-out,held-out-2,held-out-3,held-out-4,held-out-5,held-out-6,
-        held-out-7,held-out-8,held-out-9,tokens,tokens-2,tokens-3,mid-rows,tiny] [--without-two-block]
+        held-out-7,held-out-8,held-out-9,tokens,tokens-2,tokens-3,mid-rows,tokens-4,tiny] [--without-two-block]
         [--without-tokens] [--without-many-rounds] [--without-token-split] [--without-swap] [--without-mid]
         [--profile some|all]
 
@@ -16,12 +16,13 @@ random sweep's products and the first sweep's slowest (``gpukb.gemm.triton.sweep
 split-tail and decode candidates, writing ``triton-gemm-tuning-h100-losers.json``; ``--tune gaps`` and ``--tune fill``
 the shapes designed for them (``sweep.GAP_TUNING``, ``sweep.FILL_TUNING``: 16-row, one-launch split-K and transposed
 decode tilings), writing ``-gaps`` and ``-fill`` tables, each measured over the committed ones; ``--tune streamk``,
-``--tune twoblock``, ``--tune tokens``, ``--tune default``, ``--tune tokensplit``, ``--tune swap`` and ``--tune mid``
-time seen products (``sweep.STREAMK_TUNING``, ``sweep.TWO_BLOCK_TUNING``, ``sweep.TOKEN_TUNING``,
-``sweep.DEFAULT_TUNING``, ``sweep.TOKEN_SPLIT_TUNING``, ``sweep.SWAP_TUNING``, ``sweep.MID_TUNING``) with the look-up's
-own choice first, then step 12's stream-K candidates, step 14's tiles of two blocks, step 16's tall tiles (with the
-names of cuBLAS's kernels), step 17's default tilings, step 18's split-K tilings, step 19's swapped tiles or step 20's
-ways to fill a part-empty round (the last three with cuBLAS's kernels), and change no table; every
+``--tune twoblock``, ``--tune tokens``, ``--tune default``, ``--tune tokensplit``, ``--tune swap``, ``--tune mid`` and
+``--tune depth`` time seen products (``sweep.STREAMK_TUNING``, ``sweep.TWO_BLOCK_TUNING``, ``sweep.TOKEN_TUNING``,
+``sweep.DEFAULT_TUNING``, ``sweep.TOKEN_SPLIT_TUNING``, ``sweep.SWAP_TUNING``, ``sweep.MID_TUNING``,
+``sweep.DEPTH_TUNING``) with the look-up's own choice first, then step 12's stream-K candidates, step 14's tiles of two
+blocks, step 16's tall tiles (with the names of cuBLAS's kernels), step 17's default tilings, step 18's split-K
+tilings, step 19's swapped tiles, step 20's ways to fill a part-empty round or step 21's deeper pipelines (the last
+four with cuBLAS's kernels), and change no table; every
 candidate's output is compared with cuBLAS's before and after it is timed, and a wrong one is never chosen;
 ``--tune none`` tunes nothing and uses the committed tables (``tuning.TABLE_RECORDS``). ``--reserve``: the seconds
 the tuning leaves for the sweep. The sweep then measures the sets of shapes it is given
@@ -38,7 +39,8 @@ before the run that measured it), ``held-out-9`` (a tenth, committed after step 
 measured it), ``tokens`` (step 16's draw of products of 65 to 320 rows,
 committed after its rule and before the run that measured it), ``tokens-2`` (step 18's, the same way), ``tokens-3``
 (step 19's, committed before its tuning run), ``mid-rows`` (step 20's draw of products of 321 to 2048 rows, committed
-before its tuning run) and ``tiny`` (M·N·K < 2^20).
+before its tuning run), ``tokens-4`` (step 21's draw of products of 65 to 320 rows, committed before its tuning run) and
+``tiny`` (M·N·K < 2^20).
 
 It writes, through ``gpukb.records``:
 
@@ -102,6 +104,7 @@ from gpukb.dtypes import torch_dtype  # noqa: E402
 from gpukb.gemm.triton.model_shapes import HELD_OUT_DRAWS, TOKEN_DRAWS  # noqa: E402
 from gpukb.gemm.triton.sweep import (  # noqa: E402
     DEFAULT_TUNING,
+    DEPTH_TUNING,
     FILL_TUNING,
     GAP_TUNING,
     ISSUE_SHAPES,
@@ -273,6 +276,15 @@ def _by_product_modes() -> dict[str, ProductMode]:
             True,
             "gpukb.gemm.triton.sweep.MID_TUNING: every seen product of 321 to 2048 rows; tuning.CANDIDATES_16_MID: "
             "tilings of one block and two, split-K and a stream-K round",
+        ),
+        "depth": ProductMode(
+            DEPTH_TUNING,
+            lambda chosen, m, n, k, sms: tuning.depth_trials(chosen, m),
+            True,
+            True,
+            "gpukb.gemm.triton.sweep.DEPTH_TUNING: every seen product of 65 to 320 rows; tuning.depth_trials: the "
+            "look-up's choice and swapped tiles 64 and 128 wide, each at its depth and at the deepest pipeline "
+            "that fits",
         ),
     }
 
@@ -603,8 +615,8 @@ SETS = ("first", "issue", "random", *HELD_OUT_DRAWS, *TOKEN_DRAWS, "tiny")
 
 
 #: The drawn sets (``--held-out-commit`` names the commit that fixed each): the held-out draws, then the class draws
-#: (``TOKEN_DRAWS``: step 16's ``tokens``, step 18's ``tokens-2``, step 19's ``tokens-3``, step 20's ``mid-rows``),
-#: each as the record describes it.
+#: (``TOKEN_DRAWS``: step 16's ``tokens``, step 18's ``tokens-2``, step 19's ``tokens-3``, step 20's ``mid-rows``,
+#: step 21's ``tokens-4``), each as the record describes it.
 DRAWS = {
     **{name: f"seed {seed}, {count} products" for name, (seed, count) in HELD_OUT_DRAWS.items()},
     **{

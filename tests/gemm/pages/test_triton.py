@@ -1072,7 +1072,8 @@ _SWEEP_WORDS = {"first": "first sweep", "issue": "reported products", "random": 
                 "held-out-7": "seventh held-out sweep", "held-out-8": "eighth held-out sweep",
                 "held-out-9": "ninth held-out sweep",
                 "tokens": "65–320-row draw", "tokens-2": "second 65–320-row draw",
-                "tokens-3": "third 65–320-row draw", "mid-rows": "321–2048-row draw", "tiny": "tiny"}  # fmt: skip
+                "tokens-3": "third 65–320-row draw", "mid-rows": "321–2048-row draw",
+                "tokens-4": "fourth 65–320-row draw", "tiny": "tiny"}  # fmt: skip
 
 
 def _config_words(r: dict[str, Any]) -> str:

@@ -284,6 +284,26 @@ def test_a_float32_output_tile_gets_a_shorter_pipeline() -> None:
             assert f"4 stages needs {shared:,} bytes, past sm_90's {limit:,}" in " ".join(page.split())
 
 
+def test_step_21s_deepest_pipelines_compile_within_a_blocks_shared_memory() -> None:
+    """Compiled for sm_90 here: the deepest pipelines step 21 times (13 stages of a swapped 64×64 tile on the
+    persistent kernel, 15 of a 48×64 one on the two-block kernel) take what the count says, within the barriers'
+    bytes, and fit in a block's shared memory; one stage more would not."""
+    from gpukb.cuda import limits
+    from gpukb.gemm.triton.configs import shared_memory_model
+
+    limit = limits.capability("9.0").shared_per_block_optin
+    one_block = tuning.deepest(Config("tma", 64, 64, 64, num_stages=6, num_warps=4, swap_ab=True))
+    two_block = tuning.deepest(Config("tma", 48, 64, 64, num_stages=4, num_warps=4, flatten=False, swap_ab=True))
+    assert (one_block.num_stages, two_block.num_stages) == (13, 15)
+    compiled = (
+        (one_block, _compile_tma(one_block, b_row_major=False)),
+        (two_block, _compile_two_block(48, 64, two_block.num_stages, 4, b_row_major=False, swap=True)),
+    )
+    for config, kernel in compiled:
+        assert 0 <= kernel.metadata.shared - shared_memory_model(config) <= 256
+        assert kernel.metadata.shared <= limit < shared_memory_model(replace(config, num_stages=config.num_stages + 1))
+
+
 @pytest.mark.parametrize("layout", ["nn", "nt"])
 def test_a_swapped_tile_compiles_to_the_same_warpgroup_mma_work(layout) -> None:
     """Compiled for sm_90 here (step 19): the persistent kernel's 64×128 tile and its swap (128 tokens of C's rows

@@ -550,6 +550,34 @@ MID_ROWS_DRAW = [
     ("NT", 866, 3072, 768),
 ]
 
+#: Step 21's draw (65 to 320 rows), committed before its tuning run.
+TOKEN_DRAW_4 = [
+    ("NT", 76, 8192, 8192),
+    ("NT", 292, 768, 768),
+    ("NN", 96, 3072, 256000),
+    ("NT", 101, 50257, 768),
+    ("NN", 260, 8192, 8192),
+    ("NT", 108, 6144, 4096),
+    ("NN", 69, 3584, 18944),
+    ("NT", 192, 24576, 3072),
+    ("NN", 138, 3072, 12288),
+    ("NN", 202, 8192, 28672),
+    ("NN", 98, 1024, 30522),
+    ("NT", 297, 3072, 768),
+    ("NT", 141, 768, 768),
+    ("NT", 188, 32000, 4096),
+    ("NN", 202, 14336, 4096),
+    ("NT", 79, 28672, 8192),
+    ("NT", 143, 151936, 896),
+    ("NN", 238, 4096, 1024),
+    ("NT", 105, 3072, 768),
+    ("NN", 69, 4096, 6144),
+    ("NT", 65, 16384, 2048),
+    ("NN", 288, 4096, 1024),
+    ("NT", 226, 152064, 3584),
+    ("NN", 115, 768, 768),
+]
+
 #: Each later class draw, its pinned list, and the tuning lists of the steps that ran before it was drawn.
 TIMED_BEFORE = ("TOKEN_TUNING", "DEFAULT_TUNING", "TWO_BLOCK_TUNING", "STREAMK_TUNING", "FILL_TUNING", "GAP_TUNING",
                 "LOSER_TUNING", "ISSUE_TUNING")  # fmt: skip
@@ -560,6 +588,11 @@ LATER_DRAWS = {
         MID_ROWS_DRAW,
         (*TIMED_BEFORE, "TOKEN_SPLIT_TUNING", "SWAP_TUNING"),
         ("tokens", "tokens-2", "tokens-3"),
+    ),
+    "tokens-4": (
+        TOKEN_DRAW_4,
+        (*TIMED_BEFORE, "TOKEN_SPLIT_TUNING", "SWAP_TUNING", "MID_TUNING"),
+        ("tokens", "tokens-2", "tokens-3", "mid-rows"),
     ),
 }
 
@@ -584,9 +617,9 @@ def test_only_the_named_class_draws_exist() -> None:
     from gpukb.gemm.triton import sweep
 
     assert list(ms.TOKEN_DRAWS) == ["tokens", *LATER_DRAWS]
-    names = r"\['tokens', 'tokens-2', 'tokens-3', 'mid-rows'\]"
-    with pytest.raises(ValueError, match=rf"^name must be one of {names}; got 'tokens-4'$"):
-        sweep.token_draw("tokens-4")
+    names = r"\['tokens', 'tokens-2', 'tokens-3', 'mid-rows', 'tokens-4'\]"
+    with pytest.raises(ValueError, match=rf"^name must be one of {names}; got 'tokens-5'$"):
+        sweep.token_draw("tokens-5")
 
 
 def test_step_16s_draw_is_pinned_and_shares_nothing_with_what_step_16_timed() -> None:
@@ -731,11 +764,25 @@ def test_step_20s_products_are_every_seen_one_of_321_to_2048_rows() -> None:
     assert not set(products) & set(MID_ROWS_DRAW)
 
 
+def test_step_21s_products_are_every_seen_one_of_65_to_320_rows() -> None:
+    from gpukb.gemm.triton.sweep import DEPTH_TUNING, held_out, random_shapes, token_draw
+
+    products = [(layout, *shape) for layout, shape in DEPTH_TUNING]
+    assert len(products) == len(set(products)) == 106
+    seen = {(layout, s[2], s[3], s[4]) for name in HELD_OUT for layout, s in held_out(name)}
+    class_draws = [p for name in ("tokens", "tokens-2", "tokens-3", "mid-rows") for p in token_draw(name)]
+    seen |= {(layout, s[2], s[3], s[4]) for layout, s in (*random_shapes(), *class_draws)}
+    assert set(products) == {p for p in seen if 64 < p[1] <= 320}
+    assert not set(products) & set(TOKEN_DRAW_4)
+
+
 def test_the_tenth_draw_shares_nothing_with_any_product_timed_or_swept_before_it() -> None:
     from gpukb.gemm.triton import sweep
 
     pinned = {p[1:] for p in HELD_OUT["held-out-9"]}
-    timed = {shape for name in dir(sweep) if name.endswith("_TUNING") for _, shape in getattr(sweep, name)}
+    # every tuning list but step 21's, which took the tenth draw's products of 65 to 320 rows after it was measured
+    before = [name for name in dir(sweep) if name.endswith("_TUNING") and name != "DEPTH_TUNING"]
+    timed = {shape for name in before for _, shape in getattr(sweep, name)}
     swept = {tuple(s[2:]) for name in ms.HELD_OUT_DRAWS if name != "held-out-9" for _, s in sweep.held_out(name)}
     swept |= {tuple(s[2:]) for name in ms.TOKEN_DRAWS for _, s in sweep.token_draw(name)}
     swept |= {tuple(s[2:]) for _, s in (*sweep.random_shapes(), *sweep.ISSUE_SHAPES)}

@@ -990,6 +990,42 @@ def test_swap_tiles_refuse_rows_outside_their_class(m: object, error: type) -> N
         tuning.swap_trials("tma", 200)  # type: ignore[arg-type]
 
 
+def test_deepest_takes_the_most_stages_that_fit_up_to_sixteen() -> None:
+    limit = limits.capability("9.0").shared_per_block_optin
+    for config in (Config("tma", 64, 64, 64, num_stages=6, swap_ab=True), Config("tma", 48, 64, 64, swap_ab=True,
+                   flatten=False), Config("tma", 144, 128, 64, num_stages=4, swap_ab=True, flatten=False)):  # fmt: skip
+        deep = tuning.deepest(config)
+        assert deep == replace(config, num_stages=deep.num_stages)
+        assert shared_memory_model(deep) <= limit < shared_memory_model(replace(deep, num_stages=deep.num_stages + 1))
+    # 64×64: 16,384 bytes a stage and 8,192 for C: 13 stages (221,184 bytes), not 14 (237,568)
+    assert tuning.deepest(Config("tma", 64, 64, 64, num_stages=6, swap_ab=True)).num_stages == 13
+    assert tuning.deepest(Config("tma", 16, 16, 64)).num_stages == tuning.DEEPEST_STAGES == 16  # capped
+    # already as deep as fits, or not a tma tiling: unchanged
+    wide = Config("tma", 64, 256, 64, num_stages=4, num_warps=4)
+    assert tuning.deepest(wide) == wide
+    split = Config("splitk", 64, 64, 128, num_stages=5)
+    assert tuning.deepest(split) == split
+    with pytest.raises(TypeError, match=r"^config must be a gpukb\.gemm\.triton\.configs\.Config; got str"):
+        tuning.deepest("tma")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("m", [65, 143, 320])
+def test_depth_trials_are_the_choice_then_64_and_128_wide_swapped_tiles_deepened(m: int) -> None:
+    chosen = Config("tma", 64, 128, 64, num_stages=6, num_warps=4, pad_rows=True)
+    trials = tuning.depth_trials(chosen, m)
+    assert trials[:2] == (chosen, tuning.deepest(chosen))
+    assert len(trials) == len(set(trials))
+    tiles = [replace(t, pad_rows=True) for t in tuning.swap_tiles(m)]
+    expected = {c for t in tiles if t.block_n == 64 for c in (t, tuning.deepest(t))}
+    expected |= {tuning.deepest(t) for t in tiles if t.block_n == 128}
+    assert set(trials[2:]) == expected
+    assert all(c.pad_rows for c in trials)
+    with pytest.raises(ValueError, match=r"^m must be"):
+        tuning.depth_trials(chosen, 321)
+    with pytest.raises(TypeError, match=r"^chosen must be a gpukb\.gemm\.triton\.configs\.Config; got str"):
+        tuning.depth_trials("tma", 200)  # type: ignore[arg-type]
+
+
 def test_swap_tokens_takes_tall_swapped_tiles_or_32x64_where_step_19_says() -> None:
     wide = Config("tma", 64, 256, 64, num_stages=4, num_warps=4)
     # 297×14336: 280 tiles of 64×256, three rounds; two rows of 160×128, 224 tiles in two

@@ -430,6 +430,7 @@ _SWEEP_NAMES = {
     "tokens-2": "second 65–320-row draw",
     "tokens-3": "third 65–320-row draw",
     "mid-rows": "321–2048-row draw",
+    "tokens-4": "fourth 65–320-row draw",
     "tiny": "tiny",
 }
 

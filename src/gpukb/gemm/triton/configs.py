@@ -96,7 +96,7 @@ class Config:
                     f"{name} must be a power of two from 16 to 1024 or, for the 'tma' kernel, the sum of two "
                     f"powers of two ≥ 16 (a tile of two blocks: 192 = 128 + 64); got {value!r}"
                 )
-        for name, allowed in (("group_m", range(1, 65)), ("num_stages", range(1, 9)), ("num_warps", (4, 8, 16))):
+        for name, allowed in (("group_m", range(1, 65)), ("num_stages", range(1, 17)), ("num_warps", (4, 8, 16))):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value not in allowed:
                 raise ValueError(f"{name} must be in {_describe(allowed)}; got {value!r}")

@@ -76,6 +76,8 @@ TOKEN_DRAWS: dict[str, tuple[int, int, tuple[int, int]]] = {
     # step 20's, of the next class up (321 to 2048 rows): committed before the run that tuned its tiles, and before
     # any rule
     "mid-rows": (490622, 24, (321, 2048)),
+    # step 21's, of 65 to 320 rows again: committed before the run that timed deeper pipelines, and before any rule
+    "tokens-4": (172560, 24, (65, 320)),
 }
 #: The most products one call draws (a sweep measures a few dozen; a million is drawn in seconds).
 MAX_COUNT = 1_000_000

@@ -520,6 +520,7 @@ SweepName = Literal[
     "tokens-2",
     "tokens-3",
     "mid-rows",
+    "tokens-4",
     "tiny",
 ]
 
@@ -558,6 +559,7 @@ class SweepRow(StrictModel):
             ``"tokens"`` (step 16's draw of products of 65 to 320 rows, made after its rule and before the run that
             measured it), ``"tokens-2"`` (step 18's, the same way), ``"tokens-3"`` (step 19's, made before its tuning
             run), ``"mid-rows"`` (step 20's draw of products of 321 to 2048 rows, made before its tuning run),
+            ``"tokens-4"`` (step 21's draw of products of 65 to 320 rows, made before its tuning run),
             ``"tiny"`` (fewer than 2^20 multiply-adds).
         clocks: SM clock and power sampled while the row's rounds were timed (``None`` in earlier runs).
         kernel_host_us: The host's time to queue one timed sample of the kernel (the flush, two events and the
@@ -746,6 +748,8 @@ GOAL_SETS = (
     ("tokens-3", "float16"),
     ("mid-rows", "bfloat16"),
     ("mid-rows", "float16"),
+    ("tokens-4", "bfloat16"),
+    ("tokens-4", "float16"),
     ("first", "float8_e4m3fn"),
     ("tiny", "bfloat16"),
     ("tiny", "float16"),

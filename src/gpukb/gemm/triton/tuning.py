@@ -239,8 +239,7 @@ def _chosen_first(chosen: Config, own: tuple[Config, ...], candidates: tuple[Con
     """The trials of a product-by-product run: ``chosen`` (the look-up's choice), ``own`` (variants of it), then
     ``candidates`` with ``chosen``'s ``pad_rows`` (so that every candidate reads the operands as ``chosen`` does; Config
     refuses ``pad_rows`` on the blocked kernel), each once."""
-    if not isinstance(chosen, Config):
-        raise TypeError(f"chosen must be a gpukb.gemm.triton.configs.Config; got {type(chosen).__name__}")
+    _config(chosen, "chosen")
     return tuple(dict.fromkeys((chosen, *own, *(replace(c, pad_rows=chosen.pad_rows) for c in candidates))))
 
 
@@ -406,6 +405,46 @@ def swap_trials(chosen: Config, m: int) -> tuple[Config, ...]:
     """
     return _chosen_first(chosen, (), swap_tiles(m))
     # --8<-- [end:swap_tiles]
+
+
+# --8<-- [start:depth_trials]
+#: The deepest pipeline step 21 times: cuBLAS ran 6 to 16 stages of 64-wide tiles on the products of 65 to 320 rows
+#: of step 19's run (``nvjet_sm90_tst_64x48_64x15_…``: 15 stages), where step 19's swapped tiles ran at most 6.
+DEEPEST_STAGES = 16
+
+
+def deepest(config: Config) -> Config:
+    """``config`` (a ``tma`` tiling) at the deepest pipeline, up to :data:`DEEPEST_STAGES` stages, whose buffers fit
+    in the shared memory one block may use on sm_90 (:func:`~gpukb.gemm.triton.configs.shared_memory_model`, 16-bit
+    inputs and output); ``config`` itself where it is already as deep or is not a ``tma`` tiling.
+
+    Raises:
+        TypeError: For a ``config`` that is not a :class:`Config`.
+    """
+    _config(config)
+    if config.kernel != "tma":
+        return config
+    limit = limits.capability("9.0").shared_per_block_optin
+    fitting = [s for s in range(DEEPEST_STAGES, config.num_stages, -1)
+               if shared_memory_model(replace(config, num_stages=s)) <= limit]  # fmt: skip
+    return replace(config, num_stages=fitting[0]) if fitting else config
+
+
+def depth_trials(chosen: Config, m: int) -> tuple[Config, ...]:
+    """What step 21 times on a product of ``m`` rows: the configuration the look-up gives it (``chosen``), the same at
+    its :func:`deepest` pipeline, then each swapped tile of :func:`swap_tiles` 64 wide (cuBLAS's width on these
+    products) at step 19's depth and at its deepest, and each 128 wide at its deepest (with ``chosen``'s
+    ``pad_rows``), each once.
+
+    Raises:
+        TypeError, ValueError: For a ``chosen`` that is not a :class:`Config`, or an ``m`` :func:`swap_tiles` refuses.
+    """
+    _config(chosen, "chosen")
+    tiles = swap_tiles(m)
+    narrow = [c for t in tiles if t.block_n == 64 for c in (t, deepest(t))]
+    wide = [deepest(t) for t in tiles if t.block_n == 128]
+    return _chosen_first(chosen, (deepest(chosen),), (*narrow, *wide))
+    # --8<-- [end:depth_trials]
 
 
 #: Step 17's candidates (``bench/triton_gemm_sweep.py --tune default``): the default tiling, the same without the
@@ -1132,10 +1171,11 @@ def refill(config: Config, shape: tuple[int, int, int], m: int, n: int, k: int, 
     return _by_rate([config, *(c for c in WAVE_LADDER if c.label in wave_rates())], m, n, k, sms)
 
 
-def _config(config: Config) -> None:
-    """Refuse a ``config`` that is not a :class:`Config` (the one check of the rules and their helpers)."""
+def _config(config: Config, name: str = "config") -> None:
+    """Refuse a ``config`` that is not a :class:`Config` (the one check of the rules, their helpers and the runs'
+    trials; ``name``: the argument's, for the message)."""
     if not isinstance(config, Config):
-        raise TypeError(f"config must be a gpukb.gemm.triton.configs.Config; got {type(config).__name__}")
+        raise TypeError(f"{name} must be a gpukb.gemm.triton.configs.Config; got {type(config).__name__}")
 
 
 def _rule_args(config: Config, dtype: str, m: int, n: int, k: int, sms: int) -> tuple[str, int, int, int, int]:
