@@ -8,6 +8,7 @@ Run from the repository root on a machine with a Hopper GPU::
         [--sets first,issue,random,held-out,held-out-2,held-out-3,held-out-4,held-out-5,held-out-6,
         held-out-7,held-out-8,held-out-9,tokens,tokens-2,tokens-3,mid-rows,tokens-4,tiny] [--without-two-block]
         [--without-tokens] [--without-many-rounds] [--without-token-split] [--without-swap] [--without-mid]
+        [--without-deep]
         [--profile some|all]
 
 ``--tune issue29`` tunes the classes of issue 29's representatives (``gpukb.gemm.triton.sweep.ISSUE_TUNING``) with
@@ -812,6 +813,7 @@ RULE_FLAGS = {
     "--without-token-split": ("token_split", "step 18's rule (persistent tiles for split-K)"),
     "--without-swap": ("swap_tokens", "step 19's rule (swapped tiles)"),
     "--without-mid": ("mid_tiles", "step 20's rule (tiles for 321 to 2048 rows)"),
+    "--without-deep": ("deep_tokens", "step 21's rule (deeper pipelines for a few hundred rows)"),
 }
 
 

@@ -1240,13 +1240,26 @@ def _look_up_without_and_with(rule: str, layout: str, m: int, n: int, k: int, la
 @pytest.mark.usefixtures("compiled")
 @pytest.mark.parametrize(
     ("layout", "m", "n", "k", "swapped"),
-    [("nn", 297, 14336, 4096, "tma 160x128x64 g8 s4 w4 swap noflat"),
-     ("nt", 156, 6144, 4096, "tma 80x128x64 g8 s4 w4 swap noflat")],
+    [("nn", 297, 14336, 4096, "tma 160x128x64 g8 s5 w4 swap noflat"),
+     ("nt", 156, 6144, 4096, "tma 80x128x64 g8 s7 w4 swap noflat")],
 )  # fmt: skip
 def test_gpu_the_look_up_takes_64_row_tiles_where_step_16_says(layout, m, n, k, swapped) -> None:
     # the sixth draw's two products step 16's rule changes: the table's 128×128 tiles leave 87 and 100 rows of zeros
-    # under the last row of tiles, 64×256 tiles 23 and 36; step 19's rule then takes swapped tiles for both
+    # under the last row of tiles, 64×256 tiles 23 and 36; step 19's rule then takes swapped tiles for both, and
+    # step 21's deepens them (K is 64 K steps)
     _look_up_without_and_with("swap_tokens", layout, m, n, k, (tuning.TOKEN_TILE.label, swapped))
+
+
+@pytest.mark.gpu
+@pytest.mark.usefixtures("compiled")
+@pytest.mark.parametrize(
+    ("layout", "m", "n", "k", "before", "after"),
+    [("nt", 156, 6144, 4096, "tma 80x128x64 g8 s4 w4 swap noflat", "tma 80x128x64 g8 s7 w4 swap noflat"),
+     ("nn", 108, 5120, 5120, "tma 64x128x64 g8 s6 w4", "tma 64x128x64 g8 s8 w4")],
+)  # fmt: skip
+def test_gpu_the_look_up_deepens_the_pipeline_where_step_21_says(layout, m, n, k, before, after) -> None:
+    # two seen products of step 21's run, a swapped tile of two blocks and a tile of one: 7 and 8 stages
+    _look_up_without_and_with("deep_tokens", layout, m, n, k, (before, after))
 
 
 @pytest.mark.gpu

@@ -787,6 +787,10 @@ def test_few_tokens_takes_64_row_tiles_where_they_leave_fewer_rows_of_zeros() ->
     # follows, takes swapped tiles for both)
     tuning.use_table(None, merge=False)
     tuning._ACTIVE.clear()  # the committed tables
+    # (step 21's rule deepens both: K is 64 K steps)
+    assert tuning.choose("bfloat16", "NN", 297, 14336, 4096, 132).label == "tma 160x128x64 g8 s5 w4 swap noflat"
+    assert tuning.choose("bfloat16", "NT", 156, 6144, 4096, 132).label == "tma 80x128x64 g8 s7 w4 swap noflat"
+    tuning.use_rule("deep_tokens", False)
     assert tuning.choose("bfloat16", "NN", 297, 14336, 4096, 132).label == "tma 160x128x64 g8 s4 w4 swap noflat"
     assert tuning.choose("bfloat16", "NT", 156, 6144, 4096, 132).label == "tma 80x128x64 g8 s4 w4 swap noflat"
     tuning.use_rule("swap_tokens", False)
@@ -922,8 +926,11 @@ def test_token_split_takes_persistent_tiles_for_a_split_k_choice_where_k_is_shor
     for config in (tuning.TOKEN_TILE, LARGE, Config("blocked", 64, 64, 32)):  # not a split-K choice
         assert tuning.token_split(config, "bfloat16", 108, 5120, 5120) == config
     assert tuning.token_split(split, "float8_e4m3fn", 108, 5120, 5120) == split
-    # in choose: the seen 108×5120×5120 (NN), whose look-up choice is the split-K kernel
+    # in choose: the seen 108×5120×5120 (NN), whose look-up choice is the split-K kernel (K is 80 K steps: step 21's
+    # rule then deepens the tile)
     tuning._ACTIVE.clear()
+    assert tuning.choose("bfloat16", "NN", 108, 5120, 5120, 132) == tuning.deepest(tile)
+    tuning.use_rule("deep_tokens", False)
     assert tuning.choose("bfloat16", "NN", 108, 5120, 5120, 132) == tile
     tuning.use_rule("token_split", False)
     assert tuning.choose("bfloat16", "NN", 108, 5120, 5120, 132).kernel == "splitk"
@@ -947,9 +954,13 @@ def test_token_split_refuses_what_it_does_not_model(args, error, message) -> Non
 
 
 def test_use_rule_names_the_rules_choose_applies() -> None:
-    assert tuning.RULES == ("two_blocks", "few_tokens", "token_split", "swap_tokens", "mid_tiles", "many_rounds")
+    assert tuning.RULES == (
+        "two_blocks", "few_tokens", "token_split", "swap_tokens", "deep_tokens", "mid_tiles", "many_rounds"
+    )  # fmt: skip
     assert all(callable(getattr(tuning, name)) for name in tuning.RULES)
-    listed = re.escape("['two_blocks', 'few_tokens', 'token_split', 'swap_tokens', 'mid_tiles', 'many_rounds']")
+    listed = re.escape(
+        "['two_blocks', 'few_tokens', 'token_split', 'swap_tokens', 'deep_tokens', 'mid_tiles', 'many_rounds']"
+    )
     for bad, error, message in (("tokens", ValueError, f"unknown name 'tokens'; choose one of {listed}"),
                                 (None, TypeError, "name must be a string"),
                                 ("two_blocks ", ValueError, "unknown name 'two_blocks '")):  # fmt: skip
@@ -1098,6 +1109,31 @@ def test_swap_tokens_tile_work_refuses_what_it_does_not_count() -> None:
 def test_swap_tokens_refuses_what_it_does_not_model(args: tuple, error: type, message: str) -> None:
     with pytest.raises(error, match=f"^{re.escape(message)}"):
         tuning.swap_tokens(*args)
+
+
+def test_deep_tokens_deepens_persistent_tiles_where_k_is_64_steps_or_more() -> None:
+    one_block = Config("tma", 64, 128, 64, num_stages=6, num_warps=4, pad_rows=True)
+    swapped = Config("tma", 80, 128, 64, num_stages=4, num_warps=4, flatten=False, swap_ab=True)
+    # 64 K steps of 64 and more: the deepest pipeline that fits (8 and 7 stages), everything else kept
+    assert tuning.deep_tokens(one_block, "bfloat16", 185, 4096, 4096) == replace(one_block, num_stages=8)
+    assert tuning.deep_tokens(swapped, "float16", 156, 6144, 4096) == replace(swapped, num_stages=7)
+    assert tuning.deep_tokens(swapped, "bfloat16", 156, 6144, 4033) == replace(swapped, num_stages=7)  # 64 steps
+    # fewer K steps, rows outside 65 to 320, an empty N, other types and kernels: kept
+    for args in ((185, 4096, 4032), (64, 4096, 8192), (321, 4096, 8192), (185, 0, 8192)):
+        assert tuning.deep_tokens(one_block, "bfloat16", *args) == one_block
+    assert tuning.deep_tokens(one_block, "float8_e4m3fn", 185, 4096, 8192) == one_block
+    others = (Config("splitk", 64, 64, 128, num_stages=5), Config("blocked", 64, 64, 32),
+              replace(one_block, warp_specialize=True), replace(one_block, split_tail=True),
+              replace(one_block, stream_k=True))  # fmt: skip
+    for config in others:
+        assert tuning.deep_tokens(config, "bfloat16", 185, 4096, 8192) == config
+    wide = Config("tma", 64, 256, 64, num_stages=4, num_warps=4)  # already as deep as fits
+    assert tuning.deep_tokens(wide, "bfloat16", 277, 6144, 4096) == wide
+    for bad, error in ((("tma", "bfloat16", 185, 4096, 4096), TypeError), ((one_block, "bf16", 185, 4096, 4096),
+                       ValueError), ((one_block, "bfloat16", 185, 4096, -1), ValueError),
+                       ((one_block, "bfloat16", 185.0, 4096, 4096), TypeError)):  # fmt: skip
+        with pytest.raises(error):
+            tuning.deep_tokens(*bad)  # type: ignore[arg-type]
 
 
 def test_mid_tiles_takes_wider_larger_or_persistent_tiles_where_step_20_says() -> None:
