@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import json
 import math
@@ -3479,3 +3480,166 @@ def test_what_next_says_what_steps_20s_records_and_the_look_up_say() -> None:
     mid = seen[768, 3072, 4268]
     assert f"{mid['cublas'] / mid['times']['tma 128x192x64 g8 s4 w8 noflat']:.3f}" == "0.734"
     assert "now takes step 20's 128×192 tiles, which ran at 0.734 on it in step 20's run" in items
+
+
+def _depth_products() -> list[dict[str, Any]]:
+    """Step 21's record, product by product (as :func:`_mid_products` reads step 20's), and each tiling timed at two
+    depths: ``pairs`` maps the label without its stages to (shallow label, deep label), from the JSON alone."""
+    out = []
+    for entry in _tuning_raw("gemm/triton-gemm-tuning-h100-depth")["classes"]:
+        times = {_label(t["config"]): t["ms"] for t in entry["trials"] if t["ms"] is not None}
+        groups: dict[str, list[str]] = {}
+        for label in times:
+            groups.setdefault(" ".join(w for w in label.split() if not re.fullmatch(r"s\d+", w)), []).append(label)
+        assert all(len(g) <= 2 for g in groups.values())
+        pairs = {key: tuple(sorted(g, key=lambda x: int(x.split()[3][1:]))) for key, g in groups.items() if len(g) == 2}
+        out.append({"shape": tuple(entry["shape"]), "layout": entry["layout"], "cublas": entry["cublas_ms"],
+                    "chosen": _label(entry["trials"][0]["config"]), "times": times, "pairs": pairs})  # fmt: skip
+    return out
+
+
+def _depth_ruled(p: dict[str, Any]) -> str:
+    # step 21's rule, as the page words it: a persistent choice with 64 K steps or more takes its deepest pipeline
+    chosen = p["chosen"]
+    persistent = chosen.startswith("tma") and not {"ws", "tail", "sk"} & set(chosen.split())
+    block_k = int(chosen.split()[1].split("x")[2])
+    if persistent and 64 < p["shape"][0] <= 320 and -(-p["shape"][2] // block_k) >= 64:
+        key = " ".join(w for w in chosen.split() if not re.fullmatch(r"s\d+", w))
+        return p["pairs"][key][1] if key in p["pairs"] else chosen
+    return chosen
+
+
+def check_triton_depth_by_steps(markdown: str, kwargs: dict[str, Any]) -> None:
+    """Each band's counts, medians and range, from the record's JSON."""
+    products = _depth_products()
+    (rows,) = markdown_tables(markdown)
+    assert [row["K steps"] for row in rows] == ["1 to 31", "32 to 63", "64 or more"]
+    bands = {"1 to 31": (1, 31), "32 to 63": (32, 63), "64 or more": (64, 10**9)}
+    for row in rows:
+        low, high = bands[row["K steps"]]
+        gains, chosen = [], []
+        for p in products:
+            for shallow, deep in p["pairs"].values():
+                steps = -(-p["shape"][2] // int(shallow.split()[1].split("x")[2]))
+                if low <= steps <= high:
+                    gains.append(p["times"][shallow] / p["times"][deep])
+                    if shallow == p["chosen"]:
+                        chosen.append(gains[-1])
+        assert row["tilings"] == str(len(gains))
+        assert row["deeper faster"] == str(sum(g > 1.02 for g in gains))
+        assert row["deeper slower"] == str(sum(g < 0.98 for g in gains))
+        assert row["time, own depth over deepest (median)"] == f"×{statistics.median(gains):.3f}"
+        assert row["least to most"] == f"×{min(gains):.3f} to ×{max(gains):.3f}"
+        assert row["the look-up's choices (median, count)"] == f"×{statistics.median(chosen):.3f} ({len(chosen)})"
+
+
+def check_triton_depth_rule(markdown: str, kwargs: dict[str, Any]) -> None:
+    """The rule over its run, recomputed from the JSON with the rule as the page words it."""
+    products = _depth_products()
+    ((row,),) = markdown_tables(markdown)
+    gains = [(p["times"][p["chosen"]] / p["times"][_depth_ruled(p)], _depth_ruled(p) != p["chosen"]) for p in products]
+    changed = [g for g, moved in gains if moved]
+    assert row["changed"] == f"{len(changed)} of {len(products)}"
+    assert (row["faster"], row["slower"]) == (str(sum(g > 1.02 for g in changed)), str(sum(g < 0.98 for g in changed)))
+    assert row["mean"] == f"×{math.exp(sum(math.log(g) for g, _ in gains) / len(gains)):.3f}"
+
+
+# Step 21's checks, defined after CHECKS (beside the step's other tests).
+CHECKS.update(triton_depth_by_steps=check_triton_depth_by_steps, triton_depth_rule=check_triton_depth_rule)
+
+
+def test_the_triton_page_prose_matches_step_21s_run_rule_and_draw() -> None:
+    """Step 21's figures: cuBLAS's depths and the look-up's, the bands, the examples, the rule on its run and on the
+    fourth 65–320-row draw."""
+    from gpukb.gemm.triton import model_shapes
+
+    page = (ROOT / "docs" / "gemm" / "triton.md").read_text(encoding="utf-8")
+    step = " ".join(page.split("## Step 21:")[1].split("## The host path")[0].split())
+    raw = _tuning_raw("gemm/triton-gemm-tuning-h100-depth")["classes"]
+    depths = {int(x) for e in raw for name in e["cublas_kernels"]
+              for x in re.findall(r"nvjet_sm90_tst_\d+x\d+_64x(\d+)_", name)}  # fmt: skip
+    ours = {e["trials"][0]["config"]["num_stages"] for e in raw}
+    assert (min(depths), max(depths), min(ours), max(ours)) == (4, 16, 3, 6)
+    assert "cuBLAS's kernels keep 4 to 16 K steps in flight, 16 most often; the look-up's choices kept 3 to 6" in step
+    counts = collections.Counter(int(x) for e in raw for name in e["cublas_kernels"]
+                                 for x in re.findall(r"nvjet_sm90_tst_\d+x\d+_64x(\d+)_", name))  # fmt: skip
+    assert counts.most_common(1)[0][0] == 16
+    products = _depth_products()
+    by_shape = {p["shape"]: p for p in products}
+    assert len(products) == 106
+    assert sum(len(e["trials"]) for e in raw) == 1217
+    assert all(t["error"] is None for e in raw for t in e["trials"])
+    assert "106, those of step 19's run" in step
+    assert "1,217 trials, none failed" in step
+    kernels = {tuple(e["shape"]): e["cublas_kernels"] for e in raw}
+    assert "nvjet_sm90_tst_64x48_64x15_4x1_v_bz_TNT" in kernels[143, 2048, 2048]
+    assert (
+        "`nvjet_sm90_tst_64x48_64x15_4x1_v_bz_TNT` on 143×2048×2048 is a 64×48 tile, K steps of 64, 15 stages" in step
+    )
+    # the bands, as the table prints them
+    long_k = [(p["times"][a] / p["times"][b]) for p in products for a, b in p["pairs"].values()
+              if -(-p["shape"][2] // 64) >= 64]  # fmt: skip
+    short_k = [(p["times"][a] / p["times"][b]) for p in products for a, b in p["pairs"].values()
+               if -(-p["shape"][2] // 64) <= 31]  # fmt: skip
+    assert (sum(g > 1.02 for g in long_k), len(long_k), f"{statistics.median(long_k):.3f}") == (127, 236, "1.029")
+    assert (sum(g < 0.98 for g in short_k), len(short_k)) == (73, 94)
+    assert "faster on 127 of the 236 tilings" in step
+    assert "by ×1.029 at the median, and slower on 73 of the 94" in step
+    # the shared-memory count of a 64×128 tile
+    assert ((64 + 128) * 64 * 2, 64 * 128 * 2, 8 * 24576 + 16384) == (24576, 16384, 212992)
+    assert 8 * 24576 + 16384 <= 232448 < 9 * 24576 + 16384
+    assert "8 stages fit (212,992 bytes) where the look-up ran 6" in step
+    # the examples
+    p = by_shape[156, 6144, 4096]
+    shallow, deep = p["pairs"]["tma 80x128x64 g8 w4 swap noflat"]
+    assert (p["chosen"], deep) == (shallow, "tma 80x128x64 g8 s7 w4 swap noflat")
+    assert f"{p['times'][shallow] / p['times'][deep]:.3f}" == "1.131"
+    assert "80×128 swapped tiles ran ×1.131 as fast at 7 stages as at 4" in step
+    narrow = [(q["times"][a] / q["times"][b], -(-q["shape"][2] // 64)) for q in products
+              for a, b in q["pairs"].values() if a == q["chosen"] and a.startswith("tma 32x64x64")]  # fmt: skip
+    assert (len(narrow), f"{min(g for g, _ in narrow):.2f}", f"{max(g for g, _ in narrow):.2f}") == (6, "0.79", "0.81")
+    assert (min(s for _, s in narrow), max(s for _, s in narrow)) == (12, 18)
+    assert "(six products, each with 12 to 18 K steps), 16 stages took them from ×0.79 to ×0.81" in step
+    best = [p["times"][p["chosen"]] / min(p["times"].values()) for p in products]
+    assert f"{math.exp(sum(map(math.log, best)) / len(best)):.3f}" == "1.037"
+    assert "would take the class's mean ×1.037 above the look-up's choice" in step
+    assert "×1.037 above the look-up's choice, and its rule takes about a quarter of that" in " ".join(page.split())
+    for key in ((146, 6144, 4096), (152, 6144, 4096)):
+        q = by_shape[key]
+        assert _depth_ruled(q) == "tma 80x128x64 g8 s7 w4 swap noflat"
+        assert q["times"]["tma 160x64x64 g8 s7 w4 swap noflat"] < q["times"][_depth_ruled(q)]
+    q = by_shape[174, 8192, 10240]
+    assert q["chosen"].startswith("splitk")
+    assert f"{q['times'][q['chosen']] / q['times']['tma 96x128x64 g8 s7 w4 swap noflat']:.1f}" == "1.8"
+    # the draw, with the rule and without
+    assert model_shapes.TOKEN_DRAWS["tokens-4"][0] == 172560
+    assert "seed 172560" in step
+    pairs = _draw_pairs("tokens-4", "--without-deep", "0ef6e5549bc926b1713341207934ae7d291df51b")
+    assert len(pairs) == 48
+    moved = [(a, b) for a, b in pairs if a["config"] != b["config"]]
+    assert len({(a["m"], a["n"], a["k"]) for a, _ in moved}) == 5
+    assert "it changed 5" in step
+    for dtype, faster, slower, part, drift in (
+        ("bfloat16", ["1.015", "1.020", "1.037", "1.048"], ["0.997"], "+0.5", "+0.0"),
+        ("float16", ["1.016", "1.024"], ["0.971", "0.991", "1.001"], "+0.0", "+0.3"),
+    ):
+        typed = [(a["ratio"] / b["ratio"], a["config"] == b["config"]) for a, b in pairs if a["dtype"] == dtype]
+        gains = sorted(x for x, same in typed if not same)
+        assert [f"{x:.3f}" for x in gains if x > 1.005] == faster
+        assert [f"{x:.3f}" for x in gains if x <= 1.005] == slower
+        assert f"{100 * (math.prod(x for x, same in typed if not same) ** (1 / 24) - 1):+.1f}" == part
+        assert f"{100 * (math.prod(x for x, same in typed if same) ** (1 / 24) - 1):+.1f}" == drift
+    assert "In bf16 four ran faster (×1.015 to ×1.048) and one level (×0.997)" in step
+    assert "in fp16 two ran faster (×1.016 and ×1.024), two slower (×0.971 and ×0.991) and one level" in step
+    assert "the five account for +0.5 % of the mean" in step
+    assert "+0.0 %, against a drift of +0.0 % (bf16) and +0.3 % (fp16)" in step
+    assert _draw_means("gemm/triton-gemm-sweep-h100-tokens-4", "tokens-4") == ["0.904", "0.903"]
+    assert _draw_means("gemm/triton-gemm-sweep-h100-tokens-4-without-deep", "tokens-4") == ["0.899", "0.901"]
+    assert "from 0.899 to 0.904 in bf16; in fp16 it moved it from 0.901 to 0.903" in step
+    assert "moved its mean from 0.899 to 0.904 (bf16) and from 0.901 to 0.903 (fp16)" in " ".join(page.split())
+    low = min((a for a, _ in pairs if a["dtype"] == "bfloat16"), key=lambda r: r["ratio"])
+    assert (low["m"], low["n"], low["k"]) == (69, 3584, 18944)
+    assert (f"{low['ratio']:.3f}", low["config"]["split_k"]) == ("0.619", 33)
+    assert (
+        "69×3584×18944 (Qwen2-7B's MLP up, input gradient, at 69 tokens), ran at 0.619 on split-K in 33 slices" in step
+    )

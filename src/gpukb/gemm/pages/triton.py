@@ -1471,6 +1471,45 @@ def triton_mid_by_count(record_id: str = triton_results.MID_TABLE_ID) -> str:
     return markdown_table(["at least this much less work", "changed", "faster", "slower", "mean"], table)
 
 
+#: Step 21's bands of K steps (at least, at most; ``None``: no bound), as its page reads them.
+DEPTH_BANDS = ((1, 31), (32, 63), (64, None))
+
+
+def triton_depth_by_steps(record_id: str = triton_results.DEPTH_TABLE_ID) -> str:
+    """Step 21's tilings timed at their own depth and at their deepest pipeline
+    (:func:`~gpukb.gemm.triton.results.depth_pairs`), by the product's K steps (:data:`DEPTH_BANDS`): how many ran
+    faster, or slower, by more than 2 % at the deepest, their time at their own depth over it (median, least and
+    most), and the same median over the look-up's own choices alone."""
+    pairs = triton_results.depth_pairs(record_id)
+    table = []
+    for low, high in DEPTH_BANDS:
+        band = [p for p in pairs if p.k_steps >= low and (high is None or p.k_steps <= high)]
+        if not band:
+            continue
+        gains = [p.gain for p in band]
+        chosen = [p.gain for p in band if p.chosen]
+        table.append((
+            f"{low} or more" if high is None else f"{low} to {high}",
+            str(len(band)),
+            str(sum(g > 1.02 for g in gains)),
+            str(sum(g < 0.98 for g in gains)),
+            f"×{statistics.median(gains):.3f}",
+            f"×{min(gains):.3f} to ×{max(gains):.3f}",
+            f"×{statistics.median(chosen):.3f} ({len(chosen)})" if chosen else "–",
+        ))  # fmt: skip
+    headers = ["K steps", "tilings", "deeper faster", "deeper slower", "time, own depth over deepest (median)",
+               "least to most", "the look-up's choices (median, count)"]  # fmt: skip
+    return markdown_table(headers, table)
+
+
+def triton_depth_rule(record_id: str = triton_results.DEPTH_TABLE_ID) -> str:
+    """Step 21's rule (``tuning.deep_tokens``) on its run's products (:func:`~gpukb.gemm.triton.results.depth_rule`),
+    scored with each product's own times."""
+    h = triton_results.depth_rule(record_id)
+    row = (f"{h.changed} of {h.products}", str(h.faster), str(h.slower), f"×{h.mean_gain:.3f}")
+    return markdown_table(["changed", "faster", "slower", "mean"], [row])
+
+
 def triton_two_block_host(
     before_id: str = "gemm/triton-gemm-sweep-h100-mid-rows",
     after_id: str = "gemm/triton-gemm-sweep-h100-mid-rows-direct-two-block",

@@ -1916,3 +1916,106 @@ def mid_by_count(record_id: str = MID_TABLE_ID, margin: float = 0.05) -> RuleSco
             slower += gain < 0.98
         logs.append(math.log(gain))
     return RuleScore(len(rows), changed, faster, slower, math.exp(sum(logs) / len(logs)))
+
+
+#: Step 21's record: the look-up's choice and swapped tiles 64 and 128 wide, each at its own depth and at its deepest
+#: pipeline, on every seen product of 65 to 320 rows (``bench/triton_gemm_sweep.py --tune depth``).
+DEPTH_TABLE_ID = "gemm/triton-gemm-tuning-h100-depth"
+
+
+@dataclass(frozen=True)
+class DepthPair:
+    """One tiling a ``--tune depth`` record timed at two depths on one product (times in ms).
+
+    Attributes:
+        tile: The tiling at its own depth (the look-up's, or step 19's for a swapped tile).
+        deep: The same tiling at its deepest pipeline (``tuning.deepest``).
+        chosen: Whether ``tile`` is the look-up's choice for the product.
+    """
+
+    layout: str
+    shape: tuple[int, int, int]
+    tile: Config
+    deep: Config
+    tile_ms: float
+    deep_ms: float
+    chosen: bool
+
+    @property
+    def k_steps(self) -> int:
+        """The K loop's steps (K over ``block_k``, rounded up)."""
+        return -(-self.shape[2] // self.tile.block_k)
+
+    @property
+    def gain(self) -> float:
+        """The tiling's time at its own depth over its time at the deepest."""
+        return self.tile_ms / self.deep_ms
+
+
+def _depth_entries(record_id: str) -> Iterator[tuple[Any, Any]]:
+    """Each product of a ``--tune depth`` record with its first trial, checked to be what step 21 timed."""
+    from gpukb.gemm.triton import tuning
+
+    def trials(entry: Any, chosen: Config) -> tuple[Config, ...] | None:
+        if not tuning.SMALL_M < entry.shape[0] <= tuning.TOKEN_MAX_M:
+            return None
+        return tuning.depth_trials(chosen, entry.shape[0])
+
+    seen = set()
+    for entry, first in _step_products(record_id, 21, "a timed choice, then tuning.depth_trials", trials):
+        if entry.dtype != "bfloat16":
+            raise ValueError(f"{record_id}: {entry.layout} {entry.shape} is {entry.dtype}; step 21 timed bfloat16")
+        if (entry.layout, entry.shape) in seen:
+            raise ValueError(f"{record_id}: {entry.layout} {entry.shape} is in the record twice; step 21 timed it once")
+        seen.add((entry.layout, entry.shape))
+        yield entry, first
+    if not seen:
+        raise ValueError(f"{record_id}: holds no product; step 21's record holds every product it timed")
+
+
+def depth_pairs(record_id: str = DEPTH_TABLE_ID) -> list[DepthPair]:
+    """Every tiling of a ``--tune depth`` record that was timed both at its own depth and at its deepest pipeline
+    (both times present), product by product in the record's order.
+
+    Raises:
+        TypeError, ValueError: For a ``record_id`` that is not a string, or not a record of step 21's trials (bf16
+            products of 65 to 320 rows, each once, each a timed look-up choice, then ``tuning.depth_trials``), or a
+            record with no product.
+        FileNotFoundError: For an id with no record.
+    """
+    from gpukb.gemm.triton import tuning
+
+    out = []
+    for entry, first in _depth_entries(record_id):
+        times = {t.config: t.ms for t in entry.trials if t.ms is not None}
+        for tile in dict.fromkeys(t.config for t in entry.trials):
+            deep = tuning.deepest(tile)
+            if deep != tile and tile in times and deep in times:
+                out.append(DepthPair(entry.layout, entry.shape, tile, deep, times[tile], times[deep],
+                                     tile == first.config))  # fmt: skip
+    return out
+
+
+def depth_rule(record_id: str = DEPTH_TABLE_ID) -> RuleScore:
+    """What step 21's rule (``tuning.deep_tokens``) does on the products of a ``--tune depth`` record, scored with
+    each product's own times; faster and slower count changes of more than 2 %.
+
+    Raises:
+        TypeError, ValueError: For a record :func:`depth_pairs` refuses, or one where the rule's pipeline has no time
+            (the rule's verdict could not be scored).
+    """
+    from gpukb.gemm.triton import tuning
+
+    logs, changed, faster, slower = [], 0, 0, 0
+    for entry, first in _depth_entries(record_id):
+        times = {t.config: t.ms for t in entry.trials if t.ms is not None}
+        ruled = tuning.deep_tokens(first.config, entry.dtype, *entry.shape)
+        if ruled not in times:
+            raise ValueError(f"{record_id}: {entry.layout} {entry.shape}: the rule's {ruled.label!r} has no time")
+        gain = times[first.config] / times[ruled]
+        if ruled != first.config:
+            changed += 1
+            faster += gain > 1.02
+            slower += gain < 0.98
+        logs.append(math.log(gain))
+    return RuleScore(len(logs), changed, faster, slower, math.exp(sum(logs) / len(logs)))
