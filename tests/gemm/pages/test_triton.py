@@ -138,7 +138,8 @@ def check_triton_sweep_goal(markdown: str, kwargs: dict[str, Any]) -> None:
              ("ninth held-out sweep", "fp16"), ("65–320-row draw", "bf16"),
              ("65–320-row draw", "fp16"), ("second 65–320-row draw", "bf16"), ("second 65–320-row draw", "fp16"),
              ("third 65–320-row draw", "bf16"), ("third 65–320-row draw", "fp16"), ("321–2048-row draw", "bf16"),
-             ("321–2048-row draw", "fp16"), ("first sweep", "FP8 E4M3"), ("tiny", "bf16"),
+             ("321–2048-row draw", "fp16"), ("fourth 65–320-row draw", "bf16"), ("fourth 65–320-row draw", "fp16"),
+             ("first sweep", "FP8 E4M3"), ("tiny", "bf16"),
              ("tiny", "fp16")]  # fmt: skip
     present = {(r["sweep"], _SHORT[r["dtype"]]) for r in rows}
     expected = [(name, short) for name, short in order if (names[name], short) in present]
