@@ -1608,6 +1608,26 @@ def _step_products(record_id: str, step: int, what: str, trials: Callable[[Any, 
         yield entry, first
 
 
+def _bf16_step_products(
+    record_id: str, step: int, what: str, trials: Callable[[Any, Config], Any]
+) -> Iterator[tuple[Any, Any]]:
+    """:func:`_step_products` for a step that timed each bf16 product once (steps 19 to 21): a product of another
+    type, one in the record twice, or a record with none is refused (the readers' means and shares are over the
+    products, and a twin would be its own nearest product in step 19's leave-one-out)."""
+    seen = set()
+    for entry, first in _step_products(record_id, step, what, trials):
+        if entry.dtype != "bfloat16":
+            raise ValueError(f"{record_id}: {entry.layout} {entry.shape} is {entry.dtype}; step {step} timed bfloat16")
+        if (entry.layout, entry.shape) in seen:
+            raise ValueError(
+                f"{record_id}: {entry.layout} {entry.shape} is in the record twice; step {step} timed it once"
+            )
+        seen.add((entry.layout, entry.shape))
+        yield entry, first
+    if not seen:
+        raise ValueError(f"{record_id}: holds no product; step {step}'s record holds every product it timed")
+
+
 #: Step 18's run: split-K tilings and two persistent ones on seen products of 65 to 320 rows (``--tune tokensplit``).
 TOKEN_SPLIT_TABLE_ID = "gemm/triton-gemm-tuning-h100-tokensplit"
 
@@ -1723,13 +1743,7 @@ def swap_rows(record_id: str = SWAP_TABLE_ID) -> list[SwapRow]:
         return tuning.swap_trials(chosen, m)
 
     out = []
-    seen = set()
-    for entry, first in _step_products(record_id, 19, "a timed choice, then tuning.swap_trials", trials):
-        if entry.dtype != "bfloat16":  # step 19 timed bf16 (the leave-one-out's classes, the pages' "bf16")
-            raise ValueError(f"{record_id}: {entry.layout} {entry.shape} is {entry.dtype}; step 19 timed bfloat16")
-        if (entry.layout, entry.shape) in seen:  # its own twin would be its nearest product in the leave-one-out
-            raise ValueError(f"{record_id}: {entry.layout} {entry.shape} is in the record twice; step 19 timed it once")
-        seen.add((entry.layout, entry.shape))
+    for entry, first in _bf16_step_products(record_id, 19, "a timed choice, then tuning.swap_trials", trials):
         swapped = [t for t in entry.trials[1:] if t.ms is not None and t.config.swap_ab]
         if not swapped:
             raise ValueError(f"{record_id}: {entry.layout} {entry.shape} has no timed swapped tile")
@@ -1743,8 +1757,6 @@ def swap_rows(record_id: str = SWAP_TABLE_ID) -> list[SwapRow]:
             SwapRow(entry.layout, entry.shape, entry.cublas_ms, first.config, first.ms, best.config, best.ms,
                     same[0] if same else None)
         )  # fmt: skip
-    if not out:  # the leave-one-out's mean and the tables' shares are over the products
-        raise ValueError(f"{record_id}: holds no product; step 19's record holds every product it timed")
     return out
 
 
@@ -1868,21 +1880,13 @@ def mid_rows(record_id: str = MID_TABLE_ID) -> list[MidRow]:
         return tuning.mid_trials(chosen)
 
     out = []
-    seen = set()
-    for entry, first in _step_products(record_id, 20, "a timed choice, then tuning.mid_trials", trials):
-        if entry.dtype != "bfloat16":
-            raise ValueError(f"{record_id}: {entry.layout} {entry.shape} is {entry.dtype}; step 20 timed bfloat16")
-        if (entry.layout, entry.shape) in seen:
-            raise ValueError(f"{record_id}: {entry.layout} {entry.shape} is in the record twice; step 20 timed it once")
-        seen.add((entry.layout, entry.shape))
+    for entry, first in _bf16_step_products(record_id, 20, "a timed choice, then tuning.mid_trials", trials):
         times = {t.config: t.ms for t in entry.trials if t.ms is not None}
         copied = tuning.contiguous_copied(entry.dtype, entry.layout, *entry.shape)
         ruled = tuning.mid_tiles(first.config, entry.dtype, *entry.shape, tuning.SMS_TUNED, entry.aligned, copied)
         if ruled not in times:
             raise ValueError(f"{record_id}: {entry.layout} {entry.shape}: the rule's {ruled.label!r} has no time")
         out.append(MidRow(entry.layout, entry.shape, entry.cublas_ms, first.config, times, ruled))
-    if not out:
-        raise ValueError(f"{record_id}: holds no product; step 20's record holds every product it timed")
     return out
 
 
@@ -1961,16 +1965,7 @@ def _depth_entries(record_id: str) -> Iterator[tuple[Any, Any]]:
             return None
         return tuning.depth_trials(chosen, entry.shape[0])
 
-    seen = set()
-    for entry, first in _step_products(record_id, 21, "a timed choice, then tuning.depth_trials", trials):
-        if entry.dtype != "bfloat16":
-            raise ValueError(f"{record_id}: {entry.layout} {entry.shape} is {entry.dtype}; step 21 timed bfloat16")
-        if (entry.layout, entry.shape) in seen:
-            raise ValueError(f"{record_id}: {entry.layout} {entry.shape} is in the record twice; step 21 timed it once")
-        seen.add((entry.layout, entry.shape))
-        yield entry, first
-    if not seen:
-        raise ValueError(f"{record_id}: holds no product; step 21's record holds every product it timed")
+    yield from _bf16_step_products(record_id, 21, "a timed choice, then tuning.depth_trials", trials)
 
 
 def depth_pairs(record_id: str = DEPTH_TABLE_ID) -> list[DepthPair]:
