@@ -1779,6 +1779,16 @@ class RuleScore:
     slower: int
     mean_gain: float
 
+    @classmethod
+    def of(cls, outcomes: list[tuple[float, bool]], margin: float = 0.02) -> RuleScore:
+        """The score of ``outcomes``: for each product, the choice's time over the rule's and whether the rule changed
+        its configuration; a change counts as faster or slower where it moved the time by more than ``margin``."""
+        moved = [gain for gain, changed in outcomes if changed]
+        mean = math.exp(sum(math.log(gain) for gain, _ in outcomes) / len(outcomes))
+        return cls(
+            len(outcomes), len(moved), sum(g > 1 + margin for g in moved), sum(g < 1 - margin for g in moved), mean
+        )
+
 
 def _tile_rows(m: int, config: Config) -> int:
     # how many rows of tiles a swapped tile cuts m tokens into
@@ -1809,21 +1819,18 @@ def swap_leave_one_out(record_id: str = SWAP_TABLE_ID, same_class: bool = False,
                 kinds[key] = min(t.ms, kinds.get(key, math.inf))
         timed[entry.layout, entry.shape] = kinds
     classes = [tuning.ShapeClass.of("bfloat16", r.layout, *r.shape) for r in rows]
-    logs, changed, faster, slower = [], 0, 0, 0
+    outcomes = []
     for i, r in enumerate(rows):
         others = [j for j in range(len(rows)) if j != i and (not same_class or classes[j] == classes[i])]
-        ms = r.chosen_ms
+        ms, changed = r.chosen_ms, False
         if others:
             here = [math.log(x) for x in r.shape]
             near = rows[min(others, key=lambda j: math.dist([math.log(x) for x in rows[j].shape], here))]
             verdict = (_tile_rows(near.shape[0], near.swapped), near.swapped.block_n)
             if near.gain > 1 + margin and verdict in timed[r.layout, r.shape]:
-                ms = timed[r.layout, r.shape][verdict]
-                changed += 1
-                faster += r.chosen_ms / ms > 1 + margin
-                slower += r.chosen_ms / ms < 1 - margin
-        logs.append(math.log(r.chosen_ms / ms))
-    return RuleScore(len(rows), changed, faster, slower, math.exp(sum(logs) / len(logs)))
+                ms, changed = timed[r.layout, r.shape][verdict], True
+        outcomes.append((r.chosen_ms / ms, changed))
+    return RuleScore.of(outcomes, margin)
 
 
 #: Step 20's record: one-block and two-block tilings, split-K and a stream-K round on every seen product of 321 to
@@ -1903,7 +1910,7 @@ def mid_by_count(record_id: str = MID_TABLE_ID, margin: float = 0.05) -> RuleSco
 
     margin = real("margin", margin, minimum=0.0, maximum=1.0)
     rows = mid_rows(record_id)
-    logs, changed, faster, slower = [], 0, 0, 0
+    outcomes = []
     for r in rows:
         m, n, _ = r.shape
         pick = r.chosen
@@ -1913,13 +1920,8 @@ def mid_by_count(record_id: str = MID_TABLE_ID, margin: float = 0.05) -> RuleSco
             work = tuning.tile_work(m, n, best, tuning.SMS_TUNED)
             if work <= (1 - margin) * tuning.tile_work(m, n, r.chosen, tuning.SMS_TUNED):
                 pick = best
-        gain = r.chosen_ms / r.times[pick]
-        if pick != r.chosen:
-            changed += 1
-            faster += gain > 1.02
-            slower += gain < 0.98
-        logs.append(math.log(gain))
-    return RuleScore(len(rows), changed, faster, slower, math.exp(sum(logs) / len(logs)))
+        outcomes.append((r.chosen_ms / r.times[pick], pick != r.chosen))
+    return RuleScore.of(outcomes)
 
 
 #: Step 21's record: the look-up's choice and swapped tiles 64 and 128 wide, each at its own depth and at its deepest
@@ -2001,16 +2003,11 @@ def depth_rule(record_id: str = DEPTH_TABLE_ID) -> RuleScore:
     """
     from gpukb.gemm.triton import tuning
 
-    logs, changed, faster, slower = [], 0, 0, 0
+    outcomes = []
     for entry, first in _depth_entries(record_id):
         times = {t.config: t.ms for t in entry.trials if t.ms is not None}
         ruled = tuning.deep_tokens(first.config, entry.dtype, *entry.shape)
         if ruled not in times:
             raise ValueError(f"{record_id}: {entry.layout} {entry.shape}: the rule's {ruled.label!r} has no time")
-        gain = times[first.config] / times[ruled]
-        if ruled != first.config:
-            changed += 1
-            faster += gain > 1.02
-            slower += gain < 0.98
-        logs.append(math.log(gain))
-    return RuleScore(len(logs), changed, faster, slower, math.exp(sum(logs) / len(logs)))
+        outcomes.append((times[first.config] / times[ruled], ruled != first.config))
+    return RuleScore.of(outcomes)
