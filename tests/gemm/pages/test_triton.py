@@ -3577,6 +3577,9 @@ def test_the_triton_page_prose_matches_step_21s_run_rule_and_draw() -> None:
     assert (
         "`nvjet_sm90_tst_64x48_64x15_4x1_v_bz_TNT` on 143×2048×2048 is a 64×48 tile, K steps of 64, 15 stages" in step
     )
+    # read as step 13 reads the names, the first side runs along N: 48 tokens a tile, three rows of tiles for 143
+    assert -(-143 // 48) == 3
+    assert "the tile is 48 tokens by 64 columns of C: three rows of tiles cover 143 tokens" in step
     # the bands, as the table prints them
     long_k = [(p["times"][a] / p["times"][b]) for p in products for a, b in p["pairs"].values()
               if -(-p["shape"][2] // 64) >= 64]  # fmt: skip
@@ -3589,18 +3592,23 @@ def test_the_triton_page_prose_matches_step_21s_run_rule_and_draw() -> None:
     # the shared-memory count of a 64×128 tile
     assert ((64 + 128) * 64 * 2, 64 * 128 * 2, 8 * 24576 + 16384) == (24576, 16384, 212992)
     assert 8 * 24576 + 16384 <= 232448 < 9 * 24576 + 16384
-    assert "8 stages fit (212,992 bytes) where the look-up ran 6" in step
+    assert "8 stages fit (212,992 bytes) where the look-up ran 6; a ninth would need 237,568" in step
+    assert 9 * 24576 + 16384 == 237568
     # the examples
     p = by_shape[156, 6144, 4096]
     shallow, deep = p["pairs"]["tma 80x128x64 g8 w4 swap noflat"]
     assert (p["chosen"], deep) == (shallow, "tma 80x128x64 g8 s7 w4 swap noflat")
     assert f"{p['times'][shallow] / p['times'][deep]:.3f}" == "1.131"
     assert "80×128 swapped tiles ran ×1.131 as fast at 7 stages as at 4" in step
+    top = max(((p["times"][a] / p["times"][b], p["shape"]) for p in products for a, b in p["pairs"].values()
+               if a == p["chosen"]), key=lambda x: x[0])  # fmt: skip
+    assert (f"{top[0]:.3f}", top[1], -(-top[1][2] // 64)) == ("1.191", (133, 8192, 28672), 448)
+    assert "the largest gain, ×1.191, was on 133×8192×28672, 448 K steps" in step
     narrow = [(q["times"][a] / q["times"][b], -(-q["shape"][2] // 64)) for q in products
               for a, b in q["pairs"].values() if a == q["chosen"] and a.startswith("tma 32x64x64")]  # fmt: skip
     assert (len(narrow), f"{min(g for g, _ in narrow):.2f}", f"{max(g for g, _ in narrow):.2f}") == (6, "0.79", "0.81")
     assert (min(s for _, s in narrow), max(s for _, s in narrow)) == (12, 18)
-    assert "(six products, each with 12 to 18 K steps), 16 stages took them from ×0.79 to ×0.81" in step
+    assert "(six products, each with 12 to 18 K steps), 16 stages left them at ×0.79 to ×0.81" in step
     best = [p["times"][p["chosen"]] / min(p["times"].values()) for p in products]
     assert f"{math.exp(sum(map(math.log, best)) / len(best)):.3f}" == "1.037"
     assert "would take the class's mean ×1.037 above the look-up's choice" in step
@@ -3636,8 +3644,10 @@ def test_the_triton_page_prose_matches_step_21s_run_rule_and_draw() -> None:
     assert "+0.0 %, against a drift of +0.0 % (bf16) and +0.3 % (fp16)" in step
     assert _draw_means("gemm/triton-gemm-sweep-h100-tokens-4", "tokens-4") == ["0.904", "0.903"]
     assert _draw_means("gemm/triton-gemm-sweep-h100-tokens-4-without-deep", "tokens-4") == ["0.899", "0.901"]
-    assert "from 0.899 to 0.904 in bf16; in fp16 it moved it from 0.901 to 0.903" in step
+    assert "from 0.899 to 0.904 in bf16; in fp16 the mean moved from 0.901 to 0.903" in step
+    assert "but the five it changed account for +0.0 % of that" in step
     assert "moved its mean from 0.899 to 0.904 (bf16) and from 0.901 to 0.903 (fp16)" in " ".join(page.split())
+    assert "the five account for +0.5 % in bf16 and +0.0 % in fp16, the rest is drift" in " ".join(page.split())
     low = min((a for a, _ in pairs if a["dtype"] == "bfloat16"), key=lambda r: r["ratio"])
     assert (low["m"], low["n"], low["k"]) == (69, 3584, 18944)
     assert (f"{low['ratio']:.3f}", low["config"]["split_k"]) == ("0.619", 33)
