@@ -408,8 +408,9 @@ def swap_trials(chosen: Config, m: int) -> tuple[Config, ...]:
 
 
 # --8<-- [start:depth_trials]
-#: The deepest pipeline step 21 times: cuBLAS ran 6 to 16 stages of 64-wide tiles on the products of 65 to 320 rows
-#: of step 19's run (``nvjet_sm90_tst_64x48_64x15_…``: 15 stages), where step 19's swapped tiles ran at most 6.
+#: The deepest pipeline step 21 times: cuBLAS's kernels kept 4 to 16 K steps in flight on the products of 65 to 320
+#: rows of step 19's run, 16 most often (``nvjet_sm90_tst_64x48_64x15_…``: 15), where step 19's swapped tiles ran at
+#: most 6.
 DEEPEST_STAGES = 16
 
 
