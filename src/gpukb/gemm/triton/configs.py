@@ -243,6 +243,11 @@ def _checked(m: int, n: int, k: int | None, config: Config, sms: int) -> None:
     for name, value in (("m", m), ("n", n), ("k", k)) if k is not None else (("m", m), ("n", n)):
         integer(name, value, minimum=0, maximum=MAX_DIMENSION)
     positive_int("sms", sms)
+    _config(config)
+
+
+def _config(config: Config) -> None:
+    """Refuse a ``config`` that is not a :class:`Config` (the one check of this module's counts)."""
     if not isinstance(config, Config):
         raise TypeError(f"config must be a gpukb.gemm.triton.configs.Config; got {type(config).__name__}")
 
@@ -449,8 +454,14 @@ def shared_memory_model(config: Config, element_bytes: int = 2, out_bytes: int |
     """Bytes of shared memory a TMA configuration needs by count: ``num_stages`` buffers of an A and a B tile
     (``element_bytes`` an element), and, on the ``tma`` kernel, one output tile for the TMA store (``out_bytes`` an
     element, as the inputs by default; half of one when the epilogue is subtiled); the ``splitk`` kernel stores C
-    from registers."""
-    out_bytes = element_bytes if out_bytes is None else out_bytes
+    from registers.
+
+    Raises:
+        TypeError, ValueError: For a ``config`` that is not a :class:`Config`, or a byte count that is not an int ≥ 1.
+    """
+    _config(config)
+    element_bytes = positive_int("element_bytes", element_bytes)
+    out_bytes = element_bytes if out_bytes is None else positive_int("out_bytes", out_bytes)
     stages = config.num_stages * (config.block_m + config.block_n) * config.block_k * element_bytes
     if config.kernel == "splitk":
         return stages
@@ -469,8 +480,7 @@ def fit_shared_memory(config: Config, limit: int, element_bytes: int, out_bytes:
         TypeError, ValueError: For a ``config`` that is not a :class:`Config`, or a limit or byte count that is not
             an int ≥ 1.
     """
-    if not isinstance(config, Config):
-        raise TypeError(f"config must be a gpukb.gemm.triton.configs.Config; got {type(config).__name__}")
+    _config(config)
     limit = positive_int("limit", limit)
     element_bytes = positive_int("element_bytes", element_bytes)
     out_bytes = positive_int("out_bytes", out_bytes)
