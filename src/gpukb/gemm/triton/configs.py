@@ -246,10 +246,12 @@ def _checked(m: int, n: int, k: int | None, config: Config, sms: int) -> None:
     _config(config)
 
 
-def _config(config: Config) -> None:
-    """Refuse a ``config`` that is not a :class:`Config` (the one check of this module's counts)."""
+def _config(config: Config, name: str = "config") -> None:
+    """Refuse a ``config`` that is not a :class:`Config` (the one check of this module's counts and of
+    :mod:`~gpukb.gemm.triton.tuning`'s rules, their helpers and the runs' trials; ``name``: the argument's, for the
+    message)."""
     if not isinstance(config, Config):
-        raise TypeError(f"config must be a gpukb.gemm.triton.configs.Config; got {type(config).__name__}")
+        raise TypeError(f"{name} must be a gpukb.gemm.triton.configs.Config; got {type(config).__name__}")
 
 
 def tail_rows(m: int, n: int, k: int, config: Config, sms: int) -> tuple[int, int]:
