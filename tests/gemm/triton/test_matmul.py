@@ -311,6 +311,52 @@ def test_the_split_k_kernels_pipeline_takes_what_the_count_says() -> None:
     assert shared.metadata.shared <= limit < shared_memory_model(replace(config, num_stages=10), 2, 4)
 
 
+@pytest.mark.parametrize(("kind", "stages", "buffers"), [("fp32", 15, 14), ("fp32", 1, 1), ("bf16", 16, 1)])
+def test_the_blocked_kernel_pipelines_float32_loads_only(kind: str, stages: int, buffers: int) -> None:
+    """Compiled for sm_90 here: the blocked kernel's float32 loads (IEEE products) take a buffer of A and B tiles for
+    all but one stage, its 16-bit ones one buffer at any depth, as ``shared_memory_model`` counts (within the
+    barriers' bytes): float32's 64×64×32 tiling fits a block at 15 stages and not at 16."""
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    from triton.compiler import compile as triton_compile
+
+    from gpukb.cuda import limits
+    from gpukb.gemm.triton.configs import shared_memory_model
+
+    config = replace(mm.FP32_CONFIG, num_stages=stages)
+    signature = {
+        "a_ptr": f"*{kind}",
+        "b_ptr": f"*{kind}",
+        "c_ptr": f"*{kind}",
+        **dict.fromkeys(
+            ("M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn", "stride_cm", "stride_cn"), "i32"
+        ),
+        "alpha": "fp32",
+    }
+    constants = {
+        "BLOCK_M": 64,
+        "BLOCK_N": 64,
+        "BLOCK_K": 32,
+        "GROUP_M": 8,
+        "OUT_DTYPE": tl.float32,
+        "PRECISION": "ieee" if kind == "fp32" else "tf32",
+        "UPCAST": False,
+    }  # as _Plan passes them
+    signature.update(dict.fromkeys(constants, "constexpr"))
+    source = ASTSource(mm._jitted("blocked"), signature, constexprs=constants)
+    options = {"num_warps": config.num_warps, "num_stages": stages}
+    shared = triton_compile(source, target=GPUTarget("cuda", 90, 32), options=options).metadata.shared
+    element = 4 if kind == "fp32" else 2
+    assert shared_memory_model(config, element, 4) == buffers * 128 * 32 * element
+    assert 0 <= shared - shared_memory_model(config, element, 4) <= 256
+    limit = limits.capability("9.0").shared_per_block_optin
+    assert (
+        shared_memory_model(replace(config, num_stages=15), 4, 4)
+        <= limit
+        < shared_memory_model(replace(config, num_stages=16), 4, 4)
+    )
+
+
 def test_step_21s_deepest_pipelines_compile_within_a_blocks_shared_memory() -> None:
     """Compiled for sm_90 here: the deepest pipelines step 21 times (13 stages of a swapped 64×64 tile on the
     persistent kernel, 15 of a 48×64 one on the two-block kernel) take what the count says, within the barriers'
