@@ -69,6 +69,29 @@ def test_fit_shared_memory_refuses_what_it_does_not_model(args: tuple, error: ty
         fit_shared_memory("128x256", 232448, 2, 4)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(
+    ("args", "error", "message"),
+    [
+        (("128x256",), TypeError, "config must be a gpukb.gemm.triton.configs.Config; got str"),
+        ((None,), TypeError, "config must be a gpukb.gemm.triton.configs.Config; got NoneType"),
+        ((SPLITK, 0), ValueError, "element_bytes must be an int ≥ 1; got 0"),
+        ((SPLITK, -2), ValueError, "element_bytes must be an int ≥ 1; got -2"),
+        ((SPLITK, 2.5), TypeError, "element_bytes must be an int ≥ 1; got 2.5"),
+        ((SPLITK, True), TypeError, "element_bytes must be an int ≥ 1; got True"),
+        ((SPLITK, "2"), TypeError, "element_bytes must be an int ≥ 1; got '2'"),
+        ((TAIL, 2, float("nan")), TypeError, "out_bytes must be an int ≥ 1; got nan"),
+        ((TAIL, 2, -4), ValueError, "out_bytes must be an int ≥ 1; got -4"),
+    ],
+)
+def test_shared_memory_model_refuses_what_it_does_not_model(args: tuple, error: type, message: str) -> None:
+    # it counted -409,600 bytes for -2-byte elements, 512,000.0 for 2.5, nan for nan, and repeated a "2" as a string;
+    # a string for the configuration failed on an attribute
+    from gpukb.gemm.triton.configs import shared_memory_model
+
+    with pytest.raises(error, match=f"^{re.escape(message)}"):
+        shared_memory_model(*args)
+
+
 def test_fit_shared_memory_keeps_what_fits_and_what_nothing_fits() -> None:
     from gpukb.gemm.triton.configs import DEFAULT_CONFIGS, fit_shared_memory
 

@@ -273,7 +273,7 @@ def test_a_float32_output_tile_gets_a_shorter_pipeline() -> None:
     fitted = fit_shared_memory(default, limit, 2, 4)
     assert (default.num_stages, fitted.num_stages) == (4, 3)
     assert fit_shared_memory(default, limit, 2, 2) == default  # a 16-bit output: as the tables tuned it
-    splitk = Config("splitk", 64, 256, 64, num_stages=8, num_warps=4)
+    splitk = Config("splitk", 64, 256, 64, num_stages=5, num_warps=4)
     assert fit_shared_memory(splitk, limit, 2, 4) == splitk  # plain stores: no output tile in shared memory
     for config in (default, fitted):
         shared = _compile_tma(config, out="fp32").metadata.shared
@@ -282,6 +282,79 @@ def test_a_float32_output_tile_gets_a_shorter_pipeline() -> None:
         if config is default:  # the figures the Triton page gives
             page = (Path(__file__).resolve().parents[3] / "docs" / "gemm" / "triton.md").read_text(encoding="utf-8")
             assert f"4 stages needs {shared:,} bytes, past sm_90's {limit:,}" in " ".join(page.split())
+
+
+def test_the_split_k_kernels_pipeline_takes_what_the_count_says() -> None:
+    """Compiled for sm_90 here: the split-K kernel stages A and B tiles in shared memory as the persistent kernel does
+    and stores C from registers, so ``shared_memory_model`` counts no output tile for it: 9 stages of 64×128 (with a
+    float32 output) take the count within the barriers' bytes and fit in a block; 10 (of the 16 a Config may take
+    since step 21) would not, and ``matmul`` refuses them before launch."""
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    from triton.compiler import compile as triton_compile
+
+    from gpukb.cuda import limits
+    from gpukb.gemm.triton.configs import shared_memory_model
+
+    config = Config("splitk", 64, 128, 64, num_stages=9, num_warps=4)
+    signature = {"a": "tensordesc<bf16[64, 64]>", "b": "tensordesc<bf16[64, 128]>", "c_ptr": "*fp32",
+                 "w_ptr": "*fp32", "lock_ptr": "*i32", **dict.fromkeys(("M", "N", "K", "K_PER", "STEPS", "stride_cs",
+                 "stride_cm", "stride_cn"), "i32"), "alpha": "fp32"}  # fmt: skip
+    constants = {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "A_ROW_MAJOR": True, "B_ROW_MAJOR": True,
+                 "OUT_DTYPE": tl.float32, "UPCAST": False, "MAX_IMPRECISE_ACC": None, "PROMOTE_STEPS": 0,
+                 "DIRECT": False, "FUSED": True, "SWAP": False}  # fmt: skip
+    signature.update(dict.fromkeys(constants, "constexpr"))
+    source = ASTSource(mm._jitted("splitk"), signature, constexprs=constants)
+    shared = triton_compile(source, target=GPUTarget("cuda", 90, 32), options={"num_warps": 4, "num_stages": 9})
+    limit = limits.capability("9.0").shared_per_block_optin
+    assert 0 <= shared.metadata.shared - shared_memory_model(config, 2, 4) <= 256
+    assert shared.metadata.shared <= limit < shared_memory_model(replace(config, num_stages=10), 2, 4)
+
+
+@pytest.mark.parametrize(("kind", "stages", "buffers"), [("fp32", 15, 14), ("fp32", 1, 1), ("bf16", 16, 1)])
+def test_the_blocked_kernel_pipelines_float32_loads_only(kind: str, stages: int, buffers: int) -> None:
+    """Compiled for sm_90 here: the blocked kernel's float32 loads (IEEE products) take a buffer of A and B tiles for
+    all but one stage, its 16-bit ones one buffer at any depth, as ``shared_memory_model`` counts (within the
+    barriers' bytes): float32's 64×64×32 tiling fits a block at 15 stages and not at 16."""
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+    from triton.compiler import compile as triton_compile
+
+    from gpukb.cuda import limits
+    from gpukb.gemm.triton.configs import shared_memory_model
+
+    config = replace(mm.FP32_CONFIG, num_stages=stages)
+    signature = {
+        "a_ptr": f"*{kind}",
+        "b_ptr": f"*{kind}",
+        "c_ptr": f"*{kind}",
+        **dict.fromkeys(
+            ("M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn", "stride_cm", "stride_cn"), "i32"
+        ),
+        "alpha": "fp32",
+    }
+    constants = {
+        "BLOCK_M": 64,
+        "BLOCK_N": 64,
+        "BLOCK_K": 32,
+        "GROUP_M": 8,
+        "OUT_DTYPE": tl.float32,
+        "PRECISION": "ieee" if kind == "fp32" else "tf32",
+        "UPCAST": False,
+    }  # as _Plan passes them
+    signature.update(dict.fromkeys(constants, "constexpr"))
+    source = ASTSource(mm._jitted("blocked"), signature, constexprs=constants)
+    options = {"num_warps": config.num_warps, "num_stages": stages}
+    shared = triton_compile(source, target=GPUTarget("cuda", 90, 32), options=options).metadata.shared
+    element = 4 if kind == "fp32" else 2
+    assert shared_memory_model(config, element, 4) == buffers * 128 * 32 * element
+    assert 0 <= shared - shared_memory_model(config, element, 4) <= 256
+    limit = limits.capability("9.0").shared_per_block_optin
+    assert (
+        shared_memory_model(replace(config, num_stages=15), 4, 4)
+        <= limit
+        < shared_memory_model(replace(config, num_stages=16), 4, 4)
+    )
 
 
 def test_step_21s_deepest_pipelines_compile_within_a_blocks_shared_memory() -> None:

@@ -243,6 +243,50 @@ def test_a_given_config_whose_buffers_do_not_fit_is_refused_before_launch(config
 
 
 @pytest.mark.usefixtures("fake_gpu")
+@pytest.mark.parametrize(
+    ("config", "need", "hint"),
+    [(Config("splitk", 64, 128, 64, num_stages=16, num_warps=4), 393216, "; at 9 stages it fits"),
+     (Config("splitk", 256, 256, 128, num_stages=2, num_warps=8, swap_ab=True), 262144, "; at 1 stage it fits"),
+     (Config("tma", 64, 128, 64, num_stages=16, num_warps=4), 425984, "; at 8 stages it fits")],
+    ids=lambda c: c.label if isinstance(c, Config) else "",
+)  # fmt: skip
+def test_a_given_config_of_up_to_16_stages_is_refused_before_launch_where_it_does_not_fit(config, need, hint) -> None:
+    # Config takes up to 16 stages since step 21: the split-K kernel stages its A and B tiles in shared memory as the
+    # persistent kernel does (its C from registers), and a pipeline too deep for a block went to the launch, which
+    # fails with the compiler's "out of resource"
+    a, b = torch.randn(256, 256).bfloat16(), torch.randn(256, 256).bfloat16()
+    tiles = "A and B tiles" + " and the output tile" * (config.kernel == "tma")
+    message = (f"config {config.label!r} needs {need:,} bytes of shared memory with bfloat16 inputs and a float32 "
+               f"output ({config.num_stages} stages of {tiles}), past the 232,448 one block may have on this "
+               f"GPU{hint}")  # fmt: skip
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        mm.matmul(a, b, out=torch.empty(256, 256), config=config)
+    assert CALLS == []
+    fitted = replace(config, num_stages=int(hint.split()[2]))
+    mm.matmul(a, b, out=torch.empty(256, 256), config=fitted)  # at the depth the message names: launched
+    assert len(CALLS) >= 1
+
+
+@pytest.mark.usefixtures("fake_gpu")
+def test_a_given_float32_blocked_config_whose_pipeline_does_not_fit_is_refused_before_launch() -> None:
+    # float32 products run the blocked kernel, whose loads are pipelined through shared memory (a buffer of A and B
+    # tiles for all but one of its stages): 16 stages of the float32 tiling, which Config takes since step 21, went
+    # to the launch and its "out of resource"
+    a, b = torch.randn(256, 256), torch.randn(256, 256)
+    config = replace(mm.FP32_CONFIG, num_stages=16)
+    message = (f"config {config.label!r} needs 245,760 bytes of shared memory with float32 inputs and a float32 "
+               "output (the A and B tiles a 16-stage pipeline of the blocked kernel holds), past the 232,448 one "
+               "block may have on this GPU; at 15 stages it fits")  # fmt: skip
+    with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+        mm.matmul(a, b, out=torch.empty(256, 256), config=config)
+    assert CALLS == []
+    mm.matmul(a, b, out=torch.empty(256, 256), config=replace(config, num_stages=15))
+    bf16 = Config("blocked", 128, 128, 64, num_stages=16, num_warps=4)  # 16-bit loads are not pipelined: one buffer
+    mm.matmul(a.bfloat16(), b.bfloat16(), out=torch.empty(256, 256).bfloat16(), config=bf16)
+    assert len(CALLS) == 2
+
+
+@pytest.mark.usefixtures("fake_gpu")
 def test_a_given_config_that_fits_is_launched_as_given() -> None:
     a, b = torch.randn(256, 256).bfloat16(), torch.randn(256, 256).bfloat16()
     fitted = replace(DEFAULT_CONFIGS["bfloat16"], num_stages=3)  # 212,992 bytes with a float32 output

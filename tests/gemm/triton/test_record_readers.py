@@ -511,3 +511,32 @@ def test_the_two_block_host_table_refuses_what_it_cannot_compare(kwargs: dict, e
 
     with pytest.raises(error, match=f"^{re.escape(message)}"):
         triton_two_block_host(**kwargs)
+
+
+def test_the_depth_readers_refuse_a_record_they_would_misread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # edited copies of step 21's record: a product with a K of 0 gave pairs of 0 K steps, which no band of the page's
+    # table holds (it printed a table of no rows), and one with an N of 0 was read as a product step 21 timed; a
+    # record none of whose tilings was timed at both depths printed an empty table too
+    from gpukb.gemm.pages.triton import triton_depth_by_steps, triton_depth_rule
+
+    raw = json.loads((results_dir() / f"{results.DEPTH_TABLE_ID}.json").read_text(encoding="utf-8"))
+    first, second = raw["classes"][:2]
+    untimed = json.loads(json.dumps(first))
+    for trial in untimed["trials"][1:]:
+        trial["ms"], trial["error"] = None, "failed"
+    records = {
+        "no-depth": ([second, first | {"shape": [276, 151936, 0]}], r"NT \(276, 151936, 0\) is not a product step 21"),
+        "no-columns": ([first | {"shape": [276, 0, 896]}], r"NT \(276, 0, 896\) is not a product step 21 timed"),
+        "untimed": ([untimed], r"^gemm/untimed: holds no tiling timed at both its own depth and its deepest"),
+    }
+    (tmp_path / "gemm").mkdir()
+    for name, (classes, _) in records.items():
+        (tmp_path / "gemm" / f"{name}.json").write_text(json.dumps({**raw, "classes": classes}), encoding="utf-8")
+    monkeypatch.setenv(RESULTS_DIR_VARIABLE, str(tmp_path))
+    for name, (_, message) in records.items():
+        reads = (results.depth_pairs, triton_depth_by_steps)
+        reads += () if name == "untimed" else (results.depth_rule, triton_depth_rule)  # its rule is scored
+        for read in reads:
+            with pytest.raises(ValueError, match=message):
+                read(f"gemm/{name}")
+    assert results.depth_rule("gemm/untimed").products == 1  # the rule keeps its choice: scored on its own time

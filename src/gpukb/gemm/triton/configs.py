@@ -243,8 +243,15 @@ def _checked(m: int, n: int, k: int | None, config: Config, sms: int) -> None:
     for name, value in (("m", m), ("n", n), ("k", k)) if k is not None else (("m", m), ("n", n)):
         integer(name, value, minimum=0, maximum=MAX_DIMENSION)
     positive_int("sms", sms)
+    _config(config)
+
+
+def _config(config: Config, name: str = "config") -> None:
+    """Refuse a ``config`` that is not a :class:`Config` (the one check of this module's counts and of
+    :mod:`~gpukb.gemm.triton.tuning`'s rules, their helpers and the runs' trials; ``name``: the argument's, for the
+    message)."""
     if not isinstance(config, Config):
-        raise TypeError(f"config must be a gpukb.gemm.triton.configs.Config; got {type(config).__name__}")
+        raise TypeError(f"{name} must be a gpukb.gemm.triton.configs.Config; got {type(config).__name__}")
 
 
 def tail_rows(m: int, n: int, k: int, config: Config, sms: int) -> tuple[int, int]:
@@ -446,32 +453,42 @@ def current_choice(size: int, sm_count: int) -> Config:
 
 
 def shared_memory_model(config: Config, element_bytes: int = 2, out_bytes: int | None = None) -> int:
-    """Bytes of shared memory a TMA configuration needs by count: ``num_stages`` buffers of an A and a B tile
-    (``element_bytes`` an element), and one output tile for the TMA store (``out_bytes`` an element, as the inputs by
-    default; half of one when the epilogue is subtiled)."""
-    out_bytes = element_bytes if out_bytes is None else out_bytes
-    stages = config.num_stages * (config.block_m + config.block_n) * config.block_k * element_bytes
+    """Bytes of shared memory a configuration needs by count: on the TMA kernels, ``num_stages`` buffers of an A and a
+    B tile (``element_bytes`` an element), and, on the ``tma`` kernel, one output tile for the TMA store
+    (``out_bytes`` an element, as the inputs by default; half of one when the epilogue is subtiled; the ``splitk``
+    kernel stores C from registers). The ``blocked`` kernel loads through pointers: triton 3.6 pipelines its float32
+    loads (4-byte elements: IEEE products, no tensor cores) into ``num_stages - 1`` buffers (at least one), and not
+    its 16-bit ones (one buffer at any depth); a CPU test compiles both.
+
+    Raises:
+        TypeError, ValueError: For a ``config`` that is not a :class:`Config`, or a byte count that is not an int ≥ 1.
+    """
+    _config(config)
+    element_bytes = positive_int("element_bytes", element_bytes)
+    out_bytes = element_bytes if out_bytes is None else positive_int("out_bytes", out_bytes)
+    tiles = (config.block_m + config.block_n) * config.block_k * element_bytes
+    if config.kernel == "blocked":
+        return tiles * (max(1, config.num_stages - 1) if element_bytes == 4 else 1)
+    if config.kernel == "splitk":
+        return config.num_stages * tiles
     c_cols = config.block_n // 2 if config.epilogue_subtile else config.block_n
-    return stages + config.block_m * c_cols * out_bytes
+    return config.num_stages * tiles + config.block_m * c_cols * out_bytes
 
 
 def fit_shared_memory(config: Config, limit: int, element_bytes: int, out_bytes: int) -> Config:
     """``config`` with its pipeline cut, a stage at a time down to one, until :func:`shared_memory_model` fits
     ``limit`` bytes: the tables tuned 16-bit outputs, and a float32 output tile is twice as large (128×256 tiles at
-    4 stages: 262,144 bytes, past sm_90's 232,448 a block). Only the ``tma`` kernel stages its output in shared
-    memory; any other ``config`` is returned as it is, and so is one that fits or one a single stage cannot fit.
+    4 stages: 262,144 bytes, past sm_90's 232,448 a block). A ``config`` that fits is returned as it is, and so is
+    one a single stage cannot fit.
 
     Raises:
         TypeError, ValueError: For a ``config`` that is not a :class:`Config`, or a limit or byte count that is not
             an int ≥ 1.
     """
-    if not isinstance(config, Config):
-        raise TypeError(f"config must be a gpukb.gemm.triton.configs.Config; got {type(config).__name__}")
+    _config(config)
     limit = positive_int("limit", limit)
     element_bytes = positive_int("element_bytes", element_bytes)
     out_bytes = positive_int("out_bytes", out_bytes)
-    if config.kernel != "tma":
-        return config
     fitted = config
     while fitted.num_stages > 1 and shared_memory_model(fitted, element_bytes, out_bytes) > limit:
         fitted = replace(fitted, num_stages=fitted.num_stages - 1)

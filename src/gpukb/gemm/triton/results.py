@@ -1963,9 +1963,10 @@ def _depth_entries(record_id: str) -> Iterator[tuple[Any, Any]]:
     from gpukb.gemm.triton import tuning
 
     def trials(entry: Any, chosen: Config) -> tuple[Config, ...] | None:
-        if not tuning.SMALL_M < entry.shape[0] <= tuning.TOKEN_MAX_M:
+        m, n, k = entry.shape
+        if not tuning.SMALL_M < m <= tuning.TOKEN_MAX_M or min(n, k) < 1:  # a K of 0 has no K steps to band
             return None
-        return tuning.depth_trials(chosen, entry.shape[0])
+        return tuning.depth_trials(chosen, m)
 
     yield from _bf16_step_products(record_id, 21, "a timed choice, then tuning.depth_trials", trials)
 
@@ -1976,8 +1977,8 @@ def depth_pairs(record_id: str = DEPTH_TABLE_ID) -> list[DepthPair]:
 
     Raises:
         TypeError, ValueError: For a ``record_id`` that is not a string, or not a record of step 21's trials (bf16
-            products of 65 to 320 rows, each once, each a timed look-up choice, then ``tuning.depth_trials``), or a
-            record with no product.
+            products of 65 to 320 rows and N and K of at least 1, each once, each a timed look-up choice, then
+            ``tuning.depth_trials``), or a record with no product, or none timed at both depths.
         FileNotFoundError: For an id with no record.
     """
     from gpukb.gemm.triton import tuning
@@ -1990,6 +1991,8 @@ def depth_pairs(record_id: str = DEPTH_TABLE_ID) -> list[DepthPair]:
             if deep != tile and tile in times and deep in times:
                 out.append(DepthPair(entry.layout, entry.shape, tile, deep, times[tile], times[deep],
                                      tile == first.config))  # fmt: skip
+    if not out:
+        raise ValueError(f"{record_id}: holds no tiling timed at both its own depth and its deepest pipeline")
     return out
 
 
@@ -1998,7 +2001,8 @@ def depth_rule(record_id: str = DEPTH_TABLE_ID) -> RuleScore:
     each product's own times; faster and slower count changes of more than 2 %.
 
     Raises:
-        TypeError, ValueError: For a record :func:`depth_pairs` refuses, or one where the rule's pipeline has no time
+        TypeError, ValueError: For a record :func:`depth_pairs` refuses (but for having no tiling timed at both
+            depths: the rule is scored on the times it chose between), or one where the rule's pipeline has no time
             (the rule's verdict could not be scored).
     """
     from gpukb.gemm.triton import tuning

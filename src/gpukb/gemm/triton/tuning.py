@@ -36,6 +36,7 @@ from gpukb.gemm.triton.configs import (
     SMALL_CONFIGS,
     SMALL_RATE,
     Config,
+    _config,
     block_parts,
     pick_by_waves,
     shared_memory_model,
@@ -1170,13 +1171,6 @@ def refill(config: Config, shape: tuple[int, int, int], m: int, n: int, k: int, 
     if _tiles(m, n, config) >= sms or _tiles(rm, rn, config) < sms:
         return config
     return _by_rate([config, *(c for c in WAVE_LADDER if c.label in wave_rates())], m, n, k, sms)
-
-
-def _config(config: Config, name: str = "config") -> None:
-    """Refuse a ``config`` that is not a :class:`Config` (the one check of the rules, their helpers and the runs'
-    trials; ``name``: the argument's, for the message)."""
-    if not isinstance(config, Config):
-        raise TypeError(f"{name} must be a gpukb.gemm.triton.configs.Config; got {type(config).__name__}")
 
 
 def _rule_args(config: Config, dtype: str, m: int, n: int, k: int, sms: int) -> tuple[str, int, int, int, int]:
