@@ -113,6 +113,7 @@ def _plan(dtype: Any, out_dtype: Any, config: Config, m: int = 16, n: int = 16, 
 def test_the_type_the_kernel_stores(interpreting: bool, out_dtype, stored, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(mm, "interpreting", lambda: interpreting)
     monkeypatch.setattr(mm, "_SM_COUNTS", {CUDA: 132})  # the compiled plan counts cuda:1's multiprocessors
+    monkeypatch.setattr(mm, "_SHARED_LIMITS", {CUDA: 232448})  # ... and checks its shared memory (sm_90's)
     a = torch.empty(16, 16, dtype=BF16).as_subclass(_OnCuda)
     plan = mm._Plan(a, torch.empty(16, 16, dtype=BF16), None, out_dtype, mm.INTERPRETER_CONFIG, 16, 16, 16)
     assert plan.tl_out == stored
@@ -188,6 +189,7 @@ def gpu(monkeypatch: pytest.MonkeyPatch) -> None:
     """Triton compiling for ``cuda:1``, a GPU of 132 multiprocessors (asked of any other device, the test fails)."""
     monkeypatch.setattr(mm, "interpreting", lambda: False)
     monkeypatch.setattr(mm, "_SM_COUNTS", {})
+    monkeypatch.setattr(mm, "_SHARED_LIMITS", {})  # each test's capability gives its own limit
     monkeypatch.setattr(
         torch.cuda, "get_device_properties", lambda device: SimpleNamespace(multi_processor_count={CUDA: 132}[device])
     )

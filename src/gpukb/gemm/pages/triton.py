@@ -1471,8 +1471,9 @@ def triton_mid_by_count(record_id: str = triton_results.MID_TABLE_ID) -> str:
     return markdown_table(["at least this much less work", "changed", "faster", "slower", "mean"], table)
 
 
-#: Step 21's bands of K steps (at least, at most; ``None``: no bound), as its page reads them.
-DEPTH_BANDS = ((1, 31), (32, 63), (64, None))
+#: Step 21's bands of K steps (at least, at most; ``None``: no bound), as its page reads them: the last starts where
+#: its rule does.
+DEPTH_BANDS = ((1, 31), (32, triton_tuning.DEEP_MIN_K_STEPS - 1), (triton_tuning.DEEP_MIN_K_STEPS, None))
 
 
 def triton_depth_by_steps(record_id: str = triton_results.DEPTH_TABLE_ID) -> str:
