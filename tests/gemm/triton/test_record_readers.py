@@ -25,6 +25,15 @@ from gpukb.records import RESULTS_DIR_VARIABLE, results_dir
 STREAMK_JSON = results_dir() / "gemm" / "triton-gemm-tuning-h100-streamk.json"
 
 
+def _edited(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, raw: dict, records: dict[str, list]) -> None:
+    """Each of ``records`` (a name: its products) written as a copy of the record ``raw`` holding those products, under
+    ``tmp_path``'s ``gemm/`` (the id ``gemm/<name>``), and records read from there."""
+    (tmp_path / "gemm").mkdir(exist_ok=True)
+    for name, classes in records.items():
+        (tmp_path / "gemm" / f"{name}.json").write_text(json.dumps({**raw, "classes": classes}), encoding="utf-8")
+    monkeypatch.setenv(RESULTS_DIR_VARIABLE, str(tmp_path))
+
+
 def _cells(markdown: str) -> list[list[str]]:
     """The body rows of a pipe table, cell by cell."""
     lines = [line for line in markdown.splitlines() if line.startswith("|")][2:]
@@ -89,11 +98,7 @@ def odd_streamk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     whole["trials"][1]["ms"] = None
     none["trials"] = [t for t in none["trials"] if not t["config"].get("stream_k")]
     none["cublas_ms"] = None
-    raw["classes"] = [whole, none]
-    path = tmp_path / "gemm" / "streamk-odd.json"
-    path.parent.mkdir()
-    path.write_text(json.dumps(raw), encoding="utf-8")
-    monkeypatch.setenv(RESULTS_DIR_VARIABLE, str(tmp_path))
+    _edited(tmp_path, monkeypatch, raw, {"streamk-odd": [whole, none]})
     return "gemm/streamk-odd"
 
 
@@ -149,14 +154,9 @@ def odd_fill(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
         _trial(src, "splitk", (16, 64, 128), 4, True, 1),
         _trial(src, "splitk", (16, 64, 128), 4, False, 1),
     ]
-    raw["classes"] = [next(c for c in raw["classes"] if c["shape"][0] > 64), tie, one]
-    path = tmp_path / "gemm" / "fill-odd.json"
-    path.parent.mkdir()
-    path.write_text(json.dumps(raw), encoding="utf-8")
-    # a record that timed the fill candidates only cut into K slices (16×64×128 in two, one launch)
-    raw["classes"] = [tie | {"trials": tie["trials"][2:3]}]
-    path.with_name("fill-split-only.json").write_text(json.dumps(raw), encoding="utf-8")
-    monkeypatch.setenv(RESULTS_DIR_VARIABLE, str(tmp_path))
+    odd = [next(c for c in raw["classes"] if c["shape"][0] > 64), tie, one]
+    # and a record that timed the fill candidates only cut into K slices (16×64×128 in two, one launch)
+    _edited(tmp_path, monkeypatch, raw, {"fill-odd": odd, "fill-split-only": [tie | {"trials": tie["trials"][2:3]}]})
     return "gemm/fill-odd"
 
 
@@ -203,9 +203,7 @@ def test_the_token_reader_reads_a_product_whose_rows_were_padded(
     entry["config"]["pad_rows"] = True
     raw["classes"] = [entry]
     plain = results.token_rows()[0]
-    (tmp_path / "gemm").mkdir()
-    (tmp_path / "gemm" / "tokens-padded.json").write_text(json.dumps(raw), encoding="utf-8")
-    monkeypatch.setenv(RESULTS_DIR_VARIABLE, str(tmp_path))
+    _edited(tmp_path, monkeypatch, raw, {"tokens-padded": raw["classes"]})
     (row,) = results.token_rows("gemm/tokens-padded")
     assert (row.tall_128x128_ms, row.wide_64x256_ms, row.one_row_ms, row.two_rows_ms) == (
         plain.tall_128x128_ms, plain.wide_64x256_ms, plain.one_row_ms, plain.two_rows_ms
@@ -265,9 +263,7 @@ def test_the_token_reader_counts_a_tile_as_tall_as_m_as_one_row(
     assert entry["shape"][0] == 297
     entry["shape"][0] = 320
     raw["classes"] = [entry]
-    (tmp_path / "gemm").mkdir()
-    (tmp_path / "gemm" / "tokens-320.json").write_text(json.dumps(raw), encoding="utf-8")
-    monkeypatch.setenv(RESULTS_DIR_VARIABLE, str(tmp_path))
+    _edited(tmp_path, monkeypatch, raw, {"tokens-320": raw["classes"]})
     (row,) = results.token_rows("gemm/tokens-320")
     assert row.one_row.block_m == 320
     assert row.two_rows.block_m == 192
@@ -300,10 +296,7 @@ def test_the_token_split_reader_refuses_a_product_without_trials_or_a_timed_pers
     for trial in untimed["trials"]:
         if trial["config"]["kernel"] == "tma" and trial["config"]["block_n"] == 128:
             trial["ms"], trial["error"] = None, "failed"
-    (tmp_path / "gemm").mkdir()
-    for name, product in (("untimed", untimed), ("no-trials", {**entry, "trials": []})):
-        (tmp_path / "gemm" / f"{name}.json").write_text(json.dumps({**raw, "classes": [product]}), encoding="utf-8")
-    monkeypatch.setenv(RESULTS_DIR_VARIABLE, str(tmp_path))
+    _edited(tmp_path, monkeypatch, raw, {"untimed": [untimed], "no-trials": [{**entry, "trials": []}]})
     with pytest.raises(
         ValueError, match=r"^gemm/untimed: NT \(159, 768, 3072\) lacks a timed persistent 64×128 tiling$"
     ):
@@ -315,9 +308,7 @@ def test_the_token_split_reader_refuses_a_product_without_trials_or_a_timed_pers
 def test_the_default_reader_refuses_a_product_without_trials(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     raw = json.loads((results_dir() / "gemm" / "triton-gemm-tuning-h100-default.json").read_text(encoding="utf-8"))
     raw["classes"] = [{**raw["classes"][0], "trials": []}]
-    (tmp_path / "gemm").mkdir()
-    (tmp_path / "gemm" / "no-trials.json").write_text(json.dumps(raw), encoding="utf-8")
-    monkeypatch.setenv(RESULTS_DIR_VARIABLE, str(tmp_path))
+    _edited(tmp_path, monkeypatch, raw, {"no-trials": raw["classes"]})
     shape = tuple(raw["classes"][0]["shape"])
     message = f"gemm/no-trials: {raw['classes'][0]['layout']} {shape} lacks a timed look-up choice or default tiling"
     with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
@@ -341,10 +332,7 @@ def test_the_swap_reader_reads_step_19s_record_only(tmp_path: Path, monkeypatch:
     untimed = json.loads(json.dumps(entry))
     for trial in untimed["trials"][1:]:
         trial["ms"], trial["error"] = None, "failed"
-    (tmp_path / "gemm").mkdir()
-    for name, product in (("untimed", untimed), ("no-trials", {**entry, "trials": []})):
-        (tmp_path / "gemm" / f"{name}.json").write_text(json.dumps({**raw, "classes": [product]}), encoding="utf-8")
-    monkeypatch.setenv(RESULTS_DIR_VARIABLE, str(tmp_path))
+    _edited(tmp_path, monkeypatch, raw, {"untimed": [untimed], "no-trials": [{**entry, "trials": []}]})
     with pytest.raises(ValueError, match=r"^gemm/untimed: NT \(159, 768, 3072\) has no timed swapped tile$"):
         results.swap_rows("gemm/untimed")
     with pytest.raises(ValueError, match=r"^gemm/no-trials: NT \(159, 768, 3072\) is not a product step 19 timed"):
@@ -371,10 +359,7 @@ def test_the_swap_readers_refuse_a_record_they_would_misread(tmp_path: Path, mon
         "twice": ([first, second, first], r"NT \(159, 768, 3072\) is in the record twice"),
         "fp16": ([second, edited({"dtype": "float16"})], r"NT \(159, 768, 3072\) is float16; step 19 timed bfloat16"),
     }
-    (tmp_path / "gemm").mkdir()
-    for name, (classes, _) in records.items():
-        (tmp_path / "gemm" / f"{name}.json").write_text(json.dumps({**raw, "classes": classes}), encoding="utf-8")
-    monkeypatch.setenv(RESULTS_DIR_VARIABLE, str(tmp_path))
+    _edited(tmp_path, monkeypatch, raw, {name: classes for name, (classes, _) in records.items()})
     for name, (_, message) in records.items():
         for read in (results.swap_rows, results.swap_leave_one_out, triton_swap_holdout):
             with pytest.raises(ValueError, match=message):
@@ -392,9 +377,7 @@ def test_step_19s_choices_are_named_by_their_kernel(tmp_path: Path, monkeypatch:
     for entry, choice, n in zip(entries, choices, (768, 1024), strict=True):
         entry["shape"][1] = n
         entry["trials"][0]["config"] = entry["config"] = choice
-    (tmp_path / "gemm").mkdir()
-    (tmp_path / "gemm" / "choices.json").write_text(json.dumps({**raw, "classes": entries}), encoding="utf-8")
-    monkeypatch.setenv(RESULTS_DIR_VARIABLE, str(tmp_path))
+    _edited(tmp_path, monkeypatch, raw, {"choices": entries})
     kinds = {line.split("|")[1].strip() for line in triton_swap_by_choice("gemm/choices").splitlines()[2:]}
     assert kinds == {"blocked 64×64", "persistent 64×128 swapped"}
 
@@ -441,10 +424,7 @@ def test_the_mid_reader_reads_step_20s_record(tmp_path: Path, monkeypatch: pytes
         "short": ([first | {"shape": [320, 13824, 5120]}], r"NT \(320, 13824, 5120\) is not a product step 20 timed"),
         "untimed": ([untimed], r"NT \(1314, 1024, 4096\): the rule's 'tma 64x256x64 g8 s4 w4' has no time"),
     }
-    (tmp_path / "gemm").mkdir()
-    for name, (classes, _) in records.items():
-        (tmp_path / "gemm" / f"{name}.json").write_text(json.dumps({**raw, "classes": classes}), encoding="utf-8")
-    monkeypatch.setenv(RESULTS_DIR_VARIABLE, str(tmp_path))
+    _edited(tmp_path, monkeypatch, raw, {name: classes for name, (classes, _) in records.items()})
     for name, (_, message) in records.items():
         for read in (results.mid_rows, results.mid_by_count):
             with pytest.raises(ValueError, match=message):
@@ -466,9 +446,7 @@ def test_step_20s_pairs_table_says_where_no_product_timed_one(tmp_path: Path, mo
     # 128×64 choices had no product, and the table raised statistics' "no median for empty data"
     raw = json.loads((results_dir() / "gemm" / "triton-gemm-tuning-h100-mid.json").read_text(encoding="utf-8"))
     entry = next(e for e in raw["classes"] if tuple(e["shape"]) == (1314, 1024, 4096))
-    (tmp_path / "gemm").mkdir()
-    (tmp_path / "gemm" / "one.json").write_text(json.dumps({**raw, "classes": [entry]}), encoding="utf-8")
-    monkeypatch.setenv(RESULTS_DIR_VARIABLE, str(tmp_path))
+    _edited(tmp_path, monkeypatch, raw, {"one": [entry]})
     rows = _cells(triton_mid_pairs("gemm/one"))
     assert [row[2] for row in rows] == ["1 of 1", "1 of 1", "1 of 1", "0 of 0"]
     assert rows[3][3:] == ["–", "–"]
@@ -485,9 +463,7 @@ def test_step_20s_tables_read_candidates_timed_with_the_choices_pad_rows(
     for entry in raw["classes"]:
         for config in (entry["config"], *(t["config"] for t in entry["trials"])):
             config["pad_rows"] = True
-    (tmp_path / "gemm").mkdir()
-    (tmp_path / "gemm" / "pad.json").write_text(json.dumps(raw), encoding="utf-8")
-    monkeypatch.setenv(RESULTS_DIR_VARIABLE, str(tmp_path))
+    _edited(tmp_path, monkeypatch, raw, {"pad": raw["classes"]})
     assert all(r.chosen.pad_rows for r in results.mid_rows("gemm/pad"))
     assert triton_mid_candidates("gemm/pad") == candidates
     assert triton_mid_pairs("gemm/pad") == pairs
@@ -529,10 +505,7 @@ def test_the_depth_readers_refuse_a_record_they_would_misread(tmp_path: Path, mo
         "no-columns": ([first | {"shape": [276, 0, 896]}], r"NT \(276, 0, 896\) is not a product step 21 timed"),
         "untimed": ([untimed], r"^gemm/untimed: holds no tiling timed at both its own depth and its deepest"),
     }
-    (tmp_path / "gemm").mkdir()
-    for name, (classes, _) in records.items():
-        (tmp_path / "gemm" / f"{name}.json").write_text(json.dumps({**raw, "classes": classes}), encoding="utf-8")
-    monkeypatch.setenv(RESULTS_DIR_VARIABLE, str(tmp_path))
+    _edited(tmp_path, monkeypatch, raw, {name: classes for name, (classes, _) in records.items()})
     for name, (_, message) in records.items():
         reads = (results.depth_pairs, triton_depth_by_steps)
         reads += () if name == "untimed" else (results.depth_rule, triton_depth_rule)  # its rule is scored
