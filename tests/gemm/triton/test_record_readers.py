@@ -513,3 +513,29 @@ def test_the_depth_readers_refuse_a_record_they_would_misread(tmp_path: Path, mo
             with pytest.raises(ValueError, match=message):
                 read(f"gemm/{name}")
     assert results.depth_rule("gemm/untimed").products == 1  # the rule keeps its choice: scored on its own time
+
+
+@pytest.mark.parametrize(
+    ("outcomes", "margin", "error", "match"),
+    [
+        ([], 0.02, ValueError, r"^outcomes must be a non-empty list"),
+        (None, 0.02, ValueError, r"^outcomes must be a non-empty list"),
+        ([(1.0,)], 0.02, TypeError, r"^each outcome must be a \(gain, changed\) pair"),
+        ([(float("nan"), True)], 0.02, ValueError, r"^gain must be a finite number; got nan$"),
+        ([(0.0, True)], 0.02, ValueError, r"^gain must be"),
+        ([(-1.0, False)], 0.02, ValueError, r"^gain must be"),
+        ([("1.0", True)], 0.02, TypeError, r"^gain must be a real number"),
+        ([(1.0, 1)], 0.02, TypeError, r"^changed must be True or False"),
+        ([(1.0, True)], -0.1, ValueError, r"^margin must be"),
+        ([(1.0, True)], True, TypeError, r"^margin must be a real number"),
+    ],
+)
+def test_a_rule_score_refuses_what_it_cannot_score(outcomes, margin, error, match) -> None:
+    with pytest.raises(error, match=match):
+        results.RuleScore.of(outcomes, margin)
+
+
+def test_a_rule_score_counts_changes_by_the_margin_and_means_every_product() -> None:
+    score = results.RuleScore.of([(1.5, True), (0.5, True), (1.01, True), (2.0, False)])
+    assert (score.products, score.changed, score.faster, score.slower) == (4, 3, 1, 1)
+    assert score.mean_gain == pytest.approx((1.5 * 0.5 * 1.01 * 2.0) ** 0.25)

@@ -1782,7 +1782,21 @@ class RuleScore:
     @classmethod
     def of(cls, outcomes: list[tuple[float, bool]], margin: float = 0.02) -> RuleScore:
         """The score of ``outcomes``: for each product, the choice's time over the rule's and whether the rule changed
-        its configuration; a change counts as faster or slower where it moved the time by more than ``margin``."""
+        its configuration; a change counts as faster or slower where it moved the time by more than ``margin``.
+
+        Raises:
+            TypeError, ValueError: For no outcomes, an outcome that is not a (gain, changed) pair, a gain that is not
+                a finite number > 0, a ``changed`` that is not a bool, or a ``margin`` that is not a number from 0 to
+                1.
+        """
+        margin = real("margin", margin, minimum=0.0, maximum=1.0)
+        if not isinstance(outcomes, list | tuple) or not outcomes:
+            raise ValueError(f"outcomes must be a non-empty list of (gain, changed) pairs; got {outcomes!r:.80}")
+        for outcome in outcomes:
+            if not isinstance(outcome, tuple) or len(outcome) != 2:
+                raise TypeError(f"each outcome must be a (gain, changed) pair; got {outcome!r:.80}")
+            real("gain", outcome[0], positive=True)
+            flag("changed", outcome[1])
         moved = [gain for gain, changed in outcomes if changed]
         mean = math.exp(sum(math.log(gain) for gain, _ in outcomes) / len(outcomes))
         return cls(
