@@ -3620,6 +3620,14 @@ def test_the_triton_page_prose_matches_step_21s_run_rule_and_draw() -> None:
     q = by_shape[174, 8192, 10240]
     assert q["chosen"].startswith("splitk")
     assert f"{q['times'][q['chosen']] / q['times']['tma 96x128x64 g8 s7 w4 swap noflat']:.1f}" == "1.8"
+    next_steps = " ".join(page.split("## What next")[1].split())
+    assert (
+        "on 146×6144×4096 and 152×6144×4096, swapped 160×64 tiles at 7 stages ran faster than the rule's deepened "
+        "80×128" in next_steps
+    )
+    assert "174×8192×10240 ran 1.8 times as fast on 96×128 swapped tiles at 7 stages as on the look-up's split-K" in (
+        next_steps
+    )
     # the draw, with the rule and without
     assert model_shapes.TOKEN_DRAWS["tokens-4"][0] == 172560
     assert "seed 172560" in step
